@@ -1,0 +1,1 @@
+"""MLPerf Training efficiency pipeline: fetch, ingest, features, importance, cluster, rank, report."""

@@ -1,0 +1,98 @@
+"""The catalogue of MLPerf Training benchmarks: a results folder name is not a benchmark.
+
+`ssd` was SSD-ResNet34 on COCO up to v1.1 and RetinaNet on OpenImages from v2.0 (a folder named `retinanet` from
+v5.0); `dlrm` became DLRM-DCNv2 (`dlrm_dcnv2`) in v3.0; `gnn` is R-GAT (`rgat` from v5.0); Mask R-CNN folders are
+sometimes named `mask`. Every comparison in the pipeline is made under the canonical `benchmark` id below, never
+under a folder name, so results of different models never meet under one name.
+
+Sources: the MLPerf Training rules (training_rules.adoc, "Benchmarks" and "Benchmark results") of each round, and
+`mlperf_logging.benchmark_meta` for the number of runs a result needs.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    id: str
+    task: str
+    model: str
+    dataset: str
+    quality_target: str
+    runs_required: int
+    first_round: str
+    last_round: str | None  # None: still in the suite in the newest round we know
+    folders: tuple[str, ...]
+
+    @property
+    def olympic_drop(self) -> int:
+        """k of the olympic mean: the fastest k runs are dropped (4 for unet3d's 40 runs, else 1)."""
+        return 4 if self.id == "unet3d" else 1
+
+    def covers(self, round_: str) -> bool:
+        version = round_version(round_)
+        if version < round_version(self.first_round):
+            return False
+        return self.last_round is None or version <= round_version(self.last_round)
+
+
+CATALOGUE: tuple[Benchmark, ...] = (
+    Benchmark("resnet", "image classification", "ResNet-50 v1.5", "ImageNet", "75.90% top-1 accuracy", 5,
+              "v0.6", "v4.0", ("resnet",)),
+    Benchmark("ssd_resnet34", "object detection (light weight)", "SSD-ResNet34", "COCO 2017", "23.0% mAP", 5,
+              "v0.6", "v1.1", ("ssd",)),
+    Benchmark("retinanet", "object detection (light weight)", "RetinaNet ResNeXt50", "OpenImages (MLPerf subset)",
+              "34.0% mAP", 5, "v2.0", None, ("ssd", "retinanet")),
+    Benchmark("maskrcnn", "object detection (heavy weight)", "Mask R-CNN", "COCO 2017",
+              "0.377 box mAP and 0.339 mask mAP", 5, "v0.6", "v3.1", ("maskrcnn", "mask")),
+    Benchmark("gnmt", "translation (recurrent)", "GNMT", "WMT16 English-German", "24.0 sacre BLEU", 10,
+              "v0.6", "v0.7", ("gnmt",)),
+    Benchmark("transformer", "translation (non-recurrent)", "Transformer", "WMT17 English-German", "25.00 BLEU", 10,
+              "v0.6", "v0.7", ("transformer",)),
+    Benchmark("ncf", "recommendation", "NCF", "MovieLens-20M", "0.635 HR@10", 10, "v0.6", "v0.6", ("ncf",)),
+    Benchmark("minigo", "reinforcement learning", "MiniGo", "Go 9x9 self-play", "50% win rate vs. checkpoint", 10,
+              "v0.6", "v2.1", ("minigo",)),
+    Benchmark("bert", "language modelling", "BERT-large", "Wikipedia 2020-01-01", "0.720 masked-LM accuracy", 10,
+              "v0.7", None, ("bert",)),
+    Benchmark("dlrm", "recommendation", "DLRM", "Criteo 1TB Click Logs", "0.8025 AUC", 5,
+              "v0.7", "v2.1", ("dlrm",)),
+    Benchmark("dlrm_dcnv2", "recommendation", "DLRM-DCNv2", "Criteo 4TB multi-hot", "0.80275 AUC", 10,
+              "v3.0", None, ("dlrm_dcnv2",)),
+    Benchmark("rnnt", "speech recognition", "RNN-T", "LibriSpeech", "0.058 word error rate", 10,
+              "v1.0", "v3.1", ("rnnt",)),
+    Benchmark("unet3d", "medical image segmentation", "3D U-Net", "KiTS19", "0.908 mean DICE", 40,
+              "v1.0", "v4.0", ("unet3d",)),
+    Benchmark("gpt3", "large language model pre-training", "GPT-3 175B", "C4", "2.69 log perplexity", 3,
+              "v2.1", "v4.1", ("gpt3",)),
+    Benchmark("stable_diffusion", "text to image", "Stable Diffusion v2", "LAION-400M-filtered",
+              "FID <= 90 and CLIP >= 0.15", 10, "v3.1", "v5.0", ("stable_diffusion",)),
+    Benchmark("llama2_70b_lora", "large language model fine-tuning", "Llama 2 70B LoRA", "SCROLLS GovReport",
+              "0.925 log perplexity", 10, "v4.0", None, ("llama2_70b_lora",)),
+    Benchmark("rgat", "graph neural network", "R-GAT", "IGBH-Full", "72.0% classification accuracy", 10,
+              "v4.0", None, ("gnn", "rgat")),
+    Benchmark("llama31_405b", "large language model pre-training", "Llama 3.1 405B", "C4", "5.6 log perplexity", 3,
+              "v5.0", None, ("llama31_405b",)),
+    Benchmark("llama31_8b", "large language model pre-training", "Llama 3.1 8B", "C4", "3.3 log perplexity", 10,
+              "v5.1", None, ("llama31_8b",)),
+    Benchmark("flux1", "text to image", "FLUX.1", "CC12M", "0.586 validation loss", 10,
+              "v5.1", None, ("flux1",)),
+)
+
+BY_ID = {benchmark.id: benchmark for benchmark in CATALOGUE}
+
+
+def round_version(round_: str) -> tuple[int, int]:
+    match = re.fullmatch(r"v(\d+)\.(\d+)", round_)
+    if not match:
+        raise ValueError(f"not a round name: {round_!r} (expected vX.Y)")
+    return int(match.group(1)), int(match.group(2))
+
+
+def identify(round_: str, folder: str) -> Benchmark | None:
+    """The benchmark a results folder of a round holds, or None when the catalogue has no such benchmark."""
+    for benchmark in CATALOGUE:
+        if folder in benchmark.folders and benchmark.covers(round_):
+            return benchmark
+    return None

@@ -1,0 +1,149 @@
+"""Stage `features`: one row per scored result, with normalised hardware features and efficiency metrics.
+
+Efficiency metrics (defined here and in the report):
+- `accelerator_hours` = accelerator_count x time_to_train_min / 60: the hardware time a result consumed.
+- `speedup` = t_base / t, where t_base is the best time of the smallest configuration (fewest accelerators) of
+  the same accelerator family, benchmark, round and division.
+- `scaling_efficiency` = speedup / (accelerator_count / base_count): 1 is ideal linear scaling, below 1 is
+  sublinear; above 1 happens when a larger submission also had better software.
+- `throughput_per_accelerator` = median training throughput of the result's converged runs (samples/s, see
+  `pipeline.logparse.RunFacts.throughput_samples_per_s`) / accelerator_count.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import parsers, schemas
+from .errors import cli
+from .io import write_parquet
+
+INTERIM = Path("data/interim")
+CONFIGURATIONS = Path("data/processed/configurations.parquet")
+BASELINE_GROUP = ["round", "benchmark", "division", "accelerator_family"]
+
+
+def _field(systems: pd.DataFrame, *names: str) -> pd.Series:
+    """The first of several spellings of a description field that is present (published files vary)."""
+    result = pd.Series([None] * len(systems), index=systems.index, dtype="object")
+    for name in names:
+        if name in systems:
+            result = result.where(result.notna(), systems[name])
+    return result
+
+
+def _accelerator(name: object, memory: object, system_name: object) -> parsers.Accelerator:
+    """The accelerator a description names; Google's early TPU descriptions say only "TPU", and their
+    system_name ("tpu-v4-128") carries the generation."""
+    accelerator = parsers.parse_accelerator(name, memory)
+    if accelerator.family is None:
+        from_system = parsers.parse_accelerator(system_name, memory)
+        if from_system.family is not None:
+            return from_system
+    return accelerator
+
+
+def hardware_features(systems: pd.DataFrame) -> pd.DataFrame:
+    """Normalised hardware features per system description.
+
+    A CPU-only system (no accelerator named, zero accelerators per node) trains on its host processors: they
+    are then its accelerators, counted per socket, with family "<CPU model> (CPU)", so such results stay
+    comparable rather than dropping out.
+    """
+    accelerators = [_accelerator(name, memory, system_name) for name, memory, system_name in
+                    zip(_field(systems, "accelerator_model_name"), _field(systems, "accelerator_memory_capacity"),
+                        _field(systems, "system_name"))]
+    cpus = [parsers.parse_host_cpu(model, cores, sockets) for model, cores, sockets in
+            zip(_field(systems, "host_processor_model_name"), _field(systems, "host_processor_core_count"),
+                _field(systems, "host_processors_per_node"))]
+    intra = [parsers.parse_interconnect(value) for value in _field(systems, "accelerator_interconnect")]
+    inter = [parsers.parse_interconnect(value) for value in _field(systems, "host_networking")]
+    nodes = _field(systems, "number_of_nodes", "number of nodes").map(parsers.parse_count)
+    per_node = _field(systems, "accelerators_per_node").map(parsers.parse_count)
+    frame = pd.DataFrame({
+        "round": systems["round"], "submitter": systems["submitter"], "system": systems["system"],
+        "availability": _field(systems, "status").map(_lower_or_none),
+        "accelerator_name": _field(systems, "accelerator_model_name"),
+        "accelerator_vendor": [a.vendor for a in accelerators],
+        "accelerator_family": [a.family for a in accelerators],
+        "accelerator_form_factor": [a.form_factor for a in accelerators],
+        "accelerator_memory_gib": [a.memory_gib for a in accelerators],
+        "accelerator_year": [a.year for a in accelerators],
+        "n_nodes": nodes, "accelerators_per_node": per_node,
+        "host_cpu_vendor": [c.vendor for c in cpus], "host_cpu_model": [c.model for c in cpus],
+        "host_cpu_cores": [c.cores_per_node for c in cpus],
+        "host_memory_gib": _field(systems, "host_memory_capacity").map(parsers.parse_memory_gib),
+        "interconnect_intra": [i.kind for i in intra], "interconnect_intra_gbps": [i.bandwidth_gbps for i in intra],
+        "interconnect_inter": [i.kind for i in inter], "interconnect_inter_gbps": [i.bandwidth_gbps for i in inter],
+        "framework": _field(systems, "framework").map(parsers.parse_framework),
+    })
+    numeric = ["accelerator_memory_gib", "accelerator_year", "n_nodes", "accelerators_per_node", "host_cpu_cores",
+               "host_memory_gib", "interconnect_intra_gbps", "interconnect_inter_gbps"]
+    frame[numeric] = frame[numeric].astype("float64")
+    cpu_only = (frame["accelerator_family"].isna() & frame["host_cpu_model"].notna()
+                & _field(systems, "accelerators_per_node").map(_is_zero).to_numpy())
+    sockets = _field(systems, "host_processors_per_node").map(parsers.parse_count).astype("float64")
+    frame.loc[cpu_only, "accelerator_vendor"] = frame.loc[cpu_only, "host_cpu_vendor"]
+    frame.loc[cpu_only, "accelerator_family"] = frame.loc[cpu_only, "host_cpu_model"] + " (CPU)"
+    frame.loc[cpu_only, "accelerator_form_factor"] = "CPU socket"
+    frame.loc[cpu_only, "accelerators_per_node"] = sockets[cpu_only]
+    frame["accelerator_count"] = frame["n_nodes"] * frame["accelerators_per_node"]
+    return frame
+
+
+def _is_zero(value: object) -> bool:
+    try:
+        return float(str(value).strip()) == 0
+    except ValueError:
+        return False
+
+
+def _lower_or_none(value: object) -> str | None:
+    return None if parsers.is_missing(value) else str(value).strip().lower()
+
+
+def efficiency_metrics(configurations: pd.DataFrame) -> pd.DataFrame:
+    """Add accelerator-hours, speed-up and scaling efficiency (see the module docstring)."""
+    frame = configurations.copy()
+    frame["accelerator_hours"] = frame["accelerator_count"] * frame["time_to_train_min"] / 60.0
+    usable = frame["accelerator_count"].notna() & frame["accelerator_family"].notna()
+    base = (frame[usable].sort_values(["accelerator_count", "time_to_train_min"])
+            .groupby(BASELINE_GROUP, dropna=False, sort=False)[["accelerator_count", "time_to_train_min"]].first()
+            .rename(columns={"accelerator_count": "base_count", "time_to_train_min": "base_time"}))
+    frame = frame.join(base, on=BASELINE_GROUP)
+    frame.loc[~usable, ["base_count", "base_time"]] = np.nan
+    frame["speedup"] = frame["base_time"] / frame["time_to_train_min"]
+    frame["scaling_efficiency"] = frame["speedup"] / (frame["accelerator_count"] / frame["base_count"])
+    frame["throughput_per_accelerator"] = frame["throughput_samples_per_s"] / frame["accelerator_count"]
+    return frame.drop(columns=["base_count", "base_time"])
+
+
+def build_configurations(systems: pd.DataFrame, results: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """Scored results of catalogued benchmarks joined with their system's hardware features."""
+    scored = results[results["time_to_train_min"].notna() & results["benchmark_id"].notna()]
+    throughput = (runs[runs["converged"]].groupby(["round", "submitter", "system", "benchmark"])
+                  ["throughput_samples_per_s"].median().rename("throughput_samples_per_s"))
+    frame = scored.rename(columns={"benchmark": "benchmark_folder", "benchmark_id": "benchmark"})
+    frame = frame.join(throughput, on=["round", "submitter", "system", "benchmark_folder"])
+    hardware = hardware_features(systems)
+    frame = frame.merge(hardware, on=["round", "submitter", "system"], how="inner", validate="many_to_one")
+    frame = efficiency_metrics(frame)
+    frame = frame[schemas.CONFIGURATION_COLUMNS].sort_values(["benchmark", "round", "submitter", "system"])
+    return schemas.validate_configurations(frame.reset_index(drop=True))
+
+
+@cli
+def main() -> None:
+    systems = schemas.validate_systems(pd.read_parquet(INTERIM / "systems.parquet"))
+    results = schemas.validate_results(pd.read_parquet(INTERIM / "results.parquet"))
+    runs = schemas.validate_runs(pd.read_parquet(INTERIM / "runs.parquet"))
+    configurations = build_configurations(systems, results, runs)
+    write_parquet(configurations, CONFIGURATIONS)
+    n_missing = int(configurations["accelerator_count"].isna().sum())
+    print(f"{len(configurations)} configurations, {n_missing} without an accelerator count")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,389 @@
+"""Stage `ingest`: raw MLPerf Training rounds -> systems, runs, official scores and a quarantine list.
+
+    python -m pipeline.ingest SOURCE [SOURCE ...] --out DIR
+
+Each SOURCE is a round as MLCommons publishes it, `training_results_vX.Y.tar.gz` or a folder (or fresh clone)
+`training_results_vX.Y/`; the round is read from the name. DIR receives `systems.parquet`, `runs.parquet`,
+`results.parquet` and `quarantine.csv` (columns documented in `pipeline.schemas`).
+
+Scores follow `mlperf_logging.result_summarizer`: a run's time to train is run_stop - run_start in minutes; a
+run counts when its run_stop status is `success`; a result is the olympic mean of its runs (drop the k fastest
+converged and the k - f slowest, f the number of non-converged runs, k = 1, 4 for unet3d; no score when f > k)
+times `scaling_factor` from the folder's `scaling.json`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm import tqdm
+
+from . import schemas
+from .benchmarks import identify
+from .errors import SourceError, cli
+from .io import show_progress, write_csv, write_parquet
+from .logparse import parse_log
+from .sources import Kind, Member, classify, iter_members, round_of
+
+KEY_COLUMNS = ("round", "submitter", "system")
+# Raw description fields that would collide with our key columns keep their value under this prefix.
+COLLIDING_FIELD_PREFIX = "desc_"
+TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+SYSTEM_QUARANTINED = "system_quarantined"
+UNKNOWN_BENCHMARK = "unknown"
+LINE_COMMENT = re.compile(r"^\s*//[^\n]*$", re.MULTILINE)
+
+
+@dataclass
+class RoundTables:
+    """Everything read from one source, before scoring."""
+
+    round: str
+    source: str
+    systems: list[dict[str, Any]] = field(default_factory=list)
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    scaling: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    quarantine: list[dict[str, str]] = field(default_factory=list)
+    files: Counter[str] = field(default_factory=Counter)
+
+    def quarantined(self, path: str, reason: str) -> None:
+        self.quarantine.append({"round": self.round, "path": path, "reason": reason})
+
+
+@dataclass(frozen=True)
+class IngestTables:
+    systems: pd.DataFrame
+    runs: pd.DataFrame
+    results: pd.DataFrame
+    quarantine: pd.DataFrame
+    tally: pd.DataFrame
+
+
+def read_source(source: Path, position: int = 0) -> RoundTables:
+    """Read every file of one round; nothing is skipped without a quarantine row saying why."""
+    round_ = round_of(source)
+    tables = RoundTables(round=round_, source=str(source))
+    total = source.stat().st_size if source.is_file() else None
+    with tqdm(total=total, desc=round_, unit="B", unit_scale=True, position=position, leave=True,
+              disable=not show_progress()) as bar:
+        for member in iter_members(source, on_progress=bar.update):
+            _read_member(member, tables)
+    return tables
+
+
+def _read_member(member: Member, tables: RoundTables) -> None:
+    kind, parts = classify(member.path)
+    tables.files[kind.value] += 1
+    if member.data is None:
+        tables.quarantined(member.path, member.refused or "unreadable")
+        if kind is Kind.SYSTEM:
+            tables.files[SYSTEM_QUARANTINED] += 1
+        elif kind is Kind.LOG:
+            tables.runs.append(_run_row(tables.round, parts, member.path, None))
+        return
+    if kind is Kind.LOG:
+        row = _run_row(tables.round, parts, member.path, member.data)
+        tables.runs.append(row)
+        if "benchmark" not in parts:
+            tables.quarantined(member.path, "result log sits in the system folder, not in a benchmark folder: "
+                               f"benchmark taken from its submission_benchmark line ({row['benchmark']})")
+        if row["log_format"] is None or row["status"] in ("no run_start", "no run_stop"):
+            tables.quarantined(member.path, f"log {_log_problem(row, member.data)}: counted as a non-converged run")
+    elif kind is Kind.SYSTEM:
+        _read_system(member, parts, tables)
+    elif kind is Kind.SCALING:
+        factor = _scaling_factor(member.data)
+        key = (parts["submitter"], parts["system"], parts["benchmark"])
+        tables.scaling[key] = factor
+        if math.isnan(factor):
+            tables.quarantined(member.path, "scaling.json has no numeric scaling_factor: the result is not scored")
+    else:
+        tables.quarantined(member.path, "not a system description, result log or scaling.json: not an input")
+
+
+def _log_problem(row: dict[str, Any], data: bytes) -> str:
+    if not data:
+        return "is empty (0 bytes)"
+    if row["log_format"] is None:
+        return "has no MLPerf log lines (:::MLLOG or :::MLL)"
+    return f"has {row['status']}"
+
+
+def _run_row(round_: str, parts: dict[str, str], path: str, data: bytes | None) -> dict[str, Any]:
+    facts = parse_log(data or b"")
+    if data is None:
+        facts.status = "unreadable"
+    benchmark = parts.get("benchmark") or facts.submission_benchmark or UNKNOWN_BENCHMARK
+    return {"round": round_, "submitter": parts["submitter"], "system": parts["system"],
+            "benchmark": benchmark, "run": int(parts["run"]), "path": path, **facts.record()}
+
+
+def _read_system(member: Member, parts: dict[str, str], tables: RoundTables) -> None:
+    assert member.data is not None
+    description, note = decode_description(member.data)
+    if not isinstance(description, dict):
+        tables.quarantined(member.path, note)
+        tables.files[SYSTEM_QUARANTINED] += 1
+        return
+    row: dict[str, Any] = {"round": tables.round, "submitter": parts["submitter"], "system": parts["system"],
+                           "path": member.path, "ingest_note": note or None}
+    for name, value in description.items():
+        column = f"{COLLIDING_FIELD_PREFIX}{name}" if name in KEY_COLUMNS + ("path", "ingest_note") else name
+        row[column] = _field_text(value)
+    tables.systems.append(row)
+
+
+def decode_description(data: bytes) -> tuple[object, str]:
+    """Decode a system description; repair it only where the repair is certain, and say what was done.
+
+    Returns the parsed JSON (a dict when usable) and a note: the repair made, or why it is unusable.
+    """
+    notes = []
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+        notes.append("not UTF-8, read as Latin-1")
+    if not text.strip():
+        return None, "system description is empty"
+    try:
+        parsed = json.loads(text)
+    except ValueError as error:
+        repaired = TRAILING_COMMA.sub(r"\1", LINE_COMMENT.sub("", text))
+        try:
+            parsed = json.loads(repaired)
+        except ValueError:
+            return None, f"system description is not valid JSON ({error}): fix the file or report it upstream"
+        notes.append("repaired malformed JSON (trailing commas or // comments removed)")
+    if not isinstance(parsed, dict):
+        return None, f"system description is a JSON {type(parsed).__name__}, not an object"
+    return parsed, "; ".join(notes)
+
+
+def _field_text(value: object) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _scaling_factor(data: bytes) -> float:
+    description, _ = decode_description(data)
+    value = description.get("scaling_factor") if isinstance(description, dict) else None
+    try:
+        factor = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan
+    return factor if math.isfinite(factor) and factor > 0 else math.nan
+
+
+def olympic_score(times: Sequence[float], n_failed: int, k: int) -> float:
+    """The official olympic mean of converged times (minutes); NaN when the result has no score."""
+    if n_failed > k:
+        return math.nan
+    ordered = sorted(times)
+    countable = ordered[k: len(ordered) - (k - n_failed)]
+    return sum(countable) / len(countable) if countable else math.nan
+
+
+def score_results(runs: pd.DataFrame, systems: pd.DataFrame,
+                  scaling: dict[tuple[str, str, str, str], float]) -> pd.DataFrame:
+    """One row per results folder with the official score and completeness."""
+    divisions = _divisions(systems)
+    folders = {tuple(key) for key in runs[["round", "submitter", "system", "benchmark"]].itertuples(index=False)}
+    folders |= set(scaling)
+    grouped = {key: group for key, group in runs.groupby(["round", "submitter", "system", "benchmark"], sort=False)}
+    rows = []
+    for key in sorted(folders):
+        round_, submitter, system, folder = key
+        group = grouped.get(key, runs.iloc[0:0])
+        benchmark = identify(round_, folder)
+        k = benchmark.olympic_drop if benchmark else (4 if folder == "unet3d" else 1)
+        converged = group.loc[group["converged"], "time_to_train_min"].tolist()
+        n_failed = len(group) - len(converged)
+        factor = scaling.get(key, 1.0)
+        score = olympic_score(converged, n_failed, k) * factor
+        division = divisions.get((round_, submitter, system))
+        if division is None and group["submission_division"].notna().any():
+            division = str(group["submission_division"].dropna().str.lower().mode().iloc[0])
+        rows.append({
+            "round": round_, "submitter": submitter, "system": system, "benchmark": folder,
+            "benchmark_id": benchmark.id if benchmark else None, "division": division,
+            "n_runs": len(group), "n_converged": len(converged),
+            "runs_required": benchmark.runs_required if benchmark else None,
+            "complete": bool(benchmark and len(group) >= benchmark.runs_required),
+            "scaling_factor": factor, "time_to_train_min": score,
+            "score_note": _score_note(len(group), len(converged), n_failed, k, factor),
+        })
+    return pd.DataFrame(rows, columns=schemas.RESULT_COLUMNS)
+
+
+def _score_note(n_runs: int, n_converged: int, n_failed: int, k: int, factor: float) -> str | None:
+    if n_runs == 0:
+        return "not scored: the folder holds no result logs (the published logs are absent)"
+    if n_failed > k:
+        return f"not scored: {n_failed} non-converged runs, more than the {k} the olympic rule allows"
+    if math.isnan(factor):
+        return "not scored: scaling.json is unreadable"
+    if n_converged <= k:
+        return f"not scored: {n_converged} converged runs leave none after dropping the fastest {k}"
+    return None
+
+
+def _divisions(systems: pd.DataFrame) -> dict[tuple[str, str, str], str]:
+    divisions = {}
+    for column in ("division", "divison"):  # the misspelling is in published descriptions
+        if column not in systems:
+            continue
+        for row in systems[["round", "submitter", "system", column]].dropna().itertuples(index=False):
+            divisions.setdefault((row[0], row[1], row[2]), str(row[3]).strip().lower())
+    return divisions
+
+
+def ingest(sources: Sequence[Path], workers: int | None = None) -> IngestTables:
+    """Read all sources (in parallel, one process per source), then score and account for every file."""
+    sources = [Path(source) for source in sources]
+    rounds = [round_of(source) for source in sources]
+    repeated = sorted({round_ for round_ in rounds if rounds.count(round_) > 1})
+    if repeated:
+        raise SourceError(f"round(s) {', '.join(repeated)} given more than once: pass one source per round")
+    # Largest first, so the two workers finish together.
+    order = sorted(range(len(sources)), key=lambda i: -_size(sources[i]))
+    workers = workers or min(os.cpu_count() or 1, len(sources), 2)
+    if workers > 1 and len(sources) > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = {i: pool.submit(read_source, sources[i], slot % workers) for slot, i in enumerate(order)}
+            per_round = [futures[i].result() for i in range(len(sources))]
+    else:
+        per_round = [read_source(source) for source in sources]
+    return assemble(per_round)
+
+
+def _size(source: Path) -> int:
+    if source.is_file():
+        return source.stat().st_size
+    return sum(path.stat().st_size for path in source.rglob("result_*.txt") if path.is_file())
+
+
+def assemble(per_round: Sequence[RoundTables]) -> IngestTables:
+    per_round = sorted(per_round, key=lambda tables: tables.round)
+    systems = _frame([row for tables in per_round for row in tables.systems], schemas.SYSTEM_KEY_COLUMNS)
+    systems = systems.sort_values(["round", "submitter", "system"], kind="stable").reset_index(drop=True)
+    runs = _frame([row for tables in per_round for row in tables.runs], schemas.RUN_COLUMNS)
+    runs = runs[schemas.RUN_COLUMNS].sort_values(["round", "submitter", "system", "benchmark", "run", "path"],
+                                                  kind="stable").reset_index(drop=True)
+    scaling = {(tables.round, *key): factor for tables in per_round for key, factor in tables.scaling.items()}
+    results = score_results(runs, systems, scaling)
+    quarantine = _frame([row for tables in per_round for row in tables.quarantine], schemas.QUARANTINE_COLUMNS)
+    quarantine = pd.concat([quarantine, _orphans(systems, results)], ignore_index=True)
+    quarantine = quarantine.sort_values(["round", "path", "reason"], kind="stable").reset_index(drop=True)
+    tally = _tally(per_round, systems, runs, results, quarantine)
+    return IngestTables(
+        systems=schemas.validate_systems(systems), runs=schemas.validate_runs(runs),
+        results=schemas.validate_results(results), quarantine=quarantine, tally=tally,
+    )
+
+
+def _frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows)
+    for column in columns:
+        if column not in frame:
+            frame[column] = pd.Series(dtype="object")
+    return frame
+
+
+def _orphans(systems: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
+    """Results folders with no system description, and descriptions with no results: each gets a row."""
+    described = set(systems[["round", "submitter", "system"]].itertuples(index=False, name=None))
+    scored = set(results[["round", "submitter", "system"]].itertuples(index=False, name=None))
+    rows = [{"round": r, "path": f"{s}/systems/{y}.json",
+             "reason": "results folder has no usable system description: scored, but has no hardware features"}
+            for r, s, y in sorted(scored - described)]
+    rows += [{"round": r, "path": f"{s}/results/{y}/",
+              "reason": "system description has no results folder: nothing to score"}
+             for r, s, y in sorted(described - scored)]
+    return pd.DataFrame(rows, columns=schemas.QUARANTINE_COLUMNS)
+
+
+def _tally(per_round: Sequence[RoundTables], systems: pd.DataFrame, runs: pd.DataFrame, results: pd.DataFrame,
+           quarantine: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for tables in per_round:
+        round_ = tables.round
+        rows.append({
+            "round": round_,
+            "log_files": tables.files[Kind.LOG.value],
+            "runs": int((runs["round"] == round_).sum()),
+            "system_files": tables.files[Kind.SYSTEM.value],
+            "systems": int((systems["round"] == round_).sum()),
+            "systems_quarantined": tables.files[SYSTEM_QUARANTINED],
+            "results": int((results["round"] == round_).sum()),
+            "scored": int(results.loc[results["round"] == round_, "time_to_train_min"].notna().sum()),
+            "other_files": tables.files[Kind.OTHER.value],
+            "quarantined": int((quarantine["round"] == round_).sum()),
+        })
+    return pd.DataFrame(rows)
+
+
+def write_outputs(tables: IngestTables, out: Path) -> None:
+    write_parquet(tables.systems, out / "systems.parquet")
+    write_parquet(tables.runs, out / "runs.parquet")
+    write_parquet(tables.results, out / "results.parquet")
+    write_csv(tables.quarantine, out / "quarantine.csv")
+
+
+def format_tally(tally: pd.DataFrame) -> str:
+    lines = ["round   logs = runs   systems json = parsed + quarantined   results (scored)   other files"]
+    for row in tally.itertuples(index=False):
+        ok = "ok" if row.log_files == row.runs and row.system_files == row.systems + row.systems_quarantined \
+            else "MISMATCH"
+        lines.append(f"{row.round:<7} {row.log_files:>5} = {row.runs:<5}  {row.system_files:>5} = {row.systems:>4} + "
+                     f"{row.systems_quarantined:<4} {ok:>14}   {row.results:>6} ({row.scored:>5})   "
+                     f"{row.other_files:>6}")
+    return "\n".join(lines)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m pipeline.ingest", description=__doc__.split("\n\n")[0])
+    parser.add_argument("sources", nargs="+", type=Path, metavar="SOURCE",
+                        help="training_results_vX.Y.tar.gz archive or training_results_vX.Y/ folder")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for the output tables")
+    parser.add_argument("--workers", type=int, default=None, help="processes to use (default: up to 2)")
+    return parser.parse_args(argv)
+
+
+def expand_sources(paths: Sequence[Path]) -> list[Path]:
+    """A folder that holds rounds (such as data/raw) stands for the rounds in it."""
+    expanded: list[Path] = []
+    for path in paths:
+        if path.is_dir() and not re.fullmatch(r"training_results_v\d+\.\d+", path.name):
+            inner = sorted(child for child in path.iterdir() if child.name.startswith("training_results_"))
+            if not inner:
+                raise SourceError(f"{path} holds no training_results_vX.Y archive or folder")
+            expanded.extend(inner)
+        else:
+            expanded.append(path)
+    return expanded
+
+
+@cli
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    tables = ingest(expand_sources(args.sources), workers=args.workers)
+    write_outputs(tables, args.out)
+    print(format_tally(tables.tally))
+
+
+if __name__ == "__main__":
+    main()

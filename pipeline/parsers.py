@@ -1,0 +1,454 @@
+"""Normalise the free-text fields of MLPerf Training system descriptions.
+
+Every parser is pure and total: it accepts whatever a JSON field holds (str, int, float, None, ...) and returns
+a normalised value, or None when the field is missing (see `is_missing`) or states nothing usable. A missing
+value is never turned into 0.
+
+Unit rules:
+- Memory (`parse_memory_gib`) is reported in GiB. Decimal and binary prefixes are read alike, because vendors
+  write "80 GB" for 80 GiB of HBM and "2 TB" for 2 TiB of DIMMs: GB = GiB = G, TB = TiB = T -> x 1024,
+  MB = MiB = M -> / 1024, KB = KiB = K -> / 1024**2. A multiplier in front of a size gives the total
+  ("24 x 32GB RDIMM" -> 768); only the first size is read, so "512GB (16 x 32GB)" -> 512. A bare number is
+  taken as GB, up to `BARE_NUMBER_MAX_GB`; beyond that its unit cannot be guessed and the result is None.
+- Bandwidth (`parse_interconnect`) is reported in Gbit/s with decimal prefixes: b = bit, B = byte
+  ("900 GB/s" -> 7200), Mb = 0.001 Gb, Tb = 1000 Gb. InfiniBand speed grades stand for their link rate when
+  no number is given ("NDR" -> 400, "HDR100" -> 100). A link count in front of a rate gives the total per node
+  ("8x ConnectX-7 IB NDR 400Gb/s" -> 3200). A stated aggregate is reported as written, never divided.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+MISSING_TOKENS: frozenset[str] = frozenset({
+    "", "-", "--", "?", "n/a", "na", "n.a.", "none", "null", "nil", "nan", "todo", "tbd", "tba",
+    "unknown", "not applicable", "not available",
+})
+
+KNOWN_UNPARSEABLE: dict[str, str] = {
+    "CPUName": "template placeholder left unfilled",
+    "core_count": "template placeholder left unfilled",
+    "TPU": "names the vendor (Google) but not the TPU generation",
+    "Node1: 2.2 TB, Node2: 1.5 TB": "heterogeneous nodes: there is no single per-node value",
+    "Node1: AMD EPYC 9755, Node2: AMD EPYC 9575F": "heterogeneous nodes: there is no single per-node value",
+    "Node1: 128, Node2: 64": "heterogeneous nodes: there is no single per-node value",
+    "Mellanox ConnectX-6": "NIC model only: ConnectX runs InfiniBand or Ethernet, and no rate is given",
+    "MT2910 Family [ConnectX-7]": "NIC model only: ConnectX runs InfiniBand or Ethernet, and no rate is given",
+    "CUDA 11.6": "names the GPU toolkit, not the training framework",
+    "CUDA 12.0": "names the GPU toolkit, not the training framework",
+    "CUDA 12.3": "names the GPU toolkit, not the training framework",
+    "ROCm 6.4.0-47": "names the GPU toolkit, not the training framework",
+    "NGC MLPerf v2.1/2.0": "names NVIDIA's MLPerf container release, which bundles several frameworks",
+    "NGC MLPerf Training v3.0": "names NVIDIA's MLPerf container release, which bundles several frameworks",
+    "NGC MLPerf Training v3.1": "names NVIDIA's MLPerf container release, which bundles several frameworks",
+    "NGC MLPerf v4.0": "names NVIDIA's MLPerf container release, which bundles several frameworks",
+}
+
+BARE_NUMBER_MAX_GB = 16 * 1024
+MAX_CORES_PER_NODE = 2048
+
+
+def is_missing(value: object) -> bool:
+    """True for None, NaN and placeholder strings such as "", "N/A", "TODO" (case and spaces ignored)."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return value.strip().casefold() in MISSING_TOKENS
+    if isinstance(value, float):
+        return math.isnan(value)
+    try:
+        return bool(value != value)  # NaN-like scalars of other types
+    except TypeError:  # pandas.NA refuses to be truth-tested
+        return True
+    except ValueError:  # an array is not a placeholder
+        return False
+
+
+def _as_text(value: object) -> str | None:
+    """The value as stripped text, or None when it is missing or not a scalar a description can hold."""
+    if is_missing(value) or isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, (int, float)):
+        return str(value)
+    return None
+
+
+def _clean_trademarks(text: str) -> str:
+    return " ".join(re.sub(r"\((?:R|TM)\)|[®™]", " ", text, flags=re.IGNORECASE).split())
+
+
+# A digit run that does not continue a word or a decimal; "x" may precede it, as in "2x100Gb/s" or "16x64GB".
+_NUMBER_START = r"(?<![0-9A-WYZa-wyz_.])"
+_NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+# Several nodes described one by one ("Node1: 2.2 TB, Node2: 1.5 TB") have no single per-node value.
+_PER_NODE_LISTING = re.compile(r"\bnode\s*\d+\s*:", re.IGNORECASE)
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+# ---------------------------------------------------------------------------------------------------- counts
+
+_WHOLE_NUMBER = re.compile(r"\d+(?:\.0*)?")
+
+
+def parse_count(value: object) -> int | None:
+    """A positive whole count from "8", 8, "8.0" or 8.0; None for missing, zero, negative or fractional values."""
+    text = _as_text(value)
+    if text is None or not _WHOLE_NUMBER.fullmatch(text):
+        return None
+    count = int(float(text))
+    return count if count > 0 else None
+
+
+# ---------------------------------------------------------------------------------------------------- memory
+
+_GIB_PER_UNIT = {"K": 1 / 1024**2, "M": 1 / 1024, "G": 1.0, "T": 1024.0}
+_MEMORY_SIZE = re.compile(
+    rf"(?:(?<![\w.])(?P<count>\d{{1,4}})\s*[x×]\s*)?"
+    rf"{_NUMBER_START}(?P<number>{_NUMBER})\s*(?P<unit>[KMGT])(?:i?B)?(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_BARE_NUMBER = re.compile(_NUMBER)
+
+
+def _memory_parts(value: object) -> tuple[int, float] | None:
+    """(count, GiB each) of the first size in the value; count is 1 unless a multiplier precedes the size."""
+    text = _as_text(value)
+    if text is None or _PER_NODE_LISTING.search(text):
+        return None
+    if _BARE_NUMBER.fullmatch(text):
+        size = _number(text)
+        return (1, size) if 0 < size <= BARE_NUMBER_MAX_GB else None
+    match = _MEMORY_SIZE.search(text)
+    if match is None:
+        return None
+    count = int(match["count"] or 1)
+    size = _number(match["number"]) * _GIB_PER_UNIT[match["unit"].upper()]
+    return (count, size) if count > 0 and size > 0 else None
+
+
+def parse_memory_gib(value: object) -> float | None:
+    """Total memory in GiB from a free-text size; the unit rules are in the module docstring.
+
+    "80 GB" -> 80, "81559 MiB" -> 79.6, "2TiB" -> 2048, "1,024 GB" -> 1024, "24 x 32GB RDIMM" -> 768,
+    "512GB (16 x 32GB)" -> 512, "96" -> 96; None for missing or unparseable values and for zero.
+    """
+    parts = _memory_parts(value)
+    return None if parts is None else parts[0] * parts[1]
+
+
+# ---------------------------------------------------------------------------------------------- accelerators
+
+@dataclass(frozen=True)
+class Accelerator:
+    vendor: str | None
+    family: str | None
+    form_factor: str | None
+    memory_gib: float | None
+    year: int | None
+
+
+@dataclass(frozen=True)
+class _Family:
+    name: str
+    pattern: re.Pattern[str]
+    vendor: str
+    year: int
+    only_form_factor: str | None = None
+
+
+def _family(name: str, pattern: str, vendor: str, year: int, only_form_factor: str | None = None) -> _Family:
+    return _Family(name, re.compile(pattern, re.IGNORECASE), vendor, year, only_form_factor)
+
+
+# First match wins, so a family precedes any family whose pattern also matches its names (Gaudi2 before Gaudi).
+# `year` is the public launch year: when the family first became available to customers, cloud previews
+# included. `only_form_factor` is set for families that ship in a single form factor.
+ACCELERATOR_FAMILIES: tuple[_Family, ...] = (
+    _family("V100S", r"\bV100S\b", "NVIDIA", 2019, "PCIe"),
+    _family("V100", r"\bV100\b", "NVIDIA", 2017),
+    _family("A100", r"\bA100\b", "NVIDIA", 2020),
+    _family("A30", r"\bA30\b", "NVIDIA", 2021, "PCIe"),
+    _family("A40", r"\bA40\b", "NVIDIA", 2021, "PCIe"),
+    _family("A10G", r"\bA10G\b", "NVIDIA", 2021, "PCIe"),
+    _family("A10", r"\bA10\b", "NVIDIA", 2021, "PCIe"),
+    _family("RTX A5000", r"\bRTX\s*A5000\b", "NVIDIA", 2021, "PCIe"),
+    _family("RTX 4090", r"\bRTX\s*4090\b", "NVIDIA", 2022, "PCIe"),
+    _family("L4", r"\bL4\b", "NVIDIA", 2023, "PCIe"),
+    _family("L40S", r"\bL40S\b", "NVIDIA", 2023, "PCIe"),
+    _family("L40", r"\bL40\b", "NVIDIA", 2022, "PCIe"),
+    _family("H100", r"\bH100\b", "NVIDIA", 2022),
+    _family("H200", r"\bH200\b", "NVIDIA", 2024),
+    _family("GH200", r"\bGH200\b", "NVIDIA", 2023, "Superchip"),
+    _family("B200", r"\bB200\b", "NVIDIA", 2024, "SXM"),
+    _family("GB200", r"\bGB200\b", "NVIDIA", 2024, "Superchip"),
+    _family("TPU-v3", r"\bTPU[\s-]*v3\b", "Google", 2018),
+    _family("TPU-v4", r"\bTPU[\s-]*v4\b", "Google", 2021),
+    _family("TPU-v5e", r"\bTPU[\s-]*v5e\b", "Google", 2023),
+    _family("TPU-v5p", r"\bTPU[\s-]*v5p\b", "Google", 2023),
+    _family("TPU-v6e", r"\bTPU[\s-]*(?:v6e|trillium)\b", "Google", 2024),
+    _family("Gaudi3", r"\bgaudi\s*3\b", "Intel", 2024),
+    _family("Gaudi2", r"\bgaudi\s*2\b", "Intel", 2022, "OAM"),
+    _family("Gaudi", r"\bgaudi\b", "Intel", 2019),
+    _family("MI250", r"\bMI250X?\b", "AMD", 2021, "OAM"),
+    _family("MI300X", r"\bMI300X\b", "AMD", 2023, "OAM"),
+    _family("MI325X", r"\bMI325X\b", "AMD", 2024, "OAM"),
+    _family("RX 7900 XTX", r"\b(?:RX\s*)?7900\s*XTX\b", "AMD", 2022, "PCIe"),
+    _family("GC200", r"\bGC200\b|\bIPU-?M2000\b", "Graphcore", 2020),
+    _family("Bow", r"\bBow\b", "Graphcore", 2022),
+    _family("Ascend 910", r"\bAscend\s*910", "Huawei", 2019),
+)
+
+# For names that state a vendor but no family we know.
+_ACCELERATOR_VENDORS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (vendor, re.compile(pattern, re.IGNORECASE)) for vendor, pattern in (
+        ("NVIDIA", r"\bnvidia\b|\btesla\b|\bgeforce\b"),
+        ("Google", r"\bTPU\b"),
+        ("Intel", r"\bhabana\b|\bgaudi\b|\bintel\b"),
+        ("AMD", r"\bAMD\b|\binstinct\b|\bradeon\b"),
+        ("Graphcore", r"\bgraphcore\b|\bIPU\b"),
+        ("Huawei", r"\bascend\b|\bhuawei\b"),
+    )
+)
+
+# First match wins: an "H100 NVL ... (PCIe)" is an NVL.
+_FORM_FACTORS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (form_factor, re.compile(pattern, re.IGNORECASE)) for form_factor, pattern in (
+        ("NVL", r"\bNVL\b"),
+        ("Superchip", r"\bsuperchip\b"),
+        ("SXM", r"\bSXM\d*\b"),
+        ("OAM", r"\bOAM\b|\bHL-205\b"),
+        ("PCIe", r"\bPCI-?E\b"),
+    )
+)
+
+
+def parse_accelerator(model_name: object, memory_capacity: object = None) -> Accelerator:
+    """Vendor, family, form factor, memory per accelerator (GiB) and family launch year.
+
+    The form factor is the one the name states, else the only one the family ships in. The memory comes from
+    `memory_capacity`, else from a size in the name ("H100-SXM5-80GB"). `memory_capacity` is per accelerator,
+    so a multiplier there lists several cards: "2x 24 GB" is 24 GiB each.
+    """
+    text = _as_text(model_name)
+    name = None if text is None else _clean_trademarks(text)
+    memory = _memory_parts(memory_capacity) or (None if name is None else _memory_parts(name))
+    memory_gib = None if memory is None else memory[1]
+    if name is None:
+        return Accelerator(vendor=None, family=None, form_factor=None, memory_gib=memory_gib, year=None)
+    stated_form_factor = next((form_factor for form_factor, pattern in _FORM_FACTORS if pattern.search(name)), None)
+    family = next((family for family in ACCELERATOR_FAMILIES if family.pattern.search(name)), None)
+    if family is None:
+        vendor = next((vendor for vendor, pattern in _ACCELERATOR_VENDORS if pattern.search(name)), None)
+        return Accelerator(vendor=vendor, family=None, form_factor=stated_form_factor, memory_gib=memory_gib,
+                           year=None)
+    return Accelerator(vendor=family.vendor, family=family.name,
+                       form_factor=stated_form_factor or family.only_form_factor, memory_gib=memory_gib,
+                       year=family.year)
+
+
+# -------------------------------------------------------------------------------------------------- host CPU
+
+@dataclass(frozen=True)
+class HostCpu:
+    vendor: str | None
+    model: str | None
+    cores_per_node: int | None
+
+
+_CPU_NOISE = re.compile(r"@\s*[\d.]+\s*GHz|\b\d+-Core\b|\bCPU\b|\bProcessor\b", re.IGNORECASE)
+_XEON_SKU = re.compile(
+    r"\bXeon\s+(?:(?P<tier>Platinum|Gold|Silver|Bronze)\s+)?(?P<sku>\d{4}[A-Z]*\+?|E\d-\d{4}[A-Z]*)"
+    r"(?:\s+(?P<version>v\d))?(?![\w+])",
+    re.IGNORECASE,
+)
+_XEON_CODENAME = re.compile(
+    r"\b(?P<codename>Skylake|Cascade Lake|Cooper Lake|Ice Lake|Sapphire Rapids|Emerald Rapids|Granite Rapids)",
+    re.IGNORECASE,
+)
+_XEON = re.compile(r"\bXeon\b", re.IGNORECASE)
+_EPYC_SKU = re.compile(r"\bE(?:PYC|YPC)\s+(?P<sku>\w{4,5})\b", re.IGNORECASE)  # "EYPC" is a real typo
+_EPYC_CODENAME = re.compile(r"\bAMD\s+(?P<codename>Naples|Rome|Milan|Genoa|Bergamo|Turin)\b", re.IGNORECASE)
+_KUNPENG = re.compile(r"\bKunpeng\s*(?P<sku>\d+)", re.IGNORECASE)
+_NEOVERSE = re.compile(r"\bNeoverse[\s-]*(?P<core>[NVE]\d+)\b", re.IGNORECASE)
+_GRACE = re.compile(r"\bGrace\b", re.IGNORECASE)
+
+
+def _xeon_model(match: re.Match[str]) -> str:
+    parts = ("Xeon", match["tier"] and match["tier"].title(), match["sku"].upper(),
+             match["version"] and match["version"].lower())
+    return " ".join(part for part in parts if part)
+
+
+# (vendor, pattern, canonical model from the match); first match wins.
+_CPU_MODELS: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    ("Intel", _XEON_SKU, _xeon_model),
+    ("Intel", _XEON_CODENAME, lambda m: f"Xeon {m['codename'].title()}"),
+    ("Intel", _XEON, lambda m: "Xeon"),
+    ("AMD", _EPYC_SKU, lambda m: f"EPYC {m['sku'].upper()}"),
+    ("AMD", _EPYC_CODENAME, lambda m: f"EPYC {m['codename'].title()}"),
+    ("Huawei", _KUNPENG, lambda m: f"Kunpeng {m['sku']}"),
+    ("ARM", _NEOVERSE, lambda m: f"Neoverse-{m['core'].upper()}"),
+    ("NVIDIA", _GRACE, lambda m: "Grace"),
+)
+
+_CORE_COUNT = re.compile(r"(?:(?P<processors>\d+)\s*[x×]\s*)?(?P<cores>\d+)\b")
+_CORES_IN_NAME = re.compile(r"\b(?P<cores>\d+)-Core\b", re.IGNORECASE)
+
+
+def _cpu_model(name: str) -> tuple[str, str] | None:
+    text = " ".join(_CPU_NOISE.sub(" ", _clean_trademarks(name)).split())
+    for vendor, pattern, canonical in _CPU_MODELS:
+        match = pattern.search(text)
+        if match is not None:
+            return vendor, canonical(match)
+    return None
+
+
+def _cores_per_node(model_name: str | None, core_count: object, processors_per_node: object) -> int | None:
+    text = _as_text(core_count)
+    match = None if text is None else _CORE_COUNT.match(text)
+    if match is None:
+        return None
+    cores = int(match["cores"])
+    named = None if model_name is None else _CORES_IN_NAME.search(model_name)
+    if match["processors"]:  # "2x 64": the field already spells out the node
+        total: int | None = int(match["processors"]) * cores
+    elif named is not None and cores > int(named["cores"]):
+        # More cores than the model name gives one processor: the submitter wrote the node total.
+        total = cores
+    else:
+        processors = parse_count(processors_per_node)
+        total = None if processors is None else cores * processors
+    return total if total is not None and 0 < total <= MAX_CORES_PER_NODE else None
+
+
+def parse_host_cpu(model_name: object, core_count: object, processors_per_node: object) -> HostCpu:
+    """Vendor, short canonical model ("Xeon Platinum 8480C", "EPYC 7763") and cores per node.
+
+    MLPerf asks for `core_count` per processor, so cores per node = core_count x processors_per_node, except
+    that "2x 64" is read as a node total and so is a count above the per-processor count the model name states
+    ("AMD EPYC 9454 48-Core Processor" with 96). None for missing inputs and for totals outside
+    1..`MAX_CORES_PER_NODE`.
+    """
+    name = _as_text(model_name)
+    if name is not None and _PER_NODE_LISTING.search(name):
+        name = None
+    vendor_and_model = None if name is None else _cpu_model(name)
+    vendor, model = vendor_and_model if vendor_and_model is not None else (None, None)
+    return HostCpu(vendor=vendor, model=model, cores_per_node=_cores_per_node(name, core_count, processors_per_node))
+
+
+# --------------------------------------------------------------------------------------------- interconnects
+
+@dataclass(frozen=True)
+class Interconnect:
+    kind: str | None
+    bandwidth_gbps: float | None
+
+
+# In priority order: a description naming several (a management Ethernet beside a compute InfiniBand) is
+# reported as the first kind here, the one that carries the training traffic.
+INTERCONNECT_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in (
+        ("NVLink", r"NV\s*(?:Link|Switch)"),  # no \b: "12xNVLink"
+        ("ICI", r"\bICI\b"),
+        ("IPU-Link", r"\bIPU\s*-?\s*Link"),
+        ("HCCS", r"\bHCCS\b"),
+        ("Infinity Fabric", r"\bInfinity\s*Fabric\b|\bxGMI\b"),
+        ("InfiniBand", r"\bInfini\s*Band\b|\bIB\b|\b[EFHNX]DR(?:100|200)?\b|\bQuantum\b"),
+        ("Omni-Path", r"\bOmni\s*-?\s*Path\b"),
+        ("RoCE", r"\bRoCE"),
+        ("Ethernet", r"Ethernet|\dG(?:b)?E\b|\bGbE\b"),
+        ("PCIe", r"\bPCI\s*-?\s*E"),
+    )
+)
+
+# b/B is case-sensitive here: it tells bits from bytes.
+_RATE = re.compile(
+    rf"{_NUMBER_START}(?P<number>{_NUMBER})\s*(?P<prefix>[MGT])(?:(?P<bytes>B)|b(?:it)?)?"
+    r"(?:ps|\s*/\s*[sS](?:ec)?\b|[eE]\b)?(?![A-Za-z])"
+)
+_GBPS_PER_PREFIX = {"M": 0.001, "G": 1.0, "T": 1000.0}
+_INFINIBAND_GRADE = re.compile(r"\b(?P<grade>[EFHNX]DR)(?P<lanes>100|200)?\b", re.IGNORECASE)
+_INFINIBAND_GBPS = {"FDR": 56.0, "EDR": 100.0, "HDR": 200.0, "NDR": 400.0, "XDR": 800.0}
+_GIGABIT = re.compile(r"\bGig(?:a|abit)?\b", re.IGNORECASE)
+_LINK_COUNT = re.compile(r"(?<![\w.])(?P<count>\d{1,3})\s*[xX×]")
+_SEGMENT_SEPARATOR = re.compile(r"[,;]|\s+\+\s+|\band\b")
+_COMPUTE_LABEL = re.compile(r"\bCompute\s*:", re.IGNORECASE)
+
+
+def _kind(segment: str) -> str | None:
+    return next((kind for kind, pattern in INTERCONNECT_KINDS if pattern.search(segment)), None)
+
+
+def _segment_gbps(segment: str) -> float | None:
+    rates = [_number(m["number"]) * _GBPS_PER_PREFIX[m["prefix"]] * (8 if m["bytes"] else 1)
+             for m in _RATE.finditer(segment)]
+    if not rates and (grade := _INFINIBAND_GRADE.search(segment)):
+        rates = [float(grade["lanes"]) if grade["lanes"] else _INFINIBAND_GBPS[grade["grade"].upper()]]
+    if not rates and _GIGABIT.search(segment):
+        rates = [1.0]
+    if not rates:
+        return None
+    links = _LINK_COUNT.search(segment)
+    return (int(links["count"]) if links else 1) * max(rates)
+
+
+def parse_interconnect(value: object) -> Interconnect:
+    """Kind and bandwidth (Gbit/s, total per node) of an `accelerator_interconnect` or `host_networking` value.
+
+    The value is split into parts at ",", ";", " + " and "and"; when parts are labelled ("Storage: ...,
+    Compute: ..., Management: ..."), only the "Compute:" part is read. The kind is the highest-priority kind
+    named in the parts (`INTERCONNECT_KINDS`); the bandwidth is the largest rate among the parts of that kind
+    or of no stated kind, so a management NIC or a PCIe figure is not taken for the fabric.
+    "NVSwitch" counts as NVLink and "xGMI" as Infinity Fabric.
+    """
+    text = _as_text(value)
+    if text is None:
+        return Interconnect(kind=None, bandwidth_gbps=None)
+    segments = [segment for segment in _SEGMENT_SEPARATOR.split(text) if segment.strip()]
+    segments = [segment for segment in segments if _COMPUTE_LABEL.search(segment)] or segments
+    segment_kinds = [_kind(segment) for segment in segments]
+    kind = next((kind for kind, _ in INTERCONNECT_KINDS if kind in segment_kinds), None)
+    rates = [rate for segment, segment_kind in zip(segments, segment_kinds)
+             if segment_kind in (kind, None) and (rate := _segment_gbps(segment)) is not None]
+    return Interconnect(kind=kind, bandwidth_gbps=max(rates) if rates else None)
+
+
+# ------------------------------------------------------------------------------------------------ frameworks
+
+# NeMo and DGL are reported as PyTorch: in MLPerf they are libraries running on it.
+FRAMEWORK_FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (family, re.compile(pattern, re.IGNORECASE)) for family, pattern in (
+        ("PyTorch", r"Py\s*Torch|\bNeMo\b|\bDGL\b"),
+        ("TensorFlow", r"Tens?or\s*Flow|(?<![a-z])TF(?![a-z])"),  # "TenorFLow" is a real typo
+        ("MXNet", r"MX\s*Net"),
+        ("JAX", r"\bJAX\b|\bPax\b|\bMax(?:Text|Diffusion)\b"),
+        ("PaddlePaddle", r"\bPaddle"),
+        ("MindSpore", r"\bMind\s*Spore\b"),
+        ("HugeCTR", r"Huge\s*CTR"),
+        ("PopART", r"\bPopART\b"),
+        ("tinygrad", r"\btinygrad\b"),
+        ("LLMBoost", r"\bLLMBoost\b"),
+    )
+)
+
+
+def parse_framework(value: object) -> str | None:
+    """The framework family: "PyTorch NVIDIA Release 24.04" -> "PyTorch", "JAX/ Pax" -> "JAX".
+
+    A value naming several families (one container per benchmark) gives them sorted and joined with "+",
+    e.g. "MXNet+PyTorch"; the system description does not say which one a given result used.
+    """
+    text = _as_text(value)
+    if text is None:
+        return None
+    families = sorted({family for family, pattern in FRAMEWORK_FAMILIES if pattern.search(text)}, key=str.casefold)
+    return "+".join(families) if families else None

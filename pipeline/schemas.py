@@ -1,0 +1,99 @@
+"""The contracts between stages: every Parquet table's columns, checked where a stage writes and reads it.
+
+A broken contract raises `ContractError` naming the table and the failing checks, so it fails loudly and early.
+Column meanings are documented in README.md ("Tables").
+"""
+from __future__ import annotations
+
+import pandas as pd
+import pandera.pandas as pa
+from pandera.errors import SchemaError, SchemaErrors
+
+from .errors import ContractError
+
+SYSTEM_KEY_COLUMNS = ["round", "submitter", "system", "path", "ingest_note"]
+
+RUN_COLUMNS = [
+    "round", "submitter", "system", "benchmark", "run", "path", "status", "converged", "time_to_train_min",
+    "log_format", "run_start_ms", "run_stop_ms", "eval_metric", "eval_value", "target_value",
+    "epochs_to_converge", "samples_to_converge", "global_batch_size", "train_samples",
+    "gradient_accumulation_steps", "optimizer", "seed", "submission_benchmark", "submission_org",
+    "submission_division", "submission_status", "submission_platform", "log_number_of_nodes",
+    "log_accelerators_per_node", "throughput_samples_per_s", "bad_lines",
+]
+
+RESULT_COLUMNS = [
+    "round", "submitter", "system", "benchmark", "benchmark_id", "division", "n_runs", "n_converged",
+    "runs_required", "complete", "scaling_factor", "time_to_train_min", "score_note",
+]
+
+QUARANTINE_COLUMNS = ["round", "path", "reason"]
+
+_ROUND = pa.Column(str, pa.Check.str_matches(r"^v\d+\.\d+$"))
+_TEXT = pa.Column(str)
+_OPTIONAL_TEXT = pa.Column(str, nullable=True)
+_MINUTES = pa.Column(float, pa.Check.gt(0), nullable=True)
+
+SYSTEMS = pa.DataFrameSchema(
+    {"round": _ROUND, "submitter": _TEXT, "system": _TEXT, "path": _TEXT, "ingest_note": _OPTIONAL_TEXT},
+    unique=["round", "submitter", "system"], strict=False, coerce=True,
+)
+
+RUNS = pa.DataFrameSchema(
+    {
+        "round": _ROUND, "submitter": _TEXT, "system": _TEXT, "benchmark": _TEXT,
+        "run": pa.Column(int, pa.Check.ge(0)), "path": _TEXT, "status": _TEXT, "converged": pa.Column(bool),
+        "time_to_train_min": _MINUTES, "throughput_samples_per_s": pa.Column(float, nullable=True),
+    },
+    unique=["round", "path"], strict=False, coerce=True,
+)
+
+RESULTS = pa.DataFrameSchema(
+    {
+        "round": _ROUND, "submitter": _TEXT, "system": _TEXT, "benchmark": _TEXT,
+        "benchmark_id": _OPTIONAL_TEXT, "division": _OPTIONAL_TEXT,
+        "n_runs": pa.Column(int, pa.Check.ge(0)), "n_converged": pa.Column(int, pa.Check.ge(0)),
+        "runs_required": pa.Column(float, nullable=True), "complete": pa.Column(bool),
+        "scaling_factor": pa.Column(float, nullable=True), "time_to_train_min": _MINUTES,
+        "score_note": _OPTIONAL_TEXT,
+    },
+    unique=["round", "submitter", "system", "benchmark"], strict=True, coerce=True,
+)
+
+CONFIGURATION_COLUMNS = [
+    "round", "submitter", "system", "benchmark", "benchmark_folder", "division", "availability",
+    "time_to_train_min", "accelerator_name", "accelerator_vendor", "accelerator_family",
+    "accelerator_form_factor", "accelerator_memory_gib", "accelerator_year", "accelerator_count", "n_nodes",
+    "accelerators_per_node", "host_cpu_vendor", "host_cpu_model", "host_cpu_cores", "host_memory_gib",
+    "interconnect_intra", "interconnect_intra_gbps", "interconnect_inter", "interconnect_inter_gbps",
+    "framework", "throughput_samples_per_s", "accelerator_hours", "speedup", "scaling_efficiency",
+    "throughput_per_accelerator",
+]
+
+CONFIGURATIONS = pa.DataFrameSchema(
+    {
+        "round": _ROUND, "submitter": _TEXT, "system": _TEXT, "benchmark": _TEXT, "benchmark_folder": _TEXT,
+        "division": _OPTIONAL_TEXT, "time_to_train_min": pa.Column(float, pa.Check.gt(0)),
+        "accelerator_count": pa.Column(float, pa.Check.gt(0), nullable=True),
+        "accelerator_hours": pa.Column(float, pa.Check.gt(0), nullable=True),
+        "scaling_efficiency": pa.Column(float, pa.Check.gt(0), nullable=True),
+    },
+    unique=["round", "submitter", "system", "benchmark"], strict=False, coerce=True,
+)
+
+
+def _validator(schema: pa.DataFrameSchema, table: str):
+    def validate(frame: pd.DataFrame) -> pd.DataFrame:
+        try:
+            return schema.validate(frame, lazy=True)
+        except (SchemaError, SchemaErrors) as error:
+            raise ContractError(f"table {table} breaks its contract:\n{error}") from None
+
+    validate.__name__ = f"validate_{table}"
+    return validate
+
+
+validate_systems = _validator(SYSTEMS, "systems")
+validate_runs = _validator(RUNS, "runs")
+validate_results = _validator(RESULTS, "results")
+validate_configurations = _validator(CONFIGURATIONS, "configurations")

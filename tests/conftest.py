@@ -1,0 +1,93 @@
+"""Shared fixtures: small hand-made rounds, and the real mirror when it sits beside the project."""
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+MIRROR = Path(__file__).resolve().parents[1].parent / "shared" / "mlperf"
+
+
+def mllog(key: str, time_ms: float, value: object = None, **metadata: object) -> str:
+    return ":::MLLOG " + json.dumps({"namespace": "", "time_ms": time_ms, "event_type": "POINT_IN_TIME",
+                                     "key": key, "value": value, "metadata": metadata})
+
+
+def run_log(minutes: float, status: str = "success", start_ms: float = 1_600_000_000_000, **extra: object) -> str:
+    """A minimal converged (or not) MLLOG result log whose time to train is `minutes`."""
+    lines = [
+        mllog("submission_benchmark", start_ms - 10, "resnet"),
+        mllog("submission_division", start_ms - 10, "closed"),
+        mllog("global_batch_size", start_ms - 5, 256),
+        mllog("train_samples", start_ms - 5, 1000),
+        mllog("run_start", start_ms),
+        mllog("eval_accuracy", start_ms + minutes * 60_000 - 1, 0.76, epoch_num=3),
+        mllog("run_stop", start_ms + minutes * 60_000, None, status=status, epoch_num=3),
+    ]
+    lines += [mllog(key, start_ms, value) for key, value in extra.items()]
+    return "\n".join(lines) + "\n"
+
+
+def system_json(accelerators_per_node: int = 8, nodes: int = 1, **fields: object) -> str:
+    description = {
+        "submitter": "Acme", "division": "closed", "status": "available", "system_name": "acme box",
+        "number_of_nodes": str(nodes), "host_processors_per_node": "2",
+        "host_processor_model_name": "AMD EPYC 7763 64-Core Processor", "host_processor_core_count": "64",
+        "host_memory_capacity": "2 TB", "accelerators_per_node": str(accelerators_per_node),
+        "accelerator_model_name": "NVIDIA A100-SXM4-80GB", "accelerator_memory_capacity": "80 GB",
+        "accelerator_interconnect": "NVLink 600 GB/s", "host_networking": "8x 200Gb/s InfiniBand HDR",
+        "framework": "PyTorch NVIDIA Release 22.04",
+    }
+    description.update(fields)
+    return json.dumps(description)
+
+
+RoundFiles = dict[str, str | bytes]
+
+
+def write_archive(path: Path, files: RoundFiles, top: str | None = None) -> Path:
+    """A .tar.gz of `files` (relative path -> content) under the round folder `top` (the archive's stem)."""
+    top = top or path.name.removesuffix(".tar.gz")
+    with tarfile.open(path, "w:gz") as tar:
+        for name, content in files.items():
+            data = content.encode() if isinstance(content, str) else content
+            info = tarfile.TarInfo(f"{top}/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def write_folder(path: Path, files: RoundFiles) -> Path:
+    for name, content in files.items():
+        target = path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content.encode() if isinstance(content, str) else content)
+    return path
+
+
+def small_round(minutes: list[float] | None = None) -> RoundFiles:
+    """One submitter, one system, five resnet runs: a complete, scorable result."""
+    times = minutes or [10.0, 11.0, 12.0, 13.0, 14.0]
+    files: RoundFiles = {"Acme/systems/box.json": system_json()}
+    for run, value in enumerate(times):
+        files[f"Acme/results/box/resnet/result_{run}.txt"] = run_log(value)
+    return files
+
+
+@pytest.fixture
+def make_archive(tmp_path: Path) -> Callable[..., Path]:
+    def make(files: RoundFiles, round_: str = "v3.0") -> Path:
+        return write_archive(tmp_path / f"training_results_{round_}.tar.gz", files)
+
+    return make
+
+
+@pytest.fixture
+def mirror() -> Path:
+    if not (MIRROR / "training_results_v0.7.tar.gz").is_file():
+        pytest.skip(f"the MLPerf mirror is not at {MIRROR}")
+    return MIRROR

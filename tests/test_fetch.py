@@ -1,0 +1,55 @@
+"""Fetch from a mirror, from a (local, bare) upstream git repository, and the error when neither has a round."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pipeline import fetch
+from pipeline.errors import MirrorError
+from tests.conftest import small_round, write_archive, write_folder
+
+
+def _git(*args: str, cwd: Path | None = None) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture
+def upstream(tmp_path: Path) -> str:
+    """A bare repository laid out like github.com/mlcommons/training_results_v3.0, plus code we must not fetch."""
+    work = write_folder(tmp_path / "upstream-work", {**small_round(), "Acme/benchmarks/resnet/train.py": "x = 1\n"})
+    _git("init", "-q", "-b", "main", str(work))
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "add", ".", cwd=work)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "results", cwd=work)
+    bare = tmp_path / "remote" / "training_results_v3.0.git"
+    _git("clone", "-q", "--bare", str(work), str(bare))
+    _git("config", "uploadpack.allowFilter", "true", cwd=bare)
+    return (tmp_path / "remote").as_uri() + "/training_results_{round}.git"
+
+
+def test_mirror_archive_and_folder_are_copied(tmp_path: Path) -> None:
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    write_archive(mirror / "training_results_v3.0.tar.gz", small_round())
+    write_folder(mirror / "training_results_v3.1", small_round())
+    paths = fetch.fetch(["v3.0", "v3.1"], mirror, "file:///nowhere/{round}", tmp_path / "raw")
+    assert [path.name for path in paths] == ["training_results_v3.0.tar.gz", "training_results_v3.1"]
+    assert (tmp_path / "raw" / "training_results_v3.1" / "Acme" / "systems" / "box.json").is_file()
+
+
+def test_round_missing_from_mirror_is_cloned_sparse(tmp_path: Path, upstream: str) -> None:
+    (tmp_path / "mirror").mkdir()
+    [path] = fetch.fetch(["v3.0"], tmp_path / "mirror", upstream, tmp_path / "raw")
+    assert path == tmp_path / "raw" / "training_results_v3.0"
+    assert (path / "Acme" / "results" / "box" / "resnet" / "result_0.txt").is_file()
+    assert not (path / "Acme" / "benchmarks").exists(), "sparse checkout keeps only systems/ and results/"
+    assert not (path / ".git").exists()
+
+
+def test_unreachable_round_names_round_mirror_and_url(tmp_path: Path) -> None:
+    (tmp_path / "mirror").mkdir()
+    with pytest.raises(MirrorError) as error:
+        fetch.fetch(["v9.9"], tmp_path / "mirror", (tmp_path / "none").as_uri() + "/{round}", tmp_path / "raw")
+    message = str(error.value)
+    assert "v9.9" in message and str(tmp_path / "mirror") in message and "none/v9.9" in message

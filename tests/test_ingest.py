@@ -1,0 +1,140 @@
+"""Ingest on hand-made rounds: log formats, the olympic rule, scaling, accounting and the CLI."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from pipeline import ingest
+from pipeline.errors import SourceError
+from pipeline.logparse import parse_log
+from tests.conftest import mllog, run_log, small_round, system_json, write_folder
+
+
+def test_mllog_with_prefixes_noise_crlf_and_bad_bytes() -> None:
+    text = run_log(12.5).replace(":::MLLOG", "0: :::MLLOG")
+    noisy = "starting job\n" + text.replace("\n", "\r\n") + "\xff\xfe garbage\n"
+    facts = parse_log(noisy.encode("latin-1", "replace"))
+    assert facts.converged
+    assert facts.time_to_train_min == pytest.approx(12.5)
+    assert facts.global_batch_size == 256
+    assert facts.eval_value == pytest.approx(0.76)
+    assert facts.epochs_to_converge == 3
+
+
+def test_mll_v06_format_in_seconds() -> None:
+    log = "\n".join([
+        ":::MLL 1560881700.000 submission_benchmark: {\"value\": \"resnet\"}",
+        ":::MLL 1560881700.500 run_start: {\"value\": null, \"metadata\": {\"lineno\": 1}}",
+        ":::MLL 1560882000.500 run_stop: {\"value\": null, \"metadata\": {\"status\": \"success\"}}",
+    ])
+    facts = parse_log(log.encode())
+    assert facts.log_format == "mll"
+    assert facts.time_to_train_min == pytest.approx(5.0)
+    assert facts.submission_benchmark == "resnet"
+
+
+def test_duplicated_keys_resolve_as_the_official_summarizer() -> None:
+    log = "\n".join([mllog("run_start", 0), mllog("run_start", 60_000),
+                     mllog("run_stop", 180_000, status="success"), mllog("run_stop", 999_000, status="success")])
+    assert parse_log(log.encode()).time_to_train_min == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize(("log", "status"), [
+    (b"", "no MLPerf log lines"),
+    (mllog("run_start", 0).encode(), "no run_stop"),
+    (mllog("run_stop", 5, status="success").encode(), "no run_start"),
+    (run_log(3, status="aborted").encode(), "aborted"),
+    ((run_log(3)[:-40]).encode(), "no run_stop"),
+])
+def test_logs_that_do_not_converge(log: bytes, status: str) -> None:
+    facts = parse_log(log)
+    assert facts.status == status
+    assert not facts.converged
+    assert math.isnan(facts.record()["time_to_train_min"])
+
+
+@pytest.mark.parametrize(("times", "failed", "k", "expected"), [
+    ([1, 2, 3, 4, 5], 0, 1, 3.0),          # drop fastest and slowest
+    ([1, 2, 3, 4], 1, 1, 3.0),             # a failed run was the slowest: drop only the fastest
+    ([1, 2, 3], 2, 1, math.nan),           # f > k: no score
+    (list(range(1, 41)), 0, 4, 20.5),      # unet3d: drop 4 and 4
+    (list(range(1, 39)), 2, 4, 20.5),      # unet3d, 2 failures: mean of 5..36 (4 fastest, 2 slowest dropped)
+    ([5], 0, 1, math.nan),
+])
+def test_olympic_score(times: list[float], failed: int, k: int, expected: float) -> None:
+    score = ingest.olympic_score(times, failed, k)
+    assert (math.isnan(score) and math.isnan(expected)) or score == pytest.approx(expected)
+
+
+def test_small_archive_scores_and_accounts(make_archive) -> None:
+    files = small_round()
+    files["Acme/results/box/resnet/scaling.json"] = '{"scaling_factor": 1.5}'
+    files["Acme/results/box/resnet/notes.md"] = "hello"
+    tables = ingest.ingest([make_archive(files)])
+    result = tables.results.iloc[0]
+    assert result["time_to_train_min"] == pytest.approx(12.0 * 1.5)
+    assert (result["n_runs"], result["n_converged"], result["runs_required"]) == (5, 5, 5)
+    assert result["complete"] and result["benchmark_id"] == "resnet" and result["division"] == "closed"
+    tally = tables.tally.iloc[0]
+    assert tally["log_files"] == tally["runs"] == 5
+    assert tally["system_files"] == tally["systems"] + tally["systems_quarantined"] == 1
+    assert "not an input" in tables.quarantine.loc[tables.quarantine["path"].str.endswith("notes.md"), "reason"].item()
+
+
+def test_folder_and_archive_give_the_same_tables(make_archive, tmp_path: Path) -> None:
+    files = small_round([9.0, 8.0, 7.0, 6.0, 5.0])
+    from_archive = ingest.ingest([make_archive(files)])
+    from_folder = ingest.ingest([write_folder(tmp_path / "clone" / "training_results_v3.0", files)])
+    for name in ("systems", "runs", "results", "quarantine"):
+        left, right = getattr(from_archive, name), getattr(from_folder, name)
+        pd.testing.assert_frame_equal(left.drop(columns=[], errors="ignore"), right)
+
+
+def test_malformed_and_missing_system_descriptions(make_archive) -> None:
+    files = small_round()
+    files["Acme/systems/box.json"] = system_json().replace(', "framework"', ',\n  // a comment\n  "framework"')[:-1] + ",}"
+    files["Acme/systems/broken.json"] = "{not json"
+    files["Acme/systems/empty.json"] = ""
+    files["Other/results/ghost/resnet/result_0.txt"] = run_log(3)
+    tables = ingest.ingest([make_archive(files)])
+    box = tables.systems.set_index("system").loc["box"]
+    assert "repaired" in box["ingest_note"]
+    reasons = dict(zip(tables.quarantine["path"], tables.quarantine["reason"]))
+    assert "not valid JSON" in reasons["Acme/systems/broken.json"]
+    assert "empty" in reasons["Acme/systems/empty.json"]
+    assert "no usable system description" in reasons["Other/systems/ghost.json"]
+    tally = tables.tally.iloc[0]
+    assert tally["system_files"] == tally["systems"] + tally["systems_quarantined"] == 3
+
+
+def test_too_many_failures_is_not_scored(make_archive) -> None:
+    files = small_round()
+    for run in (0, 1):
+        files[f"Acme/results/box/resnet/result_{run}.txt"] = run_log(5, status="aborted")
+    result = ingest.ingest([make_archive(files)]).results.iloc[0]
+    assert math.isnan(result["time_to_train_min"])
+    assert "2 non-converged runs" in result["score_note"]
+
+
+def test_cli_writes_the_four_tables(make_archive, tmp_path: Path, capsys) -> None:
+    ingest.main([str(make_archive(small_round())), "--out", str(tmp_path / "out")])
+    assert {path.name for path in (tmp_path / "out").iterdir()} == {
+        "systems.parquet", "runs.parquet", "results.parquet", "quarantine.csv"}
+    assert "v3.0" in capsys.readouterr().out
+
+
+def test_cli_rejects_a_source_without_a_round_name(tmp_path: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        ingest.main([str(tmp_path), "--out", str(tmp_path / "out")])
+    assert exit_.value.code == 1
+    assert "training_results_vX.Y" in capsys.readouterr().err
+
+
+def test_same_round_twice_is_refused(make_archive, tmp_path: Path) -> None:
+    archive = make_archive(small_round())
+    folder = write_folder(tmp_path / "x" / "training_results_v3.0", small_round())
+    with pytest.raises(SourceError, match="more than once"):
+        ingest.ingest([archive, folder])

@@ -1,0 +1,52 @@
+"""The real stages, in order, over a real round of the mirror (v0.7, the smallest), in a scratch project."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from pipeline import cluster, features, fetch, importance, ingest, rank, report
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def project(tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["fetch"].update(mirror=str(mirror), rounds=["v0.7"])
+    params["analysis"].update(benchmarks=["resnet", "bert"], min_configurations=8)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.slow
+def test_stages_over_a_real_round(project: Path) -> None:
+    fetch.main()
+    ingest.main(["data/raw", "--out", "data/interim"])
+    features.main()
+    for benchmark in ("resnet", "bert"):
+        importance.main([benchmark])
+        cluster.main([benchmark])
+        rank.main([benchmark])
+    report.main()
+
+    results = pd.read_parquet("data/interim/results.parquet")
+    assert results["round"].unique().tolist() == ["v0.7"]
+    assert results["time_to_train_min"].notna().sum() > 100
+    configurations = pd.read_parquet("data/processed/configurations.parquet")
+    assert (configurations["accelerator_family"].notna().mean()) > 0.9
+    ranking = pd.read_csv("reports/ranking.csv")
+    assert set(ranking["benchmark"]) == {"resnet", "bert"}
+    assert ranking.groupby("benchmark")["rank"].min().eq(1).all()
+    metrics = json.loads(Path("reports/metrics.json").read_text())
+    assert metrics["resnet"]["status"] == "ok" and metrics["resnet"]["n_configurations"] >= 8
+    clusters = pd.read_parquet("data/processed/benchmarks/resnet/clusters.parquet")
+    assert clusters["cluster"].nunique() == 5
+    html = Path("reports/index.html").read_text()
+    assert "<h2>resnet</h2>" in html and "data:image/png;base64," in html
+    shutil.rmtree("data/raw")  # leave the scratch project small
