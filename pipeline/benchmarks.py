@@ -11,6 +11,7 @@ Sources: the MLPerf Training rules (training_rules.adoc, "Benchmarks" and "Bench
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -25,6 +26,19 @@ class Benchmark:
     first_round: str
     last_round: str | None  # None: still in the suite in the newest round we know
     folders: tuple[str, ...]
+    # The official checker's quality target on eval_accuracy: (">=" or "<=", threshold), from `target_since`.
+    # None where the value is not one number (Mask R-CNN, Stable Diffusion) or the rule varies within a round.
+    target: tuple[str, float] | None = None
+    target_since: str | None = None
+
+    def reached(self, round_: str, eval_values: Sequence[float]) -> bool | None:
+        """Whether any evaluation met the quality target (None: not checked for this benchmark and round)."""
+        if self.target is None or (self.target_since and round_version(round_) < round_version(self.target_since)):
+            return None
+        direction, threshold = self.target
+        if direction == ">=":
+            return any(value >= threshold for value in eval_values)
+        return any(value <= threshold for value in eval_values)
 
     @property
     def olympic_drop(self) -> int:
@@ -40,40 +54,40 @@ class Benchmark:
 
 CATALOGUE: tuple[Benchmark, ...] = (
     Benchmark("resnet", "image classification", "ResNet-50 v1.5", "ImageNet", "75.90% top-1 accuracy", 5,
-              "v0.6", "v4.0", ("resnet",)),
+              "v0.6", "v4.0", ("resnet",), (">=", 0.759)),
     Benchmark("ssd_resnet34", "object detection (light weight)", "SSD-ResNet34", "COCO 2017", "23.0% mAP", 5,
-              "v0.6", "v1.1", ("ssd",)),
+              "v0.6", "v1.1", ("ssd",), (">=", 0.23)),
     Benchmark("retinanet", "object detection (light weight)", "RetinaNet ResNeXt50", "OpenImages (MLPerf subset)",
-              "34.0% mAP", 5, "v2.0", None, ("ssd", "retinanet")),
+              "34.0% mAP", 5, "v2.0", None, ("ssd", "retinanet"), (">=", 0.34)),
     Benchmark("maskrcnn", "object detection (heavy weight)", "Mask R-CNN", "COCO 2017",
               "0.377 box mAP and 0.339 mask mAP", 5, "v0.6", "v3.1", ("maskrcnn", "mask")),
     Benchmark("gnmt", "translation (recurrent)", "GNMT", "WMT16 English-German", "24.0 sacre BLEU", 10,
-              "v0.6", "v0.7", ("gnmt",)),
+              "v0.6", "v0.7", ("gnmt",), (">=", 0.24), "v0.7"),
     Benchmark("transformer", "translation (non-recurrent)", "Transformer", "WMT17 English-German", "25.00 BLEU", 10,
-              "v0.6", "v0.7", ("transformer",)),
+              "v0.6", "v0.7", ("transformer",), (">=", 0.25), "v0.7"),
     Benchmark("ncf", "recommendation", "NCF", "MovieLens-20M", "0.635 HR@10", 10, "v0.6", "v0.6", ("ncf",)),
     Benchmark("minigo", "reinforcement learning", "MiniGo", "Go 9x9 self-play", "50% win rate vs. checkpoint", 10,
-              "v0.6", "v2.1", ("minigo",)),
+              "v0.6", "v2.1", ("minigo",), (">=", 0.5)),
     Benchmark("bert", "language modelling", "BERT-large", "Wikipedia 2020-01-01", "0.720 masked-LM accuracy", 10,
-              "v0.7", None, ("bert",)),
+              "v0.7", None, ("bert",), (">=", 0.72), "v1.0"),
     Benchmark("dlrm", "recommendation", "DLRM", "Criteo 1TB Click Logs", "0.8025 AUC", 5,
-              "v0.7", "v2.1", ("dlrm",)),
+              "v0.7", "v2.1", ("dlrm",), (">=", 0.8025)),
     Benchmark("dlrm_dcnv2", "recommendation", "DLRM-DCNv2", "Criteo 4TB multi-hot", "0.80275 AUC", 10,
-              "v3.0", None, ("dlrm_dcnv2",)),
+              "v3.0", None, ("dlrm_dcnv2",), (">=", 0.80275)),
     Benchmark("rnnt", "speech recognition", "RNN-T", "LibriSpeech", "0.058 word error rate", 10,
-              "v1.0", "v3.1", ("rnnt",)),
+              "v1.0", "v3.1", ("rnnt",), ("<=", 0.058)),
     Benchmark("unet3d", "medical image segmentation", "3D U-Net", "KiTS19", "0.908 mean DICE", 40,
-              "v1.0", "v4.0", ("unet3d",)),
+              "v1.0", "v4.0", ("unet3d",), (">=", 0.908)),
     Benchmark("gpt3", "large language model pre-training", "GPT-3 175B", "C4", "2.69 log perplexity", 3,
-              "v2.1", "v4.1", ("gpt3",)),
+              "v2.1", "v4.1", ("gpt3",), ("<=", 2.69)),
     Benchmark("stable_diffusion", "text to image", "Stable Diffusion v2", "LAION-400M-filtered",
               "FID <= 90 and CLIP >= 0.15", 10, "v3.1", "v5.0", ("stable_diffusion",)),
     Benchmark("llama2_70b_lora", "large language model fine-tuning", "Llama 2 70B LoRA", "SCROLLS GovReport",
-              "0.925 log perplexity", 10, "v4.0", None, ("llama2_70b_lora",)),
+              "0.925 log perplexity", 10, "v4.0", None, ("llama2_70b_lora",), ("<=", 0.925)),
     Benchmark("rgat", "graph neural network", "R-GAT", "IGBH-Full", "72.0% classification accuracy", 10,
-              "v4.0", None, ("gnn", "rgat")),
+              "v4.0", None, ("gnn", "rgat"), (">=", 0.72)),
     Benchmark("llama31_405b", "large language model pre-training", "Llama 3.1 405B", "C4", "5.6 log perplexity", 3,
-              "v5.0", None, ("llama31_405b",)),
+              "v5.0", None, ("llama31_405b",), ("<=", 5.6)),
     Benchmark("llama31_8b", "large language model pre-training", "Llama 3.1 8B", "C4", "3.3 log perplexity", 10,
               "v5.1", None, ("llama31_8b",)),
     Benchmark("flux1", "text to image", "FLUX.1", "CC12M", "0.586 validation loss", 10,

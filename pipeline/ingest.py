@@ -124,6 +124,8 @@ def _run_row(round_: str, parts: dict[str, str], path: str, data: bytes | None) 
     if data is None:
         facts.status = "unreadable"
     benchmark = parts.get("benchmark") or facts.submission_benchmark or UNKNOWN_BENCHMARK
+    catalogued = identify(round_, benchmark)
+    facts.reached_target = catalogued.reached(round_, facts.eval_values) if catalogued else None
     return {"round": round_, "submitter": parts["submitter"], "system": parts["system"],
             "benchmark": benchmark, "run": int(parts["run"]), "path": path, **facts.record()}
 

@@ -138,3 +138,13 @@ def test_same_round_twice_is_refused(make_archive, tmp_path: Path) -> None:
     folder = write_folder(tmp_path / "x" / "training_results_v3.0", small_round())
     with pytest.raises(SourceError, match="more than once"):
         ingest.ingest([archive, folder])
+
+
+def test_a_run_that_never_reaches_the_quality_target_does_not_count(make_archive) -> None:
+    files = small_round()
+    files["Acme/results/box/resnet/result_0.txt"] = run_log(1.0).replace('"value": 0.76', '"value": 0.70')
+    tables = ingest.ingest([make_archive(files)])
+    run = tables.runs.set_index("run").loc[0]
+    assert run["status"] == "success" and not run["reached_target"] and not run["converged"]
+    # converged 11..14 with one failure: drop the fastest only, mean of 12, 13 and 14
+    assert tables.results.iloc[0]["time_to_train_min"] == pytest.approx(13.0)
