@@ -3,23 +3,34 @@
 For each round it takes `training_results_<round>.tar.gz` or a folder `training_results_<round>/` from
 `fetch.mirror`; where the mirror lacks it, it clones `fetch.upstream` (shallow and sparse: only `*/systems/` and
 `*/results/`) and keeps the work tree without `.git`.
+
+Nothing is written outside `data/raw/`, and nothing half-done is left there: the rounds are gathered in a hidden
+folder beside it, which replaces `data/raw/` only once every round is in, so a failed or interrupted fetch
+leaves the previous `data/raw/` as it was. An archive listed in the mirror's `SHA256SUMS` must match its
+checksum. Symbolic links and special files of a mirror folder are not copied (a link could point anywhere on
+the machine); each is named on stderr.
 """
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from tqdm import tqdm
 
-from .errors import MirrorError, cli
-from .io import atomic_path, load_params, section, show_progress
+from .errors import MirrorError, ParamsError, cli
+from .io import atomic_dir, load_params, section, show_progress
 
 RAW_DIR = Path("data/raw")
 SPARSE_PATTERNS = ("/*/systems/", "/*/results/")
+CHECKSUMS = "SHA256SUMS"
+ROUND = re.compile(r"v\d+\.\d+")
 
 
 def source_name(round_: str) -> str:
@@ -50,42 +61,104 @@ def _git(*args: str) -> None:
                    env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
 
 
+def upstream_url(upstream: str, round_: str) -> str:
+    try:
+        return upstream.format(round=round_)
+    except (KeyError, IndexError, ValueError):
+        raise ParamsError(f"fetch.upstream {upstream!r} must be a URL with {{round}} where the round goes, such "
+                          "as https://github.com/mlcommons/training_results_{round}") from None
+
+
 def fetch_round(round_: str, mirror: Path, upstream: str, raw_dir: Path) -> Path:
     """Place one round in `raw_dir` and return its path there."""
+    url = upstream_url(upstream, round_)
     found = find_in_mirror(mirror, round_)
     if found is not None:
-        target = raw_dir / found.name
-        if found.is_file():
-            with atomic_path(target) as tmp:
-                shutil.copyfile(found, tmp)
-        else:
-            shutil.copytree(found, target, ignore=shutil.ignore_patterns(".git"), symlinks=True)
-        return target
-    url = upstream.format(round=round_)
+        return _copy_from_mirror(found, raw_dir, url)
     target = raw_dir / source_name(round_)
     try:
         clone_round(url, target)
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as error:
-        detail = getattr(error, "stderr", None) or str(error)
+        detail = "; ".join(line.strip() for line in (getattr(error, "stderr", None) or str(error)).splitlines()
+                           if line.strip())
+        missing = "" if mirror.is_dir() else ", which is not a folder" if mirror.exists() else ", which does not exist"
         raise MirrorError(
-            f"round {round_} is not in the mirror {mirror} (looked for {source_name(round_)}.tar.gz and "
-            f"{source_name(round_)}/) and cloning {url} failed: {detail.strip()}. Put the archive in the mirror, "
+            f"round {round_} is not in the mirror {mirror}{missing} (looked for {source_name(round_)}.tar.gz and "
+            f"{source_name(round_)}/), and cloning {url} failed ({detail}). Put the archive in the mirror, "
             "set fetch.mirror in params.yaml to where it is, or drop the round from fetch.rounds."
         ) from None
     return target
 
 
+def _copy_from_mirror(found: Path, raw_dir: Path, url: str) -> Path:
+    target = raw_dir / found.name
+    try:
+        if found.is_file():
+            shutil.copyfile(found, target)
+            _check_sha256(found, target, url)
+        else:
+            shutil.copytree(found, target, symlinks=True, ignore=_not_copied)
+    except OSError as error:
+        raise MirrorError(f"cannot read {found} from the mirror ({error.strerror or error}): check that it is "
+                          f"readable, or remove it from the mirror so that the round is cloned from {url}") from None
+    return target
+
+
+def _check_sha256(found: Path, copy: Path, url: str) -> None:
+    expected = expected_sha256(found.parent / CHECKSUMS, found.name)
+    if expected is None:
+        return
+    with copy.open("rb") as handle:
+        actual = hashlib.file_digest(handle, "sha256").hexdigest()
+    if actual != expected:
+        raise MirrorError(
+            f"{found} does not match its checksum in {found.parent / CHECKSUMS} (the file is cut off or corrupt): "
+            f"replace it with a good copy, or remove it from the mirror so that the round is cloned from {url}"
+        )
+
+
+def expected_sha256(checksums: Path, name: str) -> str | None:
+    """The checksum `sha256sum` listed for `name`, or None when there is no such list or line."""
+    if not checksums.is_file():
+        return None
+    for line in checksums.read_text(encoding="utf-8", errors="replace").splitlines():
+        fields = line.split()
+        if len(fields) == 2 and fields[1].lstrip("*") == name:
+            return fields[0].lower()
+    return None
+
+
+def _not_copied(folder: str, names: list[str]) -> set[str]:
+    """copytree's ignore: git's own files, and what is not a plain file or folder (named on stderr)."""
+    skipped = {".git"} & set(names)
+    for name in sorted(set(names) - skipped):
+        path = Path(folder, name)
+        if path.is_symlink() or not (path.is_file() or path.is_dir()):
+            print(f"fetch: not copied, not a plain file or folder (a link could point anywhere): {path}",
+                  file=sys.stderr)
+            skipped.add(name)
+    return skipped
+
+
 def fetch(rounds: Sequence[str], mirror: Path, upstream: str, raw_dir: Path = RAW_DIR) -> list[Path]:
-    if raw_dir.exists():
-        shutil.rmtree(raw_dir)
-    raw_dir.mkdir(parents=True)
-    return [fetch_round(round_, mirror, upstream, raw_dir)
-            for round_ in tqdm(rounds, desc="fetch", unit="round", disable=not show_progress())]
+    if isinstance(rounds, str) or not isinstance(rounds, Sequence):
+        raise ParamsError(f"fetch.rounds must be a list of rounds, such as [v4.0, v4.1], not {rounds!r}")
+    bad = [str(round_) for round_ in rounds if not (isinstance(round_, str) and ROUND.fullmatch(round_))]
+    if bad:
+        raise ParamsError(f"fetch.rounds holds {', '.join(bad)}: each round is written vX.Y, such as v4.1")
+    with atomic_dir(raw_dir) as staging:
+        placed = [fetch_round(round_, mirror, upstream, staging)
+                  for round_ in tqdm(rounds, desc="fetch", unit="round", disable=not show_progress())]
+    return [raw_dir / path.name for path in placed]
 
 
 @cli
 def main() -> None:
     params = section(load_params(), "fetch")
+    missing = [key for key in ("rounds", "mirror", "upstream") if key not in params]
+    if missing:
+        raise ParamsError(f"params.yaml's fetch: section lacks {', '.join(missing)}; restore it from the "
+                          "project's params.yaml")
     paths = fetch(params["rounds"], Path(params["mirror"]), params["upstream"])
     for path in paths:
         print(f"fetched {path}")

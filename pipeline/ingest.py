@@ -14,6 +14,7 @@ times `scaling_factor` from the folder's `scaling.json`.
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import math
 import os
@@ -22,7 +23,7 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pandas as pd
@@ -36,12 +37,19 @@ from .logparse import parse_log
 from .sources import Kind, Member, classify, iter_members, round_of
 
 KEY_COLUMNS = ("round", "submitter", "system")
-# Raw description fields that would collide with our key columns keep their value under this prefix.
+RESERVED_COLUMNS = KEY_COLUMNS + ("path", "ingest_note")
+# Raw description fields that would collide with our own columns keep their value under this prefix.
 COLLIDING_FIELD_PREFIX = "desc_"
-TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 SYSTEM_QUARANTINED = "system_quarantined"
 UNKNOWN_BENCHMARK = "unknown"
-LINE_COMMENT = re.compile(r"^\s*//[^\n]*$", re.MULTILINE)
+# The repair of malformed JSON steps over strings (an opening quote, then STRING_REST), so that a comment or a
+# comma is removed only outside them: that is what makes the repair certain.
+STRING_OR_SLASH = re.compile(r'["/]')
+STRING_REST = re.compile(r'(?:[^"\\\n]|\\.)*"')
+STRING_OR_TRAILING_COMMA = re.compile(r'("(?:[^"\\\n]|\\.)*")|,(?=\s*[}\]])')
+# Published descriptions are under 3 KB; the limit keeps a hostile file from making the repair slow.
+MAX_REPAIRED_BYTES = 1 << 20
+RESULT_LOG_NAME = re.compile(r"result_\d+\.txt")
 
 
 @dataclass
@@ -55,6 +63,7 @@ class RoundTables:
     scaling: dict[tuple[str, str, str], float] = field(default_factory=dict)
     quarantine: list[dict[str, str]] = field(default_factory=list)
     files: Counter[str] = field(default_factory=Counter)
+    paths_seen: set[str] = field(default_factory=set)
 
     def quarantined(self, path: str, reason: str) -> None:
         self.quarantine.append({"round": self.round, "path": path, "reason": reason})
@@ -78,45 +87,84 @@ def read_source(source: Path, position: int = 0) -> RoundTables:
               disable=not show_progress()) as bar:
         for member in iter_members(source, on_progress=bar.update):
             _read_member(member, tables)
+    if not (tables.files[Kind.SYSTEM.value] or tables.files[Kind.LOG.value]):
+        raise SourceError(
+            f"{source} holds no system description (<submitter>/systems/<system>.json) and no result log "
+            "(<submitter>/results/<system>/<benchmark>/result_N.txt): check that it is an MLPerf Training "
+            "results round"
+        )
     return tables
 
 
 def _read_member(member: Member, tables: RoundTables) -> None:
+    if member.path in tables.paths_seen:
+        # Counted with the other files that are no input, so that every file seen stays accounted for.
+        tables.files[Kind.OTHER.value] += 1
+        tables.quarantined(member.path, "archive holds this path more than once: only its first copy is read")
+        return
+    tables.paths_seen.add(member.path)
     kind, parts = classify(member.path)
     tables.files[kind.value] += 1
     if member.data is None:
-        tables.quarantined(member.path, member.refused or "unreadable")
-        if kind is Kind.SYSTEM:
-            tables.files[SYSTEM_QUARANTINED] += 1
-        elif kind is Kind.LOG:
-            tables.runs.append(_run_row(tables.round, parts, member.path, None))
-        return
-    if kind is Kind.LOG:
+        _read_refused(member, kind, parts, tables)
+    elif kind is Kind.LOG:
         row = _run_row(tables.round, parts, member.path, member.data)
         tables.runs.append(row)
         if "benchmark" not in parts:
             tables.quarantined(member.path, "result log sits in the system folder, not in a benchmark folder: "
                                f"benchmark taken from its submission_benchmark line ({row['benchmark']})")
-        if row["log_format"] is None or row["status"] in ("no run_start", "no run_stop"):
-            tables.quarantined(member.path, f"log {_log_problem(row, member.data)}: counted as a non-converged run")
+        problem = _log_problem(row, member.data)
+        if problem is not None:
+            tables.quarantined(member.path, problem)
     elif kind is Kind.SYSTEM:
         _read_system(member, parts, tables)
     elif kind is Kind.SCALING:
         factor = _scaling_factor(member.data)
-        key = (parts["submitter"], parts["system"], parts["benchmark"])
-        tables.scaling[key] = factor
+        tables.scaling[parts["submitter"], parts["system"], parts["benchmark"]] = factor
         if math.isnan(factor):
-            tables.quarantined(member.path, "scaling.json has no numeric scaling_factor: the result is not scored")
+            tables.quarantined(member.path, "scaling.json has no positive numeric scaling_factor: "
+                               "the result is not scored")
     else:
-        tables.quarantined(member.path, "not a system description, result log or scaling.json: not an input")
+        tables.quarantined(member.path, _not_an_input(member.path))
 
 
-def _log_problem(row: dict[str, Any], data: bytes) -> str:
+def _read_refused(member: Member, kind: Kind, parts: dict[str, str], tables: RoundTables) -> None:
+    """A file that was not read still counts where its kind counts, so nothing vanishes from the tally."""
+    reason = member.refused or "file was not read"
+    if kind is Kind.SYSTEM:
+        tables.files[SYSTEM_QUARANTINED] += 1
+    elif kind is Kind.LOG:
+        tables.runs.append(_run_row(tables.round, parts, member.path, None))
+        reason += "; counted as a non-converged run"
+    elif kind is Kind.SCALING:
+        tables.scaling[parts["submitter"], parts["system"], parts["benchmark"]] = math.nan
+        reason += "; the result is not scored"
+    tables.quarantined(member.path, reason)
+
+
+def _not_an_input(path: str) -> str:
+    name = PurePosixPath(path).name
+    if name.startswith("."):
+        return "hidden or temporary file (such as one left by an interrupted copy): not an input, ignored"
+    if RESULT_LOG_NAME.fullmatch(name):
+        return ("result log is not at <submitter>/results/<system>/<benchmark>/result_N.txt (N of at most nine "
+                "digits), where the rules put logs: not read")
+    return "not a system description, result log or scaling.json: not an input, ignored"
+
+
+def _log_problem(row: dict[str, Any], data: bytes) -> str | None:
+    """What is wrong with a log that was read, or None; an aborted or failed run is a result, not a defect."""
     if not data:
-        return "is empty (0 bytes)"
+        return "result log is empty (0 bytes): counted as a non-converged run"
     if row["log_format"] is None:
-        return "has no MLPerf log lines (:::MLLOG or :::MLL)"
-    return f"has {row['status']}"
+        return "result log has no MLPerf lines (:::MLLOG or :::MLL): counted as a non-converged run"
+    damaged = f"{row['bad_lines']} damaged MLPerf line(s) (not valid JSON, or cut off)" if row["bad_lines"] else ""
+    if row["status"] in ("no run_start", "no run_stop"):
+        also = f" and {damaged}" if damaged else ""
+        return f"result log has {row['status']} line{also}: counted as a non-converged run"
+    if damaged:
+        return f"result log has {damaged}: those lines were skipped, the rest of the log was used"
+    return None
 
 
 def _run_row(round_: str, parts: dict[str, str], path: str, data: bytes | None) -> dict[str, Any]:
@@ -140,36 +188,118 @@ def _read_system(member: Member, parts: dict[str, str], tables: RoundTables) -> 
     row: dict[str, Any] = {"round": tables.round, "submitter": parts["submitter"], "system": parts["system"],
                            "path": member.path, "ingest_note": note or None}
     for name, value in description.items():
-        column = f"{COLLIDING_FIELD_PREFIX}{name}" if name in KEY_COLUMNS + ("path", "ingest_note") else name
+        column = name
+        while column in RESERVED_COLUMNS or (column != name and column in description):
+            column = f"{COLLIDING_FIELD_PREFIX}{column}"
         row[column] = _field_text(value)
     tables.systems.append(row)
 
 
 def decode_description(data: bytes) -> tuple[object, str]:
-    """Decode a system description; repair it only where the repair is certain, and say what was done.
+    """Decode a JSON description; repair it only where the repair is certain, and say what was done.
 
-    Returns the parsed JSON (a dict when usable) and a note: the repair made, or why it is unusable.
+    Returns the parsed JSON (a dict when usable) and a note: the repairs made, or why it is unusable. Only
+    JSON is parsed; nothing in the file is ever evaluated.
     """
-    notes = []
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")
-        notes.append("not UTF-8, read as Latin-1")
+    text, notes = _decode_text(data)
     if not text.strip():
-        return None, "system description is empty"
+        return None, "system description is empty: not used"
+    duplicates: set[str] = set()
     try:
-        parsed = json.loads(text)
+        parsed = _load_json(text, duplicates)
+    except RecursionError:
+        return None, "system description nests too deeply to read: not used"
     except ValueError as error:
-        repaired = TRAILING_COMMA.sub(r"\1", LINE_COMMENT.sub("", text))
+        unrepairable = (None, f"system description is not valid JSON ({error}), and removing trailing commas "
+                              "and comments does not make it valid: not used")
+        repair = repair_json(text) if len(data) <= MAX_REPAIRED_BYTES else None
+        if repair is None:
+            return unrepairable
         try:
-            parsed = json.loads(repaired)
-        except ValueError:
-            return None, f"system description is not valid JSON ({error}): fix the file or report it upstream"
-        notes.append("repaired malformed JSON (trailing commas or // comments removed)")
+            parsed = _load_json(repair[0], duplicates)
+        except (ValueError, RecursionError):
+            return unrepairable
+        notes.append(f"repaired: {' and '.join(repair[1])} removed")
     if not isinstance(parsed, dict):
-        return None, f"system description is a JSON {type(parsed).__name__}, not an object"
+        return None, f"system description is a JSON {type(parsed).__name__}, not an object: not used"
+    if duplicates:
+        notes.append(f"{', '.join(sorted(duplicates))} given twice with different values: the last value used, "
+                     "as JSON readers do")
     return parsed, "; ".join(notes)
+
+
+def _decode_text(data: bytes) -> tuple[str, list[str]]:
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16"), ["read as UTF-16, as its byte-order mark says"]
+        except UnicodeDecodeError:
+            pass
+    try:
+        return data.decode("utf-8-sig"), []
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), ["not UTF-8: read as Latin-1"]
+
+
+def _load_json(text: str, duplicates: set[str]) -> object:
+    """json.loads that collects the keys an object gives twice with different values."""
+    def keep_last(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        seen: dict[str, object] = {}
+        for key, value in pairs:
+            if key in seen and seen[key] != value:
+                duplicates.add(key)
+            seen[key] = value
+        return seen
+
+    return json.loads(text, object_pairs_hook=keep_last)
+
+
+def repair_json(text: str) -> tuple[str, list[str]] | None:
+    """The text without comments and trailing commas outside strings, and which of the two it had; None when
+    a string or comment is never closed, which no certain repair can fix. Time is linear in the text's length.
+    """
+    repairs = []
+    without_comments = _remove_comments(text)
+    if without_comments is None:
+        return None
+    if without_comments != text:
+        repairs.append("comments")
+
+    def drop_comma(match: re.Match[str]) -> str:
+        return match[1] if match[1] is not None else ""
+
+    repaired = STRING_OR_TRAILING_COMMA.sub(drop_comma, without_comments)
+    if repaired != without_comments:
+        repairs.insert(0, "trailing commas")
+    return repaired, repairs
+
+
+def _remove_comments(text: str) -> str | None:
+    """`//` and `/* */` comments outside strings, each replaced by a space so that it cannot join two tokens."""
+    kept, position = [], 0
+    while (found := STRING_OR_SLASH.search(text, position)) is not None:
+        start = found.start()
+        kept.append(text[position:start])
+        if text[start] == '"':
+            rest = STRING_REST.match(text, start + 1)
+            if rest is None:
+                return None
+            kept.append(text[start:rest.end()])
+            position = rest.end()
+        elif text.startswith("//", start):
+            line_end = text.find("\n", start)
+            kept.append(" ")
+            position = len(text) if line_end < 0 else line_end
+        elif text.startswith("/*", start):
+            close = text.find("*/", start + 2)
+            if close < 0:
+                return None
+            kept.append(" ")
+            position = close + 2
+        else:
+            kept.append("/")
+            position = start + 1
+    kept.append(text[position:])
+    return "".join(kept)
 
 
 def _field_text(value: object) -> str | None:
@@ -273,22 +403,30 @@ def ingest(sources: Sequence[Path], workers: int | None = None) -> IngestTables:
 
 
 def _size(source: Path) -> int:
-    if source.is_file():
-        return source.stat().st_size
-    return sum(path.stat().st_size for path in source.rglob("result_*.txt") if path.is_file())
+    """Roughly how many bytes a source holds, to start the largest first; 0 where it cannot be told (the
+    reading reports why)."""
+    try:
+        if source.is_file():
+            return source.stat().st_size
+        return sum(path.lstat().st_size for path in source.rglob("result_*.txt"))
+    except OSError:
+        return 0
 
 
 def assemble(per_round: Sequence[RoundTables]) -> IngestTables:
+    """Score and account; every table comes out in key order, whatever order the files were read in."""
     per_round = sorted(per_round, key=lambda tables: tables.round)
-    systems = _frame([row for tables in per_round for row in tables.systems], schemas.SYSTEM_KEY_COLUMNS)
-    systems = systems.sort_values(["round", "submitter", "system"], kind="stable").reset_index(drop=True)
+    # Sorted before the frame is built, so that the raw fields' column order does not follow file order.
+    system_rows = sorted((row for tables in per_round for row in tables.systems),
+                         key=lambda row: (row["round"], row["submitter"], row["system"]))
+    systems = _note_shared_names(_frame(system_rows, schemas.SYSTEM_KEY_COLUMNS))
     runs = _frame([row for tables in per_round for row in tables.runs], schemas.RUN_COLUMNS)
     runs = runs[schemas.RUN_COLUMNS].sort_values(["round", "submitter", "system", "benchmark", "run", "path"],
                                                   kind="stable").reset_index(drop=True)
     scaling = {(tables.round, *key): factor for tables in per_round for key, factor in tables.scaling.items()}
     results = score_results(runs, systems, scaling)
     quarantine = _frame([row for tables in per_round for row in tables.quarantine], schemas.QUARANTINE_COLUMNS)
-    quarantine = pd.concat([quarantine, _orphans(systems, results)], ignore_index=True)
+    quarantine = pd.concat([quarantine, _orphans(systems, results), _result_problems(results)], ignore_index=True)
     quarantine = quarantine.sort_values(["round", "path", "reason"], kind="stable").reset_index(drop=True)
     tally = _tally(per_round, systems, runs, results, quarantine)
     return IngestTables(
@@ -305,16 +443,51 @@ def _frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
     return frame
 
 
+def _note_shared_names(systems: pd.DataFrame) -> pd.DataFrame:
+    """Note on each description whose system name another submitter of the round also uses (both are kept:
+    the key includes the submitter)."""
+    if systems.empty:
+        return systems
+    submitters = systems.groupby(["round", "system"])["submitter"].agg(lambda names: sorted(set(names)))
+    notes = []
+    for round_, submitter, system, note in systems[["round", "submitter", "system", "ingest_note"]].itertuples(
+            index=False, name=None):
+        others = [name for name in submitters[round_, system] if name != submitter]
+        shared = f"system name also used by {', '.join(others)}: kept apart by submitter" if others else None
+        notes.append("; ".join(text for text in (note, shared) if isinstance(text, str) and text) or None)
+    return systems.assign(ingest_note=notes)
+
+
 def _orphans(systems: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
     """Results folders with no system description, and descriptions with no results: each gets a row."""
     described = set(systems[["round", "submitter", "system"]].itertuples(index=False, name=None))
     scored = set(results[["round", "submitter", "system"]].itertuples(index=False, name=None))
     rows = [{"round": r, "path": f"{s}/systems/{y}.json",
-             "reason": "results folder has no usable system description: scored, but has no hardware features"}
+             "reason": "results folder has no usable system description (missing or quarantined): scored, but "
+                       "without hardware features"}
             for r, s, y in sorted(scored - described)]
     rows += [{"round": r, "path": f"{s}/results/{y}/",
               "reason": "system description has no results folder: nothing to score"}
              for r, s, y in sorted(described - scored)]
+    return pd.DataFrame(rows, columns=schemas.QUARANTINE_COLUMNS)
+
+
+def _result_problems(results: pd.DataFrame) -> pd.DataFrame:
+    """A row for each results folder of an unknown benchmark or with fewer runs than the rules require."""
+    rows = []
+    for result in results.itertuples(index=False):
+        path = f"{result.submitter}/results/{result.system}/{result.benchmark}/"
+        if pd.isna(result.benchmark_id):
+            reason = ("unknown benchmark: the folder name is not in the catalogue (pipeline/benchmarks.py) for "
+                      "this round: scored, but not analysed")
+        elif result.n_runs == 0:
+            reason = "results folder holds no result logs (the published logs are absent): not scored"
+        elif not result.complete:
+            done = "scored from the runs present" if not math.isnan(result.time_to_train_min) else "not scored"
+            reason = f"results folder holds fewer result logs than the rules require: {done}"
+        else:
+            continue
+        rows.append({"round": result.round, "path": path, "reason": reason})
     return pd.DataFrame(rows, columns=schemas.QUARANTINE_COLUMNS)
 
 

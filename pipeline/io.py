@@ -5,6 +5,8 @@ import contextlib
 import json
 import math
 import os
+import re
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -23,19 +25,84 @@ PARAMS_FILE = Path("params.yaml")
 def atomic_path(target: Path | str) -> Iterator[Path]:
     """Yield a temporary path beside `target`; rename it over `target` only if the block succeeds.
 
-    An interrupted run therefore never leaves a half-written output that DVC would cache.
+    An interrupted run therefore never leaves a half-written output that DVC would cache. The temporary file
+    is hidden (`.<name>.<pid>.<random>.tmp`) and removed when the block fails; one left by a killed process
+    (whose pid no longer runs) is removed by the next write of the same target.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    remove_stale_temporaries(target)
+    fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(target), suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        _flush_to_disk(tmp_path)
         os.chmod(tmp_path, 0o644)  # mkstemp makes files private; outputs are meant to be read and shared
         os.replace(tmp_path, target)
     finally:
         tmp_path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def atomic_dir(target: Path | str) -> Iterator[Path]:
+    """Yield an empty temporary folder beside `target`; it replaces `target` only if the block succeeds.
+
+    A folder cannot be renamed over a non-empty one, so the old `target` is removed just before the rename:
+    an interruption leaves the old folder, no folder, or the new one, never a partial one under its name.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(target)
+    tmp_path = Path(tempfile.mkdtemp(prefix=_temporary_prefix(target), suffix=".tmp", dir=target.parent))
+    try:
+        yield tmp_path
+        os.chmod(tmp_path, 0o755)  # mkdtemp makes folders private; outputs are meant to be read and shared
+        if target.exists() or target.is_symlink():
+            _remove(target)
+        os.replace(tmp_path, target)
+    finally:
+        if tmp_path.exists():
+            shutil.rmtree(tmp_path)
+
+
+def _temporary_prefix(target: Path) -> str:
+    return f".{target.name}.{os.getpid()}."
+
+
+def remove_stale_temporaries(target: Path) -> None:
+    """Remove the temporary files or folders of `target` that belong to processes no longer running."""
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.(\d+)\.\w+\.tmp")
+    for candidate in target.parent.iterdir():
+        match = pattern.fullmatch(candidate.name)
+        if match and not _is_running(int(match.group(1))):
+            _remove(candidate)
+
+
+def _is_running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):
+        return False
+    except PermissionError:  # running, as another user
+        return True
+    return True
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _flush_to_disk(path: Path) -> None:
+    """The rename is only atomic after a power loss if the data it points to reached the disk first."""
+    if path.is_file():
+        with path.open("rb") as handle:
+            os.fsync(handle.fileno())
 
 
 def write_parquet(frame: pd.DataFrame, target: Path | str) -> None:

@@ -6,14 +6,18 @@ Both published formats are read:
 A line may carry a prefix before `:::` (`0: :::MLLOG ...`) and sit among unrelated output; as the official
 parser does, the text after the last `:::MLLOG ` token of a line is the record. Only lines whose key the analysis
 uses are decoded, which is what makes a round of gigabytes readable in seconds: a regular expression finds the
-wanted keys in the raw bytes and just those lines go through `json.loads`.
+wanted keys in the raw bytes and just those lines go through `json.loads`, each line once, so the time stays
+linear in the size of the log even for a single line of megabytes holding the keys many times.
+
+Nothing in a log is trusted: a line that is not valid JSON, nests too deeply or has no finite timestamp is
+counted in `bad_lines` and skipped.
 """
 from __future__ import annotations
 
 import json
 import math
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 WANTED_KEYS = (
@@ -21,6 +25,7 @@ WANTED_KEYS = (
     "opt_name", "seed", "submission_benchmark", "submission_org", "submission_division", "submission_status",
     "submission_platform", "number_of_nodes", "accelerators_per_node", "target_accuracy", "eval_target",
 )
+_WANTED = frozenset(WANTED_KEYS)
 _KEY_ALTERNATION = b"|".join(key.encode() for key in WANTED_KEYS)
 MLLOG_KEY = re.compile(rb'"key":\s*"(' + _KEY_ALTERNATION + rb')"')
 MLL_LINE = re.compile(rb":::MLL (\d+(?:\.\d+)?) (" + _KEY_ALTERNATION + rb"): ?([^\r\n]*)")
@@ -91,7 +96,8 @@ class RunFacts:
         return samples / seconds
 
     def record(self) -> dict[str, Any]:
-        values = {key: value for key, value in asdict(self).items() if not key.startswith("_")}
+        # Not dataclasses.asdict: it deep-copies the evaluation list, a sixth of the ingest's time.
+        values = {item.name: getattr(self, item.name) for item in fields(self) if not item.name.startswith("_")}
         values.update(converged=self.converged, time_to_train_min=self.time_to_train_min if self.converged
                       else math.nan, throughput_samples_per_s=self.throughput_samples_per_s)
         return values
@@ -114,19 +120,24 @@ def parse_log(data: bytes) -> RunFacts:
 
 def _mllog_records(data: bytes, facts: RunFacts) -> list[tuple[str, float, Any, dict[str, Any]]]:
     records = []
-    for match in MLLOG_KEY.finditer(data):
-        line_start = data.rfind(b"\n", 0, match.start()) + 1
+    line_end = 0
+    # search, not finditer: the search resumes after the line just read, so a line holding a key many times
+    # costs one look, not one per occurrence (a line holds one record: the text after its last token).
+    while (match := MLLOG_KEY.search(data, line_end)) is not None:
+        line_start = data.rfind(b"\n", line_end, match.start()) + 1
         line_end = data.find(b"\n", match.end())
-        line = data[line_start: line_end if line_end >= 0 else len(data)]
-        token = line.rfind(MLLOG_TOKEN)
+        line_end = len(data) if line_end < 0 else line_end
+        token = data.rfind(MLLOG_TOKEN, line_start, line_end)
+        if token < 0:
+            continue  # other output that happens to hold the text, not an MLPerf line
         try:
-            entry = json.loads(line[token + len(MLLOG_TOKEN):].decode("utf-8", "replace")) if token >= 0 else None
+            entry = json.loads(data[token + len(MLLOG_TOKEN): line_end].decode("utf-8", "replace"))
             key, time_ms = entry["key"], _timestamp_ms(entry)
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, RecursionError):
             facts.bad_lines += 1
             continue
-        if key != match.group(1).decode():
-            continue  # the key text sat inside another record's value
+        if not isinstance(key, str) or key not in _WANTED:
+            continue  # the wanted key's text sat inside another record's value
         metadata = entry.get("metadata")
         records.append((key, time_ms, entry.get("value"), metadata if isinstance(metadata, dict) else {}))
     return records
@@ -135,15 +146,22 @@ def _mllog_records(data: bytes, facts: RunFacts) -> list[tuple[str, float, Any, 
 def _mll_records(data: bytes, facts: RunFacts) -> list[tuple[str, float, Any, dict[str, Any]]]:
     records = []
     for match in MLL_LINE.finditer(data):
+        time_ms = float(match.group(1)) * 1000.0
+        if not math.isfinite(time_ms):
+            facts.bad_lines += 1
+            continue
         payload = match.group(3).decode("utf-8", "replace").strip()
         try:
             body = json.loads(payload) if payload else {}
         except ValueError:
             body = {"value": payload}  # v0.6 often logs a bare value rather than a JSON object
+        except RecursionError:
+            facts.bad_lines += 1
+            continue
         if not isinstance(body, dict):
             body = {"value": body}
         metadata = body.get("metadata")
-        records.append((match.group(2).decode(), float(match.group(1)) * 1000.0, body.get("value"),
+        records.append((match.group(2).decode(), time_ms, body.get("value"),
                         metadata if isinstance(metadata, dict) else {}))
     return records
 
@@ -199,10 +217,17 @@ def _apply(records: list[tuple[str, float, Any, dict[str, Any]]], facts: RunFact
 
 
 def _timestamp_ms(entry: dict[str, Any]) -> float:
-    """`time_ms` as the rules require; some v0.7 logs (Alibaba) give `time_s` in seconds instead."""
-    if "time_ms" in entry:
-        return float(entry["time_ms"])
-    return float(entry["time_s"]) * 1000.0
+    """`time_ms` as the rules require; some v0.7 logs (Alibaba) give `time_s` in seconds instead.
+
+    Raises ValueError unless it is a finite number: an infinite time would make an infinite time to train.
+    """
+    stamp = entry["time_ms"] if "time_ms" in entry else entry["time_s"]
+    if isinstance(stamp, bool):
+        raise ValueError("a timestamp is a number, not true or false")
+    time_ms = float(stamp) if "time_ms" in entry else float(stamp) * 1000.0
+    if not math.isfinite(time_ms):
+        raise ValueError(f"timestamp {stamp!r} is not finite")
+    return time_ms
 
 
 def _number(value: Any) -> float:

@@ -48,6 +48,9 @@ KNOWN_UNPARSEABLE: dict[str, str] = {
 
 BARE_NUMBER_MAX_GB = 16 * 1024
 MAX_CORES_PER_NODE = 2048
+# Published values are under 200 characters; a longer text states no single value, and would make the
+# patterns below slow.
+MAX_TEXT_CHARS = 1000
 
 
 def is_missing(value: object) -> bool:
@@ -67,13 +70,18 @@ def is_missing(value: object) -> bool:
 
 
 def _as_text(value: object) -> str | None:
-    """The value as stripped text, or None when it is missing or not a scalar a description can hold."""
+    """The value as stripped text, or None when it is missing, not a scalar a description can hold, or longer
+    than `MAX_TEXT_CHARS`."""
     if is_missing(value) or isinstance(value, bool):
         return None
     if isinstance(value, str):
-        return value.strip()
-    if isinstance(value, (int, float)):
+        text = value.strip()
+        return text if len(text) <= MAX_TEXT_CHARS else None
+    if isinstance(value, float):
         return str(value)
+    if isinstance(value, int):
+        # int() and str() refuse thousands of digits; such a number is no count or size anyway.
+        return str(value) if value.bit_length() <= 64 else None
     return None
 
 
@@ -102,7 +110,10 @@ def parse_count(value: object) -> int | None:
     text = _as_text(value)
     if text is None or not _WHOLE_NUMBER.fullmatch(text):
         return None
-    count = int(float(text))
+    number = float(text)
+    if not math.isfinite(number):  # hundreds of digits: beyond any float, and no count
+        return None
+    count = int(number)
     return count if count > 0 else None
 
 
@@ -238,7 +249,9 @@ def parse_accelerator(model_name: object, memory_capacity: object = None) -> Acc
     """
     text = _as_text(model_name)
     name = None if text is None else _clean_trademarks(text)
-    memory = _memory_parts(memory_capacity) or (None if name is None else _memory_parts(name))
+    # A bare number is a size only in a memory field: a model name of "12345" states no memory.
+    memory = _memory_parts(memory_capacity) or (
+        None if name is None or _BARE_NUMBER.fullmatch(name) else _memory_parts(name))
     memory_gib = None if memory is None else memory[1]
     if name is None:
         return Accelerator(vendor=None, family=None, form_factor=None, memory_gib=memory_gib, year=None)
@@ -298,8 +311,9 @@ _CPU_MODELS: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]], 
     ("NVIDIA", _GRACE, lambda m: "Grace"),
 )
 
-_CORE_COUNT = re.compile(r"(?:(?P<processors>\d+)\s*[x×]\s*)?(?P<cores>\d+)\b")
-_CORES_IN_NAME = re.compile(r"\b(?P<cores>\d+)-Core\b", re.IGNORECASE)
+# At most six digits each: int() refuses thousands of digits, and no node has a million cores.
+_CORE_COUNT = re.compile(r"(?:(?P<processors>\d{1,6})\s*[x×]\s*)?(?P<cores>\d{1,6})\b")
+_CORES_IN_NAME = re.compile(r"\b(?P<cores>\d{1,6})-Core\b", re.IGNORECASE)
 
 
 def _cpu_model(name: str) -> tuple[str, str] | None:

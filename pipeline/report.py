@@ -1,106 +1,908 @@
-"""Stage `report`: `reports/index.html`, self-contained, plus the combined ranking, importance and metrics.
+"""Stage `report`: `reports/index.html`, one self-contained page, plus the combined ranking, importance and metrics.
 
     python -m pipeline.report
 
+The page leads with the headline benchmark (`analysis.benchmark`): its most efficient configurations, its best
+cluster and the data coverage; then the published study's findings checked on the data, one section per
+benchmark of `analysis.benchmarks` (figures, cluster profiles, a sortable and filterable ranking), the quarantine
+list, the definitions and method with the params used, and the provenance (git revision, input hashes from
+`dvc.lock`). Figures are embedded PNGs and the only script is inline, so the file opens offline.
+
 Also writes `reports/ranking.csv` (every benchmark's ranking, with a `benchmark` column), `reports/metrics.json`
-and `reports/importance.json` (keyed by benchmark; `dvc metrics show` prints the former).
+(keyed by benchmark, scalar metrics only; `dvc metrics show` prints it) and `reports/importance.json` (keyed by
+benchmark).
 """
 from __future__ import annotations
 
 import base64
+import io
 import json
+import math
+import struct
+import subprocess
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jinja2
 import numpy as np
 import pandas as pd
+import yaml
+from matplotlib import ticker
+from PIL import Image
 
 from . import plots
-from .cluster import clusters_path
+from .benchmarks import BY_ID, round_version
+from .cluster import LOG_SCALED, clusters_path
 from .errors import cli
 from .importance import reports_dir
 from .io import load_params, section, write_csv, write_json, write_text
 
 REPORTS = Path("reports")
 RESULTS = Path("data/interim/results.parquet")
+QUARANTINE = Path("data/interim/quarantine.csv")
+DVC_LOCK = Path("dvc.lock")
 TEMPLATE = "report.html.j2"
+# The stages whose hashes identify the input data of a report.
+INPUT_STAGES = ("fetch", "ingest")
+# Other benchmarks show their best configurations only; reports/ranking.csv has every row.
+OTHER_RANKING_ROWS = 50
+SUMMARY_TOP = 5
 
+# Figure sizes in inches at plots.png_bytes' 110 dpi: about 660 x 400 pixels, shown two side by side at ~540
+# pixels on a laptop, where the text stays about 12 pixels high.
+FIGURE_SIZE = (6.0, 3.6)
+WIDE_FIGURE_SIZE = (6.0, 4.2)
+# Colours per embedded PNG: the page holds about a hundred figures and must stay a few megabytes.
+PNG_COLOURS = 256
+# The colour-blind palette reordered so the first five clusters get the most distinct hues (its second and fourth
+# colours, orange and vermillion, are hard to tell apart side by side).
+CLUSTER_PALETTE_ORDER = [0, 1, 2, 4, 9, 3, 5, 7, 6, 8]
+JITTER = 0.15  # relative spread of accelerator counts in scatter plots (see _scatter_by_cluster)
+MARKERS = ["o", "s", "D", "^", "v", "P", "X", "*", "h", "<"]
+IMPORTANCE_TOP = 8
+FAMILIES_SHOWN = 8
+HIGHLIGHT = plots.sns.color_palette(plots.PALETTE)[3]  # vermillion: the Pareto front
+
+# When the data counts as confirming a published finding (stated in the report's method section).
+SUBLINEAR_MAJORITY = 0.5          # share of multi-accelerator results below ideal scaling
+DIMINISHING_SPEARMAN = -0.1       # at least a weak negative rank correlation of efficiency with size
+MODERATE_ACCELERATORS = (4, 16)   # the study's "moderate number" of accelerators
+LARGEST_WORSE_HALF = 0.5          # median rank percentile of the largest systems (1 = last place)
+
+# MLCommons publication month of each Training round, to place rounds on a time axis.
+ROUND_PUBLISHED = {
+    "v0.5": (2018, 12), "v0.6": (2019, 7), "v0.7": (2020, 7), "v1.0": (2021, 6), "v1.1": (2021, 12),
+    "v2.0": (2022, 6), "v2.1": (2022, 11), "v3.0": (2023, 6), "v3.1": (2023, 11), "v4.0": (2024, 6),
+    "v4.1": (2024, 11), "v5.0": (2025, 6), "v5.1": (2025, 11),
+}
+
+FEATURE_LABELS = {
+    "time_to_train_min": "time to train (min)", "accelerator_hours": "accelerator-hours",
+    "scaling_efficiency": "scaling efficiency", "speedup": "speed-up",
+    "accelerator_count": "accelerators", "n_nodes": "nodes", "accelerators_per_node": "accelerators per node",
+    "accelerator_memory_gib": "accelerator memory (GiB)", "accelerator_year": "accelerator year",
+    "host_cpu_cores": "host CPU cores per node", "host_memory_gib": "host memory (GiB)",
+    "interconnect_intra_gbps": "intra-node link (Gbit/s)", "interconnect_inter_gbps": "inter-node link (Gbit/s)",
+    "accelerator_vendor": "accelerator vendor", "accelerator_family": "accelerator family",
+    "accelerator_form_factor": "accelerator form factor", "host_cpu_vendor": "host CPU vendor",
+    "interconnect_intra": "intra-node link kind", "interconnect_inter": "inter-node link kind",
+    "framework": "framework",
+}
+TARGET_LABELS = {"log_time_to_train": "time to train", "log_accelerator_hours": "accelerator-hours"}
+
+
+@dataclass(frozen=True)
+class BenchmarkOutputs:
+    """What the importance, cluster and rank stages wrote for one benchmark."""
+    benchmark: str
+    rank: dict[str, Any]
+    ranking: pd.DataFrame
+    clusters: dict[str, Any]
+    importance: dict[str, Any]
+    clustered: pd.DataFrame
+    k_selection_png: bytes | None
+
+    @property
+    def analysed(self) -> bool:
+        return self.rank.get("status") == "ok"
+
+
+@dataclass(frozen=True)
+class Figure:
+    data: str  # base64 PNG
+    alt: str
+    caption: str
+    width: int  # pixels, so the page lays out before the images decode
+    height: int
+
+
+@dataclass(frozen=True)
+class Finding:
+    key: str
+    claim: str
+    verdict: bool | None  # None: the data cannot test it
+    evidence: str
+
+    @property
+    def verdict_text(self) -> str:
+        return "not testable" if self.verdict is None else "confirmed" if self.verdict else "not confirmed"
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    label: str
+    numeric: bool
+    format: Callable[[Any], str]
+    sort_key: Callable[[Any], float] | None = None
+    swatch: bool = False  # the value is a cluster id: show its colour, as in the figures
+
+
+# The published study's findings (the brief, "The method it follows"), as short table headers and claims.
+FINDING_CLAIMS = {
+    "sublinear": ("Sublinear speed-up", "Speed-up from adding accelerators is sublinear"),
+    "diminishing": ("Shrinking gain per chip", "The gain per added chip shrinks as systems grow"),
+    "moderate": ("Best cluster: 4 to 16 accelerators",
+                 "The most effective cluster uses a moderate number (roughly 4 to 16) of accelerators"),
+    "latest": ("Best cluster: latest generation", "The most effective cluster uses latest-generation accelerators"),
+    "host": ("Best cluster: strong host, fast links",
+             "The most effective cluster has strong host CPUs and fast interconnects"),
+    "largest_fastest": ("Largest systems fastest", "The largest systems have the shortest absolute times"),
+    "largest_inefficient": ("Largest systems least efficient", "The largest systems have the worst efficiency"),
+}
+
+
+# ---------------------------------------------------------------------------------------------------- formatting
+
+def readable(value: Any) -> str:
+    """A number with as many digits as a reader needs: 4,320 / 13.5 / 1.80 / 0.358; blank when missing."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if not isinstance(value, (int, float, np.integer, np.floating)):
+        return str(value)
+    magnitude = abs(float(value))
+    if float(value).is_integer() and magnitude >= 1:
+        return f"{value:,.0f}"
+    if magnitude >= 100:
+        return f"{value:,.0f}"
+    if magnitude >= 10:
+        return f"{value:.1f}"
+    if magnitude >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def ratio(value: Any) -> str:
+    """Efficiencies and speed-ups with two decimals, blank when missing."""
+    return "" if value is None or pd.isna(value) else f"{value:.2f}"
+
+
+def percent(share: float) -> str:
+    return f"{100 * share:.0f}%"
+
+
+def _round_order(round_: str) -> float:
+    major, minor = round_version(round_)
+    return major * 100 + minor
+
+
+def _published(round_: str) -> float:
+    """The round's publication date as a fractional year; unknown rounds fall back to their version."""
+    if round_ in ROUND_PUBLISHED:
+        year, month = ROUND_PUBLISHED[round_]
+        return year + (month - 1) / 12
+    major, minor = round_version(round_)
+    return 2020 + major + minor / 10
+
+
+def _optional_float(value: Any) -> float:
+    return float("nan") if value is None or pd.isna(value) else float(value)
+
+
+# Who and what first, then the criteria, then the analysis' labels: on a phone the first columns are what shows.
+RANKING_COLUMNS = [
+    Column("rank", "Rank", True, readable),
+    Column("submitter", "Submitter", False, str),
+    Column("system", "System", False, str),
+    Column("round", "Round", True, str, _round_order),
+    Column("accelerator_family", "Accelerator", False, lambda v: "" if pd.isna(v) else str(v)),
+    Column("accelerator_count", "Accelerators", True, readable),
+    Column("time_to_train_min", "Time to train (min)", True, readable),
+    Column("accelerator_hours", "Accelerator-hours", True, readable),
+    Column("scaling_efficiency", "Scaling efficiency", True, ratio),
+    Column("speedup", "Speed-up (×)", True, ratio),
+    Column("score", "TOPSIS score", True, lambda v: "" if pd.isna(v) else f"{v:.3f}"),
+    Column("cluster", "Cluster", True, readable, swatch=True),
+    Column("pareto", "Pareto front", False, lambda v: "yes" if bool(v) else ""),
+    Column("division", "Division", False, str),
+]
+
+
+def table_rows(frame: pd.DataFrame, columns: Sequence[Column]) -> list[list[dict[str, str]]]:
+    """Cells with the text shown and, for numeric columns, the value the page's script sorts by."""
+    rows = []
+    for record in frame.to_dict(orient="records"):
+        cells = []
+        for column in columns:
+            value = record.get(column.name)
+            cell = {"text": column.format(value)}
+            if column.numeric:
+                key = column.sort_key(value) if column.sort_key else _optional_float(value)
+                cell["sort"] = "" if math.isnan(key) else f"{key:.7g}"  # finer than any value shown
+            if column.swatch and not pd.isna(value):
+                cell["colour"] = hex_colour(cluster_colours([int(value)])[int(value)])
+            cells.append(cell)
+        rows.append(cells)
+    return rows
+
+
+def ranking_table(ranking: pd.DataFrame, limit: int | None) -> dict[str, Any]:
+    shown = ranking if limit is None else ranking.head(limit)
+    return {"columns": [{"label": c.label, "numeric": c.numeric} for c in RANKING_COLUMNS],
+            "rows": table_rows(shown, RANKING_COLUMNS), "shown": len(shown), "total": len(ranking)}
+
+
+def configuration_name(row: pd.Series | dict[str, Any]) -> str:
+    return f"{row['round']} {row['submitter']} {row['system']}"
+
+
+def hardware_name(row: pd.Series | dict[str, Any]) -> str:
+    """"8 × H100": the accelerator count and family of a configuration."""
+    family = row.get("accelerator_family")
+    family = "unknown accelerator" if family is None or pd.isna(family) else family
+    return f"{readable(row['accelerator_count'])} × {family}"
+
+
+# ------------------------------------------------------------------------------------------------------ figures
+
+def compact_png(png: bytes, colours: int = PNG_COLOURS) -> bytes:
+    """The PNG with a palette of `colours`: a third of the bytes, and charts of flat colours look the same.
+    Octree quantisation keeps the colour of a small cluster that median cut merges into grey."""
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    buffer = io.BytesIO()
+    image.quantize(colors=colours, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(
+        buffer, format="PNG", optimize=True)
+    return buffer.getvalue()
+
+
+def embed(png: bytes, alt: str, caption: str) -> Figure:
+    png = compact_png(png)
+    width, height = struct.unpack(">II", png[16:24])  # the PNG header's IHDR chunk
+    return Figure(base64.b64encode(png).decode("ascii"), alt, caption, width, height)
+
+
+def cluster_colours(clusters: Sequence[int]) -> dict[int, tuple[float, float, float]]:
+    """One colour per cluster id, the same in every figure and table of the page."""
+    palette = plots.sns.color_palette(plots.PALETTE, n_colors=10)
+    ordered = [palette[i] for i in CLUSTER_PALETTE_ORDER]
+    return {int(cluster): ordered[int(cluster) % len(ordered)] for cluster in clusters}
+
+
+def hex_colour(rgb: tuple[float, float, float]) -> str:
+    return "#" + "".join(f"{round(255 * channel):02x}" for channel in rgb)
+
+
+def _plain_log_ticks(axis: Any, which: str) -> None:
+    """Log axes labelled 1, 10, 100 rather than 10^0, 10^1, 10^2, quicker to read; with 1-2-5 steps on a short
+    span, where powers of ten alone leave one or two labels (shorter on x, whose labels sit side by side).
+    Call after plotting."""
+    low, high = axis.get_xlim() if which == "x" else axis.get_ylim()
+    steps = (1.0, 2.0, 5.0) if math.log10(high / low) < (1.5 if which == "x" else 3) else (1.0,)
+    target = axis.xaxis if which == "x" else axis.yaxis
+    target.set_major_locator(ticker.LogLocator(base=10, subs=steps))
+    target.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:,.10g}"))
+    target.set_minor_formatter(ticker.NullFormatter())
+
+
+def _scatter_by_cluster(axis: Any, clustered: pd.DataFrame, x: str, y: str, best_cluster: int | None) -> None:
+    """Scatter on a log x axis of accelerator counts, jittered by up to ±JITTER so the dozens of results at the
+    same count (8 accelerators above all) show as a cloud rather than one point; seeded, so figures repeat."""
+    jitter = np.random.default_rng(0).uniform(-JITTER, JITTER, len(clustered))
+    clustered = clustered.assign(**{x: clustered[x] * (1 + jitter)})
+    colours = cluster_colours(sorted(clustered["cluster"].unique()))
+    # Hollow markers of distinct shapes: where clusters overlap (they do, at 8 accelerators) every one shows
+    # through; the best cluster is filled and drawn on top.
+    for cluster, group in clustered.groupby("cluster"):
+        best = int(cluster) == best_cluster
+        colour = colours[int(cluster)]
+        axis.scatter(group[x], group[y], s=30, marker=MARKERS[int(cluster) % len(MARKERS)],
+                     facecolor=(*colour, 0.55) if best else "none", edgecolor=colour, linewidth=1.0,
+                     label=f"{int(cluster)} (best)" if best else f"{int(cluster)}", zorder=3 if best else 2)
+
+
+def _outside_legend(axis: Any, title: str | None = "cluster") -> None:
+    """Legend right of the plot, clusters in id order and other entries as plotted: inside the axes it would hide
+    the largest or fastest systems."""
+    handles, labels = axis.get_legend_handles_labels()
+    first_words = [label.split()[0] for label in labels]
+    order = sorted(range(len(labels)), key=lambda i: (0, int(first_words[i])) if first_words[i].isdigit() else (1, i))
+    axis.legend([handles[i] for i in order], [labels[i] for i in order], title=title, fontsize="small",
+                title_fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
+                alignment="left")
+
+
+def scaling_figure(clustered: pd.DataFrame, best_cluster: int | None) -> bytes:
+    """Time to train against accelerators by cluster, with ideal linear scaling of the most hardware-efficient
+    result: the vertical gap between a point and the line is the hardware time it left idle."""
+    figure, axis = plots.plt.subplots(figsize=FIGURE_SIZE)
+    _scatter_by_cluster(axis, clustered, "accelerator_count", "time_to_train_min", best_cluster)
+    counts = np.geomspace(clustered["accelerator_count"].min(), clustered["accelerator_count"].max(), 50)
+    best_accelerator_minutes = (clustered["time_to_train_min"] * clustered["accelerator_count"]).min()
+    axis.plot(counts, best_accelerator_minutes / counts, color="black", linestyle="--", linewidth=1,
+              label="ideal linear scaling")
+    axis.set(xscale="log", yscale="log", xlabel="Accelerators (count, log scale)",
+             ylabel="Time to train (minutes, log scale)")
+    _plain_log_ticks(axis, "x")
+    _plain_log_ticks(axis, "y")
+    _outside_legend(axis)
+    return plots.png_bytes(figure)
+
+
+def size_band_medians(clustered: pd.DataFrame, column: str, min_points: int = 3) -> pd.DataFrame:
+    """Median of `column` per power-of-two band of accelerator count (bands with at least `min_points`)."""
+    data = clustered[clustered[column].notna() & (clustered["accelerator_count"] > 0)]
+    band = 2.0 ** np.round(np.log2(data["accelerator_count"].astype(float)))
+    grouped = data.groupby(band)[column].agg(["median", "size"])
+    grouped = grouped[grouped["size"] >= min_points]
+    return grouped.rename_axis("accelerators").reset_index()
+
+
+def efficiency_figure(clustered: pd.DataFrame, best_cluster: int | None) -> bytes:
+    """Scaling efficiency against accelerators, with the median per size band: the trend of the gain per chip."""
+    figure, axis = plots.plt.subplots(figsize=FIGURE_SIZE)
+    data = clustered[clustered["scaling_efficiency"].notna()]
+    _scatter_by_cluster(axis, data, "accelerator_count", "scaling_efficiency", best_cluster)
+    axis.axhline(1.0, color="black", linestyle="--", linewidth=1, label="ideal linear scaling (1)")
+    bands = size_band_medians(data, "scaling_efficiency")
+    if len(bands) > 1:
+        axis.plot(bands["accelerators"], bands["median"], color="black", linewidth=1.8, marker="o",
+                  markersize=4, label="median per size band")
+    axis.set(xscale="log", xlabel="Accelerators (count, log scale)",
+             ylabel="Scaling efficiency (1 = linear)")
+    axis.set_ylim(bottom=0)
+    _plain_log_ticks(axis, "x")
+    _outside_legend(axis)
+    return plots.png_bytes(figure)
+
+
+def spaced_labels(x: np.ndarray, y: np.ndarray, min_gap: float = 0.09) -> list[int]:
+    """Indices of points far enough apart to label without overlap: greedy, in order, with distances in
+    fractions of the log-log span of the points."""
+    if len(x) == 0:
+        return []
+    position = np.column_stack([np.log10(x), np.log10(y)])
+    span = np.ptp(position, axis=0)
+    position = position / np.where(span > 0, span, 1.0)
+    kept: list[int] = []
+    for index in range(len(position)):
+        if all(np.abs(position[index] - position[other]).max() >= min_gap for other in kept):
+            kept.append(index)
+    return kept
+
+
+def pareto_figure(ranking: pd.DataFrame) -> bytes:
+    """Time to train against accelerator-hours; the Pareto front is what no other result beats on both."""
+    figure, axis = plots.plt.subplots(figsize=FIGURE_SIZE)
+    front = ranking[ranking["pareto"].astype(bool)].sort_values("accelerator_hours")
+    others = ranking[~ranking["pareto"].astype(bool)]
+    axis.scatter(others["accelerator_hours"], others["time_to_train_min"], s=18, color="#9a9a9a", alpha=0.55,
+                 edgecolor="none", label="other results")
+    axis.plot(front["accelerator_hours"], front["time_to_train_min"], color=HIGHLIGHT, linewidth=1.2,
+              drawstyle="steps-post", zorder=3)
+    axis.scatter(front["accelerator_hours"], front["time_to_train_min"], s=42, color=HIGHLIGHT, marker="D",
+                 edgecolor="black", linewidth=0.5, zorder=4, label=f"Pareto front ({len(front)})")
+    picks = front.iloc[spaced_labels(front["accelerator_hours"].to_numpy(), front["time_to_train_min"].to_numpy())]
+    for index, (_, row) in enumerate(picks.iterrows()):
+        # Alternate above-right and below-left: neighbours on the front sit close together.
+        above = index % 2 == 0
+        axis.annotate(hardware_name(row), (row["accelerator_hours"], row["time_to_train_min"]),
+                      xytext=(6, 5) if above else (-6, -11), ha="left" if above else "right",
+                      textcoords="offset points", fontsize=7.5, color="#222222")
+    axis.set(xscale="log", yscale="log", xlabel="Accelerator-hours (log scale)",
+             ylabel="Time to train (minutes, log scale)")
+    _plain_log_ticks(axis, "x")
+    _plain_log_ticks(axis, "y")
+    axis.legend(fontsize="small", loc="upper right", framealpha=0.9)
+    return plots.png_bytes(figure)
+
+
+def importance_frame(importance: dict[str, Any], top: int = IMPORTANCE_TOP) -> pd.DataFrame:
+    """Permutation importance (mean, spread) of the `top` features, strongest first, for both targets."""
+    rows = [{"target": name, "feature": feature, "mean": stats["mean"], "std": stats["std"]}
+            for name, result in importance.get("targets", {}).items()
+            for feature, stats in result["permutation_importance"].items()]
+    if not rows:
+        return pd.DataFrame(columns=["target", "feature", "mean", "std"])
+    frame = pd.DataFrame(rows)
+    order = frame.groupby("feature")["mean"].max().sort_values(ascending=False).index[:top]
+    frame = frame[frame["feature"].isin(order)]
+    frame["feature"] = pd.Categorical(frame["feature"], categories=list(order), ordered=True)
+    return frame.sort_values(["feature", "target"]).reset_index(drop=True)
+
+
+def importance_figure(importance: dict[str, Any]) -> bytes:
+    """The strongest features for both targets, bars at the mean over folds x repeats, whiskers one s.d."""
+    data = importance_frame(importance)
+    features = list(data["feature"].cat.categories)
+    targets = list(importance["targets"])
+    figure, axis = plots.plt.subplots(figsize=WIDE_FIGURE_SIZE)
+    height = 0.8 / max(1, len(targets))
+    colours = plots.sns.color_palette(plots.PALETTE, n_colors=max(2, len(targets)))
+    for index, target in enumerate(targets):
+        part = data[data["target"] == target].set_index("feature").reindex(features)
+        positions = np.arange(len(features)) + (index - (len(targets) - 1) / 2) * height
+        r2 = importance["targets"][target]["oof_r2"]
+        axis.barh(positions, part["mean"], height=height, xerr=part["std"], color=colours[index],
+                  error_kw={"elinewidth": 0.9, "capsize": 2, "ecolor": "#333333"},
+                  label=f"{TARGET_LABELS.get(target, target)} (out-of-fold R² {r2:.2f})")
+    axis.set_yticks(np.arange(len(features)), [FEATURE_LABELS.get(f, f) for f in features])
+    axis.invert_yaxis()
+    axis.axvline(0, color="grey", linewidth=0.8)
+    axis.set_xlabel("Permutation importance (R² lost when shuffled)")
+    axis.set_ylabel("")
+    axis.legend(title="predicting log10 of", fontsize="small", title_fontsize="small", loc="lower center",
+                bbox_to_anchor=(0.5, 1.0), frameon=False, ncol=1)
+    return plots.png_bytes(figure)
+
+
+def importance_rows(importance: dict[str, Any]) -> dict[str, Any]:
+    """The numbers behind the importance figure: mean ± s.d. per feature and target, and which were selected."""
+    data = importance_frame(importance)
+    targets = list(importance.get("targets", {}))
+    selected = set(importance.get("selected_features", []))
+    rows = []
+    for feature, group in data.groupby("feature", observed=True, sort=True):
+        by_target = group.set_index("target")
+        rows.append({"feature": FEATURE_LABELS.get(str(feature), str(feature)), "selected": feature in selected,
+                     "cells": [f"{by_target.at[t, 'mean']:.3f} ± {by_target.at[t, 'std']:.3f}"
+                                if t in by_target.index else "" for t in targets]})
+    return {"targets": [TARGET_LABELS.get(t, t) for t in targets], "rows": rows,
+            "r2": [ratio(importance["targets"][t]["oof_r2"]) for t in targets]}
+
+
+def heatmap_features(clusters: dict[str, Any], clustered: pd.DataFrame) -> list[str]:
+    """The clustering features, plus scaling efficiency, which the ranking uses."""
+    features = list(clusters.get("features", []))
+    if "scaling_efficiency" not in features and clustered["scaling_efficiency"].notna().any():
+        features.append("scaling_efficiency")
+    return features
+
+
+def cluster_medians(clustered: pd.DataFrame, features: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per cluster: the median of each feature, and that median standardised over all configurations (on log10
+    for the features the clustering log-scales), so one colour scale fits features of any unit."""
+    raw = clustered.groupby("cluster")[list(features)].median()
+    values = clustered[list(features)].astype(float)
+    for feature in features:
+        if feature in LOG_SCALED:
+            values[feature] = np.log10(values[feature].where(values[feature] > 0))
+    spread = values.std().replace(0, np.nan)
+    standardised = ((values - values.mean()) / spread).assign(cluster=clustered["cluster"]).groupby(
+        "cluster").median()
+    return raw, standardised
+
+
+def heatmap_text(feature: str, value: float) -> str:
+    if feature == "accelerator_year" and not pd.isna(value):
+        return f"{value:.0f}"
+    return ratio(value) if feature == "scaling_efficiency" else readable(value)
+
+
+def cluster_heatmap(clustered: pd.DataFrame, features: Sequence[str]) -> bytes:
+    raw, standardised = cluster_medians(clustered, features)
+    sizes = clustered["cluster"].value_counts()
+    # As wide as two charts: seven or so columns of numbers need the room to stay legible.
+    figure, axis = plots.plt.subplots(figsize=(8.4, 1.6 + 0.34 * len(raw)))
+    annotations = np.array([[heatmap_text(feature, raw.at[cluster, feature]) for feature in features]
+                            for cluster in raw.index])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PendingDeprecationWarning)  # seaborn 0.13 calls Colormap.set_bad
+        plots.sns.heatmap(standardised, ax=axis, cmap="vlag", center=0, vmin=-2, vmax=2, annot=annotations, fmt="",
+                          annot_kws={"fontsize": 8}, linewidths=0.5, linecolor="white",
+                          cbar_kws={"label": "standardised median (z)", "shrink": 0.9})
+    axis.set_xticklabels([FEATURE_LABELS.get(f, f) for f in features], rotation=20, ha="right", fontsize=9)
+    axis.set_yticklabels([f"cluster {int(c)} (n={sizes[c]})" for c in raw.index], rotation=0, fontsize=9)
+    axis.set(xlabel="", ylabel="")
+    return plots.png_bytes(figure)
+
+
+def best_time_by_family(clustered: pd.DataFrame, families: int = FAMILIES_SHOWN) -> pd.DataFrame:
+    """The best time to train of each round for the most-submitted accelerator families."""
+    data = clustered[clustered["accelerator_family"].notna()]
+    top = data["accelerator_family"].value_counts().index[:families]
+    best = (data[data["accelerator_family"].isin(top)].groupby(["accelerator_family", "round"])
+            ["time_to_train_min"].min().reset_index())
+    best["published"] = best["round"].map(_published)
+    best["accelerator_family"] = pd.Categorical(best["accelerator_family"], categories=list(top), ordered=True)
+    return best.sort_values(["accelerator_family", "published"]).reset_index(drop=True)
+
+
+def best_time_figure(clustered: pd.DataFrame) -> bytes:
+    best = best_time_by_family(clustered)
+    figure, axis = plots.plt.subplots(figsize=FIGURE_SIZE)
+    colours = plots.sns.color_palette(plots.PALETTE, n_colors=max(1, len(best["accelerator_family"].cat.categories)))
+    for index, (family, group) in enumerate(best.groupby("accelerator_family", observed=True)):
+        axis.plot(group["published"], group["time_to_train_min"], marker=MARKERS[index % len(MARKERS)],
+                  color=colours[index], linewidth=1.4, markersize=5, label=str(family))
+    rounds = sorted(clustered["round"].unique(), key=_round_order)
+    axis.set_xticks([_published(r) for r in rounds],
+                    [f"{r}\n{ROUND_PUBLISHED.get(r, ('', ))[0]}" for r in rounds], fontsize=8)
+    axis.set(yscale="log", xlabel="Round (publication year)", ylabel="Best time to train (minutes, log scale)")
+    _plain_log_ticks(axis, "y")
+    _outside_legend(axis, "accelerator family")
+    return plots.png_bytes(figure)
+
+
+# ----------------------------------------------------------------------------------------------------- findings
+
+def _best_profile(outputs: BenchmarkOutputs) -> dict[str, Any] | None:
+    return next((p for p in outputs.clusters.get("profiles", []) if p["cluster"] == outputs.rank.get("best_cluster")),
+                None)
+
+
+def findings_of(outputs: BenchmarkOutputs) -> list[Finding]:
+    """The published study's findings, each confirmed or not by this benchmark's numbers.
+
+    The evidence is rank.json's `finding_*` values; the host CPU and interconnect claim is checked here on the
+    clustered table (median of the best cluster against the median of all configurations).
+    """
+    rank, clustered = outputs.rank, outputs.clustered
+    found: dict[str, tuple[bool | None, str]] = {}
+
+    share = rank.get("finding_sublinear_share")
+    found["sublinear"] = (None, "no multi-accelerator results to compare") if share is None else (
+        share > SUBLINEAR_MAJORITY,
+        f"{percent(share)} of the results with more accelerators than their family's smallest system scale "
+        f"below linear (scaling efficiency < 1)")
+
+    rho = rank.get("finding_efficiency_vs_accelerators_spearman")
+    found["diminishing"] = (None, "accelerator counts do not vary") if rho is None else (
+        rho <= DIMINISHING_SPEARMAN,
+        f"Spearman ρ of scaling efficiency with accelerator count = {rho:+.2f}")
+
+    best = _best_profile(outputs)
+    if best is None:
+        found["moderate"] = found["latest"] = found["host"] = (None, "no cluster profiles")
+    else:
+        low, high = MODERATE_ACCELERATORS
+        median = best["accelerators_median"]
+        found["moderate"] = (low <= median <= high,
+                             f"best cluster {best['cluster']}: median {readable(median)} accelerators "
+                             f"(range {readable(best['accelerators_min'])} to {readable(best['accelerators_max'])})")
+        years = [p["accelerator_year_median"] for p in outputs.clusters["profiles"]
+                 if p["accelerator_year_median"] is not None]
+        year = best["accelerator_year_median"]
+        found["latest"] = (None, "no accelerator years") if year is None else (
+            year >= max(years),
+            f"best cluster's median accelerator year {year:.0f}; newest cluster median {max(years):.0f}")
+        found["host"] = host_and_interconnect(clustered, best["cluster"])
+
+    fastest = rank.get("finding_largest_systems_fastest")
+    quickest = outputs.ranking.loc[outputs.ranking["time_to_train_min"].idxmin()] if len(outputs.ranking) else None
+    found["largest_fastest"] = (None, "no ranking") if fastest is None or quickest is None else (
+        bool(fastest),
+        f"the fastest result, {configuration_name(quickest)} ({hardware_name(quickest)}, "
+        f"{readable(quickest['time_to_train_min'])} min), is {'' if fastest else 'not '}among the largest "
+        f"10% of systems")
+
+    percentile = rank.get("finding_largest_systems_median_rank_percentile")
+    found["largest_inefficient"] = (None, "no ranking") if percentile is None else (
+        percentile > LARGEST_WORSE_HALF,
+        f"the largest 10% of systems have a median efficiency rank at the {percent(percentile)} mark "
+        f"(0% = best, 100% = last)")
+
+    return [Finding(key, FINDING_CLAIMS[key][1], *found[key]) for key in FINDING_CLAIMS]
+
+
+def host_and_interconnect(clustered: pd.DataFrame, cluster: int) -> tuple[bool | None, str]:
+    members = clustered[clustered["cluster"] == cluster]
+    checks = []
+    for column, label in (("host_cpu_cores", "host CPU cores per node"),
+                          ("interconnect_intra_gbps", "intra-node link Gbit/s")):
+        cluster_median, overall = members[column].median(), clustered[column].median()
+        if pd.isna(cluster_median) or pd.isna(overall):
+            return None, f"{label} unknown for the best cluster"
+        checks.append((cluster_median >= overall, f"{label}: {readable(cluster_median)} vs {readable(overall)}"))
+    return (all(ok for ok, _ in checks),
+            "best cluster median vs all configurations: " + "; ".join(text for _, text in checks))
+
+
+# ---------------------------------------------------------------------------------------------- page sections
+
+def benchmark_title(benchmark: str) -> dict[str, str]:
+    entry = BY_ID.get(benchmark)
+    if entry is None:
+        return {"id": benchmark, "model": benchmark, "task": "", "dataset": "", "quality_target": ""}
+    return {"id": benchmark, "model": entry.model, "task": entry.task, "dataset": entry.dataset,
+            "quality_target": entry.quality_target}
+
+
+def scope_of(clustered: pd.DataFrame) -> dict[str, Any]:
+    rounds = sorted(clustered["round"].unique(), key=_round_order)
+    return {"rounds": rounds, "round_range": f"{rounds[0]} to {rounds[-1]}" if rounds else "none",
+            "results": len(clustered), "submitters": int(clustered["submitter"].nunique()),
+            "systems": int(clustered[["submitter", "system"]].drop_duplicates().shape[0]),
+            "families": int(clustered["accelerator_family"].nunique())}
+
+
+def families_by_count(profile: dict[str, Any]) -> list[tuple[str, int]]:
+    """A profile's accelerator families, most results first (clusters.json stores them by name)."""
+    return sorted(profile["families"].items(), key=lambda item: (-item[1], item[0]))
+
+
+def cluster_profile_rows(outputs: BenchmarkOutputs) -> list[dict[str, Any]]:
+    """Cluster profiles (clusters.json) with their efficiency rank and score (rank.json), best first."""
+    ranked = {row["cluster"]: row for row in outputs.rank.get("clusters", [])}
+    colours = cluster_colours([p["cluster"] for p in outputs.clusters.get("profiles", [])])
+    rows = []
+    for profile in outputs.clusters.get("profiles", []):
+        ranking = ranked.get(profile["cluster"], {})
+        rows.append({
+            "cluster": profile["cluster"], "colour": hex_colour(colours[profile["cluster"]]),
+            "rank": ranking.get("rank"), "score": ranking.get("score"), "size": profile["size"],
+            "accelerators": f"{readable(profile['accelerators_median'])} "
+                            f"({readable(profile['accelerators_min'])} to {readable(profile['accelerators_max'])})",
+            "families": ", ".join(f"{name} ({count})" for name, count in families_by_count(profile)),
+            "time": readable(profile["time_to_train_min_median"]),
+            "hours": readable(profile["accelerator_hours_median"]),
+            "efficiency": ratio(profile["scaling_efficiency_median"]),
+            "year": "" if profile["accelerator_year_median"] is None else f"{profile['accelerator_year_median']:.0f}",
+            "best": profile["cluster"] == outputs.rank.get("best_cluster"),
+        })
+    return sorted(rows, key=lambda row: (row["rank"] is None, row["rank"] or 0))
+
+
+def benchmark_figures(outputs: BenchmarkOutputs) -> dict[str, Figure]:
+    """The figures of one benchmark, by name, for the template to place in its subsections."""
+    clustered, ranking, best = outputs.clustered, outputs.ranking, outputs.rank.get("best_cluster")
+    model = benchmark_title(outputs.benchmark)["model"]
+    figures = {
+        "scaling": embed(
+            scaling_figure(clustered, best),
+            f"Log-log scatter plot of time to train in minutes against number of accelerators for "
+            f"{len(clustered)} {model} results, coloured and shaped by cluster, with a dashed line of ideal linear "
+            f"scaling.",
+            "Time to train against accelerators, by cluster. The dashed line is perfect linear scaling of the most "
+            "hardware-efficient result: the further a point sits above it, the more hardware time idled. Counts "
+            "are jittered a little so that results at the same count show."),
+        "efficiency": embed(
+            efficiency_figure(clustered, best),
+            f"Scatter plot of scaling efficiency against number of accelerators (log scale) for {model}, by "
+            f"cluster, with a horizontal line at 1 for linear scaling and the median per size band.",
+            "Scaling efficiency (speed-up over the family's smallest system, per added accelerator) against "
+            "accelerators; the black line is the median of each power-of-two size band."),
+        "pareto": embed(
+            pareto_figure(ranking),
+            f"Log-log scatter plot of time to train against accelerator-hours for {model}; the "
+            f"{int(ranking['pareto'].astype(bool).sum())} results on the Pareto front are highlighted and "
+            f"labelled with their accelerator count and family.",
+            "The Pareto front of time against hardware cost: no other result is both faster and cheaper in "
+            "accelerator-hours than a point on it. Lower left is better."),
+        "best_time": embed(
+            best_time_figure(clustered),
+            f"Line chart of the best time to train per round (log scale) over the years for the {FAMILIES_SHOWN} "
+            f"most-submitted accelerator families of {model}.",
+            f"Best time to train per round for the {FAMILIES_SHOWN} most-submitted accelerator families: hardware "
+            f"and software progress over the years."),
+    }
+    if outputs.importance.get("status") == "ok":
+        figures["importance"] = embed(
+            importance_figure(outputs.importance),
+            f"Horizontal bar chart of permutation importance of the {IMPORTANCE_TOP} strongest hardware features "
+            f"for predicting time to train and accelerator-hours of {model}, with whiskers of one standard "
+            f"deviation.",
+            "What explains time to train and accelerator-hours: the R² a gradient-boosted model loses when one "
+            "feature is shuffled, on held-out system families.")
+    features = heatmap_features(outputs.clusters, clustered)
+    figures["heatmap"] = embed(
+        cluster_heatmap(clustered, features),
+        f"Heatmap of {len(features)} features by cluster for {model}: colour is the standardised median, the "
+        f"number in each cell the median itself.",
+        "Cluster profiles: each cell is a cluster's median (the number) and how far it sits from all "
+        "configurations in standard deviations (the colour; on log10 for counts, times and sizes).")
+    if outputs.k_selection_png is not None:
+        k_values = [row["k"] for row in outputs.clusters.get("diagnostics", [])]
+        k_range = f"k from {min(k_values)} to {max(k_values)}" if k_values else "each k"
+        figures["k_selection"] = embed(
+            outputs.k_selection_png,
+            f"Four panels of k-means diagnostics for {model}: inertia, silhouette and Davies-Bouldin index for "
+            f"{k_range}, and a histogram of bootstrap adjusted Rand indices for the chosen k.",
+            f"Choosing k: the chosen k = {outputs.clusters.get('k')} is dashed; the histogram shows how stable the "
+            f"clusters are under bootstrap resampling (1 = identical).")
+    return figures
+
+
+def benchmark_section(outputs: BenchmarkOutputs, ranking_limit: int | None) -> dict[str, Any]:
+    title = benchmark_title(outputs.benchmark)
+    if not outputs.analysed:
+        reason = outputs.rank.get("reason") or outputs.importance.get("reason") or "no configurations in scope"
+        return {**title, "analysed": False, "reason": reason}
+    rank = outputs.rank
+    return {
+        **title, "analysed": True, "scope": scope_of(outputs.clustered),
+        "top": outputs.ranking.iloc[0].to_dict(), "metrics": rank,
+        "best_profile": _best_profile(outputs), "findings": findings_of(outputs),
+        "figures": benchmark_figures(outputs), "clusters": cluster_profile_rows(outputs),
+        "ranking": ranking_table(outputs.ranking, ranking_limit),
+        "importance": importance_rows(outputs.importance) if outputs.importance.get("status") == "ok" else None,
+        "importance_reason": None if outputs.importance.get("status") == "ok" else outputs.importance.get("reason"),
+        "selected_features": [FEATURE_LABELS.get(f, f) for f in outputs.importance.get("selected_features", [])],
+    }
+
+
+def headline_summary(outputs: BenchmarkOutputs | None, top: int = SUMMARY_TOP) -> dict[str, Any] | None:
+    """The answer for the headline benchmark: top configurations, best cluster and how it compares with the
+    fastest cluster."""
+    if outputs is None or not outputs.analysed:
+        return None
+    best = _best_profile(outputs)
+    profiles = outputs.clusters.get("profiles", [])
+    fastest = min(profiles, key=lambda p: p["time_to_train_min_median"]) if profiles else None
+    head = outputs.ranking.head(top)
+    findings = findings_of(outputs)
+    return {
+        **benchmark_title(outputs.benchmark), "scope": scope_of(outputs.clustered),
+        "top": [{"rank": int(row["rank"]), "name": configuration_name(row), "hardware": hardware_name(row),
+                 "time": readable(row["time_to_train_min"]), "hours": readable(row["accelerator_hours"]),
+                 "efficiency": ratio(row["scaling_efficiency"]), "score": f"{row['score']:.3f}",
+                 "pareto": bool(row["pareto"])}
+                for _, row in head.iterrows()],
+        "best": best, "best_families": [name for name, _ in families_by_count(best)[:2]] if best else [],
+        "best_colour": hex_colour(cluster_colours([best["cluster"]])[best["cluster"]]) if best else None,
+        "fastest": fastest if fastest and best and fastest["cluster"] != best["cluster"] else None,
+        "hours_ratio": (fastest["accelerator_hours_median"] / best["accelerator_hours_median"])
+        if fastest and best and best["accelerator_hours_median"] else None,
+        "pareto_size": outputs.rank.get("pareto_size"),
+        "confirmed": sum(f.verdict is True for f in findings), "testable": sum(f.verdict is not None for f in findings),
+    }
+
+
+def coverage_of(results: pd.DataFrame, quarantine: pd.DataFrame) -> dict[str, Any]:
+    """What the ingested data holds, over every round and benchmark."""
+    rounds = sorted(results["round"].unique(), key=_round_order)
+    scored = results[results["time_to_train_min"].notna()]
+    unscored = results[results["time_to_train_min"].isna()]
+    return {
+        "rounds": rounds, "round_range": f"{rounds[0]} to {rounds[-1]}" if rounds else "none",
+        "results_folders": len(results), "results": len(scored),
+        "submitters": int(scored["submitter"].nunique()),
+        "systems": int(scored[["submitter", "system"]].drop_duplicates().shape[0]),
+        "unscored_by_reason": _counts(unscored["score_note"].fillna("no score")),
+        "quarantined": len(quarantine), "quarantine_by_reason": _counts(quarantine["reason"]),
+        "quarantine_rows": quarantine[["round", "path", "reason"]].astype(str).to_dict(orient="records"),
+    }
+
+
+def _counts(values: pd.Series) -> list[dict[str, Any]]:
+    counts = values.value_counts()
+    return [{"reason": str(reason), "count": int(count)} for reason, count in counts.items()]
+
+
+def findings_matrix(sections: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Every analysed benchmark against every finding: a verdict and its evidence per cell."""
+    analysed = [s for s in sections if s["analysed"]]
+    rows = [{"id": s["id"], "model": s["model"], "findings": s["findings"]} for s in analysed]
+    totals = [{"confirmed": sum(r["findings"][i].verdict is True for r in rows),
+               "testable": sum(r["findings"][i].verdict is not None for r in rows)}
+              for i in range(len(FINDING_CLAIMS))]
+    return {"claims": [short for short, _ in FINDING_CLAIMS.values()], "rows": rows, "totals": totals}
+
+
+# --------------------------------------------------------------------------------------------------- provenance
+
+def git_revision(cwd: Path | str = ".") -> dict[str, Any]:
+    """HEAD's commit and whether tracked files had uncommitted changes; "unknown" outside a git checkout."""
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=20,
+                                  check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    revision = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no") if revision else None
+    return {"revision": revision or "unknown", "dirty": bool(status)}
+
+
+def input_hashes(lock: Path, stages: Sequence[str] = INPUT_STAGES) -> list[dict[str, Any]]:
+    """md5 of the deps and outs of the input stages, as DVC recorded them in `dvc.lock` (empty without one)."""
+    if not lock.is_file():
+        return []
+    recorded = (yaml.safe_load(lock.read_text(encoding="utf-8")) or {}).get("stages", {})
+    rows = []
+    for stage in stages:
+        for kind in ("deps", "outs"):
+            for entry in recorded.get(stage, {}).get(kind, []):
+                rows.append({"stage": stage, "kind": kind[:-1], "path": str(entry.get("path", "")),
+                             "md5": str(entry.get("md5", "")), "size": readable(entry.get("size")),
+                             "nfiles": readable(entry.get("nfiles"))})
+    return rows
+
+
+def provenance(params: dict[str, Any], lock: Path = DVC_LOCK, cwd: Path | str = ".") -> dict[str, Any]:
+    return {**git_revision(cwd), "hashes": input_hashes(lock), "lock_found": lock.is_file(),
+            "params": [{"name": name, "yaml": yaml.safe_dump(value, sort_keys=False, default_flow_style=None,
+                                                             width=60).strip()}
+                       for name, value in params.items()]}
+
+
+# ------------------------------------------------------------------------------------------------------- render
+
+def report_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, quarantine: pd.DataFrame,
+                   params: dict[str, Any], provenance_: dict[str, Any]) -> dict[str, Any]:
+    analysis = section(params, "analysis")
+    headline = analysis.get("benchmark")
+    sections = [benchmark_section(item, None if item.benchmark == headline else OTHER_RANKING_ROWS)
+                for item in outputs]
+    headline_outputs = next((item for item in outputs if item.benchmark == headline), None)
+    return {
+        "headline": headline, "headline_title": benchmark_title(headline) if headline else None,
+        "summary": headline_summary(headline_outputs),
+        "headline_section": next((s for s in sections if s["id"] == headline), None),
+        "sections": sections, "matrix": findings_matrix(sections),
+        "coverage": coverage_of(results, quarantine), "analysis": analysis,
+        "importance_params": params.get("importance", {}), "cluster_params": params.get("cluster", {}),
+        "rank_params": params.get("rank", {}), "provenance": provenance_,
+        "thresholds": {"sublinear": percent(SUBLINEAR_MAJORITY), "spearman": DIMINISHING_SPEARMAN,
+                       "moderate": MODERATE_ACCELERATORS, "worse_half": percent(LARGEST_WORSE_HALF)},
+        "other_ranking_rows": OTHER_RANKING_ROWS,
+    }
+
+
+def render(context: dict[str, Any]) -> str:
+    environment = jinja2.Environment(loader=jinja2.PackageLoader("pipeline", "templates"),
+                                     autoescape=jinja2.select_autoescape(["html", "j2"]),
+                                     undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    environment.filters["readable"] = readable
+    environment.filters["ratio"] = ratio
+    return environment.get_template(TEMPLATE).render(**context)
+
+
+# ------------------------------------------------------------------------------------------------------ outputs
 
 def _load_json(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def scaling_figure(clustered: pd.DataFrame, benchmark: str) -> bytes:
-    """Time to train against accelerators by cluster, with the ideal (linear) scaling line from the fastest."""
-    figure, axis = plots.plt.subplots(figsize=(7.5, 4.8))
-    plots.sns.scatterplot(data=clustered, x="accelerator_count", y="time_to_train_min", hue="cluster",
-                          style="cluster", palette=plots.PALETTE, ax=axis, s=45)
-    counts = np.geomspace(clustered["accelerator_count"].min(), clustered["accelerator_count"].max(), 50)
-    best_hours = (clustered["time_to_train_min"] * clustered["accelerator_count"]).min()
-    axis.plot(counts, best_hours / counts, color="black", linestyle="--", linewidth=1,
-              label="ideal linear scaling (best accelerator-minutes)")
-    axis.set(xscale="log", yscale="log", xlabel="Accelerators (count, log scale)",
-             ylabel="Time to train (minutes, log scale)", title=f"{benchmark}: time to train by cluster")
-    axis.legend(fontsize="small", title="cluster")
-    return plots.png_bytes(figure)
-
-
-def _embed(png: bytes, alt: str) -> dict[str, str]:
-    return {"data": base64.b64encode(png).decode("ascii"), "alt": alt}
-
-
-def benchmark_section(benchmark: str) -> tuple[dict[str, Any], pd.DataFrame]:
+def load_benchmark_outputs(benchmark: str) -> BenchmarkOutputs:
     out = reports_dir(benchmark)
-    rank = _load_json(out / "rank.json")
-    ranking = pd.read_csv(out / "ranking.csv")
-    if rank["status"] != "ok":
-        return {"benchmark": benchmark, "status": rank["status"], "reason": rank.get("reason")}, ranking
-    clustered = pd.read_parquet(clusters_path(benchmark))
-    figures = [
-        _embed(scaling_figure(clustered, benchmark),
-               f"{benchmark}: time to train versus accelerators, by cluster, log-log"),
-        _embed((out / "importance.png").read_bytes(), f"{benchmark}: permutation importance of hardware features"),
-        _embed((out / "k_selection.png").read_bytes(), f"{benchmark}: k-means diagnostics for k = 2 to 10"),
-    ]
-    head = ranking.head(25)
-    return {"benchmark": benchmark, "status": "ok", "metrics": rank, "figures": figures,
-            "columns": list(head.columns), "rows": head.round(3).astype(object).where(head.notna(), "").values.tolist(),
-            }, ranking
+    k_selection = out / "k_selection.png"
+    return BenchmarkOutputs(
+        benchmark=benchmark, rank=_load_json(out / "rank.json"), ranking=pd.read_csv(out / "ranking.csv"),
+        clusters=_load_json(out / "clusters.json"), importance=_load_json(out / "importance.json"),
+        clustered=pd.read_parquet(clusters_path(benchmark)),
+        k_selection_png=k_selection.read_bytes() if k_selection.is_file() else None)
 
 
-def render(sections: list[dict[str, Any]], coverage: dict[str, Any]) -> str:
-    environment = jinja2.Environment(loader=jinja2.PackageLoader("pipeline", "templates"),
-                                     autoescape=jinja2.select_autoescape(["html", "j2"]),
-                                     undefined=jinja2.StrictUndefined)
-    return environment.get_template(TEMPLATE).render(sections=sections, coverage=coverage)
+def combined_ranking(outputs: Sequence[BenchmarkOutputs]) -> pd.DataFrame:
+    return pd.concat([item.ranking.assign(benchmark=item.benchmark) for item in outputs], ignore_index=True)
 
 
-def coverage_of(results: pd.DataFrame) -> dict[str, Any]:
-    rounds = sorted(results["round"].unique())
-    return {"rounds": f"{rounds[0]} to {rounds[-1]}" if rounds else "none",
-            "results": int(results["time_to_train_min"].notna().sum()),
-            "submitters": int(results["submitter"].nunique())}
+def scalar_metrics(outputs: Sequence[BenchmarkOutputs]) -> dict[str, dict[str, Any]]:
+    """rank.json without its lists and tables: what `dvc metrics show` can print."""
+    return {item.benchmark: {key: value for key, value in item.rank.items() if not isinstance(value, (list, dict))}
+            for item in outputs}
 
 
 @cli
 def main() -> None:
     params = load_params()
     benchmarks = section(params, "analysis")["benchmarks"]
-    sections, rankings, metrics, importance = [], [], {}, {}
-    for benchmark in benchmarks:
-        part, ranking = benchmark_section(benchmark)
-        sections.append(part)
-        rankings.append(ranking.assign(benchmark=benchmark))
-        metrics[benchmark] = {key: value for key, value in _load_json(reports_dir(benchmark) / "rank.json").items()
-                              if not isinstance(value, (list, dict))}
-        importance[benchmark] = _load_json(reports_dir(benchmark) / "importance.json")
-    write_csv(pd.concat(rankings, ignore_index=True), REPORTS / "ranking.csv")
-    write_json(metrics, REPORTS / "metrics.json")
-    write_json(importance, REPORTS / "importance.json")
-    html = render(sections, coverage_of(pd.read_parquet(RESULTS)))
+    outputs = [load_benchmark_outputs(benchmark) for benchmark in benchmarks]
+    write_csv(combined_ranking(outputs), REPORTS / "ranking.csv")
+    write_json(scalar_metrics(outputs), REPORTS / "metrics.json")
+    write_json({item.benchmark: item.importance for item in outputs}, REPORTS / "importance.json")
+    context = report_context(outputs, pd.read_parquet(RESULTS), pd.read_csv(QUARANTINE), params,
+                             provenance(params))
+    html = render(context)
     write_text(html, REPORTS / "index.html")
-    print(f"wrote {REPORTS / 'index.html'} ({len(html) // 1024} KiB)")
+    print(f"wrote {REPORTS / 'index.html'} ({len(html.encode()) // 1024} KiB)")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Read the files of one MLPerf Training results round from a `.tar.gz` archive or a folder, trusting nothing.
 
 Archive members are never extracted: they are streamed into memory one at a time, so an absolute path, a `..`
-component, a link or a device file cannot write anywhere; such members are refused with a reason.
+component, a link or a device file cannot write anywhere; such members are refused with a reason. Folders are
+walked without following symbolic links. A file larger than `MAX_FILE_BYTES` is refused unread, and a cut-off or
+corrupt archive fails with a `SourceError` naming it (tarfile alone would stop early, silently).
 """
 from __future__ import annotations
 
@@ -9,10 +11,12 @@ import os
 import re
 import stat
 import tarfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from .errors import SourceError
 
@@ -20,10 +24,15 @@ ROUND_PATTERN = re.compile(r"training_results_(v\d+\.\d+)")
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz")
 # A folder of a fresh clone also holds git's own files, which are no results input.
 SKIPPED_FOLDERS = frozenset({".git"})
+# GitHub refuses files over 100 MB, so no published input comes near this; reading a bigger one whole could
+# exhaust memory.
+MAX_FILE_BYTES = 256 * 1024 * 1024
+COMPRESSED_CHUNK_BYTES = 256 * 1024
 
 SYSTEM_PATH = re.compile(r"^(?P<submitter>[^/]+)/systems/(?P<system>[^/]+)\.json$")
+# Nine digits at most: a run number is an int64 column, and no result has a billion runs.
 LOG_PATH = re.compile(
-    r"^(?P<submitter>[^/]+)/results/(?P<system>[^/]+)/(?:(?P<benchmark>[^/]+)/)?result_(?P<run>\d+)\.txt$"
+    r"^(?P<submitter>[^/]+)/results/(?P<system>[^/]+)/(?:(?P<benchmark>[^/]+)/)?result_(?P<run>\d{1,9})\.txt$"
 )
 SCALING_PATH = re.compile(r"^(?P<submitter>[^/]+)/results/(?P<system>[^/]+)/(?P<benchmark>[^/]+)/scaling\.json$")
 
@@ -37,7 +46,10 @@ class Kind(Enum):
 
 @dataclass(frozen=True)
 class Member:
-    """One file of a round: `path` is relative to the round folder (e.g. `NVIDIA/systems/dgx.json`)."""
+    """One file of a round: `path` is relative to the round folder (e.g. `NVIDIA/systems/dgx.json`).
+
+    `data` is None when the file was not read; `refused` then says why.
+    """
 
     path: str
     data: bytes | None
@@ -88,73 +100,164 @@ def iter_members(source: Path, on_progress: Callable[[int], object] | None = Non
     if is_archive(source) and source.is_file():
         yield from _iter_archive(source, report)
     elif source.is_dir():
-        yield from _iter_folder(source, report)
+        yield from _iter_folder(source, "", report)
+    elif not source.exists():
+        raise SourceError(f"{source} does not exist: check the path")
     else:
         raise SourceError(f"{source} is neither a .tar.gz archive nor a folder: check the path")
+
+
+class CheckedGzip:
+    """A gzip stream for tarfile that fails on a corrupt or cut-off archive.
+
+    tarfile's own `r|gz` stream checks neither the CRC nor the length, and stops at the first damaged header
+    as if the archive ended there; zlib's gzip mode (wbits=31) checks both. Concatenated gzip members are read
+    in turn, as gzip does.
+    """
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw = raw
+        self._inflate = zlib.decompressobj(wbits=31)
+        self._buffer = b""
+        self._offset = 0
+        self._finished = False
+
+    def read(self, size: int) -> bytes:
+        parts = [self._buffer[self._offset: self._offset + size]]
+        self._offset += len(parts[0])
+        got = len(parts[0])
+        while got < size and not self._finished:
+            self._buffer = self._inflate_more()
+            self._offset = min(len(self._buffer), size - got)
+            parts.append(self._buffer[: self._offset])
+            got += self._offset
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def drain(self) -> None:
+        """Read to the end, so that the CRC and length of the whole archive are checked."""
+        while not self._finished:
+            self._inflate_more()
+
+    def _inflate_more(self) -> bytes:
+        while True:
+            if self._inflate.eof:
+                data = self._inflate.unused_data or self._raw.read(COMPRESSED_CHUNK_BYTES)
+                if not data:
+                    self._finished = True
+                    return b""
+                self._inflate = zlib.decompressobj(wbits=31)
+            else:
+                data = self._raw.read(COMPRESSED_CHUNK_BYTES)
+                if not data:
+                    raise EOFError("the compressed data ends early: the file is cut off")
+            inflated = self._inflate.decompress(data)
+            if inflated:
+                return inflated
 
 
 def _iter_archive(archive: Path, report: Callable[[int], object]) -> Iterator[Member]:
     top = _stem(archive)
     try:
-        with archive.open("rb") as raw, tarfile.open(fileobj=raw, mode="r|gz") as tar:
-            position = 0
-            for info in tar:
-                report(raw.tell() - position)
-                position = raw.tell()
-                if info.isdir():
-                    continue
-                path, problem = _safe_relative(info.name, top)
-                if problem is None and not info.isreg():
-                    problem = f"archive member is a {_tar_type(info)}, not a regular file: refused"
-                if problem is not None:
-                    yield Member(path, None, problem)
-                    continue
-                handle = tar.extractfile(info)
-                yield Member(path, handle.read() if handle else b"")
-    except (tarfile.TarError, EOFError, OSError) as error:
-        raise SourceError(f"{archive} is not a readable .tar.gz archive ({error}): download it again") from error
+        with archive.open("rb") as raw:
+            stream = CheckedGzip(raw)
+            with tarfile.open(fileobj=stream, mode="r|") as tar:
+                position = 0
+                for info in tar:
+                    report(raw.tell() - position)
+                    position = raw.tell()
+                    if info.isdir():
+                        continue
+                    path, problem = _safe_relative(info.name, top, archive)
+                    problem = problem or _member_problem(info)
+                    if problem is not None:
+                        yield Member(path, None, problem)
+                        continue
+                    handle = tar.extractfile(info)
+                    yield Member(path, handle.read() if handle else b"")
+            stream.drain()
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as error:
+        raise SourceError(f"{archive} is not a readable .tar.gz archive ({error}): download it again") from None
 
 
-def _tar_type(info: tarfile.TarInfo) -> str:
+def _member_problem(info: tarfile.TarInfo) -> str | None:
     if info.issym():
-        return "symbolic link"
+        return "archive member is a symbolic link: refused, not followed"
     if info.islnk():
-        return "hard link"
+        return "archive member is a hard link: refused, not followed"
     if info.isdev() or info.isfifo():
-        return "device or FIFO"
-    return "special file"
+        return "archive member is a device or FIFO: refused, not read"
+    if not info.isreg():
+        return "archive member is not a regular file: refused, not read"
+    if info.size > MAX_FILE_BYTES:
+        return _too_big("archive member")
+    return None
 
 
-def _safe_relative(name: str, top: str) -> tuple[str, str | None]:
+def _too_big(what: str) -> str:
+    return f"{what} is larger than {MAX_FILE_BYTES >> 20} MiB, more than any published MLPerf file: refused, not read"
+
+
+def _safe_relative(name: str, top: str, source: Path) -> tuple[str, str | None]:
     """Map an archive member name to a path inside the round folder; say why when it points elsewhere."""
     pure = PurePosixPath(name)
     if pure.is_absolute() or re.match(r"^[A-Za-z]:", name):
-        return name, "archive member has an absolute path: refused"
+        return name, "archive member has an absolute path: refused, not read"
     if ".." in pure.parts:
-        return name, "archive member path contains '..': refused"
+        return name, "archive member path contains '..': refused, not read"
     parts = [part for part in pure.parts if part != "."]
     if parts and parts[0] == top:
         parts = parts[1:]
+    if len(parts) > 1:
+        _refuse_nested_round(parts[0], top, source)
     return "/".join(parts), None
 
 
-def _iter_folder(folder: Path, report: Callable[[int], object]) -> Iterator[Member]:
-    for root, dirs, files in os.walk(folder, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS)
-        for name in sorted(files):
-            full = Path(root, name)
-            path = full.relative_to(folder).as_posix()
-            mode = full.lstat().st_mode
-            if stat.S_ISLNK(mode):
-                yield Member(path, None, "file is a symbolic link: refused")
-            elif not stat.S_ISREG(mode):
-                yield Member(path, None, "not a regular file: refused")
-            else:
-                data = full.read_bytes()
-                report(len(data))
-                yield Member(path, data)
-        for name in list(dirs):
-            if Path(root, name).is_symlink():
-                dirs.remove(name)
-                yield Member(Path(root, name).relative_to(folder).as_posix(), None,
-                             "folder is a symbolic link: refused")
+def _refuse_nested_round(name: str, top: str, source: Path) -> None:
+    """A round folder where submitter folders belong means the source is named after another round, or was
+    unpacked into a folder of its own name: reading it would file every result under the wrong round or none."""
+    if ROUND_PATTERN.fullmatch(name):
+        raise SourceError(
+            f"{source} holds a round folder {name}/ where submitter folders belong (expected {top}/<submitter>/"
+            f"systems/...): give the round folder itself, named after the round it holds"
+        )
+
+
+def _iter_folder(folder: Path, relative: str, report: Callable[[int], object]) -> Iterator[Member]:
+    """Files under `folder/relative`, depth first in name order; symbolic links are reported, not followed."""
+    try:
+        with os.scandir(folder / relative) as scan:
+            entries = sorted(scan, key=lambda entry: entry.name)
+    except OSError as error:
+        yield Member(f"{relative}/", None, f"folder cannot be read ({error.strerror}): its files are not read")
+        return
+    for entry in entries:
+        path = f"{relative}/{entry.name}" if relative else entry.name
+        if entry.is_symlink():
+            what = "folder" if entry.is_dir() else "file"
+            yield Member(path, None, f"{what} is a symbolic link: refused, not followed")
+        elif entry.is_dir(follow_symlinks=False):
+            if entry.name in SKIPPED_FOLDERS:
+                continue
+            if not relative:
+                _refuse_nested_round(entry.name, folder.name, folder)
+            yield from _iter_folder(folder, path, report)
+        elif entry.is_file(follow_symlinks=False):
+            yield _read_file(Path(entry.path), path, report)
+        else:
+            yield Member(path, None, "not a regular file (a device, FIFO or socket): refused, not read")
+
+
+def _read_file(full: Path, path: str, report: Callable[[int], object]) -> Member:
+    try:
+        # O_NOFOLLOW: a file swapped for a link after the walk looked at it is still not followed.
+        descriptor = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(descriptor, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return Member(path, None, "not a regular file (a device, FIFO or socket): refused, not read")
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        return Member(path, None, f"file cannot be read ({error.strerror}): not read")
+    if len(data) > MAX_FILE_BYTES:
+        return Member(path, None, _too_big("file"))
+    report(len(data))
+    return Member(path, data)

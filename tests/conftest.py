@@ -7,6 +7,7 @@ import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 MIRROR = Path(__file__).resolve().parents[1].parent / "shared" / "mlperf"
@@ -91,3 +92,11 @@ def mirror() -> Path:
     if not (MIRROR / "training_results_v0.7.tar.gz").is_file():
         pytest.skip(f"the MLPerf mirror is not at {MIRROR}")
     return MIRROR
+
+
+def assert_accounted(tally: pd.DataFrame) -> None:
+    """Every file seen is used or quarantined: logs = runs, system files = parsed + quarantined, and each file
+    that is no input has its quarantine row."""
+    assert (tally["log_files"] == tally["runs"]).all(), tally.to_dict("records")
+    assert (tally["system_files"] == tally["systems"] + tally["systems_quarantined"]).all(), tally.to_dict("records")
+    assert (tally["quarantined"] >= tally["other_files"] + tally["systems_quarantined"]).all(), tally.to_dict("records")

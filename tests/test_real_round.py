@@ -48,5 +48,5 @@ def test_stages_over_a_real_round(project: Path) -> None:
     clusters = pd.read_parquet("data/processed/benchmarks/resnet/clusters.parquet")
     assert clusters["cluster"].nunique() == 5
     html = Path("reports/index.html").read_text()
-    assert "<h2>resnet</h2>" in html and "data:image/png;base64," in html
+    assert '<section id="resnet"' in html and "ResNet-50 v1.5" in html and "data:image/png;base64," in html
     shutil.rmtree("data/raw")  # leave the scratch project small

@@ -1,0 +1,219 @@
+"""How fast and lean the ingest stage is, against the floor of merely reading the archives and the official scorer.
+
+    python bench/ingest.py [--no-summarizer]
+
+(a) floor: one process reads every member of the ten round archives with `tarfile` and nothing else;
+(b) `pipeline.ingest.ingest` of the same archives (default workers, both cores) in a child process: wall time,
+    and peak resident memory, of its largest process (`ru_maxrss`) and of its whole process tree (sampled from
+    /proc, since the workers run at the same time);
+(c) the official `mlperf_logging.result_summarizer` on the unpacked v4.0 round against our ingest of v4.0.
+Prints a Markdown table (no assertions): paste it into the README.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as `python bench/ingest.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._common import OUT, ROOT, archive_path, extract, format_table, mirror_rounds, timed
+from bench.parity import run_summarizer
+from pipeline.ingest import ingest
+
+SPEED_ROUND = "v4.0"
+MAX_RATIO = 2.0
+MAX_WALL_S = 15.0
+MAX_RSS = 1 << 30
+MIN_SPEEDUP = 100.0
+MIB = 1 << 20
+SAMPLE_EVERY_S = 0.02
+# Run in the child: ingest the archives given as arguments, report the call's own wall time as JSON.
+CHILD = """
+import json, sys, time
+from pathlib import Path
+from pipeline.ingest import ingest
+start = time.perf_counter()
+tables = ingest([Path(p) for p in sys.argv[1:]])
+print(json.dumps({"seconds": time.perf_counter() - start, "runs": len(tables.runs)}))
+"""
+
+
+@dataclass(frozen=True)
+class Floor:
+    seconds: float
+    members: int
+    bytes: int
+
+
+def read_floor(archives: Sequence[Path]) -> Floor:
+    """Stream every member of the archives, in one process, reading each in full."""
+    members = size = 0
+    with timed() as clock:
+        for archive in archives:
+            with tarfile.open(archive, "r|gz") as tar:
+                for info in tar:
+                    handle = tar.extractfile(info)
+                    if handle is not None:
+                        size += len(handle.read())
+                        members += 1
+    return Floor(clock.seconds, members, size)
+
+
+@dataclass(frozen=True)
+class ChildIngest:
+    call_s: float  # the ingest() call inside the child
+    process_s: float  # the whole child: interpreter start-up, imports, ingest
+    runs: int
+    max_process_rss: int
+    max_tree_rss: int
+
+
+def measure_ingest(archives: Sequence[Path]) -> ChildIngest:
+    env = {**os.environ, "CI": "1"}  # no progress bars
+    with timed() as clock:
+        child = subprocess.Popen([sys.executable, "-c", CHILD, *map(str, archives)], cwd=ROOT, env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        peak = TreePeak(child.pid)
+        stdout, stderr = child.communicate()
+        peak.stop()
+    if child.returncode != 0:
+        raise RuntimeError(f"ingest child failed (exit {child.returncode}):\n{stderr}")
+    report = json.loads(stdout.strip().splitlines()[-1])
+    max_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # KiB on Linux
+    return ChildIngest(report["seconds"], clock.seconds, report["runs"], max_rss, max(peak.value, max_rss))
+
+
+class TreePeak:
+    """Samples, in a thread, the summed resident memory of a process and all its descendants; keeps the peak."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.value = 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        page = os.sysconf("SC_PAGE_SIZE")
+        while not self._done.wait(SAMPLE_EVERY_S):
+            self.value = max(self.value, sum(_rss_pages(pid) for pid in _tree(self.pid)) * page)
+
+
+def _tree(root: int) -> set[int]:
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # the process ended meanwhile
+        parents[int(stat.parent.name)] = int(fields[1])
+    tree, grew = {root}, True
+    while grew:
+        added = {pid for pid, parent in parents.items() if parent in tree} - tree
+        tree |= added
+        grew = bool(added)
+    return tree
+
+
+def _rss_pages(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1])
+    except (OSError, IndexError):
+        return 0
+
+
+@dataclass(frozen=True)
+class Versus:
+    summarizer_s: float | None  # None when it crashed
+    archive_s: float
+    folder_s: float
+
+
+def versus_summarizer(round_: str) -> Versus:
+    """The official summarizer on a fresh unpacked copy of the round, and our ingest of its archive and of the copy."""
+    archive = archive_path(round_)
+    with timed() as from_archive:
+        ingest([archive])
+    with tempfile.TemporaryDirectory(prefix=f"bench-{round_}-") as tmp:
+        folder = extract(archive, Path(tmp))
+        with timed() as from_folder:
+            ingest([folder])  # before the summarizer, whose RCP checker writes into the folder
+        with timed() as official:
+            csv = run_summarizer(folder, round_, OUT / "ingest" / f"summarizer-{round_}.log")
+    return Versus(official.seconds if csv else None, from_archive.seconds, from_folder.seconds)
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def rows(floor: Floor, child: ChildIngest, versus: Versus | None, n_archives: int) -> list[list[str]]:
+    ratio = child.call_s / floor.seconds
+    table = [
+        [f"floor: read all {floor.members} members ({floor.bytes / MIB:.0f} MiB) of {n_archives} archives, "
+         "1 process", f"{floor.seconds:.2f} s", "", ""],
+        [f"ingest() of {n_archives} archives, 2 workers ({child.runs} runs)", f"{child.call_s:.2f} s",
+         f"<= {MAX_WALL_S:.0f} s", verdict(child.call_s <= MAX_WALL_S)],
+        ["ingest process, incl. start-up and imports", f"{child.process_s:.2f} s", f"<= {MAX_WALL_S:.0f} s",
+         verdict(child.process_s <= MAX_WALL_S)],
+        ["ratio ingest() / floor", f"{ratio:.2f}", f"<= {MAX_RATIO:g}", verdict(ratio <= MAX_RATIO)],
+        ["peak RSS, largest process (ru_maxrss)", f"{child.max_process_rss / MIB:.0f} MiB", "", ""],
+        ["peak RSS, whole process tree (sampled)", f"{child.max_tree_rss / MIB:.0f} MiB",
+         f"<= {MAX_RSS / MIB:.0f} MiB", verdict(child.max_tree_rss <= MAX_RSS)],
+    ]
+    if versus is not None:
+        table += _versus_rows(versus)
+    return table
+
+
+def _versus_rows(versus: Versus) -> list[list[str]]:
+    name = f"official summarizer, {SPEED_ROUND} unpacked"
+    ours = [[f"ingest() of {SPEED_ROUND}, archive", f"{versus.archive_s:.2f} s", "", ""],
+            [f"ingest() of {SPEED_ROUND}, unpacked folder", f"{versus.folder_s:.2f} s", "", ""]]
+    if versus.summarizer_s is None:
+        return [[name, "crashed", "", ""], *ours]
+    table = [[name, f"{versus.summarizer_s:.1f} s", "", ""], *ours]
+    for input_, seconds in (("from the archive", versus.archive_s), ("same unpacked input", versus.folder_s)):
+        speedup = versus.summarizer_s / seconds
+        table.append([f"speed-up over the summarizer, {input_}", f"{speedup:.0f}x", f">= {MIN_SPEEDUP:.0f}x",
+                      verdict(speedup >= MIN_SPEEDUP)])
+    return table
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python bench/ingest.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--no-summarizer", action="store_true", help="skip (c), the official summarizer run")
+    args = parser.parse_args(argv)
+    archives = [archive_path(round_) for round_ in mirror_rounds()]
+    if not archives:
+        raise SystemExit("no training_results_vX.Y.tar.gz in the mirror: nothing to measure")
+    print(f"(a) reading {len(archives)} archives ...", flush=True)
+    floor = read_floor(archives)
+    print("(b) ingesting them in a child process ...", flush=True)
+    child = measure_ingest(archives)
+    versus = None
+    if not args.no_summarizer:
+        print(f"(c) official summarizer on {SPEED_ROUND} ...", flush=True)
+        versus = versus_summarizer(SPEED_ROUND)
+    print()
+    print(format_table(["measure", "value", "target", "verdict"], rows(floor, child, versus, len(archives))))
+    print(f"\n{os.cpu_count()} CPU(s), Python {sys.version.split()[0]}")
+
+
+if __name__ == "__main__":
+    main()

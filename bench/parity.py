@@ -1,0 +1,336 @@
+"""Parity with the official scorer: our ingest against `mlperf_logging.result_summarizer`, round by round.
+
+    python bench/parity.py [ROUND ...]          (default: every round in the mirror)
+
+For each round the archive is unpacked into a fresh temporary folder (the summarizer's RCP checker writes
+`scaling.json` files into the folders it checks, so no copy is scored twice), the official summarizer scores it,
+and every official score is compared with ours for the same archive. A score that differs by more than 1e-9
+relative, and a score only one side gives, is an exception; each is printed with its reason, read from the
+summarizer's log (kept with its CSV in bench/out/parity/) and, where the official checker rejected runs, checked
+by rescoring our runs without them.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+if __package__ in (None, ""):  # run as `python bench/parity.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._common import OUT, archive_path, extract, format_table, mirror_rounds, round_key, ruleset, timed
+from pipeline.benchmarks import identify
+from pipeline.ingest import IngestTables, ingest, olympic_score
+
+RELATIVE_TOLERANCE = 1e-9
+EXCEPTION_BUDGET = 0.01  # share of a round's compared scores
+LOG_DIR = OUT / "parity"
+# The summarizer names a benchmark column after its folder, except for these (its `_benchmark_alias`).
+OFFICIAL_ALIASES = {"mask": "maskrcnn"}
+DETAILS_URL = re.compile(r"/blob/main/(?P<desc_submitter>.+)/systems/(?P<system>[^/]+)\.json$")
+ROUND_PATH = re.compile(r"\S*/training_results_v\d+\.\d+/(?P<relative>\S+)")
+COMPLIANCE_FAILED = re.compile(r"^Compliance check failed in (?P<path>\S+)$")
+RUN_ERROR = re.compile(r"^(?P<error>.+?) in (?P<path>\S+/result_\d+\.txt)$")
+RULE = re.compile(r"^(?:WARNING:root: *)?(?P<rule>Failed checks for .+|Required .+ occurrence.*|failed test: .+"
+                  r"|CHECK for .+ failed.*)$")
+# Lines after which a pending compliance rule no longer belongs to the next rejected run.
+CONTEXT_BREAK = re.compile(r"^(?:NOTICE|ERROR|CRITICAL|\*\* CRITICAL|WARNING: RCP|Detected)")
+EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(?P<line>\w*(?:Error|Exception)\b.*)$")
+
+MATCHED, MISMATCHED, OFFICIAL_ONLY, OURS_ONLY = "matched", "mismatched", "official-only", "ours-only"
+STATUSES = (MATCHED, MISMATCHED, OFFICIAL_ONLY, OURS_ONLY)
+EXCEPTIONS = STATUSES[1:]
+KEY = ["submitter", "system", "benchmark"]
+COMPARISON_COLUMNS = ["round", *KEY, "official_min", "ours_min", "status", "reason"]
+# How a reason ends when rescoring our runs without the officially rejected ones gives the official outcome.
+REPRODUCES = "reproduces the official one"
+AGREES = "agrees with the official summarizer's none"
+
+
+def run_summarizer(folder: Path, round_: str, log_path: Path) -> Path | None:
+    """Score every organisation of a round folder with the official summarizer; its CSV, or None if it crashed.
+
+    stdout and stderr go to `log_path`, unbuffered so that they interleave in order; the CSV lands beside it.
+    """
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    csv = log_path.with_suffix(".csv")
+    csv.unlink(missing_ok=True)
+    command = [sys.executable, "-m", "mlperf_logging.result_summarizer", f"{folder}/{{*}}", "training",
+               ruleset(round_), "--csv", str(csv)]
+    with log_path.open("w", encoding="utf-8") as log:
+        done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, cwd=log_path.parent,
+                              env={**os.environ, "PYTHONUNBUFFERED": "1"}, check=False)
+    return csv if done.returncode == 0 and csv.is_file() else None
+
+
+def crash_summary(log_text: str) -> str:
+    """The exception lines of a crashed summarizer's last traceback, cause first (`FieldError: ... -> NameError: ...`)."""
+    lines = log_text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("Traceback")), len(lines))
+    chain = [match.group("line") for line in lines[start:] if (match := EXCEPTION_LINE.match(line))]
+    return " -> ".join(chain) or (lines[-1] if lines else "no output")
+
+
+def parse_official_csv(path: Path) -> pd.DataFrame:
+    """One row per official score: desc_submitter, system (the description's file name), benchmark, official_min."""
+    table = pd.read_csv(path)
+    keys = table["details_url"].str.extract(DETAILS_URL)
+    if keys.isna().any().any():
+        raise ValueError(f"{path}: a details_url does not end in <submitter>/systems/<system>.json")
+    columns = list(table.columns)
+    benchmarks = columns[columns.index("private_id") + 1: columns.index("details_url")]
+    scores = pd.concat([keys, table[benchmarks]], axis=1).melt(
+        id_vars=["desc_submitter", "system"], var_name="benchmark", value_name="official_min")
+    return scores.dropna(subset=["official_min"]).reset_index(drop=True)
+
+
+@dataclass
+class SummarizerLog:
+    """What the summarizer printed, with paths made relative to the round folder, and the runs it rejected."""
+
+    lines: list[str]
+    rejected_runs: dict[str, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))
+
+    @classmethod
+    def parse(cls, text: str) -> SummarizerLog:
+        log = cls([ROUND_PATH.sub(r"\g<relative>", line) for line in text.splitlines()])
+        pending: list[str] = []  # compliance rules printed before the "Compliance check failed in" line
+        for line in log.lines:
+            if rule := RULE.match(line):
+                pending.append(" ".join(rule.group("rule").split()))
+            elif failed := COMPLIANCE_FAILED.match(line):
+                log._reject(failed.group("path"), "; ".join(pending) or "no rule printed")
+                pending = []
+            elif error := RUN_ERROR.match(line):
+                log._reject(error.group("path"), error.group("error"))
+                pending = []
+            elif CONTEXT_BREAK.match(line):
+                pending = []
+        return log
+
+    def _reject(self, path: str, why: str) -> None:
+        folder, run = path.rsplit("/", 1)
+        self.rejected_runs[folder].append((run, why))
+
+    def about(self, fragment: str) -> list[str]:
+        return [line for line in self.lines if fragment in line]
+
+
+def compare(official: pd.DataFrame, ours: IngestTables, round_: str, log_text: str = "") -> pd.DataFrame:
+    """Every score either side gives for the round, with its status; an exception's reason is empty if unknown.
+
+    `official` is `parse_official_csv` output; its (desc_submitter, system) is mapped to our submitter folder
+    through systems.parquet, and our folder names to the summarizer's benchmark names.
+    """
+    results = ours.results[(ours.results["round"] == round_) & ours.results["time_to_train_min"].notna()]
+    ours_scores = pd.DataFrame({
+        "submitter": results["submitter"], "system": results["system"], "folder": results["benchmark"],
+        "benchmark": results["benchmark"].replace(OFFICIAL_ALIASES), "ours_min": results["time_to_train_min"],
+    })
+    merged = _with_submitter(official, ours.systems, round_).merge(ours_scores, on=KEY, how="outer")
+    merged["round"] = round_
+    merged["benchmark"] = merged["folder"].fillna(merged["benchmark"])
+    merged["status"] = [_status(o, u) for o, u in zip(merged["official_min"], merged["ours_min"])]
+    evidence = Evidence(ours, SummarizerLog.parse(log_text))
+    merged["reason"] = [evidence.reason(row) if row["status"] in EXCEPTIONS else ""
+                        for row in merged.to_dict("records")]
+    merged["order"] = merged["status"].map(STATUSES.index)
+    return merged.sort_values(["order", *KEY])[COMPARISON_COLUMNS].reset_index(drop=True)
+
+
+def _with_submitter(official: pd.DataFrame, systems: pd.DataFrame, round_: str) -> pd.DataFrame:
+    """Our submitter folder for each official row; the description's submitter where none of ours matches."""
+    systems = systems[systems["round"] == round_]
+    folders = systems.groupby(["desc_submitter", "system"])["submitter"].agg(list).to_dict()
+    submitter = [_single(folders.get(key)) or key[0] for key in zip(official["desc_submitter"], official["system"])]
+    return official.assign(submitter=submitter)
+
+
+def _single(values: list[str] | None) -> str | None:
+    return values[0] if values and len(values) == 1 else None
+
+
+def _status(official: float, ours: float) -> str:
+    if math.isnan(official):
+        return OURS_ONLY
+    if math.isnan(ours):
+        return OFFICIAL_ONLY
+    return MATCHED if math.isclose(official, ours, rel_tol=RELATIVE_TOLERANCE, abs_tol=0.0) else MISMATCHED
+
+
+@dataclass(frozen=True)
+class Evidence:
+    ours: IngestTables
+    log: SummarizerLog
+
+    def reason(self, row: dict[str, Any]) -> str:
+        """Why one score is an exception, from the summarizer's log and our runs; empty when nothing says."""
+        submitter, system, folder = row["submitter"], row["system"], row["benchmark"]
+        skipped = self.log.about(f"{submitter}/systems/{system}.json")
+        if row["status"] == OURS_ONLY and skipped:
+            return f"official summarizer skips the system: {skipped[0]}"
+        rejected = self.log.rejected_runs.get(f"{submitter}/results/{system}/{folder}", [])
+        if rejected:
+            return (f"official checker rejects {len(rejected)} run(s): {_by_rule(rejected)}; "
+                    f"{self._rescored(row, rejected)}")
+        said = self.log.about(f"{submitter}/results/{system}/{folder}") + self.log.about(f" {system}/{folder} ")
+        return " | ".join(dict.fromkeys(said))
+
+    def _rescored(self, row: dict[str, Any], rejected: list[tuple[str, str]]) -> str:
+        """Our olympic mean with the officially rejected runs counted as non-converged, against the official one."""
+        folder = _in_folder(self.ours.results, row)
+        if folder.empty:
+            return "we have no results folder of that name"
+        in_folder = _in_folder(self.ours.runs, row)
+        names = {run for run, _ in rejected}
+        accepted = in_folder["converged"] & ~in_folder["path"].str.rsplit("/", n=1).str[-1].isin(names)
+        benchmark = identify(row["round"], row["benchmark"])
+        score = folder["scaling_factor"].iloc[0] * olympic_score(in_folder.loc[accepted, "time_to_train_min"].tolist(),
+                                       int((~accepted).sum()), benchmark.olympic_drop if benchmark else 1)
+        official = row["official_min"]
+        if math.isnan(official):
+            verdict = AGREES if math.isnan(score) else "still differs from the official summarizer's none"
+        else:
+            verdict = REPRODUCES if _status(official, score) == MATCHED else "does NOT reproduce the official one"
+        return f"without them our score is {_minutes(score)}, which {verdict}"
+
+
+def _by_rule(rejected: list[tuple[str, str]]) -> str:
+    """`result_0-3,7.txt: <rule> | result_5.txt: <other rule>`: the rejected runs grouped by the rule they broke."""
+    runs: dict[str, list[int]] = defaultdict(list)
+    for run, why in rejected:
+        runs[why].append(int(re.sub(r"\D", "", run)))
+    return " | ".join(f"result_{_ranges(sorted(numbers))}.txt: {why}" for why, numbers in runs.items())
+
+
+def _ranges(numbers: list[int]) -> str:
+    spans: list[list[int]] = []
+    for number in numbers:
+        if spans and number == spans[-1][1] + 1:
+            spans[-1][1] = number
+        else:
+            spans.append([number, number])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def _in_folder(table: pd.DataFrame, row: dict[str, Any]) -> pd.DataFrame:
+    """The rows of a runs or results table that belong to one results folder."""
+    columns = ["round", *KEY]
+    return table[(table[columns] == [row[column] for column in columns]).all(axis=1)]
+
+
+def _minutes(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.6f}"
+
+
+def exceptions(comparison: pd.DataFrame) -> pd.DataFrame:
+    return comparison[comparison["status"].isin(EXCEPTIONS)]
+
+
+def exception_share(comparison: pd.DataFrame) -> float:
+    return len(exceptions(comparison)) / len(comparison) if len(comparison) else 0.0
+
+
+def rescored_to_official(comparison: pd.DataFrame) -> int:
+    """Exceptions whose official outcome our runs give once the officially rejected runs are left out."""
+    return int(exceptions(comparison)["reason"].str.endswith((REPRODUCES, AGREES)).sum())
+
+
+@dataclass
+class RoundParity:
+    round: str
+    summarizer_s: float
+    ingest_s: float
+    comparison: pd.DataFrame | None  # None when the summarizer crashed
+    crash: str = ""
+
+    def cells(self) -> list[str]:
+        timing = [f"{self.summarizer_s:.1f}", f"{self.ingest_s:.2f}", f"{self.summarizer_s / self.ingest_s:.0f}x"]
+        if self.comparison is None:  # a speed-up over a crash would mean nothing
+            return [self.round, "crashed", *["-"] * 7, *timing[:2], "-", "-"]
+        counts = self.comparison["status"].value_counts()
+        bad = exceptions(self.comparison)
+        share = exception_share(self.comparison)
+        met = share < EXCEPTION_BUDGET and bool((bad["reason"] != "").all())
+        official = sum(int(counts.get(status, 0)) for status in (MATCHED, MISMATCHED, OFFICIAL_ONLY))
+        return [self.round, str(official), *(str(int(counts.get(status, 0))) for status in STATUSES),
+                str(len(bad)), f"{100 * share:.2f}%", str(rescored_to_official(self.comparison)), *timing,
+                "PASS" if met else "FAIL"]
+
+
+HEADER = ["round", "official scores", "reproduced", "mismatched", "official-only", "ours-only", "exceptions",
+          "exception %", "rescored = official", "summarizer s", "ingest s", "speed-up", "target"]
+
+
+def check_round(round_: str, log_dir: Path = LOG_DIR) -> RoundParity:
+    archive = archive_path(round_)
+    with timed() as ingest_clock:
+        ours = ingest([archive])
+    log_path = log_dir / f"{round_}.log"
+    with tempfile.TemporaryDirectory(prefix=f"parity-{round_}-") as tmp:
+        folder = extract(archive, Path(tmp))
+        with timed() as official_clock:
+            csv = run_summarizer(folder, round_, log_path)
+    log_text = log_path.read_text(encoding="utf-8", errors="replace")
+    if csv is None:
+        return RoundParity(round_, official_clock.seconds, ingest_clock.seconds, None, crash_summary(log_text))
+    comparison = compare(parse_official_csv(csv), ours, round_, log_text)
+    return RoundParity(round_, official_clock.seconds, ingest_clock.seconds, comparison)
+
+
+def exception_lines(comparison: pd.DataFrame) -> list[str]:
+    return [f"{row['round']} {row['status']:<13} {row['submitter']}/{row['system']}/{row['benchmark']}: "
+            f"official {_minutes(row['official_min'])} min, ours {_minutes(row['ours_min'])} min\n"
+            f"      reason: {row['reason'] or 'UNEXPLAINED: the summarizer log says nothing about this folder'}"
+            for row in exceptions(comparison).to_dict("records")]
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python bench/parity.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("rounds", nargs="*", metavar="ROUND", help="e.g. v5.0 (default: every round in the mirror)")
+    parser.add_argument("--log-dir", type=Path, default=LOG_DIR, help=f"summarizer logs and CSVs (default {LOG_DIR})")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    available = mirror_rounds()
+    rounds = sorted(args.rounds or available, key=round_key)
+    unknown = sorted(set(rounds) - set(available))
+    if unknown:
+        raise SystemExit(f"no archive for {', '.join(unknown)} in the mirror (has: {', '.join(available)})")
+    checked = []
+    for round_ in rounds:
+        print(f"{round_}: running the official summarizer ...", flush=True)
+        parity = check_round(round_, args.log_dir)
+        if parity.comparison is None:
+            print(f"{round_}: the official summarizer crashed: {parity.crash}", flush=True)
+        checked.append(parity)
+    print()
+    print(format_table(HEADER, [parity.cells() for parity in checked]))
+    print(f"\ntarget: every official score reproduced within {RELATIVE_TOLERANCE:g} relative; exceptions below "
+          f"{EXCEPTION_BUDGET:.0%} of the compared scores (official and ours), each with its reason.\n"
+          "rescored = official: exceptions whose official outcome our runs give once the runs the official "
+          f"compliance checker rejects are left out. Summarizer logs and CSVs: {args.log_dir}")
+    details = [line for parity in checked if parity.comparison is not None
+               for line in exception_lines(parity.comparison)]
+    print(f"\nexceptions ({len(details)}):")
+    print("\n".join(details) or "  none")
+    for parity in checked:
+        if parity.comparison is None:
+            print(f"{parity.round} crashed: {parity.crash}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,338 @@
+"""Stage `decide`: decision support for one benchmark: scaling models, their honest error, break-even points.
+
+    python -m pipeline.decide BENCHMARK
+
+Fits the scaling model of `pipeline.predict` per accelerator family (analysis scope of params `analysis`,
+settings of params `decide`) and writes, under reports/benchmarks/BENCHMARK/:
+- decide.json (DVC metrics): headline held-out errors at the top level; per-family models, errors, caveats
+  and break-even tables in nested lists;
+- decide_fit.png, decide_break_even.png, decide_errors.png: the fitted curves with their prediction
+  intervals, scaling efficiency against the floor, and held-out predictions against the published times.
+
+Break-even: the accelerator count beyond which the model's scaling efficiency, t(n0) n0 / (t(n) n) with n0
+the family's smallest published count, falls below `decide.efficiency_floor`. Beside it, from the data
+alone: the smallest published count whose median observed scaling efficiency (`pipeline.features`:
+relative to the smallest configuration of the family in the same round) is below the floor, and the
+marginal speed-up of doubling at each published size, t(n) / t(2n), from the model and, where a round
+published both n and 2n, from the best times of that round.
+
+`report_section(BENCHMARK)` gives the report the data that templates/decide.html.j2 renders, reading only
+this stage's outputs.
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import struct
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import plots
+from .errors import cli
+from .importance import reports_dir
+from .io import atomic_path, load_params, section, write_json
+from .predict import (DecideSettings, ErrorSummary, FamilyAssessment, ScalingModel, all_held_out,
+                      assess_benchmark, load_scope)
+
+DECIDE_JSON = "decide.json"
+FIGURES = {  # file name -> (alt text, caption)
+    "decide_fit.png": ("time to train against accelerators per family, with the scaling model",
+                       "Published results (points) and each family's scaling model (line) with its prediction "
+                       "interval (band), for the family's most common form factor; log-log."),
+    "decide_break_even.png": ("scaling efficiency against accelerators per family, with the floor",
+                              "The model's scaling efficiency (line, dashed beyond the published range), the median "
+                              "observed efficiency (points), the floor (dotted) and each family's break-even (X)."),
+    "decide_errors.png": ("held-out predictions against published times",
+                          "Each result predicted by the model refitted without it (leave-one-configuration-out), "
+                          "against its published time; the band is +/- 20%; log-log."),
+}
+# Families drawn in the figures, most published results first: more lines would not be legible.
+FIGURE_FAMILIES = 6
+LARGEST_ERRORS = 5
+
+
+def observed_scaling(family_frame: pd.DataFrame) -> pd.DataFrame:
+    """Per published count: results, median observed scaling efficiency, and the observed speed-up of
+    doubling (best time at n over best time at 2n in the same round; median over rounds that have both)."""
+    best = family_frame.groupby(["round", "accelerator_count"])["time_to_train_min"].min()
+    at_double = best.rename(index=lambda count: count / 2, level="accelerator_count")
+    doubling = (best / at_double).dropna().groupby(level="accelerator_count").median()
+    by_count = family_frame.groupby("accelerator_count")
+    return pd.DataFrame({"n_results": by_count.size(),
+                         "observed_efficiency": by_count["scaling_efficiency"].median(),
+                         "observed_doubling_speedup": doubling})
+
+
+def first_count_below(efficiency: pd.Series, floor: float) -> float | None:
+    below = efficiency[efficiency < floor]
+    return float(below.index.min()) if len(below) else None
+
+
+def family_record(assessment: FamilyAssessment, family_frame: pd.DataFrame, floor: float) -> dict[str, Any]:
+    model = assessment.model
+    assert model is not None  # only modelled families get a record
+    observed = observed_scaling(family_frame)
+    counts = observed.index.to_numpy(dtype=float)
+    break_even = model.break_even(floor)
+    doubling = observed.assign(model_efficiency=model.efficiency(counts),
+                               model_doubling_speedup=model.doubling_speedup(counts),
+                               model_time_min=np.exp(model.log_time(counts)))
+    return {
+        "family": model.family, "n_points": model.n_points, "n_counts": model.n_counts,
+        "rounds": list(model.rounds), "count_min": model.count_min, "count_max": model.count_max,
+        "form_factors": list(model.form_factors), "saturated": model.saturated, "exponent_b": model.exponent,
+        "saturation_count_m": model.saturation_count,
+        "slope_at_count_min": float(model.slope(model.count_min)[0]),
+        "slope_at_count_max": float(model.slope(model.count_max)[0]), "residual_sd_log": model.residual_sd,
+        "dof": model.dof,
+        **_errors("loco", assessment.loco), **_errors("loro", assessment.loro),
+        "trusted": assessment.trusted, "caveats": list(assessment.caveats),
+        "reference_count": model.count_min, "break_even_count": break_even,
+        "break_even_beyond_published": break_even is None or break_even > model.count_max,
+        "observed_first_count_below_floor": first_count_below(observed["observed_efficiency"], floor),
+        "doubling": doubling.rename_axis("accelerator_count").reset_index().to_dict(orient="records"),
+    }
+
+
+def _errors(prefix: str, summary: ErrorSummary) -> dict[str, Any]:
+    return {f"{prefix}_n": summary.n, f"{prefix}_median_ape_pct": summary.median_ape_pct,
+            f"{prefix}_p90_ape_pct": summary.p90_ape_pct, f"{prefix}_interval_coverage": summary.interval_coverage}
+
+
+def summarise(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], settings: DecideSettings,
+              min_configurations: int) -> dict[str, Any]:
+    """decide.json without the benchmark name: scalars first, tables nested."""
+    head = {"efficiency_floor": settings.efficiency_floor, "interval": settings.interval,
+            "n_configurations": len(frame), "n_families": len(assessments)}
+    modelled = {family: a for family, a in assessments.items() if a.model is not None}
+    not_modelled = [{"family": family, "n_points": a.n_points, "reason": a.not_modelled_reason}
+                    for family, a in assessments.items() if a.model is None]
+    reason = None
+    if len(frame) < min_configurations:
+        reason = f"{len(frame)} configurations in scope, fewer than analysis.min_configurations = {min_configurations}"
+    elif not modelled:
+        reason = "no accelerator family has enough results to fit a scaling model"
+    if reason is not None:
+        return {"status": "skipped", "reason": reason, **head, "not_modelled": not_modelled}
+    loco = all_held_out(modelled, "configuration")
+    return {
+        "status": "ok", "reason": None, **head, "n_families_modelled": len(modelled),
+        "n_families_trusted": sum(a.trusted for a in modelled.values()),
+        **_errors("loco", ErrorSummary.of(loco)),
+        **_errors("loro", ErrorSummary.of(all_held_out(modelled, "round"))),
+        "families": [family_record(a, frame[frame["accelerator_family"] == family], settings.efficiency_floor)
+                     for family, a in modelled.items()],
+        "not_modelled": not_modelled,
+        "largest_errors": loco.nlargest(LARGEST_ERRORS, "ape_pct").to_dict(orient="records"),
+    }
+
+
+def _figure_models(assessments: dict[str, FamilyAssessment]) -> dict[str, tuple[ScalingModel, Any]]:
+    """The families drawn (the first FIGURE_FAMILIES modelled ones), each with its model and colour."""
+    models = [a.model for a in assessments.values() if a.model is not None][:FIGURE_FAMILIES]
+    return {model.family: (model, colour) for model, colour in zip(models, plots.sns.color_palette(plots.PALETTE))}
+
+
+def fit_figure(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], benchmark: str) -> bytes:
+    figure, axis = plots.plt.subplots(figsize=(7.5, 4.8))
+    for family, (model, colour) in _figure_models(assessments).items():
+        published = frame[frame["accelerator_family"] == family]
+        counts = np.geomspace(*model.count_range(), 60)
+        predictions = [model.predict(count) for count in counts]
+        axis.scatter(published["accelerator_count"], published["time_to_train_min"], color=colour, s=18, alpha=0.7)
+        axis.plot(counts, [p.time_min for p in predictions], color=colour, label=f"{family} ({model.form_factors[0]})")
+        axis.fill_between(counts, [p.low_min for p in predictions], [p.high_min for p in predictions],
+                          color=colour, alpha=0.15, linewidth=0)
+    axis.set(xscale="log", yscale="log", xlabel="Accelerators (count, log scale)",
+             ylabel="Time to train (minutes, log scale)", title=f"{benchmark}: scaling model per accelerator family")
+    axis.legend(fontsize="small")
+    return plots.png_bytes(figure)
+
+
+def break_even_figure(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], floor: float,
+                      benchmark: str) -> bytes:
+    figure, axis = plots.plt.subplots(figsize=(7.5, 4.8))
+    for family, (model, colour) in _figure_models(assessments).items():
+        break_even = model.break_even(floor)
+        # Extrapolate up to the break-even, but not past four times the published range.
+        end = min(max(model.count_max, break_even or 0.0), 4 * model.count_max)
+        inside = np.geomspace(model.count_min, model.count_max, 60)
+        axis.plot(inside, model.efficiency(inside), color=colour, label=family)
+        if end > model.count_max:
+            beyond = np.geomspace(model.count_max, end, 20)
+            axis.plot(beyond, model.efficiency(beyond), color=colour, linestyle="--")
+        observed = observed_scaling(frame[frame["accelerator_family"] == family])
+        axis.scatter(observed.index, observed["observed_efficiency"], color=colour, s=18, alpha=0.8)
+        if break_even is not None and break_even <= end:
+            axis.scatter([break_even], [floor], color=colour, marker="X", s=80, edgecolor="black", zorder=3)
+    axis.axhline(floor, color="black", linewidth=1, linestyle=":", label=f"efficiency floor {floor:g}")
+    axis.set(xscale="log", ylim=(0, 1.6), xlabel="Accelerators (count, log scale)",
+             ylabel="Scaling efficiency (1 = linear)", title=f"{benchmark}: break-even (X) per accelerator family")
+    axis.legend(fontsize="small")
+    return plots.png_bytes(figure)
+
+
+def errors_figure(assessments: dict[str, FamilyAssessment], benchmark: str) -> bytes:
+    held_out = all_held_out(assessments, "configuration")
+    if held_out.empty:
+        return message_figure(f"{benchmark}: no result could be held out and predicted")
+    colours = {family: colour for family, (_, colour) in _figure_models(assessments).items()}
+    held_out = held_out.assign(family=held_out["family"].where(held_out["family"].isin(colours), "other"))
+    palette = {**colours, "other": "lightgrey"}
+    figure, axis = plots.plt.subplots(figsize=(6.0, 5.0))
+    plots.sns.scatterplot(data=held_out, x="time_to_train_min", y="predicted_min", hue="family", ax=axis, s=22,
+                          palette={family: palette[family] for family in held_out["family"].unique()})
+    times = held_out[["time_to_train_min", "predicted_min"]].to_numpy()
+    limits = np.array([times.min() / 1.5, times.max() * 1.5])
+    axis.plot(limits, limits, color="black", linewidth=1)
+    axis.fill_between(limits, limits * 0.8, limits * 1.2, color="grey", alpha=0.2, linewidth=0)
+    axis.set(xscale="log", yscale="log", xlim=limits, ylim=limits, xlabel="Published time to train (minutes)",
+             ylabel="Predicted, result held out (minutes)", title=f"{benchmark}: leave-one-out predictions")
+    axis.legend(fontsize="small")
+    return plots.png_bytes(figure)
+
+
+def message_figure(message: str) -> bytes:
+    """Stands in for a figure when there is nothing to draw, so the stage's outputs always exist."""
+    figure, axis = plots.plt.subplots(figsize=(6.0, 1.2))
+    axis.axis("off")
+    axis.text(0.5, 0.5, message, ha="center", va="center", wrap=True)
+    return plots.png_bytes(figure)
+
+
+def figures(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], summary: dict[str, Any],
+            benchmark: str) -> dict[str, bytes]:
+    if summary["status"] != "ok":
+        placeholder = message_figure(f"{benchmark}: no decision support ({summary['reason']})")
+        return dict.fromkeys(FIGURES, placeholder)
+    return {"decide_fit.png": fit_figure(frame, assessments, benchmark),
+            "decide_break_even.png": break_even_figure(frame, assessments, summary["efficiency_floor"], benchmark),
+            "decide_errors.png": errors_figure(assessments, benchmark)}
+
+
+# --- the report fragment ------------------------------------------------------------------------------------
+
+def _fmt(value: Any, pattern: str = "{:.3g}") -> str:
+    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else pattern.format(value)
+
+
+def _pct(value: float | None) -> str:
+    return _fmt(value, "{:.1f}%")
+
+
+def _share(value: float | None) -> str:
+    return "" if value is None else f"{100 * value:.0f}%"
+
+
+def _table(columns: list[str], rows: list[list[str]]) -> dict[str, Any]:
+    return {"columns": columns, "rows": rows}
+
+
+def _models_table(families: list[dict[str, Any]]) -> dict[str, Any]:
+    return _table(
+        ["family", "results", "accelerators", "slope (small to large n)", "LOCO median error (n)",
+         "LORO median error (n)", "interval coverage (LOCO)", "trusted"],
+        [[f["family"], str(f["n_points"]), f"{f['count_min']:g} to {f['count_max']:g}",
+          f"{f['slope_at_count_min']:.2f} to {f['slope_at_count_max']:.2f}",
+          f"{_pct(f['loco_median_ape_pct'])} ({f['loco_n']})" if f["loco_n"] else "not evaluable",
+          f"{_pct(f['loro_median_ape_pct'])} ({f['loro_n']})" if f["loro_n"] else "one round only",
+          _share(f["loco_interval_coverage"]),
+          "yes" if f["trusted"] else "no"] for f in families])
+
+
+def _break_even_table(families: list[dict[str, Any]]) -> dict[str, Any]:
+    def break_even(family: dict[str, Any]) -> str:
+        if family["break_even_count"] is None:
+            return "not reached"
+        beyond = " (extrapolated: beyond the published range)" if family["break_even_beyond_published"] else ""
+        return f"{family['break_even_count']:.0f}{beyond}"
+
+    return _table(["family", "relative to (accelerators)", "break-even count (model)",
+                   "first published count below the floor (observed)", "trusted model"],
+                  [[f["family"], f"{f['reference_count']:g}", break_even(f),
+                    _fmt(f["observed_first_count_below_floor"], "{:g}") or "none",
+                    "yes" if f["trusted"] else "no"] for f in families])
+
+
+def _doubling_table(families: list[dict[str, Any]]) -> dict[str, Any]:
+    return _table(["family", "accelerators", "results", "model efficiency", "observed efficiency (median)",
+                   "model speed-up of doubling", "observed speed-up of doubling"],
+                  [[f["family"], f"{row['accelerator_count']:g}", str(row["n_results"]),
+                    _fmt(row["model_efficiency"], "{:.2f}"), _fmt(row["observed_efficiency"], "{:.2f}"),
+                    _fmt(row["model_doubling_speedup"], "{:.2f}x"), _fmt(row["observed_doubling_speedup"], "{:.2f}x")]
+                   for f in families for row in f["doubling"]])
+
+
+def _largest_errors_table(largest: list[dict[str, Any]]) -> dict[str, Any]:
+    return _table(["family", "round", "submitter", "system", "accelerators", "published (min)", "predicted (min)",
+                   "error"],
+                  [[e["family"], e["round"], e["submitter"], e["system"], f"{e['accelerator_count']:g}",
+                    _fmt(e["time_to_train_min"]), _fmt(e["predicted_min"]), _pct(e["ape_pct"])] for e in largest])
+
+
+def _embedded(path: Path, benchmark: str, alt: str, caption: str) -> dict[str, Any]:
+    png = path.read_bytes()
+    width, height = struct.unpack(">II", png[16:24])  # the PNG header's IHDR chunk
+    return {"data": base64.b64encode(png).decode("ascii"), "alt": f"{benchmark}: {alt}", "caption": caption,
+            "width": width, "height": height}
+
+
+def report_section(benchmark: str) -> dict[str, Any]:
+    """What templates/decide.html.j2 renders for one benchmark, from this stage's outputs only."""
+    out = reports_dir(benchmark)
+    if not (out / DECIDE_JSON).is_file():
+        return {"benchmark": benchmark, "status": "missing",
+                "reason": f"the decide stage has not run (python -m pipeline.decide {benchmark})"}
+    summary = json.loads((out / DECIDE_JSON).read_text(encoding="utf-8"))
+    base = {"benchmark": benchmark, "status": summary["status"], "reason": summary["reason"],
+            "floor": f"{summary['efficiency_floor']:g}", "interval_pct": f"{100 * summary['interval']:.0f}%"}
+    if summary["status"] != "ok":
+        return base
+    families = summary["families"]
+    return {
+        **base,
+        "loco_median": _pct(summary["loco_median_ape_pct"]), "loco_n": summary["loco_n"],
+        "loro_median": _pct(summary["loro_median_ape_pct"]), "loro_n": summary["loro_n"],
+        "coverage": _share(summary["loco_interval_coverage"]),
+        "n_modelled": summary["n_families_modelled"], "n_trusted": summary["n_families_trusted"],
+        "models": _models_table(families), "break_even": _break_even_table(families),
+        "doubling": _doubling_table(families),
+        "largest_errors": _largest_errors_table(summary["largest_errors"]),
+        "untrusted": [f"{f['family']}: {'; '.join(f['caveats'])}" for f in families if not f["trusted"]],
+        "not_modelled": [f"{f['family']}: {f['reason']}" for f in summary["not_modelled"]],
+        "figures": {name.removeprefix("decide_").removesuffix(".png"): _embedded(out / name, benchmark, *text)
+                    for name, text in FIGURES.items()},
+    }
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m pipeline.decide", description=__doc__.split("\n\n")[0])
+    parser.add_argument("benchmark", help="benchmark id of the catalogue, e.g. resnet")
+    return parser.parse_args(argv)
+
+
+@cli
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    params = load_params()
+    frame, settings = load_scope(args.benchmark, params)
+    assessments = assess_benchmark(frame, settings)
+    min_configurations = section(params, "analysis")["min_configurations"]
+    summary = summarise(frame, assessments, settings, min_configurations)
+    out = reports_dir(args.benchmark)
+    for name, png in figures(frame, assessments, summary, args.benchmark).items():
+        with atomic_path(out / name) as tmp:
+            tmp.write_bytes(png)
+    write_json({"benchmark": args.benchmark, **summary}, out / DECIDE_JSON)
+    print(f"{args.benchmark}: {summary['status']}; leave-one-configuration-out median error "
+          f"{_pct(summary.get('loco_median_ape_pct')) or 'n/a'}, leave-one-round-out "
+          f"{_pct(summary.get('loro_median_ape_pct')) or 'n/a'}")
+
+
+if __name__ == "__main__":
+    main()

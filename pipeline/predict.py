@@ -1,0 +1,510 @@
+"""Predict a configuration's time to train from its accelerator family and count, with an honest error.
+
+    python -m pipeline.predict --benchmark resnet --accelerator H100 --count 64 [--form-factor SXM]
+
+The model, fitted per (benchmark, accelerator family) on the scored results in the analysis scope (params
+`analysis`, closed division by default), in log minutes:
+
+    log t = a + b log n + log(1 + n / m) + d[form factor]
+
+- `b` is the exponent at small counts (-1 is ideal linear scaling);
+- `m` is the saturation count: above it the slope flattens by up to one (the time per doubling stops halving),
+  which is the sublinear, shrinking-gain scaling the published study reports. The term is fitted only where
+  the family has at least `decide.saturation_min_counts` distinct counts, and kept only when its best value
+  lies inside the published count range widened by ten on each side; otherwise (too few counts to tell a
+  curve from noise, or no curvature) the model is the plain power law log t = a + b log n + d.
+- `d` is an offset per form factor (SXM, PCIe, OAM, ...) within the family, because a PCIe card and an SXM
+  module of one accelerator differ by up to twofold at the same count. A result whose description gives no
+  form factor takes its family's most common one.
+
+Why this model: on the published closed-division results (v0.7 to v5.0) we compared, by the held-out
+errors defined below, a plain power law, a quadratic in log n, Amdahl's law (t = s + p/n), this power law with
+saturation, each with and without a per-round term or a linear round trend, and with and without the
+form-factor offset. Saturation lowered the leave-one-configuration-out median error of the large families
+(ResNet-50 A100 10% -> 8%, H100 18% -> 15%; BERT H100 17% -> 10%) and the form-factor offset lowered it
+further (ResNet-50 H100 to 6%, BERT H100 to 3%, BERT A100 from 21% to 17%). Amdahl's law, whose slope is -1
+at small counts, did worse (ResNet-50 A100 12%, BERT A100 25%); the quadratic did about as well inside the
+data but turns upward outside it (more accelerators, more time). A round term did not help: a held-out round's
+software effect cannot be estimated from the other rounds, and families with few rounds became unstable
+(BERT Gaudi: 104% leave-one-round-out with a round term, 51% without). So a prediction is for a typical published system
+of the family across the rounds in scope; narrow `analysis.rounds` to predict for recent software only.
+
+The prediction interval (level `decide.interval`) is the t-distribution interval of the least-squares fit in
+log space, by the delta method over all parameters (including log m): log t0 +/- t_q * sqrt(s^2 + g' C g),
+with s the residual standard deviation, C = s^2 (J'J)^-1 and g the gradient of log t0. It assumes the
+residual spread is the same at every count; the held-out interval coverage in decide.json says how well that
+holds.
+
+Honest error, per family and overall: leave-one-configuration-out (refit without one result, predict it)
+and leave-one-round-out (refit without a whole round, predict its results) absolute percentage errors.
+A family's model is not to be trusted when it has fewer than `decide.min_points` results, a median held-out
+error above `decide.max_error`, or published counts spanning less than a doubling (held-out errors cannot see
+that); a prediction outside the published counts of its form factor is an extrapolation.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import brentq, minimize_scalar
+from scipy.special import expit
+from scipy.stats import t as student_t
+
+from . import schemas
+from .errors import ParamsError, UsageError, cli
+from .io import load_params, section
+from .scope import CONFIGURATIONS, check_benchmark, in_scope
+
+UNSPECIFIED = "unspecified"
+# The saturation count is searched over the published range widened by this factor on each side; beyond it
+# the curve is flat (or straight) over the data and the extra parameter would only fit noise.
+SATURATION_MARGIN = 10.0
+SATURATION_GRID = 41
+# Break-even search stops here: a larger count has never been published for any benchmark.
+BREAK_EVEN_SEARCH_MAX = 1e6
+NEAREST_PUBLISHED = 5
+HELD_OUT_DTYPES = {"scheme": object, "family": object, "round": object, "submitter": object, "system": object,
+                   "accelerator_count": float, "time_to_train_min": float, "predicted_min": float, "low_min": float,
+                   "high_min": float, "ape_pct": float, "inside_interval": bool}
+
+
+@dataclass(frozen=True)
+class DecideSettings:
+    efficiency_floor: float
+    interval: float
+    min_points: int
+    max_error: float
+    saturation_min_counts: int
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> DecideSettings:
+        values = section(params, "decide")
+        names = list(cls.__dataclass_fields__)
+        missing = [name for name in names if name not in values]
+        if missing:
+            raise ParamsError(f"params.yaml decide: needs {', '.join(missing)}; see README 'Decision support'")
+        settings = cls(**{name: values[name] for name in names})
+        if not (0 < settings.efficiency_floor < 1 and 0 < settings.interval < 1):
+            raise ParamsError("params.yaml decide: efficiency_floor and interval must lie strictly between 0 and 1")
+        if settings.min_points < 1 or settings.max_error <= 0 or settings.saturation_min_counts < 3:
+            raise ParamsError("params.yaml decide: min_points must be >= 1, max_error > 0 and "
+                              "saturation_min_counts >= 3 (a curve needs three counts)")
+        return settings
+
+
+@dataclass(frozen=True)
+class Prediction:
+    count: float
+    form_factor: str
+    time_min: float
+    low_min: float
+    high_min: float
+    extrapolated: bool
+
+
+@dataclass(frozen=True)
+class ScalingModel:
+    """A fitted scaling model of one family; parameters are (a, b, d for form_factors[1:], [log m])."""
+
+    family: str
+    form_factors: tuple[str, ...]  # the first is the reference level, without an offset
+    parameters: np.ndarray
+    saturated: bool
+    covariance: np.ndarray
+    residual_sd: float
+    dof: int
+    t_quantile: float
+    count_min: float
+    count_max: float
+    count_ranges: tuple[tuple[float, float], ...]  # published (min, max) count of each form factor
+    n_points: int
+    n_counts: int
+    rounds: tuple[str, ...]
+
+    @property
+    def exponent(self) -> float:
+        return float(self.parameters[1])
+
+    @property
+    def saturation_count(self) -> float | None:
+        return float(np.exp(self.parameters[-1])) if self.saturated else None
+
+    def log_time(self, counts: np.ndarray | float, form_factor: str | None = None) -> np.ndarray:
+        log_count = np.log(np.atleast_1d(np.asarray(counts, dtype=float)))
+        levels = np.full(len(log_count), form_factor or self.form_factors[0], dtype=object)
+        return _log_time(self.parameters, self.form_factors, self.saturated, log_count, levels)
+
+    def predict(self, count: float, form_factor: str | None = None) -> Prediction:
+        level = form_factor or self.form_factors[0]
+        centre = float(self.log_time(count, level)[0])
+        gradient = _jacobian(self.parameters, self.form_factors, self.saturated, np.log([float(count)]),
+                             np.array([level], dtype=object))[0]
+        spread = math.sqrt(self.residual_sd ** 2 + float(gradient @ self.covariance @ gradient))
+        half_width = self.t_quantile * spread
+        return Prediction(count=float(count), form_factor=level, time_min=math.exp(centre),
+                          low_min=math.exp(centre - half_width), high_min=math.exp(centre + half_width),
+                          extrapolated=not self.count_range(level)[0] <= count <= self.count_range(level)[1])
+
+    def count_range(self, form_factor: str | None = None) -> tuple[float, float]:
+        """The published counts of a form factor: the model is fitted, not extrapolated, inside them."""
+        return self.count_ranges[self.form_factors.index(form_factor or self.form_factors[0])]
+
+    def slope(self, counts: np.ndarray | float) -> np.ndarray:
+        """d log t / d log n: -1 is linear scaling, 0 is no gain from more accelerators."""
+        log_count = np.log(np.atleast_1d(np.asarray(counts, dtype=float)))
+        return self.exponent + (expit(log_count - self.parameters[-1]) if self.saturated
+                                else np.zeros_like(log_count))
+
+    def efficiency(self, counts: np.ndarray | float) -> np.ndarray:
+        """t(n0) n0 / (t(n) n), n0 the smallest published count: 1 is linear scaling from n0 (no form factor
+        dependence: its offset cancels)."""
+        counts = np.atleast_1d(np.asarray(counts, dtype=float))
+        log_ratio = self.log_time(self.count_min) - self.log_time(counts) + np.log(self.count_min / counts)
+        return np.exp(log_ratio)
+
+    def doubling_speedup(self, counts: np.ndarray | float) -> np.ndarray:
+        """t(n) / t(2n): 2 is a perfect doubling, 1 is no gain."""
+        counts = np.atleast_1d(np.asarray(counts, dtype=float))
+        return np.exp(self.log_time(counts) - self.log_time(2 * counts))
+
+    def break_even(self, floor: float) -> float | None:
+        """The smallest count above n0 at which efficiency falls below `floor`; None if it does not below
+        BREAK_EVEN_SEARCH_MAX. Searched on a grid first because efficiency need not be monotone (a
+        superlinear start, b < -1, makes it rise before it falls)."""
+        grid = np.geomspace(self.count_min, BREAK_EVEN_SEARCH_MAX, 400)
+        below = np.flatnonzero(self.efficiency(grid) < floor)
+        if below.size == 0:
+            return None
+        # below[0] > 0: efficiency is 1 at n0, above any floor
+        low, high = np.log(grid[below[0] - 1]), np.log(grid[below[0]])
+        return float(np.exp(brentq(lambda log_n: self.efficiency(np.exp(log_n))[0] - floor, low, high)))
+
+
+@dataclass(frozen=True)
+class ErrorSummary:
+    """Held-out absolute percentage errors of one validation scheme."""
+
+    n: int
+    median_ape_pct: float | None
+    p90_ape_pct: float | None
+    interval_coverage: float | None
+
+    @classmethod
+    def of(cls, held_out: pd.DataFrame) -> ErrorSummary:
+        if held_out.empty:
+            return cls(0, None, None, None)
+        ape = held_out["ape_pct"].to_numpy()
+        return cls(len(ape), float(np.median(ape)), float(np.quantile(ape, 0.9)),
+                   float(held_out["inside_interval"].mean()))
+
+
+@dataclass(frozen=True)
+class FamilyAssessment:
+    family: str
+    n_points: int
+    model: ScalingModel | None
+    not_modelled_reason: str | None
+    loco: ErrorSummary
+    loro: ErrorSummary
+    held_out: pd.DataFrame  # both schemes, one row per held-out prediction
+    caveats: tuple[str, ...]
+
+    @property
+    def trusted(self) -> bool:
+        return self.model is not None and not self.caveats
+
+
+def model_inputs(configurations: pd.DataFrame, analysis: dict[str, Any], benchmark: str) -> pd.DataFrame:
+    """The in-scope results a model can use (a family and a time), with a `form_factor` for every row."""
+    frame = in_scope(configurations, analysis, benchmark)
+    frame = frame[frame["accelerator_family"].notna() & (frame["time_to_train_min"] > 0)].reset_index(drop=True)
+    return frame.assign(form_factor=_filled_form_factors(frame))
+
+
+def _filled_form_factors(frame: pd.DataFrame) -> pd.Series:
+    def fill(group: pd.Series) -> pd.Series:
+        known = group.dropna()
+        return group.fillna(known.mode().iloc[0] if len(known) else UNSPECIFIED)
+
+    if frame.empty:
+        return pd.Series([], dtype=object)
+    return frame.groupby("accelerator_family")["accelerator_form_factor"].transform(fill).astype(object)
+
+
+def _levels(form_factors: pd.Series) -> tuple[str, ...]:
+    """Most common first (the reference level of the model and the default of a prediction), ties by name."""
+    counts = form_factors.value_counts()
+    return tuple(sorted(counts.index, key=lambda level: (-counts[level], level)))
+
+
+def _design(log_count: np.ndarray, form_factors: np.ndarray, levels: tuple[str, ...]) -> np.ndarray:
+    """The linear part's columns: intercept, log n, one indicator per non-reference form factor."""
+    columns = [np.ones_like(log_count), log_count] + [(form_factors == level).astype(float) for level in levels[1:]]
+    return np.column_stack(columns)
+
+
+def _log_time(parameters: np.ndarray, levels: tuple[str, ...], saturated: bool, log_count: np.ndarray,
+              form_factors: np.ndarray) -> np.ndarray:
+    design = _design(log_count, form_factors, levels)
+    linear = design @ parameters[:design.shape[1]]
+    return (linear + np.logaddexp(0.0, log_count - parameters[-1])) if saturated else linear
+
+
+def _jacobian(parameters: np.ndarray, levels: tuple[str, ...], saturated: bool, log_count: np.ndarray,
+              form_factors: np.ndarray) -> np.ndarray:
+    """d log t / d parameters: the design, plus d/d log m = -n/(n + m) when saturated."""
+    design = _design(log_count, form_factors, levels)
+    return np.column_stack([design, -expit(log_count - parameters[-1])]) if saturated else design
+
+
+def not_fittable_reason(family_frame: pd.DataFrame) -> str | None:
+    """Why the family's model cannot be fitted with an interval, or None when it can."""
+    n_parameters = 2 + family_frame["form_factor"].nunique() - 1
+    if len(family_frame) == 1:
+        return "a single result: no scaling to fit"
+    if family_frame["accelerator_count"].nunique() < 2:
+        return f"all {len(family_frame)} results use one accelerator count: no scaling to fit"
+    if family_frame.groupby("form_factor")["accelerator_count"].nunique().max() < 2:
+        return "each form factor was published at one accelerator count: scaling and form factor cannot be told apart"
+    if len(family_frame) <= n_parameters:
+        return f"{len(family_frame)} results for {n_parameters} parameters: no residual left to size an interval"
+    return None
+
+
+def fit_family(family_frame: pd.DataFrame, settings: DecideSettings) -> ScalingModel:
+    """Least squares in log space; the saturation count by a grid then a bounded search (the other parameters
+    are linear given it). Call not_fittable_reason first."""
+    counts = family_frame["accelerator_count"].to_numpy(dtype=float)
+    log_count, log_time = np.log(counts), np.log(family_frame["time_to_train_min"].to_numpy(dtype=float))
+    form_factors = family_frame["form_factor"].to_numpy(dtype=object)
+    levels = _levels(family_frame["form_factor"])
+    design = _design(log_count, form_factors, levels)
+
+    def solve(log_saturation: float | None) -> tuple[float, np.ndarray]:
+        offset = 0.0 if log_saturation is None else np.logaddexp(0.0, log_count - log_saturation)
+        coefficients = np.linalg.lstsq(design, log_time - offset, rcond=None)[0]
+        return float(np.sum((log_time - offset - design @ coefficients) ** 2)), coefficients
+
+    log_saturation = None
+    # The saturation term costs one more parameter: it needs the counts to show a curve and a residual left.
+    if np.unique(counts).size >= settings.saturation_min_counts and len(counts) > design.shape[1] + 1:
+        log_saturation = _interior_saturation(lambda value: solve(value)[0], counts)
+    saturated = log_saturation is not None
+    coefficients = solve(log_saturation)[1]
+    parameters = np.append(coefficients, log_saturation) if saturated else coefficients
+    residuals = log_time - _log_time(parameters, levels, saturated, log_count, form_factors)
+    jacobian = _jacobian(parameters, levels, saturated, log_count, form_factors)
+    dof = len(counts) - int(np.linalg.matrix_rank(jacobian))
+    variance = float(residuals @ residuals) / dof
+    return ScalingModel(
+        family=str(family_frame["accelerator_family"].iloc[0]), form_factors=levels, parameters=parameters,
+        saturated=saturated, covariance=variance * np.linalg.pinv(jacobian.T @ jacobian),
+        residual_sd=math.sqrt(variance), dof=dof, t_quantile=float(student_t.ppf(0.5 + settings.interval / 2, dof)),
+        count_min=float(counts.min()), count_max=float(counts.max()),
+        count_ranges=tuple((float(counts[form_factors == level].min()), float(counts[form_factors == level].max()))
+                           for level in levels), n_points=len(counts),
+        n_counts=int(np.unique(counts).size), rounds=tuple(sorted(family_frame["round"].unique())))
+
+
+def _interior_saturation(residual_sum: Callable[[float], float], counts: np.ndarray) -> float | None:
+    """The best log m if it lies strictly inside the searched range, else None (both ends are power laws)."""
+    grid = np.linspace(np.log(counts.min() / SATURATION_MARGIN), np.log(counts.max() * SATURATION_MARGIN),
+                       SATURATION_GRID)
+    best = int(np.argmin([residual_sum(value) for value in grid]))
+    if best in (0, len(grid) - 1):
+        return None
+    return float(minimize_scalar(residual_sum, bounds=(grid[best - 1], grid[best + 1]), method="bounded").x)
+
+
+def held_out_predictions(family_frame: pd.DataFrame, settings: DecideSettings, scheme: str) -> pd.DataFrame:
+    """Refit without each configuration (scheme "configuration") or each round ("round") and predict what was
+    left out. Held-out rows whose training set cannot be fitted, or whose form factor it lacks, are skipped."""
+    groups = family_frame.index.to_numpy() if scheme == "configuration" else family_frame["round"].to_numpy()
+    rows = []
+    for group in pd.unique(groups):
+        train, test = family_frame[groups != group], family_frame[groups == group]
+        if not_fittable_reason(train) is not None:
+            continue
+        model = fit_family(train, settings)
+        for row in test[test["form_factor"].isin(model.form_factors)].itertuples():
+            prediction = model.predict(row.accelerator_count, row.form_factor)
+            rows.append({"scheme": scheme, "family": row.accelerator_family, "round": row.round,
+                         "submitter": row.submitter, "system": row.system, "accelerator_count": row.accelerator_count,
+                         "time_to_train_min": row.time_to_train_min, "predicted_min": prediction.time_min,
+                         "low_min": prediction.low_min, "high_min": prediction.high_min,
+                         "ape_pct": 100 * abs(prediction.time_min / row.time_to_train_min - 1),
+                         "inside_interval": prediction.low_min <= row.time_to_train_min <= prediction.high_min})
+    return held_out_frame(rows)
+
+
+def held_out_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Held-out predictions with fixed columns and dtypes, also when there are none."""
+    return pd.DataFrame(rows, columns=list(HELD_OUT_DTYPES)).astype(HELD_OUT_DTYPES)
+
+
+def assess_family(family_frame: pd.DataFrame, settings: DecideSettings) -> FamilyAssessment:
+    family = str(family_frame["accelerator_family"].iloc[0])
+    reason = not_fittable_reason(family_frame)
+    if reason is not None:
+        none = held_out_frame([])
+        return FamilyAssessment(family, len(family_frame), None, reason, ErrorSummary.of(none),
+                                ErrorSummary.of(none), none, ())
+    family_frame = family_frame.reset_index(drop=True)
+    held_out = pd.concat([held_out_predictions(family_frame, settings, scheme)
+                          for scheme in ("configuration", "round")], ignore_index=True)
+    loco = ErrorSummary.of(held_out[held_out["scheme"] == "configuration"])
+    loro = ErrorSummary.of(held_out[held_out["scheme"] == "round"])
+    model = fit_family(family_frame, settings)
+    return FamilyAssessment(family, len(family_frame), model, None, loco, loro, held_out,
+                            distrust_reasons(model, loco, loro, settings))
+
+
+def distrust_reasons(model: ScalingModel, loco: ErrorSummary, loro: ErrorSummary,
+                     settings: DecideSettings) -> tuple[str, ...]:
+    """Why a family's model should not be trusted; empty when nothing speaks against it."""
+    limit = 100 * settings.max_error
+    found = []
+    if model.n_points < settings.min_points:
+        found.append(f"only {model.n_points} published results (fewer than {settings.min_points})")
+    if model.count_max < 2 * model.count_min:
+        # Held-out errors cannot reveal this: every held-out result sits inside the same narrow range.
+        found.append(f"the published counts ({model.count_min:g} to {model.count_max:g}) span less than a doubling: "
+                     "the scaling exponent rests on too narrow a range")
+    if loco.median_ape_pct is None:
+        found.append("no result could be held out and predicted: the error is unknown")
+    elif loco.median_ape_pct > limit:
+        found.append(f"leave-one-configuration-out median error {loco.median_ape_pct:.0f}% (above {limit:.0f}%)")
+    if loro.median_ape_pct is not None and loro.median_ape_pct > limit:
+        found.append(f"leave-one-round-out median error {loro.median_ape_pct:.0f}% (above {limit:.0f}%): "
+                     "a new round's results are hard to predict")
+    return tuple(found)
+
+
+def assess_benchmark(frame: pd.DataFrame, settings: DecideSettings) -> dict[str, FamilyAssessment]:
+    """Every family with data, most published results first (then by name)."""
+    sizes = frame["accelerator_family"].value_counts()
+    families = sorted(sizes.index, key=lambda family: (-sizes[family], family))
+    return {family: assess_family(frame[frame["accelerator_family"] == family], settings) for family in families}
+
+
+def all_held_out(assessments: dict[str, FamilyAssessment], scheme: str) -> pd.DataFrame:
+    """Every family's held-out predictions of one scheme ("configuration" or "round")."""
+    held_out = pd.concat([held_out_frame([]), *(a.held_out for a in assessments.values())], ignore_index=True)
+    return held_out[held_out["scheme"] == scheme].astype(HELD_OUT_DTYPES)
+
+
+def nearest_published(family_frame: pd.DataFrame, count: float, n: int = NEAREST_PUBLISHED) -> pd.DataFrame:
+    """The family's published results closest in accelerator count (on a log scale), fastest first on ties."""
+    distance = (np.log(family_frame["accelerator_count"].astype(float)) - math.log(count)).abs()
+    nearest = family_frame.assign(distance=distance).sort_values(["distance", "time_to_train_min"]).head(n)
+    return nearest.assign(accelerator_count=nearest["accelerator_count"].astype(int))[
+        ["round", "submitter", "system", "form_factor", "accelerator_count", "time_to_train_min"]]
+
+
+def family_frame_or_error(frame: pd.DataFrame, family: str, benchmark: str) -> pd.DataFrame:
+    """The rows of `family`, or a UsageError naming the families that have data for the benchmark."""
+    selected = frame[frame["accelerator_family"] == family]
+    if selected.empty:
+        raise UsageError(f"no results for accelerator family {family!r} in {benchmark} (in the analysis scope); "
+                         f"families with data: {', '.join(families_with_data(frame)) or 'none'}")
+    return selected.reset_index(drop=True)
+
+
+def families_with_data(frame: pd.DataFrame) -> list[str]:
+    return sorted(frame["accelerator_family"].unique())
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse whose mistakes are PipelineErrors: exit status 1 and one message, like every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message}\n{self.format_usage().strip()}")
+
+
+def load_scope(benchmark: str, params: dict[str, Any]) -> tuple[pd.DataFrame, DecideSettings]:
+    """The model inputs of a benchmark (from the pipeline's configurations) and the decide settings."""
+    settings = DecideSettings.from_params(params)
+    check_benchmark(benchmark)
+    if not CONFIGURATIONS.is_file():
+        raise UsageError(f"{CONFIGURATIONS} not found: run `dvc repro features` first")
+    configurations = schemas.validate_configurations(pd.read_parquet(CONFIGURATIONS))
+    return model_inputs(configurations, section(params, "analysis"), benchmark), settings
+
+
+def describe_model(model: ScalingModel) -> str:
+    saturation = (f", saturation count m = {model.saturation_count:.0f}" if model.saturated
+                  else " (plain power law: no saturation term)")
+    offsets = f" + offset per form factor ({', '.join(model.form_factors)})" if len(model.form_factors) > 1 else ""
+    return (f"log t = a + b log n{' + log(1 + n/m)' if model.saturated else ''}{offsets}; "
+            f"b = {model.exponent:.2f}{saturation}; fitted on {model.n_points} results, {model.count_min:g} to "
+            f"{model.count_max:g} accelerators, rounds {model.rounds[0]} to {model.rounds[-1]}")
+
+
+def describe_errors(assessment: FamilyAssessment) -> str:
+    def one(name: str, summary: ErrorSummary) -> str:
+        if summary.median_ape_pct is None:
+            return f"{name}: not evaluable"
+        return (f"{name} median {summary.median_ape_pct:.1f}% (90th percentile {summary.p90_ape_pct:.0f}%, "
+                f"n = {summary.n}, interval coverage {100 * summary.interval_coverage:.0f}%)")
+
+    return f"{one('leave-one-configuration-out', assessment.loco)}; {one('leave-one-round-out', assessment.loro)}"
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = ArgumentParser(prog="python -m pipeline.predict", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--benchmark", required=True, help="benchmark id of the catalogue, e.g. resnet")
+    parser.add_argument("--accelerator", required=True, help="accelerator family, e.g. H100")
+    parser.add_argument("--count", required=True, type=int, help="number of accelerators")
+    parser.add_argument("--form-factor", help="e.g. SXM or PCIe (default: the family's most common)")
+    return parser.parse_args(argv)
+
+
+def render(benchmark: str, assessment: FamilyAssessment, prediction: Prediction, level: float,
+           nearest: pd.DataFrame) -> str:
+    model = assessment.model
+    assert model is not None  # main() refuses a family without a model
+    lines = [f"{benchmark}, {model.family} ({prediction.form_factor}), {prediction.count:g} accelerators: "
+             f"predicted time to train {prediction.time_min:.3g} min "
+             f"({100 * level:.0f}% prediction interval {prediction.low_min:.3g} to {prediction.high_min:.3g} min)",
+             f"model: {describe_model(model)}",
+             f"held-out error of the {model.family} model: {describe_errors(assessment)}"]
+    warnings = list(assessment.caveats)
+    if prediction.extrapolated:
+        low, high = model.count_range(prediction.form_factor)
+        warnings.append(f"{prediction.count:g} accelerators is outside the published range of {model.family} "
+                        f"{prediction.form_factor} ({low:g} to {high:g}): an extrapolation")
+    lines.append("do not trust this prediction: " + "; ".join(warnings) if warnings
+                 else "trust: enough results, held-out error within the limit, inside the published range")
+    lines.append(f"nearest published {model.family} results, by accelerator count:")
+    lines.append(nearest.to_string(index=False, float_format=lambda value: f"{value:.3g}"))
+    return "\n".join(lines)
+
+
+@cli
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    if args.count <= 0:
+        raise UsageError(f"--count must be a positive number of accelerators, got {args.count}")
+    frame, settings = load_scope(args.benchmark, load_params())
+    family_frame = family_frame_or_error(frame, args.accelerator, args.benchmark)
+    assessment = assess_family(family_frame, settings)
+    if assessment.model is None:
+        modelled = [family for family in families_with_data(frame)
+                    if not_fittable_reason(frame[frame["accelerator_family"] == family]) is None]
+        raise UsageError(f"cannot model {args.accelerator} on {args.benchmark}: {assessment.not_modelled_reason}; "
+                         f"families with a model: {', '.join(modelled) or 'none'}")
+    if args.form_factor is not None and args.form_factor not in assessment.model.form_factors:
+        raise UsageError(f"no {args.accelerator} results with form factor {args.form_factor!r}; "
+                         f"choose one of: {', '.join(assessment.model.form_factors)}")
+    prediction = assessment.model.predict(args.count, args.form_factor)
+    print(render(args.benchmark, assessment, prediction, settings.interval,
+                 nearest_published(family_frame, args.count)))
+
+
+if __name__ == "__main__":
+    main()

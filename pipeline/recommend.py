@@ -1,0 +1,325 @@
+"""Recommend configurations for a benchmark under constraints: published results and model predictions.
+
+    python -m pipeline.recommend --benchmark bert [--max-accelerators N] [--deadline-min M]
+                                 [--prices FILE [--max-cost C]] [--family H100 --family A100 ...] [--top K]
+
+Candidates:
+- published: every configuration of the benchmark's efficiency ranking (reports/benchmarks/B/ranking.csv);
+- predicted: for each accelerator family whose scaling model is trusted (see `pipeline.predict`), each form
+  factor it was published in, at the powers of two within its published count range that were not
+  published; time to train from the model, scaling efficiency from the model relative to the family's
+  smallest published count.
+
+Order: the TOPSIS score of the ranking (params `rank.criteria`). A published configuration keeps its score
+from ranking.csv. A predicted one is scored against the same reference, the best and worst published value
+of each criterion (TOPSIS with min-max normalisation, as `pipeline.rank` computes it), a value better than
+the best published counting as the best; so the two kinds of score are comparable and a prediction does not
+move any published score.
+
+Constraints are conservative for predictions: a predicted configuration meets a deadline or a budget only
+if the upper end of its prediction interval does. Costs are accelerator-hours times the price per
+accelerator-hour of the user's price table (YAML: accelerator family -> price); the tool has no market data,
+and examples/prices.yaml holds made-up illustrative prices.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from .errors import ParamsError, UsageError, cli
+from .importance import reports_dir
+from .io import load_params, section
+from .predict import (ArgumentParser, DecideSettings, FamilyAssessment, assess_benchmark, families_with_data,
+                      load_scope)
+from .rank import criteria_matrix
+
+CANDIDATE_COLUMNS = ["kind", "label", "accelerator_family", "accelerator_count", "time_to_train_min",
+                     "time_high_min", "accelerator_hours", "scaling_efficiency", "score", "detail"]
+PREDICTED_CRITERIA = ["time_to_train_min", "accelerator_hours", "scaling_efficiency"]
+
+
+@dataclass(frozen=True)
+class Constraint:
+    flag: str
+    column: str  # the conservative value a candidate is checked on
+    limit: float
+    unit: str
+
+    def met(self, candidates: pd.DataFrame) -> pd.Series:
+        return candidates[self.column] <= self.limit  # a missing value (no price) never meets a limit
+
+    def describe(self) -> str:
+        return f"{self.flag} {self.limit:g}"
+
+
+def load_prices(path: Path) -> dict[str, float]:
+    """A price table: accelerator family -> price per accelerator-hour (any currency, the user's own)."""
+    example = "for example\n  H100: 3.0\n  A100: 1.5"
+    if not path.is_file():
+        raise UsageError(f"price file {path} not found; it maps accelerator family to price per "
+                         f"accelerator-hour, {example}")
+    try:
+        table = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise UsageError(f"price file {path} is not valid YAML ({str(error).splitlines()[0]}); {example}") from None
+    if not isinstance(table, dict) or not table:
+        raise UsageError(f"price file {path} must map accelerator family to price per accelerator-hour, {example}")
+    prices = {}
+    for family, price in table.items():
+        if isinstance(price, bool) or not isinstance(price, (int, float)) or not math.isfinite(price) or price <= 0:
+            raise UsageError(f"price file {path}: the price of {family!r} must be a positive number per "
+                             f"accelerator-hour, got {price!r}")
+        prices[str(family)] = float(price)
+    return prices
+
+
+def published_candidates(ranking: pd.DataFrame) -> pd.DataFrame:
+    """Every configuration of the whole ranking, with its rank (filter afterwards: the rank is of them all)."""
+    return ranking.assign(
+        kind="published", label=ranking["round"] + " " + ranking["submitter"] + " " + ranking["system"],
+        time_high_min=ranking["time_to_train_min"],
+        detail=[f"published result, rank {rank} of {len(ranking)} in the efficiency ranking"
+                for rank in ranking["rank"]])[CANDIDATE_COLUMNS]
+
+
+def predicted_candidates(assessments: dict[str, FamilyAssessment], frame: pd.DataFrame,
+                         interval: float) -> pd.DataFrame:
+    """Trusted models' predictions at unpublished powers of two inside each form factor's published range
+    (elsewhere the prediction would be an extrapolation), unscored."""
+    rows = []
+    for assessment in assessments.values():
+        model = assessment.model
+        if model is None or not assessment.trusted:
+            continue
+        published = frame[frame["accelerator_family"] == model.family]
+        for form_factor in model.form_factors:
+            low, high = model.count_range(form_factor)
+            powers = 2.0 ** np.arange(math.ceil(math.log2(low)), math.floor(math.log2(high)) + 1)
+            taken = set(published.loc[published["form_factor"] == form_factor, "accelerator_count"])
+            for count in (count for count in powers if count not in taken):
+                prediction = model.predict(count, form_factor)
+                rows.append({
+                    "kind": "predicted", "label": f"{model.family} {form_factor} x {count:g}",
+                    "accelerator_family": model.family, "accelerator_count": count,
+                    "time_to_train_min": prediction.time_min, "time_high_min": prediction.high_min,
+                    "accelerator_hours": count * prediction.time_min / 60,
+                    "scaling_efficiency": float(model.efficiency(count)[0]), "score": np.nan,
+                    "detail": f"predicted by the {model.family} model (held-out median error "
+                              f"{assessment.loco.median_ape_pct:.1f}%), {100 * interval:.0f}% interval "
+                              f"{prediction.low_min:.3g} to {prediction.high_min:.3g} min, scored against the "
+                              f"published ranking"})
+    return pd.DataFrame(rows, columns=CANDIDATE_COLUMNS)
+
+
+def anchored_topsis(reference: np.ndarray, candidates: np.ndarray, weights: np.ndarray,
+                    types: np.ndarray) -> np.ndarray:
+    """TOPSIS scores of `candidates` with the min-max normalisation and ideal points of `reference`.
+
+    On the reference rows themselves this is exactly pymcdm's TOPSIS (as in pipeline.rank). Normalised
+    values are clipped to [0, 1]: better than the best reference value scores as the best.
+    """
+    low, high = reference.min(axis=0), reference.max(axis=0)
+    span = np.where(high > low, high - low, 1.0)
+
+    def normalised(matrix: np.ndarray) -> np.ndarray:
+        scaled = np.where(types > 0, matrix - low, high - matrix) / span
+        return np.where(high > low, np.clip(scaled, 0.0, 1.0), 1.0)  # a constant criterion: pymcdm gives 1
+
+    weighted_reference = normalised(reference) * weights
+    ideal, anti_ideal = weighted_reference.max(axis=0), weighted_reference.min(axis=0)
+    weighted = normalised(candidates) * weights
+    to_ideal = np.sqrt(((weighted - ideal) ** 2).sum(axis=1))
+    to_anti_ideal = np.sqrt(((weighted - anti_ideal) ** 2).sum(axis=1))
+    return to_anti_ideal / (to_ideal + to_anti_ideal)
+
+
+def score_predictions(predicted: pd.DataFrame, ranking: pd.DataFrame, criteria: dict[str, Any]) -> pd.DataFrame:
+    if predicted.empty:
+        return predicted
+    unknown = [name for name in criteria if name not in PREDICTED_CRITERIA]
+    if unknown:
+        raise ParamsError(f"params.yaml rank.criteria uses {', '.join(unknown)}, which a prediction does not have; "
+                          f"predicted configurations can be scored on {', '.join(PREDICTED_CRITERIA)}")
+    reference, weights, types = criteria_matrix(ranking, criteria)
+    values = predicted[list(criteria)].astype(float).to_numpy()
+    return predicted.assign(score=anchored_topsis(reference, values, weights, types))
+
+
+def with_costs(candidates: pd.DataFrame, prices: dict[str, float] | None) -> pd.DataFrame:
+    if prices is None:
+        return candidates
+    price = candidates["accelerator_family"].map(prices).astype(float)
+    return candidates.assign(cost=candidates["accelerator_hours"] * price,
+                             cost_high=candidates["accelerator_count"] * candidates["time_high_min"] / 60 * price)
+
+
+def constraints_of(max_accelerators: int | None, deadline_min: float | None,
+                   max_cost: float | None) -> list[Constraint]:
+    wanted = [("--max-accelerators", "accelerator_count", max_accelerators, "accelerators"),
+              ("--deadline-min", "time_high_min", deadline_min, "min"),
+              ("--max-cost", "cost_high", max_cost, "in your price units")]
+    return [Constraint(flag, column, float(limit), unit) for flag, column, limit, unit in wanted if limit is not None]
+
+
+def feasible(candidates: pd.DataFrame, constraints: list[Constraint]) -> pd.Series:
+    meets = pd.Series(True, index=candidates.index)
+    for constraint in constraints:
+        meets &= constraint.met(candidates)
+    return meets
+
+
+def why_infeasible(candidates: pd.DataFrame, constraints: list[Constraint]) -> str:
+    """Which constraint to relax, and to what: for each, the best value among the candidates meeting all the
+    others; then how many candidates meet each constraint on its own."""
+    lines = []
+    for constraint in constraints:
+        others = [other for other in constraints if other is not constraint]
+        pool = candidates[feasible(candidates, others) & candidates[constraint.column].notna()]
+        if pool.empty:
+            lines.append(f"{constraint.describe()}: relaxing it alone is not enough (nothing meets the others)")
+            continue
+        best = pool.loc[pool[constraint.column].idxmin()]
+        lines.append(f"{constraint.describe()}: relax it to {best[constraint.column]:.3g} {constraint.unit} "
+                     f"({best['kind']} {best['label']})")
+    alone = ", ".join(f"{c.describe()} by {int(c.met(candidates).sum())}" for c in constraints)
+    lines.append(f"of {len(candidates)} candidates, met on its own: {alone}")
+    return "\n  ".join(lines)
+
+
+def recommend(candidates: pd.DataFrame, constraints: list[Constraint], floor: float) -> pd.DataFrame:
+    """The candidates that meet every constraint, best score first, each with the reason it is listed."""
+    chosen = candidates[feasible(candidates, constraints)].sort_values(
+        ["score", "accelerator_hours"], ascending=[False, True]).reset_index(drop=True)
+    return chosen.assign(reason=[_reason(row, constraints, floor) for row in chosen.to_dict(orient="records")])
+
+
+def _reason(row: dict[str, Any], constraints: list[Constraint], floor: float) -> str:
+    parts = [row["detail"]]
+    for constraint in constraints:
+        # Predictions are checked on the upper end of their interval (see the module docstring).
+        bound = " (upper end of the interval)" if row["kind"] == "predicted" and constraint.column != \
+            "accelerator_count" else ""
+        parts.append(f"{row[constraint.column]:.3g}{bound} <= {constraint.limit:g} {constraint.unit}")
+    efficiency = row["scaling_efficiency"]
+    if not math.isnan(efficiency):
+        side = "at or above" if efficiency >= floor else "below (past the break-even)"
+        parts.append(f"scaling efficiency {efficiency:.2f}, {side} the {floor:g} floor")
+    return "; ".join(parts)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = ArgumentParser(prog="python -m pipeline.recommend", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--benchmark", required=True, help="benchmark id of the catalogue, e.g. bert")
+    parser.add_argument("--max-accelerators", type=int, help="at most this many accelerators")
+    parser.add_argument("--deadline-min", type=float, help="train within this many minutes")
+    parser.add_argument("--prices", type=Path, help="YAML price table: accelerator family -> price per "
+                                                    "accelerator-hour (see examples/prices.yaml)")
+    parser.add_argument("--max-cost", type=float, help="at most this cost to train (needs --prices)")
+    parser.add_argument("--family", action="append", help="only this accelerator family (repeatable)")
+    parser.add_argument("--top", type=int, default=10, help="how many to list (default 10)")
+    return parser.parse_args(argv)
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    for flag, value in [("--max-accelerators", args.max_accelerators), ("--deadline-min", args.deadline_min),
+                        ("--max-cost", args.max_cost), ("--top", args.top)]:
+        if value is not None and not value > 0:
+            raise UsageError(f"{flag} must be positive, got {value:g}")
+    if args.max_cost is not None and args.prices is None:
+        raise UsageError("--max-cost needs --prices FILE: a price per accelerator-hour for each family")
+
+
+def load_ranking(benchmark: str, analysed: list[str]) -> pd.DataFrame:
+    path = reports_dir(benchmark) / "ranking.csv"
+    if benchmark not in analysed or not path.is_file():
+        raise UsageError(f"{benchmark} has no efficiency ranking ({path}); analysed benchmarks: "
+                         f"{', '.join(analysed)} (run `dvc repro` first)")
+    ranking = pd.read_csv(path)
+    if ranking.empty:
+        raise UsageError(f"{benchmark} was not ranked (too few configurations in scope, see "
+                         f"{reports_dir(benchmark) / 'rank.json'}); analysed benchmarks: {', '.join(analysed)}")
+    return ranking
+
+
+def check_families(requested: list[str], frame: pd.DataFrame, benchmark: str) -> None:
+    available = families_with_data(frame)
+    unknown = [family for family in requested if family not in available]
+    if unknown:
+        raise UsageError(f"no {benchmark} results for accelerator family {', '.join(map(repr, unknown))}; "
+                         f"families with data: {', '.join(available)}")
+
+
+def render(chosen: pd.DataFrame, candidates: pd.DataFrame, constraints: list[Constraint], benchmark: str,
+           families: list[str] | None, prices_path: Path | None, top: int, untrusted: list[str]) -> str:
+    rule = ", ".join(constraint.describe() for constraint in constraints) or "no constraints"
+    kinds = candidates["kind"].value_counts()
+    lines = [f"{benchmark}{' (' + ', '.join(families) + ')' if families else ''}: {len(chosen)} of "
+             f"{len(candidates)} candidates ({kinds.get('published', 0)} published, {kinds.get('predicted', 0)} "
+             f"predicted) meet {rule}; best efficiency score first (predicted ones are scored against the "
+             f"published ranking, so the scores are comparable)"]
+    if prices_path is not None:
+        lines.append(f"cost = accelerator-hours x the price per accelerator-hour in {prices_path}, as given there: "
+                     f"this tool has no market data")
+    if untrusted:
+        lines.append(f"not predicted (model not trusted, see reports/benchmarks/{benchmark}/decide.json): "
+                     f"{', '.join(untrusted)}")
+    for position, row in enumerate(chosen.head(top).to_dict(orient="records"), start=1):
+        cost = "" if "cost" not in row else ", no price" if math.isnan(row["cost"]) else f", cost {row['cost']:.3g}"
+        lines.append(f"{position:2d}. [{row['kind']}] {row['label']}: {row['accelerator_family']} x "
+                     f"{row['accelerator_count']:g}, {row['time_to_train_min']:.3g} min, "
+                     f"{row['accelerator_hours']:.3g} accelerator-hours{cost}, score {row['score']:.3f}")
+        lines.append(f"    why: {row['reason']}")
+    return "\n".join(lines)
+
+
+def build_candidates(frame: pd.DataFrame, ranking: pd.DataFrame, settings: DecideSettings,
+                     criteria: dict[str, Any], families: list[str] | None,
+                     prices: dict[str, float] | None) -> tuple[pd.DataFrame, list[str]]:
+    """Published and predicted candidates of the chosen families (all when None), and the families whose
+    model is not trusted enough to predict from, with the reason."""
+    published = published_candidates(ranking)
+    if families:
+        frame = frame[frame["accelerator_family"].isin(families)]
+        published = published[published["accelerator_family"].isin(families)]
+    assessments = assess_benchmark(frame, settings)
+    # Predictions are scored against the whole published ranking, as the published scores were.
+    predicted = score_predictions(predicted_candidates(assessments, frame, settings.interval), ranking, criteria)
+    untrusted = [f"{a.family} ({'; '.join(a.caveats)})" for a in assessments.values() if a.model is not None and not a.trusted]
+    return with_costs(pd.concat([published, predicted], ignore_index=True), prices), untrusted
+
+
+@cli
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    check_arguments(args)
+    params = load_params()
+    frame, settings = load_scope(args.benchmark, params)
+    ranking = load_ranking(args.benchmark, section(params, "analysis")["benchmarks"])
+    check_families(args.family or [], frame, args.benchmark)
+    prices = load_prices(args.prices) if args.prices is not None else None
+    unused = sorted(set(prices or {}) - set(families_with_data(frame)))
+    if unused:
+        print(f"note: {args.prices} prices families without {args.benchmark} results: {', '.join(unused)}",
+              file=sys.stderr)
+    candidates, untrusted = build_candidates(frame, ranking, settings, section(params, "rank")["criteria"],
+                                             args.family, prices)
+    constraints = constraints_of(args.max_accelerators, args.deadline_min, args.max_cost)
+    chosen = recommend(candidates, constraints, settings.efficiency_floor)
+    if chosen.empty:
+        wanted = ", ".join(constraint.describe() for constraint in constraints)
+        raise UsageError(f"no {args.benchmark} configuration meets all of {wanted}:\n  "
+                         f"{why_infeasible(candidates, constraints)}")
+    print(render(chosen, candidates, constraints, args.benchmark, args.family, args.prices, args.top, untrusted))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+// The report's only script: sortable and filterable tables, and quarantine links that open their <details>.
+(() => {
+  "use strict";
+
+  const isBlank = (key) => key === null || key === "";
+
+  function sortTable(table, header) {
+    const index = header.cellIndex;
+    const numeric = header.dataset.type === "number";
+    const ascending = header.getAttribute("aria-sort") !== "ascending";
+    for (const other of header.parentElement.cells) other.removeAttribute("aria-sort");
+    header.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+    const direction = ascending ? 1 : -1;
+    const body = table.tBodies[0];
+    const keyed = Array.from(body.rows, (row) => {
+      const cell = row.cells[index];
+      const sortValue = cell.dataset.sort;
+      const key = numeric ? (isBlank(sortValue ?? "") ? null : Number(sortValue))
+                          : cell.textContent.trim().toLowerCase();
+      return { row, key };
+    });
+    // Blank cells go last in either direction; Array.prototype.sort is stable, so ties keep their order.
+    keyed.sort((a, b) => {
+      if (isBlank(a.key) || isBlank(b.key)) return isBlank(a.key) - isBlank(b.key);
+      if (a.key < b.key) return -direction;
+      if (a.key > b.key) return direction;
+      return 0;
+    });
+    body.append(...keyed.map((item) => item.row));
+  }
+
+  for (const table of document.querySelectorAll("table.sortable")) {
+    for (const header of table.tHead.rows[0].cells) {
+      header.querySelector("button").addEventListener("click", () => sortTable(table, header));
+    }
+  }
+
+  for (const input of document.querySelectorAll("input[data-filter]")) {
+    const table = document.getElementById(input.dataset.filter);
+    const counter = document.getElementById(`${input.dataset.filter}-count`);
+    const rows = Array.from(table.tBodies[0].rows);
+    const texts = new Map(rows.map((row) => [row, row.textContent.toLowerCase()]));
+    input.addEventListener("input", () => {
+      const terms = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+      let shown = 0;
+      for (const row of rows) {
+        const match = terms.every((term) => texts.get(row).includes(term));
+        row.hidden = !match;
+        shown += match ? 1 : 0;
+      }
+      counter.textContent = `${shown} of ${rows.length} rows`;
+    });
+  }
+
+  function openLinkedDetails() {
+    const id = decodeURIComponent(window.location.hash.slice(1));
+    const target = id ? document.getElementById(id) : null;
+    const details = target ? target.closest("details") : null;
+    if (details) details.open = true;
+  }
+  window.addEventListener("hashchange", openLinkedDetails);
+  openLinkedDetails();
+})();

@@ -1,0 +1,423 @@
+"""Decision support: the scaling model, break-even, recommendations, price files and the three CLIs.
+
+Synthetic families follow exact power laws, so the fitted exponent, the predictions and the break-even counts
+can be checked by hand; one test runs on the real configurations when the pipeline has produced them.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import jinja2
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from scipy.stats import t as student_t
+
+from pipeline import decide, features, predict, rank, recommend
+from pipeline.errors import UsageError
+from pipeline.schemas import CONFIGURATION_COLUMNS
+from pipeline.scope import in_scope
+
+ROOT = Path(__file__).resolve().parents[1]
+SETTINGS = predict.DecideSettings(efficiency_floor=0.7, interval=0.9, min_points=4, max_error=0.2,
+                                  saturation_min_counts=4)
+DECIDE_PARAMS = {"efficiency_floor": 0.7, "interval": 0.9, "min_points": 4, "max_error": 0.2,
+                 "saturation_min_counts": 4}
+CRITERIA = {"time_to_train_min": {"weight": 0.35, "direction": "cost"},
+            "accelerator_hours": {"weight": 0.45, "direction": "cost"},
+            "scaling_efficiency": {"weight": 0.20, "direction": "benefit"}}
+
+
+def power_law(family: str, counts: list[float], time_at_first: float, exponent: float,
+              rounds: tuple[str, ...] = ("v3.0", "v4.0"), form_factor: str | None = "SXM",
+              spread: float = 1.02) -> list[dict]:
+    """t = time_at_first * (n / counts[0]) ** exponent, times `spread` in the first round and divided by it in
+    the second: in log space the two cancel at every count, so a fit recovers the law exactly."""
+    rows = []
+    for position, round_ in enumerate(rounds):
+        factor = spread if position % 2 == 0 else 1 / spread
+        rows += [{"round": round_, "submitter": "Acme", "system": f"{family}-{form_factor}-{count:g}-{position}",
+                  "accelerator_family": family, "accelerator_form_factor": form_factor,
+                  "accelerator_count": float(count),
+                  "time_to_train_min": time_at_first * (count / counts[0]) ** exponent * factor} for count in counts]
+    return rows
+
+
+def configurations(rows: list[dict], benchmark: str = "resnet") -> pd.DataFrame:
+    """A configurations table with every documented column and the features stage's efficiency metrics."""
+    frame = pd.DataFrame(rows).assign(benchmark=benchmark, benchmark_folder=benchmark, division="closed",
+                                      availability="available", throughput_samples_per_s=np.nan)
+    frame = features.efficiency_metrics(frame)
+    for column in CONFIGURATION_COLUMNS:
+        if column not in frame:
+            frame[column] = None
+    return frame[CONFIGURATION_COLUMNS]
+
+
+def family_frame(rows: list[dict]) -> pd.DataFrame:
+    return predict.model_inputs(configurations(rows), {"division": "closed", "rounds": "all",
+                                                       "availability": "all"}, "resnet")
+
+
+# --- the scaling model ------------------------------------------------------------------------------------------
+
+def test_power_law_fit_recovers_exponent_intercept_and_spread() -> None:
+    counts = [1, 2, 4, 8, 16]
+    model = predict.fit_family(family_frame(power_law("A100", counts, 100.0, -0.8)), SETTINGS)
+    assert not model.saturated  # an exact power law has no curvature to fit
+    assert model.exponent == pytest.approx(-0.8)
+    assert model.predict(32).time_min == pytest.approx(100 * 32 ** -0.8)
+    # residuals are +/- log 1.02 at all ten points, with two parameters fitted
+    assert model.residual_sd == pytest.approx(math.log(1.02) * math.sqrt(10 / 8))
+    assert model.dof == 8
+
+
+def test_saturation_count_is_recovered_from_an_exact_curve() -> None:
+    counts = [2.0 ** k for k in range(11)]
+    rows = [{**row, "time_to_train_min": 100 * row["accelerator_count"] ** -1 * (1 + row["accelerator_count"] / 64)}
+            for row in power_law("H100", counts, 1.0, 0.0)]
+    model = predict.fit_family(family_frame(rows), SETTINGS)
+    assert model.saturated
+    assert model.saturation_count == pytest.approx(64, rel=1e-3)
+    assert model.exponent == pytest.approx(-1.0, abs=1e-3)
+    assert model.doubling_speedup(64)[0] == pytest.approx(2 * (64 + 64) / (64 + 128), rel=1e-3)  # Amdahl's 4/3
+
+
+def test_prediction_interval_is_the_ols_t_interval_in_log_space() -> None:
+    rows = power_law("A100", [4, 8, 64], 50.0, -0.9, spread=1.1)  # three counts: no saturation term
+    rows[0]["time_to_train_min"] *= 1.3  # break the symmetry so the slope carries uncertainty too
+    frame = family_frame(rows)
+    model = predict.fit_family(frame, SETTINGS)
+    assert not model.saturated
+    design = np.column_stack([np.ones(len(frame)), np.log(frame["accelerator_count"])])
+    y = np.log(frame["time_to_train_min"])
+    beta, rss = np.linalg.lstsq(design, y, rcond=None)[:2]
+    s2 = float(rss[0]) / (len(y) - 2)
+    x0 = np.array([1.0, math.log(32)])
+    half = student_t.ppf(0.95, len(y) - 2) * math.sqrt(s2 * (1 + x0 @ np.linalg.inv(design.T @ design) @ x0))
+    prediction = model.predict(32)
+    assert prediction.time_min == pytest.approx(math.exp(x0 @ beta))
+    assert (prediction.low_min, prediction.high_min) == pytest.approx((math.exp(x0 @ beta - half),
+                                                                       math.exp(x0 @ beta + half)))
+    assert not prediction.extrapolated and model.predict(128).extrapolated
+
+
+def test_form_factor_is_an_offset_and_a_missing_one_takes_the_family_mode() -> None:
+    rows = (power_law("H100", [8, 16, 32], 10.0, -0.9) + power_law("H100", [4, 8], 30.0 * 2 ** 0.9, -0.9, form_factor="PCIe")
+            + power_law("H100", [64], 10.0 * 8 ** -0.9, 0.0, rounds=("v4.1",), form_factor=None, spread=1.0))
+    frame = family_frame(rows)
+    assert frame["form_factor"].value_counts().to_dict() == {"SXM": 7, "PCIe": 4}
+    model = predict.fit_family(frame, SETTINGS)
+    assert model.form_factors == ("SXM", "PCIe")
+    assert model.count_range("PCIe") == (4.0, 8.0)
+    # SXM: 10 (n/8)**-0.9, PCIe: 30 (n/8)**-0.9, three times slower at any count
+    assert model.predict(8, "PCIe").time_min / model.predict(8, "SXM").time_min == pytest.approx(3.0)
+    assert model.predict(32, "PCIe").extrapolated and not model.predict(32, "SXM").extrapolated
+
+
+def test_efficiency_doubling_and_break_even_of_a_square_root_law() -> None:
+    # t = 60 / sqrt(n): efficiency n**-0.5 relative to one accelerator, each doubling a sqrt(2) speed-up
+    model = predict.fit_family(family_frame(power_law("TPU-v4", [1, 2, 4, 8], 60.0, -0.5)), SETTINGS)
+    assert model.efficiency([1, 4, 16]) == pytest.approx([1.0, 0.5, 0.25])
+    assert model.doubling_speedup([1, 8]) == pytest.approx([math.sqrt(2)] * 2)
+    assert model.break_even(0.7) == pytest.approx(0.7 ** -2)  # 2.04 accelerators
+
+
+def test_linear_scaling_never_breaks_even() -> None:
+    model = predict.fit_family(family_frame(power_law("A30", [2, 4, 8], 80.0, -1.0)), SETTINGS)
+    assert model.break_even(0.7) is None
+
+
+@pytest.mark.parametrize(("rows", "reason"), [
+    (power_law("L4", [8], 10.0, -1.0, rounds=("v3.0",)), "a single result"),
+    (power_law("L4", [8], 10.0, -1.0), "one accelerator count"),
+    (power_law("L4", [8, 16], 10.0, -1.0, rounds=("v3.0",)), "no residual"),
+    (power_law("L4", [8], 10.0, -1.0) + power_law("L4", [16], 9.0, -1.0, form_factor="PCIe"),
+     "cannot be told apart"),
+])
+def test_families_that_cannot_be_modelled_say_why(rows: list[dict], reason: str) -> None:
+    assessment = predict.assess_family(family_frame(rows), SETTINGS)
+    assert assessment.model is None and reason in assessment.not_modelled_reason
+    assert not assessment.trusted
+
+
+def test_held_out_errors_of_an_exact_law_are_zero_and_cover_every_result() -> None:
+    assessment = predict.assess_family(family_frame(power_law("H100", [8, 16, 32, 64], 20.0, -0.9, spread=1.0)),
+                                       SETTINGS)
+    assert assessment.loco.n == 8 and assessment.loro.n == 8  # two rounds of four
+    assert assessment.loco.median_ape_pct == pytest.approx(0.0, abs=1e-9)
+    assert assessment.loro.median_ape_pct == pytest.approx(0.0, abs=1e-9)
+    assert assessment.trusted and assessment.caveats == ()
+
+
+def test_distrust_reasons_name_few_points_high_error_and_a_narrow_range() -> None:
+    noisy = power_law("V100", [8, 16, 512], 100.0, -0.9, rounds=("v0.7",))
+    noisy[1]["time_to_train_min"] *= 2.5
+    reasons = " ".join(predict.assess_family(family_frame(noisy), SETTINGS).caveats)
+    assert "only 3 published results" in reasons
+    narrow = predict.assess_family(family_frame(power_law("L40", [8, 10], 30.0, -1.0, spread=1.05)), SETTINGS)
+    assert any("less than a doubling" in caveat for caveat in narrow.caveats)
+    scattered = power_law("A100", [4, 8, 16, 32, 64], 60.0, -0.9, spread=1.6)
+    high = predict.assess_family(family_frame(scattered), SETTINGS)
+    assert high.loco.median_ape_pct > 20 and any("median error" in caveat for caveat in high.caveats)
+
+
+def test_settings_come_from_params_and_are_checked() -> None:
+    assert predict.DecideSettings.from_params({"decide": DECIDE_PARAMS}) == SETTINGS
+    with pytest.raises(predict.ParamsError, match="efficiency_floor"):
+        predict.DecideSettings.from_params({"decide": {**DECIDE_PARAMS, "efficiency_floor": 1.5}})
+    with pytest.raises(predict.ParamsError, match="needs interval"):
+        predict.DecideSettings.from_params({"decide": {k: v for k, v in DECIDE_PARAMS.items() if k != "interval"}})
+
+
+# --- break-even from the data -----------------------------------------------------------------------------------
+
+def test_observed_break_even_and_doubling_by_hand() -> None:
+    frame = family_frame(power_law("TPU-v4", [1, 2, 4, 8], 60.0, -0.5, rounds=("v3.0",)))
+    observed = decide.observed_scaling(frame)
+    # features.py: speed-up over one accelerator / count = n**-0.5
+    assert observed["observed_efficiency"].tolist() == pytest.approx([1.0, 2 ** -0.5, 0.5, 8 ** -0.5])
+    assert observed["observed_doubling_speedup"].dropna().tolist() == pytest.approx([math.sqrt(2)] * 3)
+    assert decide.first_count_below(observed["observed_efficiency"], 0.7) == 4.0  # 0.707 at 2 is above
+
+
+# --- recommendations --------------------------------------------------------------------------------------------
+
+def test_anchored_topsis_reproduces_the_ranking_and_clips_beyond_the_best() -> None:
+    generator = np.random.default_rng(0)
+    reference = generator.uniform(1, 10, size=(7, 3))
+    weights, types = np.array([0.35, 0.45, 0.2]), np.array([-1, -1, 1])
+    assert recommend.anchored_topsis(reference, reference, weights, types) == \
+        pytest.approx(rank.topsis(reference, weights, types))
+    best = np.array([[0.5, 0.5, 20.0]])  # better than every reference value on every criterion
+    worst = np.array([[reference[:, 0].max(), reference[:, 1].max(), reference[:, 2].min()]])
+    assert recommend.anchored_topsis(reference, np.vstack([best, worst]), weights, types) == pytest.approx([1, 0])
+
+
+def _candidates() -> pd.DataFrame:
+    return pd.DataFrame({
+        "kind": ["published", "published", "predicted"], "label": ["a", "b", "H100 SXM x 16"],
+        "accelerator_family": ["A100", "H100", "H100"], "accelerator_count": [8.0, 64.0, 16.0],
+        "time_to_train_min": [30.0, 3.0, 9.0], "time_high_min": [30.0, 3.0, 12.0],
+        "accelerator_hours": [4.0, 3.2, 2.4], "scaling_efficiency": [1.0, 0.5, 0.8], "score": [0.6, 0.7, 0.9],
+        "detail": ["published result", "published result", "predicted"]})
+
+
+def test_constraints_filter_and_predictions_must_meet_the_deadline_at_their_upper_bound() -> None:
+    candidates = _candidates()
+    deadline = recommend.constraints_of(None, 10.0, None)
+    assert recommend.recommend(candidates, deadline, 0.7)["label"].tolist() == ["b"]  # 12 min upper bound > 10
+    chosen = recommend.recommend(candidates, recommend.constraints_of(16, 15.0, None), 0.7)
+    assert chosen["label"].tolist() == ["H100 SXM x 16"]
+    assert "12 (upper end of the interval) <= 15 min" in chosen.loc[0, "reason"]
+    assert "16 <= 16 accelerators" in chosen.loc[0, "reason"]
+    ordered = recommend.recommend(candidates, [], 0.7)
+    assert ordered["label"].tolist() == ["H100 SXM x 16", "b", "a"]  # by score
+    assert "below (past the break-even)" in ordered.loc[1, "reason"]
+
+
+def test_costs_use_the_price_table_and_impossible_constraints_say_what_to_relax() -> None:
+    candidates = recommend.with_costs(_candidates(), {"H100": 2.0})
+    assert candidates["cost"].tolist()[1:] == pytest.approx([6.4, 4.8])
+    assert math.isnan(candidates["cost"].iloc[0])  # no price for A100: never meets a budget
+    constraints = recommend.constraints_of(8, 5.0, None)
+    assert recommend.recommend(candidates, constraints, 0.7).empty
+    message = recommend.why_infeasible(candidates, constraints)
+    assert "--max-accelerators 8: relax it to 64 accelerators (published b)" in message
+    assert "--deadline-min 5: relax it to 30 min (published a)" in message
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (None, "not found"),
+    ("H100: [3.0\n", "not valid YAML"),
+    ("- H100\n- 3.0\n", "must map accelerator family"),
+    ("", "must map accelerator family"),
+    ("H100: cheap\n", "'H100' must be a positive number"),
+    ("H100: -1\n", "'H100' must be a positive number"),
+    ("H100: true\n", "'H100' must be a positive number"),
+])
+def test_malformed_price_files_are_refused_with_the_expected_format(tmp_path: Path, content: str | None,
+                                                                    message: str) -> None:
+    path = tmp_path / "prices.yaml"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(UsageError, match=message):
+        recommend.load_prices(path)
+
+
+def test_example_prices_are_labelled_illustrative_and_load() -> None:
+    path = ROOT / "examples" / "prices.yaml"
+    assert "ILLUSTRATIVE" in path.read_text().splitlines()[0] and "NOT market data" in path.read_text()
+    assert recommend.load_prices(path)["H100"] > 0
+
+
+# --- the CLIs, the stage and the report fragment, in a scratch project ------------------------------------------
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """params.yaml, configurations.parquet and ranking.csv of three families: H100 and A100 follow power laws
+    (H100: t = 100 (n/8)^-0.9 at 8 to 128; A100: t = 200 (n/8)^-0.8 at 8, 32 and 64, not 16), Gaudi2 was only
+    published at eight accelerators."""
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["analysis"].update(benchmarks=["resnet"], min_configurations=5)
+    params["decide"] = DECIDE_PARAMS
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    rows = (power_law("H100", [8, 16, 32, 64, 128], 100.0, -0.9) + power_law("A100", [8, 32, 64], 200.0, -0.8)
+            + power_law("Gaudi2", [8], 150.0, 0.0, rounds=("v3.0", "v4.0", "v4.1")))
+    table = configurations(rows)
+    (tmp_path / "data/processed").mkdir(parents=True)
+    table.to_parquet(tmp_path / "data/processed/configurations.parquet", index=False)
+    scoped = in_scope(table, params["analysis"], "resnet").assign(cluster=0)
+    (tmp_path / "reports/benchmarks/resnet").mkdir(parents=True)
+    rank.rank_configurations(scoped, params["rank"]["criteria"]).to_csv(
+        tmp_path / "reports/benchmarks/resnet/ranking.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _exit_message(main, argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 1
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and captured.err.startswith("error: ")
+    return captured.err
+
+
+def test_predict_cli_prints_prediction_interval_and_nearest_results(project: Path, capsys) -> None:
+    predict.main(["--benchmark", "resnet", "--accelerator", "H100", "--count", "64"])
+    out = capsys.readouterr().out
+    assert f"predicted time to train {100 * 8 ** -0.9:.3g} min" in out  # 15.4
+    assert "90% prediction interval" in out and "trust: enough results" in out
+    nearest = out.split("by accelerator count:\n")[1].splitlines()
+    assert all(" 64 " in line for line in nearest[1:3]) and " 32 " in nearest[3]
+    predict.main(["--benchmark", "resnet", "--accelerator", "H100", "--count", "1024"])
+    assert "an extrapolation" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["--benchmark", "resnet", "--accelerator", "H200", "--count", "8"], "families with data: A100, Gaudi2, H100"),
+    (["--benchmark", "resnet", "--accelerator", "Gaudi2", "--count", "16"], "families with a model: A100, H100"),
+    (["--benchmark", "resnet", "--accelerator", "H100", "--count", "0"], "--count must be a positive number"),
+    (["--benchmark", "resnet", "--accelerator", "H100", "--count", "x"], "invalid int value"),
+    (["--benchmark", "resnet", "--accelerator", "H100", "--count", "8", "--form-factor", "PCIe"],
+     "choose one of: SXM"),
+    (["--benchmark", "imagenet", "--accelerator", "H100", "--count", "8"], "choose one of: bert, dlrm"),
+])
+def test_predict_cli_mistakes_exit_1_with_the_valid_choices(project: Path, capsys, argv: list[str],
+                                                            expected: str) -> None:
+    assert expected in _exit_message(predict.main, argv, capsys)
+
+
+def test_recommend_cli_lists_published_and_predicted_with_reasons(project: Path, capsys) -> None:
+    recommend.main(["--benchmark", "resnet", "--max-accelerators", "64", "--prices",
+                    str(ROOT / "examples/prices.yaml"), "--top", "30"])
+    out = capsys.readouterr().out
+    assert "no market data" in out
+    listed = re.findall(r"^\s*\d+\. \[(\w+)\] (.+?):", out, flags=re.MULTILINE)
+    kinds = {kind for kind, _ in listed}
+    assert kinds == {"published", "predicted"}
+    # the one unpublished power of two inside a family's range
+    assert [label for kind, label in listed if kind == "predicted"] == ["A100 SXM x 16"]
+    assert all("x 128" not in label for _, label in listed)  # 128 breaks --max-accelerators
+    assert out.count("    why: ") == len(listed)
+
+
+def test_recommend_predicts_gaps_and_scores_them_on_the_published_scale(project: Path) -> None:
+    frame, settings = predict.load_scope("resnet", yaml.safe_load(Path("params.yaml").read_text()))
+    ranking = pd.read_csv("reports/benchmarks/resnet/ranking.csv")
+    candidates, untrusted = recommend.build_candidates(frame, ranking, settings, CRITERIA, ["A100"], None)
+    predicted = candidates[candidates["kind"] == "predicted"]
+    assert predicted["label"].tolist() == ["A100 SXM x 16"] and untrusted == []
+    assert predicted["time_to_train_min"].iloc[0] == pytest.approx(200 * 2 ** -0.8)
+    assert 0 < predicted["score"].iloc[0] < 1
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["--family", "H200"], "families with data: A100, Gaudi2, H100"),
+    (["--max-accelerators", "0"], "--max-accelerators must be positive"),
+    (["--deadline-min", "-5"], "--deadline-min must be positive"),
+    (["--max-cost", "10"], "--max-cost needs --prices"),
+    (["--max-accelerators", "4"], "--max-accelerators 4: relax it to 8 accelerators"),
+    (["--prices", "missing.yaml"], "price file missing.yaml not found"),
+])
+def test_recommend_cli_mistakes_exit_1_with_the_valid_choices(project: Path, capsys, argv: list[str],
+                                                              expected: str) -> None:
+    assert expected in _exit_message(recommend.main, ["--benchmark", "resnet", *argv], capsys)
+
+
+def test_recommend_cli_names_the_analysed_benchmarks(project: Path, capsys) -> None:
+    assert "analysed benchmarks: resnet" in _exit_message(recommend.main, ["--benchmark", "bert"], capsys)
+
+
+def _render(fragment: dict, **options: bool) -> str:
+    """The fragment inside a benchmark's <h2> section, as report.html.j2 includes it."""
+    environment = jinja2.Environment(loader=jinja2.PackageLoader("pipeline", "templates"),
+                                     autoescape=jinja2.select_autoescape(["html", "j2"]),
+                                     undefined=jinja2.StrictUndefined, **options)
+    return environment.from_string('<section><h2>resnet</h2>{% with decide = fragment %}'
+                                   '{% include "decide.html.j2" %}{% endwith %}</section>').render(fragment=fragment)
+
+
+def test_stage_writes_metrics_figures_and_a_report_fragment(project: Path) -> None:
+    table = pd.read_parquet("data/processed/configurations.parquet")
+    hostile = table.iloc[[0]].assign(accelerator_family="<script>alert(1)</script>", system="x")
+    pd.concat([table, hostile]).to_parquet("data/processed/configurations.parquet")  # must reach the report escaped
+    decide.main(["resnet"])
+    out = project / "reports/benchmarks/resnet"
+    summary = json.loads((out / "decide.json").read_text())
+    assert summary["status"] == "ok" and summary["n_families_modelled"] == 2
+    assert all(not isinstance(value, dict) for value in summary.values())  # DVC metrics: scalars, nested lists
+    h100 = next(family for family in summary["families"] if family["family"] == "H100")
+    assert h100["exponent_b"] == pytest.approx(-0.9)
+    assert h100["break_even_count"] == pytest.approx(8 * 0.7 ** -10)  # (n/8)**-0.1 = 0.7 at n = 283
+    assert h100["break_even_beyond_published"] and h100["loco_median_ape_pct"] < 5  # the 2% round spread
+    assert [family["family"] for family in summary["not_modelled"]] == ["Gaudi2", "<script>alert(1)</script>"]
+    for name in decide.FIGURES:
+        assert (out / name).read_bytes().startswith(b"\x89PNG")
+
+    html = _render(decide.report_section("resnet"))
+    assert set(re.findall(r"<h(\d)", html)) == {"2", "3"} and html.count("<h2>") == 1
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert html.count("data:image/png;base64,") == 3 and "Gaudi2" in html
+    assert _render(decide.report_section("resnet"), trim_blocks=True, lstrip_blocks=True).count("<h3") == \
+        html.count("<h3") == 5  # the report renders with trim_blocks and lstrip_blocks
+
+
+def test_a_benchmark_without_enough_results_is_skipped_with_outputs(project: Path) -> None:
+    params = yaml.safe_load(Path("params.yaml").read_text())
+    params["analysis"]["min_configurations"] = 100
+    Path("params.yaml").write_text(yaml.safe_dump(params))
+    decide.main(["resnet"])
+    summary = json.loads(Path("reports/benchmarks/resnet/decide.json").read_text())
+    assert summary["status"] == "skipped" and "fewer than analysis.min_configurations" in summary["reason"]
+    assert all(Path("reports/benchmarks/resnet", name).is_file() for name in decide.FIGURES)
+    assert "No scaling model for resnet" in _render(decide.report_section("resnet"))
+    assert "the decide stage has not run" in _render(decide.report_section("bert"))
+
+
+# --- the real data ------------------------------------------------------------------------------------------------
+
+REAL_CONFIGURATIONS = ROOT / "data/processed/configurations.parquet"
+
+
+@pytest.mark.skipif(not REAL_CONFIGURATIONS.is_file(), reason="the pipeline has not produced configurations")
+def test_real_resnet_models_are_accurate_where_there_is_data() -> None:
+    analysis = yaml.safe_load((ROOT / "params.yaml").read_text())["analysis"]
+    frame = predict.model_inputs(pd.read_parquet(REAL_CONFIGURATIONS), analysis, "resnet")
+    assessments = predict.assess_benchmark(frame, SETTINGS)
+    for family in ("A100", "H100"):
+        assessment = assessments[family]
+        assert assessment.trusted and assessment.loco.n == assessment.n_points
+        assert assessment.loco.median_ape_pct < 20 and assessment.loro.median_ape_pct < 20
+        assert 0.75 <= assessment.loco.interval_coverage <= 1.0  # a 90% interval roughly holds
+    ranking_path = ROOT / "reports/benchmarks/resnet/ranking.csv"
+    if ranking_path.is_file():  # the anchored score of a published row is its ranking score
+        ranking = pd.read_csv(ranking_path)
+        criteria = yaml.safe_load((ROOT / "params.yaml").read_text())["rank"]["criteria"]
+        matrix, weights, types = rank.criteria_matrix(ranking, criteria)
+        assert recommend.anchored_topsis(matrix, matrix, weights, types) == pytest.approx(ranking["score"])

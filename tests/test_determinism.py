@@ -1,0 +1,171 @@
+"""Same inputs, same bytes: the order of files in an archive or on disk, the number of worker processes, a
+repetition or a run killed part way and repeated change no output, from the ingest tables to clusters and ranking."""
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from pipeline import cluster, features, ingest, rank
+from pipeline.io import write_csv, write_parquet
+from tests.conftest import RoundFiles, assert_accounted, run_log, system_json, write_archive, write_folder
+
+ROOT = Path(__file__).resolve().parents[1]
+INGEST_OUTPUTS = ("systems.parquet", "runs.parquet", "results.parquet", "quarantine.csv")
+ACCELERATORS = ("NVIDIA A100-SXM4-80GB", "NVIDIA H100-SXM5-80GB", "Intel Gaudi2")
+CLUSTER_PARAMS = {"k": 3, "n_init": 3, "seed": 0, "k_range": [2, 4], "bootstrap": 3}
+
+
+def varied_round(n_systems: int = 12, runs: int = 5, padding: int = 0) -> RoundFiles:
+    """Systems of several sizes, accelerators and submitters, with a few defects so that the quarantine list
+    and the notes have rows to order; `padding` adds unrelated output lines to every log, as published logs
+    have."""
+    files: RoundFiles = {}
+    noise = "".join(f"step {line}: loss 0.{line:04d}\n" for line in range(padding))
+    for index in range(n_systems):
+        submitter, system = f"Org{index % 3}", f"sys{index:03d}"
+        nodes, per_node = 1 + index % 4, (2, 4, 8)[index % 3]
+        files[f"{submitter}/systems/{system}.json"] = system_json(
+            accelerators_per_node=per_node, nodes=nodes, accelerator_model_name=ACCELERATORS[index % 3],
+            host_memory_capacity=f"{256 * (1 + index % 5)} GB")
+        minutes = 200.0 / (nodes * per_node) ** 0.8
+        for run in range(runs):
+            files[f"{submitter}/results/{system}/resnet/result_{run}.txt"] = noise + run_log(minutes + run * 0.37)
+    files["Org0/systems/sys000.json"] = str(files["Org0/systems/sys000.json"])[:-1] + ",}"
+    files["Org1/results/sys001/resnet/result_0.txt"] = run_log(9.0)[:-30]
+    files["Org2/results/sys002/resnet/notes.md"] = "extra"
+    files["Org2/systems/sys999.json"] = system_json(accelerators_per_node=100000)
+    return files
+
+
+def archive_at(path: Path, files: RoundFiles) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_archive(path, files)
+
+
+def shuffled(files: RoundFiles, seed: int) -> RoundFiles:
+    items = list(files.items())
+    random.Random(seed).shuffle(items)
+    return dict(items)
+
+
+def ingest_to(sources: list[Path], out: Path, workers: int | None = None) -> dict[str, bytes]:
+    tables = ingest.ingest(sources, workers=workers)
+    assert_accounted(tables.tally)
+    ingest.write_outputs(tables, out)
+    return read_bytes(out, INGEST_OUTPUTS)
+
+
+def read_bytes(folder: Path, names: tuple[str, ...]) -> dict[str, bytes]:
+    return {name: (folder / name).read_bytes() for name in names}
+
+
+def downstream(interim: Path, out: Path) -> tuple[dict[str, bytes], pd.DataFrame]:
+    """Features written as the stage writes them, then clusters and the ranking of the benchmark."""
+    tables = {name: pd.read_parquet(interim / f"{name}.parquet") for name in ("systems", "results", "runs")}
+    configurations, notes = features.build_configurations(tables["systems"], tables["results"], tables["runs"])
+    write_parquet(configurations, out / "configurations.parquet")
+    write_csv(notes, out / "feature_notes.csv")
+    clustered, _ = cluster.cluster_benchmark(configurations, ["accelerator_count", "host_memory_gib"],
+                                             CLUSTER_PARAMS)
+    criteria = yaml.safe_load((ROOT / "params.yaml").read_text())["rank"]["criteria"]
+    ranking = rank.rank_configurations(clustered, criteria)
+    return read_bytes(out, ("configurations.parquet", "feature_notes.csv")), ranking
+
+
+def test_member_order_changes_no_output(tmp_path: Path) -> None:
+    files = varied_round()
+    outputs = []
+    for name, order in (("sorted", dict(sorted(files.items()))), ("reversed", dict(reversed(files.items()))),
+                        ("shuffled", shuffled(files, seed=7))):
+        archive = archive_at(tmp_path / name / "training_results_v3.0.tar.gz", order)
+        tables = ingest_to([archive], tmp_path / name / "interim")
+        outputs.append((tables, *downstream(tmp_path / name / "interim", tmp_path / name / "processed")))
+    (tables, processed, ranking), *others = outputs
+    for other_tables, other_processed, other_ranking in others:
+        assert other_tables == tables
+        assert other_processed == processed
+        pd.testing.assert_frame_equal(other_ranking, ranking)
+    assert ranking["cluster"].nunique() == CLUSTER_PARAMS["k"]
+
+
+def test_an_archive_and_a_folder_written_in_another_order_give_the_same_bytes(tmp_path: Path) -> None:
+    files = varied_round()
+    archive = archive_at(tmp_path / "mirror" / "training_results_v3.0.tar.gz", files)
+    folder = write_folder(tmp_path / "clone" / "training_results_v3.0", shuffled(files, seed=3))
+    assert ingest_to([archive], tmp_path / "a") == ingest_to([folder], tmp_path / "b")
+
+
+def test_workers_and_repetition_change_no_byte(tmp_path: Path) -> None:
+    sources = [write_archive(tmp_path / f"training_results_{round_}.tar.gz", varied_round(n_systems=6 + i))
+               for i, round_ in enumerate(("v3.0", "v3.1", "v4.0"))]
+    first = ingest_to(sources, tmp_path / "first", workers=2)
+    assert ingest_to(list(reversed(sources)), tmp_path / "second", workers=2) == first
+    assert ingest_to(sources, tmp_path / "serial", workers=1) == first
+
+
+def _ingest_command(sources: list[Path], out: Path) -> list[str]:
+    return [sys.executable, "-m", "pipeline.ingest", *map(str, sources), "--out", str(out)]
+
+
+def _finished_run(sources: list[Path], out: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(_ingest_command(sources, out), cwd=ROOT, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def _kill_when(sources: list[Path], out: Path, ready: Callable[[set[str]], bool], timeout: float) -> None:
+    """Start the ingest in a session of its own and SIGKILL it, workers included, as soon as `ready` holds for
+    the names in `out`, or after `timeout` seconds."""
+    process = subprocess.Popen(_ingest_command(sources, out), cwd=ROOT, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    while process.poll() is None and time.monotonic() < deadline:
+        if out.exists() and ready(set(os.listdir(out))):
+            break
+        time.sleep(0.001)
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def _is_hidden_temporary(name: str) -> bool:
+    return name.startswith(".") and name.endswith(".tmp")
+
+
+@pytest.mark.slow
+def test_a_killed_ingest_leaves_no_partial_output_and_its_repetition_the_same_bytes(tmp_path: Path) -> None:
+    sources = [write_archive(tmp_path / f"training_results_{round_}.tar.gz",
+                             varied_round(n_systems=100, runs=5, padding=100)) for round_ in ("v3.0", "v3.1")]
+    reference = tmp_path / "reference"
+    seconds = _finished_run(sources, reference)
+    expected = read_bytes(reference, INGEST_OUTPUTS)
+
+    out = tmp_path / "killed"
+    delay = random.Random(0).uniform(0.3, 0.9) * seconds
+    kills = {
+        f"after {delay:.2f} s": lambda names: False,
+        # The moment that matters most: an output is half written to its temporary file.
+        "while writing its first output": lambda names: any(_is_hidden_temporary(name) for name in names - before),
+    }
+    for moment, ready in kills.items():
+        before = set(os.listdir(out)) if out.exists() else set()
+        _kill_when(sources, out, ready, timeout=delay if moment.startswith("after") else 4 * seconds)
+        left = set(os.listdir(out)) if out.exists() else set()
+        finals = left & set(INGEST_OUTPUTS)
+        assert all(_is_hidden_temporary(name) for name in left - finals), (moment, left)
+        for name in finals:  # a final name only ever holds a complete output
+            assert (out / name).read_bytes() == expected[name], f"{name} is partial after a kill {moment}"
+
+    _finished_run(sources, out)
+    assert read_bytes(out, INGEST_OUTPUTS) == expected
+    assert sorted(os.listdir(out)) == sorted(INGEST_OUTPUTS), "the temporaries of the killed runs were not removed"

@@ -1,0 +1,115 @@
+"""The oracle test: our ingest scores what the official `mlperf_logging.result_summarizer` scores, and reads
+every file of every round. Skipped when the mirror of archives (../shared/mlperf) is absent."""
+from __future__ import annotations
+
+import re
+import tarfile
+from collections.abc import Collection
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+from bench._common import MIRROR, archive_path, extract
+from bench.parity import (EXCEPTION_BUDGET, REPRODUCES, SummarizerLog, compare, crash_summary, exception_share,
+                          exceptions, parse_official_csv, run_summarizer)
+from pipeline.ingest import IngestTables, ingest
+
+ROUNDS = ["v0.7", "v1.0", "v1.1", "v2.0", "v2.1", "v3.0", "v3.1", "v4.0", "v4.1", "v5.0"]
+RESULT_LOG = re.compile(r"result_\d+\.txt")
+# The newest round whole (about 70 s of summarizer), and nine of the sixteen submitters of the largest round,
+# v3.0 (606 of its 2771 logs, every benchmark of the round; about 40 s).
+V3_0_SUBMITTERS = ("Azure", "Fujitsu", "GIGABYTE", "IEI", "Intel", "Intel-HabanaLabs", "Krai", "NVIDIA",
+                   "NVIDIA_CoreWeave")
+PARITY_CASES = [("v5.0", None), ("v3.0", V3_0_SUBMITTERS)]
+# Scores we knowingly do not reproduce, with how their reason must end. We do not run the official compliance
+# checker, so where it rejects a run that we count, rescoring our runs without it must give the official outcome.
+KNOWN_EXCEPTIONS = {
+    ("v5.0", "tinycorp", "tinybox_green", "bert"): REPRODUCES,
+}
+
+
+def _archive(round_: str) -> Path:
+    path = archive_path(round_)
+    if not path.is_file():
+        pytest.skip(f"{path} is absent: the mirror of MLPerf archives is not here")
+    return path
+
+
+def count_members(archive: Path) -> tuple[int, int]:
+    """(result logs, system descriptions) in a round archive, counted from the archive itself.
+
+    A log is `<submitter>/results/**/result_<digits>.txt`, a description `<submitter>/systems/<name>.json`.
+    """
+    logs = systems = 0
+    with tarfile.open(archive, "r|gz") as tar:
+        for info in tar:
+            parts = PurePosixPath(info.name).parts[1:]  # below training_results_vX.Y/
+            if not info.isreg() or len(parts) < 3:
+                continue
+            logs += parts[1] == "results" and bool(RESULT_LOG.fullmatch(parts[-1]))
+            systems += len(parts) == 3 and parts[1] == "systems" and parts[2].endswith(".json")
+    return logs, systems
+
+
+@pytest.fixture(scope="module")
+def every_round() -> IngestTables:
+    archives = [archive_path(round_) for round_ in ROUNDS if archive_path(round_).is_file()]
+    if not archives:
+        pytest.skip(f"no archives in {MIRROR}")
+    return ingest(archives)
+
+
+@pytest.mark.parametrize("round_", ROUNDS)
+def test_every_log_and_system_file_is_accounted_for(round_: str, every_round: IngestTables) -> None:
+    logs, system_files = count_members(_archive(round_))
+    runs = int((every_round.runs["round"] == round_).sum())
+    tally = every_round.tally.set_index("round").loc[round_]
+    parsed = int((every_round.systems["round"] == round_).sum())
+    assert logs > 0 and system_files > 0
+    assert runs == logs, f"{round_}: {logs} result logs in the archive, {runs} rows in runs.parquet"
+    assert parsed + tally["systems_quarantined"] == system_files, (
+        f"{round_}: {system_files} system descriptions in the archive, {parsed} parsed + "
+        f"{tally['systems_quarantined']} quarantined")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("round_, submitters", PARITY_CASES, ids=[case[0] for case in PARITY_CASES])
+def test_official_scores_are_reproduced(round_: str, submitters: Collection[str] | None, tmp_path: Path) -> None:
+    folder = extract(_archive(round_), tmp_path, submitters)
+    ours = ingest([folder])  # before the summarizer: its RCP checker writes scaling.json files into the folder
+    log = tmp_path / "summarizer.log"
+    csv = run_summarizer(folder, round_, log)
+    log_text = log.read_text(encoding="utf-8", errors="replace")
+    assert csv is not None, f"the official summarizer crashed on {round_}: {crash_summary(log_text)}"
+    comparison = compare(parse_official_csv(csv), ours, round_, log_text)
+
+    assert (comparison["status"] == "matched").sum() > 0.9 * len(comparison)
+    unexpected = [row for row in exceptions(comparison).to_dict("records")
+                  if (round_, row["submitter"], row["system"], row["benchmark"]) not in KNOWN_EXCEPTIONS]
+    assert not unexpected, f"scores that differ from the official ones: {unexpected}"
+    for row in exceptions(comparison).to_dict("records"):
+        expected = KNOWN_EXCEPTIONS[round_, row["submitter"], row["system"], row["benchmark"]]
+        assert row["reason"].endswith(expected), f"{row}: the reason should end {expected!r}"
+    assert exception_share(comparison) < EXCEPTION_BUDGET
+
+
+def test_official_csv_and_log_are_read(tmp_path: Path) -> None:
+    csv = tmp_path / "official.csv"
+    csv.write_text(
+        "division,system,private_id,bert,maskrcnn,details_url,code_url\n"
+        "closed,Pretty A,,1.5,,https://github.com/mlcommons/training_results_v1.0/blob/main/Org A/systems/a.json,x\n"
+        "closed,Pretty B,,,2.5,https://github.com/mlcommons/training_results_v1.0/blob/main/OrgB/systems/b_1.json,x\n")
+    scores = parse_official_csv(csv).sort_values("official_min").to_dict("records")
+    assert scores == [
+        {"desc_submitter": "Org A", "system": "a", "benchmark": "bert", "official_min": 1.5},
+        {"desc_submitter": "OrgB", "system": "b_1", "benchmark": "maskrcnn", "official_min": 2.5},
+    ]
+    log = SummarizerLog.parse(
+        "WARNING:root: Failed checks for eval_accuracy :  v['value'] >= 0.908\n"
+        "Compliance check failed in /tmp/x/training_results_v1.0/G/results/s/unet3d/result_3.txt\n"
+        "NOTICE: Dropping non-converged run(s) for G s/unet3d using olympic scoring.\n"
+        "Compliance check failed in /tmp/x/training_results_v1.0/G/results/s/unet3d/result_4.txt\n")
+    assert log.rejected_runs == {"G/results/s/unet3d": [
+        ("result_3.txt", "Failed checks for eval_accuracy : v['value'] >= 0.908"),
+        ("result_4.txt", "no rule printed"),
+    ]}

@@ -1,0 +1,400 @@
+"""The report stage on small fixture tables: render functions, escaping, findings, provenance and main()'s outputs.
+
+The fixtures run the real cluster and rank functions on synthetic configurations, so the page is built from
+tables shaped exactly like the stages' outputs; tests/test_browser.py opens the same page in Chromium.
+"""
+from __future__ import annotations
+
+import base64
+import html.parser
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from PIL import Image
+
+from pipeline import cluster, features, rank, report
+from pipeline.io import write_csv, write_json, write_parquet
+
+HEADLINE, OTHER, SKIPPED = "resnet", "bert", "minigo"
+HOSTILE_SYSTEM = "<script>alert(1)</script>"
+HOSTILE_SUBMITTER = "A&B <Labs>"
+HOSTILE_PATH = 'Acme/results/<img src=x onerror="alert(2)">/'
+SKIP_REASON = "4 configurations in scope, fewer than analysis.min_configurations = 15"
+
+CRITERIA = {
+    "time_to_train_min": {"weight": 0.35, "direction": "cost"},
+    "accelerator_hours": {"weight": 0.45, "direction": "cost"},
+    "scaling_efficiency": {"weight": 0.20, "direction": "benefit"},
+}
+PARAMS: dict[str, Any] = {
+    "fetch": {"mirror": "../shared/mlperf", "rounds": ["v1.0", "v2.0", "v3.0"],
+              "upstream": "https://github.com/mlcommons/training_results_{round}"},
+    "analysis": {"benchmark": HEADLINE, "benchmarks": [HEADLINE, OTHER, SKIPPED], "division": "closed",
+                 "rounds": "all", "availability": "all", "min_configurations": 15},
+    "importance": {"folds": 5, "repeats": 10, "seed": 0, "select": {"min_importance": 0.01, "max_features": 4}},
+    "cluster": {"k": 3, "n_init": 3, "seed": 0, "k_range": [2, 5], "bootstrap": 3},
+    "rank": {"criteria": CRITERIA, "top": 5, "sensitivity": 0.25},
+}
+IMPORTANCE = {
+    "status": "ok", "n_configurations": 40, "selected_features": ["accelerator_count", "accelerator_year"],
+    "targets": {
+        name: {"oof_r2": r2, "oof_median_abs_error_log10": 0.05, "mutual_information": {},
+               "permutation_importance": {"accelerator_count": {"mean": 0.9 * r2, "std": 0.1},
+                                          "accelerator_year": {"mean": 0.2, "std": 0.05},
+                                          "accelerator_family": {"mean": 0.05, "std": 0.02},
+                                          "host_cpu_cores": {"mean": -0.01, "std": 0.01}}}
+        for name, r2 in (("log_time_to_train", 0.95), ("log_accelerator_hours", 0.7))},
+}
+FAMILY_YEAR = {"A100": 2020, "H100": 2022, "TPU-v4": 2021}
+DVC_LOCK = {"schema": "2.0", "stages": {
+    "fetch": {"cmd": "python -m pipeline.fetch",
+              "deps": [{"path": "../shared/mlperf", "hash": "md5", "md5": "625dc9c9cca63ee7ef0aa7c7bf3c1785.dir",
+                        "size": 133254458, "nfiles": 12}],
+              "outs": [{"path": "data/raw", "hash": "md5", "md5": "8fd54aec2896ff4dab2357b3f6e41f5f.dir",
+                        "size": 133250836, "nfiles": 10}]},
+    "ingest": {"cmd": "python -m pipeline.ingest data/raw --out data/interim",
+               "deps": [{"path": "data/raw", "md5": "8fd54aec2896ff4dab2357b3f6e41f5f.dir", "size": 133250836}],
+               "outs": [{"path": "data/interim/quarantine.csv", "md5": "da8dfc2b2b12817d115bf6d1a2fbf965",
+                         "size": 13005}]},
+    "features": {"cmd": "python -m pipeline.features",
+                 "outs": [{"path": "data/processed/configurations.parquet", "md5": "0" * 32}]},
+}}
+
+
+def synthetic_configurations(benchmark: str, n: int, seed: int) -> pd.DataFrame:
+    """Configurations whose time falls sublinearly with accelerators, through the features stage's metrics."""
+    rng = np.random.default_rng(seed)
+    counts = rng.choice([1, 2, 4, 8, 8, 16, 64, 256, 1024], n).astype(float)
+    families = rng.choice(list(FAMILY_YEAR), n)
+    speed = np.where(families == "H100", 3.0, 1.0)
+    frame = pd.DataFrame({
+        "round": rng.choice(["v1.0", "v2.0", "v3.0"], n), "submitter": rng.choice(["Acme", "Globex", "Initech"], n),
+        "system": [f"{benchmark}-system-{i}" for i in range(n)], "benchmark": benchmark, "division": "closed",
+        "accelerator_family": families, "accelerator_count": counts,
+        "accelerator_year": [float(FAMILY_YEAR[f]) for f in families],
+        "accelerator_memory_gib": np.where(families == "H100", 80.0, 40.0), "n_nodes": np.maximum(1, counts // 8),
+        "host_cpu_cores": rng.choice([64.0, 96.0, 128.0], n),
+        "interconnect_intra_gbps": rng.choice([2400.0, 7200.0], n),
+        "time_to_train_min": 600 / speed / counts ** 0.8 * rng.lognormal(0, 0.15, n),
+        "throughput_samples_per_s": counts * 1000.0,
+    })
+    frame.loc[0, ["submitter", "system"]] = [HOSTILE_SUBMITTER, HOSTILE_SYSTEM]
+    return features.efficiency_metrics(frame)
+
+
+def _as_written(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """JSON as the stages write it (sorted keys, NaN as null), read back."""
+    write_json(data, path)
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> report.BenchmarkOutputs:
+    """What the importance, cluster and rank stages write for one benchmark, made by their own functions."""
+    clustered, summary = cluster.cluster_benchmark(synthetic_configurations(benchmark, n, seed),
+                                                   IMPORTANCE["selected_features"], PARAMS["cluster"])
+    ranking = rank.rank_configurations(clustered, CRITERIA)
+    clusters = rank.rank_clusters(clustered, CRITERIA)
+    metrics = rank.metrics(ranking, clusters, rank.findings(clustered, ranking, clusters), summary, IMPORTANCE)
+    scratch.mkdir(parents=True, exist_ok=True)
+    cluster.plot_diagnostics(summary, benchmark, scratch / "k_selection.png")
+    write_csv(ranking, scratch / "ranking.csv")
+    return report.BenchmarkOutputs(
+        benchmark=benchmark,
+        rank=_as_written({"benchmark": benchmark, "status": "ok", **metrics,
+                          "clusters": clusters.to_dict(orient="records")}, scratch / "rank.json"),
+        ranking=pd.read_csv(scratch / "ranking.csv"), clusters=_as_written(summary, scratch / "clusters.json"),
+        importance={"benchmark": benchmark, **IMPORTANCE}, clustered=clustered,
+        k_selection_png=(scratch / "k_selection.png").read_bytes())
+
+
+def skipped_outputs(benchmark: str) -> report.BenchmarkOutputs:
+    return report.BenchmarkOutputs(
+        benchmark=benchmark, rank={"benchmark": benchmark, "status": "skipped", "reason": SKIP_REASON},
+        ranking=pd.DataFrame(columns=rank.RANKING_COLUMNS),
+        clusters={"status": "skipped", "reason": SKIP_REASON, "profiles": [], "diagnostics": []},
+        importance={"benchmark": benchmark, "status": "skipped", "reason": SKIP_REASON, "targets": {},
+                    "selected_features": []},
+        clustered=pd.DataFrame(), k_selection_png=None)
+
+
+def fixture_results() -> pd.DataFrame:
+    return pd.DataFrame({
+        "round": ["v1.0", "v1.0", "v2.0", "v3.0", "v3.0"], "submitter": ["Acme", "Acme", "Globex", "Initech", "Acme"],
+        "system": ["a", "b", "c", "d", "a"], "time_to_train_min": [10.0, 20.0, 5.0, np.nan, 8.0],
+        "score_note": [None, None, None, "not scored: the folder holds no result logs", None],
+    })
+
+
+def fixture_quarantine() -> pd.DataFrame:
+    return pd.DataFrame({"round": ["v1.0", "v2.0", "v2.0"],
+                         "path": [HOSTILE_PATH, "Globex/systems/x.json", "Globex/results/y/"],
+                         "reason": ["log has no run_stop: counted as a non-converged run",
+                                    "system description has no results folder: nothing to score",
+                                    "system description has no results folder: nothing to score"]})
+
+
+def fixture_outputs(scratch: Path) -> list[report.BenchmarkOutputs]:
+    return [analysed_outputs(HEADLINE, 60, 0, scratch / HEADLINE), analysed_outputs(OTHER, 40, 1, scratch / OTHER),
+            skipped_outputs(SKIPPED)]
+
+
+def render_fixture_report(scratch: Path) -> str:
+    """The whole page from the fixtures, as main() would build it (provenance from a fixture dvc.lock)."""
+    lock = scratch / "dvc.lock"
+    lock.write_text(yaml.safe_dump(DVC_LOCK), encoding="utf-8")
+    context = report.report_context(fixture_outputs(scratch), fixture_results(), fixture_quarantine(), PARAMS,
+                                    report.provenance(PARAMS, lock=lock, cwd=scratch))
+    return report.render(context)
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return render_fixture_report(tmp_path_factory.mktemp("report"))
+
+
+class _Outline(html.parser.HTMLParser):
+    """Headings, images, links and ids of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.headings: list[int] = []
+        self.images: list[dict[str, str | None]] = []
+        self.urls: list[str] = []
+        self.ids: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        if re.fullmatch(r"h[1-6]", tag):
+            self.headings.append(int(tag[1]))
+        if tag == "img":
+            self.images.append(attributes)
+        for name in ("src", "href"):
+            if attributes.get(name):
+                self.urls.append(str(attributes[name]))
+        if attributes.get("id"):
+            self.ids.append(str(attributes["id"]))
+
+
+def outline(page_html: str) -> _Outline:
+    parser = _Outline()
+    parser.feed(page_html)
+    return parser
+
+
+# -------------------------------------------------------------------------------------------------------- tests
+
+def test_data_strings_are_escaped(page: str) -> None:
+    assert HOSTILE_SYSTEM not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "A&amp;B &lt;Labs&gt;" in page
+    assert "<img src=x" not in page and "&lt;img src=x onerror=&#34;alert(2)&#34;&gt;" in page
+
+
+def test_page_has_every_section_linked_from_the_contents(page: str) -> None:
+    parsed = outline(page)
+    for anchor in ("summary", "findings", "coverage", "quarantine", "method", "provenance", HEADLINE, OTHER, SKIPPED):
+        assert anchor in parsed.ids
+        assert f'href="#{anchor}"' in page
+    assert len(parsed.ids) == len(set(parsed.ids)), "ids must be unique"
+    assert f"Not analysed: {SKIP_REASON}." in page
+    assert "ResNet-50 v1.5" in page and "BERT-large" in page and "MiniGo" in page  # catalogue names
+
+
+def test_headings_descend_one_level_at_a_time(page: str) -> None:
+    levels = outline(page).headings
+    assert levels[0] == 1 and levels.count(1) == 1
+    assert all(later - earlier <= 1 for earlier, later in zip(levels, levels[1:]))
+
+
+def test_page_is_self_contained_with_alt_text_on_every_figure(page: str) -> None:
+    parsed = outline(page)
+    assert len(parsed.images) == 2 * 7  # two analysed benchmarks, seven figures each
+    assert all(image["alt"] and str(image["src"]).startswith("data:image/png;base64,") for image in parsed.images)
+    external = [url for url in parsed.urls if re.match(r"https?:", url)]
+    assert all(re.match(r"https://(mlcommons\.org|github\.com)/", url) for url in external)
+    assert "<link" not in page and "@import" not in page and "url(" not in page
+
+
+def test_summary_answers_with_top_configuration_best_cluster_and_coverage(page: str,
+                                                                           tmp_path: Path) -> None:
+    outputs = analysed_outputs(HEADLINE, 60, 0, tmp_path)
+    summary = report.headline_summary(outputs)
+    assert summary is not None
+    top = outputs.ranking.iloc[0]
+    assert summary["top"][0]["name"] == report.configuration_name(top)
+    assert len(summary["top"]) == report.SUMMARY_TOP
+    assert summary["best"]["cluster"] == outputs.rank["best_cluster"]
+    summary_html = page[page.index('id="summary"'):page.index('id="findings"')]
+    assert "the most efficient configuration is" in summary_html and "The best cluster is" in summary_html
+    assert "4 scored results out of 5 results folders" in summary_html
+    assert "3 quarantined records" in summary_html and 'href="#quarantine"' in summary_html
+
+
+def test_quarantine_table_and_counts_by_reason_are_in_the_page(page: str) -> None:
+    coverage = report.coverage_of(fixture_results(), fixture_quarantine())
+    assert coverage["quarantine_by_reason"][0] == {
+        "reason": "system description has no results folder: nothing to score", "count": 2}
+    assert (coverage["results"], coverage["submitters"], coverage["systems"]) == (4, 2, 3)  # scored only
+    details = page[page.index('<details id="quarantine">'):page.index("</details>")]
+    assert details.count("<tr>") == 1 + 3  # header and one row per record
+
+
+def test_ranking_table_shows_all_rows_of_the_headline_and_the_best_of_others(page: str, tmp_path: Path) -> None:
+    ranking = analysed_outputs(OTHER, 40, 1, tmp_path).ranking
+    table = report.ranking_table(ranking, limit=10)
+    assert (table["shown"], table["total"]) == (10, 40)
+    assert [cell["text"] for cell in table["rows"][0]][:1] == ["1"]
+    assert table["rows"][0][0]["sort"] == "1"
+    headline_table = page[page.index(f'id="{HEADLINE}-table"'):]
+    assert headline_table[:headline_table.index("</table>")].count("<tr>") == 1 + 60
+
+
+def test_sort_keys_are_numbers_and_blank_when_missing() -> None:
+    frame = pd.DataFrame({"round": ["v0.7", "v10.0"], "scaling_efficiency": [np.nan, 0.5]})
+    columns = [column for column in report.RANKING_COLUMNS if column.name in frame]
+    rows = report.table_rows(frame, columns)
+    assert [row[0]["text"] for row in rows] == ["v0.7", "v10.0"]
+    assert float(rows[0][0]["sort"]) < float(rows[1][0]["sort"])  # by version, not as text
+    assert rows[0][1] == {"text": "", "sort": ""} and rows[1][1] == {"text": "0.50", "sort": "0.5"}
+
+
+@pytest.mark.parametrize(("value", "text"), [(4320.0, "4,320"), (13.47, "13.5"), (1.8, "1.80"), (0.35816, "0.358"),
+                                             (8.0, "8"), (np.nan, ""), (None, ""), ("H100", "H100")])
+def test_readable_numbers(value: Any, text: str) -> None:
+    assert report.readable(value) == text
+
+
+def _findings(**rank_values: Any) -> dict[str, report.Finding]:
+    clustered = pd.DataFrame({"cluster": [0, 0, 1, 1], "host_cpu_cores": [128.0, 128.0, 64.0, 64.0],
+                              "interconnect_intra_gbps": [7200.0, 7200.0, 2400.0, 2400.0]})
+    profiles = [{"cluster": 0, "accelerators_median": 8.0, "accelerators_min": 4.0, "accelerators_max": 16.0,
+                 "accelerator_year_median": 2022.0},
+                {"cluster": 1, "accelerators_median": 1024.0, "accelerators_min": 512.0, "accelerators_max": 2048.0,
+                 "accelerator_year_median": 2020.0}]
+    ranking = pd.DataFrame({"round": ["v3.0"], "submitter": ["Acme"], "system": ["big"],
+                            "accelerator_family": ["H100"], "accelerator_count": [2048.0],
+                            "time_to_train_min": [0.2]})
+    outputs = report.BenchmarkOutputs("resnet", {"status": "ok", "best_cluster": 0, **rank_values}, ranking,
+                                      {"profiles": profiles}, {}, clustered, None)
+    return {finding.key: finding for finding in report.findings_of(outputs)}
+
+
+def test_findings_confirmed_with_their_numbers() -> None:
+    found = _findings(finding_sublinear_share=0.73, finding_efficiency_vs_accelerators_spearman=-0.43,
+                      finding_largest_systems_fastest=True, finding_largest_systems_median_rank_percentile=0.89)
+    assert all(finding.verdict_text == "confirmed" for finding in found.values())
+    assert "73%" in found["sublinear"].evidence and "-0.43" in found["diminishing"].evidence
+    assert "median 8 accelerators (range 4 to 16)" in found["moderate"].evidence
+    assert "7,200 vs 4,800" in found["host"].evidence
+    assert "89%" in found["largest_inefficient"].evidence
+
+
+def test_findings_not_confirmed_or_not_testable() -> None:
+    found = _findings(finding_sublinear_share=0.3, finding_efficiency_vs_accelerators_spearman=None,
+                      finding_largest_systems_fastest=False, finding_largest_systems_median_rank_percentile=0.2)
+    assert found["sublinear"].verdict_text == "not confirmed"
+    assert found["diminishing"].verdict_text == "not testable"
+    assert found["largest_fastest"].verdict is False and "is not among" in found["largest_fastest"].evidence
+    assert found["largest_inefficient"].verdict is False
+
+
+def test_findings_section_states_verdicts_for_every_benchmark(page: str) -> None:
+    matrix = page[page.index('<table class="matrix">'):]
+    matrix = matrix[:matrix.index("</table>")]
+    assert matrix.count('<th scope="row"><a href=') == 2  # the skipped benchmark has no verdicts
+    assert len(re.findall(r"(?:not )?confirmed|not testable", matrix)) >= 2 * len(report.FINDING_CLAIMS)
+
+
+def test_input_hashes_come_from_the_fetch_and_ingest_stages(tmp_path: Path) -> None:
+    lock = tmp_path / "dvc.lock"
+    lock.write_text(yaml.safe_dump(DVC_LOCK), encoding="utf-8")
+    rows = report.input_hashes(lock)
+    assert [(row["stage"], row["kind"], row["path"]) for row in rows] == [
+        ("fetch", "dep", "../shared/mlperf"), ("fetch", "out", "data/raw"), ("ingest", "dep", "data/raw"),
+        ("ingest", "out", "data/interim/quarantine.csv")]
+    assert rows[0]["md5"] == "625dc9c9cca63ee7ef0aa7c7bf3c1785.dir" and rows[0]["nfiles"] == "12"
+    assert report.input_hashes(tmp_path / "missing.lock") == []
+
+
+def test_git_revision_is_unknown_outside_a_checkout(tmp_path: Path) -> None:
+    assert report.git_revision(tmp_path) == {"revision": "unknown", "dirty": False}
+    here = report.git_revision(Path(__file__).parent)["revision"]
+    assert here == "unknown" or re.fullmatch(r"[0-9a-f]{40}", here)
+
+
+def test_provenance_renders_revision_hashes_and_params(page: str) -> None:
+    provenance = page[page.index('id="provenance"'):]
+    assert "unknown" in provenance and "8fd54aec2896ff4dab2357b3f6e41f5f.dir" in provenance
+    assert "0" * 32 not in provenance  # the features stage is not an input
+    for name in PARAMS:
+        assert f"<code>{name}</code>" in provenance
+    assert "k_range: [2, 5]" in provenance
+
+
+def test_cluster_medians_are_standardised_over_all_configurations() -> None:
+    frame = pd.DataFrame({"cluster": [0, 0, 1, 1], "accelerator_count": [1.0, 1.0, 100.0, 100.0],
+                          "scaling_efficiency": [1.0, 1.0, 0.5, 0.5]})
+    raw, standardised = report.cluster_medians(frame, ["accelerator_count", "scaling_efficiency"])
+    assert raw.loc[1, "accelerator_count"] == 100.0
+    # log10 counts 0 and 2: mean 1, sample s.d. 1.155, so the clusters sit at -0.87 and +0.87.
+    assert standardised.loc[0, "accelerator_count"] == pytest.approx(-np.sqrt(3) / 2)
+    assert standardised.loc[1, "scaling_efficiency"] == pytest.approx(-np.sqrt(3) / 2)
+
+
+def test_best_time_by_family_keeps_the_best_per_round_of_the_most_submitted_families() -> None:
+    frame = pd.DataFrame({"accelerator_family": ["A100", "A100", "A100", "H100", "TPU-v4"],
+                          "round": ["v1.0", "v1.0", "v2.0", "v2.0", "v1.0"],
+                          "time_to_train_min": [10.0, 7.0, 5.0, 2.0, 9.0]})
+    best = report.best_time_by_family(frame, families=2)
+    assert best[["accelerator_family", "round", "time_to_train_min"]].astype(object).values.tolist() == [
+        ["A100", "v1.0", 7.0], ["A100", "v2.0", 5.0], ["H100", "v2.0", 2.0]]
+
+
+def test_spaced_labels_skips_points_that_would_overlap() -> None:
+    x = np.array([1.0, 1.01, 10.0, 100.0])
+    y = np.array([100.0, 99.0, 10.0, 1.0])
+    assert report.spaced_labels(x, y) == [0, 2, 3]
+
+
+def test_embedded_figures_are_palette_pngs_with_their_size(tmp_path: Path) -> None:
+    figure, axis = report.plots.plt.subplots(figsize=(2, 1))
+    axis.plot([0, 1], [0, 1])
+    png = report.plots.png_bytes(figure)
+    embedded = report.embed(png, "a line", "caption")
+    image = Image.open(io.BytesIO(base64.b64decode(embedded.data)))
+    assert image.mode == "P" and (embedded.width, embedded.height) == image.size == (220, 110)
+
+
+def test_main_writes_the_page_and_combined_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    outputs = fixture_outputs(tmp_path / "scratch")
+    for item in outputs:
+        folder = tmp_path / "reports" / "benchmarks" / item.benchmark
+        write_json(item.rank, folder / "rank.json")
+        write_csv(item.ranking, folder / "ranking.csv")
+        write_json(item.clusters, folder / "clusters.json")
+        write_json(item.importance, folder / "importance.json")
+        if item.k_selection_png is not None:
+            (folder / "k_selection.png").write_bytes(item.k_selection_png)
+        write_parquet(item.clustered, tmp_path / cluster.clusters_path(item.benchmark))
+    write_parquet(fixture_results(), tmp_path / report.RESULTS)
+    write_csv(fixture_quarantine(), tmp_path / report.QUARANTINE)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(PARAMS), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+
+    report.main()
+
+    ranking = pd.read_csv("reports/ranking.csv")
+    assert ranking.groupby("benchmark").size().to_dict() == {HEADLINE: 60, OTHER: 40}
+    metrics = json.loads(Path("reports/metrics.json").read_text())
+    assert set(metrics) == {HEADLINE, OTHER, SKIPPED} and metrics[SKIPPED]["status"] == "skipped"
+    assert all(not isinstance(value, (list, dict)) for values in metrics.values() for value in values.values())
+    assert set(json.loads(Path("reports/importance.json").read_text())) == {HEADLINE, OTHER, SKIPPED}
+    page_html = Path("reports/index.html").read_text(encoding="utf-8")
+    assert "dvc.lock not found" in page_html and page_html.count("<img ") == 14

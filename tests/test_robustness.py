@@ -1,0 +1,653 @@
+"""Real and hostile input: nothing lost (every file is used or quarantined with a reason), nothing crashes, nothing
+escapes (no member is extracted, no link followed, nothing evaluated), and clear errors where nothing can be done."""
+from __future__ import annotations
+
+import ast
+import gzip
+import io
+import json
+import math
+import re
+import os
+import subprocess
+import sys
+import tarfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from pipeline import features, fetch, ingest, io as pipeline_io, parsers, sources
+from pipeline.errors import MirrorError, SourceError
+from pipeline.logparse import parse_log
+from tests.conftest import (
+    MIRROR, RoundFiles, assert_accounted, mllog, run_log, small_round, system_json, write_archive, write_folder,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+LOG = "Acme/results/box/resnet/result_0.txt"
+SYSTEM = "Acme/systems/box.json"
+MIB = 1 << 20
+
+
+def ingest_checked(sources_: list[Path]) -> ingest.IngestTables:
+    """Ingest and check the accounting, which must hold whatever the input."""
+    tables = ingest.ingest(sources_)
+    assert_accounted(tables.tally)
+    return tables
+
+
+def reasons_for(tables: ingest.IngestTables, path: str) -> list[str]:
+    return tables.quarantine.loc[tables.quarantine["path"] == path, "reason"].tolist()
+
+
+def note_of(tables: ingest.IngestTables, system: str = "box") -> str:
+    return str(tables.systems.set_index("system").loc[system, "ingest_note"])
+
+
+def run_of(tables: ingest.IngestTables, path: str = LOG) -> pd.Series:
+    return tables.runs.set_index("path").loc[path]
+
+
+# ----------------------------------------------------------------------------------------- system descriptions
+
+DESCRIPTION = system_json()
+
+
+@pytest.mark.parametrize(("content", "note"), [
+    (DESCRIPTION[:-1] + ",}", "repaired: trailing commas removed"),
+    (DESCRIPTION.replace(', "framework"', ',\n  // a comment\n  "framework"'), "repaired: comments removed"),
+    (DESCRIPTION.replace(', "framework"', ', /* a block\n comment */ "framework"')[:-1] + ",\n}",
+     "repaired: trailing commas and comments removed"),
+    (DESCRIPTION.replace('"acme box"', '"Acme ÿ box"').encode("latin-1"), "not UTF-8: read as Latin-1"),
+    (DESCRIPTION.encode("utf-16"), "read as UTF-16"),
+    (DESCRIPTION[:-1] + ', "framework": "JAX"}', "framework given twice with different values: the last value"),
+])
+def test_repairable_descriptions_are_used_with_a_note(make_archive, content: str | bytes, note: str) -> None:
+    tables = ingest_checked([make_archive({**small_round(), SYSTEM: content})])
+    assert note in note_of(tables)
+    assert tables.tally.iloc[0]["systems_quarantined"] == 0
+    assert tables.results.iloc[0]["time_to_train_min"] == pytest.approx(12.0)
+
+
+def test_repair_never_touches_the_inside_of_strings() -> None:
+    text = '{"note": "a, } // not a comment /* nor this */", "list": [1, 2,],}'
+    description, note = ingest.decode_description(text.encode())
+    assert description == {"note": "a, } // not a comment /* nor this */", "list": [1, 2]}
+    assert note == "repaired: trailing commas removed"
+
+
+@pytest.mark.parametrize(("content", "reason"), [
+    ("", "system description is empty: not used"),
+    ("  \n\t", "system description is empty: not used"),
+    ("{not json", "not valid JSON"),
+    ('{"a": "never closed', "not valid JSON"),
+    ("[1/* a comment must not join */2]", "not valid JSON"),
+    ('["a", "list"]', "is a JSON list, not an object: not used"),
+    ("[" * 100_000 + "]" * 100_000, "nests too deeply to read: not used"),
+    (b"\x00\x9f\xff binary \xfe", "not valid JSON"),
+])
+def test_unusable_descriptions_are_quarantined_and_their_results_still_scored(make_archive, content: str | bytes,
+                                                                            reason: str) -> None:
+    tables = ingest_checked([make_archive({**small_round(), SYSTEM: content})])
+    assert any(reason in text for text in reasons_for(tables, SYSTEM))
+    assert any("results folder has no usable system description" in text for text in reasons_for(tables, SYSTEM))
+    assert tables.tally.iloc[0]["systems_quarantined"] == 1
+    assert tables.results.iloc[0]["time_to_train_min"] == pytest.approx(12.0)
+
+
+def test_missing_description_and_description_without_results(make_archive) -> None:
+    files = small_round()
+    files["Acme/systems/spare.json"] = system_json()
+    files["Other/results/ghost/resnet/result_0.txt"] = run_log(3)
+    tables = ingest_checked([make_archive(files)])
+    assert reasons_for(tables, "Acme/results/spare/") == ["system description has no results folder: nothing to score"]
+    assert "results folder has no usable system description" in reasons_for(tables, "Other/systems/ghost.json")[0]
+    assert set(tables.results["system"]) == {"box", "ghost"}
+
+
+def test_a_field_named_like_our_columns_keeps_its_value(make_archive) -> None:
+    description = system_json(path="their path", desc_path="their desc_path", ingest_note="their note")
+    tables = ingest_checked([make_archive({**small_round(), SYSTEM: description})])
+    row = tables.systems.iloc[0]
+    assert row["path"] == SYSTEM and pd.isna(row["ingest_note"])
+    assert (row["desc_path"], row["desc_desc_path"], row["desc_ingest_note"]) == (
+        "their desc_path", "their path", "their note")
+
+
+# ----------------------------------------------------------------------------------------------------- logs
+
+@pytest.mark.parametrize(("log", "status", "reason"), [
+    (mllog("run_stop", 5, status="success"), "no run_start", "result log has no run_start line: counted as a "
+                                                            "non-converged run"),
+    (mllog("run_start", 0), "no run_stop", "result log has no run_stop line: counted as a non-converged run"),
+    (run_log(3)[:-25], "no run_stop", "result log has no run_stop line and 1 damaged MLPerf line(s)"),
+    (run_log(3) + mllog("eval_accuracy", 9e12, 0.5)[:-9], "success",
+     "result log has 1 damaged MLPerf line(s) (not valid JSON, or cut off): those lines were skipped"),
+    (bytes(range(256)) * 40, "no MLPerf log lines", "result log has no MLPerf lines"),
+    (b"", "no MLPerf log lines", "result log is empty (0 bytes): counted as a non-converged run"),
+    (run_log(3).replace("1600000180000", "1e999"), "no run_stop", "1 damaged MLPerf line(s)"),
+    (run_log(3).replace('"time_ms": 1600000180000', '"time_ms": [1]'), "no run_stop", "1 damaged"),
+    ("\n".join([mllog("run_start", 0), ':::MLLOG {"key": "seed", "value": ' + "[" * 100_000 + "]" * 100_000 + "}",
+                mllog("run_stop", 60_000, status="success")]), "success", "1 damaged MLPerf line(s)"),
+])
+def test_defective_logs_count_as_runs_with_a_reason(make_archive, log: str | bytes, status: str,
+                                                   reason: str) -> None:
+    files = {**small_round(), LOG: log}
+    tables = ingest_checked([make_archive(files)])
+    run = run_of(tables)
+    assert run["status"] == status
+    assert any(reason in text for text in reasons_for(tables, LOG)), reasons_for(tables, LOG)
+    assert len(tables.runs) == 5 and tables.results.iloc[0]["n_runs"] == 5
+
+
+def test_an_aborted_run_is_a_result_not_a_defect(make_archive) -> None:
+    files = {**small_round(), LOG: run_log(3, status="aborted")}
+    tables = ingest_checked([make_archive(files)])
+    assert run_of(tables)["status"] == "aborted" and not run_of(tables)["converged"]
+    assert reasons_for(tables, LOG) == []
+    # the failure is the slowest: drop the fastest converged only, mean of 12, 13 and 14
+    assert tables.results.iloc[0]["time_to_train_min"] == pytest.approx(13.0)
+
+
+@pytest.mark.parametrize("line", [
+    b"x" * (20 * MIB),
+    (b':::MLLOG {"key": "run_start", "time_ms": 1, "value": null} ' * (20 * MIB // 60)),
+    b"0: " + (b'"key": "seed" ' * (20 * MIB // 14)) + mllog("run_start", 0).encode(),
+])
+def test_a_single_line_of_20_mib_is_read_fast_and_lean(line: bytes) -> None:
+    tracemalloc.start()
+    start = time.perf_counter()
+    facts = parse_log(line)
+    seconds = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert not facts.converged
+    assert seconds < 3.0, f"{seconds:.1f} s for one line of {len(line) >> 20} MiB"
+    assert peak < 4 * len(line), f"{peak >> 20} MiB for a line of {len(line) >> 20} MiB"
+
+
+def test_a_20_mib_log_in_an_archive_is_ingested(make_archive) -> None:
+    tables = ingest_checked([make_archive({**small_round(), LOG: run_log(3) + "y" * (20 * MIB)})])
+    assert run_of(tables)["converged"]
+
+
+def test_an_oversized_file_is_refused_unread(make_archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sources, "MAX_FILE_BYTES", 1000)
+    files = {**small_round(), LOG: run_log(3) + "z" * 1000}
+    for source in (make_archive(files), write_folder(tmp_path / "folder" / "training_results_v3.0", files)):
+        tables = ingest_checked([source])
+        assert run_of(tables)["status"] == "unreadable"
+        [reason] = reasons_for(tables, LOG)
+        assert "is larger than" in reason and reason.endswith("refused, not read; counted as a non-converged run")
+
+
+# ------------------------------------------------------------------------------------------- results folders
+
+def test_too_few_runs_and_no_runs(make_archive) -> None:
+    files = small_round()
+    for run in (3, 4):
+        del files[f"Acme/results/box/resnet/result_{run}.txt"]
+    files["Acme/results/box/bert/scaling.json"] = '{"scaling_factor": 1.1}'
+    tables = ingest_checked([make_archive(files)])
+    results = tables.results.set_index("benchmark")
+    assert (results.loc["resnet", "n_runs"], results.loc["resnet", "runs_required"]) == (3, 5)
+    assert not results.loc["resnet", "complete"] and results.loc["resnet", "time_to_train_min"] == 11.0
+    assert reasons_for(tables, "Acme/results/box/resnet/") == [
+        "results folder holds fewer result logs than the rules require: scored from the runs present"]
+    assert reasons_for(tables, "Acme/results/box/bert/") == [
+        "results folder holds no result logs (the published logs are absent): not scored"]
+
+
+def test_files_that_are_no_input_are_listed(make_archive) -> None:
+    files = small_round()
+    extra = {
+        "Acme/results/box/resnet/notes.md": "not an input, ignored",
+        "Acme/results/box/resnet/.!123!result_4.txt": "hidden or temporary file",
+        "Acme/results/box/resnet/bert/result_0.txt": "result log is not at <submitter>/results/<system>/<benchmark>",
+        "Acme/results/box/resnet/result_1234567890.txt": "result log is not at",
+        "README.md": "not an input, ignored",
+    }
+    files.update(dict.fromkeys(extra, run_log(2)))
+    tables = ingest_checked([make_archive(files)])
+    for path, reason in extra.items():
+        assert reason in reasons_for(tables, path)[0]
+    assert tables.tally.iloc[0]["other_files"] == len(extra)
+    assert tables.results.iloc[0]["time_to_train_min"] == pytest.approx(12.0)
+
+
+def test_a_path_twice_in_an_archive_is_read_once(tmp_path: Path) -> None:
+    top = "training_results_v3.0"
+    members = [_tar_member(f"{top}/{name}", data=content.encode()) for name, content in small_round().items()]
+    archive = write_members(tmp_path / f"{top}.tar.gz", [*members, _tar_member(f"{top}/{LOG}", data=b"again")])
+    tables = ingest_checked([archive])
+    assert reasons_for(tables, LOG) == ["archive holds this path more than once: only its first copy is read"]
+    assert run_of(tables)["time_to_train_min"] == pytest.approx(10.0)
+
+
+def _tar_member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "", data: bytes = b"") -> tuple[
+        tarfile.TarInfo, bytes]:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname, info.size = kind, link, len(data)
+    if kind in (tarfile.CHRTYPE, tarfile.BLKTYPE):
+        info.devmajor, info.devminor = 1, 3
+    return info, data
+
+
+def write_members(path: Path, members: list[tuple[tarfile.TarInfo, bytes]]) -> Path:
+    """A .tar.gz of exactly these members, whatever their names and types (tarfile's own `add` would refuse
+    or rewrite some of them)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for info, data in members:
+            tar.addfile(info, io.BytesIO(data))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gzip.compress(buffer.getvalue(), mtime=0))
+    return path
+
+
+# ------------------------------------------------------------------------------------------ names and rounds
+
+def test_the_same_system_name_under_two_submitters_is_kept_twice(make_archive) -> None:
+    files = small_round()
+    files.update({path.replace("Acme", "Bolt"): content for path, content in small_round([1, 2, 3, 4, 5]).items()})
+    tables = ingest_checked([make_archive(files)])
+    keys = set(tables.systems[["submitter", "system"]].itertuples(index=False, name=None))
+    assert keys == {("Acme", "box"), ("Bolt", "box")}
+    notes = tables.systems.set_index("submitter")["ingest_note"]
+    assert notes["Acme"] == "system name also used by Bolt: kept apart by submitter"
+    assert notes["Bolt"] == "system name also used by Acme: kept apart by submitter"
+    assert tables.results.set_index("submitter")["time_to_train_min"].to_dict() == {"Acme": 12.0, "Bolt": 3.0}
+
+
+def test_an_unknown_benchmark_is_scored_but_not_analysed(make_archive) -> None:
+    files = small_round()
+    files.update({path.replace("/resnet/", "/quantum_chess/"): log for path, log in small_round().items()
+                  if "/resnet/" in path})
+    tables = ingest_checked([make_archive(files)])
+    unknown = tables.results.set_index("benchmark").loc["quantum_chess"]
+    assert unknown["benchmark_id"] is None or pd.isna(unknown["benchmark_id"])
+    [reason] = reasons_for(tables, "Acme/results/box/quantum_chess/")
+    assert reason.startswith("unknown benchmark") and reason.endswith("not analysed")
+    configurations, _ = features.build_configurations(tables.systems, tables.results, tables.runs)
+    assert configurations["benchmark_folder"].tolist() == ["resnet"]
+
+
+@pytest.mark.parametrize("name", ["training_results_latest.tar.gz", "results_v3.0.tar.gz", "training_results_v3.zip"])
+def test_a_source_with_an_unexpected_name_is_refused_with_exit_1(tmp_path: Path, name: str, capsys) -> None:
+    source = write_archive(tmp_path / name, small_round(), top="training_results_v3.0")
+    with pytest.raises(SystemExit) as exit_:
+        ingest.main([str(source), "--out", str(tmp_path / "out")])
+    assert exit_.value.code == 1
+    error = capsys.readouterr().err
+    assert error.startswith("error: cannot tell the round of") and "training_results_vX.Y" in error
+    assert error.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_archive_holding_another_round_folder_is_refused(tmp_path: Path) -> None:
+    archive = write_archive(tmp_path / "training_results_v3.0.tar.gz", small_round(), top="training_results_v2.0")
+    with pytest.raises(SourceError, match="holds a round folder training_results_v2.0/"):
+        ingest.ingest([archive])
+    nested = write_folder(tmp_path / "x" / "training_results_v3.0" / "training_results_v3.0", small_round()).parent
+    with pytest.raises(SourceError, match="holds a round folder training_results_v3.0/"):
+        ingest.ingest([nested])
+
+
+def test_a_source_without_any_input_is_refused(make_archive) -> None:
+    with pytest.raises(SourceError, match="holds no system description .* and no result log"):
+        ingest.ingest([make_archive({"NVIDIA/benchmarks/resnet/train.py": "x = 1\n"})])
+
+
+def test_a_missing_source_names_the_path(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="does not exist"):
+        ingest.ingest([tmp_path / "training_results_v3.0.tar.gz"])
+
+
+# ------------------------------------------------------------------------------------------- feature values
+
+HOSTILE_FIELDS = {
+    "number_of_nodes": "two",
+    "accelerators_per_node": "-8",
+    "host_memory_capacity": "999999 TB",
+    "accelerator_model_name": 12345,
+    "host_processor_model_name": ["Xeon", "EPYC"],
+    "framework": {"name": "PyTorch"},
+    "accelerator_memory_capacity": True,
+    "host_processor_core_count": "9" * 5000,
+    "accelerator_interconnect": "-400 Gb/s NVLink",
+    "host_networking": None,
+}
+
+
+@pytest.mark.parametrize(("fields", "expected_notes"), [
+    (HOSTILE_FIELDS, {
+        ("number_of_nodes", "two"): "cannot be read as a whole number of nodes: treated as missing",
+        ("accelerators_per_node", "-8"): "negative accelerators per node: treated as missing",
+        ("host_memory_capacity", "999999 TB"):
+            "implausible: 1.024e+09 GiB, outside 1 to 65536: treated as missing",
+        ("accelerator_interconnect", "-400 Gb/s NVLink"): "negative Gbit/s: treated as missing",
+    }),
+    ({"accelerators_per_node": "100000"}, {
+        ("accelerators_per_node", "100000"): "implausible: 100000 accelerators per node, outside 1 to 4096: "
+                                             "treated as missing"}),
+    ({"accelerators_per_node": "0", "number_of_nodes": "0", "host_memory_capacity": "0 GB"}, {
+        ("accelerators_per_node", "0"): "zero accelerators per node: treated as missing",
+        ("number_of_nodes", "0"): "zero nodes: treated as missing",
+        ("host_memory_capacity", "0 GB"): "zero GiB: treated as missing"}),
+    ({"host_processors_per_node": "1e400", "number_of_nodes": [2, 2]}, {
+        ("host_processors_per_node", "1e400"): "cannot be read as a whole number of processors: treated as missing",
+        ("number_of_nodes", "[2, 2]"): "cannot be read as a whole number of nodes: treated as missing"}),
+])
+def test_wrong_types_and_absurd_values_become_missing_with_a_note(make_archive, fields: dict[str, object],
+                                                                  expected_notes: dict[tuple[str, str], str]) -> None:
+    files = {**small_round(), SYSTEM: json_dumps_description(fields)}
+    tables = ingest_checked([make_archive(files)])
+    configurations, notes = features.build_configurations(tables.systems, tables.results, tables.runs)
+    assert len(configurations) == 1 and configurations.iloc[0]["time_to_train_min"] == pytest.approx(12.0)
+    found = {(row.field, row.value): row.reason for row in notes.itertuples()}
+    assert found == expected_notes
+    row = configurations.iloc[0]
+    for column in ("n_nodes", "accelerators_per_node", "host_memory_gib"):
+        value = row[column]
+        assert pd.isna(value) or 1 <= value <= 65536
+    assert pd.isna(row["accelerator_count"]) or row["accelerator_count"] > 0
+
+
+def json_dumps_description(fields: dict[str, object]) -> str:
+    description = json.loads(system_json())
+    description.update(fields)
+    return json.dumps(description)
+
+
+def test_a_cpu_only_system_with_zero_accelerators_gets_no_note(make_archive) -> None:
+    description = json_dumps_description({"accelerator_model_name": "N/A", "accelerators_per_node": "0",
+                                          "accelerator_memory_capacity": "0"})
+    tables = ingest_checked([make_archive({**small_round(), SYSTEM: description})])
+    configurations, notes = features.build_configurations(tables.systems, tables.results, tables.runs)
+    assert notes.empty
+    assert configurations.iloc[0]["accelerator_family"] == "EPYC 7763 (CPU)"
+    assert configurations.iloc[0]["accelerator_count"] == 2
+
+
+def test_features_stage_writes_its_notes(make_archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = {**small_round(), SYSTEM: json_dumps_description({"accelerators_per_node": "100000"})}
+    ingest.write_outputs(ingest_checked([make_archive(files)]), tmp_path / "data" / "interim")
+    monkeypatch.chdir(tmp_path)
+    features.main()
+    notes = pd.read_csv(features.FEATURE_NOTES)
+    assert notes.columns.tolist() == features.NOTE_COLUMNS
+    assert notes[["submitter", "system", "field"]].values.tolist() == [["Acme", "box", "accelerators_per_node"]]
+
+
+def test_features_of_a_round_with_no_score_do_not_crash(make_archive) -> None:
+    files = {SYSTEM: system_json(), "Acme/results/box/bert/scaling.json": '{"scaling_factor": 2}'}
+    tables = ingest_checked([make_archive(files)])
+    configurations, notes = features.build_configurations(tables.systems, tables.results, tables.runs)
+    assert configurations.empty and notes.empty
+
+
+HOSTILE_VALUES = [
+    None, True, 0, -1, 10**5000, 1e308, math.inf, math.nan, [], {}, [8], {"a": 1}, b"8", 3 + 4j, object(),
+    "9" * 5000, "9" * 5000 + " GB", "9" * 5000 + "-Core", "2x" + "9" * 5000, "8x" + "9" * 400 + "Gb/s", "-8", "1e400",
+    "\x00\xff", "８", "Ⅻ", " ", "999999 TB", "x" * (2 * MIB), "1," + "000," * 2000 + "000 GB", "Node1: 2 TB",
+]
+
+
+def test_parsers_take_any_value_quickly() -> None:
+    start = time.perf_counter()
+    for value in HOSTILE_VALUES:
+        parsers.is_missing(value)
+        parsers.parse_count(value)
+        parsers.parse_memory_gib(value)
+        parsers.parse_accelerator(value, value)
+        parsers.parse_host_cpu(value, value, value)
+        parsers.parse_interconnect(value)
+        parsers.parse_framework(value)
+    assert time.perf_counter() - start < 2.0
+
+
+# ---------------------------------------------------------------------------------------------------- safety
+
+def test_hostile_archive_members_are_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    top = "training_results_v3.0"
+    escaped = tmp_path / "escaped.txt"
+    hostile = {
+        str(escaped): ("archive member has an absolute path: refused, not read", _tar_member(str(escaped),
+                                                                                              data=b"boo")),
+        f"{top}/../../escaped.txt": ("archive member path contains '..': refused, not read",
+                                     _tar_member(f"{top}/../../escaped.txt", data=b"boo")),
+        "Acme/results/box/resnet/result_7.txt": (
+            "archive member is a symbolic link: refused, not followed; counted as a non-converged run",
+            _tar_member(f"{top}/Acme/results/box/resnet/result_7.txt", tarfile.SYMTYPE, "/etc/passwd")),
+        "Acme/systems/copy.json": ("archive member is a hard link: refused, not followed",
+                                   _tar_member(f"{top}/Acme/systems/copy.json", tarfile.LNKTYPE, f"{top}/{SYSTEM}")),
+        "Acme/results/box/resnet/console": ("archive member is a device or FIFO: refused, not read",
+                                            _tar_member(f"{top}/Acme/results/box/resnet/console", tarfile.CHRTYPE)),
+        "Acme/results/box/resnet/pipe": ("archive member is a device or FIFO: refused, not read",
+                                         _tar_member(f"{top}/Acme/results/box/resnet/pipe", tarfile.FIFOTYPE)),
+    }
+    regular = [_tar_member(f"{top}/{name}", data=content.encode()) for name, content in small_round().items()]
+    archive = write_members(tmp_path / "mirror" / f"{top}.tar.gz",
+                            [*regular, *(member for _, member in hostile.values())])
+    before = sorted(tmp_path.rglob("*"))
+
+    tables = ingest_checked([archive])
+    for path, (reason, _) in hostile.items():
+        assert reasons_for(tables, path) == [reason]
+    assert run_of(tables, "Acme/results/box/resnet/result_7.txt")["status"] == "unreadable"
+    assert tables.tally.iloc[0]["systems_quarantined"] == 1
+    assert sorted(tmp_path.rglob("*")) == before and not escaped.exists()
+
+
+def test_a_folder_source_does_not_follow_links_out(tmp_path: Path) -> None:
+    outside = write_folder(tmp_path / "outside", {"secret.txt": "s3cret", "bert/result_0.txt": run_log(1)})
+    folder = write_folder(tmp_path / "clone" / "training_results_v3.0", small_round())
+    results = folder / "Acme" / "results" / "box"
+    (results / "resnet" / "result_7.txt").symlink_to(outside / "secret.txt")
+    (results / "bert").symlink_to(outside / "bert", target_is_directory=True)
+    os.mkfifo(results / "resnet" / "pipe")
+    tables = ingest_checked([folder])
+    assert reasons_for(tables, "Acme/results/box/resnet/result_7.txt") == [
+        "file is a symbolic link: refused, not followed; counted as a non-converged run"]
+    assert reasons_for(tables, "Acme/results/box/bert") == ["folder is a symbolic link: refused, not followed"]
+    assert "not a regular file" in reasons_for(tables, "Acme/results/box/resnet/pipe")[0]
+    assert set(tables.results["benchmark"]) == {"resnet"}
+    assert not tables.runs["path"].str.contains("secret|bert").any()
+
+
+def test_fetch_copies_no_link_and_writes_only_under_raw(tmp_path: Path, capsys) -> None:
+    mirror = tmp_path / "mirror"
+    folder = write_folder(mirror / "training_results_v3.1", small_round())
+    (folder / "Acme" / "leak.txt").symlink_to("/etc/hostname")
+    raw = tmp_path / "project" / "data" / "raw"
+    fetch.fetch(["v3.1"], mirror, "file:///nowhere/{round}", raw)
+    copied = {path.relative_to(raw).as_posix() for path in raw.rglob("*")}
+    assert "training_results_v3.1/Acme/systems/box.json" in copied
+    assert "training_results_v3.1/Acme/leak.txt" not in copied
+    assert not any(path.is_symlink() for path in raw.rglob("*"))
+    assert {path.name for path in raw.parent.iterdir()} == {"raw"}
+    assert "not copied" in capsys.readouterr().err
+
+
+def test_a_failed_fetch_leaves_the_previous_raw_folder(tmp_path: Path) -> None:
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    write_archive(mirror / "training_results_v3.0.tar.gz", small_round())
+    raw = tmp_path / "data" / "raw"
+    fetch.fetch(["v3.0"], mirror, "file:///nowhere/{round}", raw)
+    with pytest.raises(MirrorError):
+        fetch.fetch(["v3.0", "v9.9"], mirror, (tmp_path / "none").as_uri() + "/{round}", raw)
+    assert [path.name for path in raw.iterdir()] == ["training_results_v3.0.tar.gz"]
+    assert {path.name for path in raw.parent.iterdir()} == {"raw"}
+
+
+PROHIBITED_CALLS = {"eval", "exec", "compile", "__import__"}
+PROHIBITED_ATTRIBUTES = {("pickle", "load"), ("pickle", "loads"), ("marshal", "loads"), ("yaml", "load"),
+                         ("os", "system"), ("os", "popen"), ("subprocess", "getoutput")}
+
+
+def test_nothing_from_the_data_is_evaluated_or_executed() -> None:
+    offences = []
+    for module in sorted((ROOT / "pipeline").glob("*.py")):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            function = node.func
+            if isinstance(function, ast.Name) and function.id in PROHIBITED_CALLS:
+                offences.append(f"{module.name}:{node.lineno} {function.id}()")
+            if (isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name)
+                    and (function.value.id, function.attr) in PROHIBITED_ATTRIBUTES):
+                offences.append(f"{module.name}:{node.lineno} {function.value.id}.{function.attr}()")
+            if any(keyword.arg == "shell" and not (isinstance(keyword.value, ast.Constant)
+                                                   and keyword.value.value is False) for keyword in node.keywords):
+                offences.append(f"{module.name}:{node.lineno} shell=")
+    assert not offences
+
+
+# ------------------------------------------------------------------------------------- atomic writes
+
+def test_a_failed_write_leaves_the_old_output_and_no_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "out" / "table.csv"
+    pipeline_io.write_text("old\n", target)
+    with pytest.raises(RuntimeError), pipeline_io.atomic_path(target) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("interrupted")
+    assert target.read_text() == "old\n"
+    assert [path.name for path in target.parent.iterdir()] == ["table.csv"]
+
+
+def test_a_temporary_left_by_a_killed_writer_is_removed_by_the_next_write(tmp_path: Path) -> None:
+    target = tmp_path / "table.csv"
+    code = ("import os, signal, sys\nfrom pipeline.io import atomic_path\n"
+            f"with atomic_path({str(target)!r}) as tmp:\n"
+            "    tmp.write_text('half')\n    os.kill(os.getpid(), signal.SIGKILL)\n")
+    killed = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=False)
+    assert killed.returncode == -9
+    [left] = list(tmp_path.iterdir())
+    assert left.name.startswith(".table.csv.") and left.name.endswith(".tmp") and not target.exists()
+    pipeline_io.write_text("whole\n", target)
+    assert [path.name for path in tmp_path.iterdir()] == ["table.csv"]
+
+
+# ------------------------------------------------------------------------------ missing, partial, corrupt mirror
+
+def _run_fetch(project: Path, mirror: Path, upstream: str, capsys, monkeypatch: pytest.MonkeyPatch) -> tuple[
+        int, str]:
+    (project / "params.yaml").write_text(yaml.safe_dump(
+        {"fetch": {"mirror": str(mirror), "rounds": ["v3.0"], "upstream": upstream}}))
+    monkeypatch.chdir(project)
+    with pytest.raises(SystemExit) as exit_:
+        fetch.main()
+    return int(exit_.value.code), capsys.readouterr().err
+
+
+def test_a_missing_mirror_and_no_network_give_one_clear_line(tmp_path: Path, capsys, monkeypatch) -> None:
+    mirror = tmp_path / "no-mirror"
+    upstream = (tmp_path / "nowhere").as_uri() + "/training_results_{round}"
+    code, error = _run_fetch(tmp_path, mirror, upstream, capsys, monkeypatch)
+    assert code == 1
+    assert error.startswith("error: round v3.0 is not in the mirror") and error.count("\n") == 1
+    assert str(mirror) in error and "which does not exist" in error
+    assert "training_results_v3.0.tar.gz" in error and upstream.format(round="v3.0") in error
+    assert "fetch.mirror" in error
+    assert not (tmp_path / "data").exists() or not any((tmp_path / "data").iterdir())
+
+
+def test_a_corrupt_archive_in_a_mirror_with_checksums_fails_in_fetch(tmp_path: Path, capsys, monkeypatch) -> None:
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    archive = write_archive(mirror / "training_results_v3.0.tar.gz", small_round())
+    (mirror / "SHA256SUMS").write_text(f"{'0' * 64}  {archive.name}\n")
+    code, error = _run_fetch(tmp_path, mirror, "file:///nowhere/{round}", capsys, monkeypatch)
+    assert code == 1 and error.count("\n") == 1
+    assert error.startswith(f"error: {archive} does not match its checksum in {mirror / 'SHA256SUMS'}")
+
+
+@pytest.mark.parametrize("damage", [
+    lambda data: data[: len(data) // 2],                       # cut off in the middle
+    lambda data: data[:-6],                                    # only the checksum trailer is missing
+    lambda data: data[:200] + bytes([data[200] ^ 0xFF]) + data[201:],  # one flipped bit of compressed data
+    lambda data: b"",                                          # empty
+    lambda data: b"<html>Not Found</html>",                    # an error page saved as the archive
+])
+def test_a_truncated_or_corrupt_archive_is_a_clear_source_error(make_archive, tmp_path: Path, capsys,
+                                                               damage: Callable[[bytes], bytes]) -> None:
+    files: RoundFiles = small_round() | {f"Acme/results/box/bert/result_{i}.txt": run_log(5 + i) * 30
+                                         for i in range(10)}
+    archive = make_archive(files)
+    archive.write_bytes(damage(archive.read_bytes()))
+    with pytest.raises(SourceError, match=f"{re.escape(str(archive))} is not a readable .tar.gz archive .*: "
+                                          "download it again"):
+        ingest.ingest([archive])
+    with pytest.raises(SystemExit) as exit_:
+        ingest.main([str(archive), "--out", str(tmp_path / "out")])
+    error = capsys.readouterr().err
+    assert exit_.value.code == 1 and error.startswith(f"error: {archive}") and error.count("\n") == 1
+
+
+# --------------------------------------------------------------------------------------- the real mirror
+
+REAL_ROUNDS = ("v0.7", "v1.0", "v1.1", "v2.1", "v4.0", "v5.0")
+
+
+@pytest.fixture(scope="module")
+def real() -> ingest.IngestTables:
+    archives = [MIRROR / f"training_results_{round_}.tar.gz" for round_ in REAL_ROUNDS]
+    if not all(archive.is_file() for archive in archives):
+        pytest.skip(f"the MLPerf mirror is not at {MIRROR}")
+    return ingest_checked(archives)
+
+
+def _reason(tables: ingest.IngestTables, round_: str, path: str) -> list[str]:
+    quarantine = tables.quarantine
+    return quarantine.loc[(quarantine["round"] == round_) & (quarantine["path"] == path), "reason"].tolist()
+
+
+@pytest.mark.parametrize(("round_", "path", "reason"), [
+    ("v0.7", "Alibaba/systems/v100-256.json", "results folder has no usable system description"),
+    ("v0.7", "Alibaba/results/v100-256/result_1.txt", "result log sits in the system folder"),
+    ("v0.7", "Alibaba/results/n1_A100/", "system description has no results folder"),
+    ("v1.0", "Dell/results/XE8545x4A100-SXM-80GB/bert/",
+     "results folder holds fewer result logs than the rules require: not scored"),
+    ("v1.0", "Supermicro/results/as-4142gs-tnr/unet3d/",
+     "results folder holds fewer result logs than the rules require: scored from the runs present"),
+    ("v1.0", "Supermicro/results/as-4142gs-tnr/unet3d/result_2.txt", "result log has no run_stop line"),
+    ("v1.0", "Habana/results/SYS-420GH-TNGR/resnet/bert/result_0.txt", "result log is not at <submitter>/results"),
+    ("v1.1", "Azure/results/nd96amsr_a100_v4_ngc21.09_pytorch/maskrcnn/.!65506!result_4.txt",
+     "hidden or temporary file"),
+    ("v2.1", "Azure-HazyResearch/results/ND96amsr_A100_v4_n8_pytorch/bert/",
+     "results folder holds no result logs (the published logs are absent): not scored"),
+    ("v2.1", "ASUSTeK/results/ESCN4A-E11/dlrm/result_2.txt", "result log has no run_start line"),
+    ("v4.0", "smc/results/1xSMC-H100-SXM-80GB/resnet/", "results folder holds no result logs"),
+])
+def test_real_defects_are_quarantined_with_their_reason(real: ingest.IngestTables, round_: str, path: str,
+                                                        reason: str) -> None:
+    assert any(reason in text for text in _reason(real, round_, path)), _reason(real, round_, path)
+
+
+@pytest.mark.parametrize(("round_", "submitter", "system", "note"), [
+    ("v0.7", "Alibaba", "n32_pai_eflops", "repaired: trailing commas removed"),
+    ("v1.0", "GIGABYTE", "G492-ZD2_A100_20210517.tensorflow", "accelerator_model_name given twice"),
+    ("v2.1", "Azure", "ND96amsr_A100_v4_n16_pytorch", "system name also used by Azure-HazyResearch"),
+    ("v4.0", "smc-ac-power", "1xSMC-H100-SXM-80GB", "system name also used by smc, smc-dc-power"),
+    ("v5.0", "Dell", "1xXE9680Lx8H200-SXM-141GB", "accelerator_interconnect"),
+])
+def test_real_repairs_are_noted(real: ingest.IngestTables, round_: str, submitter: str, system: str,
+                                note: str) -> None:
+    notes = real.systems.set_index(["round", "submitter", "system"])["ingest_note"]
+    assert note in notes[round_, submitter, system]
+
+
+def test_real_free_text_values_are_read_or_noted(real: ingest.IngestTables) -> None:
+    configurations, notes = features.build_configurations(real.systems, real.results, real.runs)
+    assert configurations["accelerator_count"].notna().mean() > 0.95
+    assert configurations["host_memory_gib"].notna().mean() > 0.9
+    heterogeneous = notes.set_index(["round", "system", "field"]).loc[
+        ("v5.0", "AS-4126GS-NBR-LCC_N2", "host_memory_capacity")]
+    assert heterogeneous["reason"].startswith("heterogeneous nodes")
+    assert (real.tally["other_files"] <= real.tally["quarantined"]).all()
