@@ -113,6 +113,10 @@ def _read_member(member: Member, tables: RoundTables) -> None:
         if "benchmark" not in parts:
             tables.quarantined(member.path, "result log sits in the system folder, not in a benchmark folder: "
                                f"benchmark taken from its submission_benchmark line ({row['benchmark']})")
+        elif "/" in parts["benchmark"]:
+            tables.quarantined(member.path, "result log is nested below a benchmark folder: counted as a run of "
+                               f"results folder {parts['benchmark']}, which is no catalogued benchmark and is "
+                               "not analysed (the official summarizer ignores it too)")
         problem = _log_problem(row, member.data)
         if problem is not None:
             tables.quarantined(member.path, problem)

@@ -30,9 +30,11 @@ MAX_FILE_BYTES = 256 * 1024 * 1024
 COMPRESSED_CHUNK_BYTES = 256 * 1024
 
 SYSTEM_PATH = re.compile(r"^(?P<submitter>[^/]+)/systems/(?P<system>[^/]+)\.json$")
-# Nine digits at most: a run number is an int64 column, and no result has a billion runs.
+# Nine digits at most: a run number is an int64 column, and no result has a billion runs. A log nested
+# deeper than its benchmark folder (v1.0 Habana) keeps the whole folder path as its results folder.
 LOG_PATH = re.compile(
-    r"^(?P<submitter>[^/]+)/results/(?P<system>[^/]+)/(?:(?P<benchmark>[^/]+)/)?result_(?P<run>\d{1,9})\.txt$"
+    r"^(?P<submitter>[^/]+)/results/(?P<system>[^/]+)/(?:(?P<benchmark>[^/]+(?:/[^/]+)*)/)?"
+    r"result_(?P<run>\d{1,9})\.txt$"
 )
 SCALING_PATH = re.compile(r"^(?P<submitter>[^/]+)/results/(?P<system>[^/]+)/(?P<benchmark>[^/]+)/scaling\.json$")
 
