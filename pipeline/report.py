@@ -796,7 +796,12 @@ def findings_matrix(sections: Sequence[dict[str, Any]]) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------------- provenance
 
 def git_revision(cwd: Path | str = ".") -> dict[str, Any]:
-    """HEAD's commit and whether tracked files had uncommitted changes; "unknown" outside a git checkout."""
+    """The git tree id of the pipeline's code (`HEAD:pipeline`) and whether it had uncommitted changes.
+
+    The tree, not the commit: committing dvc.lock after a run makes a new commit, and a page naming the commit
+    could then never match the dvc.lock that records it. The tree changes exactly when the code does, which
+    re-runs the stage anyway. "unknown" outside a git checkout.
+    """
     def git(*args: str) -> str | None:
         try:
             done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=20,
@@ -805,8 +810,8 @@ def git_revision(cwd: Path | str = ".") -> dict[str, Any]:
             return None
         return done.stdout.strip() if done.returncode == 0 else None
 
-    revision = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=no") if revision else None
+    revision = git("rev-parse", "HEAD:pipeline")
+    status = git("status", "--porcelain", "--untracked-files=no", "--", "pipeline") if revision else None
     return {"revision": revision or "unknown", "dirty": bool(status)}
 
 

@@ -134,7 +134,8 @@ def test_a_field_named_like_our_columns_keeps_its_value(make_archive) -> None:
     (run_log(3).replace('"time_ms": 1600000180000', '"time_ms": [1]'), "no run_stop", "1 damaged"),
     ("\n".join([mllog("run_start", 0), ':::MLLOG {"key": "seed", "value": ' + "[" * 100_000 + "]" * 100_000 + "}",
                 mllog("run_stop", 60_000, status="success")]), "success", "1 damaged MLPerf line(s)"),
-])
+], ids=["no run_start", "no run_stop", "cut-off run_stop", "cut-off last line", "binary garbage", "zero bytes",
+        "infinite time", "time of the wrong type", "nested too deeply"])
 def test_defective_logs_count_as_runs_with_a_reason(make_archive, log: str | bytes, status: str,
                                                    reason: str) -> None:
     files = {**small_round(), LOG: log}
@@ -208,16 +209,18 @@ def test_files_that_are_no_input_are_listed(make_archive) -> None:
     extra = {
         "Acme/results/box/resnet/notes.md": "not an input, ignored",
         "Acme/results/box/resnet/.!123!result_4.txt": "hidden or temporary file",
-        "Acme/results/box/resnet/bert/result_0.txt": "result log is not at <submitter>/results/<system>/<benchmark>",
         "Acme/results/box/resnet/result_1234567890.txt": "result log is not at",
         "README.md": "not an input, ignored",
     }
-    files.update(dict.fromkeys(extra, run_log(2)))
+    nested = "Acme/results/box/resnet/bert/result_0.txt"
+    files.update(dict.fromkeys([*extra, nested], run_log(2)))
     tables = ingest_checked([make_archive(files)])
     for path, reason in extra.items():
         assert reason in reasons_for(tables, path)[0]
     assert tables.tally.iloc[0]["other_files"] == len(extra)
-    assert tables.results.iloc[0]["time_to_train_min"] == pytest.approx(12.0)
+    assert "result log is nested below a benchmark folder" in reasons_for(tables, nested)[0]
+    assert reasons_for(tables, "Acme/results/box/resnet/bert/")[0].startswith("unknown benchmark")
+    assert tables.results.set_index("benchmark").loc["resnet", "time_to_train_min"] == pytest.approx(12.0)
 
 
 def test_a_path_twice_in_an_archive_is_read_once(tmp_path: Path) -> None:
@@ -617,7 +620,8 @@ def _reason(tables: ingest.IngestTables, round_: str, path: str) -> list[str]:
     ("v1.0", "Supermicro/results/as-4142gs-tnr/unet3d/",
      "results folder holds fewer result logs than the rules require: scored from the runs present"),
     ("v1.0", "Supermicro/results/as-4142gs-tnr/unet3d/result_2.txt", "result log has no run_stop line"),
-    ("v1.0", "Habana/results/SYS-420GH-TNGR/resnet/bert/result_0.txt", "result log is not at <submitter>/results"),
+    ("v1.0", "Habana/results/SYS-420GH-TNGR/resnet/bert/result_0.txt",
+     "result log is nested below a benchmark folder"),
     ("v1.1", "Azure/results/nd96amsr_a100_v4_ngc21.09_pytorch/maskrcnn/.!65506!result_4.txt",
      "hidden or temporary file"),
     ("v2.1", "Azure-HazyResearch/results/ND96amsr_A100_v4_n8_pytorch/bert/",
