@@ -33,7 +33,7 @@ import yaml
 from matplotlib import ticker
 from PIL import Image
 
-from . import plots
+from . import decide, plots
 from .benchmarks import BY_ID, round_version
 from .cluster import LOG_SCALED, clusters_path
 from .errors import cli
@@ -104,6 +104,8 @@ class BenchmarkOutputs:
     importance: dict[str, Any]
     clustered: pd.DataFrame
     k_selection_png: bytes | None
+    # What the decide stage's fragment renders (decide.report_section); None: leave the fragment out.
+    decide: dict[str, Any] | None = None
 
     @property
     def analysed(self) -> bool:
@@ -725,7 +727,7 @@ def benchmark_section(outputs: BenchmarkOutputs, ranking_limit: int | None) -> d
     rank = outputs.rank
     return {
         **title, "analysed": True, "scope": scope_of(outputs.clustered),
-        "top": outputs.ranking.iloc[0].to_dict(), "metrics": rank,
+        "top": outputs.ranking.iloc[0].to_dict(), "metrics": rank, "decide": outputs.decide,
         "best_profile": _best_profile(outputs), "findings": findings_of(outputs),
         "figures": benchmark_figures(outputs), "clusters": cluster_profile_rows(outputs),
         "ranking": ranking_table(outputs.ranking, ranking_limit),
@@ -882,7 +884,19 @@ def load_benchmark_outputs(benchmark: str) -> BenchmarkOutputs:
         benchmark=benchmark, rank=_load_json(out / "rank.json"), ranking=pd.read_csv(out / "ranking.csv"),
         clusters=_load_json(out / "clusters.json"), importance=_load_json(out / "importance.json"),
         clustered=pd.read_parquet(clusters_path(benchmark)),
-        k_selection_png=k_selection.read_bytes() if k_selection.is_file() else None)
+        k_selection_png=k_selection.read_bytes() if k_selection.is_file() else None,
+        decide=_compact_figures(decide.report_section(benchmark)))
+
+
+def _compact_figures(value: Any) -> Any:
+    """The decide fragment's embedded figures through compact_png, like the page's own, to keep it small."""
+    if isinstance(value, dict):
+        if "data" in value and "alt" in value:
+            return {**value, "data": base64.b64encode(compact_png(base64.b64decode(value["data"]))).decode("ascii")}
+        return {key: _compact_figures(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_compact_figures(item) for item in value]
+    return value
 
 
 def combined_ranking(outputs: Sequence[BenchmarkOutputs]) -> pd.DataFrame:
