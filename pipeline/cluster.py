@@ -10,7 +10,6 @@ and stability: the mean adjusted Rand index between the clustering of the data a
 """
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,7 +26,7 @@ from . import plots, schemas
 from .errors import cli
 from .importance import reports_dir
 from .io import load_params, section, write_json, write_parquet
-from .scope import CONFIGURATIONS, in_scope
+from .scope import CONFIGURATIONS, benchmark_args, in_scope
 
 PERFORMANCE = ["time_to_train_min", "accelerator_hours"]
 LOG_SCALED = {"time_to_train_min", "accelerator_hours", "accelerator_count", "n_nodes", "accelerators_per_node",
@@ -157,15 +156,9 @@ def plot_diagnostics(summary: dict[str, Any], benchmark: str, target: Path) -> N
     plots.save(figure, target)
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m pipeline.cluster", description=__doc__.split("\n\n")[0])
-    parser.add_argument("benchmark", help="benchmark id of the catalogue, e.g. resnet")
-    return parser.parse_args(argv)
-
-
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
-    args = parse_args(argv)
+    args = benchmark_args("cluster", __doc__, argv)
     params = load_params()
     frame = in_scope(schemas.validate_configurations(pd.read_parquet(CONFIGURATIONS)), section(params, "analysis"),
                      args.benchmark)

@@ -21,7 +21,6 @@ this stage's outputs.
 """
 from __future__ import annotations
 
-import argparse
 import base64
 import json
 import struct
@@ -35,6 +34,7 @@ import pandas as pd
 from . import plots
 from .errors import cli
 from .importance import reports_dir
+from .scope import benchmark_args
 from .io import atomic_path, load_params, section, write_json
 from .predict import (DecideSettings, ErrorSummary, FamilyAssessment, ScalingModel, all_held_out,
                       assess_benchmark, load_scope)
@@ -310,15 +310,9 @@ def report_section(benchmark: str) -> dict[str, Any]:
     }
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m pipeline.decide", description=__doc__.split("\n\n")[0])
-    parser.add_argument("benchmark", help="benchmark id of the catalogue, e.g. resnet")
-    return parser.parse_args(argv)
-
-
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
-    args = parse_args(argv)
+    args = benchmark_args("decide", __doc__, argv)
     params = load_params()
     frame, settings = load_scope(args.benchmark, params)
     assessments = assess_benchmark(frame, settings)

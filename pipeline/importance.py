@@ -13,7 +13,6 @@ permutation importance for either target is at least `min_importance` (in units 
 """
 from __future__ import annotations
 
-import argparse
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,7 +30,7 @@ from threadpoolctl import threadpool_limits
 from . import plots, schemas
 from .errors import cli
 from .io import load_params, section, write_json
-from .scope import CATEGORICAL_FEATURES, CONFIGURATIONS, NUMERIC_FEATURES, in_scope
+from .scope import CATEGORICAL_FEATURES, CONFIGURATIONS, NUMERIC_FEATURES, benchmark_args, in_scope
 
 TARGETS = {"log_time_to_train": "time_to_train_min", "log_accelerator_hours": "accelerator_hours"}
 
@@ -162,15 +161,9 @@ def plot_importance(report: dict[str, Any], benchmark: str, target: Path) -> Non
     plots.save(figure, target)
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m pipeline.importance", description=__doc__.split("\n\n")[0])
-    parser.add_argument("benchmark", help="benchmark id of the catalogue, e.g. resnet")
-    return parser.parse_args(argv)
-
-
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
-    args = parse_args(argv)
+    args = benchmark_args("importance", __doc__, argv)
     params = load_params()
     analysis = section(params, "analysis")
     frame = in_scope(schemas.validate_configurations(pd.read_parquet(CONFIGURATIONS)), analysis, args.benchmark)

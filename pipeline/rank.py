@@ -10,7 +10,6 @@ weights are renormalised) and the overlap of the new top ten with the original i
 """
 from __future__ import annotations
 
-import argparse
 import json
 import warnings
 from collections.abc import Sequence
@@ -25,6 +24,7 @@ from scipy.stats import spearmanr
 from .cluster import clusters_path
 from .errors import ParamsError, cli
 from .importance import reports_dir
+from .scope import benchmark_args
 from .io import load_params, section, write_csv, write_json
 
 RANKING_COLUMNS = [
@@ -138,15 +138,9 @@ def metrics(ranking: pd.DataFrame, clusters: pd.DataFrame, findings_: dict[str, 
     }
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m pipeline.rank", description=__doc__.split("\n\n")[0])
-    parser.add_argument("benchmark", help="benchmark id of the catalogue, e.g. resnet")
-    return parser.parse_args(argv)
-
-
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
-    args = parse_args(argv)
+    args = benchmark_args("rank", __doc__, argv)
     params = section(load_params(), "rank")
     out = reports_dir(args.benchmark)
     clustered = pd.read_parquet(clusters_path(args.benchmark))

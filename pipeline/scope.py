@@ -1,6 +1,8 @@
 """The analysis scope of params.yaml (`analysis:`), applied the same way by every analysis stage."""
 from __future__ import annotations
 
+import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,3 +43,10 @@ def in_scope(configurations: pd.DataFrame, analysis: dict[str, Any], benchmark: 
     if availability != "all":
         frame = frame[frame["availability"].isin(availability)]
     return frame.reset_index(drop=True)
+
+
+def benchmark_args(stage: str, doc: str, argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line of a per-benchmark stage: `python -m pipeline.<stage> BENCHMARK`."""
+    parser = argparse.ArgumentParser(prog=f"python -m pipeline.{stage}", description=doc.split("\n\n")[0])
+    parser.add_argument("benchmark", help="benchmark id of the catalogue, e.g. resnet")
+    return parser.parse_args(argv)
