@@ -29,7 +29,7 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
-from . import schemas
+from . import compliance, schemas
 from .benchmarks import identify
 from .errors import SourceError, cli
 from .io import show_progress, write_csv, write_parquet
@@ -50,6 +50,7 @@ STRING_OR_TRAILING_COMMA = re.compile(r'("(?:[^"\\\n]|\\.)*")|,(?=\s*[}\]])')
 # Published descriptions are under 3 KB; the limit keeps a hostile file from making the repair slow.
 MAX_REPAIRED_BYTES = 1 << 20
 RESULT_LOG_NAME = re.compile(r"result_\d+\.txt")
+NESTED_NOTE = "not scored: the folder is nested below a benchmark folder, and the official summarizer ignores it"
 
 
 @dataclass
@@ -115,8 +116,8 @@ def _read_member(member: Member, tables: RoundTables) -> None:
                                f"benchmark taken from its submission_benchmark line ({row['benchmark']})")
         elif "/" in parts["benchmark"]:
             tables.quarantined(member.path, "result log is nested below a benchmark folder: counted as a run of "
-                               f"results folder {parts['benchmark']}, which is no catalogued benchmark and is "
-                               "not analysed (the official summarizer ignores it too)")
+                               f"results folder {parts['benchmark']}, which is not scored and not analysed (the "
+                               "official summarizer ignores it too)")
         problem = _log_problem(row, member.data)
         if problem is not None:
             tables.quarantined(member.path, problem)
@@ -166,9 +167,12 @@ def _log_problem(row: dict[str, Any], data: bytes) -> str | None:
     if row["status"] in ("no run_start", "no run_stop"):
         also = f" and {damaged}" if damaged else ""
         return f"result log has {row['status']} line{also}: counted as a non-converged run"
+    broken = (f"breaks the official checker's logging rules ({row['compliance']}): counted as a non-converged "
+              "run, as the official summarizer counts it") if row["compliance"] else ""
     if damaged:
-        return f"result log has {damaged}: those lines were skipped, the rest of the log was used"
-    return None
+        also = f"; it also {broken}" if broken else ""
+        return f"result log has {damaged}: those lines were skipped, the rest of the log was used{also}"
+    return f"result log {broken}" if broken else None
 
 
 def _run_row(round_: str, parts: dict[str, str], path: str, data: bytes | None) -> dict[str, Any]:
@@ -178,6 +182,7 @@ def _run_row(round_: str, parts: dict[str, str], path: str, data: bytes | None) 
     benchmark = parts.get("benchmark") or facts.submission_benchmark or UNKNOWN_BENCHMARK
     catalogued = identify(round_, benchmark)
     facts.reached_target = catalogued.reached(round_, facts.eval_values) if catalogued else None
+    facts.compliance = "; ".join(compliance.violations(data or b"", facts, round_)) or None
     return {"round": round_, "submitter": parts["submitter"], "system": parts["system"],
             "benchmark": benchmark, "run": int(parts["run"]), "path": path, **facts.record()}
 
@@ -357,7 +362,8 @@ def score_results(runs: pd.DataFrame, systems: pd.DataFrame,
         times = converged.get(key, [])
         n_failed = n_runs[key] - len(times)
         factor = scaling.get(key, 1.0)
-        score = olympic_score(times, n_failed, k) * factor
+        nested = "/" in folder  # a folder below a benchmark folder, which the official summarizer never reads
+        score = math.nan if nested else olympic_score(times, n_failed, k) * factor
         division = divisions.get((round_, submitter, system))
         if division is None and logged_divisions.get(key):
             counts = logged_divisions[key]
@@ -369,7 +375,7 @@ def score_results(runs: pd.DataFrame, systems: pd.DataFrame,
             "runs_required": benchmark.runs_required if benchmark else None,
             "complete": bool(benchmark and n_runs[key] >= benchmark.runs_required),
             "scaling_factor": factor, "time_to_train_min": score,
-            "score_note": _score_note(n_runs[key], len(times), n_failed, k, factor),
+            "score_note": NESTED_NOTE if nested else _score_note(n_runs[key], len(times), n_failed, k, factor),
         })
     return pd.DataFrame(rows, columns=schemas.RESULT_COLUMNS)
 

@@ -17,7 +17,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
+from functools import cache
 from typing import Any
 
 import orjson
@@ -26,6 +28,7 @@ WANTED_KEYS = (
     "run_start", "run_stop", "eval_accuracy", "global_batch_size", "train_samples", "gradient_accumulation_steps",
     "opt_name", "seed", "submission_benchmark", "submission_org", "submission_division", "submission_status",
     "submission_platform", "number_of_nodes", "accelerators_per_node", "target_accuracy", "eval_target",
+    "init_stop",
 )
 _WANTED = frozenset(WANTED_KEYS)
 _KEY_ALTERNATION = b"|".join(key.encode() for key in WANTED_KEYS)
@@ -61,10 +64,15 @@ class RunFacts:
     submission_platform: str | None = None
     log_number_of_nodes: float = math.nan
     log_accelerators_per_node: float = math.nan
+    # The last init_stop - the first init_start, which the official checker limits (pipeline.compliance).
+    init_time_ms: float = math.nan
     bad_lines: int = 0
     # Set by the caller, who knows the benchmark's quality target; None where it is not checked.
     reached_target: bool | None = None
+    # Set by the caller, who knows the round: the official checker's logging rules the log breaks, or None.
+    compliance: str | None = None
     _eval_values: list[float] = field(default_factory=list, repr=False)
+    _wanted_keys_logged: frozenset[str] = field(default=frozenset(), repr=False)
 
     @property
     def eval_values(self) -> list[float]:
@@ -72,8 +80,14 @@ class RunFacts:
         return self._eval_values
 
     @property
+    def wanted_keys_logged(self) -> frozenset[str]:
+        """The keys of WANTED_KEYS that the log has a readable record of."""
+        return self._wanted_keys_logged
+
+    @property
     def converged(self) -> bool:
-        return self.status == "success" and self.reached_target is not False and self.time_to_train_min > 0
+        return (self.status == "success" and self.reached_target is not False and self.compliance is None
+                and self.time_to_train_min > 0)
 
     @property
     def time_to_train_min(self) -> float:
@@ -110,6 +124,11 @@ def parse_log(data: bytes) -> RunFacts:
     if MLLOG_TOKEN in data:
         facts.log_format = "mllog"
         records = _mllog_records(data, facts)
+        # init_start is read apart from the wanted keys: some logs give it once per process, 50 times a run.
+        init_start = next((time_ms for time_ms, _ in records_of(data, "init_start")), None)
+        init_stops = [time_ms for key, time_ms, _, _ in records if key == "init_stop"]
+        if init_stops and init_start is not None:
+            facts.init_time_ms = max(init_stops) - init_start
     elif MLL_TOKEN in data:
         facts.log_format = "mll"
         records = _mll_records(data, facts)
@@ -117,6 +136,7 @@ def parse_log(data: bytes) -> RunFacts:
         facts.status = "no MLPerf log lines"
         return facts
     _apply(records, facts)
+    facts._wanted_keys_logged = frozenset(key for key, _, _, _ in records)
     return facts
 
 
@@ -126,14 +146,11 @@ def _mllog_records(data: bytes, facts: RunFacts) -> list[tuple[str, float, Any, 
     # search, not finditer: the search resumes after the line just read, so a line holding a key many times
     # costs one look, not one per occurrence (a line holds one record: the text after its last token).
     while (match := MLLOG_KEY.search(data, line_end)) is not None:
-        line_start = data.rfind(b"\n", line_end, match.start()) + 1
-        line_end = data.find(b"\n", match.end())
-        line_end = len(data) if line_end < 0 else line_end
-        token = data.rfind(MLLOG_TOKEN, line_start, line_end)
-        if token < 0:
+        record_start, line_end = _line_of(data, match, line_end)
+        if record_start < 0:
             continue  # other output that happens to hold the text, not an MLPerf line
         try:
-            entry = _decode_record(data[token + len(MLLOG_TOKEN): line_end])
+            entry = _decode_record(data[record_start: line_end])
             key, time_ms = entry["key"], _timestamp_ms(entry)
         except (ValueError, TypeError, KeyError, RecursionError):
             facts.bad_lines += 1
@@ -143,6 +160,37 @@ def _mllog_records(data: bytes, facts: RunFacts) -> list[tuple[str, float, Any, 
         metadata = entry.get("metadata")
         records.append((key, time_ms, entry.get("value"), metadata if isinstance(metadata, dict) else {}))
     return records
+
+
+def _line_of(data: bytes, match: re.Match[bytes], floor: int) -> tuple[int, int]:
+    """Where the record of the line holding `match` starts (after the line's last token; -1 when the line has
+    none), and where the line ends. The line starts after the last newline between `floor` and the match."""
+    line_start = data.rfind(b"\n", floor, match.start()) + 1
+    line_end = data.find(b"\n", match.end())
+    line_end = len(data) if line_end < 0 else line_end
+    token = data.rfind(MLLOG_TOKEN, line_start, line_end)
+    return (token + len(MLLOG_TOKEN) if token >= 0 else -1), line_end
+
+
+def records_of(data: bytes, key: str) -> Iterator[tuple[float, dict[str, Any]]]:
+    """(time_ms, record) of every readable record of one key, in log order; damaged lines are skipped (the
+    main reading counts them in bad_lines where the key is wanted)."""
+    for match in key_pattern(key).finditer(data):
+        record_start, line_end = _line_of(data, match, 0)
+        if record_start < 0:
+            continue
+        try:
+            entry = _decode_record(data[record_start: line_end])
+            if isinstance(entry, dict) and entry["key"] == key:
+                yield _timestamp_ms(entry), entry
+        except (ValueError, TypeError, KeyError, RecursionError):
+            continue
+
+
+@cache
+def key_pattern(key: str) -> re.Pattern[bytes]:
+    """Finds `"key": "<key>"` as an MLLOG record spells it."""
+    return re.compile(rb'"key":\s*"' + re.escape(key.encode()) + rb'"')
 
 
 def _decode_record(text: bytes) -> Any:

@@ -19,7 +19,8 @@ RUN_COLUMNS = [
     "epochs_to_converge", "samples_to_converge", "global_batch_size", "train_samples",
     "gradient_accumulation_steps", "optimizer", "seed", "submission_benchmark", "submission_org",
     "submission_division", "submission_status", "submission_platform", "log_number_of_nodes",
-    "log_accelerators_per_node", "throughput_samples_per_s", "bad_lines", "reached_target",
+    "log_accelerators_per_node", "init_time_ms", "throughput_samples_per_s", "bad_lines", "reached_target",
+    "compliance",
 ]
 
 RESULT_COLUMNS = [

@@ -221,6 +221,8 @@ def test_files_that_are_no_input_are_listed(make_archive) -> None:
     assert "result log is nested below a benchmark folder" in reasons_for(tables, nested)[0]
     assert reasons_for(tables, "Acme/results/box/resnet/bert/")[0].startswith("unknown benchmark")
     assert tables.results.set_index("benchmark").loc["resnet", "time_to_train_min"] == pytest.approx(12.0)
+    nested_result = tables.results.set_index("benchmark").loc["resnet/bert"]
+    assert math.isnan(nested_result["time_to_train_min"]) and nested_result["score_note"] == ingest.NESTED_NOTE
 
 
 def test_a_path_twice_in_an_archive_is_read_once(tmp_path: Path) -> None:
