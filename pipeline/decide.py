@@ -4,8 +4,9 @@
 
 Fits the scaling model of `pipeline.predict` per accelerator family (analysis scope of params `analysis`,
 settings of params `decide`) and writes, under reports/benchmarks/BENCHMARK/:
-- decide.json (DVC metrics): headline held-out errors at the top level; per-family models, errors, caveats
-  and break-even tables in nested lists;
+- decide.json: headline held-out errors at the top level; per-family models, errors, caveats and break-even
+  tables in nested lists (the report stage copies the scalar errors into reports/metrics.json, see
+  `metrics_of`);
 - decide_fit.png, decide_break_even.png, decide_errors.png: the fitted curves with their prediction
   intervals, scaling efficiency against the floor, and held-out predictions against the published times.
 
@@ -36,7 +37,7 @@ from .errors import cli
 from .importance import reports_dir
 from .scope import benchmark_args
 from .io import atomic_path, load_params, section, write_json
-from .predict import (DecideSettings, ErrorSummary, FamilyAssessment, ScalingModel, all_held_out,
+from .predict import (UNSPECIFIED, DecideSettings, ErrorSummary, FamilyAssessment, ScalingModel, all_held_out,
                       assess_benchmark, load_scope)
 
 DECIDE_JSON = "decide.json"
@@ -45,15 +46,23 @@ FIGURES = {  # file name -> (alt text, caption)
                        "Published results (points) and each family's scaling model (line) with its prediction "
                        "interval (band), for the family's most common form factor; log-log."),
     "decide_break_even.png": ("scaling efficiency against accelerators per family, with the floor",
-                              "The model's scaling efficiency (line, dashed beyond the published range), the median "
-                              "observed efficiency (points), the floor (dotted) and each family's break-even (X)."),
+                              "The model's scaling efficiency relative to the family's smallest published count (line, "
+                              "dashed beyond the published range), the median observed efficiency (points, relative to "
+                              "the smallest system of the same round), the floor (dotted) and each family's "
+                              "break-even (X)."),
     "decide_errors.png": ("held-out predictions against published times",
                           "Each result predicted by the model refitted without it (leave-one-configuration-out), "
-                          "against its published time; the band is +/- 20%; log-log."),
+                          "against its published time: on the diagonal the prediction is exact, inside the grey band "
+                          "it is within 20%; log-log."),
 }
 # Families drawn in the figures, most published results first: more lines would not be legible.
 FIGURE_FAMILIES = 6
 LARGEST_ERRORS = 5
+METRIC_DECIMALS = 2
+# Beyond this many times a family's largest published count a break-even is a power law's tail, not an estimate
+# (the figure's dashed extrapolation stops there too).
+EXTRAPOLATION_LIMIT = 4.0
+OVERVIEW_FAMILIES = 3
 
 
 def observed_scaling(family_frame: pd.DataFrame) -> pd.DataFrame:
@@ -145,13 +154,21 @@ def fit_figure(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], be
         counts = np.geomspace(*model.count_range(), 60)
         predictions = [model.predict(count) for count in counts]
         axis.scatter(published["accelerator_count"], published["time_to_train_min"], color=colour, s=18, alpha=0.7)
-        axis.plot(counts, [p.time_min for p in predictions], color=colour, label=f"{family} ({model.form_factors[0]})")
+        axis.plot(counts, [p.time_min for p in predictions], color=colour, label=_curve_label(model))
         axis.fill_between(counts, [p.low_min for p in predictions], [p.high_min for p in predictions],
                           color=colour, alpha=0.15, linewidth=0)
     axis.set(xscale="log", yscale="log", xlabel="Accelerators (count, log scale)",
              ylabel="Time to train (minutes, log scale)", title=f"{benchmark}: scaling model per accelerator family")
+    plots.plain_log_ticks(axis, "x")
+    plots.plain_log_ticks(axis, "y")
     axis.legend(fontsize="small")
     return plots.png_bytes(figure)
+
+
+def _curve_label(model: ScalingModel) -> str:
+    """"A100 (SXM)": the form factor the curve is drawn for, unless the descriptions never name one."""
+    form_factor = model.form_factors[0]
+    return model.family if form_factor == UNSPECIFIED else f"{model.family} ({form_factor})"
 
 
 def break_even_figure(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], floor: float,
@@ -159,8 +176,8 @@ def break_even_figure(frame: pd.DataFrame, assessments: dict[str, FamilyAssessme
     figure, axis = plots.plt.subplots(figsize=(7.5, 4.8))
     for family, (model, colour) in _figure_models(assessments).items():
         break_even = model.break_even(floor)
-        # Extrapolate up to the break-even, but not past four times the published range.
-        end = min(max(model.count_max, break_even or 0.0), 4 * model.count_max)
+        # Extrapolate up to the break-even, but not past EXTRAPOLATION_LIMIT times the published range.
+        end = min(max(model.count_max, break_even or 0.0), EXTRAPOLATION_LIMIT * model.count_max)
         inside = np.geomspace(model.count_min, model.count_max, 60)
         axis.plot(inside, model.efficiency(inside), color=colour, label=family)
         if end > model.count_max:
@@ -173,6 +190,7 @@ def break_even_figure(frame: pd.DataFrame, assessments: dict[str, FamilyAssessme
     axis.axhline(floor, color="black", linewidth=1, linestyle=":", label=f"efficiency floor {floor:g}")
     axis.set(xscale="log", ylim=(0, 1.6), xlabel="Accelerators (count, log scale)",
              ylabel="Scaling efficiency (1 = linear)", title=f"{benchmark}: break-even (X) per accelerator family")
+    plots.plain_log_ticks(axis, "x")
     axis.legend(fontsize="small")
     return plots.png_bytes(figure)
 
@@ -193,6 +211,8 @@ def errors_figure(assessments: dict[str, FamilyAssessment], benchmark: str) -> b
     axis.fill_between(limits, limits * 0.8, limits * 1.2, color="grey", alpha=0.2, linewidth=0)
     axis.set(xscale="log", yscale="log", xlim=limits, ylim=limits, xlabel="Published time to train (minutes)",
              ylabel="Predicted, result held out (minutes)", title=f"{benchmark}: leave-one-out predictions")
+    plots.plain_log_ticks(axis, "x")
+    plots.plain_log_ticks(axis, "y")
     axis.legend(fontsize="small")
     return plots.png_bytes(figure)
 
@@ -229,85 +249,142 @@ def _share(value: float | None) -> str:
     return "" if value is None else f"{100 * value:.0f}%"
 
 
-def _table(columns: list[str], rows: list[list[str]]) -> dict[str, Any]:
-    return {"columns": columns, "rows": rows}
+def _table(columns: list[str], rows: list[list[str]], numeric: Sequence[int] = ()) -> dict[str, Any]:
+    """A table the template renders as it is; `numeric` are the indices of right-aligned columns."""
+    return {"columns": [{"label": label, "numeric": index in numeric} for index, label in enumerate(columns)],
+            "rows": rows}
 
 
-def _models_table(families: list[dict[str, Any]]) -> dict[str, Any]:
+def _models_table(families: list[dict[str, Any]], interval_pct: str) -> dict[str, Any]:
     return _table(
-        ["family", "results", "accelerators", "slope (small to large n)", "LOCO median error (n)",
-         "LORO median error (n)", "interval coverage (LOCO)", "trusted"],
+        ["Family", "Results", "Accelerators published", "Slope, smallest to largest count",
+         "LOCO median error (results)", "LORO median error (results)", f"Inside the {interval_pct} interval (LOCO)",
+         "Trusted"],
         [[f["family"], str(f["n_points"]), f"{f['count_min']:g} to {f['count_max']:g}",
           f"{f['slope_at_count_min']:.2f} to {f['slope_at_count_max']:.2f}",
           f"{_pct(f['loco_median_ape_pct'])} ({f['loco_n']})" if f["loco_n"] else "not evaluable",
           f"{_pct(f['loro_median_ape_pct'])} ({f['loro_n']})" if f["loro_n"] else "one round only",
           _share(f["loco_interval_coverage"]),
-          "yes" if f["trusted"] else "no"] for f in families])
+          "yes" if f["trusted"] else "no"] for f in families], numeric=(1, 4, 5, 6))
+
+
+def break_even_text(family: dict[str, Any]) -> str:
+    """The model's break-even count as a reader should take it: past EXTRAPOLATION_LIMIT times the largest
+    published count the number is the power law's tail, not an estimate."""
+    count, largest = family["break_even_count"], family["count_max"]
+    if count is None or count > EXTRAPOLATION_LIMIT * largest:
+        return f"not below the floor up to {EXTRAPOLATION_LIMIT * largest:g} ({EXTRAPOLATION_LIMIT:g}× the largest published)"
+    return f"{count:.0f}{' (extrapolated)' if family['break_even_beyond_published'] else ''}"
 
 
 def _break_even_table(families: list[dict[str, Any]]) -> dict[str, Any]:
-    def break_even(family: dict[str, Any]) -> str:
-        if family["break_even_count"] is None:
-            return "not reached"
-        beyond = " (extrapolated: beyond the published range)" if family["break_even_beyond_published"] else ""
-        return f"{family['break_even_count']:.0f}{beyond}"
-
-    return _table(["family", "relative to (accelerators)", "break-even count (model)",
-                   "first published count below the floor (observed)", "trusted model"],
-                  [[f["family"], f"{f['reference_count']:g}", break_even(f),
+    return _table(["Family", "Smallest published count (efficiency 1)", "Break-even count (model)",
+                   "First published count below the floor (observed)", "Trusted model"],
+                  [[f["family"], f"{f['reference_count']:g}", break_even_text(f),
                     _fmt(f["observed_first_count_below_floor"], "{:g}") or "none",
-                    "yes" if f["trusted"] else "no"] for f in families])
+                    "yes" if f["trusted"] else "no"] for f in families], numeric=(1,))
 
 
 def _doubling_table(families: list[dict[str, Any]]) -> dict[str, Any]:
-    return _table(["family", "accelerators", "results", "model efficiency", "observed efficiency (median)",
-                   "model speed-up of doubling", "observed speed-up of doubling"],
+    return _table(["Family", "Accelerators", "Results", "Model efficiency", "Observed efficiency (median)",
+                   "Model speed-up of doubling", "Observed speed-up of doubling"],
                   [[f["family"], f"{row['accelerator_count']:g}", str(row["n_results"]),
                     _fmt(row["model_efficiency"], "{:.2f}"), _fmt(row["observed_efficiency"], "{:.2f}"),
-                    _fmt(row["model_doubling_speedup"], "{:.2f}x"), _fmt(row["observed_doubling_speedup"], "{:.2f}x")]
-                   for f in families for row in f["doubling"]])
+                    _fmt(row["model_doubling_speedup"], "{:.2f}×"), _fmt(row["observed_doubling_speedup"], "{:.2f}×")]
+                   for f in families for row in f["doubling"]], numeric=(1, 2, 3, 4, 5, 6))
 
 
 def _largest_errors_table(largest: list[dict[str, Any]]) -> dict[str, Any]:
-    return _table(["family", "round", "submitter", "system", "accelerators", "published (min)", "predicted (min)",
-                   "error"],
+    return _table(["Family", "Round", "Submitter", "System", "Accelerators", "Published (min)", "Predicted (min)",
+                   "Error"],
                   [[e["family"], e["round"], e["submitter"], e["system"], f"{e['accelerator_count']:g}",
-                    _fmt(e["time_to_train_min"]), _fmt(e["predicted_min"]), _pct(e["ape_pct"])] for e in largest])
+                    _fmt(e["time_to_train_min"]), _fmt(e["predicted_min"]), _pct(e["ape_pct"])] for e in largest],
+                  numeric=(4, 5, 6, 7))
 
 
-def _embedded(path: Path, benchmark: str, alt: str, caption: str) -> dict[str, Any]:
-    png = path.read_bytes()
+def _embedded(png: bytes, benchmark: str, alt: str, caption: str) -> dict[str, Any]:
     width, height = struct.unpack(">II", png[16:24])  # the PNG header's IHDR chunk
     return {"data": base64.b64encode(png).decode("ascii"), "alt": f"{benchmark}: {alt}", "caption": caption,
             "width": width, "height": height}
 
 
-def report_section(benchmark: str) -> dict[str, Any]:
-    """What templates/decide.html.j2 renders for one benchmark, from this stage's outputs only."""
-    out = reports_dir(benchmark)
-    if not (out / DECIDE_JSON).is_file():
+def load_summary(benchmark: str) -> dict[str, Any] | None:
+    """decide.json of a benchmark, or None when the stage has not run."""
+    path = reports_dir(benchmark) / DECIDE_JSON
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _rounded(value: float | None) -> float | None:
+    # Two decimals of a percentage: finer digits are noise in a held-out error and clutter `dvc metrics show`.
+    return None if value is None else round(value, METRIC_DECIMALS)
+
+
+def _error_metrics(record: dict[str, Any]) -> dict[str, Any]:
+    """The held-out error scalars of decide.json's top level or of one family: n always, the median where
+    something was held out."""
+    metrics: dict[str, Any] = {}
+    for scheme in ("loco", "loro"):
+        metrics[f"{scheme}_n"] = record[f"{scheme}_n"]
+        if record[f"{scheme}_n"]:
+            metrics[f"{scheme}_median_ape_pct"] = _rounded(record[f"{scheme}_median_ape_pct"])
+    return metrics
+
+
+def metrics_of(summary: dict[str, Any] | None) -> dict[str, Any]:
+    """The scalars of decide.json for reports/metrics.json: the overall held-out errors, and per family that
+    held out at least one result its errors and whether its model is trusted (`dvc metrics show` prints them
+    as `<benchmark>.decide.families.<family>.loco_median_ape_pct`)."""
+    if summary is None:
+        return {"status": "missing"}
+    if summary["status"] != "ok":
+        return {"status": summary["status"]}
+    return {
+        "status": "ok", "n_families_modelled": summary["n_families_modelled"],
+        "n_families_trusted": summary["n_families_trusted"], **_error_metrics(summary),
+        "families": {family["family"]: {"n_points": family["n_points"], "trusted": family["trusted"],
+                                        **_error_metrics(family)}
+                     for family in summary["families"] if family["loco_n"] or family["loro_n"]},
+    }
+
+
+def fragment(benchmark: str, summary: dict[str, Any] | None, pngs: dict[str, bytes]) -> dict[str, Any]:
+    """What templates/decide.html.j2 renders for one benchmark: decide.json's `summary` (None: the stage has
+    not run) and its figures by file name, as pre-formatted text."""
+    if summary is None:
         return {"benchmark": benchmark, "status": "missing",
                 "reason": f"the decide stage has not run (python -m pipeline.decide {benchmark})"}
-    summary = json.loads((out / DECIDE_JSON).read_text(encoding="utf-8"))
     base = {"benchmark": benchmark, "status": summary["status"], "reason": summary["reason"],
-            "floor": f"{summary['efficiency_floor']:g}", "interval_pct": f"{100 * summary['interval']:.0f}%"}
+            "floor": f"{summary['efficiency_floor']:g}", "floor_cost": f"{1 / summary['efficiency_floor']:.2f}",
+            "interval_pct": f"{100 * summary['interval']:.0f}%"}
     if summary["status"] != "ok":
         return base
     families = summary["families"]
+    trusted = [f for f in families if f["trusted"]]
     return {
         **base,
         "loco_median": _pct(summary["loco_median_ape_pct"]), "loco_n": summary["loco_n"],
         "loro_median": _pct(summary["loro_median_ape_pct"]), "loro_n": summary["loro_n"],
         "coverage": _share(summary["loco_interval_coverage"]),
         "n_modelled": summary["n_families_modelled"], "n_trusted": summary["n_families_trusted"],
-        "models": _models_table(families), "break_even": _break_even_table(families),
-        "doubling": _doubling_table(families),
+        "models": _models_table(families, base["interval_pct"]), "break_even": _break_even_table(families),
+        "doubling": _doubling_table(families), "n_doubling_rows": sum(len(f["doubling"]) for f in families),
         "largest_errors": _largest_errors_table(summary["largest_errors"]),
         "untrusted": [f"{f['family']}: {'; '.join(f['caveats'])}" for f in families if not f["trusted"]],
-        "not_modelled": [f"{f['family']}: {f['reason']}" for f in summary["not_modelled"]],
-        "figures": {name.removeprefix("decide_").removesuffix(".png"): _embedded(out / name, benchmark, *text)
+        "not_modelled": [f"{f['family']} ({f['reason']})" for f in summary["not_modelled"]],
+        # For the report's overview across benchmarks: the most-published trusted families' break-even.
+        "trusted_break_even": [f"{f['family']}: {break_even_text(f)}" for f in trusted[:OVERVIEW_FAMILIES]],
+        "figures": {name.removeprefix("decide_").removesuffix(".png"): _embedded(pngs[name], benchmark, *text)
                     for name, text in FIGURES.items()},
     }
+
+
+def report_section(benchmark: str) -> dict[str, Any]:
+    """`fragment` from this stage's outputs on disk."""
+    out = reports_dir(benchmark)
+    summary = load_summary(benchmark)
+    figures_written = summary is not None and summary["status"] == "ok"  # a skipped one embeds none
+    pngs = {name: (out / name).read_bytes() for name in FIGURES} if figures_written else {}
+    return fragment(benchmark, summary, pngs)
 
 
 @cli

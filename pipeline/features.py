@@ -9,6 +9,9 @@ Efficiency metrics (defined here and in the report):
 - `throughput_per_accelerator` = median training throughput of the result's converged runs (samples/s, see
   `pipeline.logparse.RunFacts.throughput_samples_per_s`) / accelerator_count.
 
+Divisions are "closed" or "open" whatever the spelling of the description (v1.0 PCL writes "close", see
+`DIVISION_SPELLINGS`).
+
 A description value that is negative, zero where a count or size must be positive, unreadable as the number it
 should hold, or outside the plausible range of `PLAUSIBLE` (a typo or a unit mix-up such as "999999 TB") becomes
 missing, never a guess, and gets a row in `data/processed/feature_notes.csv` saying why.
@@ -36,6 +39,9 @@ BASELINE_GROUP = ["round", "benchmark", "division", "accelerator_family"]
 CPU_ONLY_ZEROS = ("accelerators_per_node", "accelerator_memory_gib")
 # The number a value starts with, sign included: "-8", "0 GB", "- 80GB".
 LEADING_NUMBER = re.compile(r"^\s*(-\s*)?(\d+(?:\.\d+)?)")
+# Division spellings of published descriptions, lower-cased by the ingest: v1.0 PCL writes "close". Any other
+# value is kept as written, so a new spelling shows in the report's Division column instead of vanishing.
+DIVISION_SPELLINGS = {"close": "closed", "closed": "closed", "open": "open"}
 
 
 @dataclass(frozen=True)
@@ -208,6 +214,17 @@ def _lower_or_none(value: object) -> str | None:
     return None if parsers.is_missing(value) else str(value).strip().lower()
 
 
+def normalise_division(division: pd.Series) -> pd.Series:
+    """"closed" or "open" for every spelling of DIVISION_SPELLINGS (case and spaces aside), other values as
+    they are, missing ones missing."""
+    def one(value: object) -> object:
+        if parsers.is_missing(value):
+            return None
+        return DIVISION_SPELLINGS.get(str(value).strip().lower(), value)
+
+    return division.map(one).astype(object)
+
+
 def efficiency_metrics(configurations: pd.DataFrame) -> pd.DataFrame:
     """Add accelerator-hours, speed-up and scaling efficiency (see the module docstring)."""
     frame = configurations.copy()
@@ -232,6 +249,8 @@ def build_configurations(systems: pd.DataFrame, results: pd.DataFrame,
     throughput = (runs[runs["converged"]].groupby(["round", "submitter", "system", "benchmark"])
                   ["throughput_samples_per_s"].median().rename("throughput_samples_per_s"))
     frame = scored.rename(columns={"benchmark": "benchmark_folder", "benchmark_id": "benchmark"})
+    # Before the efficiency baselines, which are per division: "close" results would otherwise form their own.
+    frame = frame.assign(division=normalise_division(frame["division"]))
     frame = frame.join(throughput, on=["round", "submitter", "system", "benchmark_folder"])
     hardware, notes = hardware_features(systems)
     frame = frame.merge(hardware, on=["round", "submitter", "system"], how="inner", validate="many_to_one")

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import io
+import math
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -10,6 +12,7 @@ matplotlib.use("Agg")  # stages run headless, in CI and under DVC
 
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
+from matplotlib import ticker  # noqa: E402
 
 from .io import atomic_path  # noqa: E402
 
@@ -31,3 +34,15 @@ def save(figure: plt.Figure, target: Path | str) -> None:
     data = png_bytes(figure)
     with atomic_path(target) as tmp:
         tmp.write_bytes(data)
+
+
+def plain_log_ticks(axis: Any, which: str) -> None:
+    """Log axes labelled 1, 10, 100 rather than 10^0, 10^1, 10^2, quicker to read; with 1-2-5 steps on a short
+    span, where powers of ten alone leave one or two labels (shorter on x, whose labels sit side by side).
+    Call after plotting."""
+    low, high = axis.get_xlim() if which == "x" else axis.get_ylim()
+    steps = (1.0, 2.0, 5.0) if math.log10(high / low) < (1.5 if which == "x" else 3) else (1.0,)
+    target = axis.xaxis if which == "x" else axis.yaxis
+    target.set_major_locator(ticker.LogLocator(base=10, subs=steps))
+    target.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:,.10g}"))
+    target.set_minor_formatter(ticker.NullFormatter())

@@ -7,7 +7,9 @@ The model, fitted per (benchmark, accelerator family) on the scored results in t
 
     log t = a + b log n + log(1 + n / m) + d[form factor]
 
-- `b` is the exponent at small counts (-1 is ideal linear scaling);
+- `b` is the exponent at small counts (-1 is ideal linear scaling), bounded below at -1: the model never
+  scales better than linearly, so its scaling efficiency never exceeds 1 (with b = -1 and a saturation term
+  it is Amdahl's law, t = s + p / n);
 - `m` is the saturation count: above it the slope flattens by up to one (the time per doubling stops halving),
   which is the sublinear, shrinking-gain scaling the published study reports. The term is fitted only where
   the family has at least `decide.saturation_min_counts` distinct counts, and kept only when its best value
@@ -26,14 +28,21 @@ further (ResNet-50 H100 to 6%, BERT H100 to 3%, BERT A100 from 21% to 17%). Amda
 at small counts, did worse (ResNet-50 A100 12%, BERT A100 25%); the quadratic did about as well inside the
 data but turns upward outside it (more accelerators, more time). A round term did not help: a held-out round's
 software effect cannot be estimated from the other rounds, and families with few rounds became unstable
-(BERT Gaudi: 104% leave-one-round-out with a round term, 51% without). So a prediction is for a typical published system
-of the family across the rounds in scope; narrow `analysis.rounds` to predict for recent software only.
+(BERT Gaudi: 104% leave-one-round-out with a round term, 51% without). So a prediction is for a typical
+published system of the family across the rounds in scope; narrow `analysis.rounds` to predict for recent
+software only.
+
+Why the bound on b: unbounded, b fell below -1 in 30 of the 74 families, fitting a slow smallest system
+(ResNet-50 A100: one PCIe card at 396 min, two at 118 min) as superlinear scaling: model efficiencies up to
+1.3, and break-even counts far past the observed ones (ResNet-50 A100: 136 accelerators, where the published
+efficiency is below 0.7 from 24; bounded: 16). The bound moved each benchmark's median held-out error by at
+most three points (ResNet-50 5.8% -> 6.0%, SSD 7.5% -> 10.5%, BERT 8.4% -> 7.5%).
 
 The prediction interval (level `decide.interval`) is the t-distribution interval of the least-squares fit in
-log space, by the delta method over all parameters (including log m): log t0 +/- t_q * sqrt(s^2 + g' C g),
-with s the residual standard deviation, C = s^2 (J'J)^-1 and g the gradient of log t0. It assumes the
-residual spread is the same at every count; the held-out interval coverage in decide.json says how well that
-holds.
+log space, by the delta method over all estimated parameters (including log m; an exponent held at its bound
+is fixed): log t0 +/- t_q * sqrt(s^2 + g' C g), with s the residual standard deviation, C = s^2 (J'J)^-1 and g
+the gradient of log t0. It assumes the residual spread is the same at every count; the held-out interval
+coverage in decide.json says how well that holds.
 
 Honest error, per family and overall: leave-one-configuration-out (refit without one result, predict it)
 and leave-one-round-out (refit without a whole round, predict its results) absolute percentage errors.
@@ -68,6 +77,10 @@ SATURATION_GRID = 41
 # Break-even search stops here: a larger count has never been published for any benchmark.
 BREAK_EVEN_SEARCH_MAX = 1e6
 NEAREST_PUBLISHED = 5
+# The steepest exponent the model may take: linear scaling. Published results that look superlinear compare
+# systems of different rounds, software or hosts; fitted, they made the model promise speed-ups of more than
+# 2x per doubling and scaling efficiencies above 1 (ResNet-50 A100: 1.3 at 4 accelerators).
+LINEAR_EXPONENT = -1.0
 HELD_OUT_DTYPES = {"scheme": object, "family": object, "round": object, "submitter": object, "system": object,
                    "accelerator_count": float, "time_to_train_min": float, "predicted_min": float, "low_min": float,
                    "high_min": float, "ape_pct": float, "inside_interval": bool}
@@ -174,8 +187,8 @@ class ScalingModel:
 
     def break_even(self, floor: float) -> float | None:
         """The smallest count above n0 at which efficiency falls below `floor`; None if it does not below
-        BREAK_EVEN_SEARCH_MAX. Searched on a grid first because efficiency need not be monotone (a
-        superlinear start, b < -1, makes it rise before it falls)."""
+        BREAK_EVEN_SEARCH_MAX. With b >= -1 efficiency does not rise, but a grid first keeps the search safe
+        for any parameters a caller builds."""
         grid = np.geomspace(self.count_min, BREAK_EVEN_SEARCH_MAX, 400)
         below = np.flatnonzero(self.efficiency(grid) < floor)
         if below.size == 0:
@@ -277,8 +290,8 @@ def not_fittable_reason(family_frame: pd.DataFrame) -> str | None:
 
 
 def fit_family(family_frame: pd.DataFrame, settings: DecideSettings) -> ScalingModel:
-    """Least squares in log space; the saturation count by a grid then a bounded search (the other parameters
-    are linear given it). Call not_fittable_reason first."""
+    """Least squares in log space with b >= -1; the saturation count by a grid then a bounded search (the other
+    parameters are linear given it). Call not_fittable_reason first."""
     counts = family_frame["accelerator_count"].to_numpy(dtype=float)
     log_count, log_time = np.log(counts), np.log(family_frame["time_to_train_min"].to_numpy(dtype=float))
     form_factors = family_frame["form_factor"].to_numpy(dtype=object)
@@ -286,9 +299,9 @@ def fit_family(family_frame: pd.DataFrame, settings: DecideSettings) -> ScalingM
     design = _design(log_count, form_factors, levels)
 
     def solve(log_saturation: float | None) -> tuple[float, np.ndarray]:
-        offset = 0.0 if log_saturation is None else np.logaddexp(0.0, log_count - log_saturation)
-        coefficients = np.linalg.lstsq(design, log_time - offset, rcond=None)[0]
-        return float(np.sum((log_time - offset - design @ coefficients) ** 2)), coefficients
+        target = log_time - (0.0 if log_saturation is None else np.logaddexp(0.0, log_count - log_saturation))
+        coefficients = _bounded_least_squares(design, target, log_count)
+        return float(np.sum((target - design @ coefficients) ** 2)), coefficients
 
     log_saturation = None
     # The saturation term costs one more parameter: it needs the counts to show a curve and a residual left.
@@ -299,16 +312,32 @@ def fit_family(family_frame: pd.DataFrame, settings: DecideSettings) -> ScalingM
     parameters = np.append(coefficients, log_saturation) if saturated else coefficients
     residuals = log_time - _log_time(parameters, levels, saturated, log_count, form_factors)
     jacobian = _jacobian(parameters, levels, saturated, log_count, form_factors)
-    dof = len(counts) - int(np.linalg.matrix_rank(jacobian))
+    free = np.ones(len(parameters), dtype=bool)
+    # An exponent held at its bound is not estimated: it adds no variance and costs no degree of freedom.
+    free[1] = parameters[1] != LINEAR_EXPONENT
+    dof = len(counts) - int(np.linalg.matrix_rank(jacobian[:, free]))
     variance = float(residuals @ residuals) / dof
+    covariance = np.zeros((len(parameters), len(parameters)))
+    covariance[np.ix_(free, free)] = variance * np.linalg.pinv(jacobian[:, free].T @ jacobian[:, free])
     return ScalingModel(
         family=str(family_frame["accelerator_family"].iloc[0]), form_factors=levels, parameters=parameters,
-        saturated=saturated, covariance=variance * np.linalg.pinv(jacobian.T @ jacobian),
+        saturated=saturated, covariance=covariance,
         residual_sd=math.sqrt(variance), dof=dof, t_quantile=float(student_t.ppf(0.5 + settings.interval / 2, dof)),
         count_min=float(counts.min()), count_max=float(counts.max()),
         count_ranges=tuple((float(counts[form_factors == level].min()), float(counts[form_factors == level].max()))
                            for level in levels), n_points=len(counts),
         n_counts=int(np.unique(counts).size), rounds=tuple(sorted(family_frame["round"].unique())))
+
+
+def _bounded_least_squares(design: np.ndarray, target: np.ndarray, log_count: np.ndarray) -> np.ndarray:
+    """Least squares with the exponent (column 1) at least LINEAR_EXPONENT. The problem is a convex quadratic
+    with one bound, so when the free optimum breaks the bound the constrained one lies on it: fix b and solve
+    for the rest."""
+    coefficients = np.linalg.lstsq(design, target, rcond=None)[0]
+    if coefficients[1] >= LINEAR_EXPONENT:
+        return coefficients
+    rest = np.linalg.lstsq(np.delete(design, 1, axis=1), target - LINEAR_EXPONENT * log_count, rcond=None)[0]
+    return np.insert(rest, 1, LINEAR_EXPONENT)
 
 
 def _interior_saturation(residual_sum: Callable[[float], float], counts: np.ndarray) -> float | None:
@@ -406,13 +435,24 @@ def nearest_published(family_frame: pd.DataFrame, count: float, n: int = NEAREST
         ["round", "submitter", "system", "form_factor", "accelerator_count", "time_to_train_min"]]
 
 
-def family_frame_or_error(frame: pd.DataFrame, family: str, benchmark: str) -> pd.DataFrame:
-    """The rows of `family`, or a UsageError naming the families that have data for the benchmark."""
-    selected = frame[frame["accelerator_family"] == family]
-    if selected.empty:
+def canonical_family(name: str, known: Sequence[str]) -> str | None:
+    """The family of `known` that `name` spells, ignoring case and surrounding spaces ("h100" is H100)."""
+    by_key = {family.casefold(): family for family in known}
+    return by_key.get(name.strip().casefold())
+
+
+def resolve_family(frame: pd.DataFrame, family: str, benchmark: str) -> str:
+    """The family as the data spells it, or a UsageError naming the families that have data for the benchmark."""
+    found = canonical_family(family, families_with_data(frame))
+    if found is None:
         raise UsageError(f"no results for accelerator family {family!r} in {benchmark} (in the analysis scope); "
                          f"families with data: {', '.join(families_with_data(frame)) or 'none'}")
-    return selected.reset_index(drop=True)
+    return found
+
+
+def family_frame_or_error(frame: pd.DataFrame, family: str, benchmark: str) -> pd.DataFrame:
+    """The rows of `family` (see resolve_family)."""
+    return frame[frame["accelerator_family"] == resolve_family(frame, family, benchmark)].reset_index(drop=True)
 
 
 def families_with_data(frame: pd.DataFrame) -> list[str]:
@@ -458,7 +498,7 @@ def describe_errors(assessment: FamilyAssessment) -> str:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = ArgumentParser(prog="python -m pipeline.predict", description=__doc__.split("\n\n")[0])
     parser.add_argument("--benchmark", required=True, help="benchmark id of the catalogue, e.g. resnet")
-    parser.add_argument("--accelerator", required=True, help="accelerator family, e.g. H100")
+    parser.add_argument("--accelerator", required=True, help="accelerator family, e.g. H100 (any case)")
     parser.add_argument("--count", required=True, type=int, help="number of accelerators")
     parser.add_argument("--form-factor", help="e.g. SXM or PCIe (default: the family's most common)")
     return parser.parse_args(argv)
@@ -496,12 +536,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     if assessment.model is None:
         modelled = [family for family in families_with_data(frame)
                     if not_fittable_reason(frame[frame["accelerator_family"] == family]) is None]
-        raise UsageError(f"cannot model {args.accelerator} on {args.benchmark}: {assessment.not_modelled_reason}; "
+        raise UsageError(f"cannot model {assessment.family} on {args.benchmark}: {assessment.not_modelled_reason}; "
                          f"families with a model: {', '.join(modelled) or 'none'}")
-    if args.form_factor is not None and args.form_factor not in assessment.model.form_factors:
-        raise UsageError(f"no {args.accelerator} results with form factor {args.form_factor!r}; "
-                         f"choose one of: {', '.join(assessment.model.form_factors)}")
-    prediction = assessment.model.predict(args.count, args.form_factor)
+    form_factor = args.form_factor
+    if form_factor is not None:
+        form_factor = canonical_family(form_factor, assessment.model.form_factors)  # same spelling rule
+        if form_factor is None:
+            raise UsageError(f"no {assessment.family} results with form factor {args.form_factor!r}; "
+                             f"choose one of: {', '.join(assessment.model.form_factors)}")
+    prediction = assessment.model.predict(args.count, form_factor)
     print(render(args.benchmark, assessment, prediction, settings.interval,
                  nearest_published(family_frame, args.count)))
 

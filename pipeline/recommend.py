@@ -38,13 +38,15 @@ import yaml
 from .errors import ParamsError, UsageError, cli
 from .importance import reports_dir
 from .io import load_params, section
-from .predict import (ArgumentParser, DecideSettings, FamilyAssessment, assess_benchmark, families_with_data,
-                      load_scope)
+from .predict import (ArgumentParser, DecideSettings, FamilyAssessment, assess_benchmark, canonical_family,
+                      families_with_data, load_scope)
 from .rank import criteria_matrix
 
 CANDIDATE_COLUMNS = ["kind", "label", "accelerator_family", "accelerator_count", "time_to_train_min",
                      "time_high_min", "accelerator_hours", "scaling_efficiency", "score", "detail"]
 PREDICTED_CRITERIA = ["time_to_train_min", "accelerator_hours", "scaling_efficiency"]
+# A malformed price is quoted in the error up to this length (a whole YAML document can sit under one key).
+SHOWN_VALUE_CHARS = 60
 
 
 @dataclass(frozen=True)
@@ -76,8 +78,9 @@ def load_prices(path: Path) -> dict[str, float]:
     prices = {}
     for family, price in table.items():
         if isinstance(price, bool) or not isinstance(price, (int, float)) or not math.isfinite(price) or price <= 0:
+            shown = repr(price) if len(repr(price)) <= SHOWN_VALUE_CHARS else repr(price)[:SHOWN_VALUE_CHARS] + "..."
             raise UsageError(f"price file {path}: the price of {family!r} must be a positive number per "
-                             f"accelerator-hour, got {price!r}")
+                             f"accelerator-hour, got {shown}; {example}")
         prices[str(family)] = float(price)
     return prices
 
@@ -212,7 +215,14 @@ def _reason(row: dict[str, Any], constraints: list[Constraint], floor: float) ->
     efficiency = row["scaling_efficiency"]
     if not math.isnan(efficiency):
         side = "at or above" if efficiency >= floor else "below (past the break-even)"
-        parts.append(f"scaling efficiency {efficiency:.2f}, {side} the {floor:g} floor")
+        # The two kinds are measured against different references; say which, so 2.04 next to 0.85 makes sense.
+        if row["kind"] == "predicted":
+            value = f"model scaling efficiency {efficiency:.2f}"
+        else:
+            value = f"scaling efficiency {efficiency:.2f} against the round's smallest {row['accelerator_family']} result"
+            if efficiency > 1:
+                value += " (above 1: a faster system than that one, not superlinear scaling)"
+        parts.append(f"{value}, {side} the {floor:g} floor")
     return "; ".join(parts)
 
 
@@ -250,12 +260,27 @@ def load_ranking(benchmark: str, analysed: list[str]) -> pd.DataFrame:
     return ranking
 
 
-def check_families(requested: list[str], frame: pd.DataFrame, benchmark: str) -> None:
+def check_families(requested: list[str], frame: pd.DataFrame, benchmark: str) -> list[str]:
+    """The requested families as the data spells them ("h100" is H100), or a UsageError listing the valid ones."""
     available = families_with_data(frame)
-    unknown = [family for family in requested if family not in available]
+    found = [canonical_family(family, available) for family in requested]
+    unknown = [family for family, match in zip(requested, found) if match is None]
     if unknown:
         raise UsageError(f"no {benchmark} results for accelerator family {', '.join(map(repr, unknown))}; "
                          f"families with data: {', '.join(available)}")
+    return [match for match in found if match is not None]
+
+
+def price_families(prices: dict[str, float], frame: pd.DataFrame, path: Path, benchmark: str) -> dict[str, float]:
+    """The price table keyed as the data spells the families; a note on stderr names the keys that match no
+    family with results, and the families that do have them."""
+    available = families_with_data(frame)
+    matched = {canonical_family(family, available) or family: price for family, price in prices.items()}
+    unused = sorted(set(matched) - set(available))
+    if unused:
+        print(f"note: {path} prices families without {benchmark} results: {', '.join(unused)} "
+              f"(families with results: {', '.join(available)})", file=sys.stderr)
+    return matched
 
 
 def render(chosen: pd.DataFrame, candidates: pd.DataFrame, constraints: list[Constraint], benchmark: str,
@@ -304,21 +329,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     params = load_params()
     frame, settings = load_scope(args.benchmark, params)
     ranking = load_ranking(args.benchmark, section(params, "analysis")["benchmarks"])
-    check_families(args.family or [], frame, args.benchmark)
-    prices = load_prices(args.prices) if args.prices is not None else None
-    unused = sorted(set(prices or {}) - set(families_with_data(frame)))
-    if unused:
-        print(f"note: {args.prices} prices families without {args.benchmark} results: {', '.join(unused)}",
-              file=sys.stderr)
+    families = check_families(args.family or [], frame, args.benchmark) or None
+    prices = (price_families(load_prices(args.prices), frame, args.prices, args.benchmark)
+              if args.prices is not None else None)
     candidates, untrusted = build_candidates(frame, ranking, settings, section(params, "rank")["criteria"],
-                                             args.family, prices)
+                                             families, prices)
     constraints = constraints_of(args.max_accelerators, args.deadline_min, args.max_cost)
     chosen = recommend(candidates, constraints, settings.efficiency_floor)
     if chosen.empty:
         wanted = ", ".join(constraint.describe() for constraint in constraints)
         raise UsageError(f"no {args.benchmark} configuration meets all of {wanted}:\n  "
                          f"{why_infeasible(candidates, constraints)}")
-    print(render(chosen, candidates, constraints, args.benchmark, args.family, args.prices, args.top, untrusted))
+    print(render(chosen, candidates, constraints, args.benchmark, families, args.prices, args.top, untrusted))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ list, the definitions and method with the params used, and the provenance (git r
 `dvc.lock`). Figures are embedded PNGs and the only script is inline, so the file opens offline.
 
 Also writes `reports/ranking.csv` (every benchmark's ranking, with a `benchmark` column), `reports/metrics.json`
-(keyed by benchmark, scalar metrics only; `dvc metrics show` prints it) and `reports/importance.json` (keyed by
+(keyed by benchmark, scalar metrics only, the decide stage's held-out errors nested under `decide`; `dvc metrics
+show` prints it) and `reports/importance.json` (keyed by
 benchmark).
 """
 from __future__ import annotations
@@ -30,7 +31,6 @@ import jinja2
 import numpy as np
 import pandas as pd
 import yaml
-from matplotlib import ticker
 from PIL import Image
 
 from . import decide, plots
@@ -106,6 +106,8 @@ class BenchmarkOutputs:
     k_selection_png: bytes | None
     # What the decide stage's fragment renders (decide.report_section); None: leave the fragment out.
     decide: dict[str, Any] | None = None
+    # The decide stage's scalar metrics (decide.metrics_of), for reports/metrics.json.
+    decide_metrics: dict[str, Any] | None = None
 
     @property
     def analysed(self) -> bool:
@@ -289,18 +291,6 @@ def hex_colour(rgb: tuple[float, float, float]) -> str:
     return "#" + "".join(f"{round(255 * channel):02x}" for channel in rgb)
 
 
-def _plain_log_ticks(axis: Any, which: str) -> None:
-    """Log axes labelled 1, 10, 100 rather than 10^0, 10^1, 10^2, quicker to read; with 1-2-5 steps on a short
-    span, where powers of ten alone leave one or two labels (shorter on x, whose labels sit side by side).
-    Call after plotting."""
-    low, high = axis.get_xlim() if which == "x" else axis.get_ylim()
-    steps = (1.0, 2.0, 5.0) if math.log10(high / low) < (1.5 if which == "x" else 3) else (1.0,)
-    target = axis.xaxis if which == "x" else axis.yaxis
-    target.set_major_locator(ticker.LogLocator(base=10, subs=steps))
-    target.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:,.10g}"))
-    target.set_minor_formatter(ticker.NullFormatter())
-
-
 def _scatter_by_cluster(axis: Any, clustered: pd.DataFrame, x: str, y: str, best_cluster: int | None) -> None:
     """Scatter on a log x axis of accelerator counts, jittered by up to ±JITTER so the dozens of results at the
     same count (8 accelerators above all) show as a cloud rather than one point; seeded, so figures repeat."""
@@ -339,8 +329,8 @@ def scaling_figure(clustered: pd.DataFrame, best_cluster: int | None) -> bytes:
               label="ideal linear scaling")
     axis.set(xscale="log", yscale="log", xlabel="Accelerators (count, log scale)",
              ylabel="Time to train (minutes, log scale)")
-    _plain_log_ticks(axis, "x")
-    _plain_log_ticks(axis, "y")
+    plots.plain_log_ticks(axis, "x")
+    plots.plain_log_ticks(axis, "y")
     _outside_legend(axis)
     return plots.png_bytes(figure)
 
@@ -367,7 +357,7 @@ def efficiency_figure(clustered: pd.DataFrame, best_cluster: int | None) -> byte
     axis.set(xscale="log", xlabel="Accelerators (count, log scale)",
              ylabel="Scaling efficiency (1 = linear)")
     axis.set_ylim(bottom=0)
-    _plain_log_ticks(axis, "x")
+    plots.plain_log_ticks(axis, "x")
     _outside_legend(axis)
     return plots.png_bytes(figure)
 
@@ -407,8 +397,8 @@ def pareto_figure(ranking: pd.DataFrame) -> bytes:
                       textcoords="offset points", fontsize=7.5, color="#222222")
     axis.set(xscale="log", yscale="log", xlabel="Accelerator-hours (log scale)",
              ylabel="Time to train (minutes, log scale)")
-    _plain_log_ticks(axis, "x")
-    _plain_log_ticks(axis, "y")
+    plots.plain_log_ticks(axis, "x")
+    plots.plain_log_ticks(axis, "y")
     axis.legend(fontsize="small", loc="upper right", framealpha=0.9)
     return plots.png_bytes(figure)
 
@@ -535,7 +525,7 @@ def best_time_figure(clustered: pd.DataFrame) -> bytes:
     axis.set_xticks([_published(r) for r in rounds],
                     [f"{r}\n{ROUND_PUBLISHED.get(r, ('', ))[0]}" for r in rounds], fontsize=8)
     axis.set(yscale="log", xlabel="Round (publication year)", ylabel="Best time to train (minutes, log scale)")
-    _plain_log_ticks(axis, "y")
+    plots.plain_log_ticks(axis, "y")
     _outside_legend(axis, "accelerator family")
     return plots.png_bytes(figure)
 
@@ -885,7 +875,8 @@ def load_benchmark_outputs(benchmark: str) -> BenchmarkOutputs:
         clusters=_load_json(out / "clusters.json"), importance=_load_json(out / "importance.json"),
         clustered=pd.read_parquet(clusters_path(benchmark)),
         k_selection_png=k_selection.read_bytes() if k_selection.is_file() else None,
-        decide=_compact_figures(decide.report_section(benchmark)))
+        decide=_compact_figures(decide.report_section(benchmark)),
+        decide_metrics=decide.metrics_of(decide.load_summary(benchmark)))
 
 
 def _compact_figures(value: Any) -> Any:
@@ -904,8 +895,10 @@ def combined_ranking(outputs: Sequence[BenchmarkOutputs]) -> pd.DataFrame:
 
 
 def scalar_metrics(outputs: Sequence[BenchmarkOutputs]) -> dict[str, dict[str, Any]]:
-    """rank.json without its lists and tables: what `dvc metrics show` can print."""
-    return {item.benchmark: {key: value for key, value in item.rank.items() if not isinstance(value, (list, dict))}
+    """Per benchmark, rank.json without its lists and tables, and under `decide` the decide stage's held-out
+    errors (decide.metrics_of): what `dvc metrics show` can print."""
+    return {item.benchmark: {**{key: value for key, value in item.rank.items() if not isinstance(value, (list, dict))},
+                             **({"decide": item.decide_metrics} if item.decide_metrics is not None else {})}
             for item in outputs}
 
 

@@ -20,6 +20,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
+from pipeline import decide
 from test_report import HEADLINE, OTHER, SKIPPED, render_fixture_report
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -107,8 +108,24 @@ def test_sections_and_figures_render(loaded: WebDriver) -> None:
     for anchor in ("summary", "findings", HEADLINE, OTHER, SKIPPED, "coverage", "method", "provenance"):
         assert loaded.find_element(By.ID, anchor).is_displayed()
     widths = loaded.execute_script("return Array.from(document.images, image => image.naturalWidth)")
-    assert len(widths) == 14 and all(width > 0 for width in widths)
+    assert len(widths) == 14 + len(decide.FIGURES) and all(width > 0 for width in widths)
     assert "Not analysed" in loaded.find_element(By.ID, SKIPPED).text
+    assert console_errors(loaded) == []
+
+
+def test_decision_support_tables_fit_and_the_doubling_table_opens(loaded: WebDriver) -> None:
+    assert loaded.find_element(By.ID, "decide").is_displayed()
+    section = loaded.find_element(By.ID, f"{HEADLINE}-decide-error")
+    assert section.is_displayed() and loaded.find_element(By.ID, f"{HEADLINE}-decide-trust").is_displayed()
+    # Every decision-support table, wrapped headers included, fits a desktop window without scrolling sideways.
+    overflowing = loaded.execute_script(
+        "return Array.from(document.querySelectorAll('table.decide'), table => table.parentElement)"
+        ".filter(wrap => wrap.offsetParent !== null && wrap.scrollWidth > wrap.clientWidth).length")
+    assert overflowing == 0
+    doubling = loaded.find_element(By.CSS_SELECTOR, f"#{HEADLINE} details")
+    assert doubling.get_attribute("open") is None
+    doubling.find_element(By.TAG_NAME, "summary").click()
+    WebDriverWait(loaded, 5).until(lambda d: doubling.find_element(By.TAG_NAME, "table").is_displayed())
     assert console_errors(loaded) == []
 
 

@@ -127,9 +127,31 @@ def test_efficiency_doubling_and_break_even_of_a_square_root_law() -> None:
     assert model.break_even(0.7) == pytest.approx(0.7 ** -2)  # 2.04 accelerators
 
 
+@pytest.mark.parametrize(("count", "beyond", "text"), [
+    (40.0, False, "40"), (100.0, True, "100 (extrapolated)"),
+    (300.0, True, "not below the floor up to 256 (4× the largest published)"),
+    (None, True, "not below the floor up to 256 (4× the largest published)"),
+])
+def test_break_even_far_past_the_published_counts_is_not_given_as_a_number(count: float | None, beyond: bool,
+                                                                          text: str) -> None:
+    family = {"break_even_count": count, "break_even_beyond_published": beyond, "count_max": 64.0}
+    assert decide.break_even_text(family) == text
+
+
 def test_linear_scaling_never_breaks_even() -> None:
     model = predict.fit_family(family_frame(power_law("A30", [2, 4, 8], 80.0, -1.0)), SETTINGS)
     assert model.break_even(0.7) is None
+
+
+def test_superlinear_results_are_fitted_at_linear_scaling_so_efficiency_never_exceeds_one() -> None:
+    # t = 100 n**-1.3 (each doubling 2.46x faster) is held at b = -1: t = e**a / n with a the mean of
+    # log t + log n = log 100 - 0.3 log n over n = 1, 2, 4, 8, i.e. e**a = 100 * 2**-0.45 (the round spread cancels).
+    model = predict.fit_family(family_frame(power_law("MI250", [1, 2, 4, 8], 100.0, -1.3)), SETTINGS)
+    assert model.exponent == -1.0 and not model.saturated
+    assert model.predict(4).time_min == pytest.approx(100 * 2 ** -0.45 / 4)
+    assert model.efficiency([1, 2, 8]) == pytest.approx([1.0, 1.0, 1.0]) and model.break_even(0.7) is None
+    assert model.dof == 8 - 1  # the exponent at its bound is not estimated: only the intercept is
+    assert model.doubling_speedup(2)[0] == pytest.approx(2.0)
 
 
 @pytest.mark.parametrize(("rows", "reason"), [
@@ -350,6 +372,19 @@ def test_recommend_cli_mistakes_exit_1_with_the_valid_choices(project: Path, cap
     assert expected in _exit_message(recommend.main, ["--benchmark", "resnet", *argv], capsys)
 
 
+def test_family_names_and_price_keys_match_in_any_case(project: Path, capsys, tmp_path: Path) -> None:
+    predict.main(["--benchmark", "resnet", "--accelerator", "h100", "--count", "64", "--form-factor", "sxm"])
+    assert capsys.readouterr().out.startswith("resnet, H100 (SXM), 64 accelerators")
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("h100: 2.0\nmi300x: 1.0\n")
+    recommend.main(["--benchmark", "resnet", "--family", "h100", "--prices", str(prices), "--top", "1"])
+    captured = capsys.readouterr()
+    assert captured.out.startswith("resnet (H100): ")
+    # first: H100 x 32 of v4.0, 100 (32/8)**-0.9 / 1.02 = 28.2 min, 32 x 28.2 / 60 = 15.0 accelerator-hours at 2.0
+    assert "H100 x 32, 28.2 min, 15 accelerator-hours, cost 30," in captured.out
+    assert "mi300x (families with results: A100, Gaudi2, H100)" in captured.err
+
+
 def test_recommend_cli_names_the_analysed_benchmarks(project: Path, capsys) -> None:
     assert "analysed benchmarks: resnet" in _exit_message(recommend.main, ["--benchmark", "bert"], capsys)
 
@@ -371,7 +406,7 @@ def test_stage_writes_metrics_figures_and_a_report_fragment(project: Path) -> No
     out = project / "reports/benchmarks/resnet"
     summary = json.loads((out / "decide.json").read_text())
     assert summary["status"] == "ok" and summary["n_families_modelled"] == 2
-    assert all(not isinstance(value, dict) for value in summary.values())  # DVC metrics: scalars, nested lists
+    assert all(not isinstance(value, dict) for value in summary.values())  # scalars, and tables as nested lists
     h100 = next(family for family in summary["families"] if family["family"] == "H100")
     assert h100["exponent_b"] == pytest.approx(-0.9)
     assert h100["break_even_count"] == pytest.approx(8 * 0.7 ** -10)  # (n/8)**-0.1 = 0.7 at n = 283
@@ -386,6 +421,27 @@ def test_stage_writes_metrics_figures_and_a_report_fragment(project: Path) -> No
     assert html.count("data:image/png;base64,") == 3 and "Gaudi2" in html
     assert _render(decide.report_section("resnet"), trim_blocks=True, lstrip_blocks=True).count("<h3") == \
         html.count("<h3") == 5  # the report renders with trim_blocks and lstrip_blocks
+
+
+def test_metrics_hold_the_held_out_errors_overall_and_per_family(project: Path) -> None:
+    decide.main(["resnet"])
+    metrics = decide.metrics_of(decide.load_summary("resnet"))
+    # Leave-one-round-out: a model fitted on one round's exact law (times / 1.02) predicts the other round's
+    # (times x 1.02) 1.02**2 too low, 3.88%, and the other way round 1.02**2 - 1 = 4.04% too high; every family
+    # holds out as many results of each round, so each median is the mean of the two.
+    loro = round(100 * ((1.02 ** 2 - 1) + (1 - 1.02 ** -2)) / 2, 2)
+    assert loro == 3.96
+    assert metrics["loro_median_ape_pct"] == loro and metrics["loro_n"] == 16  # H100 10 + A100 6
+    h100 = metrics["families"]["H100"]
+    assert {key: h100[key] for key in ("n_points", "trusted", "loco_n", "loro_n", "loro_median_ape_pct")} == \
+        {"n_points": 10, "trusted": True, "loco_n": 10, "loro_n": 10, "loro_median_ape_pct": loro}
+    assert 0 < h100["loco_median_ape_pct"] < 5  # within the 2% spread of the rounds
+    assert metrics["families"]["A100"]["loro_median_ape_pct"] == loro and metrics["families"]["A100"]["loro_n"] == 6
+    assert set(metrics["families"]) == {"H100", "A100"}  # Gaudi2 has no model, so nothing was held out
+    assert metrics["n_families_modelled"] == metrics["n_families_trusted"] == 2
+    assert all(not isinstance(value, (list, dict)) for family in metrics["families"].values()
+               for value in family.values())
+    assert decide.metrics_of(None) == {"status": "missing"}
 
 
 def test_a_benchmark_without_enough_results_is_skipped_with_outputs(project: Path) -> None:

@@ -6,6 +6,7 @@ tables shaped exactly like the stages' outputs; tests/test_browser.py opens the 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html.parser
 import io
 import json
@@ -19,7 +20,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from pipeline import cluster, features, rank, report
+from pipeline import cluster, decide, features, rank, report
 from pipeline.io import write_csv, write_json, write_parquet
 
 HEADLINE, OTHER, SKIPPED = "resnet", "bert", "minigo"
@@ -66,6 +67,42 @@ DVC_LOCK = {"schema": "2.0", "stages": {
     "features": {"cmd": "python -m pipeline.features",
                  "outs": [{"path": "data/processed/configurations.parquet", "md5": "0" * 32}]},
 }}
+
+
+def _family(family: str, n_points: int, loco: tuple[int, float | None], loro: tuple[int, float | None],
+            trusted: bool) -> dict[str, Any]:
+    """One family of decide.json (the fields the report reads)."""
+    return {"family": family, "n_points": n_points, "count_min": 8.0, "count_max": 64.0, "trusted": trusted,
+            "caveats": [] if trusted else ["only 3 published results (fewer than 4)"],
+            "slope_at_count_min": -0.9, "slope_at_count_max": -0.7, "reference_count": 8.0,
+            "break_even_count": 40.0, "break_even_beyond_published": False, "observed_first_count_below_floor": 64.0,
+            "loco_n": loco[0], "loco_median_ape_pct": loco[1], "loco_p90_ape_pct": loco[1],
+            "loco_interval_coverage": 0.9 if loco[0] else None, "loro_n": loro[0], "loro_median_ape_pct": loro[1],
+            "loro_p90_ape_pct": loro[1], "loro_interval_coverage": 0.9 if loro[0] else None,
+            "doubling": [{"accelerator_count": 8.0, "n_results": 2, "model_efficiency": 1.0,
+                          "observed_efficiency": 1.0, "model_doubling_speedup": 1.8, "observed_doubling_speedup": None,
+                          "model_time_min": 30.0}]}
+
+
+# decide.json as the decide stage writes it, by hand: A100 held out results of both schemes, H100 of one round
+# only, TPU-v4 none (too few results).
+DECIDE_SUMMARY: dict[str, Any] = {
+    "benchmark": HEADLINE, "status": "ok", "reason": None, "efficiency_floor": 0.7, "interval": 0.9,
+    "n_configurations": 60, "n_families": 3, "n_families_modelled": 3, "n_families_trusted": 2,
+    "loco_n": 30, "loco_median_ape_pct": 6.4321, "loco_p90_ape_pct": 20.0, "loco_interval_coverage": 0.9,
+    "loro_n": 20, "loro_median_ape_pct": 11.125, "loro_p90_ape_pct": 30.0, "loro_interval_coverage": 0.85,
+    "families": [_family("A100", 20, (20, 5.555), (20, 11.125), True),
+                 _family("H100", 10, (10, 7.0), (0, None), True),
+                 _family("TPU-v4", 3, (0, None), (0, None), False)],
+    "not_modelled": [], "largest_errors": [],
+}
+DECIDE_METRICS = {
+    "status": "ok", "n_families_modelled": 3, "n_families_trusted": 2,
+    "loco_n": 30, "loco_median_ape_pct": 6.43, "loro_n": 20, "loro_median_ape_pct": 11.12,  # 11.125: half to even
+    "families": {"A100": {"n_points": 20, "trusted": True, "loco_n": 20, "loco_median_ape_pct": 5.55,
+                          "loro_n": 20, "loro_median_ape_pct": 11.12},
+                 "H100": {"n_points": 10, "trusted": True, "loco_n": 10, "loco_median_ape_pct": 7.0, "loro_n": 0}},
+}
 
 
 def synthetic_configurations(benchmark: str, n: int, seed: int) -> pd.DataFrame:
@@ -140,9 +177,15 @@ def fixture_quarantine() -> pd.DataFrame:
                                     "system description has no results folder: nothing to score"]})
 
 
+def decide_figures() -> dict[str, bytes]:
+    return {name: decide.message_figure(f"figure {name}") for name in decide.FIGURES}
+
+
 def fixture_outputs(scratch: Path) -> list[report.BenchmarkOutputs]:
-    return [analysed_outputs(HEADLINE, 60, 0, scratch / HEADLINE), analysed_outputs(OTHER, 40, 1, scratch / OTHER),
-            skipped_outputs(SKIPPED)]
+    """The headline with decision support (DECIDE_SUMMARY), the other without (the stage has not run)."""
+    headline = dataclasses.replace(analysed_outputs(HEADLINE, 60, 0, scratch / HEADLINE),
+                                   decide=decide.fragment(HEADLINE, DECIDE_SUMMARY, decide_figures()))
+    return [headline, analysed_outputs(OTHER, 40, 1, scratch / OTHER), skipped_outputs(SKIPPED)]
 
 
 def render_fixture_report(scratch: Path) -> str:
@@ -215,7 +258,7 @@ def test_headings_descend_one_level_at_a_time(page: str) -> None:
 
 def test_page_is_self_contained_with_alt_text_on_every_figure(page: str) -> None:
     parsed = outline(page)
-    assert len(parsed.images) == 2 * 7  # two analysed benchmarks, seven figures each
+    assert len(parsed.images) == 2 * 7 + len(decide.FIGURES)  # two analysed benchmarks, seven figures each
     assert all(image["alt"] and str(image["src"]).startswith("data:image/png;base64,") for image in parsed.images)
     external = [url for url in parsed.urls if re.match(r"https?:", url)]
     assert all(re.match(r"https://(mlcommons\.org|github\.com)/", url) for url in external)
@@ -242,7 +285,8 @@ def test_quarantine_table_and_counts_by_reason_are_in_the_page(page: str) -> Non
     assert coverage["quarantine_by_reason"][0] == {
         "reason": "system description has no results folder: nothing to score", "count": 2}
     assert (coverage["results"], coverage["submitters"], coverage["systems"]) == (4, 2, 3)  # scored only
-    details = page[page.index('<details id="quarantine">'):page.index("</details>")]
+    start = page.index('<details id="quarantine">')
+    details = page[start:page.index("</details>", start)]
     assert details.count("<tr>") == 1 + 3  # header and one row per record
 
 
@@ -383,6 +427,11 @@ def test_main_writes_the_page_and_combined_outputs(tmp_path: Path, monkeypatch: 
         if item.k_selection_png is not None:
             (folder / "k_selection.png").write_bytes(item.k_selection_png)
         write_parquet(item.clustered, tmp_path / cluster.clusters_path(item.benchmark))
+    write_json(DECIDE_SUMMARY, tmp_path / "reports/benchmarks" / HEADLINE / "decide.json")
+    for name, png in decide_figures().items():
+        (tmp_path / "reports/benchmarks" / HEADLINE / name).write_bytes(png)
+    write_json({"benchmark": OTHER, "status": "skipped", "reason": SKIP_REASON, "efficiency_floor": 0.7,
+                "interval": 0.9}, tmp_path / "reports/benchmarks" / OTHER / "decide.json")
     write_parquet(fixture_results(), tmp_path / report.RESULTS)
     write_csv(fixture_quarantine(), tmp_path / report.QUARANTINE)
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(PARAMS), encoding="utf-8")
@@ -394,7 +443,28 @@ def test_main_writes_the_page_and_combined_outputs(tmp_path: Path, monkeypatch: 
     assert ranking.groupby("benchmark").size().to_dict() == {HEADLINE: 60, OTHER: 40}
     metrics = json.loads(Path("reports/metrics.json").read_text())
     assert set(metrics) == {HEADLINE, OTHER, SKIPPED} and metrics[SKIPPED]["status"] == "skipped"
-    assert all(not isinstance(value, (list, dict)) for values in metrics.values() for value in values.values())
+    # scalars, except the decide stage's errors: one level of families below `decide`
+    assert all(not isinstance(value, (list, dict)) for values in metrics.values()
+               for key, value in values.items() if key != "decide")
+    assert metrics[HEADLINE]["decide"] == DECIDE_METRICS
+    assert metrics[OTHER]["decide"] == {"status": "skipped"} and metrics[SKIPPED]["decide"] == {"status": "missing"}
     assert set(json.loads(Path("reports/importance.json").read_text())) == {HEADLINE, OTHER, SKIPPED}
     page_html = Path("reports/index.html").read_text(encoding="utf-8")
-    assert "dvc.lock not found" in page_html and page_html.count("<img ") == 14
+    assert "dvc.lock not found" in page_html and page_html.count("<img ") == 14 + len(decide.FIGURES)
+    assert f"No scaling model for {OTHER}: {SKIP_REASON}" in page_html
+
+
+def test_decide_metrics_keep_the_errors_of_families_that_held_out_results() -> None:
+    assert decide.metrics_of(DECIDE_SUMMARY) == DECIDE_METRICS
+
+
+def test_prediction_error_and_break_even_overview_links_each_benchmark(page: str) -> None:
+    overview = page[page.index('<section id="decide"'):page.index("</section>", page.index('<section id="decide"'))]
+    assert '<a href="#decide">' in page and f'href="#{HEADLINE}-decide"' in overview
+    # DECIDE_SUMMARY: medians 6.4321% and 11.125%, A100 and H100 trusted with break-even 40 inside 8 to 64
+    assert "6.4% (30)" in overview and "11.1% (20)" in overview and "2 of 3" in overview
+    assert "A100: 40; H100: 40" in overview
+    assert f'href="#{OTHER}-decide"' not in overview  # no decide output for it
+    section = page[page.index(f'id="{HEADLINE}-decide"'):page.index(f'id="{OTHER}"')]
+    assert "Where not to trust the model" in section and "TPU-v4: only 3 published results" in section
+    assert "1.43× the accelerator-hours" in section  # what the 0.7 floor means

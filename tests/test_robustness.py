@@ -369,6 +369,15 @@ def json_dumps_description(fields: dict[str, object]) -> str:
     return json.dumps(description)
 
 
+@pytest.mark.parametrize(("written", "division"), [("close", "closed"), (" Closed ", "closed"), ("OPEN", "open"),
+                                                   ("research", "research")])
+def test_division_spellings_are_normalised_and_others_kept(make_archive, written: str, division: str) -> None:
+    # v1.0 PCL's descriptions say "close": without the fix its results fell out of the closed-division analysis.
+    tables = ingest_checked([make_archive({**small_round(), SYSTEM: json_dumps_description({"division": written})})])
+    configurations, _ = features.build_configurations(tables.systems, tables.results, tables.runs)
+    assert configurations["division"].tolist() == [division]
+
+
 def test_a_cpu_only_system_with_zero_accelerators_gets_no_note(make_archive) -> None:
     description = json_dumps_description({"accelerator_model_name": "N/A", "accelerators_per_node": "0",
                                           "accelerator_memory_capacity": "0"})
