@@ -143,22 +143,35 @@ def parse_log(data: bytes) -> RunFacts:
 def _mllog_records(data: bytes, facts: RunFacts) -> list[tuple[str, float, Any, dict[str, Any]]]:
     records = []
     line_end = 0
+    # Keys of which only the first usable value is kept: their later lines (one per process in some logs)
+    # are not decoded at all.
+    done: set[bytes] = set()
     # search, not finditer: the search resumes after the line just read, so a line holding a key many times
-    # costs one look, not one per occurrence (a line holds one record: the text after its last token).
+    # costs one look, not one per occurrence (a line holds one record: the text after its last token). The
+    # line bounds are found inline, as in _line_of: this loop runs for every wanted line of a round.
     while (match := MLLOG_KEY.search(data, line_end)) is not None:
-        record_start, line_end = _line_of(data, match, line_end)
-        if record_start < 0:
+        line_start = data.rfind(b"\n", line_end, match.start()) + 1
+        line_end = data.find(b"\n", match.end())
+        if line_end < 0:
+            line_end = len(data)
+        if match.group(1) in done:
+            continue
+        token = data.rfind(MLLOG_TOKEN, line_start, line_end)
+        if token < 0:
             continue  # other output that happens to hold the text, not an MLPerf line
         try:
-            entry = _decode_record(data[record_start: line_end])
+            entry = _decode_record(data[token + len(MLLOG_TOKEN): line_end])
             key, time_ms = entry["key"], _timestamp_ms(entry)
-        except (ValueError, TypeError, KeyError, RecursionError):
+        except (ValueError, TypeError, KeyError, RecursionError, OverflowError):
             facts.bad_lines += 1
             continue
         if not isinstance(key, str) or key not in _WANTED:
             continue  # the wanted key's text sat inside another record's value
         metadata = entry.get("metadata")
-        records.append((key, time_ms, entry.get("value"), metadata if isinstance(metadata, dict) else {}))
+        value = entry.get("value")
+        records.append((key, time_ms, value, metadata if isinstance(metadata, dict) else {}))
+        if key in _FIRST_VALUE_FIELDS and not _is_unset(_FIRST_VALUE_FIELDS[key][1](value)):
+            done.add(match.group(1))
     return records
 
 
@@ -183,7 +196,7 @@ def records_of(data: bytes, key: str) -> Iterator[tuple[float, dict[str, Any]]]:
             entry = _decode_record(data[record_start: line_end])
             if isinstance(entry, dict) and entry["key"] == key:
                 yield _timestamp_ms(entry), entry
-        except (ValueError, TypeError, KeyError, RecursionError):
+        except (ValueError, TypeError, KeyError, RecursionError, OverflowError):
             continue
 
 
@@ -256,8 +269,8 @@ def _apply(records: list[tuple[str, float, Any, dict[str, Any]]], facts: RunFact
     last_eval: tuple[Any, dict[str, Any]] | None = None
     for key, time_ms, value, metadata in records:
         if key == "eval_accuracy":
-            if not math.isnan(_number(value)):
-                facts.eval_values.append(_number(value))
+            if not math.isnan(number := _number(value)):
+                facts.eval_values.append(number)
             if time_ms <= stop_ms:
                 last_eval = (value, metadata)
         elif key in ("target_accuracy", "eval_target"):
@@ -281,6 +294,9 @@ def _timestamp_ms(entry: dict[str, Any]) -> float:
 
     Raises ValueError unless it is a finite number: an infinite time would make an infinite time to train.
     """
+    stamp = entry.get("time_ms")
+    if type(stamp) is int:  # as MLLOG writes it; every int converts to a finite float
+        return float(stamp)
     stamp = entry["time_ms"] if "time_ms" in entry else entry["time_s"]
     if isinstance(stamp, bool):
         raise ValueError("a timestamp is a number, not true or false")
