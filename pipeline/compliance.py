@@ -89,7 +89,10 @@ class Checks:
     """What the chain of rule files that one kind of log gets asks of it."""
 
     ruleset: str
-    at_least: tuple[tuple[str, int, str], ...]  # (key, records needed, the rule's REQ)
+    # Keys that need one record, with the rule's REQ: a set, to subtract the keys a log is known to have.
+    single: dict[str, str]
+    single_keys: frozenset[str]
+    counted: tuple[tuple[str, int, str], ...]  # (key, records needed, REQ) for more than one, or a virtual key
     alternatives: tuple[tuple[str, ...], ...]  # at least one record of one of these keys
     virtual_keys: dict[str, dict[str, str]]
     tensors: list[str] | None  # sorted
@@ -109,12 +112,15 @@ def violations(data: bytes, facts: RunFacts, round_: str) -> list[str]:
     present = _Presence(data, facts, checks.virtual_keys)
     ruleset = checks.ruleset
     broken = list(checks.missing_files)
-    for key, needed, requirement in checks.at_least:
+    for key in sorted(checks.single_keys - present.known):
+        if not present.has(key):
+            broken.append(f"no {key} record ({ruleset} requires {checks.single[key]})")
+    for key, needed, requirement in checks.counted:
         if not present.has(key, needed):
             broken.append(f"no {key} record ({ruleset} requires {requirement})" if needed == 1 else
                           f"fewer than {needed} {key} records ({ruleset} requires {requirement})")
     for names in checks.alternatives:
-        if not present.has_one_of(names):
+        if present.known.isdisjoint(names) and not present.has_one_of(names):
             broken.append(f"none of {' / '.join(names)} logged ({ruleset} requires one of them)")
     if checks.tensors is not None and present.has("weights_initialization"):
         tensors = sorted(_tensor_names(data))
@@ -174,7 +180,9 @@ def checks_for(ruleset: str, division: str | None, benchmark: str | None, optimi
             at_least.append((key, int(count["n"]), requirement))
         else:
             at_least.append((key, 1, requirement))
-    return Checks(ruleset, tuple(at_least), tuple(sorted(alternatives)), virtual,
+    single = {key: requirement for key, needed, requirement in at_least if needed == 1 and key not in virtual}
+    counted = tuple(entry for entry in at_least if entry[0] not in single)
+    return Checks(ruleset, single, frozenset(single), counted, tuple(sorted(alternatives)), virtual,
                   sorted(tensors) if tensors is not None else None, init_limits, tuple(missing))
 
 
