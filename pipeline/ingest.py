@@ -65,6 +65,16 @@ class RoundTables:
     quarantine: list[dict[str, str]] = field(default_factory=list)
     files: Counter[str] = field(default_factory=Counter)
     paths_seen: set[str] = field(default_factory=set)
+    # The runs as a table, built by the process that read the round (in parallel with the others), so that
+    # a columnar frame rather than thousands of dicts travels back to the main process.
+    run_frame: pd.DataFrame | None = None
+
+    def finish(self) -> pd.DataFrame:
+        """The runs as a table; the rows are dropped once it is built."""
+        if self.run_frame is None:
+            self.run_frame = _frame(self.runs, schemas.RUN_COLUMNS)[schemas.RUN_COLUMNS]
+            self.runs = []
+        return self.run_frame
 
     def quarantined(self, path: str, reason: str) -> None:
         self.quarantine.append({"round": self.round, "path": path, "reason": reason})
@@ -94,6 +104,7 @@ def read_source(source: Path, position: int = 0) -> RoundTables:
             "(<submitter>/results/<system>/<benchmark>/result_N.txt): check that it is an MLPerf Training "
             "results round"
         )
+    tables.finish()
     return tables
 
 
@@ -439,8 +450,8 @@ def assemble(per_round: Sequence[RoundTables]) -> IngestTables:
     system_rows = sorted((row for tables in per_round for row in tables.systems),
                          key=lambda row: (row["round"], row["submitter"], row["system"]))
     systems = _note_shared_names(_frame(system_rows, schemas.SYSTEM_KEY_COLUMNS))
-    runs = _frame([row for tables in per_round for row in tables.runs], schemas.RUN_COLUMNS)
-    runs = runs[schemas.RUN_COLUMNS].sort_values(["round", "submitter", "system", "benchmark", "run", "path"],
+    runs = pd.concat([tables.finish() for tables in per_round], ignore_index=True)
+    runs = runs.sort_values(["round", "submitter", "system", "benchmark", "run", "path"],
                                                   kind="stable").reset_index(drop=True)
     scaling = {(tables.round, *key): factor for tables in per_round for key, factor in tables.scaling.items()}
     results = score_results(runs, systems, scaling)
