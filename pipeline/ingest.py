@@ -37,6 +37,7 @@ from .logparse import parse_log
 from .sources import Kind, Member, classify, iter_members, round_of
 
 KEY_COLUMNS = ("round", "submitter", "system")
+RUN_ORDER = ["round", "submitter", "system", "benchmark", "run", "path"]
 RESERVED_COLUMNS = KEY_COLUMNS + ("path", "ingest_note")
 # Raw description fields that would collide with our own columns keep their value under this prefix.
 COLLIDING_FIELD_PREFIX = "desc_"
@@ -72,7 +73,8 @@ class RoundTables:
     def finish(self) -> pd.DataFrame:
         """The runs as a table; the rows are dropped once it is built."""
         if self.run_frame is None:
-            self.run_frame = _frame(self.runs, schemas.RUN_COLUMNS)[schemas.RUN_COLUMNS]
+            frame = _frame(self.runs, schemas.RUN_COLUMNS)[schemas.RUN_COLUMNS]
+            self.run_frame = frame.sort_values(RUN_ORDER, kind="stable").reset_index(drop=True)
             self.runs = []
         return self.run_frame
 
@@ -450,9 +452,8 @@ def assemble(per_round: Sequence[RoundTables]) -> IngestTables:
     system_rows = sorted((row for tables in per_round for row in tables.systems),
                          key=lambda row: (row["round"], row["submitter"], row["system"]))
     systems = _note_shared_names(_frame(system_rows, schemas.SYSTEM_KEY_COLUMNS))
+    # Each round's table is in RUN_ORDER already, and round leads it.
     runs = pd.concat([tables.finish() for tables in per_round], ignore_index=True)
-    runs = runs.sort_values(["round", "submitter", "system", "benchmark", "run", "path"],
-                                                  kind="stable").reset_index(drop=True)
     scaling = {(tables.round, *key): factor for tables in per_round for key, factor in tables.scaling.items()}
     results = score_results(runs, systems, scaling)
     quarantine = _frame([row for tables in per_round for row in tables.quarantine], schemas.QUARANTINE_COLUMNS)
@@ -478,11 +479,13 @@ def _note_shared_names(systems: pd.DataFrame) -> pd.DataFrame:
     the key includes the submitter)."""
     if systems.empty:
         return systems
-    submitters = systems.groupby(["round", "system"])["submitter"].agg(lambda names: sorted(set(names)))
+    submitters: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for round_, submitter, system in zip(systems["round"], systems["submitter"], systems["system"]):
+        submitters[round_, system].add(submitter)
     notes = []
-    for round_, submitter, system, note in systems[["round", "submitter", "system", "ingest_note"]].itertuples(
-            index=False, name=None):
-        others = [name for name in submitters[round_, system] if name != submitter]
+    for round_, submitter, system, note in zip(systems["round"], systems["submitter"], systems["system"],
+                                               systems["ingest_note"]):
+        others = sorted(submitters[round_, system] - {submitter})
         shared = f"system name also used by {', '.join(others)}: kept apart by submitter" if others else None
         notes.append("; ".join(text for text in (note, shared) if isinstance(text, str) and text) or None)
     return systems.assign(ingest_note=notes)
