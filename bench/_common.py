@@ -34,11 +34,6 @@ def mirror_rounds(mirror: Path = MIRROR) -> list[str]:
     return sorted(found, key=round_key)
 
 
-def ruleset(round_: str) -> str:
-    """The official tools' name of a round's ruleset: v5.0 -> 5.0.0."""
-    return f"{round_.lstrip('v')}.0"
-
-
 def extract(archive: Path, dest: Path, submitters: Collection[str] | None = None) -> Path:
     """Unpack a round archive (only the given submitters' folders, when given) and return the round folder."""
     top = archive.name.removesuffix(".tar.gz")

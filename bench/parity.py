@@ -29,8 +29,9 @@ import pandas as pd
 if __package__ in (None, ""):  # run as `python bench/parity.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import OUT, archive_path, extract, format_table, mirror_rounds, round_key, ruleset, timed
+from bench._common import OUT, archive_path, extract, format_table, mirror_rounds, round_key, timed
 from pipeline.benchmarks import identify
+from pipeline.compliance import round_ruleset
 from pipeline.ingest import IngestTables, ingest, olympic_score
 
 RELATIVE_TOLERANCE = 1e-9
@@ -67,7 +68,7 @@ def run_summarizer(folder: Path, round_: str, log_path: Path) -> Path | None:
     csv = log_path.with_suffix(".csv")
     csv.unlink(missing_ok=True)
     command = [sys.executable, "-m", "mlperf_logging.result_summarizer", f"{folder}/{{*}}", "training",
-               ruleset(round_), "--csv", str(csv)]
+               round_ruleset(round_), "--csv", str(csv)]
     with log_path.open("w", encoding="utf-8") as log:
         done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, cwd=log_path.parent,
                               env={**os.environ, "PYTHONUNBUFFERED": "1"}, check=False)

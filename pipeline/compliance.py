@@ -91,7 +91,6 @@ class Checks:
     ruleset: str
     # Keys that need one record, with the rule's REQ: a set, to subtract the keys a log is known to have.
     single: dict[str, str]
-    single_keys: frozenset[str]
     counted: tuple[tuple[str, int, str], ...]  # (key, records needed, REQ) for more than one, or a virtual key
     alternatives: tuple[tuple[str, ...], ...]  # at least one record of one of these keys
     virtual_keys: dict[str, dict[str, str]]
@@ -112,7 +111,7 @@ def violations(data: bytes, facts: RunFacts, round_: str) -> list[str]:
     present = _Presence(data, facts, checks.virtual_keys)
     ruleset = checks.ruleset
     broken = list(checks.missing_files)
-    for key in sorted(checks.single_keys - present.known):
+    for key in sorted(checks.single.keys() - present.known):
         if not present.has(key):
             broken.append(f"no {key} record ({ruleset} requires {checks.single[key]})")
     for key, needed, requirement in checks.counted:
@@ -182,7 +181,7 @@ def checks_for(ruleset: str, division: str | None, benchmark: str | None, optimi
             at_least.append((key, 1, requirement))
     single = {key: requirement for key, needed, requirement in at_least if needed == 1 and key not in virtual}
     counted = tuple(entry for entry in at_least if entry[0] not in single)
-    return Checks(ruleset, single, frozenset(single), counted, tuple(sorted(alternatives)), virtual,
+    return Checks(ruleset, single, counted, tuple(sorted(alternatives)), virtual,
                   sorted(tensors) if tensors is not None else None, init_limits, tuple(missing))
 
 

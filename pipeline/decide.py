@@ -157,10 +157,8 @@ def fit_figure(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], be
         axis.plot(counts, [p.time_min for p in predictions], color=colour, label=_curve_label(model))
         axis.fill_between(counts, [p.low_min for p in predictions], [p.high_min for p in predictions],
                           color=colour, alpha=0.15, linewidth=0)
-    axis.set(xscale="log", yscale="log", xlabel="Accelerators (count, log scale)",
-             ylabel="Time to train (minutes, log scale)", title=f"{benchmark}: scaling model per accelerator family")
-    plots.plain_log_ticks(axis, "x")
-    plots.plain_log_ticks(axis, "y")
+    plots.log_log(axis, xlabel="Accelerators (count, log scale)", ylabel="Time to train (minutes, log scale)",
+                  title=f"{benchmark}: scaling model per accelerator family")
     axis.legend(fontsize="small")
     return plots.png_bytes(figure)
 
@@ -209,10 +207,9 @@ def errors_figure(assessments: dict[str, FamilyAssessment], benchmark: str) -> b
     limits = np.array([times.min() / 1.5, times.max() * 1.5])
     axis.plot(limits, limits, color="black", linewidth=1)
     axis.fill_between(limits, limits * 0.8, limits * 1.2, color="grey", alpha=0.2, linewidth=0)
-    axis.set(xscale="log", yscale="log", xlim=limits, ylim=limits, xlabel="Published time to train (minutes)",
-             ylabel="Predicted, result held out (minutes)", title=f"{benchmark}: leave-one-out predictions")
-    plots.plain_log_ticks(axis, "x")
-    plots.plain_log_ticks(axis, "y")
+    plots.log_log(axis, xlim=limits, ylim=limits, xlabel="Published time to train (minutes)",
+                  ylabel="Predicted, result held out (minutes)",
+                  title=f"{benchmark}: leave-one-out predictions")
     axis.legend(fontsize="small")
     return plots.png_bytes(figure)
 

@@ -36,6 +36,14 @@ def save(figure: plt.Figure, target: Path | str) -> None:
         tmp.write_bytes(data)
 
 
+def log_log(axis: Any, **labels: Any) -> None:
+    """Both axes on log scales with plain tick labels; `labels` go to `axis.set` (xlabel, title, limits).
+    Call after plotting."""
+    axis.set(xscale="log", yscale="log", **labels)
+    plain_log_ticks(axis, "x")
+    plain_log_ticks(axis, "y")
+
+
 def plain_log_ticks(axis: Any, which: str) -> None:
     """Log axes labelled 1, 10, 100 rather than 10^0, 10^1, 10^2, quicker to read; with 1-2-5 steps on a short
     span, where powers of ten alone leave one or two labels (shorter on x, whose labels sit side by side).

@@ -327,10 +327,8 @@ def scaling_figure(clustered: pd.DataFrame, best_cluster: int | None) -> bytes:
     best_accelerator_minutes = (clustered["time_to_train_min"] * clustered["accelerator_count"]).min()
     axis.plot(counts, best_accelerator_minutes / counts, color="black", linestyle="--", linewidth=1,
               label="ideal linear scaling")
-    axis.set(xscale="log", yscale="log", xlabel="Accelerators (count, log scale)",
-             ylabel="Time to train (minutes, log scale)")
-    plots.plain_log_ticks(axis, "x")
-    plots.plain_log_ticks(axis, "y")
+    plots.log_log(axis, xlabel="Accelerators (count, log scale)",
+                  ylabel="Time to train (minutes, log scale)")
     _outside_legend(axis)
     return plots.png_bytes(figure)
 
@@ -395,10 +393,8 @@ def pareto_figure(ranking: pd.DataFrame) -> bytes:
         axis.annotate(hardware_name(row), (row["accelerator_hours"], row["time_to_train_min"]),
                       xytext=(6, 5) if above else (-6, -11), ha="left" if above else "right",
                       textcoords="offset points", fontsize=7.5, color="#222222")
-    axis.set(xscale="log", yscale="log", xlabel="Accelerator-hours (log scale)",
-             ylabel="Time to train (minutes, log scale)")
-    plots.plain_log_ticks(axis, "x")
-    plots.plain_log_ticks(axis, "y")
+    plots.log_log(axis, xlabel="Accelerator-hours (log scale)",
+                  ylabel="Time to train (minutes, log scale)")
     axis.legend(fontsize="small", loc="upper right", framealpha=0.9)
     return plots.png_bytes(figure)
 
