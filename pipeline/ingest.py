@@ -189,7 +189,7 @@ def _log_problem(row: dict[str, Any], data: bytes) -> str | None:
 
 
 def _run_row(round_: str, parts: dict[str, str], path: str, data: bytes | None) -> dict[str, Any]:
-    facts = parse_log(data or b"")
+    facts = parse_log(data or b"", also_find=compliance.presence_keys())
     if data is None:
         facts.status = "unreadable"
     benchmark = parts.get("benchmark") or facts.submission_benchmark or UNKNOWN_BENCHMARK

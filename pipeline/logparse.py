@@ -23,6 +23,7 @@ from functools import cache
 from typing import Any
 
 import orjson
+from orjson import loads as orjson_loads
 
 WANTED_KEYS = (
     "run_start", "run_stop", "eval_accuracy", "global_batch_size", "train_samples", "gradient_accumulation_steps",
@@ -31,11 +32,13 @@ WANTED_KEYS = (
     "init_stop",
 )
 _WANTED = frozenset(WANTED_KEYS)
+EVALUATION_KEY = "eval_accuracy"
+_EVALUATION_KEY_BYTES = EVALUATION_KEY.encode()
 _KEY_ALTERNATION = b"|".join(key.encode() for key in WANTED_KEYS)
-MLLOG_KEY = re.compile(rb'"key":\s*"(' + _KEY_ALTERNATION + rb')"')
 MLL_LINE = re.compile(rb":::MLL (\d+(?:\.\d+)?) (" + _KEY_ALTERNATION + rb"): ?([^\r\n]*)")
 MLLOG_TOKEN = b":::MLLOG "
 MLL_TOKEN = b":::MLL "
+TOKEN_LENGTH = len(MLLOG_TOKEN)
 MAX_PLAUSIBLE_EPOCHS = 1000
 
 
@@ -72,7 +75,7 @@ class RunFacts:
     # Set by the caller, who knows the round: the official checker's logging rules the log breaks, or None.
     compliance: str | None = None
     _eval_values: list[float] = field(default_factory=list, repr=False)
-    _wanted_keys_logged: frozenset[str] = field(default=frozenset(), repr=False)
+    _keys_found: frozenset[str] = field(default=frozenset(), repr=False)
 
     @property
     def eval_values(self) -> list[float]:
@@ -80,9 +83,10 @@ class RunFacts:
         return self._eval_values
 
     @property
-    def wanted_keys_logged(self) -> frozenset[str]:
-        """The keys of WANTED_KEYS that the log has a readable record of."""
-        return self._wanted_keys_logged
+    def keys_found(self) -> frozenset[str]:
+        """The keys of WANTED_KEYS, and init_start, that the log has a readable record of, and the keys asked
+        for with `parse_log(also_find=...)` whose text it holds (some may be missed: see pipeline.compliance)."""
+        return self._keys_found
 
     @property
     def converged(self) -> bool:
@@ -119,60 +123,173 @@ class RunFacts:
         return values
 
 
-def parse_log(data: bytes) -> RunFacts:
+Record = tuple[str, float, Any, dict[str, Any]]  # key, time_ms, value, metadata
+Evaluation = tuple[float, dict[str, Any]]  # time_ms, the whole record
+
+
+def parse_log(data: bytes, also_find: frozenset[str] = frozenset()) -> RunFacts:
+    """The facts of one log. `also_find` names further keys, each logged once in a log, whose presence the
+    same pass over the log notes in `keys_found` (pipeline.compliance asks for the keys its rules require)."""
     facts = RunFacts()
+    evaluations: list[Evaluation] = []
+    found: set[str] = set()
     if MLLOG_TOKEN in data:
         facts.log_format = "mllog"
-        records = _mllog_records(data, facts)
+        records, evaluations = _mllog_records(data, facts, also_find - _WANTED, found)
         # init_start is read apart from the wanted keys: some logs give it once per process, 50 times a run.
         init_start = next((time_ms for time_ms, _ in records_of(data, "init_start")), None)
         init_stops = [time_ms for key, time_ms, _, _ in records if key == "init_stop"]
-        if init_stops and init_start is not None:
-            facts.init_time_ms = max(init_stops) - init_start
+        if init_start is not None:
+            found.add("init_start")
+            if init_stops:
+                facts.init_time_ms = max(init_stops) - init_start
     elif MLL_TOKEN in data:
         facts.log_format = "mll"
-        records = _mll_records(data, facts)
+        records, evaluations = _mll_records(data, facts)
     else:
         facts.status = "no MLPerf log lines"
         return facts
-    _apply(records, facts)
-    facts._wanted_keys_logged = frozenset(key for key, _, _, _ in records)
+    _apply(records, evaluations, facts)
+    found.update(key for key, _, _, _ in records)
+    if evaluations:
+        found.add(EVALUATION_KEY)
+    facts._keys_found = frozenset(found)
     return facts
 
 
-def _mllog_records(data: bytes, facts: RunFacts) -> list[tuple[str, float, Any, dict[str, Any]]]:
-    records = []
-    line_end = 0
-    # Keys of which only the first usable value is kept: their later lines (one per process in some logs)
-    # are not decoded at all.
+def _mllog_records(data: bytes, facts: RunFacts, presence_keys: frozenset[str],
+                   found: set[str]) -> tuple[list[Record], list[Evaluation]]:
+    """The readable records of the wanted keys, in log order, evaluations (time_ms, record) apart from the
+    others since a log can hold thousands of them; the presence keys whose text the log holds go to `found`."""
+    records: list[Record] = []
+    # Keys of which only the first usable value is kept, and presence keys once found: their later lines (one
+    # per process in some logs) are not decoded at all.
     done: set[bytes] = set()
+    key_search, presence_bytes = _key_search(presence_keys)
+    presence = set(presence_bytes)
+    evaluation_texts: list[bytes] = []
+    evaluations_before: list[int] = []  # how many other records precede each evaluation
+    search, rfind, find, size = key_search.search, data.rfind, data.find, len(data)
+    position = line_end = 0
     # search, not finditer: the search resumes after the line just read, so a line holding a key many times
     # costs one look, not one per occurrence (a line holds one record: the text after its last token). The
     # line bounds are found inline, as in _line_of: this loop runs for every wanted line of a round.
-    while (match := MLLOG_KEY.search(data, line_end)) is not None:
-        line_start = data.rfind(b"\n", line_end, match.start()) + 1
-        line_end = data.find(b"\n", match.end())
-        if line_end < 0:
-            line_end = len(data)
-        if match.group(1) in done:
+    while (match := search(data, position)) is not None:
+        key_found = match.group(1)
+        if key_found in presence:
+            # Presence is the text alone, wherever it stands; the line may yet hold a wanted record.
+            found.add(key_found.decode())
+            presence.discard(key_found)
+            position = match.end()
             continue
-        token = data.rfind(MLLOG_TOKEN, line_start, line_end)
+        line_start = rfind(b"\n", line_end, match.start()) + 1
+        line_end = find(b"\n", match.end())
+        if line_end < 0:
+            line_end = size
+        position = line_end
+        if key_found in done:
+            continue
+        token = rfind(MLLOG_TOKEN, line_start, line_end)
         if token < 0:
             continue  # other output that happens to hold the text, not an MLPerf line
-        try:
-            entry = _decode_record(data[token + len(MLLOG_TOKEN): line_end])
-            key, time_ms = entry["key"], _timestamp_ms(entry)
-        except (ValueError, TypeError, KeyError, RecursionError, OverflowError):
+        text = data[token + TOKEN_LENGTH: line_end]
+        if key_found == _EVALUATION_KEY_BYTES:
+            evaluation_texts.append(text)  # decoded together, below
+            evaluations_before.append(len(records))
+            continue
+        decoded = _decoded(text)
+        if decoded is None:
             facts.bad_lines += 1
             continue
+        key, time_ms, entry = decoded
         if not isinstance(key, str) or key not in _WANTED:
             continue  # the wanted key's text sat inside another record's value
-        metadata = entry.get("metadata")
-        value = entry.get("value")
-        records.append((key, time_ms, value, metadata if isinstance(metadata, dict) else {}))
-        if key in _FIRST_VALUE_FIELDS and not _is_unset(_FIRST_VALUE_FIELDS[key][1](value)):
-            done.add(match.group(1))
-    return records
+        if key == EVALUATION_KEY:  # found by another key's text in it: read with the others, in log order
+            evaluation_texts.append(text)
+            evaluations_before.append(len(records))
+            continue
+        record = _record(key, time_ms, entry)
+        records.append(record)
+        if key in _FIRST_VALUE_FIELDS and not _is_unset(_FIRST_VALUE_FIELDS[key][1](record[2])):
+            done.add(key.encode())
+    evaluations = _evaluations(evaluation_texts)
+    if evaluations is None:
+        evaluations = _evaluations_one_by_one(evaluation_texts, evaluations_before, records, facts)
+    return records, evaluations
+
+
+def _record(key: str, time_ms: float, entry: dict[str, Any]) -> Record:
+    metadata = entry.get("metadata")
+    return key, time_ms, entry.get("value"), metadata if isinstance(metadata, dict) else {}
+
+
+def _decoded(text: bytes) -> tuple[Any, float, dict[str, Any]] | None:
+    """(key, time_ms, record) of one record's text; None unless it is a readable record."""
+    try:
+        entry = _decode_record(text)
+        return entry["key"], _timestamp_ms(entry), entry
+    except (ValueError, TypeError, KeyError, RecursionError, OverflowError):
+        return None
+
+
+def _evaluations(texts: list[bytes]) -> list[Evaluation] | None:
+    """The evaluation records of these texts, decoded and checked a list at a time; None unless every one is
+    an eval_accuracy record that orjson reads, with an integer time_ms, as MLLOG writes them. Per record this
+    costs a fifth of reading each on its own, which matters for the thousands of evaluations of some logs."""
+    try:
+        entries = list(map(orjson_loads, texts))
+        keys = [entry["key"] for entry in entries]
+        stamps = [entry["time_ms"] for entry in entries]
+    except (orjson.JSONDecodeError, TypeError, KeyError):
+        return None
+    if keys.count(EVALUATION_KEY) != len(keys) or not set(map(type, stamps)) <= {int}:
+        return None
+    return list(zip(map(float, stamps), entries))
+
+
+def _evaluations_one_by_one(texts: list[bytes], before: list[int], records: list[Record],
+                            facts: RunFacts) -> list[Evaluation]:
+    """The evaluation records of these texts, each read on its own: damaged lines are counted and skipped, and
+    a record of another wanted key whose line held the evaluation key's text is put in its place in `records`."""
+    evaluations: list[Evaluation] = []
+    misplaced: list[tuple[int, Record]] = []
+    for text, index in zip(texts, before):
+        decoded = _decoded(text)
+        if decoded is None:
+            facts.bad_lines += 1
+            continue
+        key, time_ms, entry = decoded
+        if key == EVALUATION_KEY:
+            evaluations.append((time_ms, entry))
+        elif isinstance(key, str) and key in _WANTED:
+            misplaced.append((index, _record(key, time_ms, entry)))
+    for index, record in reversed(misplaced):
+        records.insert(index, record)
+    return evaluations
+
+
+@cache
+def _key_search(presence_keys: frozenset[str]) -> tuple[re.Pattern[bytes], frozenset[bytes]]:
+    """A search for the wanted keys and the presence keys as MLLOG records spell them, `"key": "run_start"`,
+    and the presence keys as bytes."""
+    keys = sorted(key.encode() for key in _WANTED | presence_keys)
+    return (re.compile(rb'"key":\s*"(' + _prefix_tree(keys) + rb')"'),
+            frozenset(key.encode() for key in presence_keys))
+
+
+def _prefix_tree(words: list[bytes]) -> bytes:
+    """A regular expression for exactly these words with their common prefixes factored out: re tries the
+    branches of an alternation one by one, so a flat one of a hundred keys would be tried a hundred times at
+    every record of a log, and this one a few times."""
+    branches: dict[bytes, list[bytes]] = {}
+    for word in words:
+        branches.setdefault(word[:1], []).append(word[1:])
+    ends_here = branches.pop(b"", None) is not None
+    parts = [re.escape(head) + _prefix_tree(tails) for head, tails in sorted(branches.items())]
+    if not parts:
+        return b""
+    body = parts[0] if len(parts) == 1 and not ends_here else b"(?:" + b"|".join(parts) + b")"
+    return body + b"?" if ends_here else body
 
 
 def _line_of(data: bytes, match: re.Match[bytes], floor: int) -> tuple[int, int]:
@@ -192,12 +309,9 @@ def records_of(data: bytes, key: str) -> Iterator[tuple[float, dict[str, Any]]]:
         record_start, line_end = _line_of(data, match, 0)
         if record_start < 0:
             continue
-        try:
-            entry = _decode_record(data[record_start: line_end])
-            if isinstance(entry, dict) and entry["key"] == key:
-                yield _timestamp_ms(entry), entry
-        except (ValueError, TypeError, KeyError, RecursionError, OverflowError):
-            continue
+        decoded = _decoded(data[record_start: line_end])
+        if decoded is not None and decoded[0] == key:
+            yield decoded[1], decoded[2]
 
 
 @cache
@@ -211,13 +325,18 @@ def _decode_record(text: bytes) -> Any:
     rest (NaN literals, bytes that are not UTF-8), so the outcome is json.loads's. The one difference, an
     integer beyond 64 bits read as the nearest float, changes nothing: numeric fields are read as floats."""
     try:
-        return orjson.loads(text)
+        return orjson_loads(text)
     except orjson.JSONDecodeError:
-        return json.loads(text.decode("utf-8", "replace"))
+        return _standard_decode(text)
 
 
-def _mll_records(data: bytes, facts: RunFacts) -> list[tuple[str, float, Any, dict[str, Any]]]:
-    records = []
+def _standard_decode(text: bytes) -> Any:
+    return json.loads(text.decode("utf-8", "replace"))
+
+
+def _mll_records(data: bytes, facts: RunFacts) -> tuple[list[Record], list[tuple[float, dict[str, Any]]]]:
+    records: list[Record] = []
+    evaluations: list[tuple[float, dict[str, Any]]] = []
     for match in MLL_LINE.finditer(data):
         time_ms = float(match.group(1)) * 1000.0
         if not math.isfinite(time_ms):
@@ -233,13 +352,16 @@ def _mll_records(data: bytes, facts: RunFacts) -> list[tuple[str, float, Any, di
             continue
         if not isinstance(body, dict):
             body = {"value": body}
+        key = match.group(2).decode()
+        if key == "eval_accuracy":
+            evaluations.append((time_ms, body))
+            continue
         metadata = body.get("metadata")
-        records.append((match.group(2).decode(), time_ms, body.get("value"),
-                        metadata if isinstance(metadata, dict) else {}))
-    return records
+        records.append((key, time_ms, body.get("value"), metadata if isinstance(metadata, dict) else {}))
+    return records, evaluations
 
 
-def _apply(records: list[tuple[str, float, Any, dict[str, Any]]], facts: RunFacts) -> None:
+def _apply(records: list[Record], evaluations: list[tuple[float, dict[str, Any]]], facts: RunFacts) -> None:
     """Fold the records into facts, choosing run_start and run_stop exactly as the official summarizer does.
 
     It walks the log and stops at the first point where both keys have been seen, keeping the latest of each
@@ -265,24 +387,32 @@ def _apply(records: list[tuple[str, float, Any, dict[str, Any]]], facts: RunFact
         facts.epochs_to_converge = _number(stop_metadata.get("epoch_num", stop_metadata.get("epoch")))
         facts.samples_to_converge = _number(stop_metadata.get("samples_count"))
 
-    stop_ms = facts.run_stop_ms if not math.isnan(facts.run_stop_ms) else math.inf
-    last_eval: tuple[Any, dict[str, Any]] | None = None
     for key, time_ms, value, metadata in records:
-        if key == "eval_accuracy":
-            if not math.isnan(number := _number(value)):
-                facts.eval_values.append(number)
-            if time_ms <= stop_ms:
-                last_eval = (value, metadata)
-        elif key in ("target_accuracy", "eval_target"):
+        if key in ("target_accuracy", "eval_target"):
             facts.target_value = _number(value)
         elif key in _FIRST_VALUE_FIELDS:
             attribute, convert = _FIRST_VALUE_FIELDS[key]
             if _is_unset(getattr(facts, attribute)):
                 setattr(facts, attribute, convert(value))
+    if evaluations:
+        _apply_evaluations(evaluations, facts)
+
+
+def _apply_evaluations(evaluations: list[Evaluation], facts: RunFacts) -> None:
+    """Every numeric evaluation value; metric, value and progress of the last evaluation up to run_stop."""
+    values = [entry.get("value") for _, entry in evaluations]
+    # A list at a time where every value is a finite float, as MLLOG writes them: some logs hold thousands.
+    if set(map(type, values)) <= {float} and all(map(math.isfinite, values)):
+        facts._eval_values = values
+    else:
+        facts._eval_values = [number for number in map(_number, values) if not math.isnan(number)]
+    stop_ms = facts.run_stop_ms if not math.isnan(facts.run_stop_ms) else math.inf
+    last_eval = next((entry for time_ms, entry in reversed(evaluations) if time_ms <= stop_ms), None)
     if last_eval is not None:
-        value, metadata = last_eval
+        metadata = last_eval.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
         facts.eval_metric = str(metadata.get("metric", "eval_accuracy"))
-        facts.eval_value = _number(value)
+        facts.eval_value = _number(last_eval.get("value"))
         if math.isnan(facts.epochs_to_converge):
             facts.epochs_to_converge = _number(metadata.get("epoch_num"))
         if math.isnan(facts.samples_to_converge):
@@ -311,7 +441,7 @@ def _number(value: Any) -> float:
         return math.nan
     try:
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an integer of hundreds of digits
         return math.nan
     return number if math.isfinite(number) else math.nan
 

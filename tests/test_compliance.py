@@ -18,8 +18,11 @@ START = 1_600_000_000_000
 
 
 def check(log: str, round_: str = "v3.0") -> list[str]:
+    """The verdict as ingest reaches it, which must be the one without the keys noted while reading."""
     data = log.encode()
-    return compliance.violations(data, parse_log(data), round_)
+    verdict = compliance.violations(data, parse_log(data, also_find=compliance.presence_keys()), round_)
+    assert compliance.violations(data, parse_log(data), round_) == verdict
+    return verdict
 
 
 def with_benchmark(log: str, benchmark: str, division: str = "closed") -> str:
@@ -65,6 +68,32 @@ def test_one_of_two_alternatives_is_enough() -> None:
     log = run_log(10).replace('"block_stop"', '"other_stop"').replace('"eval_stop"', '"other_eval_stop"')
     assert check(log) == ["none of block_stop / epoch_stop logged (3.0.0 requires one of them)",
                           "none of block_stop / eval_stop logged (3.0.0 requires one of them)"]
+
+
+def test_a_required_key_is_found_wherever_its_text_stands() -> None:
+    lines = run_log(10).splitlines()
+    eval_samples = next(line for line in lines if '"eval_samples"' in line)
+    rest = [line for line in lines if line != eval_samples]
+    # After a wanted record on its line, where the reading moves on to the next line without seeing it.
+    joined = [line + " " + eval_samples if '"run_start"' in line else line for line in rest]
+    assert check("\n".join(joined) + "\n") == []
+    # Before a wanted record on its line, which must still be read.
+    joined = [eval_samples + " " + line if '"run_stop"' in line else line for line in rest]
+    assert check("\n".join(joined) + "\n") == []
+    assert parse_log("\n".join(joined).encode()).status == "success"
+
+
+@pytest.mark.parametrize("size", [10, compliance.FIRST_WINDOW * 3, compliance.FIRST_WINDOW * 25 + 7])
+def test_a_needle_is_found_in_any_window_and_across_their_edges(size: int) -> None:
+    needle = b'"key": "block_stop"'
+    window = compliance.FIRST_WINDOW
+    edges = {0, window, 5 * window, 21 * window, size - window, size - 5 * window, size // 2, size - len(needle)}
+    for edge in sorted(edge for edge in edges if 0 <= edge <= size - len(needle)):
+        for start in range(max(0, edge - len(needle)), min(size - len(needle), edge + 2) + 1):
+            data = bytearray(b"." * size)
+            data[start: start + len(needle)] = needle
+            assert compliance._first_of(bytes(data), (b"absent", needle)) == 1, (size, start)
+    assert compliance._first_of(b"." * size, (needle,)) is None
 
 
 @pytest.mark.parametrize(("division", "init_minutes", "broken"), [

@@ -9,7 +9,7 @@ import pytest
 
 from pipeline import ingest
 from pipeline.errors import SourceError
-from pipeline.logparse import _decode_record, parse_log
+from pipeline.logparse import _decode_record, _prefix_tree, parse_log
 from tests.conftest import mllog, run_log, small_round, system_json, write_folder
 
 
@@ -53,6 +53,57 @@ def test_a_record_decodes_as_the_standard_json_reader_reads_it(record: bytes) ->
     expected = json.loads(record.decode("utf-8", "replace"))
     decoded = _decode_record(record)
     assert json.dumps(decoded) == json.dumps(expected)
+
+
+def evaluations(*values: str) -> str:
+    """A converged run_log whose evaluations are these JSON value texts, one record each, before run_stop."""
+    lines = run_log(10).splitlines()
+    stop = next(index for index, line in enumerate(lines) if '"run_stop"' in line)
+    evaluations = [mllog("eval_accuracy", 1_600_000_000_000 + index, 0.0, epoch_num=index).replace(
+        '"value": 0.0', f'"value": {value}') for index, value in enumerate(values)]
+    return "\n".join([line for line in lines[:stop] if '"eval_accuracy"' not in line] + evaluations
+                     + lines[stop:]) + "\n"
+
+
+@pytest.mark.parametrize(("log", "values", "bad_lines"), [
+    (evaluations("0.5", "0.75", "0.76"), [0.5, 0.75, 0.76], 0),  # as MLLOG writes them: read a list at a time
+    (evaluations("0.5", "1", "0.76"), [0.5, 1.0, 0.76], 0),  # an integer value
+    (evaluations("0.5", "NaN", "0.76"), [0.5, 0.76], 0),  # json.dumps writes NaN: no number
+    (evaluations("0.5", '"high"', "0.76"), [0.5, 0.76], 0),
+    (evaluations("0.5", "null", "0.76"), [0.5, 0.76], 0),
+    (evaluations("0.5", "1e999", "0.76"), [0.5, 0.76], 0),  # infinite
+    (evaluations("0.5", "0.7, oops", "0.76"), [0.5, 0.76], 1),  # a damaged line is counted and skipped
+    (evaluations("0.5", "0.7").replace('"epoch_num": 1}}', '"epoch_num": 1'), [0.5], 1),  # cut off
+])
+def test_every_evaluation_is_read_however_it_is_written(log: str, values: list[float], bad_lines: int) -> None:
+    facts = parse_log(log.encode())
+    assert facts.eval_values == values
+    assert facts.bad_lines == bad_lines
+    assert facts.eval_value == values[-1]
+    assert facts.converged
+
+
+def test_a_record_whose_line_holds_another_keys_text_is_read_in_its_place() -> None:
+    # Output before the MLLOG token names eval_accuracy; the record itself is the run's run_stop.
+    log = run_log(10).replace(':::MLLOG {"namespace": "", "time_ms": 1600000600000',
+                              'note "key": "eval_accuracy" :::MLLOG {"namespace": "", "time_ms": 1600000600000')
+    assert 'note "key"' in log
+    facts = parse_log(log.encode())
+    assert facts.status == "success" and facts.time_to_train_min == pytest.approx(10.0)
+    assert facts.eval_values == [0.76]
+
+
+@pytest.mark.parametrize("words", [
+    [b"run_start", b"run_stop", b"seed"],
+    [b"a", b"ab", b"abc", b"abd", b"b"],  # words that are prefixes of others
+    [b"eval_accuracy", b"eval_target", b"eval_samples", b"epoch_num", b"e"],
+])
+def test_the_prefix_tree_matches_exactly_its_words(words: list[bytes]) -> None:
+    import re
+    pattern = re.compile(_prefix_tree(sorted(words)))
+    assert all(pattern.fullmatch(word) for word in words)
+    near_misses = {word[:-1] for word in words} | {word + b"x" for word in words} | {b"", b"x"}
+    assert not any(pattern.fullmatch(word) for word in near_misses - set(words))
 
 
 @pytest.mark.parametrize(("log", "status"), [
