@@ -7,6 +7,7 @@ corrupt archive fails with a `SourceError` naming it (tarfile alone would stop e
 """
 from __future__ import annotations
 
+import io
 import os
 import re
 import stat
@@ -29,6 +30,7 @@ SKIPPED_FOLDERS = frozenset({".git"})
 # exhaust memory.
 MAX_FILE_BYTES = 256 * 1024 * 1024
 COMPRESSED_CHUNK_BYTES = 256 * 1024
+SKIP_CHUNK_BYTES = 1 << 20
 
 SYSTEM_PATH = re.compile(r"^(?P<submitter>[^/]+)/systems/(?P<system>[^/]+)\.json$")
 # Nine digits at most: a run number is an int64 column, and no result has a billion runs. A log nested
@@ -111,11 +113,13 @@ def iter_members(source: Path, on_progress: Callable[[int], object] | None = Non
 
 
 class CheckedGzip:
-    """A gzip stream for tarfile that fails on a corrupt or cut-off archive.
+    """A gzip stream for tarfile that fails on a corrupt or cut-off archive, and reads forward only.
 
     tarfile's own `r|gz` stream checks neither the CRC nor the length, and stops at the first damaged header
     as if the archive ended there; gzip mode (wbits=31) checks both. Concatenated gzip members are read in turn,
     as gzip does. ISA-L's inflate (python-isal, with zlib's interface) does it five times faster than zlib.
+    A seek forward skips, which lets tarfile read the archive in its `r:` mode, where a member is one read of
+    its size rather than tarfile's stream mode's reads of 10 KB at a time; a seek backward is refused.
     """
 
     def __init__(self, raw: BinaryIO) -> None:
@@ -123,6 +127,7 @@ class CheckedGzip:
         self._inflate = isal_zlib.decompressobj(wbits=31)
         self._buffer = b""
         self._offset = 0
+        self._position = 0  # bytes handed out or skipped
         self._finished = False
 
     def read(self, size: int) -> bytes:
@@ -134,7 +139,21 @@ class CheckedGzip:
             self._offset = min(len(self._buffer), size - got)
             parts.append(self._buffer[: self._offset])
             got += self._offset
+        self._position += got
         return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def tell(self) -> int:
+        return self._position
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, position: int, whence: int = io.SEEK_SET) -> int:
+        if whence != io.SEEK_SET or position < self._position:
+            raise io.UnsupportedOperation("the archive is read forward only")
+        while self._position < position and self.read(min(position - self._position, SKIP_CHUNK_BYTES)):
+            pass
+        return self._position
 
     def drain(self) -> None:
         """Read to the end, so that the CRC and length of the whole archive are checked."""
@@ -163,7 +182,7 @@ def _iter_archive(archive: Path, report: Callable[[int], object]) -> Iterator[Me
     try:
         with archive.open("rb") as raw:
             stream = CheckedGzip(raw)
-            with tarfile.open(fileobj=stream, mode="r|") as tar:
+            with tarfile.open(fileobj=stream, mode="r:") as tar:
                 position = 0
                 for info in tar:
                     report(raw.tell() - position)

@@ -604,6 +604,18 @@ def test_a_truncated_or_corrupt_archive_is_a_clear_source_error(make_archive, tm
     assert exit_.value.code == 1 and error.startswith(f"error: {archive}") and error.count("\n") == 1
 
 
+def test_the_archive_stream_seeks_forward_only() -> None:
+    data = bytes(range(256)) * 4096
+    stream = sources.CheckedGzip(io.BytesIO(gzip.compress(data[:500_000]) + gzip.compress(data[500_000:])))
+    assert stream.read(10) == data[:10] and stream.tell() == 10
+    assert stream.seek(600_000) == 600_000  # skips, across the two gzip members
+    assert stream.read(5) == data[600_000:600_005] and stream.tell() == 600_005
+    with pytest.raises(io.UnsupportedOperation, match="forward only"):
+        stream.seek(0)
+    assert stream.seek(10 * len(data)) == len(data)  # past the end: stops at the end
+    assert stream.read(1) == b""
+
+
 # --------------------------------------------------------------------------------------- the real mirror
 
 REAL_ROUNDS = ("v0.7", "v1.0", "v1.1", "v2.1", "v4.0", "v5.0")
