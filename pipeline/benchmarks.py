@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ CATALOGUE: tuple[Benchmark, ...] = (
 BY_ID = {benchmark.id: benchmark for benchmark in CATALOGUE}
 
 
+@cache
 def round_version(round_: str) -> tuple[int, int]:
     match = re.fullmatch(r"v(\d+)\.(\d+)", round_)
     if not match:
@@ -104,6 +106,7 @@ def round_version(round_: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
+@cache  # asked once per result log
 def identify(round_: str, folder: str) -> Benchmark | None:
     """The benchmark a results folder of a round holds, or None when the catalogue has no such benchmark."""
     for benchmark in CATALOGUE:

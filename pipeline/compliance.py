@@ -50,7 +50,7 @@ TENSOR = re.compile(rb'"key":\s*"weights_initialization"[^\n]*?"tensor":\s*"(?P<
 RULESET_DIR = re.compile(r"training_(?P<version>\d+\.\d+\.\d+)")
 TENSOR_VALUE = re.compile(rb'"tensor": "([^"\\\n]*)"')
 WEIGHTS_KEY = b'"weights_initialization"'
-FIRST_WINDOW = 64 << 10
+FIRST_WINDOW = 4 << 10
 # A virtual key that a rule file's BEGIN code makes from the records of another key that carry a metric, one
 # per value of a metadata field (Stable Diffusion's aggregated_eval_accuracy: its FID and CLIP evaluations, per
 # samples_count, or step_num in 3.1.0).

@@ -117,7 +117,7 @@ class RunFacts:
 
     def record(self) -> dict[str, Any]:
         # Not dataclasses.asdict: it deep-copies the evaluation list, a sixth of the ingest's time.
-        values = {item.name: getattr(self, item.name) for item in fields(self) if not item.name.startswith("_")}
+        values = {name: getattr(self, name) for name in _public_fields()}
         values.update(converged=self.converged, time_to_train_min=self.time_to_train_min if self.converged
                       else math.nan, throughput_samples_per_s=self.throughput_samples_per_s)
         return values
@@ -125,6 +125,11 @@ class RunFacts:
 
 Record = tuple[str, float, Any, dict[str, Any]]  # key, time_ms, value, metadata
 Evaluation = tuple[float, dict[str, Any]]  # time_ms, the whole record
+
+
+@cache
+def _public_fields() -> tuple[str, ...]:
+    return tuple(item.name for item in fields(RunFacts) if not item.name.startswith("_"))
 
 
 def parse_log(data: bytes, also_find: frozenset[str] = frozenset()) -> RunFacts:
