@@ -174,26 +174,22 @@ def _mllog_records(data: bytes, facts: RunFacts, presence_keys: frozenset[str],
     presence = set(presence_bytes)
     evaluation_texts: list[bytes] = []
     evaluations_before: list[int] = []  # how many other records precede each evaluation
-    search, rfind, find, size = key_search.search, data.rfind, data.find, len(data)
+    search, rfind = key_search.search, data.rfind
     position = line_end = 0
-    # search, not finditer: the search resumes after the line just read, so a line holding a key many times
-    # costs one look, not one per occurrence (a line holds one record: the text after its last token). The
-    # line bounds are found inline, as in _line_of: this loop runs for every wanted line of a round.
+    # search, not finditer: after a wanted line the search resumes at its end, so a line holding a key many
+    # times costs one look, not one per occurrence (a line holds one record: the text after its last token).
+    # The match runs to the end of its line, and the line's start is found inline, as in _line_of: this loop
+    # runs for every wanted line of a round.
     while (match := search(data, position)) is not None:
         key_found = match.group(1)
-        if key_found in presence:
-            # Presence is the text alone, wherever it stands; the line may yet hold a wanted record.
-            found.add(key_found.decode())
-            presence.discard(key_found)
-            position = match.end()
+        if key_found in presence or key_found in done:
+            if key_found in presence:  # presence is the text alone, wherever it stands
+                found.add(key_found.decode())
+                presence.discard(key_found)
+            position = match.end(1)  # the line may yet hold another wanted record
             continue
         line_start = rfind(b"\n", line_end, match.start()) + 1
-        line_end = find(b"\n", match.end())
-        if line_end < 0:
-            line_end = size
-        position = line_end
-        if key_found in done:
-            continue
+        line_end = position = match.end()
         token = rfind(MLLOG_TOKEN, line_start, line_end)
         if token < 0:
             continue  # other output that happens to hold the text, not an MLPerf line
@@ -278,7 +274,7 @@ def _key_search(presence_keys: frozenset[str]) -> tuple[re.Pattern[bytes], froze
     """A search for the wanted keys and the presence keys as MLLOG records spell them, `"key": "run_start"`,
     and the presence keys as bytes."""
     keys = sorted(key.encode() for key in _WANTED | presence_keys)
-    return (re.compile(rb'"key":\s*"(' + _prefix_tree(keys) + rb')"'),
+    return (re.compile(rb'"key":\s*"(' + _prefix_tree(keys) + rb')"[^\n]*'),
             frozenset(key.encode() for key in presence_keys))
 
 
