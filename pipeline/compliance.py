@@ -15,6 +15,11 @@ line; ingest does not run them, it applies the parts that reject published runs:
 - the limit on initialisation, init_stop minus the first init_start: 20 minutes (0.7.0), 30 (1.0.0, 1.1.0),
   and from 2.0.0 30 in the closed division and 240 in the open one.
 
+A key counts as logged where its record's text, `"key": "<name>"`, stands anywhere in the log. The keys some
+rule file requires exactly once are noted by `parse_log` in its own pass over the log (ask it with
+`also_find=presence_keys()`); any other is searched for from both ends of the log, where one of its many
+records lies close (`_first_of`).
+
 The quality target, which the checker also tests, is `benchmarks.Benchmark.reached`. The rules are read from
 `compliance_rules.json`, extracted from the mlperf-logging package by `python -m pipeline.compliance`;
 `tests/test_compliance.py` checks that file against the installed package.
@@ -185,15 +190,11 @@ def checks_for(ruleset: str, division: str | None, benchmark: str | None, optimi
                   sorted(tensors) if tensors is not None else None, init_limits, tuple(missing))
 
 
+@cache
 def presence_keys() -> frozenset[str]:
     """The keys whose presence `violations` asks `parse_log` to note as it reads a log: those that a rule file
     requires exactly once. They are logged once, so noting them costs little; the others (AT_LEAST_ONE: blocks,
     epochs, evaluations, initialised tensors) are logged many times, and a search finds one quickly."""
-    return _presence_keys()
-
-
-@cache
-def _presence_keys() -> frozenset[str]:
     return frozenset(key for files in _rules().values() for rule in files.values()
                      for key, requirement in rule.requirements.items() if requirement == "EXACTLY_ONE")
 
