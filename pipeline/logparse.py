@@ -7,7 +7,9 @@ A line may carry a prefix before `:::` (`0: :::MLLOG ...`) and sit among unrelat
 parser does, the text after the last `:::MLLOG ` token of a line is the record. Only lines whose key the analysis
 uses are decoded, which is what makes a round of gigabytes readable in seconds: a regular expression finds the
 wanted keys in the raw bytes and just those lines are decoded as JSON, each line once, so the time stays
-linear in the size of the log even for a single line of megabytes holding the keys many times.
+linear in the size of the log even for a single line of megabytes holding the keys many times. The same pass
+notes which of the further keys a caller names (`also_find`) the log holds, and the evaluations, thousands in
+some logs, are decoded a list at a time.
 
 Nothing in a log is trusted: a line that is not valid JSON, nests too deeply or has no finite timestamp is
 counted in `bad_lines` and skipped.
