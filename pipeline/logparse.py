@@ -172,8 +172,7 @@ def _mllog_records(data: bytes, facts: RunFacts, presence_keys: frozenset[str],
     # Keys of which only the first usable value is kept, and presence keys once found: their later lines (one
     # per process in some logs) are not decoded at all.
     done: set[bytes] = set()
-    key_search, presence_bytes = _key_search(presence_keys)
-    presence = set(presence_bytes)
+    key_search, presence = _key_search(presence_keys)
     evaluation_texts: list[bytes] = []
     evaluations_before: list[int] = []  # how many other records precede each evaluation
     search, rfind = key_search.search, data.rfind
@@ -184,10 +183,10 @@ def _mllog_records(data: bytes, facts: RunFacts, presence_keys: frozenset[str],
     # runs for every wanted line of a round.
     while (match := search(data, position)) is not None:
         key_found = match.group(1)
-        if key_found in presence or key_found in done:
-            if key_found in presence:  # presence is the text alone, wherever it stands
-                found.add(key_found.decode())
-                presence.discard(key_found)
+        if key_found in presence and key_found not in done:  # presence is the text alone, wherever it stands
+            found.add(key_found.decode())
+            done.add(key_found)
+        if key_found in done:
             position = match.end(1)  # the line may yet hold another wanted record
             continue
         line_start = rfind(b"\n", line_end, match.start()) + 1

@@ -83,6 +83,14 @@ def test_a_required_key_is_found_wherever_its_text_stands() -> None:
     assert parse_log("\n".join(joined).encode()).status == "success"
 
 
+def test_a_required_key_logged_again_is_not_read_again() -> None:
+    eval_samples = next(line for line in run_log(10).splitlines() if '"eval_samples"' in line)
+    log = run_log(10) + eval_samples[:-5] + "\n"  # logged again, cut off: not a wanted record, not read
+    facts = parse_log(log.encode(), also_find=compliance.presence_keys())
+    assert "eval_samples" in facts.keys_found and facts.bad_lines == 0
+    assert check(log) == []
+
+
 @pytest.mark.parametrize("size", [10, compliance.FIRST_WINDOW * 3, compliance.FIRST_WINDOW * 25 + 7])
 def test_a_needle_is_found_in_any_window_and_across_their_edges(size: int) -> None:
     needle = b'"key": "block_stop"'
