@@ -336,9 +336,9 @@ def _standard_decode(text: bytes) -> Any:
     return json.loads(text.decode("utf-8", "replace"))
 
 
-def _mll_records(data: bytes, facts: RunFacts) -> tuple[list[Record], list[tuple[float, dict[str, Any]]]]:
+def _mll_records(data: bytes, facts: RunFacts) -> tuple[list[Record], list[Evaluation]]:
     records: list[Record] = []
-    evaluations: list[tuple[float, dict[str, Any]]] = []
+    evaluations: list[Evaluation] = []
     for match in MLL_LINE.finditer(data):
         time_ms = float(match.group(1)) * 1000.0
         if not math.isfinite(time_ms):
@@ -363,7 +363,7 @@ def _mll_records(data: bytes, facts: RunFacts) -> tuple[list[Record], list[tuple
     return records, evaluations
 
 
-def _apply(records: list[Record], evaluations: list[tuple[float, dict[str, Any]]], facts: RunFacts) -> None:
+def _apply(records: list[Record], evaluations: list[Evaluation], facts: RunFacts) -> None:
     """Fold the records into facts, choosing run_start and run_stop exactly as the official summarizer does.
 
     It walks the log and stops at the first point where both keys have been seen, keeping the latest of each
