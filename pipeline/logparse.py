@@ -138,11 +138,10 @@ def parse_log(data: bytes, also_find: frozenset[str] = frozenset()) -> RunFacts:
     """The facts of one log. `also_find` names further keys, each logged once in a log, whose presence the
     same pass over the log notes in `keys_found` (pipeline.compliance asks for the keys its rules require)."""
     facts = RunFacts()
-    evaluations: list[Evaluation] = []
     found: set[str] = set()
     if MLLOG_TOKEN in data:
         facts.log_format = "mllog"
-        records, evaluations = _mllog_records(data, facts, also_find - _WANTED, found)
+        records, evaluations = _mllog_records(data, facts, also_find, found)
         # init_start is read apart from the wanted keys: some logs give it once per process, 50 times a run.
         init_start = next((time_ms for time_ms, _ in records_of(data, "init_start")), None)
         init_stops = [time_ms for key, time_ms, _, _ in records if key == "init_stop"]
@@ -164,15 +163,16 @@ def parse_log(data: bytes, also_find: frozenset[str] = frozenset()) -> RunFacts:
     return facts
 
 
-def _mllog_records(data: bytes, facts: RunFacts, presence_keys: frozenset[str],
+def _mllog_records(data: bytes, facts: RunFacts, also_find: frozenset[str],
                    found: set[str]) -> tuple[list[Record], list[Evaluation]]:
     """The readable records of the wanted keys, in log order, evaluations (time_ms, record) apart from the
-    others since a log can hold thousands of them; the presence keys whose text the log holds go to `found`."""
+    others since a log can hold thousands of them; the keys of `also_find` whose text the log holds go to
+    `found`."""
     records: list[Record] = []
     # Keys of which only the first usable value is kept, and presence keys once found: their later lines (one
     # per process in some logs) are not decoded at all.
     done: set[bytes] = set()
-    key_search, presence = _key_search(presence_keys)
+    key_search, presence = _key_search(also_find)
     evaluation_texts: list[bytes] = []
     evaluations_before: list[int] = []  # how many other records precede each evaluation
     search, rfind = key_search.search, data.rfind
@@ -271,12 +271,12 @@ def _evaluations_one_by_one(texts: list[bytes], before: list[int], records: list
 
 
 @cache
-def _key_search(presence_keys: frozenset[str]) -> tuple[re.Pattern[bytes], frozenset[bytes]]:
-    """A search for the wanted keys and the presence keys as MLLOG records spell them, `"key": "run_start"`,
-    and the presence keys as bytes."""
-    keys = sorted(key.encode() for key in _WANTED | presence_keys)
+def _key_search(also_find: frozenset[str]) -> tuple[re.Pattern[bytes], frozenset[bytes]]:
+    """A search for the wanted keys and those of `also_find` as MLLOG records spell them, `"key": "run_start"`,
+    and the presence keys (those of `also_find` not wanted) as bytes. Cached: it is asked once per log."""
+    keys = sorted(key.encode() for key in _WANTED | also_find)
     return (re.compile(rb'"key":\s*"(' + _prefix_tree(keys) + rb')"[^\n]*'),
-            frozenset(key.encode() for key in presence_keys))
+            frozenset(key.encode() for key in also_find - _WANTED))
 
 
 def _prefix_tree(words: list[bytes]) -> bytes:
@@ -301,7 +301,7 @@ def _line_of(data: bytes, match: re.Match[bytes], floor: int) -> tuple[int, int]
     line_end = data.find(b"\n", match.end())
     line_end = len(data) if line_end < 0 else line_end
     token = data.rfind(MLLOG_TOKEN, line_start, line_end)
-    return (token + len(MLLOG_TOKEN) if token >= 0 else -1), line_end
+    return (token + TOKEN_LENGTH if token >= 0 else -1), line_end
 
 
 def records_of(data: bytes, key: str) -> Iterator[tuple[float, dict[str, Any]]]:
@@ -355,11 +355,10 @@ def _mll_records(data: bytes, facts: RunFacts) -> tuple[list[Record], list[Evalu
         if not isinstance(body, dict):
             body = {"value": body}
         key = match.group(2).decode()
-        if key == "eval_accuracy":
+        if key == EVALUATION_KEY:
             evaluations.append((time_ms, body))
-            continue
-        metadata = body.get("metadata")
-        records.append((key, time_ms, body.get("value"), metadata if isinstance(metadata, dict) else {}))
+        else:
+            records.append(_record(key, time_ms, body))
     return records, evaluations
 
 
