@@ -17,8 +17,8 @@ relative to the smallest configuration of the family in the same round) is below
 marginal speed-up of doubling at each published size, t(n) / t(2n), from the model and, where a round
 published both n and 2n, from the best times of that round.
 
-`report_section(BENCHMARK)` gives the report the data that templates/decide.html.j2 renders, reading only
-this stage's outputs.
+`report_section(BENCHMARK, load_summary(BENCHMARK))` gives the report the data that templates/decide.html.j2
+renders, reading only this stage's outputs.
 """
 from __future__ import annotations
 
@@ -375,10 +375,9 @@ def fragment(benchmark: str, summary: dict[str, Any] | None, pngs: dict[str, byt
     }
 
 
-def report_section(benchmark: str) -> dict[str, Any]:
-    """`fragment` from this stage's outputs on disk."""
+def report_section(benchmark: str, summary: dict[str, Any] | None) -> dict[str, Any]:
+    """`fragment` of decide.json's `summary` (load_summary) and the figures on disk."""
     out = reports_dir(benchmark)
-    summary = load_summary(benchmark)
     figures_written = summary is not None and summary["status"] == "ok"  # a skipped one embeds none
     pngs = {name: (out / name).read_bytes() for name in FIGURES} if figures_written else {}
     return fragment(benchmark, summary, pngs)

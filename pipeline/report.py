@@ -866,13 +866,14 @@ def _load_json(path: Path) -> dict[str, Any]:
 def load_benchmark_outputs(benchmark: str) -> BenchmarkOutputs:
     out = reports_dir(benchmark)
     k_selection = out / "k_selection.png"
+    summary = decide.load_summary(benchmark)  # read once, for the fragment and the metrics
     return BenchmarkOutputs(
         benchmark=benchmark, rank=_load_json(out / "rank.json"), ranking=pd.read_csv(out / "ranking.csv"),
         clusters=_load_json(out / "clusters.json"), importance=_load_json(out / "importance.json"),
         clustered=pd.read_parquet(clusters_path(benchmark)),
         k_selection_png=k_selection.read_bytes() if k_selection.is_file() else None,
-        decide=_compact_figures(decide.report_section(benchmark)),
-        decide_metrics=decide.metrics_of(decide.load_summary(benchmark)))
+        decide=_compact_figures(decide.report_section(benchmark, summary)),
+        decide_metrics=decide.metrics_of(summary))
 
 
 def _compact_figures(value: Any) -> Any:

@@ -415,11 +415,11 @@ def test_stage_writes_metrics_figures_and_a_report_fragment(project: Path) -> No
     for name in decide.FIGURES:
         assert (out / name).read_bytes().startswith(b"\x89PNG")
 
-    html = _render(decide.report_section("resnet"))
+    html = _render(decide.report_section("resnet", decide.load_summary("resnet")))
     assert set(re.findall(r"<h(\d)", html)) == {"2", "3"} and html.count("<h2>") == 1
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert html.count("data:image/png;base64,") == 3 and "Gaudi2" in html
-    assert _render(decide.report_section("resnet"), trim_blocks=True, lstrip_blocks=True).count("<h3") == \
+    assert _render(decide.report_section("resnet", decide.load_summary("resnet")), trim_blocks=True, lstrip_blocks=True).count("<h3") == \
         html.count("<h3") == 5  # the report renders with trim_blocks and lstrip_blocks
 
 
@@ -452,8 +452,8 @@ def test_a_benchmark_without_enough_results_is_skipped_with_outputs(project: Pat
     summary = json.loads(Path("reports/benchmarks/resnet/decide.json").read_text())
     assert summary["status"] == "skipped" and "fewer than analysis.min_configurations" in summary["reason"]
     assert all(Path("reports/benchmarks/resnet", name).is_file() for name in decide.FIGURES)
-    assert "No scaling model for resnet" in _render(decide.report_section("resnet"))
-    assert "the decide stage has not run" in _render(decide.report_section("bert"))
+    assert "No scaling model for resnet" in _render(decide.report_section("resnet", decide.load_summary("resnet")))
+    assert "the decide stage has not run" in _render(decide.report_section("bert", decide.load_summary("bert")))
 
 
 # --- the real data ------------------------------------------------------------------------------------------------
