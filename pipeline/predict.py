@@ -435,15 +435,16 @@ def nearest_published(family_frame: pd.DataFrame, count: float, n: int = NEAREST
         ["round", "submitter", "system", "form_factor", "accelerator_count", "time_to_train_min"]]
 
 
-def canonical_family(name: str, known: Sequence[str]) -> str | None:
-    """The family of `known` that `name` spells, ignoring case and surrounding spaces ("h100" is H100)."""
+def canonical_spelling(name: str, known: Sequence[str]) -> str | None:
+    """The name of `known` (families, form factors) that `name` spells, ignoring case and surrounding spaces
+    ("h100" is H100)."""
     by_key = {family.casefold(): family for family in known}
     return by_key.get(name.strip().casefold())
 
 
 def resolve_family(frame: pd.DataFrame, family: str, benchmark: str) -> str:
     """The family as the data spells it, or a UsageError naming the families that have data for the benchmark."""
-    found = canonical_family(family, families_with_data(frame))
+    found = canonical_spelling(family, families_with_data(frame))
     if found is None:
         raise UsageError(f"no results for accelerator family {family!r} in {benchmark} (in the analysis scope); "
                          f"families with data: {', '.join(families_with_data(frame)) or 'none'}")
@@ -540,7 +541,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                          f"families with a model: {', '.join(modelled) or 'none'}")
     form_factor = args.form_factor
     if form_factor is not None:
-        form_factor = canonical_family(form_factor, assessment.model.form_factors)  # same spelling rule
+        form_factor = canonical_spelling(form_factor, assessment.model.form_factors)
         if form_factor is None:
             raise UsageError(f"no {assessment.family} results with form factor {args.form_factor!r}; "
                              f"choose one of: {', '.join(assessment.model.form_factors)}")

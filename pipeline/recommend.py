@@ -38,7 +38,7 @@ import yaml
 from .errors import ParamsError, UsageError, cli
 from .importance import reports_dir
 from .io import load_params, section
-from .predict import (ArgumentParser, DecideSettings, FamilyAssessment, assess_benchmark, canonical_family,
+from .predict import (ArgumentParser, DecideSettings, FamilyAssessment, assess_benchmark, canonical_spelling,
                       families_with_data, load_scope)
 from .rank import criteria_matrix
 
@@ -263,7 +263,7 @@ def load_ranking(benchmark: str, analysed: list[str]) -> pd.DataFrame:
 def check_families(requested: list[str], frame: pd.DataFrame, benchmark: str) -> list[str]:
     """The requested families as the data spells them ("h100" is H100), or a UsageError listing the valid ones."""
     available = families_with_data(frame)
-    found = [canonical_family(family, available) for family in requested]
+    found = [canonical_spelling(family, available) for family in requested]
     unknown = [family for family, match in zip(requested, found) if match is None]
     if unknown:
         raise UsageError(f"no {benchmark} results for accelerator family {', '.join(map(repr, unknown))}; "
@@ -275,7 +275,7 @@ def price_families(prices: dict[str, float], frame: pd.DataFrame, path: Path, be
     """The price table keyed as the data spells the families; a note on stderr names the keys that match no
     family with results, and the families that do have them."""
     available = families_with_data(frame)
-    matched = {canonical_family(family, available) or family: price for family, price in prices.items()}
+    matched = {canonical_spelling(family, available) or family: price for family, price in prices.items()}
     unused = sorted(set(matched) - set(available))
     if unused:
         print(f"note: {path} prices families without {benchmark} results: {', '.join(unused)} "
