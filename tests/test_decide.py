@@ -415,11 +415,12 @@ def test_stage_writes_metrics_figures_and_a_report_fragment(project: Path) -> No
     for name in decide.FIGURES:
         assert (out / name).read_bytes().startswith(b"\x89PNG")
 
-    html = _render(decide.report_section("resnet", decide.load_summary("resnet")))
+    section = decide.report_section("resnet", decide.load_summary("resnet"))
+    html = _render(section)
     assert set(re.findall(r"<h(\d)", html)) == {"2", "3"} and html.count("<h2>") == 1
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert html.count("data:image/png;base64,") == 3 and "Gaudi2" in html
-    assert _render(decide.report_section("resnet", decide.load_summary("resnet")), trim_blocks=True, lstrip_blocks=True).count("<h3") == \
+    assert _render(section, trim_blocks=True, lstrip_blocks=True).count("<h3") == \
         html.count("<h3") == 5  # the report renders with trim_blocks and lstrip_blocks
 
 
