@@ -44,6 +44,10 @@ KNOWN_UNPARSEABLE: dict[str, str] = {
     "NGC MLPerf Training v3.0": "names NVIDIA's MLPerf container release, which bundles several frameworks",
     "NGC MLPerf Training v3.1": "names NVIDIA's MLPerf container release, which bundles several frameworks",
     "NGC MLPerf v4.0": "names NVIDIA's MLPerf container release, which bundles several frameworks",
+    "custom": "says the interconnect is custom, but neither its kind nor its rate",
+    "SSD": "names a storage medium, not a memory size",
+    "2 x MT2894 Family [ConnectX-6 Lx], 2 x MT2910 Family [ConnectX-7]":
+        "NIC models only: ConnectX runs InfiniBand or Ethernet, and no rate is given",
 }
 
 BARE_NUMBER_MAX_GB = 16 * 1024
@@ -89,8 +93,9 @@ def _clean_trademarks(text: str) -> str:
     return " ".join(re.sub(r"\((?:R|TM)\)|[®™]", " ", text, flags=re.IGNORECASE).split())
 
 
-# A digit run that does not continue a word or a decimal; "x" may precede it, as in "2x100Gb/s" or "16x64GB".
-_NUMBER_START = r"(?<![0-9A-WYZa-wyz_.])"
+# A digit run that does not continue a word or a decimal; "x" after a digit may precede it, as in "2x100Gb/s"
+# or "16x64GB", but a model number such as "X550T" (an Ethernet controller) is no size or rate.
+_NUMBER_START = r"(?:(?<![0-9A-Za-z_.])|(?<=\d[xX×]))"
 _NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 # Several nodes described one by one ("Node1: 2.2 TB, Node2: 1.5 TB") have no single per-node value.
 _PER_NODE_LISTING = re.compile(r"\bnode\s*\d+\s*:", re.IGNORECASE)
@@ -199,6 +204,9 @@ ACCELERATOR_FAMILIES: tuple[_Family, ...] = (
     _family("GH200", r"\bGH200\b", "NVIDIA", 2023, "Superchip"),
     _family("B200", r"\bB200\b", "NVIDIA", 2024, "SXM"),
     _family("GB200", r"\bGB200\b", "NVIDIA", 2024, "Superchip"),
+    _family("B300", r"\bB300\b", "NVIDIA", 2025, "SXM"),
+    _family("GB300", r"\bGB300\b", "NVIDIA", 2025, "Superchip"),
+    _family("RTX Pro 6000", r"\bRTX\s*Pro\s*6000\b", "NVIDIA", 2025, "PCIe"),
     _family("TPU-v3", r"\bTPU[\s-]*v3\b", "Google", 2018),
     _family("TPU-v4", r"\bTPU[\s-]*v4\b", "Google", 2021),
     _family("TPU-v5e", r"\bTPU[\s-]*v5e\b", "Google", 2023),
@@ -210,6 +218,8 @@ ACCELERATOR_FAMILIES: tuple[_Family, ...] = (
     _family("MI250", r"\bMI250X?\b", "AMD", 2021, "OAM"),
     _family("MI300X", r"\bMI300X\b", "AMD", 2023, "OAM"),
     _family("MI325X", r"\bMI325X\b", "AMD", 2024, "OAM"),
+    _family("MI350X", r"\bMI350X\b", "AMD", 2025, "OAM"),
+    _family("MI355X", r"\bMI355X\b", "AMD", 2025, "OAM"),
     _family("RX 7900 XTX", r"\b(?:RX\s*)?7900\s*XTX\b", "AMD", 2022, "PCIe"),
     _family("GC200", r"\bGC200\b|\bIPU-?M2000\b", "Graphcore", 2020),
     _family("Bow", r"\bBow\b", "Graphcore", 2022),
