@@ -1,8 +1,11 @@
 """Stage `fetch`: put each round of `fetch.rounds` under `data/raw/`, from the mirror or from MLCommons.
 
 For each round it takes `training_results_<round>.tar.gz` or a folder `training_results_<round>/` from
-`fetch.mirror`; where the mirror lacks it, it clones `fetch.upstream` (shallow and sparse: only `*/systems/` and
-`*/results/`) and keeps the work tree without `.git`.
+`fetch.mirror`; where the mirror lacks it (or there is no mirror at all), it clones `fetch.upstream` (shallow
+and sparse: only `*/systems/` and `*/results/`, the files the analysis reads) and packs that work tree, without
+`.git`, into `training_results_<round>.tar.gz` like the mirror's: a cloned round takes a tenth of its unpacked
+size in `data/raw/` and in the DVC cache. The archive is byte-identical for the same clone (sorted members, no
+times or owners), so DVC sees an unchanged round as unchanged.
 
 Nothing is written outside `data/raw/`, and nothing half-done is left there: the rounds are gathered in a hidden
 folder beside it, which replaces `data/raw/` only once every round is in, so a failed or interrupted fetch
@@ -12,16 +15,19 @@ the machine); each is named on stderr.
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from isal import igzip
 from tqdm import tqdm
 
 from .errors import MirrorError, ParamsError, cli
@@ -45,14 +51,39 @@ def find_in_mirror(mirror: Path, round_: str) -> Path | None:
 
 
 def clone_round(url: str, destination: Path) -> None:
-    """Shallow, sparse clone of a results repository into `destination` (which must not exist), minus `.git`."""
+    """Shallow, sparse clone of a results repository, packed into the archive `destination` (which must not
+    exist, and is named `training_results_<round>.tar.gz`)."""
     with tempfile.TemporaryDirectory(dir=destination.parent, prefix=".clone-") as scratch:
-        work = Path(scratch) / destination.name
+        work = Path(scratch) / destination.name.removesuffix(".tar.gz")
         _git("clone", "--quiet", "--depth", "1", "--filter=blob:none", "--no-checkout", url, str(work))
         _git("-C", str(work), "sparse-checkout", "set", "--no-cone", *SPARSE_PATTERNS)
         _git("-C", str(work), "checkout", "--quiet")
         shutil.rmtree(work / ".git")
-        work.rename(destination)
+        pack_folder(work, destination)
+
+
+def pack_folder(folder: Path, archive: Path) -> None:
+    """Write the plain files below `folder` into the .tar.gz `archive`, under the folder's name.
+
+    Members are sorted, with no time, owner or permission bits of this machine, and the gzip header holds no
+    time, so the same files always give the same bytes. Links and special files are left out and named on
+    stderr (a link could point anywhere on the machine).
+    """
+    files = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink() or not (path.is_file() or path.is_dir()):
+            print(f"fetch: not packed, not a plain file or folder (a link could point anywhere): {path}",
+                  file=sys.stderr)
+        elif path.is_file():
+            files.append(path)
+    with archive.open("wb") as raw, igzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as compressed, \
+            tarfile.open(fileobj=compressed, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for path in files:
+            info = tarfile.TarInfo(f"{folder.name}/{path.relative_to(folder).as_posix()}")
+            info.size = path.stat().st_size
+            info.mode = 0o644
+            with path.open("rb") as handle:
+                tar.addfile(info, handle)
 
 
 def _git(*args: str) -> None:
@@ -75,7 +106,7 @@ def fetch_round(round_: str, mirror: Path, upstream: str, raw_dir: Path) -> Path
     found = find_in_mirror(mirror, round_)
     if found is not None:
         return _copy_from_mirror(found, raw_dir, url)
-    target = raw_dir / source_name(round_)
+    target = raw_dir / f"{source_name(round_)}.tar.gz"
     try:
         clone_round(url, target)
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as error:
@@ -153,7 +184,11 @@ def fetch(rounds: Sequence[str], mirror: Path, upstream: str, raw_dir: Path = RA
 
 
 @cli
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
+    argparse.ArgumentParser(
+        prog="python -m pipeline.fetch",
+        description="Put each round of params.yaml's fetch.rounds under data/raw/, from fetch.mirror or, where the "
+                    "mirror lacks it, from a shallow sparse clone of fetch.upstream.").parse_args(argv)
     params = section(load_params(), "fetch")
     missing = [key for key in ("rounds", "mirror", "upstream") if key not in params]
     if missing:

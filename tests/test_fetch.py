@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import subprocess
+import tarfile
 from pathlib import Path
 
 import pytest
 
-from pipeline import fetch
+from pipeline import fetch, ingest
 from pipeline.errors import MirrorError
 from tests.conftest import small_round, write_archive, write_folder
 
@@ -38,13 +39,36 @@ def test_mirror_archive_and_folder_are_copied(tmp_path: Path) -> None:
     assert (tmp_path / "raw" / "training_results_v3.1" / "Acme" / "systems" / "box.json").is_file()
 
 
-def test_round_missing_from_mirror_is_cloned_sparse(tmp_path: Path, upstream: str) -> None:
+def test_round_missing_from_mirror_is_cloned_sparse_and_packed(tmp_path: Path, upstream: str) -> None:
     (tmp_path / "mirror").mkdir()
     [path] = fetch.fetch(["v3.0"], tmp_path / "mirror", upstream, tmp_path / "raw")
-    assert path == tmp_path / "raw" / "training_results_v3.0"
-    assert (path / "Acme" / "results" / "box" / "resnet" / "result_0.txt").is_file()
-    assert not (path / "Acme" / "benchmarks").exists(), "sparse checkout keeps only systems/ and results/"
-    assert not (path / ".git").exists()
+    assert path == tmp_path / "raw" / "training_results_v3.0.tar.gz"
+    with tarfile.open(path) as archive:
+        names = archive.getnames()
+    assert "training_results_v3.0/Acme/results/box/resnet/result_0.txt" in names
+    assert not any("/benchmarks/" in name for name in names), "sparse checkout keeps only systems/ and results/"
+    assert not any("/.git" in name for name in names)
+    scores = ingest.ingest([path]).results["time_to_train_min"].tolist()
+    assert scores == pytest.approx([12.0])
+
+
+def test_no_mirror_at_all_clones_every_round(tmp_path: Path, upstream: str) -> None:
+    [path] = fetch.fetch(["v3.0"], tmp_path / "no-such-mirror", upstream, tmp_path / "raw")
+    assert path.name == "training_results_v3.0.tar.gz" and path.is_file()
+
+
+def test_a_packed_clone_is_the_same_bytes_every_time(tmp_path: Path, upstream: str) -> None:
+    first = fetch.fetch(["v3.0"], tmp_path / "no-such-mirror", upstream, tmp_path / "raw1")[0].read_bytes()
+    second = fetch.fetch(["v3.0"], tmp_path / "no-such-mirror", upstream, tmp_path / "raw2")[0].read_bytes()
+    assert first == second
+
+
+def test_help_runs_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        fetch.main(["--help"])
+    assert exit_.value.code == 0 and "fetch.rounds" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_unreachable_round_names_round_mirror_and_url(tmp_path: Path) -> None:

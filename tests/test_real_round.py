@@ -26,7 +26,7 @@ def project(tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
 
 @pytest.mark.slow
 def test_stages_over_a_real_round(project: Path) -> None:
-    fetch.main()
+    fetch.main([])
     ingest.main(["data/raw", "--out", "data/interim"])
     features.main()
     for benchmark in ("resnet", "bert"):

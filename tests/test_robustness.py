@@ -556,7 +556,7 @@ def _run_fetch(project: Path, mirror: Path, upstream: str, capsys, monkeypatch: 
         {"fetch": {"mirror": str(mirror), "rounds": ["v3.0"], "upstream": upstream}}))
     monkeypatch.chdir(project)
     with pytest.raises(SystemExit) as exit_:
-        fetch.main()
+        fetch.main([])
     return int(exit_.value.code), capsys.readouterr().err
 
 

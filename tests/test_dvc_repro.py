@@ -1,0 +1,74 @@
+"""`dvc repro` in a fresh copy of the project with no mirror beside it: the round is cloned from a local bare
+repository standing in for github.com/mlcommons, built from the real v0.7 round."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _git(*args: str, cwd: Path | None = None) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                   capture_output=True)
+
+
+def _bare_upstream(tmp_path: Path, archive: Path) -> str:
+    """A bare repository holding the archive's round, as `training_results_<round>.git`; returns the URL pattern."""
+    work = tmp_path / "upstream-work"
+    with tarfile.open(archive) as tar:
+        tar.extractall(work, filter="data")
+    [round_folder] = list(work.iterdir())
+    (round_folder / "README.md").write_text("benchmark code and documentation that fetch must leave behind\n")
+    _git("init", "-q", "-b", "main", str(round_folder))
+    _git("add", ".", cwd=round_folder)
+    _git("commit", "-q", "-m", "results", cwd=round_folder)
+    bare = tmp_path / "remote" / f"{round_folder.name}.git"
+    _git("clone", "-q", "--bare", str(round_folder), str(bare))
+    _git("config", "uploadpack.allowFilter", "true", cwd=bare)
+    return (tmp_path / "remote").as_uri() + "/training_results_{round}.git"
+
+
+def _project_copy(target: Path) -> Path:
+    """The project's tracked files, as a fresh clone has them, without the committed dvc.lock."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        source = ROOT / name
+        if source.is_file() and name != "dvc.lock":
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target / name)
+    _git("init", "-q", "-b", "main", str(target))
+    return target
+
+
+@pytest.mark.slow
+def test_dvc_repro_without_a_mirror_clones_and_builds_the_report(tmp_path: Path, mirror: Path) -> None:
+    upstream = _bare_upstream(tmp_path, mirror / "training_results_v0.7.tar.gz")
+    project = _project_copy(tmp_path / "project")
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    params["fetch"].update(mirror="../no-mirror-here", rounds=["v0.7"], upstream=upstream)
+    params["analysis"].update(benchmarks=["resnet", "bert"], min_configurations=8)
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "DVC_NO_ANALYTICS": "1", "CI": "true"}
+
+    repro = subprocess.run([sys.executable, "-m", "dvc", "repro"], cwd=project, env=env, capture_output=True,
+                           text=True, timeout=1200)
+
+    assert repro.returncode == 0, repro.stdout[-3000:] + repro.stderr[-3000:]
+    raw = project / "data" / "raw"
+    assert [path.name for path in raw.iterdir()] == ["training_results_v0.7.tar.gz"]
+    with tarfile.open(raw / "training_results_v0.7.tar.gz") as archive:
+        assert not any(name.endswith("README.md") for name in archive.getnames())
+    html = (project / "reports" / "index.html").read_text()
+    assert '<section id="resnet"' in html and '<section id="bert"' in html
+    status = subprocess.run([sys.executable, "-m", "dvc", "status"], cwd=project, env=env, capture_output=True,
+                            text=True, timeout=600)
+    assert status.returncode == 0 and "changed" not in status.stdout, status.stdout
