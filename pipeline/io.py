@@ -19,6 +19,11 @@ import yaml
 from .errors import ParamsError
 
 PARAMS_FILE = Path("params.yaml")
+# Floats in JSON and CSV outputs keep this many significant digits: far more than any measurement here
+# supports, and few enough that the last-bit differences of a BLAS thread count or a summation order do not
+# change the bytes DVC hashes (a fresh clone's `dvc repro` must give the committed dvc.lock).
+STORED_SIGNIFICANT_DIGITS = 10
+_STORED_FLOAT = f"%.{STORED_SIGNIFICANT_DIGITS}g"
 
 
 @contextlib.contextmanager
@@ -112,7 +117,7 @@ def write_parquet(frame: pd.DataFrame, target: Path | str) -> None:
 
 def write_csv(frame: pd.DataFrame, target: Path | str) -> None:
     with atomic_path(target) as tmp:
-        frame.to_csv(tmp, index=False, lineterminator="\n")
+        frame.to_csv(tmp, index=False, lineterminator="\n", float_format=_STORED_FLOAT)
 
 
 def write_text(text: str, target: Path | str) -> None:
@@ -121,7 +126,8 @@ def write_text(text: str, target: Path | str) -> None:
 
 
 def write_json(data: Any, target: Path | str) -> None:
-    """JSON with sorted keys; NaN and infinities, which JSON lacks, become null."""
+    """JSON with sorted keys and floats to `STORED_SIGNIFICANT_DIGITS` (-0.0 as 0.0); NaN and infinities,
+    which JSON lacks, become null."""
     write_text(json.dumps(_plain(data), indent=2, sort_keys=True, allow_nan=False) + "\n", target)
 
 
@@ -132,9 +138,17 @@ def _plain(value: Any) -> Any:
         return [_plain(item) for item in value]
     if hasattr(value, "item"):  # numpy scalars
         value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
+    if isinstance(value, float):
+        return stored_float(value)
     return value
+
+
+def stored_float(value: float) -> float | None:
+    """`value` as the outputs store it: `STORED_SIGNIFICANT_DIGITS` significant digits, no negative zero, and
+    None for NaN and infinities."""
+    if not math.isfinite(value):
+        return None
+    return float(_STORED_FLOAT % value) + 0.0
 
 
 def load_params(path: Path | str = PARAMS_FILE) -> dict[str, Any]:
