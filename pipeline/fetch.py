@@ -1,4 +1,5 @@
-"""Stage `fetch`: put each round of `fetch.rounds` under `data/raw/`, from the mirror or from MLCommons.
+"""Stage `fetch`: put each round of params.yaml's `fetch.rounds` under `data/raw/`, from the mirror or from
+MLCommons.
 
 For each round it takes `training_results_<round>.tar.gz` or a folder `training_results_<round>/` from
 `fetch.mirror`; where the mirror lacks it (or there is no mirror at all), it clones `fetch.upstream` (shallow
@@ -15,7 +16,6 @@ the machine); each is named on stderr.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import re
@@ -30,6 +30,7 @@ from pathlib import Path
 from isal import igzip
 from tqdm import tqdm
 
+from .cli import ArgumentParser
 from .errors import MirrorError, ParamsError, cli
 from .io import atomic_dir, load_params, section, show_progress
 
@@ -185,10 +186,7 @@ def fetch(rounds: Sequence[str], mirror: Path, upstream: str, raw_dir: Path = RA
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
-    argparse.ArgumentParser(
-        prog="python -m pipeline.fetch",
-        description="Put each round of params.yaml's fetch.rounds under data/raw/, from fetch.mirror or, where the "
-                    "mirror lacks it, from a shallow sparse clone of fetch.upstream.").parse_args(argv)
+    ArgumentParser("fetch", __doc__).parse_args(argv)
     params = section(load_params(), "fetch")
     missing = [key for key in ("rounds", "mirror", "upstream") if key not in params]
     if missing:

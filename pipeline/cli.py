@@ -1,0 +1,49 @@
+"""The conventions every `python -m pipeline.<module>` command shares.
+
+`--help` and `--version` print and exit 0 before anything runs; a usage mistake is a `UsageError`, so the
+`errors.cli` wrapper prints one line and exits 1, as for every other user error; names of things (benchmarks,
+accelerator families) are matched whatever their case.
+"""
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable
+from functools import cache
+from importlib import metadata
+from typing import NoReturn
+
+from .errors import UsageError
+
+DISTRIBUTION = "mlperf-efficiency"
+
+
+@cache
+def version() -> str:
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse for `python -m pipeline.<module>`: the description is the first paragraph of the module's
+    docstring, `--version` is there, and a mistake raises `UsageError` (exit 1) instead of exiting 2."""
+
+    def __init__(self, module: str, doc: str | None, **kwargs: object) -> None:
+        description = (doc or "").split("\n\n")[0]
+        super().__init__(prog=f"python -m pipeline.{module}", description=description, **kwargs)  # type: ignore[arg-type]
+        self.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message}\n{self.format_usage().strip()}")
+
+
+def canonical_name(name: str, known: Iterable[str], what: str) -> str:
+    """The one of `known` that `name` spells, whatever the case and surrounding spaces; otherwise a
+    `UsageError` naming `what` and listing the valid choices."""
+    choices = sorted(set(known), key=str.casefold)
+    wanted = name.strip().casefold()
+    for choice in choices:
+        if choice.casefold() == wanted:
+            return choice
+    raise UsageError(f"unknown {what} {name!r}; choose one of: {', '.join(choices) or '(none)'}")
