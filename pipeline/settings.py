@@ -1,0 +1,169 @@
+"""params.yaml, loaded once into validated, frozen settings: the one home of every knob.
+
+Every key is checked before any work starts: its type, its range or allowed values, and names that are
+names are matched in any case (`division: Closed` is `closed`). A missing, misspelt, extra or out-of-range key
+is a `ParamsError` that names the key, says what it holds and what it may hold. Stages read
+`load_settings().<section>.<key>`, never the raw mapping.
+"""
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator)
+
+from .benchmarks import BY_ID, round_version
+from .errors import ParamsError
+
+PARAMS_FILE = Path("params.yaml")
+AVAILABILITIES = ("available", "onprem", "cloud", "preview", "research", "rdi")
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
+
+
+def _round_name(value: object) -> str:
+    text = str(value).strip().lower()
+    try:
+        round_version(text)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a round: rounds are written vX.Y, such as v4.1") from None
+    return text
+
+
+class Fetch(Section):
+    """Where the rounds come from (see pipeline/fetch.py)."""
+
+    mirror: str
+    rounds: Annotated[list[str], Field(min_length=1)]
+    upstream: str
+
+    @field_validator("rounds", mode="before")
+    @classmethod
+    def _rounds(cls, value: object) -> list[str]:
+        if isinstance(value, str) or not isinstance(value, list):
+            raise ValueError("must be a list of rounds, such as [v4.0, v4.1]")
+        return [_round_name(item) for item in value]
+
+    @field_validator("upstream")
+    @classmethod
+    def _upstream(cls, value: str) -> str:
+        if "{round}" not in value:
+            raise ValueError("must be a URL with {round} where the round goes, such as "
+                             "https://github.com/mlcommons/training_results_{round}")
+        return value
+
+
+class Analysis(Section):
+    """What the analysis covers."""
+
+    benchmark: str
+    benchmarks: Annotated[list[str], Field(min_length=1)]
+    division: Literal["closed", "open", "all"]
+    rounds: Literal["all"] | list[str]
+    availability: Literal["all"] | list[str]
+    min_configurations: Annotated[int, Field(ge=2)]
+
+    @field_validator("benchmark", mode="before")
+    @classmethod
+    def _benchmark(cls, value: object) -> str:
+        return _benchmark_id(value)
+
+    @field_validator("benchmarks", mode="before")
+    @classmethod
+    def _benchmarks(cls, value: object) -> list[str]:
+        if isinstance(value, str) or not isinstance(value, list):
+            raise ValueError("must be a list of benchmark ids, such as [resnet, bert]")
+        return [_benchmark_id(item) for item in value]
+
+    @field_validator("division", mode="before")
+    @classmethod
+    def _division(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("rounds", mode="before")
+    @classmethod
+    def _rounds(cls, value: object) -> object:
+        if isinstance(value, str):
+            return value.strip().lower()
+        if isinstance(value, list):
+            return [_round_name(item) for item in value]
+        return value
+
+    @field_validator("availability", mode="before")
+    @classmethod
+    def _availability(cls, value: object) -> object:
+        if isinstance(value, str):
+            return value.strip().lower()
+        if isinstance(value, list):
+            statuses = [str(item).strip().lower() for item in value]
+            unknown = [status for status in statuses if status not in AVAILABILITIES]
+            if unknown:
+                raise ValueError(f"holds {', '.join(unknown)}; the statuses are {', '.join(AVAILABILITIES)}")
+            return statuses
+        return value
+
+    @model_validator(mode="after")
+    def _lead_is_analysed(self) -> Analysis:
+        if self.benchmark not in self.benchmarks:
+            raise ValueError(f"benchmark {self.benchmark!r} (the one the summary leads with) must be one of "
+                             f"benchmarks: {', '.join(self.benchmarks)}")
+        return self
+
+
+def _benchmark_id(value: object) -> str:
+    text = str(value).strip().lower()
+    if text not in BY_ID:
+        raise ValueError(f"{value!r} is not a benchmark of the catalogue; the ids are {', '.join(sorted(BY_ID))}")
+    return text
+
+
+class Settings(Section):
+    """Every section of params.yaml."""
+
+    fetch: Fetch
+    analysis: Analysis
+    # Sections not yet modelled here stay plain mappings, read by their stage.
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+
+def _location(error: dict[str, Any]) -> str:
+    return ".".join(str(part) for part in error["loc"] if not str(part).startswith("function-"))
+
+
+def _message(error: dict[str, Any]) -> str:
+    message = str(error["msg"]).removeprefix("Value error, ")
+    given = error.get("input")
+    if error["type"] == "missing":
+        return "is missing; restore it from the project's params.yaml"
+    if error["type"] == "extra_forbidden":
+        return "is not a setting here (misspelt?); see the project's params.yaml for the valid keys"
+    shown = f" (got {given!r})" if given is not None and not isinstance(given, dict | list) else ""
+    return f"{message}{shown}"
+
+
+def settings_from(params: object, source: str = "params.yaml") -> Settings:
+    """Validate a parsed params mapping; every problem found is named in one `ParamsError`."""
+    if not isinstance(params, dict):
+        raise ParamsError(f"{source} must hold a mapping of sections (fetch, analysis, cluster, ...)")
+    try:
+        return Settings.model_validate(params)
+    except ValidationError as error:
+        problems = [f"{_location(item)}: {_message(item)}" for item in error.errors()]
+        raise ParamsError(f"{source} has {len(problems)} problem{'s' if len(problems) > 1 else ''}: "
+                          + "; ".join(problems)) from None
+
+
+@cache
+def load_settings(path: Path = PARAMS_FILE) -> Settings:
+    """The validated settings of `path` (read once per process)."""
+    if not path.is_file():
+        raise ParamsError(f"{path} not found: run the stages from the project root, where params.yaml lives")
+    try:
+        params = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as error:
+        raise ParamsError(f"{path} is not valid YAML ({error}); fix the line it names") from None
+    return settings_from(params, str(path))
