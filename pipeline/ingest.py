@@ -33,6 +33,7 @@ from . import compliance, schemas
 from .benchmarks import identify
 from .errors import SourceError, cli
 from .io import show_progress, write_csv, write_parquet
+from .legacy_description import LiteralRefused, is_line_form, read_legacy_entry, read_line_form
 from .logparse import parse_log
 from .sources import Kind, Member, classify, iter_members, round_of
 
@@ -51,6 +52,8 @@ STRING_OR_TRAILING_COMMA = re.compile(r'("(?:[^"\\\n]|\\.)*")|,(?=\s*[}\]])')
 # Published descriptions are under 3 KB; the limit keeps a hostile file from making the repair slow.
 MAX_REPAIRED_BYTES = 1 << 20
 RESULT_LOG_NAME = re.compile(r"result_\d+\.txt")
+LINE_FORM_NOTE = ("read from v0.6's `key: {json}` line form: Python-literal `entry` and `nodes` values parsed without "
+                  "evaluating anything")
 NESTED_NOTE = "not scored: the folder is nested below a benchmark folder, and the official summarizer ignores it"
 
 
@@ -218,14 +221,17 @@ def _read_system(member: Member, parts: dict[str, str], tables: RoundTables) -> 
 
 
 def decode_description(data: bytes) -> tuple[object, str]:
-    """Decode a JSON description; repair it only where the repair is certain, and say what was done.
+    """Decode a description; repair it only where the repair is certain, and say what was done.
 
-    Returns the parsed JSON (a dict when usable) and a note: the repairs made, or why it is unusable. Only
-    JSON is parsed; nothing in the file is ever evaluated.
+    A description is JSON, or v0.6's `key: {json}` line form (see `pipeline.legacy_description`); a v0.6
+    per-node listing is read into the fields later rounds use. Returns the fields (a dict when usable) and a
+    note: the repairs and readings made, or why it is unusable. Nothing in the file is ever evaluated.
     """
     text, notes = _decode_text(data)
     if not text.strip():
         return None, "system description is empty: not used"
+    if is_line_form(text):
+        return _decode_line_form(text, notes)
     duplicates: set[str] = set()
     try:
         parsed = _load_json(text, duplicates)
@@ -247,7 +253,30 @@ def decode_description(data: bytes) -> tuple[object, str]:
     if duplicates:
         notes.append(f"{', '.join(sorted(duplicates))} given twice with different values: the last value used, "
                      "as JSON readers do")
+    if "nodes" in parsed:
+        return _with_node_listing(parsed, notes)
     return parsed, "; ".join(notes)
+
+
+def _decode_line_form(text: str, notes: list[str]) -> tuple[object, str]:
+    """A v0.6 `key: {json}` description, its Python-literal values read without evaluating anything."""
+    try:
+        fields, node_notes = read_line_form(text)
+    except LiteralRefused as refused:
+        return None, f"system description in v0.6's `key: {{json}}` line form cannot be read: {refused}: not used"
+    return fields, "; ".join([*notes, LINE_FORM_NOTE, *node_notes])
+
+
+def _with_node_listing(description: dict[str, Any], notes: list[str]) -> tuple[object, str]:
+    """A v0.6 JSON description with its `nodes` listing: the fields it gives that the description lacks added."""
+    try:
+        listed, node_notes = read_legacy_entry(description)
+    except LiteralRefused as refused:
+        return None, f"system description's v0.6 `nodes` listing cannot be read: {refused}: not used"
+    added = {field: value for field, value in listed.items() if field not in description}
+    if added:
+        node_notes.insert(0, f"{', '.join(sorted(added))} read from its v0.6 `nodes` listing")
+    return {**description, **added}, "; ".join([*notes, *node_notes])
 
 
 def _decode_text(data: bytes) -> tuple[str, list[str]]:
