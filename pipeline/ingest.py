@@ -35,7 +35,7 @@ from .errors import SourceError, cli
 from .io import show_progress, write_csv, write_parquet
 from .legacy_description import LiteralRefused, is_line_form, read_legacy_entry, read_line_form
 from .logparse import parse_log
-from .sources import Kind, Member, classify, iter_members, round_of
+from .sources import LOG_NAME, Kind, Member, classify, iter_members, round_of, run_order
 
 KEY_COLUMNS = ("round", "submitter", "system")
 RUN_ORDER = ["round", "submitter", "system", "benchmark", "run", "path"]
@@ -51,7 +51,6 @@ STRING_REST = re.compile(r'(?:[^"\\\n]|\\.)*"')
 STRING_OR_TRAILING_COMMA = re.compile(r'("(?:[^"\\\n]|\\.)*")|,(?=\s*[}\]])')
 # Published descriptions are under 3 KB; the limit keeps a hostile file from making the repair slow.
 MAX_REPAIRED_BYTES = 1 << 20
-RESULT_LOG_NAME = re.compile(r"result_\d+\.txt")
 LINE_FORM_NOTE = ("read from v0.6's `key: {json}` line form: Python-literal `entry` and `nodes` values parsed without "
                   "evaluating anything")
 NESTED_NOTE = "not scored: the folder is nested below a benchmark folder, and the official summarizer ignores it"
@@ -77,12 +76,17 @@ class RoundTables:
         """The runs as a table; the rows are dropped once it is built."""
         if self.run_frame is None:
             frame = _frame(self.runs, schemas.RUN_COLUMNS)[schemas.RUN_COLUMNS]
-            self.run_frame = frame.sort_values(RUN_ORDER, kind="stable").reset_index(drop=True)
+            self.run_frame = frame.sort_values(RUN_ORDER, kind="stable", key=_natural_runs).reset_index(drop=True)
             self.runs = []
         return self.run_frame
 
     def quarantined(self, path: str, reason: str) -> None:
         self.quarantine.append({"round": self.round, "path": path, "reason": reason})
+
+
+def _natural_runs(column: pd.Series) -> pd.Series:
+    """Run ids in natural order (`result_2` before `result_10`); the other sort columns as they are."""
+    return column.map(run_order) if column.name == "run" else column
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,7 @@ def read_source(source: Path, position: int = 0) -> RoundTables:
     if not (tables.files[Kind.SYSTEM.value] or tables.files[Kind.LOG.value]):
         raise SourceError(
             f"{source} holds no system description (<submitter>/systems/<system>.json) and no result log "
-            "(<submitter>/results/<system>/<benchmark>/result_N.txt): check that it is an MLPerf Training "
+            "(<submitter>/results/<system>/<benchmark>/result_<run>.txt): check that it is an MLPerf Training "
             "results round"
         )
     tables.finish()
@@ -167,9 +171,9 @@ def _not_an_input(path: str) -> str:
     name = PurePosixPath(path).name
     if name.startswith("."):
         return "hidden or temporary file (such as one left by an interrupted copy): not an input, ignored"
-    if RESULT_LOG_NAME.fullmatch(name):
-        return ("result log is not at <submitter>/results/<system>/<benchmark>/result_N.txt (N of at most nine "
-                "digits), where the rules put logs: not read")
+    if LOG_NAME.fullmatch(name):
+        return ("result log is not at <submitter>/results/<system>/<benchmark>/result_<run>.txt, where the rules "
+                "put logs: not read")
     return "not a system description, result log or scaling.json: not an input, ignored"
 
 
@@ -200,7 +204,7 @@ def _run_row(round_: str, parts: dict[str, str], path: str, data: bytes | None) 
     facts.reached_target = catalogued.reached(round_, facts.eval_values) if catalogued else None
     facts.compliance = "; ".join(compliance.violations(data or b"", facts, round_)) or None
     return {"round": round_, "submitter": parts["submitter"], "system": parts["system"],
-            "benchmark": benchmark, "run": int(parts["run"]), "path": path, **facts.record()}
+            "benchmark": benchmark, "run": parts["run"], "path": path, **facts.record()}
 
 
 def _read_system(member: Member, parts: dict[str, str], tables: RoundTables) -> None:
