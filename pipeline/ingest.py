@@ -277,7 +277,9 @@ def _with_node_listing(description: dict[str, Any], notes: list[str]) -> tuple[o
         listed, node_notes = read_legacy_entry(description)
     except LiteralRefused as refused:
         return None, f"system description's v0.6 `nodes` listing cannot be read: {refused}: not used"
-    added = {field: value for field, value in listed.items() if field not in description}
+    # v0.6 JSON writes some keys with spaces ("number of nodes"), which the features stage reads too.
+    given = {name.replace(" ", "_") for name in description}
+    added = {field: value for field, value in listed.items() if field not in given}
     if added:
         node_notes.insert(0, f"{', '.join(sorted(added))} read from its v0.6 `nodes` listing")
     return {**description, **added}, "; ".join([*notes, *node_notes])

@@ -173,7 +173,7 @@ def _common_node_values(nodes: list[dict[str, Any]]) -> tuple[dict[str, Any], li
             differing.append(key)
             continue
         fields[field] = given[0] if isinstance(given[0], str) else json.dumps(given[0])
-    if "accelerator_model_name" not in fields:
+    if not any(_given(node.get("accelerator")) for node in nodes):
         fields.pop("accelerators_per_node", None)  # a count of nothing named (a CPU-only node's 0)
     _split_processors(fields)
     notes = [f"kinds of node differ in {', '.join(differing)}: left missing"] if differing else []
