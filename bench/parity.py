@@ -42,7 +42,7 @@ OFFICIAL_ALIASES = {"mask": "maskrcnn"}
 DETAILS_URL = re.compile(r"/blob/main/(?P<desc_submitter>.+)/systems/(?P<system>[^/]+)\.json$")
 ROUND_PATH = re.compile(r"\S*/training_results_v\d+\.\d+/(?P<relative>\S+)")
 COMPLIANCE_FAILED = re.compile(r"^Compliance check failed in (?P<path>\S+)$")
-RUN_ERROR = re.compile(r"^(?P<error>.+?) in (?P<path>\S+/result_\d+\.txt)$")
+RUN_ERROR = re.compile(r"^(?P<error>.+?) in (?P<path>\S+/result_[^/\s]*\.txt)$")
 RULE = re.compile(r"^(?:WARNING:root: *)?(?P<rule>Failed checks for .+|Required .+ occurrence.*|failed test: .+"
                   r"|CHECK for .+ failed.*)$")
 # Lines after which a pending compliance rule no longer belongs to the next rejected run.
@@ -208,11 +208,18 @@ class Evidence:
 
 
 def _by_rule(rejected: list[tuple[str, str]]) -> str:
-    """`result_0-3,7.txt: <rule> | result_5.txt: <other rule>`: the rejected runs grouped by the rule they broke."""
-    runs: dict[str, list[int]] = defaultdict(list)
+    """`result_0-3,7.txt: <rule> | result_5.txt: <other rule>`: the rejected runs grouped by the rule they broke;
+    run ids that are not numbers (`result_<job id>_06.txt`) are listed as they are."""
+    runs: dict[str, list[str]] = defaultdict(list)
     for run, why in rejected:
-        runs[why].append(int(re.sub(r"\D", "", run)))
-    return " | ".join(f"result_{_ranges(sorted(numbers))}.txt: {why}" for why, numbers in runs.items())
+        runs[why].append(run.removeprefix("result_").removesuffix(".txt"))
+    return " | ".join(f"result_{_run_list(ids)}.txt: {why}" for why, ids in runs.items())
+
+
+def _run_list(ids: list[str]) -> str:
+    numbers = sorted(int(run) for run in ids if run.isdigit())
+    others = sorted(run for run in ids if not run.isdigit())
+    return ",".join(([_ranges(numbers)] if numbers else []) + others)
 
 
 def _ranges(numbers: list[int]) -> str:

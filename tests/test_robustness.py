@@ -729,7 +729,7 @@ def test_the_archive_stream_seeks_forward_only() -> None:
 
 # --------------------------------------------------------------------------------------- the real mirror
 
-REAL_ROUNDS = ("v0.7", "v1.0", "v1.1", "v2.1", "v4.0", "v5.0")
+REAL_ROUNDS = ("v0.6", "v0.7", "v1.0", "v1.1", "v2.1", "v4.0", "v5.0", "v5.1")
 
 
 @pytest.fixture(scope="module")
@@ -746,6 +746,9 @@ def _reason(tables: ingest.IngestTables, round_: str, path: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("round_", "path", "reason"), [
+    ("v0.6", "Alibaba/results/sinian/resnet/result_1.txt", "result log is empty (0 bytes)"),
+    ("v0.6", "NVIDIA/results/dgx1_ngc19.05_tensorflow/minigo/result_0.txt", "result log has no run_stop line"),
+    ("v0.6", "Intel/results/clx-9282-2s-x1/", "system description has no results folder"),
     ("v0.7", "Alibaba/systems/v100-256.json", "results folder has no usable system description"),
     ("v0.7", "Alibaba/results/v100-256/result_1.txt", "result log sits in the system folder"),
     ("v0.7", "Alibaba/results/n1_A100/", "system description has no results folder"),
@@ -762,6 +765,8 @@ def _reason(tables: ingest.IngestTables, round_: str, path: str) -> list[str]:
      "results folder holds no result logs (the published logs are absent): not scored"),
     ("v2.1", "ASUSTeK/results/ESCN4A-E11/dlrm/result_2.txt", "result log has no run_start line"),
     ("v4.0", "smc/results/1xSMC-H100-SXM-80GB/resnet/", "results folder holds no result logs"),
+    ("v5.1", "Dell/results/1xXE9680Lx8H200-SXM-141GB/rgat/result_7.txt", "result log has no run_stop line"),
+    ("v5.1", "Dell/results/1xXE7745x8H200-NVL-141GB/", "system description has no results folder"),
 ])
 def test_real_defects_are_quarantined_with_their_reason(real: ingest.IngestTables, round_: str, path: str,
                                                         reason: str) -> None:
@@ -779,6 +784,19 @@ def test_real_repairs_are_noted(real: ingest.IngestTables, round_: str, submitte
                                 note: str) -> None:
     notes = real.systems.set_index(["round", "submitter", "system"])["ingest_note"]
     assert note in notes[round_, submitter, system]
+
+
+def test_real_v06_descriptions_are_all_read_and_give_hardware(real: ingest.IngestTables) -> None:
+    systems = real.systems[real.systems["round"] == "v0.6"]
+    assert real.tally.set_index("round").loc["v0.6", "systems_quarantined"] == 0
+    line_form = systems[systems["ingest_note"].str.contains("line form", na=False)]
+    assert len(line_form) == 22 and set(line_form["submitter"]) == {"NVIDIA"}
+    configurations, _ = features.build_configurations(real.systems, real.results, real.runs)
+    v06 = configurations[configurations["round"] == "v0.6"]
+    assert len(v06) == 58  # every scored v0.6 result (Alibaba's has no description and no score)
+    assert v06["accelerator_family"].notna().all() and v06["accelerator_count"].notna().all()
+    nvidia = v06.set_index(["system", "benchmark"]).loc[("dgx2h_n96_ngc19.05_mxnet", "resnet")]
+    assert (nvidia["accelerator_family"], nvidia["accelerator_count"], nvidia["n_nodes"]) == ("V100", 1536, 96)
 
 
 def test_real_free_text_values_are_read_or_noted(real: ingest.IngestTables) -> None:
