@@ -4,7 +4,9 @@
 
 Each SOURCE is a round as MLCommons publishes it, `training_results_vX.Y.tar.gz` or a folder (or fresh clone)
 `training_results_vX.Y/`; the round is read from the name. DIR receives `systems.parquet`, `runs.parquet`,
-`results.parquet` and `quarantine.csv` (columns documented in `pipeline.schemas`).
+`results.parquet` and `quarantine.csv` (columns documented in `pipeline.schemas`). A run log is any
+`result_*.txt` of a benchmark folder, as the official summarizer reads them, and its run id the text after
+`result_`. A system description is JSON, or v0.6's `key: {json}` line form (`pipeline.legacy_description`).
 
 Scores follow `mlperf_logging.result_summarizer`: a run's time to train is run_stop - run_start in minutes; a
 run counts when its run_stop status is `success`; a result is the olympic mean of its runs (drop the k fastest
