@@ -336,6 +336,17 @@ def test_files_that_are_no_input_are_listed(make_archive) -> None:
     assert math.isnan(nested_result["time_to_train_min"]) and nested_result["score_note"] == ingest.NESTED_NOTE
 
 
+def test_any_name_the_summarizer_globs_is_a_run(make_archive) -> None:
+    files = small_round()
+    for run in range(5):
+        del files[f"Acme/results/box/resnet/result_{run}.txt"]
+    names = ["result_.txt", "result_a b.txt", "result_x.txt.txt", "result_007.txt", "result_7.txt"]
+    files.update({f"Acme/results/box/resnet/{name}": run_log(10.0 + i) for i, name in enumerate(names)})
+    tables = ingest_checked([make_archive(files)])
+    assert tables.runs["run"].tolist() == ["", "007", "7", "a b", "x.txt"]
+    assert tables.results.iloc[0]["time_to_train_min"] == pytest.approx(12.0)
+
+
 def test_a_path_twice_in_an_archive_is_read_once(tmp_path: Path) -> None:
     top = "training_results_v3.0"
     members = [_tar_member(f"{top}/{name}", data=content.encode()) for name, content in small_round().items()]
