@@ -42,7 +42,7 @@ OFFICIAL_ALIASES = {"mask": "maskrcnn"}
 DETAILS_URL = re.compile(r"/blob/main/(?P<desc_submitter>.+)/systems/(?P<system>[^/]+)\.json$")
 ROUND_PATH = re.compile(r"\S*/training_results_v\d+\.\d+/(?P<relative>\S+)")
 COMPLIANCE_FAILED = re.compile(r"^Compliance check failed in (?P<path>\S+)$")
-RUN_ERROR = re.compile(r"^(?P<error>.+?) in (?P<path>\S+/result_\d+\.txt)$")
+RUN_ERROR = re.compile(r"^(?P<error>.+?) in (?P<path>\S+/result_[^/\s]*\.txt)$")
 RULE = re.compile(r"^(?:WARNING:root: *)?(?P<rule>Failed checks for .+|Required .+ occurrence.*|failed test: .+"
                   r"|CHECK for .+ failed.*)$")
 # Lines after which a pending compliance rule no longer belongs to the next rejected run.
@@ -208,11 +208,18 @@ class Evidence:
 
 
 def _by_rule(rejected: list[tuple[str, str]]) -> str:
-    """`result_0-3,7.txt: <rule> | result_5.txt: <other rule>`: the rejected runs grouped by the rule they broke."""
-    runs: dict[str, list[int]] = defaultdict(list)
+    """`result_0-3,7.txt: <rule> | result_5.txt: <other rule>`: the rejected runs grouped by the rule they broke;
+    run ids that are not numbers (`result_<job id>_06.txt`) are listed as they are."""
+    runs: dict[str, list[str]] = defaultdict(list)
     for run, why in rejected:
-        runs[why].append(int(re.sub(r"\D", "", run)))
-    return " | ".join(f"result_{_ranges(sorted(numbers))}.txt: {why}" for why, numbers in runs.items())
+        runs[why].append(run.removeprefix("result_").removesuffix(".txt"))
+    return " | ".join(f"result_{_run_list(ids)}.txt: {why}" for why, ids in runs.items())
+
+
+def _run_list(ids: list[str]) -> str:
+    numbers = sorted(int(run) for run in ids if run.isdigit())
+    others = sorted(run for run in ids if not run.isdigit())
+    return ",".join(([_ranges(numbers)] if numbers else []) + others)
 
 
 def _ranges(numbers: list[int]) -> str:
@@ -255,6 +262,7 @@ class RoundParity:
     ingest_s: float
     comparison: pd.DataFrame | None  # None when the summarizer crashed
     crash: str = ""
+    own_scores: pd.DataFrame | None = None  # ours alone, shown where the summarizer crashed
 
     def cells(self) -> list[str]:
         timing = [f"{self.summarizer_s:.1f}", f"{self.ingest_s:.2f}", f"{self.summarizer_s / self.ingest_s:.0f}x"]
@@ -285,9 +293,33 @@ def check_round(round_: str, log_dir: Path = LOG_DIR) -> RoundParity:
             csv = run_summarizer(folder, round_, log_path)
     log_text = log_path.read_text(encoding="utf-8", errors="replace")
     if csv is None:
-        return RoundParity(round_, official_clock.seconds, ingest_clock.seconds, None, crash_summary(log_text))
+        return RoundParity(round_, official_clock.seconds, ingest_clock.seconds, None, crash_summary(log_text),
+                           own_scores(ours, round_))
     comparison = compare(parse_official_csv(csv), ours, round_, log_text)
     return RoundParity(round_, official_clock.seconds, ingest_clock.seconds, comparison)
+
+
+OWN_HEADER = ["round", "results", "scored", "runs", "converged runs", "runs of scored results"]
+OWN_COLUMNS = ["submitter", "system", "benchmark", "n_runs", "n_converged", "time_to_train_min"]
+
+
+def own_scores(ours: IngestTables, round_: str) -> pd.DataFrame:
+    """Every results folder of the round as our ingest scores it (NaN where it gives no score), in key order."""
+    results = ours.results[ours.results["round"] == round_]
+    return results[OWN_COLUMNS].sort_values(KEY).reset_index(drop=True)
+
+
+def own_cells(round_: str, scores: pd.DataFrame) -> list[str]:
+    """A summary row of our own scores for a round the summarizer cannot score."""
+    scored = scores["time_to_train_min"].notna()
+    return [round_, str(len(scores)), str(int(scored.sum())), str(int(scores["n_runs"].sum())),
+            str(int(scores["n_converged"].sum())), str(int(scores.loc[scored, "n_runs"].sum()))]
+
+
+def own_score_lines(round_: str, scores: pd.DataFrame) -> list[str]:
+    return [f"{round_} {row['submitter']}/{row['system']}/{row['benchmark']}: {_minutes(row['time_to_train_min'])} min "
+            f"from {row['n_converged']} of {row['n_runs']} runs converged"
+            for row in scores.to_dict("records")]
 
 
 def exception_lines(comparison: pd.DataFrame) -> list[str]:
@@ -328,9 +360,15 @@ def main(argv: Sequence[str] | None = None) -> None:
                for line in exception_lines(parity.comparison)]
     print(f"\nexceptions ({len(details)}):")
     print("\n".join(details) or "  none")
-    for parity in checked:
-        if parity.comparison is None:
-            print(f"{parity.round} crashed: {parity.crash}")
+    crashed = [parity for parity in checked if parity.comparison is None]
+    for parity in crashed:
+        print(f"{parity.round} crashed: {parity.crash}")
+    if crashed:
+        print("\nwhere the summarizer crashed, our own scores (nothing to compare them with):\n")
+        print(format_table(OWN_HEADER, [own_cells(parity.round, parity.own_scores) for parity in crashed]))
+        for parity in crashed:
+            print()
+            print("\n".join(own_score_lines(parity.round, parity.own_scores)))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@
 
 Each SOURCE is a round as MLCommons publishes it, `training_results_vX.Y.tar.gz` or a folder (or fresh clone)
 `training_results_vX.Y/`; the round is read from the name. DIR receives `systems.parquet`, `runs.parquet`,
-`results.parquet` and `quarantine.csv` (columns documented in `pipeline.schemas`).
+`results.parquet` and `quarantine.csv` (columns documented in `pipeline.schemas`). A run log is any
+`result_*.txt` of a benchmark folder, as the official summarizer reads them, and its run id the text after
+`result_`. A system description is JSON, or v0.6's `key: {json}` line form (`pipeline.legacy_description`).
 
 Scores follow `mlperf_logging.result_summarizer`: a run's time to train is run_stop - run_start in minutes; a
 run counts when its run_stop status is `success`; a result is the olympic mean of its runs (drop the k fastest
@@ -33,8 +35,9 @@ from . import compliance, schemas
 from .benchmarks import identify
 from .errors import SourceError, cli
 from .io import show_progress, write_csv, write_parquet
+from .legacy_description import LiteralRefused, is_line_form, read_legacy_entry, read_line_form
 from .logparse import parse_log
-from .sources import Kind, Member, classify, iter_members, round_of
+from .sources import LOG_NAME, Kind, Member, classify, iter_members, round_of, run_order
 
 KEY_COLUMNS = ("round", "submitter", "system")
 RUN_ORDER = ["round", "submitter", "system", "benchmark", "run", "path"]
@@ -50,7 +53,8 @@ STRING_REST = re.compile(r'(?:[^"\\\n]|\\.)*"')
 STRING_OR_TRAILING_COMMA = re.compile(r'("(?:[^"\\\n]|\\.)*")|,(?=\s*[}\]])')
 # Published descriptions are under 3 KB; the limit keeps a hostile file from making the repair slow.
 MAX_REPAIRED_BYTES = 1 << 20
-RESULT_LOG_NAME = re.compile(r"result_\d+\.txt")
+LINE_FORM_NOTE = ("read from v0.6's `key: {json}` line form: Python-literal `entry` and `nodes` values parsed without "
+                  "evaluating anything")
 NESTED_NOTE = "not scored: the folder is nested below a benchmark folder, and the official summarizer ignores it"
 
 
@@ -74,12 +78,17 @@ class RoundTables:
         """The runs as a table; the rows are dropped once it is built."""
         if self.run_frame is None:
             frame = _frame(self.runs, schemas.RUN_COLUMNS)[schemas.RUN_COLUMNS]
-            self.run_frame = frame.sort_values(RUN_ORDER, kind="stable").reset_index(drop=True)
+            self.run_frame = frame.sort_values(RUN_ORDER, kind="stable", key=_natural_runs).reset_index(drop=True)
             self.runs = []
         return self.run_frame
 
     def quarantined(self, path: str, reason: str) -> None:
         self.quarantine.append({"round": self.round, "path": path, "reason": reason})
+
+
+def _natural_runs(column: pd.Series) -> pd.Series:
+    """Run ids in natural order (`result_2` before `result_10`); the other sort columns as they are."""
+    return column.map(run_order) if column.name == "run" else column
 
 
 @dataclass(frozen=True)
@@ -103,7 +112,7 @@ def read_source(source: Path, position: int = 0) -> RoundTables:
     if not (tables.files[Kind.SYSTEM.value] or tables.files[Kind.LOG.value]):
         raise SourceError(
             f"{source} holds no system description (<submitter>/systems/<system>.json) and no result log "
-            "(<submitter>/results/<system>/<benchmark>/result_N.txt): check that it is an MLPerf Training "
+            "(<submitter>/results/<system>/<benchmark>/result_<run>.txt): check that it is an MLPerf Training "
             "results round"
         )
     tables.finish()
@@ -164,9 +173,9 @@ def _not_an_input(path: str) -> str:
     name = PurePosixPath(path).name
     if name.startswith("."):
         return "hidden or temporary file (such as one left by an interrupted copy): not an input, ignored"
-    if RESULT_LOG_NAME.fullmatch(name):
-        return ("result log is not at <submitter>/results/<system>/<benchmark>/result_N.txt (N of at most nine "
-                "digits), where the rules put logs: not read")
+    if LOG_NAME.fullmatch(name):
+        return ("result log is not at <submitter>/results/<system>/<benchmark>/result_<run>.txt, where the rules "
+                "put logs: not read")
     return "not a system description, result log or scaling.json: not an input, ignored"
 
 
@@ -197,7 +206,7 @@ def _run_row(round_: str, parts: dict[str, str], path: str, data: bytes | None) 
     facts.reached_target = catalogued.reached(round_, facts.eval_values) if catalogued else None
     facts.compliance = "; ".join(compliance.violations(data or b"", facts, round_)) or None
     return {"round": round_, "submitter": parts["submitter"], "system": parts["system"],
-            "benchmark": benchmark, "run": int(parts["run"]), "path": path, **facts.record()}
+            "benchmark": benchmark, "run": parts["run"], "path": path, **facts.record()}
 
 
 def _read_system(member: Member, parts: dict[str, str], tables: RoundTables) -> None:
@@ -218,14 +227,17 @@ def _read_system(member: Member, parts: dict[str, str], tables: RoundTables) -> 
 
 
 def decode_description(data: bytes) -> tuple[object, str]:
-    """Decode a JSON description; repair it only where the repair is certain, and say what was done.
+    """Decode a description; repair it only where the repair is certain, and say what was done.
 
-    Returns the parsed JSON (a dict when usable) and a note: the repairs made, or why it is unusable. Only
-    JSON is parsed; nothing in the file is ever evaluated.
+    A description is JSON, or v0.6's `key: {json}` line form (see `pipeline.legacy_description`); a v0.6
+    per-node listing is read into the fields later rounds use. Returns the fields (a dict when usable) and a
+    note: the repairs and readings made, or why it is unusable. Nothing in the file is ever evaluated.
     """
     text, notes = _decode_text(data)
     if not text.strip():
         return None, "system description is empty: not used"
+    if is_line_form(text):
+        return _decode_line_form(text, notes)
     duplicates: set[str] = set()
     try:
         parsed = _load_json(text, duplicates)
@@ -247,7 +259,32 @@ def decode_description(data: bytes) -> tuple[object, str]:
     if duplicates:
         notes.append(f"{', '.join(sorted(duplicates))} given twice with different values: the last value used, "
                      "as JSON readers do")
+    if "nodes" in parsed:
+        return _with_node_listing(parsed, notes)
     return parsed, "; ".join(notes)
+
+
+def _decode_line_form(text: str, notes: list[str]) -> tuple[object, str]:
+    """A v0.6 `key: {json}` description, its Python-literal values read without evaluating anything."""
+    try:
+        fields, node_notes = read_line_form(text)
+    except LiteralRefused as refused:
+        return None, f"system description in v0.6's `key: {{json}}` line form cannot be read: {refused}: not used"
+    return fields, "; ".join([*notes, LINE_FORM_NOTE, *node_notes])
+
+
+def _with_node_listing(description: dict[str, Any], notes: list[str]) -> tuple[object, str]:
+    """A v0.6 JSON description with its `nodes` listing: the fields it gives that the description lacks added."""
+    try:
+        listed, node_notes = read_legacy_entry(description)
+    except LiteralRefused as refused:
+        return None, f"system description's v0.6 `nodes` listing cannot be read: {refused}: not used"
+    # v0.6 JSON writes some keys with spaces ("number of nodes"), which the features stage reads too.
+    given = {name.replace(" ", "_") for name in description}
+    added = {field: value for field, value in listed.items() if field not in given}
+    if added:
+        node_notes.insert(0, f"{', '.join(sorted(added))} read from its v0.6 `nodes` listing")
+    return {**description, **added}, "; ".join([*notes, *node_notes])
 
 
 def _decode_text(data: bytes) -> tuple[str, list[str]]:

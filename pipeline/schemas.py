@@ -43,7 +43,7 @@ SYSTEMS = pa.DataFrameSchema(
 RUNS = pa.DataFrameSchema(
     {
         "round": _ROUND, "submitter": _TEXT, "system": _TEXT, "benchmark": _TEXT,
-        "run": pa.Column(int, pa.Check.ge(0)), "path": _TEXT, "status": _TEXT, "converged": pa.Column(bool),
+        "run": _TEXT, "path": _TEXT, "status": _TEXT, "converged": pa.Column(bool),
         "time_to_train_min": _MINUTES, "throughput_samples_per_s": pa.Column(float, nullable=True),
     },
     unique=["round", "path"], strict=False, coerce=True,

@@ -32,14 +32,15 @@ MAX_FILE_BYTES = 256 * 1024 * 1024
 COMPRESSED_CHUNK_BYTES = 256 * 1024
 SKIP_CHUNK_BYTES = 1 << 20
 
-SYSTEM_PATH = re.compile(r"^(?P<submitter>[^/]+)/systems/(?P<system>[^/]+)\.json$")
-# Nine digits at most: a run number is an int64 column, and no result has a billion runs. A log nested
-# deeper than its benchmark folder (v1.0 Habana) keeps the whole folder path as its results folder.
+SYSTEM_PATH = re.compile(r"(?P<submitter>[^/]+)/systems/(?P<system>[^/]+)\.json")
+# A log is any `result_*.txt`, as the official summarizer's glob finds them (`*` may be empty): the run id is
+# what follows `result_`, such as `5119-240510190348838227199_06` (v4.0 Sustainable Metal Cloud, v4.1 Lambda).
+# A log nested deeper than its benchmark folder (v1.0 Habana) keeps the whole folder path as its results folder.
+LOG_NAME = re.compile(r"result_(?P<run>[^/]*)\.txt")
 LOG_PATH = re.compile(
-    r"^(?P<submitter>[^/]+)/results/(?P<system>[^/]+)/(?:(?P<benchmark>[^/]+(?:/[^/]+)*)/)?"
-    r"result_(?P<run>\d{1,9})\.txt$"
+    r"(?P<submitter>[^/]+)/results/(?P<system>[^/]+)/(?:(?P<benchmark>[^/]+(?:/[^/]+)*)/)?" + LOG_NAME.pattern
 )
-SCALING_PATH = re.compile(r"^(?P<submitter>[^/]+)/results/(?P<system>[^/]+)/(?P<benchmark>[^/]+)/scaling\.json$")
+SCALING_PATH = re.compile(r"(?P<submitter>[^/]+)/results/(?P<system>[^/]+)/(?P<benchmark>[^/]+)/scaling\.json")
 
 
 class Kind(Enum):
@@ -67,10 +68,16 @@ class Member:
 
 def classify(path: str) -> tuple[Kind, dict[str, str]]:
     for kind, pattern in ((Kind.LOG, LOG_PATH), (Kind.SYSTEM, SYSTEM_PATH), (Kind.SCALING, SCALING_PATH)):
-        match = pattern.match(path)
+        match = pattern.fullmatch(path)
         if match:
             return kind, {name: value for name, value in match.groupdict().items() if value is not None}
     return Kind.OTHER, {}
+
+
+def run_order(run: str) -> str:
+    """A sort key for run ids in natural order (`2` before `10`, `x_2` before `x_10`); the score does not
+    depend on the order, which only keeps runs.parquet readable and stable."""
+    return re.sub(r"\d+", lambda number: f"{len(number[0].lstrip('0')):04d}{number[0].lstrip('0')}", run)
 
 
 def round_of(source: Path) -> str:

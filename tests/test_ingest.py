@@ -208,7 +208,47 @@ def test_a_run_that_never_reaches_the_quality_target_does_not_count(make_archive
     files = small_round()
     files["Acme/results/box/resnet/result_0.txt"] = run_log(1.0).replace('"value": 0.76', '"value": 0.70')
     tables = ingest.ingest([make_archive(files)])
-    run = tables.runs.set_index("run").loc[0]
+    run = tables.runs.set_index("run").loc["0"]
     assert run["status"] == "success" and not run["reached_target"] and not run["converged"]
     # converged 11..14 with one failure: drop the fastest only, mean of 12, 13 and 14
     assert tables.results.iloc[0]["time_to_train_min"] == pytest.approx(13.0)
+
+
+# --------------------------------------------------------------------- logs named after a job (v4.0 SMC, v4.1 Lambda)
+
+SMC_JOB = "5119-240510190348838227199"
+
+
+def job_named_round() -> dict[str, str]:
+    """Logs named as Sustainable Metal Cloud's (`result_<job id>_NN.txt`) and Lambda-style numbered ones whose
+    natural order differs from their text order (`_2` before `_10`), beside a folder with no log at all."""
+    files: dict[str, str] = {"smc/systems/smc.json": system_json(), "Lambda/systems/1cc.json": system_json()}
+    for number, minutes in zip((2, 4, 6, 8, 10), (14.0, 10.0, 12.0, 11.0, 13.0)):
+        files[f"smc/results/smc/resnet/result_{SMC_JOB}_{number:02d}.txt"] = run_log(minutes)
+    for number, minutes in zip((1, 2, 10), (21.0, 20.0, 22.0)):
+        files[f"Lambda/results/1cc/resnet/result_7731_{number}.txt"] = run_log(minutes)
+    files["Lambda/results/1cc/bert/scaling.json"] = '{"scaling_factor": 1.0}'
+    return files
+
+
+@pytest.mark.parametrize("as_folder", [False, True], ids=["archive", "folder"])
+def test_logs_named_after_their_job_are_runs(as_folder: bool, make_archive, tmp_path: Path) -> None:
+    files = job_named_round()
+    source = (write_folder(tmp_path / "clone" / "training_results_v4.0", files) if as_folder
+              else make_archive(files, round_="v4.0"))
+    tables = ingest.ingest([source])
+    runs = tables.runs.groupby("submitter")["run"].agg(list).to_dict()
+    assert runs == {"smc": [f"{SMC_JOB}_{number:02d}" for number in (2, 4, 6, 8, 10)],
+                    "Lambda": ["7731_1", "7731_2", "7731_10"]}
+    results = tables.results.set_index(["submitter", "benchmark"])
+    # 10, 11, 12, 13, 14 minutes: drop the fastest and the slowest, mean of 11, 12 and 13
+    assert results.loc[("smc", "resnet"), "time_to_train_min"] == pytest.approx(12.0)
+    assert results.loc[("Lambda", "resnet"), "time_to_train_min"] == pytest.approx(21.0)
+    assert results.loc[("Lambda", "resnet"), "n_runs"] == 3
+    tally = tables.tally.iloc[0]
+    assert tally["log_files"] == tally["runs"] == 8
+    assert tally["system_files"] == tally["systems"] + tally["systems_quarantined"] == 2
+    assert tally["other_files"] == 0
+    absent = tables.quarantine[tables.quarantine["reason"].str.contains("published logs are absent")]
+    assert absent["path"].tolist() == ["Lambda/results/1cc/bert/"]
+    assert not tables.quarantine["reason"].str.contains("not an input|result log is not at").any()

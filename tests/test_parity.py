@@ -10,12 +10,13 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from bench._common import MIRROR, archive_path, extract
-from bench.parity import (EXCEPTION_BUDGET, REPRODUCES, SummarizerLog, compare, crash_summary, exception_share,
-                          exceptions, parse_official_csv, run_summarizer)
+from bench.parity import (EXCEPTION_BUDGET, REPRODUCES, SummarizerLog, _by_rule, compare, crash_summary,
+                          exception_share, exceptions, parse_official_csv, run_summarizer)
 from pipeline.ingest import IngestTables, ingest
 
-ROUNDS = ["v0.7", "v1.0", "v1.1", "v2.0", "v2.1", "v3.0", "v3.1", "v4.0", "v4.1", "v5.0"]
-RESULT_LOG = re.compile(r"result_\d+\.txt")
+ROUNDS = ["v0.6", "v0.7", "v1.0", "v1.1", "v2.0", "v2.1", "v3.0", "v3.1", "v4.0", "v4.1", "v5.0", "v5.1"]
+# The official summarizer's glob `result_*.txt`.
+RESULT_LOG = re.compile(r"result_[^/]*\.txt")
 # The newest round whole (about 70 s of summarizer), and nine of the sixteen submitters of the largest round,
 # v3.0 (606 of its 2771 logs, every benchmark of the round; about 40 s).
 V3_0_SUBMITTERS = ("Azure", "Fujitsu", "GIGABYTE", "IEI", "Intel", "Intel-HabanaLabs", "Krai", "NVIDIA",
@@ -38,7 +39,7 @@ def _archive(round_: str) -> Path:
 def count_members(archive: Path) -> tuple[int, int]:
     """(result logs, system descriptions) in a round archive, counted from the archive itself.
 
-    A log is `<submitter>/results/**/result_<digits>.txt`, a description `<submitter>/systems/<name>.json`.
+    A log is `<submitter>/results/**/result_*.txt`, a description `<submitter>/systems/<name>.json`.
     """
     logs = systems = 0
     with tarfile.open(archive, "r|gz") as tar:
@@ -93,6 +94,26 @@ def test_official_scores_are_reproduced(round_: str, submitters: Collection[str]
     assert exception_share(comparison) < EXCEPTION_BUDGET
 
 
+# Log names of fresh clones that the mirror lacks: v4.0 Sustainable Metal Cloud's `result_<job id>_NN.txt`, and
+# v4.1 Lambda's, given here to a small real round (v4.0 tinycorp, 20 logs, about 10 s of summarizer).
+JOB_NAMES = {"tinybox_green": "result_5119-240510190348838227199_{run:02d}.txt", "tinybox_red": "result_3093_{run}.txt"}
+
+
+@pytest.mark.slow
+def test_logs_named_after_their_job_score_as_the_summarizer_scores_them(tmp_path: Path) -> None:
+    folder = extract(_archive("v4.0"), tmp_path, ("tinycorp",))
+    for system, name in JOB_NAMES.items():
+        for log in (folder / "tinycorp" / "results" / system / "resnet").glob("result_*.txt"):
+            log.rename(log.with_name(name.format(run=int(log.stem.removeprefix("result_")))))
+    ours = ingest([folder])
+    assert ours.runs["run"].str.fullmatch(r"5119-240510190348838227199_\d\d|3093_\d").all()
+    log = tmp_path / "summarizer.log"
+    csv = run_summarizer(folder, "v4.0", log)
+    assert csv is not None, crash_summary(log.read_text(encoding="utf-8", errors="replace"))
+    comparison = compare(parse_official_csv(csv), ours, "v4.0")
+    assert comparison["status"].tolist() == ["matched", "matched"]
+
+
 def test_official_csv_and_log_are_read(tmp_path: Path) -> None:
     csv = tmp_path / "official.csv"
     csv.write_text(
@@ -113,3 +134,13 @@ def test_official_csv_and_log_are_read(tmp_path: Path) -> None:
         ("result_3.txt", "Failed checks for eval_accuracy : v['value'] >= 0.908"),
         ("result_4.txt", "no rule printed"),
     ]}
+
+
+def test_runs_named_after_their_job_are_read_from_the_summarizer_log() -> None:
+    log = SummarizerLog.parse(
+        "ValueError: no run_stop in /tmp/x/training_results_v4.0/smc/results/s/bert/result_5119-2405_06.txt\n"
+        "ValueError: no run_stop in /tmp/x/training_results_v4.0/smc/results/s/bert/result_3.txt\n")
+    rejected = log.rejected_runs["smc/results/s/bert"]
+    assert rejected == [("result_5119-2405_06.txt", "ValueError: no run_stop"),
+                        ("result_3.txt", "ValueError: no run_stop")]
+    assert _by_rule(rejected) == "result_3,5119-2405_06.txt: ValueError: no run_stop"

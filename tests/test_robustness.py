@@ -119,6 +119,117 @@ def test_a_field_named_like_our_columns_keeps_its_value(make_archive) -> None:
         "their desc_path", "their path", "their note")
 
 
+# -------------------------------------------------------------------------- v0.6's `key: {json}` descriptions
+
+# Real v0.6 descriptions, as published (training_results_v0.6/NVIDIA/systems/dgx2_ngc19.05_pytorch.json and the
+# entry line of dgx1_n130_ngc19.05_mxnet.json, the other lines of which are those of the first).
+V06_DGX2 = r"""org: {"value": "NVIDIA", "metadata": {"file": "mlperf_log_utils.py", "lineno": 181}}
+division: {"value": "closed", "metadata": {"file": "mlperf_log_utils.py", "lineno": 185}}
+status: {"value": "onprem", "metadata": {"file": "mlperf_log_utils.py", "lineno": 189}}
+platform: {"value": "1xNVIDIA DGX-2", "metadata": {"file": "mlperf_log_utils.py", "lineno": 193}}
+entry: {"value": "{'hardware': 'NVIDIA DGX-2', 'framework': 'PyTorch NVIDIA Release 19.05', 'power': 'N/A', 'notes': 'N/A', 'interconnect': 'InfiniBand 10 Gb/sec (4X)', 'os': 'Ubuntu 18.04.2 LTS / NVIDIA DGX Server', 'libraries': \"{'container_base': 'Ubuntu-16.04', 'openmpi_version': '3.1.3', 'mofed_version': '4.4-2.0.7', 'cuda_version': '10.1.163', 'cuda_driver_version': '418.67', 'nccl_version': '2.4.6', 'cudnn_version': '7.6.0.64', 'cublas_version': '10.2.0.163', 'trt_version': '5.1.5.0', 'dali_version': '0.9.1'}\", 'compilers': 'gcc (Ubuntu 5.4.0-6ubuntu1~16.04.11) 5.4.0 20160609', 'nodes': \"{'num_nodes': '1', 'cpu': '2x Intel(R) Xeon(R) Platinum 8168 CPU @ 2.70GHz', 'num_cores': '48', 'num_vcpus': '96', 'accelerator': 'Tesla V100-SXM3-32GB', 'num_accelerators': '16', 'sys_mem_size': '1510 GB', 'sys_storage_type': 'NVMe SSD', 'sys_storage_size': '2x 894.3G + 8x 3.5T', 'cpu_accel_interconnect': 'UPI', 'network_card': 'Mellanox Technologies MT27800 Family [ConnectX-5]', 'num_network_cards': '8', 'notes': ''}\"}", "metadata": {"file": "mlperf_log_utils.py", "lineno": 197}}
+poc_name: {"value": "Paulius Micikevicius", "metadata": {"file": "mlperf_log_utils.py", "lineno": 201}}
+poc_email: {"value": "pauliusm@nvidia.com", "metadata": {"file": "mlperf_log_utils.py", "lineno": 205}}
+"""
+V06_DGX1_N130_ENTRY = r"""entry: {"value": "{'os': 'Ubuntu 18.04.2 LTS / NVIDIA DGX Server 4.0.5', 'notes': 'N/A', 'nodes': \"{'notes': '', 'sys_storage_type': 'SATA SSD', 'sys_mem_size': '503 GB', 'sys_storage_size': '1x 7T + 1x 446.6G', 'num_cores': '40', 'network_card': 'Mellanox Technologies MT27700 Family [ConnectX-4]', 'cpu': '2x Intel(R) Xeon(R) CPU E5-2698 v4 @ 2.20GHz', 'accelerator': 'Tesla V100-SXM2-16GB', 'num_accelerators': '8', 'num_network_cards': '4', 'num_vcpus': '80', 'num_nodes': '130', 'cpu_accel_interconnect': 'QPI'}\", 'hardware': 'DGX-1 with V100', 'interconnect': 'InfiniBand 100 Gb/sec (4X EDR)', 'libraries': \"{'nccl_version': '2.4.6', 'cuda_driver_version': '418.67', 'mofed_version': '4.4-2.0.7', 'cudnn_version': '7.6.0.64', 'trt_version': '5.1.5.0', 'dali_version': '0.9.1', 'openmpi_version': '3.1.3', 'container_base': 'Ubuntu-16.04', 'cublas_version': '10.2.0.163'}\", 'framework': 'MXNet NVIDIA Release 19.05', 'compilers': 'gcc (Ubuntu 5.4.0-6ubuntu1~16.04.11) 5.4.0 20160609', 'power': 'N/A'}", "metadata": {"file": "mlperf_log_utils.py", "lineno": 247}}"""
+
+
+def v06_description(entry: str) -> str:
+    """The real DGX-2 description with its entry line replaced by `entry: {"value": <entry as a JSON string>}`."""
+    lines = [line if not line.startswith("entry:") else f"entry: {json.dumps({'value': entry})}"
+             for line in V06_DGX2.splitlines()]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_real_v06_description_reads_into_the_fields_of_later_rounds() -> None:
+    description, note = ingest.decode_description(V06_DGX2.encode())
+    assert isinstance(description, dict)
+    assert {name: description[name] for name in (
+        "submitter", "division", "status", "system_name", "accelerator_model_name", "accelerators_per_node",
+        "number_of_nodes", "host_processor_model_name", "host_processors_per_node", "host_processor_core_count",
+        "host_memory_capacity", "host_networking", "framework")} == {
+        "submitter": "NVIDIA", "division": "closed", "status": "onprem", "system_name": "1xNVIDIA DGX-2",
+        "accelerator_model_name": "Tesla V100-SXM3-32GB", "accelerators_per_node": "16", "number_of_nodes": "1",
+        "host_processor_model_name": "Intel(R) Xeon(R) Platinum 8168 CPU @ 2.70GHz",
+        "host_processors_per_node": "2", "host_processor_core_count": "24", "host_memory_capacity": "1510 GB",
+        "host_networking": "InfiniBand 10 Gb/sec (4X)", "framework": "PyTorch NVIDIA Release 19.05"}
+    assert "accelerator_memory_capacity" not in description  # v0.6 gives it only inside the model name
+    assert "line form" in note
+
+
+def test_real_v06_descriptions_give_hardware_features(make_archive) -> None:
+    dgx1 = "\n".join(V06_DGX1_N130_ENTRY if line.startswith("entry:") else line for line in V06_DGX2.splitlines())
+    files = {**small_round(), "Acme/systems/box.json": V06_DGX2, "Acme/systems/dgx1.json": dgx1}
+    files.update({path.replace("/box/", "/dgx1/"): log for path, log in small_round().items() if "/results/" in path})
+    # Read alike in any round; v3.0's logging rules are the ones run_log meets.
+    tables = ingest_checked([make_archive(files)])
+    configurations, _ = features.build_configurations(tables.systems, tables.results, tables.runs)
+    by_system = configurations.set_index("system")
+    assert by_system.loc["box", ["accelerator_family", "accelerator_count", "host_cpu_cores"]].tolist() == [
+        "V100", 16, 48]
+    assert by_system.loc["dgx1", ["accelerator_family", "accelerator_count", "n_nodes", "host_memory_gib"]].tolist() \
+        == ["V100", 1040, 130, 503]
+    assert tables.tally.iloc[0]["systems_quarantined"] == 0
+
+
+@pytest.mark.parametrize(("entry", "reason"), [
+    ("__import__('os').system('touch /tmp/pwned-by-v06')", "a call expression"),
+    ("{'nodes': open('/tmp/pwned-by-v06', 'w')}", "a call expression"),
+    ("{'accelerator': os}", "a name (os)"),
+    ("{'accelerator': os.environ}", "an attribute access"),
+    ("{'nodes': [n for n in range(10)]}", "a comprehension"),
+    ("{'a': 1, **other}", "** unpacking"),
+    ("{'a': 2 ** 1000000}", "an expression (BinOp)"),
+    ("{'a': lambda: 0}", "an expression (Lambda)"),
+    ("[" * 50 + "]" * 50, "nests deeper than 8 levels"),
+    ("(" * 300 + ")" * 300, "not a Python literal (too many nested parentheses)"),
+    ("{'a': '" + "x" * (1 << 17) + "'}", "more than the 65536 allowed"),
+    ("{'a': 1" + "9" * 5000 + "}", "not a Python literal"),
+    ("{'nodes': \"{'accelerator': __import__('os')}\"}", "its `nodes` value holds a call expression"),
+    ("['not', 'a', 'dict']", "not a dict"),
+])
+def test_hostile_v06_literals_are_refused_with_a_reason(make_archive, entry: str, reason: str) -> None:
+    tables = ingest_checked([make_archive({**small_round(), SYSTEM: v06_description(entry)})])
+    [text] = [text for text in reasons_for(tables, SYSTEM) if text.startswith("system description in v0.6's")]
+    assert text.startswith("system description in v0.6's `key: {json}` line form cannot be read: its `")
+    assert reason in text
+    assert tables.tally.iloc[0]["systems_quarantined"] == 1
+    assert not Path("/tmp/pwned-by-v06").exists()
+    assert tables.results.iloc[0]["time_to_train_min"] == pytest.approx(12.0)  # still scored, without hardware
+
+
+def test_a_broken_v06_line_is_refused_with_its_number() -> None:
+    description, reason = ingest.decode_description((V06_DGX2 + "poc_phone: {not json}\n").encode())
+    assert description is None and "line 8 (poc_phone) is not valid JSON" in reason
+
+
+def test_kinds_of_node_that_differ_leave_the_field_missing_with_a_note() -> None:
+    nodes = [{"num_nodes": "2", "cpu": "2x AMD EPYC 7742", "num_cores": "128", "accelerator": "A100",
+              "num_accelerators": "8", "sys_mem_size": "1 TB"},
+             {"num_nodes": "3", "cpu": "2x AMD EPYC 7742", "num_cores": "128", "accelerator": "V100",
+              "num_accelerators": "8"}]
+    description, note = ingest.decode_description(v06_description(repr({"nodes": repr(nodes)})).encode())
+    assert isinstance(description, dict)
+    assert description["number_of_nodes"] == "5" and description["accelerators_per_node"] == "8"
+    assert description["host_processor_model_name"] == "AMD EPYC 7742"
+    assert description["host_processor_core_count"] == "64"
+    assert "accelerator_model_name" not in description and "host_memory_capacity" not in description
+    assert "kinds of node differ in accelerator, sys_mem_size: left missing" in note
+
+
+def test_a_v06_json_description_with_a_nodes_listing_gains_the_fields_it_lacks() -> None:
+    listing = {"division": "open", "interconnect": "InfiniBand EDR 100Gb/s", "number of nodes": "512",
+               "nodes": [{"num_nodes": 512, "cpu": "2x Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz", "num_cores": 40,
+                          "accelerator": "Tesla V100-SXM2-16GB", "num_accelerators": 4, "sys_mem_size": 384}]}
+    description, note = ingest.decode_description(json.dumps(listing).encode())
+    assert isinstance(description, dict)
+    assert description["accelerator_model_name"] == "Tesla V100-SXM2-16GB"
+    assert description["accelerators_per_node"] == "4" and description["host_processor_core_count"] == "20"
+    assert description["host_networking"] == "InfiniBand EDR 100Gb/s"
+    assert "number_of_nodes" not in description  # given already, as "number of nodes"
+    assert note.endswith("read from its v0.6 `nodes` listing")
+
+
 # ----------------------------------------------------------------------------------------------------- logs
 
 @pytest.mark.parametrize(("log", "status", "reason"), [
@@ -209,7 +320,7 @@ def test_files_that_are_no_input_are_listed(make_archive) -> None:
     extra = {
         "Acme/results/box/resnet/notes.md": "not an input, ignored",
         "Acme/results/box/resnet/.!123!result_4.txt": "hidden or temporary file",
-        "Acme/results/box/resnet/result_1234567890.txt": "result log is not at",
+        "Acme/results/result_3.txt": "result log is not at",
         "README.md": "not an input, ignored",
     }
     nested = "Acme/results/box/resnet/bert/result_0.txt"
@@ -223,6 +334,17 @@ def test_files_that_are_no_input_are_listed(make_archive) -> None:
     assert tables.results.set_index("benchmark").loc["resnet", "time_to_train_min"] == pytest.approx(12.0)
     nested_result = tables.results.set_index("benchmark").loc["resnet/bert"]
     assert math.isnan(nested_result["time_to_train_min"]) and nested_result["score_note"] == ingest.NESTED_NOTE
+
+
+def test_any_name_the_summarizer_globs_is_a_run(make_archive) -> None:
+    files = small_round()
+    for run in range(5):
+        del files[f"Acme/results/box/resnet/result_{run}.txt"]
+    names = ["result_.txt", "result_a b.txt", "result_x.txt.txt", "result_007.txt", "result_7.txt"]
+    files.update({f"Acme/results/box/resnet/{name}": run_log(10.0 + i) for i, name in enumerate(names)})
+    tables = ingest_checked([make_archive(files)])
+    assert tables.runs["run"].tolist() == ["", "007", "7", "a b", "x.txt"]
+    assert tables.results.iloc[0]["time_to_train_min"] == pytest.approx(12.0)
 
 
 def test_a_path_twice_in_an_archive_is_read_once(tmp_path: Path) -> None:
@@ -618,7 +740,7 @@ def test_the_archive_stream_seeks_forward_only() -> None:
 
 # --------------------------------------------------------------------------------------- the real mirror
 
-REAL_ROUNDS = ("v0.7", "v1.0", "v1.1", "v2.1", "v4.0", "v5.0")
+REAL_ROUNDS = ("v0.6", "v0.7", "v1.0", "v1.1", "v2.1", "v4.0", "v5.0", "v5.1")
 
 
 @pytest.fixture(scope="module")
@@ -635,6 +757,9 @@ def _reason(tables: ingest.IngestTables, round_: str, path: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("round_", "path", "reason"), [
+    ("v0.6", "Alibaba/results/sinian/resnet/result_1.txt", "result log is empty (0 bytes)"),
+    ("v0.6", "NVIDIA/results/dgx1_ngc19.05_tensorflow/minigo/result_0.txt", "result log has no run_stop line"),
+    ("v0.6", "Intel/results/clx-9282-2s-x1/", "system description has no results folder"),
     ("v0.7", "Alibaba/systems/v100-256.json", "results folder has no usable system description"),
     ("v0.7", "Alibaba/results/v100-256/result_1.txt", "result log sits in the system folder"),
     ("v0.7", "Alibaba/results/n1_A100/", "system description has no results folder"),
@@ -651,6 +776,8 @@ def _reason(tables: ingest.IngestTables, round_: str, path: str) -> list[str]:
      "results folder holds no result logs (the published logs are absent): not scored"),
     ("v2.1", "ASUSTeK/results/ESCN4A-E11/dlrm/result_2.txt", "result log has no run_start line"),
     ("v4.0", "smc/results/1xSMC-H100-SXM-80GB/resnet/", "results folder holds no result logs"),
+    ("v5.1", "Dell/results/1xXE9680Lx8H200-SXM-141GB/rgat/result_7.txt", "result log has no run_stop line"),
+    ("v5.1", "Dell/results/1xXE7745x8H200-NVL-141GB/", "system description has no results folder"),
 ])
 def test_real_defects_are_quarantined_with_their_reason(real: ingest.IngestTables, round_: str, path: str,
                                                         reason: str) -> None:
@@ -668,6 +795,19 @@ def test_real_repairs_are_noted(real: ingest.IngestTables, round_: str, submitte
                                 note: str) -> None:
     notes = real.systems.set_index(["round", "submitter", "system"])["ingest_note"]
     assert note in notes[round_, submitter, system]
+
+
+def test_real_v06_descriptions_are_all_read_and_give_hardware(real: ingest.IngestTables) -> None:
+    systems = real.systems[real.systems["round"] == "v0.6"]
+    assert real.tally.set_index("round").loc["v0.6", "systems_quarantined"] == 0
+    line_form = systems[systems["ingest_note"].str.contains("line form", na=False)]
+    assert len(line_form) == 22 and set(line_form["submitter"]) == {"NVIDIA"}
+    configurations, _ = features.build_configurations(real.systems, real.results, real.runs)
+    v06 = configurations[configurations["round"] == "v0.6"]
+    assert len(v06) == 58  # every scored v0.6 result (Alibaba's has no description and no score)
+    assert v06["accelerator_family"].notna().all() and v06["accelerator_count"].notna().all()
+    nvidia = v06.set_index(["system", "benchmark"]).loc[("dgx2h_n96_ngc19.05_mxnet", "resnet")]
+    assert (nvidia["accelerator_family"], nvidia["accelerator_count"], nvidia["n_nodes"]) == ("V100", 1536, 96)
 
 
 def test_real_free_text_values_are_read_or_noted(real: ingest.IngestTables) -> None:
