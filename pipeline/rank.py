@@ -112,12 +112,12 @@ def ordered_by_fronts(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]]) 
     if missing:
         raise ValueError(f"ranking needs the columns {missing}")
     fronts = nondominated_fronts(frame["time_to_train_min"].to_numpy(), frame["accelerator_hours"].to_numpy())
-    scores = pd.Series(np.nan, index=frame.index)
+    matrix, weights, types = criteria_matrix(frame, criteria)
+    scores = np.full(len(frame), np.nan)
     for front in np.unique(fronts):
-        members = frame.index[fronts == front]
-        matrix, weights, types = criteria_matrix(frame.loc[members], criteria)
-        scores[members] = topsis(matrix, weights, types)
-    ranked = frame.assign(front=fronts, score=scores.to_numpy())
+        members = fronts == front
+        scores[members] = topsis(matrix[members], weights, types)
+    ranked = frame.assign(front=fronts, score=scores)
     return ranked.sort_values(["front", "score", "time_to_train_min", "system"],
                               ascending=[True, False, True, True])
 
