@@ -371,9 +371,11 @@ def superlinear_cases(frame: pd.DataFrame, threshold: float) -> list[dict[str, A
     return cases
 
 
-REASON_FIELDS = (("n_nodes", "nodes"), ("accelerators_per_node", "accelerators per node"),
-                 ("host_cpu_model", "host CPU"), ("accelerator_memory_gib", "accelerator memory (GiB)"),
-                 ("interconnect_intra", "intra-node link"), ("interconnect_inter", "inter-node link"))
+# What a series key does not see and a system description states. Accelerators per node is left out: within one
+# node it is the count itself.
+REASON_FIELDS = (("n_nodes", "nodes"), ("host_cpu_model", "host CPU"),
+                 ("accelerator_memory_gib", "accelerator memory (GiB)"), ("interconnect_intra", "intra-node link"),
+                 ("interconnect_inter", "inter-node link"))
 
 
 def likely_reason(base: pd.Series, member: pd.Series) -> str:
