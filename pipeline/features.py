@@ -1,11 +1,18 @@
 """Stage `features`: one row per scored result, with normalised hardware features and efficiency metrics.
 
-Efficiency metrics (defined here and in the report):
+Efficiency metrics (defined here, in README.md and in the report):
 - `accelerator_hours` = accelerator_count x time_to_train_min / 60: the hardware time a result consumed.
-- `speedup` = t_base / t, where t_base is the best time of the smallest configuration (fewest accelerators) of
-  the same accelerator family, benchmark, round and division.
+- `series`: the scaling series of a result, "round/benchmark/division/submitter/family/form factor/framework":
+  results that differ only in accelerator count (`SERIES_KEY`). Missing when the family or count is unknown.
+- `speedup` = t_base / t within the series, where t_base is the best time at the series' smallest accelerator
+  count (base_count). Missing for a result alone in its series or in a series of one accelerator count: there
+  is nothing to scale against.
 - `scaling_efficiency` = speedup / (accelerator_count / base_count): 1 is ideal linear scaling, below 1 is
-  sublinear; above 1 happens when a larger submission also had better software.
+  sublinear; above 1 (superlinear within the series) happens when the larger member also changed what the key
+  does not see (nodes, interconnect, batch size).
+- `relative_accelerator_hours` = the fewest accelerator-hours of any result of the same benchmark, round and
+  division / this result's accelerator-hours: 1 is the most hardware-efficient result of its round, 0.5 used
+  twice its hardware time. It compares submitters fairly within a round.
 - `throughput_per_accelerator` = median training throughput of the result's converged runs (samples/s, see
   `pipeline.logparse.RunFacts.throughput_samples_per_s`) / accelerator_count.
 
@@ -34,7 +41,12 @@ INTERIM = Path("data/interim")
 CONFIGURATIONS = Path("data/processed/configurations.parquet")
 FEATURE_NOTES = Path("data/processed/feature_notes.csv")
 NOTE_COLUMNS = ["round", "submitter", "system", "field", "value", "reason"]
-BASELINE_GROUP = ["round", "benchmark", "division", "accelerator_family"]
+# A scaling series: one round, benchmark, division, submitter, accelerator family and form factor and software
+# stack; its members differ only in accelerator count.
+SERIES_KEY = ["round", "benchmark", "division", "submitter", "accelerator_family", "accelerator_form_factor",
+              "framework"]
+# The results a round-relative metric compares: the same benchmark, round and division.
+ROUND_GROUP = ["round", "benchmark", "division"]
 # A CPU-only system states zero accelerators, and may state zero accelerator memory.
 CPU_ONLY_ZEROS = ("accelerators_per_node", "accelerator_memory_gib")
 # The number a value starts with, sign included: "-8", "0 GB", "- 80GB".
@@ -225,18 +237,40 @@ def normalise_division(division: pd.Series) -> pd.Series:
     return division.map(one).astype(object)
 
 
+def series_ids(configurations: pd.DataFrame) -> pd.Series:
+    """The scaling series of each row ("/"-joined `SERIES_KEY`, "-" for a missing part such as an unstated
+    framework), or None where the accelerator family or count is unknown."""
+    usable = configurations["accelerator_count"].notna() & configurations["accelerator_family"].notna()
+    parts = configurations[SERIES_KEY].astype(object).where(configurations[SERIES_KEY].notna(), "-").astype(str)
+    ids = parts.agg("/".join, axis=1) if len(parts) else pd.Series([], dtype=object, index=configurations.index)
+    return ids.where(usable, None).astype(object)
+
+
 def efficiency_metrics(configurations: pd.DataFrame) -> pd.DataFrame:
-    """Add accelerator-hours, speed-up and scaling efficiency (see the module docstring)."""
+    """Add `series`, accelerator-hours, speed-up and scaling efficiency within the series, round-relative
+    accelerator-hours and throughput per accelerator (see the module docstring for the definitions).
+
+    Needs the columns of `SERIES_KEY`, `accelerator_count`, `time_to_train_min` (minutes) and
+    `throughput_samples_per_s`; returns a copy with the metric columns added, rows in the same order.
+    """
+    missing = sorted(set(SERIES_KEY + ["accelerator_count", "time_to_train_min", "throughput_samples_per_s"])
+                     - set(configurations.columns))
+    if missing:
+        raise ValueError(f"efficiency_metrics needs the columns {missing}")
     frame = configurations.copy()
+    frame["series"] = series_ids(frame)
     frame["accelerator_hours"] = frame["accelerator_count"] * frame["time_to_train_min"] / 60.0
-    usable = frame["accelerator_count"].notna() & frame["accelerator_family"].notna()
-    base = (frame[usable].sort_values(["accelerator_count", "time_to_train_min"])
-            .groupby(BASELINE_GROUP, dropna=False, sort=False)[["accelerator_count", "time_to_train_min"]].first()
-            .rename(columns={"accelerator_count": "base_count", "time_to_train_min": "base_time"}))
-    frame = frame.join(base, on=BASELINE_GROUP)
-    frame.loc[~usable, ["base_count", "base_time"]] = np.nan
+    in_series = frame[frame["series"].notna()]
+    smallest = in_series.groupby("series")["accelerator_count"].transform("min")
+    base = (in_series[in_series["accelerator_count"] == smallest].groupby("series")
+            .agg(base_count=("accelerator_count", "first"), base_time=("time_to_train_min", "min")))
+    counts = in_series.groupby("series")["accelerator_count"].nunique()
+    base = base[counts.reindex(base.index) > 1]  # one accelerator count: nothing to scale against
+    frame = frame.join(base, on="series")
     frame["speedup"] = frame["base_time"] / frame["time_to_train_min"]
     frame["scaling_efficiency"] = frame["speedup"] / (frame["accelerator_count"] / frame["base_count"])
+    best_hours = frame.groupby(ROUND_GROUP, dropna=False)["accelerator_hours"].transform("min")
+    frame["relative_accelerator_hours"] = best_hours / frame["accelerator_hours"]
     frame["throughput_per_accelerator"] = frame["throughput_samples_per_s"] / frame["accelerator_count"]
     return frame.drop(columns=["base_count", "base_time"])
 

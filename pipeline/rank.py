@@ -1,12 +1,22 @@
-"""Stage `rank`: a multi-criteria efficiency ranking of configurations and clusters, for one benchmark.
+"""Stage `rank`: an efficiency ranking of configurations and clusters that respects dominance, and the published
+study's findings tested on the data, for one benchmark.
 
     python -m pipeline.rank BENCHMARK
 
-Score: TOPSIS (pymcdm) on the criteria and weights of params `rank.criteria`: time to train and
-accelerator-hours are costs, scaling efficiency a benefit (a missing value counts as the median). A cluster is
-ranked by TOPSIS on its members' median criteria. The Pareto front marks configurations that no other beats on
-both time to train and accelerator-hours. Sensitivity: each weight is moved by +/- `rank.sensitivity` (then the
-weights are renormalised) and the overlap of the new top ten with the original is reported.
+"Best" means: trains fastest with the fewest accelerator-hours, the two things a buyer pays for. Configurations
+are sorted into non-dominated fronts on (time_to_train_min, accelerator_hours), both minimised: front 1 is the
+Pareto front, front 2 the Pareto front of the rest, and so on. Within a front, where no configuration beats
+another on both, TOPSIS (pymcdm) on params `rank.criteria` orders them (a missing value counts as the median).
+So no configuration ranks above one that is at least as fast with at most as many accelerator-hours and better
+on one of the two. Scaling efficiency is not a criterion: it explains accelerator-hours (a poorly scaling
+configuration already pays for it in hours) rather than adding to them, and it exists only within a series.
+
+Two rankings: `round_rank` within each round (the page leads with the latest round: hardware and software of
+one era), and `rank` over all rounds. Beside them `relative_accelerator_hours` compares results across rounds
+with their round's best. A cluster is ranked the same way on its members' medians. Sensitivity: each weight is
+moved by +/- `rank.sensitivity` (then renormalised) and the overlap of the new top ten with the original is
+reported. The findings (pipeline.findings, params `findings`) and the superlinear within-series cases go to
+rank.json.
 """
 from __future__ import annotations
 
@@ -19,8 +29,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from pymcdm.methods import TOPSIS
-from scipy.stats import spearmanr
 
+from . import findings
+from .benchmarks import round_version
 from .cluster import clusters_path
 from .errors import ParamsError, cli
 from .importance import reports_dir
@@ -28,9 +39,11 @@ from .scope import benchmark_args
 from .io import load_params, section, write_csv, write_json
 
 RANKING_COLUMNS = [
-    "rank", "score", "pareto", "cluster", "round", "submitter", "system", "division", "accelerator_family",
-    "accelerator_count", "time_to_train_min", "accelerator_hours", "scaling_efficiency", "speedup",
+    "rank", "front", "score", "round_rank", "round_front", "round_score", "pareto", "cluster", "round",
+    "submitter", "system", "division", "accelerator_family", "accelerator_count", "time_to_train_min",
+    "accelerator_hours", "relative_accelerator_hours", "scaling_efficiency", "speedup", "series",
 ]
+OUTCOMES = ["time_to_train_min", "accelerator_hours"]  # both minimised: what the fronts are built on
 
 
 def criteria_matrix(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]]) -> tuple[np.ndarray, np.ndarray,
@@ -46,8 +59,12 @@ def criteria_matrix(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]]) ->
 
 
 def topsis(matrix: np.ndarray, weights: np.ndarray, types: np.ndarray) -> np.ndarray:
-    if len(matrix) == 1:
-        return np.ones(1)
+    """TOPSIS closeness (0 to 1, higher is better) of each row; a criterion on which every row is equal cannot
+    tell them apart and is left out (all equal: every row scores 1)."""
+    varies = np.ptp(matrix, axis=0) > 0
+    if len(matrix) == 1 or not varies.any():
+        return np.ones(len(matrix))
+    matrix, weights, types = matrix[:, varies], weights[varies] / weights[varies].sum(), types[varies]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pymcdm warns about dominated alternatives, which a ranking expects
         return np.asarray(TOPSIS()(matrix, weights, types), dtype=float)
@@ -55,30 +72,82 @@ def topsis(matrix: np.ndarray, weights: np.ndarray, types: np.ndarray) -> np.nda
 
 def pareto_front(time: np.ndarray, cost: np.ndarray) -> np.ndarray:
     """True where no other point is at least as good on both and strictly better on one."""
-    front = np.ones(len(time), dtype=bool)
-    for i in range(len(time)):
-        dominated = (time <= time[i]) & (cost <= cost[i]) & ((time < time[i]) | (cost < cost[i]))
-        front[i] = not dominated.any()
-    return front
+    return nondominated_fronts(time, cost) == 1
+
+
+def dominators(time: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    """n x n boolean matrix: [i, j] is True when j dominates i (at least as good on both, better on one)."""
+    time, cost = np.asarray(time, dtype=float), np.asarray(cost, dtype=float)
+    no_worse = (time[None, :] <= time[:, None]) & (cost[None, :] <= cost[:, None])
+    better = (time[None, :] < time[:, None]) | (cost[None, :] < cost[:, None])
+    return no_worse & better
+
+
+def nondominated_fronts(time: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    """Front number of each point, from 1 (not dominated), both criteria minimised: front k+1 is what no point
+    outside fronts 1..k dominates. Equal points share a front."""
+    dominated_by = dominators(time, cost)
+    fronts = np.zeros(len(dominated_by), dtype=int)
+    front = 0
+    while (fronts == 0).any():
+        front += 1
+        remaining = fronts == 0
+        fronts[remaining & ~(dominated_by & remaining[None, :]).any(axis=1)] = front
+    return fronts
+
+
+def dominance_violations(ranking: pd.DataFrame, rank_column: str = "rank") -> int:
+    """How many pairs (a, b) have a ranked above b while b dominates a on time to train and accelerator-hours.
+    A ranking that respects dominance has none."""
+    order = ranking.sort_values(rank_column)
+    dominated_by = dominators(order["time_to_train_min"].to_numpy(), order["accelerator_hours"].to_numpy())
+    below = np.triu(np.ones(dominated_by.shape, dtype=bool), k=1)  # [i, j]: j ranked below i
+    return int((dominated_by & below).sum())
+
+
+def ordered_by_fronts(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """`frame` sorted by non-dominated front, then TOPSIS score within the front (best first), with columns
+    `front` and `score` (the TOPSIS closeness within the front, 0 to 1)."""
+    missing = [column for column in OUTCOMES if column not in frame]
+    if missing:
+        raise ValueError(f"ranking needs the columns {missing}")
+    fronts = nondominated_fronts(frame["time_to_train_min"].to_numpy(), frame["accelerator_hours"].to_numpy())
+    matrix, weights, types = criteria_matrix(frame, criteria)
+    scores = np.full(len(frame), np.nan)
+    for front in np.unique(fronts):
+        members = fronts == front
+        scores[members] = topsis(matrix[members], weights, types)
+    ranked = frame.assign(front=fronts, score=scores)
+    return ranked.sort_values(["front", "score", "time_to_train_min", "system"],
+                              ascending=[True, False, True, True])
 
 
 def rank_configurations(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]]) -> pd.DataFrame:
-    matrix, weights, types = criteria_matrix(frame, criteria)
-    ranked = frame.assign(score=topsis(matrix, weights, types),
-                          pareto=pareto_front(frame["time_to_train_min"].to_numpy(),
-                                              frame["accelerator_hours"].to_numpy()))
-    ranked = ranked.sort_values(["score", "time_to_train_min", "system"], ascending=[False, True, True])
+    """The ranking over all rounds (`rank`, `front`, `score`) and within each round (`round_rank`,
+    `round_front`, `round_score`), sorted by `rank`; columns `RANKING_COLUMNS` (`cluster` empty when the frame
+    has none)."""
+    by_round = pd.concat([ordered_by_fronts(group, criteria).assign(round_rank=np.arange(1, len(group) + 1))
+                          for _, group in frame.groupby("round", sort=True)]) if len(frame) else frame
+    by_round = by_round.rename(columns={"front": "round_front", "score": "round_score"})
+    ranked = ordered_by_fronts(by_round, criteria)
     ranked["rank"] = np.arange(1, len(ranked) + 1)
-    return ranked[RANKING_COLUMNS].reset_index(drop=True)
+    ranked["pareto"] = ranked["front"] == 1
+    return ranked.reindex(columns=RANKING_COLUMNS).reset_index(drop=True)
+
+
+def latest_round_ranking(ranking: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the latest round in the ranking, by `round_rank`."""
+    latest = max(ranking["round"], key=round_version)
+    return ranking[ranking["round"] == latest].sort_values("round_rank").reset_index(drop=True)
 
 
 def rank_clusters(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]]) -> pd.DataFrame:
-    medians = frame.groupby("cluster")[list(criteria)].median().reset_index()
-    matrix, weights, types = criteria_matrix(medians, criteria)
-    medians["score"] = topsis(matrix, weights, types)
-    medians = medians.sort_values("score", ascending=False)
-    medians["rank"] = np.arange(1, len(medians) + 1)
-    return medians.reset_index(drop=True)
+    """Clusters by front and TOPSIS on their members' median criteria, best first, with `rank`."""
+    columns = list(dict.fromkeys([*OUTCOMES, *criteria]))
+    medians = frame.groupby("cluster")[columns].median().reset_index().assign(system="")
+    ranked = ordered_by_fronts(medians, criteria).drop(columns="system")
+    ranked["rank"] = np.arange(1, len(ranked) + 1)
+    return ranked.reset_index(drop=True)
 
 
 def sensitivity(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]], delta: float, top: int) -> list[dict]:
@@ -99,64 +168,66 @@ def _top_keys(ranking: pd.DataFrame, top: int) -> set[str]:
     return set(head["round"] + "/" + head["submitter"] + "/" + head["system"])
 
 
-def findings(clustered: pd.DataFrame, ranking: pd.DataFrame, clusters: pd.DataFrame) -> dict[str, Any]:
-    """Evidence for or against the published study's findings (see the brief)."""
-    scaled = clustered[clustered["speedup"].notna() & (clustered["scaling_efficiency"].notna())]
-    larger = scaled[scaled["scaling_efficiency"] != 1.0]
-    correlation = spearmanr(scaled["accelerator_count"], scaled["scaling_efficiency"]).statistic \
-        if scaled["accelerator_count"].nunique() > 1 else np.nan
-    best = clusters.iloc[0]
-    members = clustered[clustered["cluster"] == best["cluster"]]
-    largest = ranking.nlargest(max(1, len(ranking) // 10), "accelerator_count")
-    return {
-        "sublinear_share": float((larger["scaling_efficiency"] < 1).mean()) if len(larger) else None,
-        "efficiency_vs_accelerators_spearman": None if np.isnan(correlation) else float(correlation),
-        "best_cluster": int(best["cluster"]),
-        "best_cluster_accelerators_min": float(members["accelerator_count"].min()),
-        "best_cluster_accelerators_max": float(members["accelerator_count"].max()),
-        "largest_systems_median_rank_percentile": float((largest["rank"] / len(ranking)).median()),
-        "largest_systems_fastest": bool(ranking["time_to_train_min"].idxmin() in largest.index),
-    }
-
-
-def metrics(ranking: pd.DataFrame, clusters: pd.DataFrame, findings_: dict[str, Any],
-            cluster_summary: dict[str, Any], importance: dict[str, Any]) -> dict[str, Any]:
-    top = ranking.iloc[0]
+def metrics(ranking: pd.DataFrame, clusters: pd.DataFrame, cluster_summary: dict[str, Any],
+            importance: dict[str, Any]) -> dict[str, Any]:
+    """rank.json's scalar headline numbers (DVC metrics)."""
+    top, latest = ranking.iloc[0], latest_round_ranking(ranking)
     targets = importance.get("targets", {})
     return {
         "n_configurations": len(ranking),
-        "top_system": f"{top['round']} {top['submitter']} {top['system']}",
+        "latest_round": str(latest.iloc[0]["round"]),
+        "n_latest_round": len(latest),
+        "top_system": configuration_key(latest.iloc[0]),
+        "top_system_all_rounds": configuration_key(top),
         "top_score": float(top["score"]),
         "pareto_size": int(ranking["pareto"].sum()),
+        "dominance_violations": dominance_violations(ranking, "rank"),
+        "round_dominance_violations": sum(dominance_violations(group, "round_rank")
+                                          for _, group in ranking.groupby("round")),
         "best_cluster": int(clusters.iloc[0]["cluster"]),
         "silhouette": next((row["silhouette"] for row in cluster_summary["diagnostics"]
                             if row["k"] == cluster_summary["k"]), None),
         "stability_ari_mean": cluster_summary.get("stability_ari_mean"),
         "importance_oof_r2_time": targets.get("log_time_to_train", {}).get("oof_r2"),
         "importance_oof_r2_accelerator_hours": targets.get("log_accelerator_hours", {}).get("oof_r2"),
-        **{f"finding_{key}": value for key, value in findings_.items()},
     }
+
+
+def configuration_key(row: pd.Series) -> str:
+    return f"{row['round']} {row['submitter']} {row['system']}"
+
+
+def findings_summary(found: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """How many findings each verdict got (scalars for `dvc metrics`)."""
+    return {f"findings_{verdict}": sum(item["verdict"] == verdict for item in found)
+            for verdict in (findings.SUPPORTED, findings.CONTRADICTED, findings.INCONCLUSIVE)}
 
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
     args = benchmark_args("rank", __doc__, argv)
-    params = section(load_params(), "rank")
+    params = load_params()
+    rank_params = section(params, "rank")
+    settings = findings.Settings.from_params(section(params, "findings"))
     out = reports_dir(args.benchmark)
     clustered = pd.read_parquet(clusters_path(args.benchmark))
     cluster_summary = json.loads((out / "clusters.json").read_text(encoding="utf-8"))
     importance = json.loads((out / "importance.json").read_text(encoding="utf-8"))
-    criteria = params["criteria"]
+    criteria = rank_params["criteria"]
     if clustered.empty:
         ranking = pd.DataFrame(columns=RANKING_COLUMNS)
         result: dict[str, Any] = {"status": "skipped", "reason": cluster_summary.get("reason")}
     else:
         ranking = rank_configurations(clustered, criteria)
         clusters = rank_clusters(clustered, criteria)
-        found = findings(clustered, ranking, clusters)
-        result = {"status": "ok", **metrics(ranking, clusters, found, cluster_summary, importance),
+        found = findings.evaluate(clustered, settings)
+        result = {"status": "ok", **metrics(ranking, clusters, cluster_summary, importance),
+                  **findings_summary(found),
+                  "n_superlinear": int((clustered["scaling_efficiency"] > settings.superlinear_threshold).sum()),
                   "clusters": clusters.to_dict(orient="records"),
-                  "sensitivity": sensitivity(clustered, criteria, params["sensitivity"], params["top"])}
+                  "sensitivity": sensitivity(clustered, criteria, rank_params["sensitivity"], rank_params["top"]),
+                  "findings": found,
+                  "superlinear": findings.superlinear_cases(clustered, settings.superlinear_threshold)}
     write_csv(ranking, out / "ranking.csv")
     write_json({"benchmark": args.benchmark, **result}, out / "rank.json")
     print(f"{args.benchmark}: ranked {len(ranking)} configurations")

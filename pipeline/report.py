@@ -2,8 +2,9 @@
 
     python -m pipeline.report
 
-The page leads with the headline benchmark (`analysis.benchmark`): its most efficient configurations, its best
-cluster and the data coverage; then the published study's findings checked on the data, one section per
+The page leads with the headline benchmark (`analysis.benchmark`): a summary card with the best configurations of
+the latest round it ran in, its first-ranked cluster, how the published study's findings fared and the data
+coverage; then the findings, each a test with its numbers and verdict (rank.json's `findings`), one section per
 benchmark of `analysis.benchmarks` (figures, cluster profiles, a sortable and filterable ranking), the quarantine
 list, the definitions and method with the params used, and the provenance (git revision, input hashes from
 `dvc.lock`). Figures are embedded PNGs and the only script is inline, so the file opens offline.
@@ -33,12 +34,13 @@ import pandas as pd
 import yaml
 from PIL import Image
 
-from . import decide, plots
+from . import decide, findings, plots
 from .benchmarks import BY_ID, round_version
 from .cluster import LOG_SCALED, clusters_path
 from .errors import cli
 from .importance import reports_dir
 from .io import load_params, section, write_csv, write_json, write_text
+from .rank import latest_round_ranking
 
 REPORTS = Path("reports")
 RESULTS = Path("data/interim/results.parquet")
@@ -50,6 +52,12 @@ INPUT_STAGES = ("fetch", "ingest")
 # Other benchmarks show their best configurations only; reports/ranking.csv has every row.
 OTHER_RANKING_ROWS = 50
 SUMMARY_TOP = 5
+# Rows of each benchmark's latest-round ranking and of its all-rounds view by round-relative efficiency.
+LATEST_ROWS = 10
+# What "best" means, said once wherever a ranking is shown.
+BEST_MEANS = ("Best means fastest to train with the fewest accelerator-hours: configurations are ranked by "
+              "non-dominated fronts on time to train and accelerator-hours (none ranks above one that is at least as "
+              "fast with at most as many accelerator-hours and better on one), then by TOPSIS within a front.")
 
 # Figure sizes in inches at plots.png_bytes' 110 dpi: about 660 x 400 pixels, shown two side by side at ~540
 # pixels on a laptop, where the text stays about 12 pixels high.
@@ -65,12 +73,6 @@ MARKERS = ["o", "s", "D", "^", "v", "P", "X", "*", "h", "<"]
 IMPORTANCE_TOP = 8
 FAMILIES_SHOWN = 8
 HIGHLIGHT = plots.sns.color_palette(plots.PALETTE)[3]  # vermillion: the Pareto front
-
-# When the data counts as confirming a published finding (stated in the report's method section).
-SUBLINEAR_MAJORITY = 0.5          # share of multi-accelerator results below ideal scaling
-DIMINISHING_SPEARMAN = -0.1       # at least a weak negative rank correlation of efficiency with size
-MODERATE_ACCELERATORS = (4, 16)   # the study's "moderate number" of accelerators
-LARGEST_WORSE_HALF = 0.5          # median rank percentile of the largest systems (1 = last place)
 
 # MLCommons publication month of each Training round, to place rounds on a time axis.
 ROUND_PUBLISHED = {
@@ -125,14 +127,16 @@ class Figure:
 
 @dataclass(frozen=True)
 class Finding:
+    """One finding of the published study as tested by pipeline.findings (rank.json's `findings`)."""
     key: str
     claim: str
-    verdict: bool | None  # None: the data cannot test it
+    verdict: str  # findings.SUPPORTED, CONTRADICTED or INCONCLUSIVE
+    test: str
     evidence: str
 
     @property
     def verdict_text(self) -> str:
-        return "not testable" if self.verdict is None else "confirmed" if self.verdict else "not confirmed"
+        return self.verdict
 
 
 @dataclass(frozen=True)
@@ -145,18 +149,8 @@ class Column:
     swatch: bool = False  # the value is a cluster id: show its colour, as in the figures
 
 
-# The published study's findings (the brief, "The method it follows"), as short table headers and claims.
-FINDING_CLAIMS = {
-    "sublinear": ("Sublinear speed-up", "Speed-up from adding accelerators is sublinear"),
-    "diminishing": ("Shrinking gain per chip", "The gain per added chip shrinks as systems grow"),
-    "moderate": ("Best cluster: 4 to 16 accelerators",
-                 "The most effective cluster uses a moderate number (roughly 4 to 16) of accelerators"),
-    "latest": ("Best cluster: latest generation", "The most effective cluster uses latest-generation accelerators"),
-    "host": ("Best cluster: strong host, fast links",
-             "The most effective cluster has strong host CPUs and fast interconnects"),
-    "largest_fastest": ("Largest systems fastest", "The largest systems have the shortest absolute times"),
-    "largest_inefficient": ("Largest systems least efficient", "The largest systems have the worst efficiency"),
-}
+# The published study's findings, as short table headers and claims (tested in pipeline.findings).
+FINDING_CLAIMS = findings.CLAIMS
 
 
 # ---------------------------------------------------------------------------------------------------- formatting
@@ -184,10 +178,6 @@ def readable(value: Any) -> str:
 def ratio(value: Any) -> str:
     """Efficiencies and speed-ups with two decimals, blank when missing."""
     return "" if value is None or pd.isna(value) else f"{value:.2f}"
-
-
-def percent(share: float) -> str:
-    return f"{100 * share:.0f}%"
 
 
 def _round_order(round_: str) -> float:
@@ -218,11 +208,13 @@ RANKING_COLUMNS = [
     Column("accelerator_count", "Accelerators", True, readable),
     Column("time_to_train_min", "Time to train (min)", True, readable),
     Column("accelerator_hours", "Accelerator-hours", True, readable),
-    Column("scaling_efficiency", "Scaling efficiency", True, ratio),
+    Column("relative_accelerator_hours", "Round-relative efficiency", True, ratio),
+    Column("scaling_efficiency", "Scaling efficiency (series)", True, ratio),
     Column("speedup", "Speed-up (×)", True, ratio),
-    Column("score", "TOPSIS score", True, lambda v: "" if pd.isna(v) else f"{v:.3f}"),
+    Column("front", "Front", True, readable),
+    Column("score", "TOPSIS score in front", True, lambda v: "" if pd.isna(v) else f"{v:.3f}"),
+    Column("round_rank", "Rank in round", True, readable),
     Column("cluster", "Cluster", True, readable, swatch=True),
-    Column("pareto", "Pareto front", False, lambda v: "yes" if bool(v) else ""),
     Column("division", "Division", False, str),
 ]
 
@@ -534,70 +526,51 @@ def _best_profile(outputs: BenchmarkOutputs) -> dict[str, Any] | None:
 
 
 def findings_of(outputs: BenchmarkOutputs) -> list[Finding]:
-    """The published study's findings, each confirmed or not by this benchmark's numbers.
-
-    The evidence is rank.json's `finding_*` values; the host CPU and interconnect claim is checked here on the
-    clustered table (median of the best cluster against the median of all configurations).
-    """
-    rank, clustered = outputs.rank, outputs.clustered
-    found: dict[str, tuple[bool | None, str]] = {}
-
-    share = rank.get("finding_sublinear_share")
-    found["sublinear"] = (None, "no multi-accelerator results to compare") if share is None else (
-        share > SUBLINEAR_MAJORITY,
-        f"{percent(share)} of the results with more accelerators than their family's smallest system scale "
-        f"below linear (scaling efficiency < 1)")
-
-    rho = rank.get("finding_efficiency_vs_accelerators_spearman")
-    found["diminishing"] = (None, "accelerator counts do not vary") if rho is None else (
-        rho <= DIMINISHING_SPEARMAN,
-        f"Spearman ρ of scaling efficiency with accelerator count = {rho:+.2f}")
-
-    best = _best_profile(outputs)
-    if best is None:
-        found["moderate"] = found["latest"] = found["host"] = (None, "no cluster profiles")
-    else:
-        low, high = MODERATE_ACCELERATORS
-        median = best["accelerators_median"]
-        found["moderate"] = (low <= median <= high,
-                             f"best cluster {best['cluster']}: median {readable(median)} accelerators "
-                             f"(range {readable(best['accelerators_min'])} to {readable(best['accelerators_max'])})")
-        years = [p["accelerator_year_median"] for p in outputs.clusters["profiles"]
-                 if p["accelerator_year_median"] is not None]
-        year = best["accelerator_year_median"]
-        found["latest"] = (None, "no accelerator years") if year is None else (
-            year >= max(years),
-            f"best cluster's median accelerator year {year:.0f}; newest cluster median {max(years):.0f}")
-        found["host"] = host_and_interconnect(clustered, best["cluster"])
-
-    fastest = rank.get("finding_largest_systems_fastest")
-    quickest = outputs.ranking.loc[outputs.ranking["time_to_train_min"].idxmin()] if len(outputs.ranking) else None
-    found["largest_fastest"] = (None, "no ranking") if fastest is None or quickest is None else (
-        bool(fastest),
-        f"the fastest result, {configuration_name(quickest)} ({hardware_name(quickest)}, "
-        f"{readable(quickest['time_to_train_min'])} min), is {'' if fastest else 'not '}among the largest "
-        f"10% of systems")
-
-    percentile = rank.get("finding_largest_systems_median_rank_percentile")
-    found["largest_inefficient"] = (None, "no ranking") if percentile is None else (
-        percentile > LARGEST_WORSE_HALF,
-        f"the largest 10% of systems have a median efficiency rank at the {percent(percentile)} mark "
-        f"(0% = best, 100% = last)")
-
-    return [Finding(key, FINDING_CLAIMS[key][1], *found[key]) for key in FINDING_CLAIMS]
+    """The published study's findings as the rank stage tested them, in the order of `FINDING_CLAIMS`; one the
+    rank stage did not test reads as inconclusive."""
+    tested = {item["key"]: item for item in outputs.rank.get("findings", [])}
+    return [Finding(key, claim, tested[key]["verdict"], tested[key]["test"], tested[key]["evidence"])
+            if key in tested else Finding(key, claim, findings.INCONCLUSIVE, "not run", "not tested by the rank stage")
+            for key, (_, claim) in FINDING_CLAIMS.items()]
 
 
-def host_and_interconnect(clustered: pd.DataFrame, cluster: int) -> tuple[bool | None, str]:
-    members = clustered[clustered["cluster"] == cluster]
-    checks = []
-    for column, label in (("host_cpu_cores", "host CPU cores per node"),
-                          ("interconnect_intra_gbps", "intra-node link Gbit/s")):
-        cluster_median, overall = members[column].median(), clustered[column].median()
-        if pd.isna(cluster_median) or pd.isna(overall):
-            return None, f"{label} unknown for the best cluster"
-        checks.append((cluster_median >= overall, f"{label}: {readable(cluster_median)} vs {readable(overall)}"))
-    return (all(ok for ok, _ in checks),
-            "best cluster median vs all configurations: " + "; ".join(text for _, text in checks))
+def verdict_counts(found: Sequence[Finding]) -> dict[str, int]:
+    return {verdict: sum(item.verdict == verdict for item in found)
+            for verdict in (findings.SUPPORTED, findings.CONTRADICTED, findings.INCONCLUSIVE)}
+
+
+def efficiency_bands(outputs: BenchmarkOutputs) -> list[dict[str, Any]]:
+    """The sublinear finding's within-series efficiency by accelerator-count band (rank.json)."""
+    return next((item.get("bands", []) for item in outputs.rank.get("findings", []) if item["key"] == "sublinear"),
+                [])
+
+
+def superlinear_rows(outputs: BenchmarkOutputs) -> list[dict[str, str]]:
+    """Within-series efficiencies above the threshold, both members side by side, with the likely reason."""
+    return [{"round": case["round"], "submitter": case["submitter"],
+             "member": f"{case['system']}: {readable(case['accelerators'])} accelerators, "
+                       f"{readable(case['time_to_train_min'])} min",
+             "base": f"{case['base_system']}: {readable(case['base_accelerators'])} accelerators, "
+                     f"{readable(case['base_time_to_train_min'])} min",
+             "efficiency": ratio(case["scaling_efficiency"]), "reason": case["reason"]}
+            for case in outputs.rank.get("superlinear", [])]
+
+
+def ranking_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Short rows of a ranking for the summary card and the latest-round and all-rounds tables."""
+    return [{"rank": int(row["round_rank"]), "overall_rank": int(row["rank"]), "front": int(row["front"]),
+             "round_front": int(row["round_front"]), "name": configuration_name(row), "round": row["round"],
+             "hardware": hardware_name(row), "time": readable(row["time_to_train_min"]),
+             "hours": readable(row["accelerator_hours"]), "relative": ratio(row["relative_accelerator_hours"]),
+             "efficiency": ratio(row["scaling_efficiency"]), "score": f"{row['round_score']:.3f}"}
+            for _, row in frame.iterrows()]
+
+
+def all_rounds_view(ranking: pd.DataFrame, top: int = LATEST_ROWS) -> pd.DataFrame:
+    """The results of every round with the highest round-relative efficiency (1 = the fewest accelerator-hours
+    of its round), ties by time to train."""
+    return ranking.sort_values(["relative_accelerator_hours", "time_to_train_min", "system"],
+                               ascending=[False, True, True]).head(top)
 
 
 # ---------------------------------------------------------------------------------------------- page sections
@@ -662,8 +635,9 @@ def benchmark_figures(outputs: BenchmarkOutputs) -> dict[str, Figure]:
             efficiency_figure(clustered, best),
             f"Scatter plot of scaling efficiency against number of accelerators (log scale) for {model}, by "
             f"cluster, with a horizontal line at 1 for linear scaling and the median per size band.",
-            "Scaling efficiency (speed-up over the family's smallest system, per added accelerator) against "
-            "accelerators; the black line is the median of each power-of-two size band."),
+            "Scaling efficiency within each scaling series (speed-up over the series' smallest member, per added "
+            "accelerator) against accelerators; results alone in their series have none. The black line is the "
+            "median of each power-of-two size band."),
         "pareto": embed(
             pareto_figure(ranking),
             f"Log-log scatter plot of time to train against accelerator-hours for {model}; the "
@@ -711,9 +685,13 @@ def benchmark_section(outputs: BenchmarkOutputs, ranking_limit: int | None) -> d
         reason = outputs.rank.get("reason") or outputs.importance.get("reason") or "no configurations in scope"
         return {**title, "analysed": False, "reason": reason}
     rank = outputs.rank
+    latest = latest_round_ranking(outputs.ranking)
     return {
         **title, "analysed": True, "scope": scope_of(outputs.clustered),
-        "top": outputs.ranking.iloc[0].to_dict(), "metrics": rank, "decide": outputs.decide,
+        "top": latest.iloc[0].to_dict(), "metrics": rank, "decide": outputs.decide,
+        "latest_round": latest.iloc[0]["round"], "latest": ranking_rows(latest.head(LATEST_ROWS)),
+        "n_latest": len(latest), "all_rounds": ranking_rows(all_rounds_view(outputs.ranking)),
+        "superlinear": superlinear_rows(outputs), "bands": efficiency_bands(outputs),
         "best_profile": _best_profile(outputs), "findings": findings_of(outputs),
         "figures": benchmark_figures(outputs), "clusters": cluster_profile_rows(outputs),
         "ranking": ranking_table(outputs.ranking, ranking_limit),
@@ -724,29 +702,24 @@ def benchmark_section(outputs: BenchmarkOutputs, ranking_limit: int | None) -> d
 
 
 def headline_summary(outputs: BenchmarkOutputs | None, top: int = SUMMARY_TOP) -> dict[str, Any] | None:
-    """The answer for the headline benchmark: top configurations, best cluster and how it compares with the
-    fastest cluster."""
+    """The summary card of the headline benchmark: the latest round it ran in, its best configurations there, the
+    first-ranked cluster with its profile, and how the published findings fared."""
     if outputs is None or not outputs.analysed:
         return None
     best = _best_profile(outputs)
-    profiles = outputs.clusters.get("profiles", [])
-    fastest = min(profiles, key=lambda p: p["time_to_train_min_median"]) if profiles else None
-    head = outputs.ranking.head(top)
-    findings = findings_of(outputs)
+    latest = latest_round_ranking(outputs.ranking)
+    found = findings_of(outputs)
     return {
         **benchmark_title(outputs.benchmark), "scope": scope_of(outputs.clustered),
-        "top": [{"rank": int(row["rank"]), "name": configuration_name(row), "hardware": hardware_name(row),
-                 "time": readable(row["time_to_train_min"]), "hours": readable(row["accelerator_hours"]),
-                 "efficiency": ratio(row["scaling_efficiency"]), "score": f"{row['score']:.3f}",
-                 "pareto": bool(row["pareto"])}
-                for _, row in head.iterrows()],
+        "round": latest.iloc[0]["round"], "n_latest": len(latest),
+        "latest_fronts": int(latest["round_front"].max()),
+        "top": ranking_rows(latest.head(top)),
         "best": best, "best_families": [name for name, _ in families_by_count(best)[:2]] if best else [],
         "best_colour": hex_colour(cluster_colours([best["cluster"]])[best["cluster"]]) if best else None,
-        "fastest": fastest if fastest and best and fastest["cluster"] != best["cluster"] else None,
-        "hours_ratio": (fastest["accelerator_hours_median"] / best["accelerator_hours_median"])
-        if fastest and best and best["accelerator_hours_median"] else None,
         "pareto_size": outputs.rank.get("pareto_size"),
-        "confirmed": sum(f.verdict is True for f in findings), "testable": sum(f.verdict is not None for f in findings),
+        "verdicts": verdict_counts(found), "n_findings": len(found),
+        "supported": [item.claim for item in found if item.verdict == findings.SUPPORTED],
+        "n_superlinear": outputs.rank.get("n_superlinear"),
     }
 
 
@@ -775,8 +748,8 @@ def findings_matrix(sections: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Every analysed benchmark against every finding: a verdict and its evidence per cell."""
     analysed = [s for s in sections if s["analysed"]]
     rows = [{"id": s["id"], "model": s["model"], "findings": s["findings"]} for s in analysed]
-    totals = [{"confirmed": sum(r["findings"][i].verdict is True for r in rows),
-               "testable": sum(r["findings"][i].verdict is not None for r in rows)}
+    totals = [{verdict: sum(r["findings"][i].verdict == verdict for r in rows)
+               for verdict in (findings.SUPPORTED, findings.CONTRADICTED, findings.INCONCLUSIVE)}
               for i in range(len(FINDING_CLAIMS))]
     return {"claims": [short for short, _ in FINDING_CLAIMS.values()], "rows": rows, "totals": totals}
 
@@ -842,8 +815,7 @@ def report_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, q
         "coverage": coverage_of(results, quarantine), "analysis": analysis,
         "importance_params": params.get("importance", {}), "cluster_params": params.get("cluster", {}),
         "rank_params": params.get("rank", {}), "provenance": provenance_,
-        "thresholds": {"sublinear": percent(SUBLINEAR_MAJORITY), "spearman": DIMINISHING_SPEARMAN,
-                       "moderate": MODERATE_ACCELERATORS, "worse_half": percent(LARGEST_WORSE_HALF)},
+        "findings_params": params.get("findings", {}), "best_means": BEST_MEANS,
         "other_ranking_rows": OTHER_RANKING_ROWS,
     }
 

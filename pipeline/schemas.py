@@ -67,8 +67,8 @@ CONFIGURATION_COLUMNS = [
     "accelerator_form_factor", "accelerator_memory_gib", "accelerator_year", "accelerator_count", "n_nodes",
     "accelerators_per_node", "host_cpu_vendor", "host_cpu_model", "host_cpu_cores", "host_memory_gib",
     "interconnect_intra", "interconnect_intra_gbps", "interconnect_inter", "interconnect_inter_gbps",
-    "framework", "throughput_samples_per_s", "accelerator_hours", "speedup", "scaling_efficiency",
-    "throughput_per_accelerator",
+    "framework", "throughput_samples_per_s", "series", "accelerator_hours", "speedup", "scaling_efficiency",
+    "relative_accelerator_hours", "throughput_per_accelerator",
 ]
 
 CONFIGURATIONS = pa.DataFrameSchema(
@@ -77,7 +77,9 @@ CONFIGURATIONS = pa.DataFrameSchema(
         "division": _OPTIONAL_TEXT, "time_to_train_min": pa.Column(float, pa.Check.gt(0)),
         "accelerator_count": pa.Column(float, pa.Check.gt(0), nullable=True),
         "accelerator_hours": pa.Column(float, pa.Check.gt(0), nullable=True),
+        "series": _OPTIONAL_TEXT,
         "scaling_efficiency": pa.Column(float, pa.Check.gt(0), nullable=True),
+        "relative_accelerator_hours": pa.Column(float, [pa.Check.gt(0), pa.Check.le(1)], nullable=True),
     },
     unique=["round", "submitter", "system", "benchmark"], strict=False, coerce=True,
 )

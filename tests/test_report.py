@@ -20,7 +20,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from pipeline import cluster, decide, features, rank, report
+from pipeline import cluster, decide, features, findings, rank, report
 from pipeline.io import write_csv, write_json, write_parquet
 
 HEADLINE, OTHER, SKIPPED = "resnet", "bert", "minigo"
@@ -30,10 +30,11 @@ HOSTILE_PATH = 'Acme/results/<img src=x onerror="alert(2)">/'
 SKIP_REASON = "4 configurations in scope, fewer than analysis.min_configurations = 15"
 
 CRITERIA = {
-    "time_to_train_min": {"weight": 0.35, "direction": "cost"},
-    "accelerator_hours": {"weight": 0.45, "direction": "cost"},
-    "scaling_efficiency": {"weight": 0.20, "direction": "benefit"},
+    "time_to_train_min": {"weight": 0.4, "direction": "cost"},
+    "accelerator_hours": {"weight": 0.6, "direction": "cost"},
 }
+FINDINGS = {"alpha": 0.05, "bootstrap": 200, "seed": 0, "bands": [2, 4, 8, 16, 64, 256, 1024], "moderate": [4, 16],
+            "top_share": 0.1, "largest_share": 0.1, "superlinear_threshold": 1.05, "min_group": 5}
 PARAMS: dict[str, Any] = {
     "fetch": {"mirror": "../shared/mlperf", "rounds": ["v1.0", "v2.0", "v3.0"],
               "upstream": "https://github.com/mlcommons/training_results_{round}"},
@@ -42,6 +43,7 @@ PARAMS: dict[str, Any] = {
     "importance": {"folds": 5, "repeats": 10, "seed": 0, "select": {"min_importance": 0.01, "max_features": 4}},
     "cluster": {"k": 3, "n_init": 3, "seed": 0, "k_range": [2, 5], "bootstrap": 3},
     "rank": {"criteria": CRITERIA, "top": 5, "sensitivity": 0.25},
+    "findings": FINDINGS,
 }
 IMPORTANCE = {
     "status": "ok", "n_configurations": 40, "selected_features": ["accelerator_count", "accelerator_year"],
@@ -114,7 +116,8 @@ def synthetic_configurations(benchmark: str, n: int, seed: int) -> pd.DataFrame:
     frame = pd.DataFrame({
         "round": rng.choice(["v1.0", "v2.0", "v3.0"], n), "submitter": rng.choice(["Acme", "Globex", "Initech"], n),
         "system": [f"{benchmark}-system-{i}" for i in range(n)], "benchmark": benchmark, "division": "closed",
-        "accelerator_family": families, "accelerator_count": counts,
+        "accelerator_family": families, "accelerator_form_factor": "SXM", "framework": "PyTorch",
+        "accelerator_count": counts,
         "accelerator_year": [float(FAMILY_YEAR[f]) for f in families],
         "accelerator_memory_gib": np.where(families == "H100", 80.0, 40.0), "n_nodes": np.maximum(1, counts // 8),
         "host_cpu_cores": rng.choice([64.0, 96.0, 128.0], n),
@@ -138,14 +141,18 @@ def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> report
                                                    IMPORTANCE["selected_features"], PARAMS["cluster"])
     ranking = rank.rank_configurations(clustered, CRITERIA)
     clusters = rank.rank_clusters(clustered, CRITERIA)
-    metrics = rank.metrics(ranking, clusters, rank.findings(clustered, ranking, clusters), summary, IMPORTANCE)
+    metrics = rank.metrics(ranking, clusters, summary, IMPORTANCE)
+    settings = findings.Settings.from_params(FINDINGS)
     scratch.mkdir(parents=True, exist_ok=True)
     cluster.plot_diagnostics(summary, benchmark, scratch / "k_selection.png")
     write_csv(ranking, scratch / "ranking.csv")
     return report.BenchmarkOutputs(
         benchmark=benchmark,
         rank=_as_written({"benchmark": benchmark, "status": "ok", **metrics,
-                          "clusters": clusters.to_dict(orient="records")}, scratch / "rank.json"),
+                          "clusters": clusters.to_dict(orient="records"),
+                          "findings": findings.evaluate(clustered, settings),
+                          "superlinear": findings.superlinear_cases(clustered, settings.superlinear_threshold)},
+                         scratch / "rank.json"),
         ranking=pd.read_csv(scratch / "ranking.csv"), clusters=_as_written(summary, scratch / "clusters.json"),
         importance={"benchmark": benchmark, **IMPORTANCE}, clustered=clustered,
         k_selection_png=(scratch / "k_selection.png").read_bytes())
@@ -270,12 +277,16 @@ def test_summary_answers_with_top_configuration_best_cluster_and_coverage(page: 
     outputs = analysed_outputs(HEADLINE, 60, 0, tmp_path)
     summary = report.headline_summary(outputs)
     assert summary is not None
-    top = outputs.ranking.iloc[0]
+    latest = outputs.ranking[outputs.ranking["round"] == "v3.0"]
+    top = latest.loc[latest["round_rank"].idxmin()]
+    assert summary["round"] == "v3.0"
     assert summary["top"][0]["name"] == report.configuration_name(top)
     assert len(summary["top"]) == report.SUMMARY_TOP
     assert summary["best"]["cluster"] == outputs.rank["best_cluster"]
+    assert sum(summary["verdicts"].values()) == summary["n_findings"] == len(findings.CLAIMS)
     summary_html = page[page.index('id="summary"'):page.index('id="findings"')]
-    assert "the most efficient configuration is" in summary_html and "The best cluster is" in summary_html
+    assert "the latest round it ran in, the best" in summary_html and "The first-ranked cluster is" in summary_html
+    assert report.BEST_MEANS[:40] in summary_html
     assert "4 scored results out of 5 results folders" in summary_html
     assert "3 quarantined records" in summary_html and 'href="#quarantine"' in summary_html
 
@@ -315,45 +326,30 @@ def test_readable_numbers(value: Any, text: str) -> None:
     assert report.readable(value) == text
 
 
-def _findings(**rank_values: Any) -> dict[str, report.Finding]:
-    clustered = pd.DataFrame({"cluster": [0, 0, 1, 1], "host_cpu_cores": [128.0, 128.0, 64.0, 64.0],
-                              "interconnect_intra_gbps": [7200.0, 7200.0, 2400.0, 2400.0]})
-    profiles = [{"cluster": 0, "accelerators_median": 8.0, "accelerators_min": 4.0, "accelerators_max": 16.0,
-                 "accelerator_year_median": 2022.0},
-                {"cluster": 1, "accelerators_median": 1024.0, "accelerators_min": 512.0, "accelerators_max": 2048.0,
-                 "accelerator_year_median": 2020.0}]
-    ranking = pd.DataFrame({"round": ["v3.0"], "submitter": ["Acme"], "system": ["big"],
-                            "accelerator_family": ["H100"], "accelerator_count": [2048.0],
-                            "time_to_train_min": [0.2]})
-    outputs = report.BenchmarkOutputs("resnet", {"status": "ok", "best_cluster": 0, **rank_values}, ranking,
-                                      {"profiles": profiles}, {}, clustered, None)
+def _findings(*tested: dict[str, Any]) -> dict[str, report.Finding]:
+    outputs = report.BenchmarkOutputs("resnet", {"status": "ok", "findings": list(tested)}, pd.DataFrame(), {}, {},
+                                      pd.DataFrame(), None)
     return {finding.key: finding for finding in report.findings_of(outputs)}
 
 
-def test_findings_confirmed_with_their_numbers() -> None:
-    found = _findings(finding_sublinear_share=0.73, finding_efficiency_vs_accelerators_spearman=-0.43,
-                      finding_largest_systems_fastest=True, finding_largest_systems_median_rank_percentile=0.89)
-    assert all(finding.verdict_text == "confirmed" for finding in found.values())
-    assert "73%" in found["sublinear"].evidence and "-0.43" in found["diminishing"].evidence
-    assert "median 8 accelerators (range 4 to 16)" in found["moderate"].evidence
-    assert "7,200 vs 4,800" in found["host"].evidence
-    assert "89%" in found["largest_inefficient"].evidence
-
-
-def test_findings_not_confirmed_or_not_testable() -> None:
-    found = _findings(finding_sublinear_share=0.3, finding_efficiency_vs_accelerators_spearman=None,
-                      finding_largest_systems_fastest=False, finding_largest_systems_median_rank_percentile=0.2)
-    assert found["sublinear"].verdict_text == "not confirmed"
-    assert found["diminishing"].verdict_text == "not testable"
-    assert found["largest_fastest"].verdict is False and "is not among" in found["largest_fastest"].evidence
-    assert found["largest_inefficient"].verdict is False
+def test_findings_show_the_rank_stage_verdicts_and_untested_ones_are_inconclusive() -> None:
+    found = _findings({"key": "sublinear", "verdict": "supported", "test": "Wilcoxon",
+                       "evidence": "median within-series efficiency 0.81"},
+                      {"key": "host", "verdict": "contradicted", "test": "Mann-Whitney", "evidence": "fewer cores"})
+    assert list(found) == list(findings.CLAIMS)
+    assert (found["sublinear"].verdict_text, found["sublinear"].evidence) == (
+        "supported", "median within-series efficiency 0.81")
+    assert found["host"].verdict == findings.CONTRADICTED
+    assert found["moderate"].verdict == findings.INCONCLUSIVE and found["moderate"].test == "not run"
+    assert report.verdict_counts(list(found.values())) == {"supported": 1, "contradicted": 1, "inconclusive": 5}
 
 
 def test_findings_section_states_verdicts_for_every_benchmark(page: str) -> None:
     matrix = page[page.index('<table class="matrix">'):]
     matrix = matrix[:matrix.index("</table>")]
     assert matrix.count('<th scope="row"><a href=') == 2  # the skipped benchmark has no verdicts
-    assert len(re.findall(r"(?:not )?confirmed|not testable", matrix)) >= 2 * len(report.FINDING_CLAIMS)
+    assert len(re.findall(r"supported|contradicted|inconclusive", matrix)) >= 2 * len(report.FINDING_CLAIMS)
+    assert "confirmed" not in page
 
 
 def test_input_hashes_come_from_the_fetch_and_ingest_stages(tmp_path: Path) -> None:

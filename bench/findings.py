@@ -1,0 +1,55 @@
+"""Print issue 13's figures on the real data: per benchmark, the first-ranked configuration of its latest round,
+whether any ranked configuration is dominated by one ranked below it, the within-series efficiencies above the
+superlinear threshold, and each finding's verdict with its numbers.
+
+    python bench/findings.py [BENCHMARK ...]     # default: every analysed benchmark of params.yaml
+
+Reads data/processed/configurations.parquet (run `dvc repro features` first) and params.yaml, from the root.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pandas as pd  # noqa: E402
+
+from pipeline import findings, rank, scope  # noqa: E402
+from pipeline.io import load_params, section  # noqa: E402
+
+
+def main(benchmarks: list[str]) -> None:
+    params = load_params()
+    analysis = section(params, "analysis")
+    settings = findings.Settings.from_params(section(params, "findings"))
+    criteria = section(params, "rank")["criteria"]
+    configurations = pd.read_parquet(scope.CONFIGURATIONS)
+    in_division = configurations[configurations["division"] == analysis["division"]] \
+        if analysis["division"] != "all" else configurations
+    print(f"within-series efficiencies > {settings.superlinear_threshold} ({analysis['division']} division, all "
+          f"benchmarks): {int((in_division['scaling_efficiency'] > settings.superlinear_threshold).sum())} of "
+          f"{int(in_division['scaling_efficiency'].notna().sum())}, none outside a series: "
+          f"{bool(in_division.loc[in_division['scaling_efficiency'] > 1, 'series'].notna().all())}")
+    for benchmark in benchmarks or analysis["benchmarks"]:
+        frame = scope.in_scope(configurations, analysis, benchmark)
+        if len(frame) < analysis["min_configurations"]:
+            print(f"\n{benchmark}: not analysed ({len(frame)} configurations)")
+            continue
+        ranking = rank.rank_configurations(frame, criteria)
+        first = rank.latest_round_ranking(ranking).iloc[0]
+        violations = rank.dominance_violations(ranking, "rank")
+        round_violations = sum(rank.dominance_violations(group, "round_rank") for _, group in ranking.groupby("round"))
+        print(f"\n{benchmark}: {len(ranking)} configurations; first of {first['round']}: {first['submitter']} "
+              f"{first['system']}, {first['accelerator_count']:.0f} x {first['accelerator_family']}, "
+              f"{first['time_to_train_min']:.2f} min, {first['accelerator_hours']:.2f} accelerator-hours; "
+              f"dominated pairs ranked wrongly: {violations} over all rounds, {round_violations} within rounds; "
+              f"efficiencies > {settings.superlinear_threshold}: "
+              f"{int((frame['scaling_efficiency'] > settings.superlinear_threshold).sum())}")
+        for item in findings.evaluate(frame, settings):
+            print(f"  {item['key']:<20} {item['verdict']:<13} {item['evidence']}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
