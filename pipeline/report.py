@@ -39,6 +39,7 @@ from .cluster import LOG_SCALED, clusters_path
 from .errors import cli
 from .importance import reports_dir
 from .io import load_params, section, write_csv, write_json, write_text
+from .scope import ROUND_PUBLISHED, round_published
 
 REPORTS = Path("reports")
 RESULTS = Path("data/interim/results.parquet")
@@ -73,12 +74,6 @@ MODERATE_ACCELERATORS = (4, 16)   # the study's "moderate number" of accelerator
 LARGEST_WORSE_HALF = 0.5          # median rank percentile of the largest systems (1 = last place)
 
 # MLCommons publication month of each Training round, to place rounds on a time axis.
-ROUND_PUBLISHED = {
-    "v0.5": (2018, 12), "v0.6": (2019, 7), "v0.7": (2020, 7), "v1.0": (2021, 6), "v1.1": (2021, 12),
-    "v2.0": (2022, 6), "v2.1": (2022, 11), "v3.0": (2023, 6), "v3.1": (2023, 11), "v4.0": (2024, 6),
-    "v4.1": (2024, 11), "v5.0": (2025, 6), "v5.1": (2025, 11),
-}
-
 FEATURE_LABELS = {
     "time_to_train_min": "time to train (min)", "accelerator_hours": "accelerator-hours",
     "scaling_efficiency": "scaling efficiency", "speedup": "speed-up",
@@ -193,15 +188,6 @@ def percent(share: float) -> str:
 def _round_order(round_: str) -> float:
     major, minor = round_version(round_)
     return major * 100 + minor
-
-
-def _published(round_: str) -> float:
-    """The round's publication date as a fractional year; unknown rounds fall back to their version."""
-    if round_ in ROUND_PUBLISHED:
-        year, month = ROUND_PUBLISHED[round_]
-        return year + (month - 1) / 12
-    major, minor = round_version(round_)
-    return 2020 + major + minor / 10
 
 
 def _optional_float(value: Any) -> float:
@@ -505,7 +491,7 @@ def best_time_by_family(clustered: pd.DataFrame, families: int = FAMILIES_SHOWN)
     top = data["accelerator_family"].value_counts().index[:families]
     best = (data[data["accelerator_family"].isin(top)].groupby(["accelerator_family", "round"])
             ["time_to_train_min"].min().reset_index())
-    best["published"] = best["round"].map(_published)
+    best["published"] = best["round"].map(round_published)
     best["accelerator_family"] = pd.Categorical(best["accelerator_family"], categories=list(top), ordered=True)
     return best.sort_values(["accelerator_family", "published"]).reset_index(drop=True)
 
@@ -518,7 +504,7 @@ def best_time_figure(clustered: pd.DataFrame) -> bytes:
         axis.plot(group["published"], group["time_to_train_min"], marker=MARKERS[index % len(MARKERS)],
                   color=colours[index], linewidth=1.4, markersize=5, label=str(family))
     rounds = sorted(clustered["round"].unique(), key=_round_order)
-    axis.set_xticks([_published(r) for r in rounds],
+    axis.set_xticks([round_published(r) for r in rounds],
                     [f"{r}\n{ROUND_PUBLISHED.get(r, ('', ))[0]}" for r in rounds], fontsize=8)
     axis.set(yscale="log", xlabel="Round (publication year)", ylabel="Best time to train (minutes, log scale)")
     plots.plain_log_ticks(axis, "y")
