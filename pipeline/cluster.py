@@ -232,7 +232,7 @@ def cluster_name(group: pd.DataFrame) -> str:
     families = family_counts(group)
     shown = families.index[:1] if families.iloc[0] / len(group) >= 0.5 else families.index[:2]
     family = "/".join(str(name) for name in shown) + (" and others" if len(families) > len(shown) else "")
-    link = _most_common(group["interconnect_intra"])
+    link = _most_common(group.get("interconnect_intra", pd.Series(dtype=object)))
     return f"{low if low == high else f'{low}-{high}'} {family}" + (f", {link}" if link else "")
 
 
@@ -247,7 +247,7 @@ def profiles(frame: pd.DataFrame, min_size: int) -> list[dict[str, Any]]:
             "accelerators_min": float(group["accelerator_count"].min()),
             "accelerators_max": float(group["accelerator_count"].max()),
             "families": {str(name): int(count) for name, count in families.head(4).items()},
-            "interconnect_intra": _most_common(group["interconnect_intra"]),
+            "interconnect_intra": _most_common(group.get("interconnect_intra", pd.Series(dtype=object))),
             "accelerator_year_median": _optional(group["accelerator_year"].median()),
         }
         for column in PROFILED:

@@ -35,7 +35,7 @@ from PIL import Image
 
 from . import decide, plots
 from .benchmarks import BY_ID, round_version
-from .cluster import LOG_SCALED, clusters_path
+from .cluster import LOG_SCALED, PROFILED, clusters_path
 from .errors import cli
 from .importance import reports_dir
 from .io import load_params, section, write_csv, write_json, write_text
@@ -84,7 +84,8 @@ FEATURE_LABELS = {
     "accelerator_vendor": "accelerator vendor", "accelerator_family": "accelerator family",
     "accelerator_form_factor": "accelerator form factor", "host_cpu_vendor": "host CPU vendor",
     "interconnect_intra": "intra-node link kind", "interconnect_inter": "inter-node link kind",
-    "framework": "framework",
+    "framework": "framework", "round_year": "round (software era)",
+    "relative_accelerator_hours": "accelerator-hours / round's best",
 }
 TARGET_LABELS = {"log_time_to_train": "time to train", "log_accelerator_hours": "accelerator-hours"}
 
@@ -399,6 +400,14 @@ def importance_frame(importance: dict[str, Any], top: int = IMPORTANCE_TOP) -> p
     return frame.sort_values(["feature", "target"]).reset_index(drop=True)
 
 
+def target_label(importance: dict[str, Any], target: str) -> str:
+    """A target's name with its out-of-fold R² (mean ± s.d. over the repeats) and the gate's verdict."""
+    result = importance["targets"][target]
+    passes = importance.get("gate", {}).get("targets", {}).get(target, {}).get("passes")
+    return (f"{TARGET_LABELS.get(target, target)} (out-of-fold R² {result['oof_r2']:.2f} ± "
+            f"{result.get('oof_r2_std', float('nan')):.2f}{'' if passes else ', not explained'})")
+
+
 def importance_figure(importance: dict[str, Any]) -> bytes:
     """The strongest features for both targets, bars at the mean over folds x repeats, whiskers one s.d."""
     data = importance_frame(importance)
@@ -410,10 +419,9 @@ def importance_figure(importance: dict[str, Any]) -> bytes:
     for index, target in enumerate(targets):
         part = data[data["target"] == target].set_index("feature").reindex(features)
         positions = np.arange(len(features)) + (index - (len(targets) - 1) / 2) * height
-        r2 = importance["targets"][target]["oof_r2"]
         axis.barh(positions, part["mean"], height=height, xerr=part["std"], color=colours[index],
                   error_kw={"elinewidth": 0.9, "capsize": 2, "ecolor": "#333333"},
-                  label=f"{TARGET_LABELS.get(target, target)} (out-of-fold R² {r2:.2f})")
+                  label=target_label(importance, target))
     axis.set_yticks(np.arange(len(features)), [FEATURE_LABELS.get(f, f) for f in features])
     axis.invert_yaxis()
     axis.axvline(0, color="grey", linewidth=0.8)
@@ -425,26 +433,38 @@ def importance_figure(importance: dict[str, Any]) -> bytes:
 
 
 def importance_rows(importance: dict[str, Any]) -> dict[str, Any]:
-    """The numbers behind the importance figure: mean ± s.d. per feature and target, and which were selected."""
+    """The numbers behind the importance figure: per feature and target the permutation importance (mean ± s.d.)
+    and Spearman's rho with the target (the model-free view); which features were selected; per target the
+    out-of-fold R² (mean ± s.d.) and whether it clears the gate."""
     data = importance_frame(importance)
     targets = list(importance.get("targets", {}))
     selected = set(importance.get("selected_features", []))
+    gate = importance.get("gate", {})
     rows = []
     for feature, group in data.groupby("feature", observed=True, sort=True):
         by_target = group.set_index("target")
+        rho = [importance["targets"][t].get("spearman", {}).get(str(feature), {}).get("rho") for t in targets]
         rows.append({"feature": FEATURE_LABELS.get(str(feature), str(feature)), "selected": feature in selected,
+                     "covariate": feature == importance.get("round_feature"),
                      "cells": [f"{by_target.at[t, 'mean']:.3f} ± {by_target.at[t, 'std']:.3f}"
-                                if t in by_target.index else "" for t in targets]})
+                                if t in by_target.index else "" for t in targets],
+                     "rho": ["" if value is None else f"{value:+.2f}" for value in rho]})
+    verdicts = gate.get("targets", {})
     return {"targets": [TARGET_LABELS.get(t, t) for t in targets], "rows": rows,
-            "r2": [ratio(importance["targets"][t]["oof_r2"]) for t in targets]}
+            "r2": [f"{ratio(importance['targets'][t]['oof_r2'])} ± {ratio(importance['targets'][t].get('oof_r2_std'))}"
+                   for t in targets],
+            "passes": [bool(verdicts.get(t, {}).get("passes")) for t in targets],
+            "min_r2": gate.get("min_r2"), "explained": bool(gate.get("explained")),
+            "not_explained": [f"{TARGET_LABELS.get(t, t)} (out-of-fold R² {ratio(importance['targets'][t]['oof_r2'])} "
+                              f"± {ratio(importance['targets'][t].get('oof_r2_std'))})"
+                              for t in targets if not verdicts.get(t, {}).get("passes")]}
 
 
 def heatmap_features(clusters: dict[str, Any], clustered: pd.DataFrame) -> list[str]:
-    """The clustering features, plus scaling efficiency, which the ranking uses."""
+    """The clustering features, then the outcomes that profile the clusters (where the data has them)."""
     features = list(clusters.get("features", []))
-    if "scaling_efficiency" not in features and clustered["scaling_efficiency"].notna().any():
-        features.append("scaling_efficiency")
-    return features
+    return features + [column for column in PROFILED if column not in features and column in clustered
+                       and clustered[column].notna().any()]
 
 
 def cluster_medians(clustered: pd.DataFrame, features: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -609,6 +629,13 @@ def families_by_count(profile: dict[str, Any]) -> list[tuple[str, int]]:
     return sorted(profile["families"].items(), key=lambda item: (-item[1], item[0]))
 
 
+def _median_range(profile: dict[str, Any], column: str, show: Callable[[Any], str]) -> str:
+    """"median (min to max)" of one profiled outcome; blank when the profile lacks it."""
+    if profile.get(f"{column}_median") is None:
+        return ""
+    return f"{show(profile[f'{column}_median'])} ({show(profile[f'{column}_min'])} to {show(profile[f'{column}_max'])})"
+
+
 def cluster_profile_rows(outputs: BenchmarkOutputs) -> list[dict[str, Any]]:
     """Cluster profiles (clusters.json) with their efficiency rank and score (rank.json), best first."""
     ranked = {row["cluster"]: row for row in outputs.rank.get("clusters", [])}
@@ -618,17 +645,35 @@ def cluster_profile_rows(outputs: BenchmarkOutputs) -> list[dict[str, Any]]:
         ranking = ranked.get(profile["cluster"], {})
         rows.append({
             "cluster": profile["cluster"], "colour": hex_colour(colours[profile["cluster"]]),
+            "name": profile.get("name", ""), "small": bool(profile.get("small")),
             "rank": ranking.get("rank"), "score": ranking.get("score"), "size": profile["size"],
             "accelerators": f"{readable(profile['accelerators_median'])} "
                             f"({readable(profile['accelerators_min'])} to {readable(profile['accelerators_max'])})",
             "families": ", ".join(f"{name} ({count})" for name, count in families_by_count(profile)),
-            "time": readable(profile["time_to_train_min_median"]),
-            "hours": readable(profile["accelerator_hours_median"]),
-            "efficiency": ratio(profile["scaling_efficiency_median"]),
+            "time": _median_range(profile, "time_to_train_min", readable),
+            "hours": _median_range(profile, "accelerator_hours", readable),
+            "relative_hours": _median_range(profile, "relative_accelerator_hours", ratio),
+            "efficiency": _median_range(profile, "scaling_efficiency", ratio),
             "year": "" if profile["accelerator_year_median"] is None else f"{profile['accelerator_year_median']:.0f}",
             "best": profile["cluster"] == outputs.rank.get("best_cluster"),
         })
-    return sorted(rows, key=lambda row: (row["rank"] is None, row["rank"] or 0))
+    return sorted(rows, key=lambda row: (row["rank"] is None, row["rank"] or 0, row["cluster"]))
+
+
+def cluster_notes(clusters: dict[str, Any]) -> dict[str, Any]:
+    """What the page says about how the clusters were made: inputs and where they came from, the dropped
+    candidates with the reason, the k verdict and the clusters too small to read much into."""
+    verdict = clusters.get("k_verdict") or {}
+    return {
+        "features": [FEATURE_LABELS.get(f, f) for f in clusters.get("features", [])],
+        "from_importance": clusters.get("feature_source") == "importance",
+        "dropped": [{"feature": FEATURE_LABELS.get(d["feature"], d["feature"]), "reason": d["reason"]}
+                    for d in clusters.get("dropped_features", [])],
+        "ordered_by": FEATURE_LABELS.get(clusters.get("ordered_by", ""), clusters.get("ordered_by")),
+        "k": clusters.get("k"), "k_supported": verdict.get("supported"), "preferred_k": verdict.get("preferred_k"),
+        "k_message": verdict.get("message"), "k_rule": verdict.get("rule"),
+        "small": [p for p in clusters.get("profiles", []) if p.get("small")], "min_size": clusters.get("min_size"),
+    }
 
 
 def benchmark_figures(outputs: BenchmarkOutputs) -> dict[str, Figure]:
@@ -702,6 +747,7 @@ def benchmark_section(outputs: BenchmarkOutputs, ranking_limit: int | None) -> d
         "top": outputs.ranking.iloc[0].to_dict(), "metrics": rank, "decide": outputs.decide,
         "best_profile": _best_profile(outputs), "findings": findings_of(outputs),
         "figures": benchmark_figures(outputs), "clusters": cluster_profile_rows(outputs),
+        "cluster_notes": cluster_notes(outputs.clusters),
         "ranking": ranking_table(outputs.ranking, ranking_limit),
         "importance": importance_rows(outputs.importance) if outputs.importance.get("status") == "ok" else None,
         "importance_reason": None if outputs.importance.get("status") == "ok" else outputs.importance.get("reason"),
