@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline import cluster, importance
+from pipeline import cluster, importance, report
 from pipeline.errors import ParamsError
 from pipeline.scope import CONFIGURATIONS, ROUND_FEATURE, in_scope
 
@@ -243,3 +243,35 @@ def test_real_resnet_default_inputs_drop_nodes_and_sparse_bandwidths() -> None:
     assert "missing" in reasons["interconnect_intra_gbps"]  # 58% of ResNet's values are unknown
     assert kept[:2] == ["accelerator_count", "accelerators_per_node"]
     assert all(frame[f].isna().mean() <= PROJECT_PARAMS["cluster"]["max_imputed_share"] for f in kept)
+
+
+# What the page says
+
+def test_page_rows_say_which_targets_the_features_do_not_explain() -> None:
+    targets = {name: {"oof_r2": r2, "oof_r2_std": 0.1,
+                      "spearman": {"accelerator_count": {"rho": -0.5, "p_value": 0.01, "n": 30}},
+                      "permutation_importance": {"accelerator_count": {"mean": 0.3, "std": 0.1},
+                                                 ROUND_FEATURE: {"mean": 0.2, "std": 0.05}}}
+               for name, r2 in (("log_time_to_train", 0.8), ("log_accelerator_hours", -0.37))}
+    rows = report.importance_rows({"targets": targets, "gate": importance.gate(targets, 0.5),
+                                   "round_feature": ROUND_FEATURE, "selected_features": ["accelerator_count"]})
+    assert rows["passes"] == [True, False] and rows["explained"]
+    assert rows["not_explained"] == ["accelerator-hours (out-of-fold R² -0.37 ± 0.10)"]
+    assert rows["r2"] == ["0.80 ± 0.10", "-0.37 ± 0.10"]
+    by_feature = {row["feature"]: row for row in rows["rows"]}
+    assert by_feature["round (software era)"]["covariate"] and not by_feature["round (software era)"]["selected"]
+    assert by_feature["accelerators"]["rho"] == ["-0.50", "-0.50"]
+
+
+def test_page_notes_name_dropped_features_the_k_verdict_and_small_clusters() -> None:
+    frame = _synthetic()
+    frame.loc[0, ["accelerator_count", "accelerator_year"]] = [1e6, 2030.0]
+    _, summary = cluster.cluster_benchmark(frame, ["accelerator_count", "accelerator_year", "host_cpu_cores"],
+                                           {**CLUSTER_PARAMS, "k": 4}, "default")
+    notes = report.cluster_notes(summary)
+    assert notes["features"] == ["accelerators", "accelerator year"] and not notes["from_importance"]
+    assert notes["dropped"] == [{"feature": "host CPU cores per node",
+                                 "reason": "missing (would be imputed) for 100% of configurations, above "
+                                           "cluster.max_imputed_share = 20%"}]
+    assert [p["size"] for p in notes["small"]] == [1] and notes["min_size"] == CLUSTER_PARAMS["min_size"]
+    assert notes["k_message"].startswith("the diagnostics")
