@@ -176,7 +176,7 @@ def k_verdict(k_diagnostics: Sequence[dict[str, float]], k: int, stability_mean:
     supported when its silhouette is within `tolerance` of it and its bootstrap ARI mean is >= `min_stability`."""
     silhouettes = {int(row["k"]): row["silhouette"] for row in k_diagnostics}
     if not silhouettes:
-        return {"supported": None, "preferred_k": None, "message": "no k could be compared"}
+        return {"supported": None, "preferred_k": None, "message": "No k could be compared"}
     preferred = min(silhouettes, key=lambda candidate: (-silhouettes[candidate], candidate))
     own = silhouettes.get(k)
     close = own is not None and own >= silhouettes[preferred] - tolerance
@@ -189,9 +189,10 @@ def k_verdict(k_diagnostics: Sequence[dict[str, float]], k: int, stability_mean:
         reasons.append("bootstrap stability unknown" if stability_mean is None else
                        f"bootstrap ARI {stability_mean:.2f} below {min_stability}")
     supported = close and stable
-    message = (f"the diagnostics support k = {k} (silhouette within {tolerance} of the best, k = {preferred}; "
+    message = (f"The diagnostics support k = {k} (silhouette within {tolerance} of the best, k = {preferred}; "
                f"bootstrap ARI {stability_mean:.2f})" if supported else
-               f"the diagnostics do not support k = {k}: {'; '.join(reasons)}; they prefer k = {preferred}")
+               f"The diagnostics do not support k = {k}: {'; '.join(reasons)}; " +
+               (f"they prefer k = {preferred}" if preferred != k else "no other k separates better"))
     return {"supported": supported, "preferred_k": preferred, "silhouette_k": own,
             "silhouette_best": silhouettes[preferred], "stability_ari_mean": stability_mean,
             "rule": f"preferred k: highest silhouette; k supported when its silhouette is within {tolerance} of the "
@@ -267,7 +268,7 @@ def describe(profile: dict[str, Any]) -> str:
     families = ", ".join(list(profile["families"])[:2])
     low, high = int(profile["accelerators_min"]), int(profile["accelerators_max"])
     size = f"{low}" if low == high else f"{low}-{high}"
-    efficiency = profile["scaling_efficiency_median"]
+    efficiency = profile.get("scaling_efficiency_median")
     efficiency_text = "" if efficiency is None else f", median scaling efficiency {efficiency:.2f}"
     return (f"{profile['size']} results on {size} accelerators (mostly {families}): median "
             f"{profile['time_to_train_min_median']:.1f} min and {profile['accelerator_hours_median']:.1f} "

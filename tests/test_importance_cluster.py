@@ -274,4 +274,4 @@ def test_page_notes_name_dropped_features_the_k_verdict_and_small_clusters() -> 
                                  "reason": "missing (would be imputed) for 100% of configurations, above "
                                            "cluster.max_imputed_share = 20%"}]
     assert [p["size"] for p in notes["small"]] == [1] and notes["min_size"] == CLUSTER_PARAMS["min_size"]
-    assert notes["k_message"].startswith("the diagnostics")
+    assert notes["k_message"].startswith("The diagnostics")
