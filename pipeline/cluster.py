@@ -51,6 +51,7 @@ LOG_SCALED = {"time_to_train_min", "accelerator_hours", "accelerator_count", "n_
               "accelerator_memory_gib", "host_cpu_cores", "host_memory_gib", "interconnect_intra_gbps",
               "interconnect_inter_gbps"}
 DIGITS = 4  # stored statistics
+NAMED_FAMILY_SHARE, NAMED_COVERAGE = 0.25, 0.75  # which families a cluster's name shows (see cluster_name)
 
 
 def clusters_path(benchmark: str) -> Path:
@@ -192,7 +193,9 @@ def k_verdict(k_diagnostics: Sequence[dict[str, float]], k: int, stability_mean:
     message = (f"The diagnostics support k = {k} (silhouette within {tolerance} of the best, k = {preferred}; "
                f"bootstrap ARI {stability_mean:.2f})" if supported else
                f"The diagnostics do not support k = {k}: {'; '.join(reasons)}; " +
-               (f"they prefer k = {preferred}" if preferred != k else "no other k separates better"))
+               (f"they prefer k = {preferred}" if preferred != k else "no other k separates better") +
+               (" (the largest k compared: more clusters may separate better still)"
+                if preferred == max(silhouettes) and preferred != k else ""))
     return {"supported": supported, "preferred_k": preferred, "silhouette_k": own,
             "silhouette_best": silhouettes[preferred], "stability_ari_mean": stability_mean,
             "rule": f"preferred k: highest silhouette; k supported when its silhouette is within {tolerance} of the "
@@ -228,11 +231,13 @@ def family_counts(group: pd.DataFrame) -> pd.Series:
 
 
 def cluster_name(group: pd.DataFrame) -> str:
-    """A short name from the profile, e.g. "8-64 H100, NVLink": accelerator range, main families, main link."""
+    """A short name from the profile, e.g. "8-64 H100, NVLink": the accelerator range, the families of at least a
+    quarter of the members (two at most; "and others" when they cover less than three quarters) and the most common
+    intra-node link."""
     low, high = int(group["accelerator_count"].min()), int(group["accelerator_count"].max())
-    families = family_counts(group)
-    shown = families.index[:1] if families.iloc[0] / len(group) >= 0.5 else families.index[:2]
-    family = "/".join(str(name) for name in shown) + (" and others" if len(families) > len(shown) else "")
+    shares = family_counts(group) / len(group)
+    shown = shares[shares >= NAMED_FAMILY_SHARE].head(2) if shares.iloc[0] >= NAMED_FAMILY_SHARE else shares.head(1)
+    family = "/".join(shown.index) + (" and others" if shown.sum() < NAMED_COVERAGE else "")
     link = _most_common(group.get("interconnect_intra", pd.Series(dtype=object)))
     return f"{low if low == high else f'{low}-{high}'} {family}" + (f", {link}" if link else "")
 

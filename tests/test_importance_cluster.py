@@ -180,6 +180,7 @@ def test_k_is_not_supported_when_another_k_separates_better() -> None:
     verdict = cluster.k_verdict(_diagnostics({2: 0.40, 5: 0.55, 8: 0.61, 10: 0.70}), 5, 0.8, 0.05, 0.6)
     assert verdict["supported"] is False and verdict["preferred_k"] == 10
     assert "silhouette 0.55 at k = 5 against 0.70 at k = 10" in verdict["message"]
+    assert "the largest k compared" in verdict["message"]
 
 
 def test_k_is_not_supported_when_its_clusters_are_unstable() -> None:
@@ -199,11 +200,14 @@ def test_clusters_are_ordered_by_round_relative_hours_when_present() -> None:
 
 
 def test_cluster_name_from_its_profile() -> None:
-    group = pd.DataFrame({"accelerator_count": [8.0, 16.0, 64.0], "accelerator_family": ["H100", "H100", "A100"],
-                          "interconnect_intra": ["NVLink", "NVLink", None]})
-    assert cluster.cluster_name(group) == "8-64 H100 and others, NVLink"
-    mixed = group.assign(accelerator_family=["H100", "A100", "TPU-v4"], interconnect_intra=None)
-    assert cluster.cluster_name(mixed) == "8-64 A100/H100 and others"
+    group = pd.DataFrame({"accelerator_count": [8.0, 16.0, 64.0, 8.0, 8.0],
+                          "accelerator_family": ["H100", "H100", "A100", "H100", "H100"],
+                          "interconnect_intra": ["NVLink", "NVLink", None, "PCIe", "NVLink"]})
+    assert cluster.cluster_name(group) == "8-64 H100, NVLink"  # A100 is 20% of the cluster: not named
+    quarter = group.iloc[1:]  # A100 is 25%
+    assert cluster.cluster_name(quarter) == "8-64 H100/A100, NVLink"
+    mixed = group.iloc[:3].assign(accelerator_family=["H100", "A100", "TPU-v4"], interconnect_intra=None)
+    assert cluster.cluster_name(mixed) == "8-64 A100/H100 and others"  # two thirds named, ties by name
 
 
 def test_clusters_are_profiled_ordered_and_small_ones_flagged() -> None:
