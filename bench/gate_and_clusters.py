@@ -47,8 +47,9 @@ def main() -> None:
         verdict = clusters["k_verdict"]
         sizes = [profile["size"] for profile in clusters["profiles"]]
         print(f"  k = {clusters['k']}: {'supported' if verdict['supported'] else 'NOT supported'} (silhouette "
-              f"{verdict['silhouette_k']:.2f}, best {verdict['silhouette_best']:.2f}, bootstrap ARI {clusters['stability_ari_mean']:.2f}), preferred k = "
-              f"{verdict['preferred_k']}; sizes {sizes}; small {clusters['small_clusters'] or 'none'}")
+              f"{verdict['silhouette_k']:.2f}, best {verdict['silhouette_best']:.2f}, bootstrap ARI "
+              f"{clusters['stability_ari_mean']:.2f}), preferred k = {verdict['preferred_k']}; sizes {sizes}; "
+              f"small {clusters['small_clusters'] or 'none'}")
         print("  names: " + " | ".join(profile["name"] for profile in clusters["profiles"]))
 
 
