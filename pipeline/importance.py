@@ -1,15 +1,22 @@
-"""Stage `importance`: which hardware features explain time to train and efficiency, for one benchmark.
+"""Stage `importance`: which hardware features explain time to train and accelerator-hours, for one benchmark.
 
     python -m pipeline.importance BENCHMARK
 
-A gradient-boosted model predicts log10(time to train) and log10(accelerator-hours) from the hardware features;
-folds are grouped by system family (submitter and accelerator family) so one family's results never sit on both
-sides of a split. Reported: the out-of-fold R^2 and median absolute error, permutation importance on the
-held-out folds (mean and spread over folds x repeats), and mutual information as a model-free second view.
+A gradient-boosted model (settings in params `importance.model`) predicts log10(time to train) and
+log10(accelerator-hours) from the hardware features and the round's publication date (`round_year`, the software
+era: the same hardware often trains twice as fast two rounds later, and without this covariate accelerator year or
+memory would be credited with that progress). Folds are grouped by system family (submitter and accelerator
+family) so one family's results never sit on both sides of a split; the grouped split is repeated
+`importance.repeats` times with shuffled fold assignments. Reported per target: the out-of-fold R^2 (mean and s.d.
+over the repeats), the median absolute error, permutation importance on the held-out folds (mean and s.d. over
+folds x repeats x `permutation_repeats`), and two model-free views: Spearman's rank correlation and mutual
+information of each feature with the target.
 
-Selection rule (params `importance.select`): a numeric feature is selected for clustering when its mean
-permutation importance for either target is at least `min_importance` (in units of R^2 lost); the strongest
-`max_features` are kept, ranked by the larger of the two importances.
+Gate (params `importance.min_r2`): a target's importances count only when its out-of-fold R^2 minus one s.d. over
+the repeats is at least `min_r2`; otherwise importance.json says the features do not explain it. Selection (params
+`importance.select`): among the targets that pass, a numeric hardware feature is selected for clustering when its
+mean permutation importance for either is at least `min_importance` (R^2 lost); the strongest `max_features` are
+kept. The round is reported like any feature but never selected. No target passes: nothing is selected.
 """
 from __future__ import annotations
 
@@ -20,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import spearmanr
 from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.feature_selection import mutual_info_regression
 from sklearn.inspection import permutation_importance
@@ -28,20 +36,30 @@ from sklearn.model_selection import GroupKFold
 from threadpoolctl import threadpool_limits
 
 from . import plots, schemas
-from .errors import cli
+from .errors import ParamsError, cli
 from .io import load_params, section, write_json
-from .scope import CATEGORICAL_FEATURES, CONFIGURATIONS, NUMERIC_FEATURES, benchmark_args, in_scope
+from .scope import (CATEGORICAL_FEATURES, CONFIGURATIONS, NUMERIC_FEATURES, ROUND_FEATURE, benchmark_args,
+                    in_scope, round_published)
 
 TARGETS = {"log_time_to_train": "time_to_train_min", "log_accelerator_hours": "accelerator_hours"}
+DIGITS = 4  # stored statistics: enough for a 0.001 R^2 difference, stable across platforms
+MIN_SPEARMAN_PAIRS = 5  # fewer complete pairs than this give no rank correlation
 
 
 def reports_dir(benchmark: str) -> Path:
     return Path("reports/benchmarks") / benchmark
 
 
+def with_round_year(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` plus the round's publication date as a fractional year (column `round_year`)."""
+    return frame.assign(**{ROUND_FEATURE: frame["round"].map(round_published).astype(float)})
+
+
 def feature_columns(frame: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """The features that vary in this data: a constant column explains nothing."""
-    numeric = [c for c in NUMERIC_FEATURES if frame[c].nunique(dropna=True) > 1]
+    """The model's features that vary in this data (a constant column explains nothing); numeric ones include the
+    round when the frame has it."""
+    candidates = NUMERIC_FEATURES + ([ROUND_FEATURE] if ROUND_FEATURE in frame else [])
+    numeric = [c for c in candidates if frame[c].nunique(dropna=True) > 1]
     categorical = [c for c in CATEGORICAL_FEATURES if frame[c].nunique(dropna=True) > 1]
     return numeric, categorical
 
@@ -58,9 +76,10 @@ def encode(frame: pd.DataFrame, numeric: list[str], categorical: list[str]) -> n
     return np.column_stack(columns)
 
 
-def make_model(n_categorical: int, n_numeric: int, seed: int) -> HistGradientBoostingRegressor:
+def make_model(n_categorical: int, n_numeric: int, model: dict[str, Any], seed: int) -> HistGradientBoostingRegressor:
     mask = [True] * n_categorical + [False] * n_numeric
-    return HistGradientBoostingRegressor(max_iter=100, learning_rate=0.1, min_samples_leaf=3,
+    return HistGradientBoostingRegressor(max_iter=model["max_iter"], learning_rate=model["learning_rate"],
+                                         min_samples_leaf=model["min_samples_leaf"],
                                          categorical_features=mask if n_categorical else None, random_state=seed)
 
 
@@ -68,33 +87,45 @@ def system_families(frame: pd.DataFrame) -> np.ndarray:
     return (frame["submitter"].astype(str) + "|" + frame["accelerator_family"].fillna("?").astype(str)).to_numpy()
 
 
-def cross_validated_importance(frame: pd.DataFrame, target: str, folds: int, repeats: int,
-                               seed: int) -> dict[str, Any]:
-    """Out-of-fold score and permutation importance of one target; `frame` holds features and the target."""
+def _stats(values: Sequence[float]) -> dict[str, float]:
+    return {"mean": round(float(np.mean(values)), DIGITS), "std": round(float(np.std(values)), DIGITS)}
+
+
+def cross_validated_importance(frame: pd.DataFrame, target: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Out-of-fold R^2 (over repeated grouped splits) and permutation importance of one target.
+
+    `frame` holds the features and the positive target column; the target is modelled on log10.
+    """
     numeric, categorical = feature_columns(frame)
     columns = categorical + numeric
     x = encode(frame, numeric, categorical)
     y = np.log10(frame[target].to_numpy(dtype=float))
     groups = system_families(frame)
-    splitter = GroupKFold(n_splits=min(folds, len(set(groups))))
-    predicted = np.full(len(y), np.nan)
+    folds = min(params["folds"], len(set(groups)))
+    r2_by_repeat, error_by_repeat = [], []
     samples: dict[str, list[float]] = {column: [] for column in columns}
-    for train, test in splitter.split(x, y, groups):
-        model = make_model(len(categorical), len(numeric), seed).fit(x[train], y[train])
-        predicted[test] = model.predict(x[test])
-        if len(test) < 2:
-            continue
-        result = permutation_importance(model, x[test], y[test], n_repeats=repeats, random_state=seed,
-                                        scoring="r2")
-        for column, values in zip(columns, result.importances):
-            samples[column].extend(values.tolist())
-    importance = {column: {"mean": float(np.mean(values)), "std": float(np.std(values))}
-                  for column, values in samples.items() if values}
+    for repeat in range(params["repeats"]):
+        seed = params["seed"] + repeat
+        predicted = np.full(len(y), np.nan)
+        for train, test in GroupKFold(n_splits=folds, shuffle=True, random_state=seed).split(x, y, groups):
+            model = make_model(len(categorical), len(numeric), params["model"], seed).fit(x[train], y[train])
+            predicted[test] = model.predict(x[test])
+            if len(test) < 2:
+                continue
+            result = permutation_importance(model, x[test], y[test], n_repeats=params["permutation_repeats"],
+                                            random_state=seed, scoring="r2")
+            for column, values in zip(columns, result.importances):
+                samples[column].extend(values.tolist())
+        r2_by_repeat.append(float(r2_score(y, predicted)))
+        error_by_repeat.append(float(median_absolute_error(y, predicted)))
+    r2 = _stats(r2_by_repeat)
     return {
-        "oof_r2": float(r2_score(y, predicted)),
-        "oof_median_abs_error_log10": float(median_absolute_error(y, predicted)),
-        "permutation_importance": importance,
-        "mutual_information": mutual_information(frame, numeric, categorical, y, seed),
+        "oof_r2": r2["mean"], "oof_r2_std": r2["std"],
+        "oof_r2_repeats": [round(value, DIGITS) for value in r2_by_repeat],
+        "oof_median_abs_error_log10": round(float(np.mean(error_by_repeat)), DIGITS),
+        "permutation_importance": {column: _stats(values) for column, values in samples.items() if values},
+        "mutual_information": mutual_information(frame, numeric, categorical, y, params["seed"]),
+        "spearman": spearman(frame, numeric, y),
     }
 
 
@@ -110,10 +141,44 @@ def mutual_information(frame: pd.DataFrame, numeric: list[str], categorical: lis
     discrete = [True] * len(categorical) + [False] * len(numeric)
     values = mutual_info_regression(encoded, y, discrete_features=discrete,
                                     n_neighbors=min(3, len(y) - 1), random_state=seed)
-    return {column: float(value) for column, value in zip(columns, values)}
+    return {column: round(float(value), DIGITS) for column, value in zip(columns, values)}
+
+
+def spearman(frame: pd.DataFrame, numeric: list[str], y: np.ndarray) -> dict[str, dict[str, float]]:
+    """Model-free view: Spearman's rho of each numeric feature with the target, on the rows where it is known."""
+    result = {}
+    for column in numeric:
+        values = frame[column].to_numpy(dtype=float)
+        known = ~np.isnan(values)
+        if known.sum() < MIN_SPEARMAN_PAIRS or np.unique(values[known]).size < 2:
+            continue
+        test = spearmanr(values[known], y[known])
+        result[column] = {"rho": round(float(test.statistic), DIGITS), "p_value": float(f"{test.pvalue:.3g}"),
+                          "n": int(known.sum())}
+    return result
+
+
+def gate(targets: dict[str, dict[str, Any]], min_r2: float) -> dict[str, Any]:
+    """Which targets the features explain: out-of-fold R^2 mean minus one s.d. over the repeats >= `min_r2`."""
+    verdicts = {}
+    for name, report in targets.items():
+        lower = report["oof_r2"] - report["oof_r2_std"]
+        verdicts[name] = {"oof_r2": report["oof_r2"], "oof_r2_std": report["oof_r2_std"],
+                          "lower": round(lower, DIGITS), "passes": bool(lower >= min_r2)}
+    passing = [name for name, verdict in verdicts.items() if verdict["passes"]]
+    failing = [name for name in verdicts if name not in passing]
+    explained = ", ".join(passing) or "none"
+    message = (f"targets explained (out-of-fold R^2 - 1 s.d. >= {min_r2}): {explained}" +
+               ("" if not failing else "; the hardware features do not explain " + ", ".join(
+                   f"{name} (R^2 {verdicts[name]['oof_r2']:.2f} +- {verdicts[name]['oof_r2_std']:.2f})"
+                   for name in failing)))
+    return {"min_r2": min_r2, "rule": "out-of-fold R^2 mean - 1 s.d. over repeats >= min_r2",
+            "targets": verdicts, "passing": passing, "explained": bool(passing), "message": message}
 
 
 def select_features(targets: dict[str, dict[str, Any]], min_importance: float, max_features: int) -> list[str]:
+    """The numeric hardware features (never the round) whose mean importance for any of `targets` is at least
+    `min_importance`, strongest first, at most `max_features`."""
     strength: dict[str, float] = {}
     for report in targets.values():
         for column, stats in report["permutation_importance"].items():
@@ -124,23 +189,43 @@ def select_features(targets: dict[str, dict[str, Any]], min_importance: float, m
     return ranked[:max_features]
 
 
+PARAM_KEYS = ("folds", "repeats", "permutation_repeats", "seed", "min_r2", "model", "select")
+
+
+def check_params(params: dict[str, Any]) -> None:
+    missing = [key for key in PARAM_KEYS if key not in params]
+    if missing:
+        raise ParamsError(f"params.yaml importance: needs {', '.join(missing)}; see the project's params.yaml")
+    if params["folds"] < 2 or params["repeats"] < 1 or params["min_r2"] > 1:
+        raise ParamsError(f"params.yaml importance: needs folds >= 2, repeats >= 1 and min_r2 <= 1 (got "
+                          f"{params['folds']}, {params['repeats']}, {params['min_r2']})")
+
+
 def analyse(frame: pd.DataFrame, params: dict[str, Any], min_configurations: int) -> dict[str, Any]:
+    """importance.json's content for one benchmark's in-scope configurations (one row per result)."""
+    check_params(params)
     if len(frame) < min_configurations:
         return {"status": "skipped", "n_configurations": len(frame),
                 "reason": f"{len(frame)} configurations in scope, fewer than analysis.min_configurations "
                           f"= {min_configurations}", "targets": {}, "selected_features": []}
+    frame = with_round_year(frame)
     # One OpenMP thread: on data this small, thread start-up dominates and is 8x slower than serial.
     with warnings.catch_warnings(), threadpool_limits(1):
         warnings.simplefilter("ignore", UserWarning)  # sklearn warns on all-NaN columns in small folds
-        targets = {name: cross_validated_importance(frame, column, params["folds"], params["repeats"],
-                                                    params["seed"]) for name, column in TARGETS.items()}
-    selected = select_features(targets, params["select"]["min_importance"], params["select"]["max_features"])
+        targets = {name: cross_validated_importance(frame, column, params) for name, column in TARGETS.items()}
+    verdict = gate(targets, params["min_r2"])
+    selected = select_features({name: targets[name] for name in verdict["passing"]},
+                               params["select"]["min_importance"], params["select"]["max_features"])
     return {"status": "ok", "n_configurations": len(frame), "n_system_families": len(set(system_families(frame))),
-            "targets": targets, "selected_features": selected}
+            "round_feature": ROUND_FEATURE, "targets": targets, "gate": verdict, "selected_features": selected}
 
 
 def plot_importance(report: dict[str, Any], benchmark: str, target: Path) -> None:
-    rows = [{"target": name, "feature": column, "mean": stats["mean"], "std": stats["std"]}
+    verdicts = report.get("gate", {}).get("targets", {})
+    labels = {name: f"{name} (R² {result['oof_r2']:.2f} ± {result['oof_r2_std']:.2f}, "
+                    f"{'explained' if verdicts.get(name, {}).get('passes') else 'not explained'})"
+              for name, result in report["targets"].items()}
+    rows = [{"target": labels[name], "feature": column, "mean": stats["mean"], "std": stats["std"]}
             for name, result in report["targets"].items()
             for column, stats in result["permutation_importance"].items()]
     figure, axis = plots.plt.subplots(figsize=(7.5, 4.5))
@@ -172,7 +257,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     out = reports_dir(args.benchmark)
     write_json(report, out / "importance.json")
     plot_importance(report, args.benchmark, out / "importance.png")
-    print(f"{args.benchmark}: {report['status']}, selected {report['selected_features']}")
+    verdict = report.get("gate", {}).get("message", report.get("reason"))
+    print(f"{args.benchmark}: {report['status']}, {verdict}; selected {report['selected_features']}")
 
 
 if __name__ == "__main__":

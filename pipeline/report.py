@@ -36,11 +36,12 @@ from PIL import Image
 
 from . import decide, findings, plots
 from .benchmarks import BY_ID, round_version
-from .cluster import LOG_SCALED, clusters_path
+from .cluster import LOG_SCALED, PROFILED, clusters_path
 from .errors import cli
 from .importance import reports_dir
 from .io import load_params, section, write_csv, write_json, write_text
 from .rank import latest_round_ranking
+from .scope import ROUND_PUBLISHED, round_published
 
 REPORTS = Path("reports")
 RESULTS = Path("data/interim/results.parquet")
@@ -75,12 +76,6 @@ FAMILIES_SHOWN = 8
 HIGHLIGHT = plots.sns.color_palette(plots.PALETTE)[3]  # vermillion: the Pareto front
 
 # MLCommons publication month of each Training round, to place rounds on a time axis.
-ROUND_PUBLISHED = {
-    "v0.5": (2018, 12), "v0.6": (2019, 7), "v0.7": (2020, 7), "v1.0": (2021, 6), "v1.1": (2021, 12),
-    "v2.0": (2022, 6), "v2.1": (2022, 11), "v3.0": (2023, 6), "v3.1": (2023, 11), "v4.0": (2024, 6),
-    "v4.1": (2024, 11), "v5.0": (2025, 6), "v5.1": (2025, 11),
-}
-
 FEATURE_LABELS = {
     "time_to_train_min": "time to train (min)", "accelerator_hours": "accelerator-hours",
     "scaling_efficiency": "scaling efficiency", "speedup": "speed-up",
@@ -91,7 +86,8 @@ FEATURE_LABELS = {
     "accelerator_vendor": "accelerator vendor", "accelerator_family": "accelerator family",
     "accelerator_form_factor": "accelerator form factor", "host_cpu_vendor": "host CPU vendor",
     "interconnect_intra": "intra-node link kind", "interconnect_inter": "inter-node link kind",
-    "framework": "framework",
+    "framework": "framework", "round_year": "round (software era)",
+    "relative_accelerator_hours": "accelerator-hours / round's best",
 }
 TARGET_LABELS = {"log_time_to_train": "time to train", "log_accelerator_hours": "accelerator-hours"}
 
@@ -183,15 +179,6 @@ def ratio(value: Any) -> str:
 def _round_order(round_: str) -> float:
     major, minor = round_version(round_)
     return major * 100 + minor
-
-
-def _published(round_: str) -> float:
-    """The round's publication date as a fractional year; unknown rounds fall back to their version."""
-    if round_ in ROUND_PUBLISHED:
-        year, month = ROUND_PUBLISHED[round_]
-        return year + (month - 1) / 12
-    major, minor = round_version(round_)
-    return 2020 + major + minor / 10
 
 
 def _optional_float(value: Any) -> float:
@@ -405,6 +392,14 @@ def importance_frame(importance: dict[str, Any], top: int = IMPORTANCE_TOP) -> p
     return frame.sort_values(["feature", "target"]).reset_index(drop=True)
 
 
+def target_label(importance: dict[str, Any], target: str) -> str:
+    """A target's name with its out-of-fold R² (mean ± s.d. over the repeats) and the gate's verdict."""
+    result = importance["targets"][target]
+    passes = importance.get("gate", {}).get("targets", {}).get(target, {}).get("passes")
+    return (f"{TARGET_LABELS.get(target, target)} (out-of-fold R² {result['oof_r2']:.2f} ± "
+            f"{result.get('oof_r2_std', float('nan')):.2f}{'' if passes else ', not explained'})")
+
+
 def importance_figure(importance: dict[str, Any]) -> bytes:
     """The strongest features for both targets, bars at the mean over folds x repeats, whiskers one s.d."""
     data = importance_frame(importance)
@@ -416,10 +411,9 @@ def importance_figure(importance: dict[str, Any]) -> bytes:
     for index, target in enumerate(targets):
         part = data[data["target"] == target].set_index("feature").reindex(features)
         positions = np.arange(len(features)) + (index - (len(targets) - 1) / 2) * height
-        r2 = importance["targets"][target]["oof_r2"]
         axis.barh(positions, part["mean"], height=height, xerr=part["std"], color=colours[index],
                   error_kw={"elinewidth": 0.9, "capsize": 2, "ecolor": "#333333"},
-                  label=f"{TARGET_LABELS.get(target, target)} (out-of-fold R² {r2:.2f})")
+                  label=target_label(importance, target))
     axis.set_yticks(np.arange(len(features)), [FEATURE_LABELS.get(f, f) for f in features])
     axis.invert_yaxis()
     axis.axvline(0, color="grey", linewidth=0.8)
@@ -431,26 +425,38 @@ def importance_figure(importance: dict[str, Any]) -> bytes:
 
 
 def importance_rows(importance: dict[str, Any]) -> dict[str, Any]:
-    """The numbers behind the importance figure: mean ± s.d. per feature and target, and which were selected."""
+    """The numbers behind the importance figure: per feature and target the permutation importance (mean ± s.d.)
+    and Spearman's rho with the target (the model-free view); which features were selected; per target the
+    out-of-fold R² (mean ± s.d.) and whether it clears the gate."""
     data = importance_frame(importance)
     targets = list(importance.get("targets", {}))
     selected = set(importance.get("selected_features", []))
+    gate = importance.get("gate", {})
     rows = []
     for feature, group in data.groupby("feature", observed=True, sort=True):
         by_target = group.set_index("target")
+        rho = [importance["targets"][t].get("spearman", {}).get(str(feature), {}).get("rho") for t in targets]
         rows.append({"feature": FEATURE_LABELS.get(str(feature), str(feature)), "selected": feature in selected,
+                     "covariate": feature == importance.get("round_feature"),
                      "cells": [f"{by_target.at[t, 'mean']:.3f} ± {by_target.at[t, 'std']:.3f}"
-                                if t in by_target.index else "" for t in targets]})
+                                if t in by_target.index else "" for t in targets],
+                     "rho": ["" if value is None else f"{value:+.2f}" for value in rho]})
+    verdicts = gate.get("targets", {})
     return {"targets": [TARGET_LABELS.get(t, t) for t in targets], "rows": rows,
-            "r2": [ratio(importance["targets"][t]["oof_r2"]) for t in targets]}
+            "r2": [f"{ratio(importance['targets'][t]['oof_r2'])} ± {ratio(importance['targets'][t].get('oof_r2_std'))}"
+                   for t in targets],
+            "passes": [bool(verdicts.get(t, {}).get("passes")) for t in targets],
+            "min_r2": gate.get("min_r2"), "explained": bool(gate.get("explained")),
+            "not_explained": [f"{TARGET_LABELS.get(t, t)} (out-of-fold R² {ratio(importance['targets'][t]['oof_r2'])} "
+                              f"± {ratio(importance['targets'][t].get('oof_r2_std'))})"
+                              for t in targets if not verdicts.get(t, {}).get("passes")]}
 
 
 def heatmap_features(clusters: dict[str, Any], clustered: pd.DataFrame) -> list[str]:
-    """The clustering features, plus scaling efficiency, which the ranking uses."""
+    """The clustering features, then the outcomes that profile the clusters (where the data has them)."""
     features = list(clusters.get("features", []))
-    if "scaling_efficiency" not in features and clustered["scaling_efficiency"].notna().any():
-        features.append("scaling_efficiency")
-    return features
+    return features + [column for column in PROFILED if column not in features and column in clustered
+                       and clustered[column].notna().any()]
 
 
 def cluster_medians(clustered: pd.DataFrame, features: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -497,7 +503,7 @@ def best_time_by_family(clustered: pd.DataFrame, families: int = FAMILIES_SHOWN)
     top = data["accelerator_family"].value_counts().index[:families]
     best = (data[data["accelerator_family"].isin(top)].groupby(["accelerator_family", "round"])
             ["time_to_train_min"].min().reset_index())
-    best["published"] = best["round"].map(_published)
+    best["published"] = best["round"].map(round_published)
     best["accelerator_family"] = pd.Categorical(best["accelerator_family"], categories=list(top), ordered=True)
     return best.sort_values(["accelerator_family", "published"]).reset_index(drop=True)
 
@@ -510,7 +516,7 @@ def best_time_figure(clustered: pd.DataFrame) -> bytes:
         axis.plot(group["published"], group["time_to_train_min"], marker=MARKERS[index % len(MARKERS)],
                   color=colours[index], linewidth=1.4, markersize=5, label=str(family))
     rounds = sorted(clustered["round"].unique(), key=_round_order)
-    axis.set_xticks([_published(r) for r in rounds],
+    axis.set_xticks([round_published(r) for r in rounds],
                     [f"{r}\n{ROUND_PUBLISHED.get(r, ('', ))[0]}" for r in rounds], fontsize=8)
     axis.set(yscale="log", xlabel="Round (publication year)", ylabel="Best time to train (minutes, log scale)")
     plots.plain_log_ticks(axis, "y")
@@ -596,6 +602,13 @@ def families_by_count(profile: dict[str, Any]) -> list[tuple[str, int]]:
     return sorted(profile["families"].items(), key=lambda item: (-item[1], item[0]))
 
 
+def _median_range(profile: dict[str, Any], column: str, show: Callable[[Any], str]) -> str:
+    """"median (min to max)" of one profiled outcome; blank when the profile lacks it."""
+    if profile.get(f"{column}_median") is None:
+        return ""
+    return f"{show(profile[f'{column}_median'])} ({show(profile[f'{column}_min'])} to {show(profile[f'{column}_max'])})"
+
+
 def cluster_profile_rows(outputs: BenchmarkOutputs) -> list[dict[str, Any]]:
     """Cluster profiles (clusters.json) with their efficiency rank and score (rank.json), best first."""
     ranked = {row["cluster"]: row for row in outputs.rank.get("clusters", [])}
@@ -605,17 +618,35 @@ def cluster_profile_rows(outputs: BenchmarkOutputs) -> list[dict[str, Any]]:
         ranking = ranked.get(profile["cluster"], {})
         rows.append({
             "cluster": profile["cluster"], "colour": hex_colour(colours[profile["cluster"]]),
+            "name": profile.get("name", ""), "small": bool(profile.get("small")),
             "rank": ranking.get("rank"), "score": ranking.get("score"), "size": profile["size"],
             "accelerators": f"{readable(profile['accelerators_median'])} "
                             f"({readable(profile['accelerators_min'])} to {readable(profile['accelerators_max'])})",
             "families": ", ".join(f"{name} ({count})" for name, count in families_by_count(profile)),
-            "time": readable(profile["time_to_train_min_median"]),
-            "hours": readable(profile["accelerator_hours_median"]),
-            "efficiency": ratio(profile["scaling_efficiency_median"]),
+            "time": _median_range(profile, "time_to_train_min", readable),
+            "hours": _median_range(profile, "accelerator_hours", readable),
+            "relative_hours": _median_range(profile, "relative_accelerator_hours", ratio),
+            "efficiency": _median_range(profile, "scaling_efficiency", ratio),
             "year": "" if profile["accelerator_year_median"] is None else f"{profile['accelerator_year_median']:.0f}",
             "best": profile["cluster"] == outputs.rank.get("best_cluster"),
         })
-    return sorted(rows, key=lambda row: (row["rank"] is None, row["rank"] or 0))
+    return sorted(rows, key=lambda row: (row["rank"] is None, row["rank"] or 0, row["cluster"]))
+
+
+def cluster_notes(clusters: dict[str, Any]) -> dict[str, Any]:
+    """What the page says about how the clusters were made: inputs and where they came from, the dropped
+    candidates with the reason, the k verdict and the clusters too small to read much into."""
+    verdict = clusters.get("k_verdict") or {}
+    return {
+        "features": [FEATURE_LABELS.get(f, f) for f in clusters.get("features", [])],
+        "from_importance": clusters.get("feature_source") == "importance",
+        "dropped": [{"feature": FEATURE_LABELS.get(d["feature"], d["feature"]), "reason": d["reason"]}
+                    for d in clusters.get("dropped_features", [])],
+        "ordered_by": FEATURE_LABELS.get(clusters.get("ordered_by", ""), clusters.get("ordered_by")),
+        "k": clusters.get("k"), "k_supported": verdict.get("supported"), "preferred_k": verdict.get("preferred_k"),
+        "k_message": verdict.get("message"), "k_rule": verdict.get("rule"),
+        "small": [p for p in clusters.get("profiles", []) if p.get("small")], "min_size": clusters.get("min_size"),
+    }
 
 
 def benchmark_figures(outputs: BenchmarkOutputs) -> dict[str, Figure]:
@@ -694,6 +725,7 @@ def benchmark_section(outputs: BenchmarkOutputs, ranking_limit: int | None) -> d
         "superlinear": superlinear_rows(outputs), "bands": efficiency_bands(outputs),
         "best_profile": _best_profile(outputs), "findings": findings_of(outputs),
         "figures": benchmark_figures(outputs), "clusters": cluster_profile_rows(outputs),
+        "cluster_notes": cluster_notes(outputs.clusters),
         "ranking": ranking_table(outputs.ranking, ranking_limit),
         "importance": importance_rows(outputs.importance) if outputs.importance.get("status") == "ok" else None,
         "importance_reason": None if outputs.importance.get("status") == "ok" else outputs.importance.get("reason"),

@@ -8,10 +8,19 @@ from typing import Any
 
 import pandas as pd
 
-from .benchmarks import BY_ID
+from .benchmarks import BY_ID, round_version
 from .errors import ParamsError, UsageError
 
 CONFIGURATIONS = Path("data/processed/configurations.parquet")
+# When each round was published (year, month): the software era a result belongs to.
+ROUND_PUBLISHED = {
+    "v0.5": (2018, 12), "v0.6": (2019, 7), "v0.7": (2020, 7), "v1.0": (2021, 6), "v1.1": (2021, 12),
+    "v2.0": (2022, 6), "v2.1": (2022, 11), "v3.0": (2023, 6), "v3.1": (2023, 11), "v4.0": (2024, 6),
+    "v4.1": (2024, 11), "v5.0": (2025, 6), "v5.1": (2025, 11),
+}
+# The round as a numeric covariate of the importance model (fractional publication year): it takes the software
+# progress between rounds so hardware features are not credited with it. Never a clustering feature.
+ROUND_FEATURE = "round_year"
 # Hardware features the analysis may use; the importance stage selects among them.
 NUMERIC_FEATURES = [
     "accelerator_count", "n_nodes", "accelerators_per_node", "accelerator_memory_gib", "accelerator_year",
@@ -21,6 +30,15 @@ CATEGORICAL_FEATURES = [
     "accelerator_vendor", "accelerator_family", "accelerator_form_factor", "host_cpu_vendor", "interconnect_intra",
     "interconnect_inter", "framework",
 ]
+
+
+def round_published(round_: str) -> float:
+    """The round's publication date as a fractional year; unknown rounds fall back to their version."""
+    if round_ in ROUND_PUBLISHED:
+        year, month = ROUND_PUBLISHED[round_]
+        return year + (month - 1) / 12
+    major, minor = round_version(round_)
+    return 2020 + major + minor / 10
 
 
 def check_benchmark(benchmark: str) -> None:

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline import cluster, features, importance, ingest, rank, scope
+from pipeline import features, importance, ingest, rank, scope
 from pipeline.benchmarks import identify
 from pipeline.io import load_params, section
 
@@ -185,54 +185,3 @@ def test_selection_rule_keeps_numeric_features_above_the_threshold() -> None:
         "host_memory_gib": {"mean": 0.005, "std": 0.01}, "accelerator_year": {"mean": 0.2, "std": 0.1}}}}
     assert importance.select_features(targets, 0.01, 5) == ["accelerator_count", "accelerator_year"]
     assert importance.select_features(targets, 0.01, 1) == ["accelerator_count"]
-
-
-def _synthetic(n: int = 60, seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    counts = 2.0 ** rng.integers(0, 10, n)
-    year = rng.choice([2020.0, 2022.0], n)
-    minutes = 600.0 / counts ** 0.8 / np.where(year == 2022, 3.0, 1.0) * rng.lognormal(0, 0.05, n)
-    frame = pd.DataFrame({
-        "round": "v3.0", "benchmark": "resnet", "division": "closed", "availability": "available",
-        "submitter": [f"s{i % 6}" for i in range(n)], "system": [f"sys{i}" for i in range(n)],
-        "accelerator_family": np.where(year == 2022, "H100", "A100"), "accelerator_count": counts,
-        "accelerator_year": year, "time_to_train_min": minutes,
-    })
-    for column in importance.NUMERIC_FEATURES + importance.CATEGORICAL_FEATURES:
-        if column not in frame:
-            frame[column] = np.nan if column in importance.NUMERIC_FEATURES else None
-    frame["accelerator_hours"] = frame["accelerator_count"] * frame["time_to_train_min"] / 60
-    frame["scaling_efficiency"] = 1.0
-    frame["speedup"] = 1.0
-    return frame
-
-
-IMPORTANCE_PARAMS = {"folds": 3, "repeats": 3, "seed": 0, "select": {"min_importance": 0.01, "max_features": 3}}
-
-
-def test_importance_finds_the_features_that_drive_time() -> None:
-    report = importance.analyse(_synthetic(), IMPORTANCE_PARAMS, min_configurations=10)
-    assert report["status"] == "ok"
-    assert report["targets"]["log_time_to_train"]["oof_r2"] > 0.8
-    assert report["selected_features"][0] == "accelerator_count"
-    assert set(report["selected_features"]) <= {"accelerator_count", "accelerator_year"}
-
-
-def test_importance_skips_a_benchmark_with_too_few_configurations() -> None:
-    report = importance.analyse(_synthetic(8), IMPORTANCE_PARAMS, min_configurations=10)
-    assert report["status"] == "skipped" and "fewer than" in report["reason"]
-
-
-CLUSTER_PARAMS = {"k": 3, "n_init": 4, "seed": 0, "k_range": [2, 5], "bootstrap": 5}
-
-
-def test_clusters_are_numbered_fastest_first_and_reproducible() -> None:
-    frame = _synthetic()
-    first, summary = cluster.cluster_benchmark(frame, ["accelerator_count"], CLUSTER_PARAMS)
-    second, _ = cluster.cluster_benchmark(frame, ["accelerator_count"], CLUSTER_PARAMS)
-    assert first["cluster"].tolist() == second["cluster"].tolist()
-    medians = first.groupby("cluster")["time_to_train_min"].median()
-    assert medians.is_monotonic_increasing
-    assert [row["k"] for row in summary["diagnostics"]] == [2, 3, 4, 5]
-    assert sum(profile["size"] for profile in summary["profiles"]) == len(frame)
-    assert all(profile["description"] for profile in summary["profiles"])

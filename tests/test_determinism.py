@@ -22,7 +22,8 @@ from tests.conftest import RoundFiles, assert_accounted, run_log, system_json, w
 ROOT = Path(__file__).resolve().parents[1]
 INGEST_OUTPUTS = ("systems.parquet", "runs.parquet", "results.parquet", "quarantine.csv")
 ACCELERATORS = ("NVIDIA A100-SXM4-80GB", "NVIDIA H100-SXM5-80GB", "Intel Gaudi2")
-CLUSTER_PARAMS = {"k": 3, "n_init": 3, "seed": 0, "k_range": [2, 4], "bootstrap": 3}
+CLUSTER_PARAMS = {**yaml.safe_load((ROOT / "params.yaml").read_text())["cluster"], "k": 3, "n_init": 3,
+                  "k_range": [2, 4], "bootstrap": 3}
 
 
 def varied_round(n_systems: int = 12, runs: int = 5, padding: int = 0) -> RoundFiles:

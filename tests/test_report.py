@@ -20,13 +20,14 @@ import pytest
 import yaml
 from PIL import Image
 
-from pipeline import cluster, decide, features, findings, rank, report
+from pipeline import cluster, decide, features, findings, importance, rank, report
 from pipeline.io import write_csv, write_json, write_parquet
 
 HEADLINE, OTHER, SKIPPED = "resnet", "bert", "minigo"
 HOSTILE_SYSTEM = "<script>alert(1)</script>"
 HOSTILE_SUBMITTER = "A&B <Labs>"
 HOSTILE_PATH = 'Acme/results/<img src=x onerror="alert(2)">/'
+PROJECT_PARAMS = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text())
 SKIP_REASON = "4 configurations in scope, fewer than analysis.min_configurations = 15"
 
 CRITERIA = {
@@ -40,20 +41,23 @@ PARAMS: dict[str, Any] = {
               "upstream": "https://github.com/mlcommons/training_results_{round}"},
     "analysis": {"benchmark": HEADLINE, "benchmarks": [HEADLINE, OTHER, SKIPPED], "division": "closed",
                  "rounds": "all", "availability": "all", "min_configurations": 15},
-    "importance": {"folds": 5, "repeats": 10, "seed": 0, "select": {"min_importance": 0.01, "max_features": 4}},
-    "cluster": {"k": 3, "n_init": 3, "seed": 0, "k_range": [2, 5], "bootstrap": 3},
+    "importance": PROJECT_PARAMS["importance"],
+    "cluster": {**PROJECT_PARAMS["cluster"], "k": 3, "n_init": 3, "k_range": [2, 5], "bootstrap": 3},
     "rank": {"criteria": CRITERIA, "top": 5, "sensitivity": 0.25},
     "findings": FINDINGS,
 }
+IMPORTANCE_TARGETS = {
+    name: {"oof_r2": r2, "oof_r2_std": 0.05, "oof_median_abs_error_log10": 0.05, "mutual_information": {},
+           "spearman": {"accelerator_count": {"rho": -0.9, "p_value": 1e-5, "n": 40}},
+           "permutation_importance": {"accelerator_count": {"mean": 0.9 * r2, "std": 0.1},
+                                      "accelerator_year": {"mean": 0.2, "std": 0.05},
+                                      "round_year": {"mean": 0.1, "std": 0.05},
+                                      "accelerator_family": {"mean": 0.05, "std": 0.02},
+                                      "host_cpu_cores": {"mean": -0.01, "std": 0.01}}}
+    for name, r2 in (("log_time_to_train", 0.95), ("log_accelerator_hours", 0.3))}
 IMPORTANCE = {
     "status": "ok", "n_configurations": 40, "selected_features": ["accelerator_count", "accelerator_year"],
-    "targets": {
-        name: {"oof_r2": r2, "oof_median_abs_error_log10": 0.05, "mutual_information": {},
-               "permutation_importance": {"accelerator_count": {"mean": 0.9 * r2, "std": 0.1},
-                                          "accelerator_year": {"mean": 0.2, "std": 0.05},
-                                          "accelerator_family": {"mean": 0.05, "std": 0.02},
-                                          "host_cpu_cores": {"mean": -0.01, "std": 0.01}}}
-        for name, r2 in (("log_time_to_train", 0.95), ("log_accelerator_hours", 0.7))},
+    "round_feature": "round_year", "targets": IMPORTANCE_TARGETS, "gate": importance.gate(IMPORTANCE_TARGETS, 0.5),
 }
 FAMILY_YEAR = {"A100": 2020, "H100": 2022, "TPU-v4": 2021}
 DVC_LOCK = {"schema": "2.0", "stages": {

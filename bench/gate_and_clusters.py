@@ -1,0 +1,57 @@
+"""The importance gate and the clusters of every analysed benchmark, as the importance and cluster stages wrote them.
+
+    dvc repro cluster            (or: dvc repro -s importance@B cluster@B for the benchmarks wanted)
+    python bench/gate_and_clusters.py
+
+Per benchmark: the out-of-fold R^2 (mean +- s.d. over the repeats) of both targets and whether it clears
+`importance.min_r2`; the clustering features, where they came from, the dropped ones and why; the k the diagnostics
+prefer against `cluster.k`; cluster sizes and the flagged small ones.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import yaml  # noqa: E402
+
+from pipeline.importance import reports_dir  # noqa: E402
+
+
+def main() -> None:
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    for benchmark in params["analysis"]["benchmarks"]:
+        folder = ROOT / reports_dir(benchmark)
+        if not (folder / "clusters.json").is_file():
+            print(f"{benchmark}: not built (run dvc repro cluster@{benchmark})")
+            continue
+        importance = json.loads((folder / "importance.json").read_text(encoding="utf-8"))
+        clusters = json.loads((folder / "clusters.json").read_text(encoding="utf-8"))
+        if importance["status"] != "ok":
+            print(f"{benchmark}: {importance['reason']}")
+            continue
+        verdicts = importance["gate"]["targets"]
+        r2 = "; ".join(f"{name.removeprefix('log_')} R2 {v['oof_r2']:.2f} +- {v['oof_r2_std']:.2f} "
+                       f"{'passes' if v['passes'] else 'FAILS'}" for name, v in verdicts.items())
+        print(f"{benchmark} (n = {importance['n_configurations']}): {r2}")
+        print(f"  selected: {importance['selected_features'] or 'none'}")
+        if clusters["status"] != "ok":
+            print(f"  clusters: {clusters['reason']}")
+            continue
+        print(f"  clustered on ({clusters['feature_source']}): {clusters['features']}")
+        for dropped in clusters["dropped_features"]:
+            print(f"  dropped {dropped['feature']}: {dropped['reason']}")
+        verdict = clusters["k_verdict"]
+        sizes = [profile["size"] for profile in clusters["profiles"]]
+        print(f"  k = {clusters['k']}: {'supported' if verdict['supported'] else 'NOT supported'} (silhouette "
+              f"{verdict['silhouette_k']:.2f}, best {verdict['silhouette_best']:.2f}, bootstrap ARI "
+              f"{clusters['stability_ari_mean']:.2f}), preferred k = {verdict['preferred_k']}; sizes {sizes}; "
+              f"small {clusters['small_clusters'] or 'none'}")
+        print("  names: " + " | ".join(profile["name"] for profile in clusters["profiles"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,281 @@
+"""The importance gate, the round as a covariate, and the clustering inputs, order, names and k verdict, on small
+hand-checked cases (plus one check of the clustering inputs on the real configurations when they are built)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from pipeline import cluster, importance, report
+from pipeline.errors import ParamsError
+from pipeline.scope import CONFIGURATIONS, ROUND_FEATURE, in_scope
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT_PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
+IMPORTANCE_PARAMS = {**PROJECT_PARAMS["importance"], "folds": 3, "repeats": 2, "permutation_repeats": 2,
+                     "select": {"min_importance": 0.01, "max_features": 3}}
+CLUSTER_PARAMS = {**PROJECT_PARAMS["cluster"], "k": 3, "n_init": 4, "k_range": [2, 5], "bootstrap": 5}
+
+
+def _synthetic(n: int = 60, seed: int = 0, software_only: bool = False) -> pd.DataFrame:
+    """n results of six submitters on A100 (2020) or H100 (2022) in v2.0 or v3.0. Time falls as count^-0.8 and
+    three times faster on H100; with `software_only`, it depends on the round alone (v3.0 three times faster)."""
+    rng = np.random.default_rng(seed)
+    counts = 2.0 ** rng.integers(0, 10, n)
+    year = rng.choice([2020.0, 2022.0], n)
+    rounds = rng.choice(["v2.0", "v3.0"], n)
+    if software_only:
+        minutes = 100.0 / np.where(rounds == "v3.0", 3.0, 1.0) * rng.lognormal(0, 0.05, n)
+    else:
+        minutes = 600.0 / counts ** 0.8 / np.where(year == 2022, 3.0, 1.0) * rng.lognormal(0, 0.05, n)
+    frame = pd.DataFrame({
+        "round": rounds, "benchmark": "resnet", "division": "closed", "availability": "available",
+        "submitter": [f"s{i % 6}" for i in range(n)], "system": [f"sys{i}" for i in range(n)],
+        "accelerator_family": np.where(year == 2022, "H100", "A100"), "accelerator_count": counts,
+        "accelerator_year": year, "time_to_train_min": minutes,
+    })
+    for column in importance.NUMERIC_FEATURES + importance.CATEGORICAL_FEATURES:
+        if column not in frame:
+            frame[column] = np.nan if column in importance.NUMERIC_FEATURES else None
+    frame["accelerator_hours"] = frame["accelerator_count"] * frame["time_to_train_min"] / 60
+    frame["scaling_efficiency"] = 1.0
+    frame["speedup"] = 1.0
+    return frame
+
+
+# The importance gate
+
+def _target(r2: float, std: float) -> dict:
+    return {"oof_r2": r2, "oof_r2_std": std, "permutation_importance": {}}
+
+
+def test_gate_needs_r2_minus_one_sd_above_the_threshold() -> None:
+    verdict = importance.gate({"a": _target(0.8, 0.1), "b": _target(0.55, 0.1), "c": _target(0.6, 0.1)}, 0.5)
+    # lower bounds 0.7, 0.45 and 0.5: a clears, b does not, c is exactly on the threshold and clears
+    assert [verdict["targets"][name]["lower"] for name in "abc"] == pytest.approx([0.7, 0.45, 0.5])
+    assert verdict["passing"] == ["a", "c"] and verdict["explained"]
+    assert "do not explain b (R^2 0.55 +- 0.10)" in verdict["message"]
+
+
+def test_gate_fails_for_a_negative_r2() -> None:
+    verdict = importance.gate({"log_time_to_train": _target(-0.37, 0.2), "log_accelerator_hours": _target(-0.21, 0.1)},
+                              0.5)
+    assert verdict["passing"] == [] and not verdict["explained"]
+
+
+def test_a_model_that_explains_nothing_selects_nothing() -> None:
+    frame = _synthetic()
+    frame["time_to_train_min"] = np.random.default_rng(1).lognormal(3, 1, len(frame))  # noise
+    frame["accelerator_hours"] = np.random.default_rng(2).lognormal(3, 1, len(frame))
+    report = importance.analyse(frame, IMPORTANCE_PARAMS, min_configurations=10)
+    assert report["status"] == "ok"
+    assert not report["gate"]["explained"] and report["selected_features"] == []
+    assert all(target["oof_r2"] < 0.5 for target in report["targets"].values())
+
+
+def test_importance_finds_the_features_that_drive_time() -> None:
+    report = importance.analyse(_synthetic(), IMPORTANCE_PARAMS, min_configurations=10)
+    time = report["targets"]["log_time_to_train"]
+    assert report["gate"]["targets"]["log_time_to_train"]["passes"] and time["oof_r2"] > 0.8
+    assert len(time["oof_r2_repeats"]) == IMPORTANCE_PARAMS["repeats"]
+    assert report["selected_features"][0] == "accelerator_count"
+    assert set(report["selected_features"]) <= {"accelerator_count", "accelerator_year"}
+    # the model-free view: more accelerators, shorter time
+    assert time["spearman"]["accelerator_count"]["rho"] < -0.9
+
+
+def test_software_progress_is_credited_to_the_round_which_is_never_selected() -> None:
+    report = importance.analyse(_synthetic(software_only=True), IMPORTANCE_PARAMS, min_configurations=10)
+    time = report["targets"]["log_time_to_train"]
+    strongest = max(time["permutation_importance"], key=lambda f: time["permutation_importance"][f]["mean"])
+    assert strongest == ROUND_FEATURE and report["gate"]["targets"]["log_time_to_train"]["passes"]
+    assert ROUND_FEATURE not in report["selected_features"]
+    assert time["permutation_importance"]["accelerator_year"]["mean"] < 0.05
+
+
+def test_importance_skips_a_benchmark_with_too_few_configurations() -> None:
+    report = importance.analyse(_synthetic(8), IMPORTANCE_PARAMS, min_configurations=10)
+    assert report["status"] == "skipped" and "fewer than" in report["reason"]
+
+
+def test_importance_params_are_checked() -> None:
+    with pytest.raises(ParamsError, match="min_r2"):
+        importance.analyse(_synthetic(), {k: v for k, v in IMPORTANCE_PARAMS.items() if k != "min_r2"}, 10)
+
+
+# Clustering inputs
+
+def test_candidates_come_from_importance_only_when_its_gate_passed() -> None:
+    defaults = ["accelerator_count", "accelerators_per_node"]
+    passed = {"gate": {"explained": True}, "selected_features": ["accelerator_year"]}
+    failed = {"gate": {"explained": False}, "selected_features": []}
+    assert cluster.candidate_features(passed, defaults) == (["accelerator_year"], "importance")
+    assert cluster.candidate_features(failed, defaults) == (defaults, "default")
+    assert cluster.candidate_features({"status": "skipped"}, defaults) == (defaults, "default")
+
+
+def _configurations() -> pd.DataFrame:
+    """Ten configurations; accelerators = nodes x per node exactly; intra-node bandwidth known for 8 of 10 (20%
+    imputed), inter-node for 7 (30%)."""
+    nodes = np.array([1, 1, 2, 2, 4, 4, 8, 8, 16, 32], dtype=float)
+    per_node = np.array([4, 8, 4, 8, 4, 8, 4, 8, 8, 8], dtype=float)
+    return pd.DataFrame({
+        "n_nodes": nodes, "accelerators_per_node": per_node, "accelerator_count": nodes * per_node,
+        "accelerator_year": [2020, 2022] * 5,
+        "interconnect_intra_gbps": [600, 900, 600, 900, 600, 900, 600, 900, np.nan, np.nan],
+        "interconnect_inter_gbps": [100, 200, 100, 200, 400, 400, 200, np.nan, np.nan, np.nan],
+        "host_cpu_cores": [64.0] * 10,
+    })
+
+
+def test_an_exactly_collinear_feature_is_dropped_and_named() -> None:
+    kept, dropped = cluster.choose_features(_configurations(), ["accelerator_count", "accelerators_per_node",
+                                                                "n_nodes", "accelerator_year"], 0.2, 0.999)
+    assert kept == ["accelerator_count", "accelerators_per_node", "accelerator_year"]
+    assert [d["feature"] for d in dropped] == ["n_nodes"]
+    assert "exactly collinear with accelerator_count, accelerators_per_node (R^2 1.0000 on 10" in dropped[0]["reason"]
+
+
+def test_collinear_r2_by_hand() -> None:
+    values = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0, 5.0], "y": [2.0, 4.0, 6.0, 8.0, 10.0],
+                           "z": [1.0, 0.0, 1.0, 0.0, 1.0]})
+    assert cluster.collinear_r2(values, "y", ["x"]) == (pytest.approx(1.0), 5)
+    # z on x: the fit is flat (slope 0, mean 0.6), so none of z's variance is explained
+    assert cluster.collinear_r2(values, "z", ["x"])[0] == pytest.approx(0.0)
+
+
+def test_a_feature_imputed_for_more_than_the_share_is_dropped() -> None:
+    kept, dropped = cluster.choose_features(_configurations(), ["accelerator_count", "interconnect_intra_gbps",
+                                                                "interconnect_inter_gbps", "host_cpu_cores"],
+                                            0.2, 0.999)
+    assert kept == ["accelerator_count", "interconnect_intra_gbps"]  # 20% missing is not above 20%
+    assert dropped[0] == {"feature": "interconnect_inter_gbps",
+                          "reason": "missing (would be imputed) for 30% of configurations, above "
+                                    "cluster.max_imputed_share = 20%"}
+    assert dropped[1] == {"feature": "host_cpu_cores", "reason": "the same for every configuration"}
+
+
+def test_outcomes_are_never_clustering_inputs() -> None:
+    for outcome in ("time_to_train_min", "accelerator_hours", ROUND_FEATURE):
+        with pytest.raises(ParamsError, match="never inputs"):
+            cluster.choose_features(_synthetic().assign(round_year=2022.0), ["accelerator_count", outcome], 0.2,
+                                    0.999)
+
+
+# The k verdict
+
+def _diagnostics(silhouettes: dict[int, float]) -> list[dict[str, float]]:
+    return [{"k": k, "silhouette": value} for k, value in silhouettes.items()]
+
+
+def test_k_is_supported_within_the_tolerance_of_the_best_silhouette() -> None:
+    verdict = cluster.k_verdict(_diagnostics({2: 0.40, 3: 0.50, 4: 0.62, 5: 0.60}), 5, 0.8, 0.05, 0.6)
+    assert verdict["supported"] and verdict["preferred_k"] == 4
+
+
+def test_k_is_not_supported_when_another_k_separates_better() -> None:
+    verdict = cluster.k_verdict(_diagnostics({2: 0.40, 5: 0.55, 8: 0.61, 10: 0.70}), 5, 0.8, 0.05, 0.6)
+    assert verdict["supported"] is False and verdict["preferred_k"] == 10
+    assert "silhouette 0.55 at k = 5 against 0.70 at k = 10" in verdict["message"]
+    assert "the largest k compared" in verdict["message"]
+
+
+def test_k_is_not_supported_when_its_clusters_are_unstable() -> None:
+    verdict = cluster.k_verdict(_diagnostics({2: 0.50, 3: 0.50}), 3, 0.4, 0.05, 0.6)
+    assert verdict["supported"] is False and verdict["preferred_k"] == 2  # a tie goes to the smaller k
+    assert "bootstrap ARI 0.40 below 0.6" in verdict["message"]
+
+
+# Order, names, sizes
+
+def test_clusters_are_ordered_by_round_relative_hours_when_present() -> None:
+    frame = pd.DataFrame({"accelerator_hours": [10.0, 12.0, 1.0, 2.0], "time_to_train_min": [5.0, 5.0, 9.0, 9.0]})
+    labels = np.array([7, 7, 3, 3])
+    assert cluster.order_by_efficiency(frame, labels).tolist() == [1, 1, 0, 0]
+    relative = frame.assign(relative_accelerator_hours=[1.0, 1.1, 3.0, 4.0])
+    assert cluster.order_by_efficiency(relative, labels).tolist() == [0, 0, 1, 1]
+
+
+def test_cluster_name_from_its_profile() -> None:
+    group = pd.DataFrame({"accelerator_count": [8.0, 16.0, 64.0, 8.0, 8.0],
+                          "accelerator_family": ["H100", "H100", "A100", "H100", "H100"],
+                          "interconnect_intra": ["NVLink", "NVLink", None, "PCIe", "NVLink"]})
+    assert cluster.cluster_name(group) == "8-64 H100, NVLink"  # A100 is 20% of the cluster: not named
+    quarter = group.iloc[1:]  # A100 is 25%
+    assert cluster.cluster_name(quarter) == "8-64 H100/A100, NVLink"
+    mixed = group.iloc[:3].assign(accelerator_family=["H100", "A100", "TPU-v4"], interconnect_intra=None)
+    assert cluster.cluster_name(mixed) == "8-64 A100/H100 and others"  # two thirds named, ties by name
+
+
+def test_clusters_are_profiled_ordered_and_small_ones_flagged() -> None:
+    frame = _synthetic()
+    # one configuration far from the rest makes a cluster of its own
+    frame.loc[0, ["accelerator_count", "accelerator_year"]] = [1e6, 2030.0]
+    clustered, summary = cluster.cluster_benchmark(frame, ["accelerator_count", "accelerator_year"],
+                                                   {**CLUSTER_PARAMS, "k": 4}, "default")
+    again, _ = cluster.cluster_benchmark(frame, ["accelerator_count", "accelerator_year"],
+                                         {**CLUSTER_PARAMS, "k": 4}, "default")
+    assert clustered["cluster"].tolist() == again["cluster"].tolist()
+    assert summary["features"] == ["accelerator_count", "accelerator_year"] and summary["feature_source"] == "default"
+    medians = clustered.groupby("cluster")["accelerator_hours"].median()
+    assert medians.is_monotonic_increasing and summary["ordered_by"] == "accelerator_hours"
+    lone = int(clustered.loc[0, "cluster"])
+    assert summary["small_clusters"] == [lone]
+    assert [p["size"] for p in summary["profiles"] if p["small"]] == [1]
+    assert all(p["name"] and p["accelerator_hours_min"] <= p["accelerator_hours_median"] for p in summary["profiles"])
+    assert [row["k"] for row in summary["diagnostics"]] == [2, 3, 4, 5]
+    assert summary["k_verdict"]["preferred_k"] in {2, 3, 4, 5}
+
+
+def test_no_usable_feature_skips_the_clustering() -> None:
+    clustered, summary = cluster.cluster_benchmark(_synthetic(), ["host_cpu_cores"], CLUSTER_PARAMS)
+    assert clustered.empty and summary["status"] == "skipped"
+    assert summary["dropped_features"][0]["feature"] == "host_cpu_cores"
+
+
+@pytest.mark.skipif(not (ROOT / CONFIGURATIONS).is_file(), reason="run `dvc repro features` first")
+def test_real_resnet_default_inputs_drop_nodes_and_sparse_bandwidths() -> None:
+    frame = in_scope(pd.read_parquet(ROOT / CONFIGURATIONS), PROJECT_PARAMS["analysis"], "resnet")
+    kept, dropped = cluster.choose_features(frame, PROJECT_PARAMS["cluster"]["default_features"],
+                                            PROJECT_PARAMS["cluster"]["max_imputed_share"],
+                                            PROJECT_PARAMS["cluster"]["max_collinear_r2"])
+    reasons = {d["feature"]: d["reason"] for d in dropped}
+    assert "exactly collinear" in reasons["n_nodes"]
+    assert "missing" in reasons["interconnect_intra_gbps"]  # 58% of ResNet's values are unknown
+    assert kept[:2] == ["accelerator_count", "accelerators_per_node"]
+    assert all(frame[f].isna().mean() <= PROJECT_PARAMS["cluster"]["max_imputed_share"] for f in kept)
+
+
+# What the page says
+
+def test_page_rows_say_which_targets_the_features_do_not_explain() -> None:
+    targets = {name: {"oof_r2": r2, "oof_r2_std": 0.1,
+                      "spearman": {"accelerator_count": {"rho": -0.5, "p_value": 0.01, "n": 30}},
+                      "permutation_importance": {"accelerator_count": {"mean": 0.3, "std": 0.1},
+                                                 ROUND_FEATURE: {"mean": 0.2, "std": 0.05}}}
+               for name, r2 in (("log_time_to_train", 0.8), ("log_accelerator_hours", -0.37))}
+    rows = report.importance_rows({"targets": targets, "gate": importance.gate(targets, 0.5),
+                                   "round_feature": ROUND_FEATURE, "selected_features": ["accelerator_count"]})
+    assert rows["passes"] == [True, False] and rows["explained"]
+    assert rows["not_explained"] == ["accelerator-hours (out-of-fold R² -0.37 ± 0.10)"]
+    assert rows["r2"] == ["0.80 ± 0.10", "-0.37 ± 0.10"]
+    by_feature = {row["feature"]: row for row in rows["rows"]}
+    assert by_feature["round (software era)"]["covariate"] and not by_feature["round (software era)"]["selected"]
+    assert by_feature["accelerators"]["rho"] == ["-0.50", "-0.50"]
+
+
+def test_page_notes_name_dropped_features_the_k_verdict_and_small_clusters() -> None:
+    frame = _synthetic()
+    frame.loc[0, ["accelerator_count", "accelerator_year"]] = [1e6, 2030.0]
+    _, summary = cluster.cluster_benchmark(frame, ["accelerator_count", "accelerator_year", "host_cpu_cores"],
+                                           {**CLUSTER_PARAMS, "k": 4}, "default")
+    notes = report.cluster_notes(summary)
+    assert notes["features"] == ["accelerators", "accelerator year"] and not notes["from_importance"]
+    assert notes["dropped"] == [{"feature": "host CPU cores per node",
+                                 "reason": "missing (would be imputed) for 100% of configurations, above "
+                                           "cluster.max_imputed_share = 20%"}]
+    assert [p["size"] for p in notes["small"]] == [1] and notes["min_size"] == CLUSTER_PARAMS["min_size"]
+    assert notes["k_message"].startswith("The diagnostics")
