@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest, norm
 
-from .accelerators import SPEC_FEATURES, spec_features
+from .accelerators import spec_features, specifications
 from .errors import ParamsError, UsageError
 from .io import section
 
@@ -419,3 +419,85 @@ def trust_reasons(n_rounds: int, count: float, published: tuple[float, float] | 
         reasons.append(f"{count:g} accelerators is outside the published {published[0]:g} to {published[1]:g} "
                        f"(up to {rule.max_count_factor:g}x the largest allowed)")
     return reasons
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One forecast as `predict` gives it: times in minutes, the interval at `interval` (a fraction)."""
+
+    benchmark: str
+    accelerator: str
+    form_factor: str
+    count: float
+    predicted_min: float
+    low_min: float
+    high_min: float
+    interval: float
+    method: str  # MODEL or NAIVE_METHOD
+    kind: str  # one of KINDS, or NAIVE
+    trusted: bool
+    reasons: tuple[str, ...]  # why it is not trusted; empty when it is
+    rounds: tuple[str, ...]  # the rounds fitted on
+    calibration: str  # where the interval's residuals came from
+    note: str  # why this method, in a sentence
+
+    @property
+    def specification_based(self) -> bool:
+        """Whether the forecast borrows from other families: their scaling, or the specifications."""
+        return self.kind in (POOLED, SPECIFICATION)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"benchmark": self.benchmark, "accelerator": self.accelerator, "form_factor": self.form_factor,
+                "count": self.count, "predicted_min": round(self.predicted_min, 4),
+                "low_min": round(self.low_min, 4), "high_min": round(self.high_min, 4), "interval": self.interval,
+                "method": self.method, "kind": self.kind, "specification_based": self.specification_based,
+                "trusted": self.trusted, "reasons": list(self.reasons), "rounds": list(self.rounds),
+                "calibration": self.calibration, "note": self.note}
+
+
+def answer(frame: pd.DataFrame, points: pd.DataFrame, benchmark: str, family: str, form_factor: str,
+           count: float, rule: TrustRule, level: float) -> Answer:
+    """Forecast `family` x `count` for the round after the latest of `frame` (the benchmark's model inputs),
+    with the method that did better on the benchmark's backtest (`points`, every benchmark's backtest
+    points), its calibrated interval and its trust. Raises UsageError when neither method can answer."""
+    if count <= 0:
+        raise UsageError(f"the accelerator count must be positive, got {count:g}")
+    forecaster = fit(frame)
+    target_time = max(round_time(name) for name in forecaster.rounds) + ROUND_STEP_YEARS
+    query = pd.DataFrame({"accelerator_family": [family], "form_factor": [form_factor],
+                          "accelerator_count": [float(count)]})
+    forecast = forecaster.forecast(query, target_time).iloc[0]
+    own_points = points[points["benchmark"] == benchmark]
+    comparison = compare(own_points)
+    method, kind, centre = MODEL, forecast["kind"], forecast["model_log"]
+    note = (f"the model's backtest median error on {benchmark} ({_pct(comparison['common_model_median_ape_pct'])}) "
+            f"is below the naive rule's ({_pct(comparison['common_naive_median_ape_pct'])}) on the same results")
+    if comparison["better"] == NAIVE_METHOD and np.isfinite(forecast["naive_log"]):
+        method, kind, centre = NAIVE_METHOD, NAIVE, forecast["naive_log"]
+        note = (f"naive rule (the family's best time at the nearest count of its latest round, scaled linearly): "
+                f"on {benchmark} its backtest median error ({_pct(comparison['common_naive_median_ape_pct'])}) is "
+                f"below the model's ({_pct(comparison['common_model_median_ape_pct'])})")
+    elif not np.isfinite(centre):
+        raise UsageError(f"no forecast for {family} on {benchmark}: it has no results in scope and "
+                         f"{'too few families have specifications to regress on' if family in _spec_families() else 'no row in the accelerator specification table (pipeline/accelerators.csv)'}")
+    half_width, calibration = calibrated_half_width(points, benchmark, method, kind, level, forecaster.spread_log)
+    family_rows = frame[frame["accelerator_family"] == family]
+    published = ((float(family_rows["accelerator_count"].min()), float(family_rows["accelerator_count"].max()))
+                 if len(family_rows) else None)
+    same_method = own_points[own_points["method"] == method]
+    reasons = trust_reasons(family_rows["round"].nunique(), count, published,
+                            same_method[same_method["accelerator_family"] == family],
+                            same_method[same_method["kind"] == kind], rule)
+    return Answer(benchmark=benchmark, accelerator=family, form_factor=form_factor, count=float(count),
+                  predicted_min=math.exp(centre), low_min=math.exp(centre - half_width),
+                  high_min=math.exp(centre + half_width), interval=level, method=method, kind=kind,
+                  trusted=not reasons, reasons=tuple(reasons), rounds=forecaster.rounds, calibration=calibration,
+                  note=note)
+
+
+def _spec_families() -> set[str]:
+    return set(specifications().index)
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}%"
