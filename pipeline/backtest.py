@@ -11,32 +11,18 @@ folds calibrates on the other benchmarks' earlier residuals (see `pipeline.forec
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from . import schemas
-from .errors import UsageError, cli
-from .forecast import backtest, compare
+from .errors import cli
+from .forecast import BACKTEST, backtest, compare
 from .io import load_params, section, write_parquet
-from .predict import DecideSettings, model_inputs
-from .scope import CONFIGURATIONS
+from .predict import DecideSettings, load_configurations, model_inputs
 
-BACKTEST = Path("data/processed/backtest.parquet")
-
-
-def load_backtest() -> pd.DataFrame:
-    """The backtest stage's points, or a UsageError saying how to make them."""
-    if not BACKTEST.is_file():
-        raise UsageError(f"{BACKTEST} not found: run `dvc repro backtest` first")
-    return pd.read_parquet(BACKTEST)
-
-
-def model_inputs_by_benchmark(params: dict) -> dict[str, pd.DataFrame]:
+def model_inputs_by_benchmark(params: dict[str, Any]) -> dict[str, pd.DataFrame]:
     """Each analysed benchmark's model inputs (params `analysis`)."""
-    if not CONFIGURATIONS.is_file():
-        raise UsageError(f"{CONFIGURATIONS} not found: run `dvc repro features` first")
-    configurations = schemas.validate_configurations(pd.read_parquet(CONFIGURATIONS))
+    configurations = load_configurations()
     analysis = section(params, "analysis")
     return {benchmark: model_inputs(configurations, analysis, benchmark) for benchmark in analysis["benchmarks"]}
 

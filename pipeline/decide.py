@@ -37,8 +37,7 @@ from .errors import cli
 from .importance import reports_dir
 from .scope import benchmark_args
 from .io import atomic_path, load_params, section, write_json
-from .backtest import load_backtest
-from .forecast import MODEL, summarise_backtest
+from .forecast import MODEL, load_backtest, summarise_backtest
 from .predict import (UNSPECIFIED, DecideSettings, ErrorSummary, FamilyAssessment, ScalingModel, all_held_out,
                       assess_benchmark, load_scope)
 

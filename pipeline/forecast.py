@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -69,6 +70,7 @@ ROUND_PATTERN = re.compile(r"^v(\d+)\.(\d+)$")
 # MLPerf Training publishes about twice a year: the next round is this many years after the latest.
 ROUND_STEP_YEARS = 0.5
 UNIT = ["accelerator_family", "form_factor"]
+BACKTEST = Path("data/processed/backtest.parquet")  # written by the backtest stage (pipeline.backtest)
 UNCALIBRATED = "uncalibrated"
 POINT_COLUMNS = ["benchmark", "fold", "fold_time", "accelerator_family", "form_factor", "submitter", "system", "accelerator_count",
                  "time_to_train_min", "method", "kind", "predicted_min", "low_min", "high_min", "ape_pct",
@@ -501,3 +503,10 @@ def _spec_families() -> set[str]:
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1f}%"
+
+
+def load_backtest() -> pd.DataFrame:
+    """The backtest stage's points, or a UsageError saying how to make them."""
+    if not BACKTEST.is_file():
+        raise UsageError(f"{BACKTEST} not found: run `dvc repro backtest` first")
+    return pd.read_parquet(BACKTEST)
