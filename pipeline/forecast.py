@@ -458,13 +458,14 @@ class Answer:
 
 
 def answer(frame: pd.DataFrame, points: pd.DataFrame, benchmark: str, family: str, form_factor: str,
-           count: float, rule: TrustRule, level: float) -> Answer:
+           count: float, rule: TrustRule, level: float, forecaster: Forecaster | None = None) -> Answer:
     """Forecast `family` x `count` for the round after the latest of `frame` (the benchmark's model inputs),
     with the method that did better on the benchmark's backtest (`points`, every benchmark's backtest
-    points), its calibrated interval and its trust. Raises UsageError when neither method can answer."""
+    points), its calibrated interval and its trust. `forecaster`: fit(frame), when the caller has it.
+    Raises UsageError when neither method can answer."""
     if count <= 0:
         raise UsageError(f"the accelerator count must be positive, got {count:g}")
-    forecaster = fit(frame)
+    forecaster = forecaster or fit(frame)
     target_time = max(round_time(name) for name in forecaster.rounds) + ROUND_STEP_YEARS
     query = pd.DataFrame({"accelerator_family": [family], "form_factor": [form_factor],
                           "accelerator_count": [float(count)]})
