@@ -20,6 +20,7 @@ from .forecast import BACKTEST, backtest, compare
 from .io import load_params, section, write_parquet
 from .predict import DecideSettings, load_configurations, model_inputs
 
+
 def model_inputs_by_benchmark(params: dict[str, Any]) -> dict[str, pd.DataFrame]:
     """Each analysed benchmark's model inputs (params `analysis`)."""
     configurations = load_configurations()
@@ -37,7 +38,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     overall = compare(points)
     print(f"backtest: {overall['model_n']} forecasts, median error {overall['model_median_ape_pct']:.1f}%, "
           f"{100 * overall['model_coverage']:.0f}% inside the {100 * settings.interval:.0f}% interval; naive rule "
-          f"{overall['common_naive_median_ape_pct']:.1f}% against the model's {overall['common_model_median_ape_pct']:.1f}% "
+          f"{overall['common_naive_median_ape_pct']:.1f}% against the model's "
+          f"{overall['common_model_median_ape_pct']:.1f}% "
           f"on the {overall['common_n']} results both forecast")
 
 

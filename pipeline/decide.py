@@ -26,7 +26,6 @@ import base64
 import json
 import struct
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,12 +33,12 @@ import pandas as pd
 
 from . import plots
 from .errors import cli
-from .importance import reports_dir
-from .scope import benchmark_args
-from .io import atomic_path, load_params, section, write_json
 from .forecast import MODEL, load_backtest, summarise_backtest
+from .importance import reports_dir
+from .io import atomic_path, load_params, section, write_json
 from .predict import (UNSPECIFIED, DecideSettings, ErrorSummary, FamilyAssessment, ScalingModel, all_held_out,
                       assess_benchmark, load_scope)
+from .scope import benchmark_args
 
 DECIDE_JSON = "decide.json"
 FIGURES = {  # file name -> (alt text, caption)

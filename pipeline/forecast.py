@@ -72,7 +72,8 @@ ROUND_STEP_YEARS = 0.5
 UNIT = ["accelerator_family", "form_factor"]
 BACKTEST = Path("data/processed/backtest.parquet")  # written by the backtest stage (pipeline.backtest)
 UNCALIBRATED = "uncalibrated"
-POINT_COLUMNS = ["benchmark", "fold", "fold_time", "accelerator_family", "form_factor", "submitter", "system", "accelerator_count",
+POINT_COLUMNS = ["benchmark", "fold", "fold_time", "accelerator_family", "form_factor", "submitter", "system",
+                 "accelerator_count",
                  "time_to_train_min", "method", "kind", "predicted_min", "low_min", "high_min", "ape_pct",
                  "inside_interval", "log_residual", "calibration"]
 
@@ -144,11 +145,11 @@ class Forecaster:
         if self.spec_coefficients is not None:
             features = spec_features(queries["accelerator_family"])
             spec = (self.spec_intercept + features @ self.spec_coefficients + self.pooled_exponent * log_count
-                    + self.drift_per_year * (target_time - self.spec_time))
+                    + DRIFT_DAMPING * self.drift_per_year * (target_time - self.spec_time))
             use_spec = ~known & np.isfinite(spec)
             model_log = np.where(use_spec, spec, model_log)
             kind = np.where(use_spec, SPECIFICATION, kind)
-        return pd.DataFrame({"model_log": model_log, "kind": np.where(kind == "", None, kind),
+        return pd.DataFrame({"model_log": model_log, "kind": pd.Series(kind, index=queries.index).where(kind != ""),
                              "naive_log": self.naive_log(queries)}, index=queries.index)
 
     def naive_log(self, queries: pd.DataFrame) -> np.ndarray:
@@ -323,8 +324,8 @@ def calibrate(forecasts: pd.DataFrame, level: float) -> pd.DataFrame:
 def backtest(frames: dict[str, pd.DataFrame], level: float) -> pd.DataFrame:
     """Every backtest forecast of each benchmark's model inputs (`frames`, by benchmark id) with its calibrated
     interval: see `backtest_forecasts` and `calibrate`. Columns POINT_COLUMNS."""
-    forecasts = pd.concat([backtest_forecasts(frame).assign(benchmark=benchmark) for benchmark, frame in frames.items()],
-                          ignore_index=True)
+    forecasts = pd.concat([backtest_forecasts(frame).assign(benchmark=benchmark)
+                           for benchmark, frame in frames.items()], ignore_index=True)
     if forecasts.empty:
         return pd.DataFrame(columns=POINT_COLUMNS)
     return calibrate(forecasts, level)
@@ -481,8 +482,9 @@ def answer(frame: pd.DataFrame, points: pd.DataFrame, benchmark: str, family: st
                 f"on {benchmark} its backtest median error ({_pct(comparison['common_naive_median_ape_pct'])}) is "
                 f"below the model's ({_pct(comparison['common_model_median_ape_pct'])})")
     elif not np.isfinite(centre):
-        raise UsageError(f"no forecast for {family} on {benchmark}: it has no results in scope and "
-                         f"{'too few families have specifications to regress on' if family in _spec_families() else 'no row in the accelerator specification table (pipeline/accelerators.csv)'}")
+        missing = ("too few families have specifications to regress on" if family in specifications().index
+                   else "no row in the accelerator specification table (pipeline/accelerators.csv)")
+        raise UsageError(f"no forecast for {family} on {benchmark}: it has no results in scope and {missing}")
     half_width, calibration = calibrated_half_width(points, benchmark, method, kind, level, forecaster.spread_log)
     family_rows = frame[frame["accelerator_family"] == family]
     published = ((float(family_rows["accelerator_count"].min()), float(family_rows["accelerator_count"].max()))
@@ -496,10 +498,6 @@ def answer(frame: pd.DataFrame, points: pd.DataFrame, benchmark: str, family: st
                   high_min=math.exp(centre + half_width), interval=level, method=method, kind=kind,
                   trusted=not reasons, reasons=tuple(reasons), rounds=forecaster.rounds, calibration=calibration,
                   note=note)
-
-
-def _spec_families() -> set[str]:
-    return set(specifications().index)
 
 
 def _pct(value: float | None) -> str:

@@ -67,10 +67,10 @@ from scipy.special import expit
 from scipy.stats import t as student_t
 
 from . import schemas
-from .errors import ParamsError, UsageError, cli
-from .io import load_params, section
 from .accelerators import specifications
+from .errors import ParamsError, UsageError, cli
 from .forecast import Answer, TrustRule, answer, load_backtest, round_time
+from .io import load_params, section
 from .scope import CONFIGURATIONS, check_benchmark, in_scope
 
 UNSPECIFIED = "unspecified"

@@ -40,9 +40,9 @@ import pandas as pd
 import yaml
 
 from .errors import ParamsError, UsageError, cli
+from .forecast import TrustRule, answer, fit, load_backtest
 from .importance import reports_dir
 from .io import load_params, section
-from .forecast import TrustRule, answer, fit, load_backtest
 from .predict import ArgumentParser, DecideSettings, canonical_spelling, families_with_data, load_scope
 from .rank import criteria_matrix
 
