@@ -300,7 +300,8 @@ def _largest_errors_table(largest: list[dict[str, Any]]) -> dict[str, Any]:
 def _comparison_row(label: str, record: dict[str, Any]) -> list[str]:
     return [label, str(record["model_n"]), _pct(record["model_median_ape_pct"]), _pct(record["model_p90_ape_pct"]),
             _share(record["model_coverage"]), str(record["common_n"]), _pct(record["common_model_median_ape_pct"]),
-            _pct(record["common_naive_median_ape_pct"]), "model" if record["better"] == MODEL else "naive rule"]
+            _pct(record["common_naive_median_ape_pct"]),
+            "no naive forecast" if not record["common_n"] else "model" if record["better"] == MODEL else "naive rule"]
 
 
 def _comparison_table(first: str, rows: list[list[str]], interval_pct: str) -> dict[str, Any]:
