@@ -219,3 +219,21 @@ def test_real_backtest_is_calibrated_and_beats_the_naive_rule() -> None:
     assert overall["common_model_median_ape_pct"] < overall["common_naive_median_ape_pct"]
     latest = forecast.compare(points[points["fold"] == "v5.1"])
     assert latest["model_n"] >= 50 and latest["better"] == forecast.MODEL
+
+
+@pytest.mark.skipif(not REAL_BACKTEST.is_file(), reason="the backtest stage has not run")
+def test_real_gb300_as_of_v5_0_is_a_specification_forecast_with_an_interval_and_reasons() -> None:
+    from pipeline.predict import model_inputs  # the real configurations exist when the backtest does
+
+    analysis = {"division": "closed", "rounds": "all", "availability": "all"}
+    configurations = pd.read_parquet(ROOT / "data/processed/configurations.parquet")
+    frame = model_inputs(configurations[configurations["round"].map(forecast.round_time)
+                                        <= forecast.round_time("v5.0")], analysis, "llama2_70b_lora")
+    points = pd.read_parquet(REAL_BACKTEST)
+    points = points[points["fold_time"] <= forecast.round_time("v5.0")]
+    result = forecast.answer(frame, points, "llama2_70b_lora", "GB300", "unspecified", 512, RULE, 0.9)
+    assert result.kind == forecast.SPECIFICATION and result.specification_based and not result.trusted
+    assert result.low_min < result.predicted_min < result.high_min and result.rounds[-1] == "v5.0"
+    assert "no published results of the family: specification-based" in result.reasons
+    # GB300 x 512 published 0.40 min in v5.1: inside the interval
+    assert result.low_min < 0.403 < result.high_min
