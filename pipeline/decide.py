@@ -26,7 +26,6 @@ import base64
 import json
 import struct
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,11 +33,12 @@ import pandas as pd
 
 from . import plots
 from .errors import cli
+from .forecast import MODEL, load_backtest, summarise_backtest
 from .importance import reports_dir
-from .scope import benchmark_args
 from .io import atomic_path, load_params, section, write_json
 from .predict import (UNSPECIFIED, DecideSettings, ErrorSummary, FamilyAssessment, ScalingModel, all_held_out,
                       assess_benchmark, load_scope)
+from .scope import benchmark_args
 
 DECIDE_JSON = "decide.json"
 FIGURES = {  # file name -> (alt text, caption)
@@ -50,10 +50,10 @@ FIGURES = {  # file name -> (alt text, caption)
                               "dashed beyond the published range), the median observed efficiency (points, relative to "
                               "the smallest system of the same round), the floor (dotted) and each family's "
                               "break-even (X)."),
-    "decide_errors.png": ("held-out predictions against published times",
-                          "Each result predicted by the model refitted without it (leave-one-configuration-out), "
-                          "against its published time: on the diagonal the prediction is exact, inside the grey band "
-                          "it is within 20%; log-log."),
+    "decide_errors.png": ("forecasts of each round from the rounds before it, against the published times",
+                          "Backtest: each result forecast by the model fitted on the rounds before its own, against "
+                          "its published time, coloured by round; on the diagonal the forecast is exact, inside the "
+                          "grey band it is within 20%; log-log."),
 }
 # Families drawn in the figures, most published results first: more lines would not be legible.
 FIGURE_FAMILIES = 6
@@ -114,10 +114,12 @@ def _errors(prefix: str, summary: ErrorSummary) -> dict[str, Any]:
 
 
 def summarise(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], settings: DecideSettings,
-              min_configurations: int) -> dict[str, Any]:
-    """decide.json without the benchmark name: scalars first, tables nested."""
+              min_configurations: int, backtest_points: pd.DataFrame) -> dict[str, Any]:
+    """decide.json without the benchmark name: scalars first, tables nested; `backtest` is the benchmark's
+    forward-chaining backtest (`pipeline.forecast.summarise_backtest`, None without backtest points)."""
     head = {"efficiency_floor": settings.efficiency_floor, "interval": settings.interval,
-            "n_configurations": len(frame), "n_families": len(assessments)}
+            "n_configurations": len(frame), "n_families": len(assessments),
+            "backtest": summarise_backtest(backtest_points) if len(backtest_points) else None}
     modelled = {family: a for family, a in assessments.items() if a.model is not None}
     not_modelled = [{"family": family, "n_points": a.n_points, "reason": a.not_modelled_reason}
                     for family, a in assessments.items() if a.model is None]
@@ -193,24 +195,20 @@ def break_even_figure(frame: pd.DataFrame, assessments: dict[str, FamilyAssessme
     return plots.png_bytes(figure)
 
 
-def errors_figure(assessments: dict[str, FamilyAssessment], benchmark: str) -> bytes:
-    held_out = all_held_out(assessments, "configuration")
-    if held_out.empty:
-        return message_figure(f"{benchmark}: no result could be held out and predicted")
-    colours = {family: colour for family, (_, colour) in _figure_models(assessments).items()}
-    held_out = held_out.assign(family=held_out["family"].where(held_out["family"].isin(colours), "other"))
-    palette = {**colours, "other": "lightgrey"}
+def errors_figure(backtest_points: pd.DataFrame, benchmark: str) -> bytes:
+    forecasts = backtest_points[backtest_points["method"] == MODEL]
+    if forecasts.empty:
+        return message_figure(f"{benchmark}: no round could be forecast from earlier ones")
     figure, axis = plots.plt.subplots(figsize=(6.0, 5.0))
-    plots.sns.scatterplot(data=held_out, x="time_to_train_min", y="predicted_min", hue="family", ax=axis, s=22,
-                          palette={family: palette[family] for family in held_out["family"].unique()})
-    times = held_out[["time_to_train_min", "predicted_min"]].to_numpy()
+    plots.sns.scatterplot(data=forecasts, x="time_to_train_min", y="predicted_min", hue="fold", ax=axis, s=22,
+                          palette=plots.PALETTE)
+    times = forecasts[["time_to_train_min", "predicted_min"]].to_numpy(dtype=float)
     limits = np.array([times.min() / 1.5, times.max() * 1.5])
     axis.plot(limits, limits, color="black", linewidth=1)
     axis.fill_between(limits, limits * 0.8, limits * 1.2, color="grey", alpha=0.2, linewidth=0)
     plots.log_log(axis, xlim=limits, ylim=limits, xlabel="Published time to train (minutes)",
-                  ylabel="Predicted, result held out (minutes)",
-                  title=f"{benchmark}: leave-one-out predictions")
-    axis.legend(fontsize="small")
+                  ylabel="Forecast from earlier rounds (minutes)", title=f"{benchmark}: backtest by round")
+    axis.legend(title="round", fontsize="small")
     return plots.png_bytes(figure)
 
 
@@ -223,13 +221,13 @@ def message_figure(message: str) -> bytes:
 
 
 def figures(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], summary: dict[str, Any],
-            benchmark: str) -> dict[str, bytes]:
+            backtest_points: pd.DataFrame, benchmark: str) -> dict[str, bytes]:
     if summary["status"] != "ok":
         placeholder = message_figure(f"{benchmark}: no decision support ({summary['reason']})")
         return dict.fromkeys(FIGURES, placeholder)
     return {"decide_fit.png": fit_figure(frame, assessments, benchmark),
             "decide_break_even.png": break_even_figure(frame, assessments, summary["efficiency_floor"], benchmark),
-            "decide_errors.png": errors_figure(assessments, benchmark)}
+            "decide_errors.png": errors_figure(backtest_points, benchmark)}
 
 
 # --- the report fragment ------------------------------------------------------------------------------------
@@ -299,6 +297,48 @@ def _largest_errors_table(largest: list[dict[str, Any]]) -> dict[str, Any]:
                   numeric=(4, 5, 6, 7))
 
 
+def _comparison_row(label: str, record: dict[str, Any]) -> list[str]:
+    return [label, str(record["model_n"]), _pct(record["model_median_ape_pct"]), _pct(record["model_p90_ape_pct"]),
+            _share(record["model_coverage"]), str(record["common_n"]), _pct(record["common_model_median_ape_pct"]),
+            _pct(record["common_naive_median_ape_pct"]),
+            "no naive forecast" if not record["common_n"] else "model" if record["better"] == MODEL else "naive rule"]
+
+
+def _comparison_table(first: str, rows: list[list[str]], interval_pct: str) -> dict[str, Any]:
+    return _table([first, "Forecasts", "Median error", "90th percentile", f"Inside the {interval_pct} interval",
+                   "Forecast by both", "Model median (both)", "Naive median (both)", "Better"],
+                  rows, numeric=(1, 2, 3, 4, 5, 6, 7))
+
+
+def backtest_fragment(backtest: dict[str, Any] | None, interval_pct: str) -> dict[str, Any] | None:
+    """The backtest part of the fragment: headline text, the latest fold's, and tables by round, family and
+    kind of forecast; None when no round could be forecast."""
+    if backtest is None or not backtest["model_n"]:
+        return None
+    latest = backtest["latest_fold"]
+    worse = backtest["better"] != MODEL
+    return {
+        "n": backtest["model_n"], "median": _pct(backtest["model_median_ape_pct"]),
+        "p90": _pct(backtest["model_p90_ape_pct"]), "coverage": _share(backtest["model_coverage"]),
+        "common_n": backtest["common_n"], "model_common": _pct(backtest["common_model_median_ape_pct"]),
+        "naive_common": _pct(backtest["common_naive_median_ape_pct"]), "naive_better": worse,
+        "latest_fold": latest["fold"], "latest_n": latest["model_n"],
+        "latest_median": _pct(latest["model_median_ape_pct"]), "latest_coverage": _share(latest["model_coverage"]),
+        "latest_naive": _pct(latest["common_naive_median_ape_pct"]),
+        "latest_model_common": _pct(latest["common_model_median_ape_pct"]),
+        "calibrated": _share(backtest["calibrated_share"]),
+        "by_round": _comparison_table("Round forecast", [_comparison_row(f["fold"], f) for f in backtest["folds"]],
+                                      interval_pct),
+        "by_family": _comparison_table("Family", [_comparison_row(f["family"], f) for f in backtest["families"]],
+                                       interval_pct),
+        "by_kind": _table(["Kind of forecast", "Forecasts", "Median error", "90th percentile",
+                           f"Inside the {interval_pct} interval"],
+                          [[k["kind"], str(k["model_n"]), _pct(k["model_median_ape_pct"]),
+                            _pct(k["model_p90_ape_pct"]), _share(k["model_coverage"])] for k in backtest["kinds"]],
+                          numeric=(1, 2, 3, 4)),
+    }
+
+
 def _embedded(png: bytes, benchmark: str, alt: str, caption: str) -> dict[str, Any]:
     width, height = struct.unpack(">II", png[16:24])  # the PNG header's IHDR chunk
     return {"data": base64.b64encode(png).decode("ascii"), "alt": f"{benchmark}: {alt}", "caption": caption,
@@ -316,43 +356,46 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, METRIC_DECIMALS)
 
 
-def _error_metrics(record: dict[str, Any]) -> dict[str, Any]:
-    """The held-out error scalars of decide.json's top level or of one family: n always, the median where
-    something was held out."""
-    metrics: dict[str, Any] = {}
-    for scheme in ("loco", "loro"):
-        metrics[f"{scheme}_n"] = record[f"{scheme}_n"]
-        if record[f"{scheme}_n"]:
-            metrics[f"{scheme}_median_ape_pct"] = _rounded(record[f"{scheme}_median_ape_pct"])
-    return metrics
+def backtest_metrics(backtest: dict[str, Any] | None) -> dict[str, Any]:
+    """The backtest's headline numbers: the model's forecasts, median and 90th-percentile error and coverage,
+    the naive rule's median error and the model's on the results both forecast, which is better, and the
+    latest fold's forecasts, median error and coverage."""
+    if backtest is None or not backtest["model_n"]:
+        return {"backtest_n": 0}
+    latest = backtest["latest_fold"]
+    return {"backtest_n": backtest["model_n"], "backtest_median_ape_pct": _rounded(backtest["model_median_ape_pct"]),
+            "backtest_p90_ape_pct": _rounded(backtest["model_p90_ape_pct"]),
+            "backtest_coverage": _rounded(backtest["model_coverage"]),
+            "naive_median_ape_pct": _rounded(backtest["common_naive_median_ape_pct"]),
+            "model_median_ape_pct_vs_naive": _rounded(backtest["common_model_median_ape_pct"]),
+            "better": backtest["better"], "latest_fold": latest["fold"], "latest_fold_n": latest["model_n"],
+            "latest_fold_median_ape_pct": _rounded(latest["model_median_ape_pct"]),
+            "latest_fold_coverage": _rounded(latest["model_coverage"])}
 
 
 def metrics_of(summary: dict[str, Any] | None) -> dict[str, Any]:
-    """The scalars of decide.json for reports/metrics.json: the overall held-out errors, and per family that
-    held out at least one result its errors and whether its model is trusted (`dvc metrics show` prints them
-    as `<benchmark>.decide.families.<family>.loco_median_ape_pct`)."""
+    """The headline scalars of decide.json for reports/metrics.json (`dvc metrics show` prints them as
+    `<benchmark>.decide.backtest_median_ape_pct`): the backtest's (see backtest_metrics) and, as the secondary
+    figure, the leave-one-configuration-out median error."""
     if summary is None:
         return {"status": "missing"}
     if summary["status"] != "ok":
-        return {"status": summary["status"]}
-    return {
-        "status": "ok", "n_families_modelled": summary["n_families_modelled"],
-        "n_families_trusted": summary["n_families_trusted"], **_error_metrics(summary),
-        "families": {family["family"]: {"n_points": family["n_points"], "trusted": family["trusted"],
-                                        **_error_metrics(family)}
-                     for family in summary["families"] if family["loco_n"] or family["loro_n"]},
-    }
+        return {"status": summary["status"], **backtest_metrics(summary.get("backtest"))}
+    return {"status": "ok", "n_families_modelled": summary["n_families_modelled"],
+            **backtest_metrics(summary.get("backtest")), "loco_n": summary["loco_n"],
+            "loco_median_ape_pct": _rounded(summary["loco_median_ape_pct"])}
 
 
 def fragment(benchmark: str, summary: dict[str, Any] | None, pngs: dict[str, bytes]) -> dict[str, Any]:
     """What templates/decide.html.j2 renders for one benchmark: decide.json's `summary` (None: the stage has
     not run) and its figures by file name, as pre-formatted text."""
     if summary is None:
-        return {"benchmark": benchmark, "status": "missing",
+        return {"benchmark": benchmark, "status": "missing", "backtest": None,
                 "reason": f"the decide stage has not run (python -m pipeline.decide {benchmark})"}
     base = {"benchmark": benchmark, "status": summary["status"], "reason": summary["reason"],
             "floor": f"{summary['efficiency_floor']:g}", "floor_cost": f"{1 / summary['efficiency_floor']:.2f}",
             "interval_pct": f"{100 * summary['interval']:.0f}%"}
+    base["backtest"] = backtest_fragment(summary.get("backtest"), base["interval_pct"])
     if summary["status"] != "ok":
         return base
     families = summary["families"]
@@ -390,15 +433,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     frame, settings = load_scope(args.benchmark, params)
     assessments = assess_benchmark(frame, settings)
     min_configurations = section(params, "analysis")["min_configurations"]
-    summary = summarise(frame, assessments, settings, min_configurations)
+    points = load_backtest()
+    points = points[points["benchmark"] == args.benchmark]
+    summary = summarise(frame, assessments, settings, min_configurations, points)
     out = reports_dir(args.benchmark)
-    for name, png in figures(frame, assessments, summary, args.benchmark).items():
+    for name, png in figures(frame, assessments, summary, points, args.benchmark).items():
         with atomic_path(out / name) as tmp:
             tmp.write_bytes(png)
     write_json({"benchmark": args.benchmark, **summary}, out / DECIDE_JSON)
-    print(f"{args.benchmark}: {summary['status']}; leave-one-configuration-out median error "
-          f"{_pct(summary.get('loco_median_ape_pct')) or 'n/a'}, leave-one-round-out "
-          f"{_pct(summary.get('loro_median_ape_pct')) or 'n/a'}")
+    backtest = summary["backtest"] or {}
+    print(f"{args.benchmark}: {summary['status']}; backtest median error "
+          f"{_pct(backtest.get('model_median_ape_pct')) or 'n/a'} ({backtest.get('model_n', 0)} forecasts), "
+          f"leave-one-configuration-out {_pct(summary.get('loco_median_ape_pct')) or 'n/a'}")
 
 
 if __name__ == "__main__":

@@ -53,9 +53,11 @@ that); a prediction outside the published counts of its form factor is an extrap
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
@@ -65,7 +67,9 @@ from scipy.special import expit
 from scipy.stats import t as student_t
 
 from . import schemas
+from .accelerators import specifications
 from .errors import ParamsError, UsageError, cli
+from .forecast import Answer, TrustRule, answer, load_backtest, round_time
 from .io import load_params, section
 from .scope import CONFIGURATIONS, check_benchmark, in_scope
 
@@ -442,20 +446,6 @@ def canonical_spelling(name: str, known: Sequence[str]) -> str | None:
     return by_key.get(name.strip().casefold())
 
 
-def resolve_family(frame: pd.DataFrame, family: str, benchmark: str) -> str:
-    """The family as the data spells it, or a UsageError naming the families that have data for the benchmark."""
-    found = canonical_spelling(family, families_with_data(frame))
-    if found is None:
-        raise UsageError(f"no results for accelerator family {family!r} in {benchmark} (in the analysis scope); "
-                         f"families with data: {', '.join(families_with_data(frame)) or 'none'}")
-    return found
-
-
-def family_frame_or_error(frame: pd.DataFrame, family: str, benchmark: str) -> pd.DataFrame:
-    """The rows of `family` (see resolve_family)."""
-    return frame[frame["accelerator_family"] == resolve_family(frame, family, benchmark)].reset_index(drop=True)
-
-
 def families_with_data(frame: pd.DataFrame) -> list[str]:
     return sorted(frame["accelerator_family"].unique())
 
@@ -477,77 +467,139 @@ def load_scope(benchmark: str, params: dict[str, Any]) -> tuple[pd.DataFrame, De
     return model_inputs(configurations, section(params, "analysis"), benchmark), settings
 
 
-def describe_model(model: ScalingModel) -> str:
-    saturation = (f", saturation count m = {model.saturation_count:.0f}" if model.saturated
-                  else " (plain power law: no saturation term)")
-    offsets = f" + offset per form factor ({', '.join(model.form_factors)})" if len(model.form_factors) > 1 else ""
-    return (f"log t = a + b log n{' + log(1 + n/m)' if model.saturated else ''}{offsets}; "
-            f"b = {model.exponent:.2f}{saturation}; fitted on {model.n_points} results, {model.count_min:g} to "
-            f"{model.count_max:g} accelerators, rounds {model.rounds[0]} to {model.rounds[-1]}")
+def load_configurations() -> pd.DataFrame:
+    """The features stage's configurations, validated; a UsageError when the stage has not run."""
+    if not CONFIGURATIONS.is_file():
+        raise UsageError(f"{CONFIGURATIONS} not found: run `dvc repro features` first")
+    return schemas.validate_configurations(pd.read_parquet(CONFIGURATIONS))
 
 
-def describe_errors(assessment: FamilyAssessment) -> str:
-    def one(name: str, summary: ErrorSummary) -> str:
-        if summary.median_ape_pct is None:
-            return f"{name}: not evaluable"
-        return (f"{name} median {summary.median_ape_pct:.1f}% (90th percentile {summary.p90_ape_pct:.0f}%, "
-                f"n = {summary.n}, interval coverage {100 * summary.interval_coverage:.0f}%)")
+@dataclass(frozen=True)
+class Query:
+    benchmark: str
+    accelerator: str
+    count: float
+    form_factor: str | None = None
 
-    return f"{one('leave-one-configuration-out', assessment.loco)}; {one('leave-one-round-out', assessment.loro)}"
+
+QUERY_COLUMNS = ["benchmark", "accelerator", "count"]
+
+
+def read_queries(path: Path) -> list[Query]:
+    """The rows of a CSV with columns benchmark, accelerator, count (and optionally form_factor)."""
+    if not path.is_file():
+        raise UsageError(f"--from {path}: no such file; it needs the columns {', '.join(QUERY_COLUMNS)}")
+    try:
+        table = pd.read_csv(path, dtype=str, skipinitialspace=True)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        raise UsageError(f"--from {path} is not a readable CSV ({error}); it needs the columns "
+                         f"{', '.join(QUERY_COLUMNS)}") from None
+    missing = [column for column in QUERY_COLUMNS if column not in table.columns]
+    if missing or table.empty:
+        raise UsageError(f"--from {path} needs a header with {', '.join(QUERY_COLUMNS)} and at least one row"
+                         f"{' (missing: ' + ', '.join(missing) + ')' if missing else ''}")
+    counts = pd.to_numeric(table["count"], errors="coerce")
+    bad = table.index[~(counts > 0)]
+    if len(bad):
+        raise UsageError(f"--from {path}, line {bad[0] + 2}: count must be a positive number, got "
+                         f"{table.loc[bad[0], 'count']!r}")
+    form_factors = table["form_factor"] if "form_factor" in table.columns else pd.Series(None, index=table.index)
+    return [Query(str(row.benchmark).strip(), str(row.accelerator).strip(), float(count),
+                  None if pd.isna(form_factor) else str(form_factor).strip())
+            for row, count, form_factor in zip(table.itertuples(), counts, form_factors)]
+
+
+def resolve_query(frame: pd.DataFrame, query: Query) -> tuple[str, str]:
+    """The family and form factor of a query as the data (or the specification table) spells them; a
+    UsageError naming the valid choices otherwise."""
+    known = families_with_data(frame)
+    family = canonical_spelling(query.accelerator, known) or canonical_spelling(
+        query.accelerator, list(specifications().index))
+    if family is None:
+        raise UsageError(f"unknown accelerator family {query.accelerator!r} for {query.benchmark}; families with "
+                         f"results: {', '.join(known) or 'none'}; or one of the specification table: "
+                         f"{', '.join(specifications().index)}")
+    published = frame.loc[frame["accelerator_family"] == family, "form_factor"]
+    if published.empty:
+        return family, query.form_factor or UNSPECIFIED
+    levels = _levels(published)
+    if query.form_factor is None:
+        return family, levels[0]
+    form_factor = canonical_spelling(query.form_factor, levels)
+    if form_factor is None:
+        raise UsageError(f"no {family} results with form factor {query.form_factor!r} in {query.benchmark}; "
+                         f"choose one of: {', '.join(levels)}")
+    return family, form_factor
+
+
+def render_answer(answer: Answer, nearest: pd.DataFrame) -> str:
+    """An answer as text: the forecast and interval, how it was made, its trust, the nearest published."""
+    form = "" if answer.form_factor == UNSPECIFIED else f" ({answer.form_factor})"
+    kind = (f"{answer.kind}, specification-based" if answer.specification_based else answer.kind)
+    lines = [f"{answer.benchmark}, {answer.accelerator}{form} x {answer.count:g}: forecast time to train "
+             f"{answer.predicted_min:.3g} min ({100 * answer.interval:.0f}% interval {answer.low_min:.3g} to "
+             f"{answer.high_min:.3g} min) in the round after {answer.rounds[-1]}",
+             f"method: {answer.method} ({kind}); {answer.note}",
+             f"fitted on rounds {', '.join(answer.rounds)}; interval calibrated on backtest residuals of: "
+             f"{answer.calibration}",
+             "trusted: two rounds or more, enough backtest forecasts with coverage in range, count in range"
+             if answer.trusted else "not trusted: " + "; ".join(answer.reasons)]
+    if not nearest.empty:
+        lines.append(f"nearest published {answer.accelerator} results, by accelerator count:")
+        lines.append(nearest.to_string(index=False, float_format=lambda value: f"{value:.3g}"))
+    return "\n".join(lines)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = ArgumentParser(prog="python -m pipeline.predict", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--benchmark", required=True, help="benchmark id of the catalogue, e.g. resnet")
-    parser.add_argument("--accelerator", required=True, help="accelerator family, e.g. H100 (any case)")
-    parser.add_argument("--count", required=True, type=int, help="number of accelerators")
+    parser.add_argument("--benchmark", help="benchmark id of the catalogue, e.g. resnet")
+    parser.add_argument("--accelerator", help="accelerator family, e.g. H100 (any case); one without results is "
+                                              "forecast from the specification table")
+    parser.add_argument("--count", type=int, help="number of accelerators")
     parser.add_argument("--form-factor", help="e.g. SXM or PCIe (default: the family's most common)")
-    return parser.parse_args(argv)
-
-
-def render(benchmark: str, assessment: FamilyAssessment, prediction: Prediction, level: float,
-           nearest: pd.DataFrame) -> str:
-    model = assessment.model
-    assert model is not None  # main() refuses a family without a model
-    lines = [f"{benchmark}, {model.family} ({prediction.form_factor}), {prediction.count:g} accelerators: "
-             f"predicted time to train {prediction.time_min:.3g} min "
-             f"({100 * level:.0f}% prediction interval {prediction.low_min:.3g} to {prediction.high_min:.3g} min)",
-             f"model: {describe_model(model)}",
-             f"held-out error of the {model.family} model: {describe_errors(assessment)}"]
-    warnings = list(assessment.caveats)
-    if prediction.extrapolated:
-        low, high = model.count_range(prediction.form_factor)
-        warnings.append(f"{prediction.count:g} accelerators is outside the published range of {model.family} "
-                        f"{prediction.form_factor} ({low:g} to {high:g}): an extrapolation")
-    lines.append("do not trust this prediction: " + "; ".join(warnings) if warnings
-                 else "trust: enough results, held-out error within the limit, inside the published range")
-    lines.append(f"nearest published {model.family} results, by accelerator count:")
-    lines.append(nearest.to_string(index=False, float_format=lambda value: f"{value:.3g}"))
-    return "\n".join(lines)
+    parser.add_argument("--from", dest="from_file", type=Path,
+                        help="CSV of queries with columns benchmark, accelerator, count (form_factor optional)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per answer, one per line")
+    parser.add_argument("--until", help="forecast as of this round (e.g. v5.0): fit and calibrate on it and the "
+                                        "rounds before it only, to compare with what was published next")
+    args = parser.parse_args(argv)
+    single = [args.benchmark, args.accelerator, args.count]
+    if args.from_file is None and any(value is None for value in single):
+        parser.error("give --benchmark, --accelerator and --count, or --from FILE.csv")
+    if args.from_file is not None and any(value is not None for value in [*single, args.form_factor]):
+        parser.error("--from FILE.csv takes its queries from the file: leave out --benchmark, --accelerator, "
+                     "--count and --form-factor")
+    return args
 
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    if args.count <= 0:
-        raise UsageError(f"--count must be a positive number of accelerators, got {args.count}")
-    frame, settings = load_scope(args.benchmark, load_params())
-    family_frame = family_frame_or_error(frame, args.accelerator, args.benchmark)
-    assessment = assess_family(family_frame, settings)
-    if assessment.model is None:
-        modelled = [family for family in families_with_data(frame)
-                    if not_fittable_reason(frame[frame["accelerator_family"] == family]) is None]
-        raise UsageError(f"cannot model {assessment.family} on {args.benchmark}: {assessment.not_modelled_reason}; "
-                         f"families with a model: {', '.join(modelled) or 'none'}")
-    form_factor = args.form_factor
-    if form_factor is not None:
-        form_factor = canonical_spelling(form_factor, assessment.model.form_factors)
-        if form_factor is None:
-            raise UsageError(f"no {assessment.family} results with form factor {args.form_factor!r}; "
-                             f"choose one of: {', '.join(assessment.model.form_factors)}")
-    prediction = assessment.model.predict(args.count, form_factor)
-    print(render(args.benchmark, assessment, prediction, settings.interval,
-                 nearest_published(family_frame, args.count)))
+    queries = (read_queries(args.from_file) if args.from_file is not None
+               else [Query(args.benchmark, args.accelerator, float(args.count), args.form_factor)])
+    params = load_params()
+    settings, rule = DecideSettings.from_params(params), TrustRule.from_params(params)
+    configurations, points = load_configurations(), load_backtest()
+    if args.until is not None:
+        cutoff = round_time(args.until)
+        configurations = configurations[configurations["round"].map(round_time) <= cutoff]
+        points = points[points["fold_time"] <= cutoff]
+    frames: dict[str, pd.DataFrame] = {}
+    for query in queries:
+        check_benchmark(query.benchmark)
+        if query.benchmark not in frames:
+            frames[query.benchmark] = model_inputs(configurations, section(params, "analysis"), query.benchmark)
+        frame = frames[query.benchmark]
+        if frame.empty:
+            raise UsageError(f"no {query.benchmark} results in the analysis scope (params `analysis`)")
+        family, form_factor = resolve_query(frame, query)
+        result = answer(frame, points, query.benchmark, family, form_factor, query.count, rule, settings.interval)
+        if args.json:
+            print(json.dumps(result.as_dict(), sort_keys=True))
+        else:
+            family_frame = frame[frame["accelerator_family"] == family]
+            print(render_answer(result, nearest_published(family_frame, query.count)
+                                if len(family_frame) else family_frame))
 
 
 if __name__ == "__main__":

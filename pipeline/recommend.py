@@ -1,14 +1,17 @@
 """Recommend configurations for a benchmark under constraints: published results and model predictions.
 
     python -m pipeline.recommend --benchmark bert [--max-accelerators N] [--deadline-min M]
-                                 [--prices FILE [--max-cost C]] [--family H100 --family A100 ...] [--top K]
+                                 [--prices FILE [--max-cost C]] [--family H100 --family A100 ...] [--top K] [--json]
 
 Candidates:
 - published: every configuration of the benchmark's efficiency ranking (reports/benchmarks/B/ranking.csv);
-- predicted: for each accelerator family whose scaling model is trusted (see `pipeline.predict`), each form
-  factor it was published in, at the powers of two within its published count range that were not
-  published; time to train from the model, scaling efficiency from the model relative to the family's
+- predicted: for each accelerator family and form factor it was published in, the unpublished powers of two
+  within its published count range whose next-round forecast (`pipeline.forecast.answer`, as
+  `pipeline.predict` gives it) is trusted; scaling efficiency from the forecasts, relative to the family's
   smallest published count.
+
+With --json, one JSON object per listed candidate: its fields, the reason it is listed and, for a forecast,
+the forecast itself (interval, method, kind, trust and its reasons, rounds fitted on).
 
 Order: the TOPSIS score of the ranking (params `rank.criteria`). A published configuration keeps its score
 from ranking.csv. A predicted one is scored against the same reference, the best and worst published value
@@ -24,6 +27,7 @@ and examples/prices.yaml holds made-up illustrative prices.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from collections.abc import Sequence
@@ -36,14 +40,14 @@ import pandas as pd
 import yaml
 
 from .errors import ParamsError, UsageError, cli
+from .forecast import TrustRule, answer, fit, load_backtest
 from .importance import reports_dir
 from .io import load_params, section
-from .predict import (ArgumentParser, DecideSettings, FamilyAssessment, assess_benchmark, canonical_spelling,
-                      families_with_data, load_scope)
+from .predict import ArgumentParser, DecideSettings, canonical_spelling, families_with_data, load_scope
 from .rank import criteria_matrix
 
 CANDIDATE_COLUMNS = ["kind", "label", "accelerator_family", "accelerator_count", "time_to_train_min",
-                     "time_high_min", "accelerator_hours", "scaling_efficiency", "score", "detail"]
+                     "time_high_min", "accelerator_hours", "scaling_efficiency", "score", "detail", "forecast"]
 PREDICTED_CRITERIA = ["time_to_train_min", "accelerator_hours", "scaling_efficiency"]
 # A malformed price is quoted in the error up to this length (a whole YAML document can sit under one key).
 SHOWN_VALUE_CHARS = 60
@@ -89,38 +93,42 @@ def published_candidates(ranking: pd.DataFrame) -> pd.DataFrame:
     """Every configuration of the whole ranking, with its rank (filter afterwards: the rank is of them all)."""
     return ranking.assign(
         kind="published", label=ranking["round"] + " " + ranking["submitter"] + " " + ranking["system"],
-        time_high_min=ranking["time_to_train_min"],
+        time_high_min=ranking["time_to_train_min"], forecast=None,
         detail=[f"published result, rank {rank} of {len(ranking)} in the efficiency ranking"
                 for rank in ranking["rank"]])[CANDIDATE_COLUMNS]
 
 
-def predicted_candidates(assessments: dict[str, FamilyAssessment], frame: pd.DataFrame,
-                         interval: float) -> pd.DataFrame:
-    """Trusted models' predictions at unpublished powers of two inside each form factor's published range
-    (elsewhere the prediction would be an extrapolation), unscored."""
-    rows = []
-    for assessment in assessments.values():
-        model = assessment.model
-        if model is None or not assessment.trusted:
-            continue
-        published = frame[frame["accelerator_family"] == model.family]
-        for form_factor in model.form_factors:
-            low, high = model.count_range(form_factor)
+def predicted_candidates(frame: pd.DataFrame, points: pd.DataFrame, benchmark: str, rule: TrustRule,
+                         level: float) -> tuple[pd.DataFrame, list[str]]:
+    """Trusted forecasts (`pipeline.forecast.answer`) at the unpublished powers of two inside each family's
+    published count range per form factor, unscored; and the families not forecast, with the reasons."""
+    rows, untrusted = [], []
+    forecaster = fit(frame) if len(frame) else None
+    for family in families_with_data(frame):
+        published = frame[frame["accelerator_family"] == family]
+        for form_factor in published["form_factor"].unique():
+            counts = published.loc[published["form_factor"] == form_factor, "accelerator_count"]
+            low, high = float(counts.min()), float(counts.max())
+            reference = answer(frame, points, benchmark, family, form_factor, low, rule, level, forecaster)
+            if not reference.trusted:
+                untrusted.append(f"{family} {form_factor} ({'; '.join(reference.reasons)})")
+                continue
             powers = 2.0 ** np.arange(math.ceil(math.log2(low)), math.floor(math.log2(high)) + 1)
-            taken = set(published.loc[published["form_factor"] == form_factor, "accelerator_count"])
-            for count in (count for count in powers if count not in taken):
-                prediction = model.predict(count, form_factor)
+            for count in (count for count in powers if count not in set(counts)):
+                forecast = answer(frame, points, benchmark, family, form_factor, count, rule, level, forecaster)
+                if not forecast.trusted:
+                    continue
                 rows.append({
-                    "kind": "predicted", "label": f"{model.family} {form_factor} x {count:g}",
-                    "accelerator_family": model.family, "accelerator_count": count,
-                    "time_to_train_min": prediction.time_min, "time_high_min": prediction.high_min,
-                    "accelerator_hours": count * prediction.time_min / 60,
-                    "scaling_efficiency": float(model.efficiency(count)[0]), "score": np.nan,
-                    "detail": f"predicted by the {model.family} model (held-out median error "
-                              f"{assessment.loco.median_ape_pct:.1f}%), {100 * interval:.0f}% interval "
-                              f"{prediction.low_min:.3g} to {prediction.high_min:.3g} min, scored against the "
-                              f"published ranking"})
-    return pd.DataFrame(rows, columns=CANDIDATE_COLUMNS)
+                    "kind": "predicted", "label": f"{family} {form_factor} x {count:g}",
+                    "accelerator_family": family, "accelerator_count": count,
+                    "time_to_train_min": forecast.predicted_min, "time_high_min": forecast.high_min,
+                    "accelerator_hours": count * forecast.predicted_min / 60,
+                    "scaling_efficiency": reference.predicted_min * low / (forecast.predicted_min * count),
+                    "score": np.nan, "forecast": forecast.as_dict(),
+                    "detail": f"forecast for the next round by the {forecast.method} ({forecast.kind}), "
+                              f"{100 * level:.0f}% interval {forecast.low_min:.3g} to {forecast.high_min:.3g} min, "
+                              f"scored against the published ranking"})
+    return pd.DataFrame(rows, columns=CANDIDATE_COLUMNS), untrusted
 
 
 def anchored_topsis(reference: np.ndarray, candidates: np.ndarray, weights: np.ndarray,
@@ -236,6 +244,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--max-cost", type=float, help="at most this cost to train (needs --prices)")
     parser.add_argument("--family", action="append", help="only this accelerator family (repeatable)")
     parser.add_argument("--top", type=int, default=10, help="how many to list (default 10)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per candidate, one per line")
     return parser.parse_args(argv)
 
 
@@ -295,8 +304,7 @@ def render(chosen: pd.DataFrame, candidates: pd.DataFrame, constraints: list[Con
         lines.append(f"cost = accelerator-hours x the price per accelerator-hour in {prices_path}, as given there: "
                      f"this tool has no market data")
     if untrusted:
-        lines.append(f"not predicted (model not trusted, see reports/benchmarks/{benchmark}/decide.json): "
-                     f"{', '.join(untrusted)}")
+        lines.append(f"not predicted (forecast not trusted): {', '.join(untrusted)}")
     for position, row in enumerate(chosen.head(top).to_dict(orient="records"), start=1):
         cost = "" if "cost" not in row else ", no price" if math.isnan(row["cost"]) else f", cost {row['cost']:.3g}"
         lines.append(f"{position:2d}. [{row['kind']}] {row['label']}: {row['accelerator_family']} x "
@@ -306,20 +314,30 @@ def render(chosen: pd.DataFrame, candidates: pd.DataFrame, constraints: list[Con
     return "\n".join(lines)
 
 
-def build_candidates(frame: pd.DataFrame, ranking: pd.DataFrame, settings: DecideSettings,
-                     criteria: dict[str, Any], families: list[str] | None,
+def build_candidates(frame: pd.DataFrame, ranking: pd.DataFrame, points: pd.DataFrame, benchmark: str,
+                     settings: DecideSettings, rule: TrustRule, criteria: dict[str, Any], families: list[str] | None,
                      prices: dict[str, float] | None) -> tuple[pd.DataFrame, list[str]]:
     """Published and predicted candidates of the chosen families (all when None), and the families whose
-    model is not trusted enough to predict from, with the reason."""
+    forecasts are not trusted, with the reasons."""
     published = published_candidates(ranking)
     if families:
         frame = frame[frame["accelerator_family"].isin(families)]
         published = published[published["accelerator_family"].isin(families)]
-    assessments = assess_benchmark(frame, settings)
+    predicted, untrusted = predicted_candidates(frame, points, benchmark, rule, settings.interval)
     # Predictions are scored against the whole published ranking, as the published scores were.
-    predicted = score_predictions(predicted_candidates(assessments, frame, settings.interval), ranking, criteria)
-    untrusted = [f"{a.family} ({'; '.join(a.caveats)})" for a in assessments.values() if a.model is not None and not a.trusted]
+    predicted = score_predictions(predicted, ranking, criteria)
     return with_costs(pd.concat([published, predicted], ignore_index=True), prices), untrusted
+
+
+def as_json(row: dict[str, Any]) -> str:
+    """One candidate as a JSON line: what it is, its time (and for a forecast its interval, method, kind,
+    trust and rounds fitted on), its score and why it is listed."""
+    fields = {key: row[key] for key in ("kind", "label", "accelerator_family", "accelerator_count",
+                                        "time_to_train_min", "time_high_min", "accelerator_hours", "score",
+                                        "reason")}
+    if "cost" in row:
+        fields["cost"] = None if math.isnan(row["cost"]) else row["cost"]
+    return json.dumps({**fields, "forecast": row["forecast"]}, sort_keys=True)
 
 
 @cli
@@ -332,7 +350,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     families = check_families(args.family or [], frame, args.benchmark) or None
     prices = (price_families(load_prices(args.prices), frame, args.prices, args.benchmark)
               if args.prices is not None else None)
-    candidates, untrusted = build_candidates(frame, ranking, settings, section(params, "rank")["criteria"],
+    candidates, untrusted = build_candidates(frame, ranking, load_backtest(), args.benchmark, settings,
+                                             TrustRule.from_params(params), section(params, "rank")["criteria"],
                                              families, prices)
     constraints = constraints_of(args.max_accelerators, args.deadline_min, args.max_cost)
     chosen = recommend(candidates, constraints, settings.efficiency_floor)
@@ -340,7 +359,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         wanted = ", ".join(constraint.describe() for constraint in constraints)
         raise UsageError(f"no {args.benchmark} configuration meets all of {wanted}:\n  "
                          f"{why_infeasible(candidates, constraints)}")
-    print(render(chosen, candidates, constraints, args.benchmark, families, args.prices, args.top, untrusted))
+    if args.json:
+        print("\n".join(as_json(row) for row in chosen.head(args.top).to_dict(orient="records")))
+    else:
+        print(render(chosen, candidates, constraints, args.benchmark, families, args.prices, args.top, untrusted))
 
 
 if __name__ == "__main__":

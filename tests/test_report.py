@@ -102,13 +102,9 @@ DECIDE_SUMMARY: dict[str, Any] = {
                  _family("TPU-v4", 3, (0, None), (0, None), False)],
     "not_modelled": [], "largest_errors": [],
 }
-DECIDE_METRICS = {
-    "status": "ok", "n_families_modelled": 3, "n_families_trusted": 2,
-    "loco_n": 30, "loco_median_ape_pct": 6.43, "loro_n": 20, "loro_median_ape_pct": 11.12,  # 11.125: half to even
-    "families": {"A100": {"n_points": 20, "trusted": True, "loco_n": 20, "loco_median_ape_pct": 5.55,
-                          "loro_n": 20, "loro_median_ape_pct": 11.12},
-                 "H100": {"n_points": 10, "trusted": True, "loco_n": 10, "loco_median_ape_pct": 7.0, "loro_n": 0}},
-}
+# decide.metrics_of keeps headline numbers only: no backtest in DECIDE_SUMMARY, so none but its count.
+DECIDE_METRICS = {"status": "ok", "n_families_modelled": 3, "backtest_n": 0, "loco_n": 30,
+                  "loco_median_ape_pct": 6.43}
 
 
 def synthetic_configurations(benchmark: str, n: int, seed: int) -> pd.DataFrame:
@@ -447,7 +443,7 @@ def test_main_writes_the_page_and_combined_outputs(tmp_path: Path, monkeypatch: 
     assert all(not isinstance(value, (list, dict)) for values in metrics.values()
                for key, value in values.items() if key != "decide")
     assert metrics[HEADLINE]["decide"] == DECIDE_METRICS
-    assert metrics[OTHER]["decide"] == {"status": "skipped"} and metrics[SKIPPED]["decide"] == {"status": "missing"}
+    assert metrics[OTHER]["decide"] == {"status": "skipped", "backtest_n": 0} and metrics[SKIPPED]["decide"] == {"status": "missing"}
     assert set(json.loads(Path("reports/importance.json").read_text())) == {HEADLINE, OTHER, SKIPPED}
     page_html = Path("reports/index.html").read_text(encoding="utf-8")
     assert "dvc.lock not found" in page_html and page_html.count("<img ") == 14 + len(decide.FIGURES)

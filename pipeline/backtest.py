@@ -1,0 +1,47 @@
+"""Stage `backtest`: forward-chaining forecasts of every analysed benchmark, with calibrated intervals.
+
+    python -m pipeline.backtest
+
+Writes data/processed/backtest.parquet: one row per result of a round forecast from the rounds before it, and
+per method (the model, the naive rule); columns `pipeline.forecast.POINT_COLUMNS` (times in minutes, ape_pct
+the absolute percentage error, inside_interval against the `decide.interval` interval, calibration the
+residual pool it was calibrated on). All benchmarks run in one stage because a benchmark with few earlier
+folds calibrates on the other benchmarks' earlier residuals (see `pipeline.forecast`).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from .errors import cli
+from .forecast import BACKTEST, backtest, compare
+from .io import load_params, section, write_parquet
+from .predict import DecideSettings, load_configurations, model_inputs
+
+
+def model_inputs_by_benchmark(params: dict[str, Any]) -> dict[str, pd.DataFrame]:
+    """Each analysed benchmark's model inputs (params `analysis`)."""
+    configurations = load_configurations()
+    analysis = section(params, "analysis")
+    return {benchmark: model_inputs(configurations, analysis, benchmark) for benchmark in analysis["benchmarks"]}
+
+
+@cli
+def main(argv: Sequence[str] | None = None) -> None:
+    del argv  # no arguments: the scope is params.yaml's
+    params = load_params()
+    settings = DecideSettings.from_params(params)
+    points = backtest(model_inputs_by_benchmark(params), settings.interval)
+    write_parquet(points, BACKTEST)
+    overall = compare(points)
+    print(f"backtest: {overall['model_n']} forecasts, median error {overall['model_median_ape_pct']:.1f}%, "
+          f"{100 * overall['model_coverage']:.0f}% inside the {100 * settings.interval:.0f}% interval; naive rule "
+          f"{overall['common_naive_median_ape_pct']:.1f}% against the model's "
+          f"{overall['common_model_median_ape_pct']:.1f}% "
+          f"on the {overall['common_n']} results both forecast")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,511 @@
+"""Forecast a configuration's time to train in the next round, and measure those forecasts forward in time.
+
+The forecast model, fitted per benchmark on the scored results of earlier rounds, in log minutes. A series
+unit is an accelerator family in one form factor (H100 SXM, H100 PCIe); a group is a unit in one round.
+
+    log t = level[unit, latest round] + b[unit] log n + drift x (years from that round to the target round)
+
+- b, the scaling exponent, comes from all rounds but only from differences *within* a group (same hardware,
+  same round, different counts), so software progress between rounds does not pass for scaling. It is the
+  unit's own within-group least-squares slope shrunk towards the benchmark's pooled within-group slope
+  (prior weight `EXPONENT_PRIOR_WEIGHT`), and bounded to [-1, 0]: never better than linear, never slower with
+  more accelerators. A unit never published at two counts in one round takes the pooled slope.
+- level is anchored on the unit's most recent round (mean of log t - b log n over its results there):
+  today's software, not an average over years.
+- drift is the benchmark's software progress per year: the median, over consecutive groups of one unit, of
+  the change in level per year between them.
+- A family with no results (or none in this form factor) is predicted from its specifications
+  (`pipeline.accelerators`: log peak dense BF16 TFLOPS and log memory bandwidth): group levels regressed on
+  a round effect and the two features; the forecast takes the latest round's effect, the drift and the
+  pooled exponent.
+
+Kinds of forecast, each with its own backtest error and calibration: "family" (own level and exponent),
+"family level, benchmark scaling" (own level, a unit seen at one count per round) and "specification".
+The naive rule the model has to beat: the family's best time at the nearest count (log scale) in its latest
+round before the target, scaled linearly by count.
+
+Backtest (forward chaining): for each round r after the first, fit on the rounds before r and forecast every
+result of r. Results that repeat an earlier one (same submitter, family, count and time) are left out: a
+rerun is not a forecast. Errors are absolute percentage errors, |predicted / published - 1|.
+
+Intervals are split-conformal on the log residuals of the backtest: the nominal-level interval of a forecast
+is its centre times / divided by the ceil((m + 1) level)-th smallest |log residual| of the m backtest
+forecasts of the same method and kind made in earlier folds (all kinds if that kind has fewer than
+`MIN_CALIBRATION`; if those are fewer too, an uncalibrated interval from the fit's within-group and
+between-round spread). Calibrating fold r only on folds before r keeps the backtest's coverage honest.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import binomtest, norm
+
+from .accelerators import spec_features, specifications
+from .errors import ParamsError, UsageError
+from .io import section
+
+FAMILY, POOLED, SPECIFICATION, NAIVE = "family", "family level, benchmark scaling", "specification", "naive"
+MODEL, NAIVE_METHOD = "model", "naive"
+KINDS = (FAMILY, POOLED, SPECIFICATION)
+# Split-conformal needs ceil((m + 1) level) <= m residuals: 9 for a 90% interval; a few more steady it.
+MIN_CALIBRATION = 10
+# The pooled slope counts as this much within-group spread of log n (a pair at n and 2n gives 0.24): a unit
+# needs a few such pairs before its own slope dominates.
+EXPONENT_PRIOR_WEIGHT = 0.5
+# With no within-round scaling in the benchmark at all: close to the median pooled slope of the benchmarks.
+FALLBACK_EXPONENT = -0.8
+# A regression on specifications needs this many families with specifications in the training rounds.
+MIN_SPEC_FAMILIES = 4
+# Progress per year slows as a benchmark matures (BERT: -0.5 in log time per year early, -0.03 lately) and
+# its estimate is noisy: forecasts apply half of it (a damped trend). On the backtest, over every benchmark,
+# no drift gave a median error of 8.0%, the full drift 8.6%, half 7.0% (the naive rule 8.6%).
+DRIFT_DAMPING = 0.5
+ROUND_PATTERN = re.compile(r"^v(\d+)\.(\d+)$")
+# MLPerf Training publishes about twice a year: the next round is this many years after the latest.
+ROUND_STEP_YEARS = 0.5
+UNIT = ["accelerator_family", "form_factor"]
+BACKTEST = Path("data/processed/backtest.parquet")  # written by the backtest stage (pipeline.backtest)
+UNCALIBRATED = "uncalibrated"
+POINT_COLUMNS = ["benchmark", "fold", "fold_time", "accelerator_family", "form_factor", "submitter", "system",
+                 "accelerator_count",
+                 "time_to_train_min", "method", "kind", "predicted_min", "low_min", "high_min", "ape_pct",
+                 "inside_interval", "log_residual", "calibration"]
+
+
+@dataclass(frozen=True)
+class TrustRule:
+    """What a forecast needs to be trusted (params `decide.trust`)."""
+
+    min_rounds: int
+    min_backtest_points: int
+    max_count_factor: float
+    coverage: tuple[float, float]
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> TrustRule:
+        values = section(params, "decide").get("trust")
+        names = list(cls.__dataclass_fields__)
+        if not isinstance(values, dict) or any(name not in values for name in names):
+            raise ParamsError(f"params.yaml decide.trust: needs {', '.join(names)}; see README 'Decision support'")
+        low, high = values["coverage"]
+        if not (0 < low < high <= 1) or values["min_rounds"] < 1 or values["min_backtest_points"] < 1 \
+                or values["max_count_factor"] < 1:
+            raise ParamsError("params.yaml decide.trust: coverage must be [low, high] with 0 < low < high <= 1, "
+                              "min_rounds and min_backtest_points >= 1, max_count_factor >= 1")
+        return cls(int(values["min_rounds"]), int(values["min_backtest_points"]), float(values["max_count_factor"]),
+                   (float(low), float(high)))
+
+
+def round_time(round_name: str) -> float:
+    """Approximate publication date of a round in years: vX.0 in June, vX.1 in November (v0.6: June 2019,
+    v0.7: July 2020)."""
+    match = ROUND_PATTERN.match(str(round_name))
+    if match is None:
+        raise UsageError(f"round {round_name!r} is not of the form vX.Y")
+    major, minor = int(match[1]), int(match[2])
+    if major == 0:
+        return 2019.5 + (minor - 6)
+    return 2020.5 + major + (0.4 if minor else 0.0)
+
+
+@dataclass(frozen=True)
+class Forecaster:
+    """A forecast model fitted on some rounds of one benchmark (see the module docstring)."""
+
+    units: pd.DataFrame  # index UNIT: exponent, own_shape, anchor_level, anchor_time, n_rounds, count_min, count_max
+    pooled_exponent: float
+    drift_per_year: float
+    spread_log: float  # sd of a forecast's log residual, from within-group and between-round spread
+    spec_intercept: float | None  # the latest round's effect in the specification regression
+    spec_time: float
+    spec_coefficients: np.ndarray | None
+    naive_rows: pd.DataFrame  # each family's results of its latest round: family, count, time
+    anchor_rows: pd.DataFrame  # each unit's latest round, per count: UNIT, accelerator_count, anchor_log
+    rounds: tuple[str, ...]
+
+    def forecast(self, queries: pd.DataFrame, target_time: float) -> pd.DataFrame:
+        """Model and naive forecasts for `queries` (accelerator_family, form_factor, accelerator_count) in the
+        round published at `target_time`: columns model_log, kind, naive_log (NaN where there is none)."""
+        log_count = np.log(queries["accelerator_count"].to_numpy(dtype=float))
+        keys = pd.MultiIndex.from_frame(queries[UNIT])
+        units = self.units.reindex(keys)
+        known = units["anchor_level"].notna().to_numpy()
+        nearest = _nearest(queries, self.anchor_rows, UNIT)
+        own = (nearest["anchor_log"].to_numpy(dtype=float) + units["exponent"].to_numpy(dtype=float)
+               * (log_count - np.log(nearest["accelerator_count_published"].to_numpy(dtype=float)))
+               + DRIFT_DAMPING * self.drift_per_year * (target_time - units["anchor_time"].to_numpy(dtype=float)))
+        kind = np.where(known, np.where(units["own_shape"].fillna(False).to_numpy(dtype=bool), FAMILY, POOLED), "")
+        model_log = np.where(known, own, np.nan)
+        if self.spec_coefficients is not None:
+            features = spec_features(queries["accelerator_family"])
+            spec = (self.spec_intercept + features @ self.spec_coefficients + self.pooled_exponent * log_count
+                    + DRIFT_DAMPING * self.drift_per_year * (target_time - self.spec_time))
+            use_spec = ~known & np.isfinite(spec)
+            model_log = np.where(use_spec, spec, model_log)
+            kind = np.where(use_spec, SPECIFICATION, kind)
+        return pd.DataFrame({"model_log": model_log, "kind": pd.Series(kind, index=queries.index).where(kind != ""),
+                             "naive_log": self.naive_log(queries)}, index=queries.index)
+
+    def naive_log(self, queries: pd.DataFrame) -> np.ndarray:
+        """log of the naive rule's forecast; NaN for a family without results."""
+        nearest = _nearest(queries, self.naive_rows, ["accelerator_family"])
+        return np.log(nearest["time_to_train_min"] * nearest["accelerator_count_published"]
+                      / queries["accelerator_count"].to_numpy(dtype=float)).to_numpy(dtype=float)
+
+
+def _nearest(queries: pd.DataFrame, published: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    """Per query (in order), the row of `published` with the same `key` whose accelerator_count_published is
+    nearest to the query's count on a log scale (the smaller count on a tie); NaN rows where `key` has none."""
+    pairs = queries[[*key, "accelerator_count"]].reset_index(drop=True).rename_axis("query").reset_index()
+    pairs = pairs.merge(published, on=key)
+    pairs["distance"] = (np.log(pairs["accelerator_count"]) - np.log(pairs["accelerator_count_published"])).abs()
+    nearest = pairs.sort_values(["query", "distance", "accelerator_count_published"]).groupby("query").first()
+    return nearest.reindex(range(len(queries)))
+
+
+def _with_logs(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(log_n=np.log(frame["accelerator_count"].astype(float)),
+                        log_t=np.log(frame["time_to_train_min"].astype(float)),
+                        round_time=frame["round"].map(round_time))
+
+
+def fit(train: pd.DataFrame) -> Forecaster:
+    """The forecast model of `train` (model inputs of one benchmark: accelerator_family, form_factor, round,
+    accelerator_count, time_to_train_min; at least one row)."""
+    if train.empty:
+        raise ValueError("fit needs at least one result")
+    frame = _with_logs(train)
+    group = [*UNIT, "round"]
+    centred = frame[["log_n", "log_t"]] - frame.groupby(group)[["log_n", "log_t"]].transform("mean")
+    moments = pd.DataFrame({"sxx": centred["log_n"] ** 2, "sxy": centred["log_n"] * centred["log_t"]})
+    by_unit = moments.groupby([frame[name] for name in UNIT]).sum()
+    total_sxx, total_sxy = by_unit.sum()
+    pooled = float(np.clip(total_sxy / total_sxx, -1, 0)) if total_sxx > 0 else FALLBACK_EXPONENT
+    exponent = ((by_unit["sxy"] + EXPONENT_PRIOR_WEIGHT * pooled)
+                / (by_unit["sxx"] + EXPONENT_PRIOR_WEIGHT)).clip(-1, 0)
+    frame = frame.join(exponent.rename("exponent"), on=UNIT)
+    frame["level"] = frame["log_t"] - frame["exponent"] * frame["log_n"]
+    groups = frame.groupby(group).agg(level=("level", "mean"), round_time=("round_time", "first"),
+                                      n=("level", "size")).reset_index().sort_values([*UNIT, "round_time"])
+    within = frame["level"] - frame.groupby(group)["level"].transform("mean")
+    steps = groups.groupby(UNIT)[["level", "round_time"]].diff().dropna()
+    rates = steps["level"] / steps["round_time"]
+    drift = float(rates.median()) if len(rates) else 0.0
+    # Between rounds: what the drift leaves unexplained over half a year, the usual forecast horizon.
+    between = float(np.std(rates - drift) * ROUND_STEP_YEARS) if len(rates) > 1 else 0.0
+    within_sd = float(np.sqrt((within ** 2).sum() / max(len(frame) - len(groups), 1)))
+    latest = groups.groupby(UNIT).last()
+    units = pd.DataFrame({
+        "exponent": exponent, "own_shape": by_unit["sxx"] > 0, "anchor_level": latest["level"],
+        "anchor_time": latest["round_time"], "n_rounds": groups.groupby(UNIT).size(),
+        "count_min": frame.groupby(UNIT)["accelerator_count"].min(),
+        "count_max": frame.groupby(UNIT)["accelerator_count"].max()})
+    intercept, spec_time, coefficients = _spec_regression(groups)
+    best_round = frame.groupby("accelerator_family")["round_time"].transform("max")
+    naive_rows = (frame[frame["round_time"] == best_round]
+                  .groupby(["accelerator_family", "accelerator_count"], as_index=False)["time_to_train_min"].min()
+                  .rename(columns={"accelerator_count": "accelerator_count_published"}))
+    anchor_time = frame.groupby(UNIT)["round_time"].transform("max")
+    anchor_rows = (frame[frame["round_time"] == anchor_time].groupby([*UNIT, "accelerator_count"])["log_t"]
+                   .median().rename("anchor_log").reset_index()
+                   .rename(columns={"accelerator_count": "accelerator_count_published"}))
+    return Forecaster(units=units, anchor_rows=anchor_rows, pooled_exponent=pooled, drift_per_year=drift,
+                      spread_log=math.hypot(within_sd, between), spec_intercept=intercept, spec_time=spec_time,
+                      spec_coefficients=coefficients, naive_rows=naive_rows,
+                      rounds=tuple(sorted(frame["round"].unique(), key=round_time)))
+
+
+def _spec_regression(groups: pd.DataFrame) -> tuple[float | None, float, np.ndarray | None]:
+    """Group levels on a round effect and the log specifications: (latest round's effect, its time, the
+    feature coefficients), or Nones when fewer than MIN_SPEC_FAMILIES families have specifications."""
+    features = spec_features(groups["accelerator_family"])
+    usable = np.isfinite(features).all(axis=1)
+    groups, features = groups[usable], features[usable]
+    rounds = sorted(groups["round_time"].unique())
+    if groups["accelerator_family"].nunique() < MIN_SPEC_FAMILIES or len(groups) <= len(rounds) + features.shape[1]:
+        return None, math.nan, None
+    dummies = (groups["round_time"].to_numpy()[:, None] == np.array(rounds)[None, :]).astype(float)
+    design = np.column_stack([dummies, features])
+    if np.linalg.matrix_rank(design) < design.shape[1]:
+        return None, math.nan, None
+    solution = np.linalg.lstsq(design, groups["level"].to_numpy(), rcond=None)[0]
+    return float(solution[len(rounds) - 1]), float(rounds[-1]), solution[len(rounds):]
+
+
+def ordered_rounds(frame: pd.DataFrame) -> list[str]:
+    return sorted(frame["round"].unique(), key=round_time)
+
+
+def reruns(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
+    """Which rows of `test` repeat a row of `train` (same submitter, family, count and time)."""
+    key = ["submitter", "accelerator_family", "accelerator_count", "time_to_train_min"]
+    earlier = pd.MultiIndex.from_frame(train[key])
+    return pd.MultiIndex.from_frame(test[key]).isin(earlier)
+
+
+def backtest_forecasts(frame: pd.DataFrame) -> pd.DataFrame:
+    """Forward chaining: per round after the first, fit on the earlier rounds and forecast the round's results
+    (reruns left out). One row per result and method (model, naive) that gave a forecast: the result's
+    columns, fold, method, kind, forecast_log, spread_log, fold_time."""
+    rows = []
+    times = frame["round"].map(round_time)
+    for fold in ordered_rounds(frame)[1:]:
+        fold_time = round_time(fold)
+        train, test = frame[times < fold_time], frame[frame["round"] == fold]
+        test = test[~reruns(train, test)]
+        forecaster = fit(train)
+        forecasts = forecaster.forecast(test, fold_time)
+        base = test[["accelerator_family", "form_factor", "submitter", "system", "accelerator_count",
+                     "time_to_train_min"]].assign(fold=fold, fold_time=fold_time, spread_log=forecaster.spread_log)
+        rows.append(base.assign(method=MODEL, kind=forecasts["kind"], forecast_log=forecasts["model_log"]))
+        rows.append(base.assign(method=NAIVE_METHOD, kind=NAIVE, forecast_log=forecasts["naive_log"]))
+    if not rows:
+        return pd.DataFrame(columns=["fold", "fold_time", "accelerator_family", "form_factor", "submitter", "system",
+                                     "accelerator_count", "time_to_train_min", "method", "kind", "forecast_log",
+                                     "spread_log"])
+    forecasts = pd.concat(rows, ignore_index=True)
+    return forecasts[forecasts["forecast_log"].notna()].reset_index(drop=True)
+
+
+def conformal_half_width(residuals: np.ndarray, level: float) -> float:
+    """Split-conformal half-width of `level` from absolute residuals: the ceil((m + 1) level)-th smallest;
+    infinite when m is too small for that."""
+    m = len(residuals)
+    rank = math.ceil((m + 1) * level)
+    return math.inf if rank > m else float(np.sort(np.abs(residuals))[rank - 1])
+
+
+def calibrated_half_width(history: pd.DataFrame, benchmark: str, method: str, kind: str, level: float,
+                          spread_log: float) -> tuple[float, str]:
+    """Half-width in log space of a forecast of `benchmark` by `method` and `kind`, from the earlier residuals
+    in `history` (benchmark, method, kind, log_residual): of the same benchmark and kind, else of every
+    benchmark and that kind, else of the benchmark and method, else of every benchmark and the method, the
+    first with MIN_CALIBRATION residuals; else uncalibrated, z x spread_log. Returns (half-width, source)."""
+    same_method = history[history["method"] == method]
+    own = same_method["benchmark"] == benchmark
+    pools = [("benchmark and kind", same_method[own & (same_method["kind"] == kind)]),
+             ("all benchmarks, kind", same_method[same_method["kind"] == kind]),
+             ("benchmark", same_method[own]), ("all benchmarks", same_method)]
+    for source, pool in pools:
+        if len(pool) >= MIN_CALIBRATION:
+            return conformal_half_width(pool["log_residual"].to_numpy(), level), source
+    return float(norm.ppf(0.5 + level / 2)) * spread_log, UNCALIBRATED
+
+
+def calibrate(forecasts: pd.DataFrame, level: float) -> pd.DataFrame:
+    """The backtest's points (POINT_COLUMNS) of `backtest_forecasts` of one or more benchmarks (column
+    `benchmark`): each fold's intervals calibrated on residuals of rounds published before it only."""
+    forecasts = forecasts.assign(log_residual=np.log(forecasts["time_to_train_min"].astype(float))
+                                 - forecasts["forecast_log"].astype(float))
+    half_widths = pd.Series(np.nan, index=forecasts.index)
+    sources = pd.Series(UNCALIBRATED, index=forecasts.index, dtype=object)
+    for (benchmark, fold_time, method, kind), points in forecasts.groupby(["benchmark", "fold_time", "method",
+                                                                           "kind"]):
+        history = forecasts[forecasts["fold_time"] < fold_time]
+        width, source = calibrated_half_width(history, benchmark, method, kind, level,
+                                              float(points["spread_log"].iloc[0]))
+        half_widths[points.index], sources[points.index] = width, source
+    centre = forecasts["forecast_log"].astype(float)
+    points = forecasts.assign(
+        predicted_min=np.exp(centre), low_min=np.exp(centre - half_widths), high_min=np.exp(centre + half_widths),
+        ape_pct=100 * (np.exp(-forecasts["log_residual"]) - 1).abs(),
+        inside_interval=forecasts["log_residual"].abs() <= half_widths, calibration=sources)
+    return points[POINT_COLUMNS].sort_values(
+        ["benchmark", "fold_time", "method", "accelerator_family", "form_factor", "accelerator_count", "submitter",
+         "system"], kind="stable").reset_index(drop=True)
+
+
+def backtest(frames: dict[str, pd.DataFrame], level: float) -> pd.DataFrame:
+    """Every backtest forecast of each benchmark's model inputs (`frames`, by benchmark id) with its calibrated
+    interval: see `backtest_forecasts` and `calibrate`. Columns POINT_COLUMNS."""
+    forecasts = pd.concat([backtest_forecasts(frame).assign(benchmark=benchmark)
+                           for benchmark, frame in frames.items()], ignore_index=True)
+    if forecasts.empty:
+        return pd.DataFrame(columns=POINT_COLUMNS)
+    return calibrate(forecasts, level)
+
+
+@dataclass(frozen=True)
+class BacktestSummary:
+    """Errors of one set of backtest forecasts: count, median and 90th percentile APE (%), share inside."""
+
+    n: int
+    median_ape_pct: float | None
+    p90_ape_pct: float | None
+    coverage: float | None
+
+    @classmethod
+    def of(cls, points: pd.DataFrame) -> BacktestSummary:
+        if points.empty:
+            return cls(0, None, None, None)
+        ape = points["ape_pct"].to_numpy(dtype=float)
+        return cls(len(ape), float(np.median(ape)), float(np.quantile(ape, 0.9)),
+                   float(points["inside_interval"].astype(bool).mean()))
+
+    def as_dict(self, prefix: str) -> dict[str, Any]:
+        return {f"{prefix}_n": self.n, f"{prefix}_median_ape_pct": self.median_ape_pct,
+                f"{prefix}_p90_ape_pct": self.p90_ape_pct, f"{prefix}_coverage": self.coverage}
+
+
+def compare(points: pd.DataFrame) -> dict[str, Any]:
+    """Model against naive on one set of backtest points: each on all its forecasts, and both on the results
+    both forecast (the fair comparison); `better` names the one with the lower median error there."""
+    model, naive = points[points["method"] == MODEL], points[points["method"] == NAIVE_METHOD]
+    key = ["fold", "accelerator_family", "form_factor", "submitter", "system", "accelerator_count",
+           "time_to_train_min"]
+    common = model.merge(naive[key], on=key).drop_duplicates(key)
+    common_naive = naive.merge(model[key], on=key).drop_duplicates(key)
+    head = {**BacktestSummary.of(model).as_dict("model"), **BacktestSummary.of(naive).as_dict("naive"),
+            "common_n": len(common),
+            "common_model_median_ape_pct": BacktestSummary.of(common).median_ape_pct,
+            "common_naive_median_ape_pct": BacktestSummary.of(common_naive).median_ape_pct}
+    better = MODEL
+    if head["common_n"] and head["common_naive_median_ape_pct"] < head["common_model_median_ape_pct"]:
+        better = NAIVE_METHOD
+    return {**head, "better": better}
+
+
+def summarise_backtest(points: pd.DataFrame) -> dict[str, Any]:
+    """decide.json's `backtest`: overall, the latest fold on its own, and per fold, family and model kind."""
+    folds = [fold for fold in sorted(points["fold"].unique(), key=round_time)] if len(points) else []
+    model = points[points["method"] == MODEL]
+    return {
+        **compare(points),
+        "folds": [{"fold": fold, **compare(points[points["fold"] == fold])} for fold in folds],
+        "latest_fold": {"fold": folds[-1], **compare(points[points["fold"] == folds[-1]])} if folds else None,
+        "families": [{"family": family, **compare(points[points["accelerator_family"] == family])}
+                     for family in sorted(points["accelerator_family"].unique())],
+        "kinds": [{"kind": kind, **BacktestSummary.of(model[model["kind"] == kind]).as_dict("model")}
+                  for kind in KINDS if (model["kind"] == kind).any()],
+        "calibrated_share": float((points["calibration"] != UNCALIBRATED).mean()) if len(points) else None,
+    }
+
+
+def coverage_consistent(inside: int, n: int, coverage: tuple[float, float], level: float = 0.9) -> bool:
+    """Whether `inside` of `n` forecasts inside their interval is consistent with a coverage in the range: the
+    Clopper-Pearson interval (at `level`) of the observed share overlaps it. Small samples are judged fairly:
+    5 of 5 is consistent, 3 of 10 is not."""
+    interval = binomtest(inside, n).proportion_ci(confidence_level=level, method="exact")
+    return interval.low <= coverage[1] and interval.high >= coverage[0]
+
+
+def trust_reasons(n_rounds: int, count: float, published: tuple[float, float] | None,
+                  family_points: pd.DataFrame, kind_points: pd.DataFrame, rule: TrustRule) -> list[str]:
+    """Why a forecast is not trusted (empty: trusted). `published` is the family's (smallest, largest)
+    published count or None; `family_points` its backtest points of the chosen method; `kind_points` the
+    benchmark's backtest points of the same method and kind, the fallback evidence."""
+    reasons = []
+    if n_rounds < rule.min_rounds:
+        reasons.append(f"results from {n_rounds} round{'s' if n_rounds != 1 else ''} (needs {rule.min_rounds})")
+    if len(family_points) >= rule.min_backtest_points:
+        evidence, source = family_points, "the family's"
+    elif len(kind_points) >= rule.min_backtest_points:
+        evidence, source = kind_points, "the benchmark's (the family has too few)"
+    else:
+        evidence, source = None, ""
+        reasons.append(f"{len(family_points)} backtest forecasts of the family and {len(kind_points)} of its kind "
+                       f"(needs {rule.min_backtest_points})")
+    if evidence is not None:
+        inside = int(evidence["inside_interval"].astype(bool).sum())
+        if not coverage_consistent(inside, len(evidence), rule.coverage):
+            reasons.append(f"{source} backtest coverage {inside} of {len(evidence)} is out of the "
+                           f"{100 * rule.coverage[0]:.0f}-{100 * rule.coverage[1]:.0f}% range")
+    if published is None:
+        reasons.append("no published results of the family: specification-based")
+    elif not published[0] <= count <= rule.max_count_factor * published[1]:
+        reasons.append(f"{count:g} accelerators is outside the published {published[0]:g} to {published[1]:g} "
+                       f"(up to {rule.max_count_factor:g}x the largest allowed)")
+    return reasons
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One forecast as `predict` gives it: times in minutes, the interval at `interval` (a fraction)."""
+
+    benchmark: str
+    accelerator: str
+    form_factor: str
+    count: float
+    predicted_min: float
+    low_min: float
+    high_min: float
+    interval: float
+    method: str  # MODEL or NAIVE_METHOD
+    kind: str  # one of KINDS, or NAIVE
+    trusted: bool
+    reasons: tuple[str, ...]  # why it is not trusted; empty when it is
+    rounds: tuple[str, ...]  # the rounds fitted on
+    calibration: str  # where the interval's residuals came from
+    note: str  # why this method, in a sentence
+
+    @property
+    def specification_based(self) -> bool:
+        """Whether the forecast borrows from other families: their scaling, or the specifications."""
+        return self.kind in (POOLED, SPECIFICATION)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"benchmark": self.benchmark, "accelerator": self.accelerator, "form_factor": self.form_factor,
+                "count": self.count, "predicted_min": round(self.predicted_min, 4),
+                "low_min": round(self.low_min, 4), "high_min": round(self.high_min, 4), "interval": self.interval,
+                "method": self.method, "kind": self.kind, "specification_based": self.specification_based,
+                "trusted": self.trusted, "reasons": list(self.reasons), "rounds": list(self.rounds),
+                "calibration": self.calibration, "note": self.note}
+
+
+def answer(frame: pd.DataFrame, points: pd.DataFrame, benchmark: str, family: str, form_factor: str,
+           count: float, rule: TrustRule, level: float, forecaster: Forecaster | None = None) -> Answer:
+    """Forecast `family` x `count` for the round after the latest of `frame` (the benchmark's model inputs),
+    with the method that did better on the benchmark's backtest (`points`, every benchmark's backtest
+    points), its calibrated interval and its trust. `forecaster`: fit(frame), when the caller has it.
+    Raises UsageError when neither method can answer."""
+    if count <= 0:
+        raise UsageError(f"the accelerator count must be positive, got {count:g}")
+    forecaster = forecaster or fit(frame)
+    target_time = max(round_time(name) for name in forecaster.rounds) + ROUND_STEP_YEARS
+    query = pd.DataFrame({"accelerator_family": [family], "form_factor": [form_factor],
+                          "accelerator_count": [float(count)]})
+    forecast = forecaster.forecast(query, target_time).iloc[0]
+    own_points = points[points["benchmark"] == benchmark]
+    comparison = compare(own_points)
+    method, kind, centre = MODEL, forecast["kind"], forecast["model_log"]
+    note = (f"the model's backtest median error on {benchmark} ({_pct(comparison['common_model_median_ape_pct'])}) "
+            f"is below the naive rule's ({_pct(comparison['common_naive_median_ape_pct'])}) on the same results")
+    if comparison["better"] == NAIVE_METHOD and np.isfinite(forecast["naive_log"]):
+        method, kind, centre = NAIVE_METHOD, NAIVE, forecast["naive_log"]
+        note = (f"naive rule (the family's best time at the nearest count of its latest round, scaled linearly): "
+                f"on {benchmark} its backtest median error ({_pct(comparison['common_naive_median_ape_pct'])}) is "
+                f"below the model's ({_pct(comparison['common_model_median_ape_pct'])})")
+    elif not np.isfinite(centre):
+        missing = ("too few families have specifications to regress on" if family in specifications().index
+                   else "no row in the accelerator specification table (pipeline/accelerators.csv)")
+        raise UsageError(f"no forecast for {family} on {benchmark}: it has no results in scope and {missing}")
+    half_width, calibration = calibrated_half_width(points, benchmark, method, kind, level, forecaster.spread_log)
+    family_rows = frame[frame["accelerator_family"] == family]
+    published = ((float(family_rows["accelerator_count"].min()), float(family_rows["accelerator_count"].max()))
+                 if len(family_rows) else None)
+    same_method = own_points[own_points["method"] == method]
+    reasons = trust_reasons(family_rows["round"].nunique(), count, published,
+                            same_method[same_method["accelerator_family"] == family],
+                            same_method[same_method["kind"] == kind], rule)
+    return Answer(benchmark=benchmark, accelerator=family, form_factor=form_factor, count=float(count),
+                  predicted_min=math.exp(centre), low_min=math.exp(centre - half_width),
+                  high_min=math.exp(centre + half_width), interval=level, method=method, kind=kind,
+                  trusted=not reasons, reasons=tuple(reasons), rounds=forecaster.rounds, calibration=calibration,
+                  note=note)
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}%"
+
+
+def load_backtest() -> pd.DataFrame:
+    """The backtest stage's points, or a UsageError saying how to make them."""
+    if not BACKTEST.is_file():
+        raise UsageError(f"{BACKTEST} not found: run `dvc repro backtest` first")
+    return pd.read_parquet(BACKTEST)

@@ -1,0 +1,239 @@
+"""Forecasts forward in time: the model, the naive rule, the backtest, the calibration, the trust rule and the
+accelerator specification table. Fixtures are small enough to check every number by hand."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipeline import accelerators, forecast, parsers
+from pipeline.errors import UsageError
+
+ROOT = Path(__file__).resolve().parents[1]
+RULE = forecast.TrustRule(min_rounds=2, min_backtest_points=5, max_count_factor=2.0, coverage=(0.85, 0.95))
+
+
+def results(rows: list[tuple[str, str, float, float]], submitter: str = "Acme") -> pd.DataFrame:
+    """Model inputs from (round, family, count, minutes) rows, all SXM."""
+    return pd.DataFrame([{"round": round_, "accelerator_family": family, "form_factor": "SXM",
+                          "accelerator_count": float(count), "time_to_train_min": float(minutes),
+                          "submitter": submitter, "system": f"{family}-{count:g}-{round_}"}
+                         for round_, family, count, minutes in rows])
+
+
+# v1.0: t = 100 (n/8)^-0.5 at 8 and 32; v1.1: 20% faster at 8 (0.4 years later).
+SERIES = results([("v1.0", "H100", 8, 100.0), ("v1.0", "H100", 32, 50.0), ("v1.1", "H100", 8, 80.0)])
+
+
+def test_round_dates_follow_the_publication_calendar() -> None:
+    assert [forecast.round_time(name) for name in ("v0.6", "v0.7", "v1.0", "v1.1", "v5.0", "v5.1")] == \
+        pytest.approx([2019.5, 2020.5, 2021.5, 2021.9, 2025.5, 2025.9])
+    with pytest.raises(UsageError, match="vX.Y"):
+        forecast.round_time("2024")
+
+
+def test_fit_takes_the_exponent_within_rounds_and_the_drift_between_them() -> None:
+    fitted = forecast.fit(SERIES)
+    assert fitted.pooled_exponent == pytest.approx(-0.5)
+    assert fitted.units.loc[("H100", "SXM"), "exponent"] == pytest.approx(-0.5)  # shrunk towards itself
+    assert fitted.drift_per_year == pytest.approx(math.log(0.8) / 0.4)
+    assert fitted.rounds == ("v1.0", "v1.1")
+
+
+def test_forecast_anchors_on_the_latest_round_and_applies_half_the_drift() -> None:
+    fitted = forecast.fit(SERIES)
+    query = pd.DataFrame({"accelerator_family": ["H100", "H100"], "form_factor": ["SXM", "SXM"],
+                          "accelerator_count": [32.0, 4.0]})
+    out = fitted.forecast(query, forecast.round_time("v2.0"))  # 0.6 years after v1.1
+    # 80 min at 8 (v1.1), x (32/8)^-0.5, x exp(0.5 x drift x 0.6) = 0.8^0.75
+    assert np.exp(out["model_log"].to_numpy()) == pytest.approx([40 * 0.8 ** 0.75, 80 * 2 ** 0.5 * 0.8 ** 0.75])
+    assert out["kind"].tolist() == [forecast.FAMILY, forecast.FAMILY]
+    # naive: the best time at the nearest count of the latest round (80 min at 8), scaled linearly
+    assert np.exp(out["naive_log"].to_numpy()) == pytest.approx([20.0, 160.0])
+
+
+def test_a_family_seen_at_one_count_borrows_the_benchmark_exponent() -> None:
+    train = pd.concat([SERIES, results([("v1.1", "B200", 8, 40.0)])])
+    out = forecast.fit(train).forecast(pd.DataFrame({"accelerator_family": ["B200"], "form_factor": ["SXM"],
+                                                     "accelerator_count": [32.0]}), forecast.round_time("v1.1"))
+    assert out["kind"].iloc[0] == forecast.POOLED
+    assert math.exp(out["model_log"].iloc[0]) == pytest.approx(40 * 4 ** -0.5)  # no time passes: no drift
+
+
+def test_an_unseen_family_is_forecast_from_its_specifications() -> None:
+    # One round, each family at 8 accelerators, time inversely proportional to peak BF16 TFLOPS.
+    specs = accelerators.specifications()
+    families = ["A100", "H100", "L40S", "V100", "MI250"]
+    train = results([("v3.0", family, 8, 1e5 / specs.loc[family, "bf16_tflops"]) for family in families])
+    fitted = forecast.fit(train)
+    assert fitted.spec_coefficients is not None
+    query = pd.DataFrame({"accelerator_family": ["MI300X", "Trainium2"], "form_factor": ["OAM", "unspecified"],
+                          "accelerator_count": [8.0, 8.0]})
+    out = fitted.forecast(query, forecast.round_time("v3.0"))
+    assert out["kind"].tolist() == [forecast.SPECIFICATION, forecast.SPECIFICATION]
+    # the bandwidth term is not needed to fit an exact law in the TFLOPS, so MI300X comes out exactly
+    assert math.exp(out["model_log"].iloc[0]) == pytest.approx(1e5 / specs.loc["MI300X", "bf16_tflops"], rel=0.05)
+    assert np.isnan(out["naive_log"]).all()  # the naive rule has nothing to go on
+
+
+def test_backtest_forecasts_each_round_from_the_earlier_ones_and_leaves_reruns_out() -> None:
+    frame = pd.concat([SERIES, results([("v2.0", "H100", 32, 30.0), ("v2.0", "H100", 8, 80.0)])],
+                      ignore_index=True)
+    forecasts = forecast.backtest_forecasts(frame)
+    model = forecasts[forecasts["method"] == forecast.MODEL]
+    # v1.1 from v1.0: 100 min at 8, no drift yet; v2.0 from v1.0 and v1.1: the rerun of 80 min at 8 is left out
+    assert model["fold"].tolist() == ["v1.1", "v2.0"]
+    assert np.exp(model["forecast_log"].to_numpy(dtype=float)) == pytest.approx([100.0, 40 * 0.8 ** 0.75])
+
+
+def test_conformal_half_width_is_the_rank_ceil_m_plus_1_times_level() -> None:
+    assert forecast.conformal_half_width(np.arange(1.0, 11.0), 0.9) == 10.0  # ceil(11 x 0.9) = 10
+    assert forecast.conformal_half_width(-np.arange(1.0, 20.0), 0.9) == 18.0  # ceil(20 x 0.9) = 18, |r|
+    assert forecast.conformal_half_width(np.arange(1.0, 9.0), 0.9) == math.inf  # too few for 90%
+
+
+def _forecasts(fold: str, residuals: list[float], kind: str = forecast.FAMILY) -> pd.DataFrame:
+    count = len(residuals)
+    return pd.DataFrame({"benchmark": "resnet", "fold": fold, "fold_time": forecast.round_time(fold),
+                         "accelerator_family": "H100", "form_factor": "SXM", "submitter": "Acme",
+                         "system": [f"s{index}" for index in range(count)], "accelerator_count": 8.0,
+                         "time_to_train_min": np.exp(residuals), "method": forecast.MODEL, "kind": kind,
+                         "forecast_log": 0.0, "spread_log": 0.1})
+
+
+def test_calibration_uses_only_earlier_rounds() -> None:
+    first = [0.01 * step for step in range(1, 11)]  # |residuals| 0.01 .. 0.10
+    points = forecast.calibrate(pd.concat([_forecasts("v1.0", first), _forecasts("v1.1", [0.5, -0.05])],
+                                          ignore_index=True), 0.9)
+    earliest, later = points[points["fold"] == "v1.0"], points[points["fold"] == "v1.1"]
+    # v1.0 has nothing before it: uncalibrated, z(0.95) x spread = 1.645 x 0.1, which holds all ten
+    assert (earliest["calibration"] == forecast.UNCALIBRATED).all() and earliest["inside_interval"].all()
+    assert np.log(earliest["high_min"]).to_numpy() == pytest.approx(1.6449 * 0.1, abs=1e-4)
+    # v1.1 on v1.0's ten residuals: the 10th smallest, 0.10: 0.5 is outside, -0.05 inside
+    assert (later["calibration"] == "benchmark and kind").all()
+    assert np.log(later["high_min"]).to_numpy() == pytest.approx(0.10)
+    assert later.sort_values("system")["inside_interval"].tolist() == [False, True]
+
+
+def test_calibration_falls_back_to_other_benchmarks_and_kinds() -> None:
+    history = pd.DataFrame({"benchmark": "bert", "method": forecast.MODEL, "kind": forecast.FAMILY,
+                            "log_residual": np.arange(1.0, 11.0) / 100})
+    width, source = forecast.calibrated_half_width(history, "resnet", forecast.MODEL, forecast.FAMILY, 0.9, 1.0)
+    assert (width, source) == (pytest.approx(0.10), "all benchmarks, kind")
+    width, source = forecast.calibrated_half_width(history, "resnet", forecast.MODEL, forecast.SPECIFICATION,
+                                                   0.9, 1.0)
+    assert source == "all benchmarks"
+    assert forecast.calibrated_half_width(history, "resnet", forecast.NAIVE_METHOD, forecast.NAIVE, 0.9,
+                                          1.0)[1] == forecast.UNCALIBRATED
+
+
+def test_compare_names_the_better_method_on_the_results_both_forecast() -> None:
+    base = _forecasts("v1.1", [0.0] * 4).drop(columns=["forecast_log", "spread_log"])
+    model = base.assign(ape_pct=[10.0, 10.0, 10.0, 50.0], inside_interval=True)
+    naive = base.iloc[:3].assign(method=forecast.NAIVE_METHOD, kind=forecast.NAIVE, ape_pct=[5.0, 5.0, 20.0],
+                                 inside_interval=[True, False, True])
+    summary = forecast.compare(pd.concat([model, naive]))
+    assert (summary["model_n"], summary["model_median_ape_pct"], summary["naive_n"]) == (4, 10.0, 3)
+    assert summary["common_n"] == 3 and summary["common_model_median_ape_pct"] == 10.0
+    assert summary["common_naive_median_ape_pct"] == 5.0 and summary["better"] == forecast.NAIVE_METHOD
+    assert summary["naive_coverage"] == pytest.approx(2 / 3)
+
+
+def _points(inside: int, total: int) -> pd.DataFrame:
+    return pd.DataFrame({"inside_interval": [True] * inside + [False] * (total - inside)})
+
+
+@pytest.mark.parametrize(("inside", "total", "consistent"), [(5, 5, True), (3, 10, False), (50, 50, True),
+                                                              (70, 100, False), (90, 100, True)])
+def test_coverage_is_judged_with_its_clopper_pearson_interval(inside: int, total: int, consistent: bool) -> None:
+    assert forecast.coverage_consistent(inside, total, (0.85, 0.95)) is consistent
+
+
+def test_trust_rule_names_each_failed_condition() -> None:
+    good = _points(9, 10)
+    assert forecast.trust_reasons(3, 64, (8, 64), good, good, RULE) == []
+    assert forecast.trust_reasons(3, 128, (8, 64), good, good, RULE) == []  # twice the largest is allowed
+    [reason] = forecast.trust_reasons(1, 64, (8, 64), good, good, RULE)
+    assert reason == "results from 1 round (needs 2)"
+    [reason] = forecast.trust_reasons(3, 129, (8, 64), good, good, RULE)
+    assert "outside the published 8 to 64" in reason
+    assert "outside the published" in forecast.trust_reasons(3, 4, (8, 64), good, good, RULE)[0]
+    # too few of the family's own: the benchmark's forecasts of the kind decide, here badly covered
+    [reason] = forecast.trust_reasons(3, 64, (8, 64), _points(3, 3), _points(3, 10), RULE)
+    assert reason.startswith("the benchmark's (the family has too few) backtest coverage 3 of 10")
+    [reason] = forecast.trust_reasons(3, 64, (8, 64), _points(2, 2), _points(4, 4), RULE)
+    assert reason == "2 backtest forecasts of the family and 4 of its kind (needs 5)"
+    reasons = forecast.trust_reasons(0, 64, None, _points(0, 0), good, RULE)
+    assert reasons == ["results from 0 rounds (needs 2)", "no published results of the family: specification-based"]
+
+
+def test_trust_settings_come_from_params_and_are_checked() -> None:
+    params = {"decide": {"trust": {"min_rounds": 2, "min_backtest_points": 5, "max_count_factor": 2,
+                                   "coverage": [0.85, 0.95]}}}
+    assert forecast.TrustRule.from_params(params) == RULE
+    params["decide"]["trust"]["coverage"] = [0.95, 0.85]
+    with pytest.raises(forecast.ParamsError, match="coverage"):
+        forecast.TrustRule.from_params(params)
+    with pytest.raises(forecast.ParamsError, match="needs min_rounds"):
+        forecast.TrustRule.from_params({"decide": {}})
+
+
+# --- the specification table ----------------------------------------------------------------------------------
+
+REQUIRED = ["A100", "H100", "H200", "B200", "B300", "GB200", "GB300", "L40S", "RTX Pro 6000", "MI300X", "MI325X",
+            "MI350X", "MI355X", "Gaudi2", "Gaudi3", "TPU-v4", "TPU-v5e", "TPU-v5p", "TPU-v6e", "Trainium",
+            "Trainium2", "Bow"]
+
+
+def test_every_parsed_family_and_every_current_accelerator_has_specifications() -> None:
+    table = accelerators.specifications()
+    assert {family.name for family in parsers.ACCELERATOR_FAMILIES} <= set(table.index)
+    assert set(REQUIRED) <= set(table.index)
+    assert table.loc[REQUIRED, "bf16_tflops"].notna().all()  # the specification model can use them all
+    assert table["source"].str.startswith("https://").all() and table["launch_year"].between(2017, 2025).all()
+    # FP8 is at least BF16 where a part has it; dense H100 is half its 1979 sparse BF16 figure
+    has_fp8 = table["fp8_tflops"].notna()
+    assert (table.loc[has_fp8, "fp8_tflops"] >= table.loc[has_fp8, "bf16_tflops"]).all()
+    assert table.loc["H100", "bf16_tflops"] == 989
+
+
+def test_spec_features_are_logs_and_nan_for_the_unknown() -> None:
+    features = accelerators.spec_features(pd.Series(["H100", "Bow", "Nope"]))
+    assert features[0] == pytest.approx([math.log(989), math.log(3.35)])
+    assert math.isnan(features[1, 1]) and np.isnan(features[2]).all()  # Bow: SRAM, no bandwidth figure
+
+
+# --- the real data ------------------------------------------------------------------------------------------------
+
+REAL_BACKTEST = ROOT / forecast.BACKTEST
+
+
+@pytest.mark.skipif(not REAL_BACKTEST.is_file(), reason="the backtest stage has not run")
+def test_real_backtest_is_calibrated_and_beats_the_naive_rule() -> None:
+    points = pd.read_parquet(REAL_BACKTEST)
+    overall = forecast.compare(points)
+    assert 0.85 <= overall["model_coverage"] <= 0.95
+    assert overall["common_model_median_ape_pct"] < overall["common_naive_median_ape_pct"]
+    latest = forecast.compare(points[points["fold"] == "v5.1"])
+    assert latest["model_n"] >= 50 and latest["better"] == forecast.MODEL
+
+
+@pytest.mark.skipif(not REAL_BACKTEST.is_file(), reason="the backtest stage has not run")
+def test_real_gb300_as_of_v5_0_is_a_specification_forecast_with_an_interval_and_reasons() -> None:
+    from pipeline.predict import model_inputs  # the real configurations exist when the backtest does
+
+    analysis = {"division": "closed", "rounds": "all", "availability": "all"}
+    configurations = pd.read_parquet(ROOT / "data/processed/configurations.parquet")
+    frame = model_inputs(configurations[configurations["round"].map(forecast.round_time)
+                                        <= forecast.round_time("v5.0")], analysis, "llama2_70b_lora")
+    points = pd.read_parquet(REAL_BACKTEST)
+    points = points[points["fold_time"] <= forecast.round_time("v5.0")]
+    result = forecast.answer(frame, points, "llama2_70b_lora", "GB300", "unspecified", 512, RULE, 0.9)
+    assert result.kind == forecast.SPECIFICATION and result.specification_based and not result.trusted
+    assert result.low_min < result.predicted_min < result.high_min and result.rounds[-1] == "v5.0"
+    assert "no published results of the family: specification-based" in result.reasons
+    # GB300 x 512 published 0.40 min in v5.1: inside the interval
+    assert result.low_min < 0.403 < result.high_min
