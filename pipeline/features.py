@@ -30,7 +30,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from . import parsers, schemas

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
