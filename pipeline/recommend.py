@@ -13,8 +13,9 @@ Candidates:
 With --json, one JSON object per listed candidate: its fields, the reason it is listed and, for a forecast,
 the forecast itself (interval, method, kind, trust and its reasons, rounds fitted on).
 
-Order: the TOPSIS score of the ranking (params `rank.criteria`). A published configuration keeps its score
-from ranking.csv. A predicted one is scored against the same reference, the best and worst published value
+Order: as the ranking, by non-dominated front on time to train and accelerator-hours among the listed
+candidates (none is listed above one at least as fast with at most as many accelerator-hours), then by TOPSIS
+score (params `rank.criteria`) within a front. Every candidate is scored against the same reference, the best and worst published value
 of each criterion (TOPSIS with min-max normalisation, as `pipeline.rank` computes it), a value better than
 the best published counting as the best; so the two kinds of score are comparable and a prediction does not
 move any published score.
@@ -44,7 +45,7 @@ from .forecast import TrustRule, answer, fit, load_backtest
 from .importance import reports_dir
 from .io import load_params, section
 from .predict import ArgumentParser, DecideSettings, canonical_spelling, families_with_data, load_scope
-from .rank import criteria_matrix
+from .rank import criteria_matrix, nondominated_fronts
 
 CANDIDATE_COLUMNS = ["kind", "label", "accelerator_family", "accelerator_count", "time_to_train_min",
                      "time_high_min", "accelerator_hours", "scaling_efficiency", "score", "detail", "forecast"]
@@ -153,16 +154,17 @@ def anchored_topsis(reference: np.ndarray, candidates: np.ndarray, weights: np.n
     return to_anti_ideal / (to_ideal + to_anti_ideal)
 
 
-def score_predictions(predicted: pd.DataFrame, ranking: pd.DataFrame, criteria: dict[str, Any]) -> pd.DataFrame:
-    if predicted.empty:
-        return predicted
+def score_candidates(candidates: pd.DataFrame, ranking: pd.DataFrame, criteria: dict[str, Any]) -> pd.DataFrame:
+    """`candidates` with `score`: TOPSIS anchored on the whole published ranking (see `anchored_topsis`)."""
+    if candidates.empty:
+        return candidates
     unknown = [name for name in criteria if name not in PREDICTED_CRITERIA]
     if unknown:
         raise ParamsError(f"params.yaml rank.criteria uses {', '.join(unknown)}, which a prediction does not have; "
                           f"predicted configurations can be scored on {', '.join(PREDICTED_CRITERIA)}")
     reference, weights, types = criteria_matrix(ranking, criteria)
-    values = predicted[list(criteria)].astype(float).to_numpy()
-    return predicted.assign(score=anchored_topsis(reference, values, weights, types))
+    values = candidates[list(criteria)].astype(float).to_numpy()
+    return candidates.assign(score=anchored_topsis(reference, values, weights, types))
 
 
 def with_costs(candidates: pd.DataFrame, prices: dict[str, float] | None) -> pd.DataFrame:
@@ -207,9 +209,13 @@ def why_infeasible(candidates: pd.DataFrame, constraints: list[Constraint]) -> s
 
 
 def recommend(candidates: pd.DataFrame, constraints: list[Constraint], floor: float) -> pd.DataFrame:
-    """The candidates that meet every constraint, best score first, each with the reason it is listed."""
-    chosen = candidates[feasible(candidates, constraints)].sort_values(
-        ["score", "accelerator_hours"], ascending=[False, True]).reset_index(drop=True)
+    """The candidates that meet every constraint, by non-dominated front on time to train and accelerator-hours
+    (as the ranking), best score first within a front, each with the reason it is listed."""
+    chosen = candidates[feasible(candidates, constraints)]
+    chosen = chosen.assign(front=nondominated_fronts(chosen["time_to_train_min"].to_numpy(dtype=float),
+                                                     chosen["accelerator_hours"].to_numpy(dtype=float)))
+    chosen = chosen.sort_values(["front", "score", "accelerator_hours"],
+                                ascending=[True, False, True]).drop(columns="front").reset_index(drop=True)
     return chosen.assign(reason=[_reason(row, constraints, floor) for row in chosen.to_dict(orient="records")])
 
 
@@ -227,9 +233,7 @@ def _reason(row: dict[str, Any], constraints: list[Constraint], floor: float) ->
         if row["kind"] == "predicted":
             value = f"model scaling efficiency {efficiency:.2f}"
         else:
-            value = f"scaling efficiency {efficiency:.2f} against the round's smallest {row['accelerator_family']} result"
-            if efficiency > 1:
-                value += " (above 1: a faster system than that one, not superlinear scaling)"
+            value = f"scaling efficiency {efficiency:.2f} within its series (against its smallest count)"
         parts.append(f"{value}, {side} the {floor:g} floor")
     return "; ".join(parts)
 
@@ -324,8 +328,8 @@ def build_candidates(frame: pd.DataFrame, ranking: pd.DataFrame, points: pd.Data
         frame = frame[frame["accelerator_family"].isin(families)]
         published = published[published["accelerator_family"].isin(families)]
     predicted, untrusted = predicted_candidates(frame, points, benchmark, rule, settings.interval)
-    # Predictions are scored against the whole published ranking, as the published scores were.
-    predicted = score_predictions(predicted, ranking, criteria)
+    # Both kinds are scored against the whole published ranking, so their scores are comparable.
+    published, predicted = (score_candidates(candidates, ranking, criteria) for candidates in (published, predicted))
     return with_costs(pd.concat([published, predicted], ignore_index=True), prices), untrusted
 
 
