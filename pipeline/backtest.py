@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from .cli import ArgumentParser
 from .errors import cli
 from .forecast import BACKTEST, backtest, compare
 from .io import load_params, section, write_parquet
@@ -30,17 +31,21 @@ def model_inputs_by_benchmark(params: dict[str, Any]) -> dict[str, pd.DataFrame]
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
-    del argv  # no arguments: the scope is params.yaml's
+    ArgumentParser("backtest", __doc__).parse_args(argv)  # no arguments but --help: the scope is params.yaml's
     params = load_params()
     settings = DecideSettings.from_params(params)
     points = backtest(model_inputs_by_benchmark(params), settings.interval)
     write_parquet(points, BACKTEST)
     overall = compare(points)
+    if not overall["model_n"]:
+        print("backtest: no forecasts, since a forecast needs an earlier round of the same benchmark and "
+              "fetch.rounds holds no such pair; predict and recommend will not trust any family")
+        return
+    naive = ("no naive forecasts to compare with" if not overall["common_n"] else
+             f"naive rule {overall['common_naive_median_ape_pct']:.1f}% against the model's "
+             f"{overall['common_model_median_ape_pct']:.1f}% on the {overall['common_n']} results both forecast")
     print(f"backtest: {overall['model_n']} forecasts, median error {overall['model_median_ape_pct']:.1f}%, "
-          f"{100 * overall['model_coverage']:.0f}% inside the {100 * settings.interval:.0f}% interval; naive rule "
-          f"{overall['common_naive_median_ape_pct']:.1f}% against the model's "
-          f"{overall['common_model_median_ape_pct']:.1f}% "
-          f"on the {overall['common_n']} results both forecast")
+          f"{100 * overall['model_coverage']:.0f}% inside the {100 * settings.interval:.0f}% interval; {naive}")
 
 
 if __name__ == "__main__":
