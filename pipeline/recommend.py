@@ -302,8 +302,8 @@ def render(chosen: pd.DataFrame, candidates: pd.DataFrame, constraints: list[Con
     kinds = candidates["kind"].value_counts()
     lines = [f"{benchmark}{' (' + ', '.join(families) + ')' if families else ''}: {len(chosen)} of "
              f"{len(candidates)} candidates ({kinds.get('published', 0)} published, {kinds.get('predicted', 0)} "
-             f"predicted) meet {rule}; best efficiency score first (predicted ones are scored against the "
-             f"published ranking, so the scores are comparable)"]
+             f"predicted) meet {rule}; by front on time and accelerator-hours, then best score "
+             f"first (every candidate is scored against the published ranking, so the scores are comparable)"]
     if prices_path is not None:
         lines.append(f"cost = accelerator-hours x the price per accelerator-hour in {prices_path}, as given there: "
                      f"this tool has no market data")
