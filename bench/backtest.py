@@ -1,9 +1,9 @@
-"""Forward-chaining backtest of `pipeline.predict`'s forecasts on the real data, per benchmark and overall.
+"""Forward-chaining backtest of `pipeline.commands.predict`'s forecasts on the real data, per benchmark and overall.
 
     python bench/backtest.py            (after `dvc repro features`; runs the backtest afresh, ~40 s)
 
 For each round, the model is fitted on the earlier rounds and forecasts every result of the round (see
-`pipeline.forecast`); the naive rule (the family's best time at the nearest count of its latest round, scaled
+`pipeline.analysis.forecast`); the naive rule (the family's best time at the nearest count of its latest round, scaled
 linearly) forecasts the same results. Printed per benchmark, overall, and for the latest fold (v5.1 from the
 rounds up to v5.0) on its own: forecasts, median and 90th-percentile absolute percentage error, the share
 inside the 90% interval, and the naive rule's median error with the model's on the results both forecast.
@@ -18,10 +18,10 @@ import pandas as pd
 if __package__ in (None, ""):  # run as `python bench/backtest.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.backtest import model_inputs_by_benchmark  # noqa: E402
-from pipeline.forecast import KINDS, MODEL, backtest, compare  # noqa: E402
-from pipeline.io import load_params  # noqa: E402
-from pipeline.predict import DecideSettings  # noqa: E402
+from pipeline.stages.backtest import model_inputs_by_benchmark  # noqa: E402
+from pipeline.analysis.forecast import KINDS, MODEL, backtest, compare  # noqa: E402
+from pipeline.core.files import load_params  # noqa: E402
+from pipeline.commands.predict import DecideSettings  # noqa: E402
 
 COLUMNS = {"model_n": "forecasts", "model_median_ape_pct": "median %", "model_p90_ape_pct": "p90 %",
            "model_coverage": "in 90%", "common_n": "both", "common_model_median_ape_pct": "model median % (both)",

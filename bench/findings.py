@@ -16,25 +16,26 @@ if __package__ in (None, ""):
 
 import pandas as pd  # noqa: E402
 
-from pipeline import findings, rank, scope  # noqa: E402
-from pipeline.io import load_params, section  # noqa: E402
+from pipeline.analysis import findings, ranking as rank, scope  # noqa: E402
+from pipeline.core.files import load_params, section  # noqa: E402
+from pipeline.settings import Analysis  # noqa: E402
 
 
 def main(benchmarks: list[str]) -> None:
     params = load_params()
-    analysis = section(params, "analysis")
+    analysis = Analysis.model_validate(section(params, "analysis"))
     settings = findings.Settings.from_params(section(params, "findings"))
     criteria = section(params, "rank")["criteria"]
-    configurations = pd.read_parquet(scope.CONFIGURATIONS)
-    in_division = configurations[configurations["division"] == analysis["division"]] \
-        if analysis["division"] != "all" else configurations
-    print(f"within-series efficiencies > {settings.superlinear_threshold} ({analysis['division']} division, all "
+    configurations = scope.read_configurations()
+    in_division = configurations[configurations["division"] == analysis.division] \
+        if analysis.division != "all" else configurations
+    print(f"within-series efficiencies > {settings.superlinear_threshold} ({analysis.division} division, all "
           f"benchmarks): {int((in_division['scaling_efficiency'] > settings.superlinear_threshold).sum())} of "
           f"{int(in_division['scaling_efficiency'].notna().sum())}, none outside a series: "
           f"{bool(in_division.loc[in_division['scaling_efficiency'] > 1, 'series'].notna().all())}")
-    for benchmark in benchmarks or analysis["benchmarks"]:
+    for benchmark in benchmarks or analysis.benchmarks:
         frame = scope.in_scope(configurations, analysis, benchmark)
-        if len(frame) < analysis["min_configurations"]:
+        if len(frame) < analysis.min_configurations:
             print(f"\n{benchmark}: not analysed ({len(frame)} configurations)")
             continue
         ranking = rank.rank_configurations(frame, criteria)

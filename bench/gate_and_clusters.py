@@ -18,18 +18,17 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from pipeline.importance import reports_dir  # noqa: E402
+from pipeline.core import paths  # noqa: E402
 
 
 def main() -> None:
     params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     for benchmark in params["analysis"]["benchmarks"]:
-        folder = ROOT / reports_dir(benchmark)
-        if not (folder / "clusters.json").is_file():
-            print(f"{benchmark}: not built (run dvc repro cluster@{benchmark})")
+        if not (ROOT / paths.clusters_json(benchmark)).is_file():
+            print(f"{benchmark}: not built (run dvc repro cluster)")
             continue
-        importance = json.loads((folder / "importance.json").read_text(encoding="utf-8"))
-        clusters = json.loads((folder / "clusters.json").read_text(encoding="utf-8"))
+        importance = json.loads((ROOT / paths.importance_json(benchmark)).read_text(encoding="utf-8"))
+        clusters = json.loads((ROOT / paths.clusters_json(benchmark)).read_text(encoding="utf-8"))
         if importance["status"] != "ok":
             print(f"{benchmark}: {importance['reason']}")
             continue

@@ -30,9 +30,9 @@ if __package__ in (None, ""):  # run as `python bench/parity.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import OUT, archive_path, extract, format_table, mirror_rounds, round_key, timed
-from pipeline.benchmarks import identify
-from pipeline.compliance import round_ruleset
-from pipeline.ingest import IngestTables, ingest, olympic_score
+from pipeline.mlperf.catalogue import identify
+from pipeline.mlperf.compliance import round_ruleset
+from pipeline.stages.ingest import IngestTables, ingest, olympic_score
 
 RELATIVE_TOLERANCE = 1e-9
 EXCEPTION_BUDGET = 0.01  # share of a round's compared scores

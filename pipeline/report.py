@@ -34,18 +34,21 @@ import pandas as pd
 import yaml
 from PIL import Image
 
-from . import decide, findings, plots
-from .benchmarks import BY_ID, round_version
-from .cluster import LOG_SCALED, PROFILED, clusters_path
-from .errors import cli
-from .importance import reports_dir
-from .io import load_params, section, write_csv, write_json, write_text
-from .rank import latest_round_ranking
-from .scope import ROUND_PUBLISHED, round_published
+from pipeline.analysis import decide
 
-REPORTS = Path("reports")
-RESULTS = Path("data/interim/results.parquet")
-QUARANTINE = Path("data/interim/quarantine.csv")
+from pipeline.analysis import findings
+
+from pipeline.core import plots
+from pipeline.mlperf.catalogue import BY_ID, round_version
+from pipeline.analysis.clustering import LOG_SCALED, PROFILED
+from pipeline.core.errors import cli
+from pipeline.core import paths
+from pipeline.core.artifacts import read_artifact
+from pipeline.core.files import load_params, section, write_csv, write_json, write_text
+from pipeline.analysis.ranking import latest_round_ranking
+from pipeline.analysis.scope import ROUND_PUBLISHED, round_published
+
+REPORTS, RESULTS, QUARANTINE = paths.REPORTS, paths.RESULTS, paths.QUARANTINE
 DVC_LOCK = Path("dvc.lock")
 TEMPLATE = "report.html.j2"
 # The stages whose hashes identify the input data of a report.
@@ -123,7 +126,7 @@ class Figure:
 
 @dataclass(frozen=True)
 class Finding:
-    """One finding of the published study as tested by pipeline.findings (rank.json's `findings`)."""
+    """One finding of the published study as tested by pipeline.analysis.findings (rank.json's `findings`)."""
     key: str
     claim: str
     verdict: str  # findings.SUPPORTED, CONTRADICTED or INCONCLUSIVE
@@ -145,7 +148,7 @@ class Column:
     swatch: bool = False  # the value is a cluster id: show its colour, as in the figures
 
 
-# The published study's findings, as short table headers and claims (tested in pipeline.findings).
+# The published study's findings, as short table headers and claims (tested in pipeline.analysis.findings).
 FINDING_CLAIMS = findings.CLAIMS
 
 
@@ -868,13 +871,14 @@ def _load_json(path: Path) -> dict[str, Any]:
 
 
 def load_benchmark_outputs(benchmark: str) -> BenchmarkOutputs:
-    out = reports_dir(benchmark)
-    k_selection = out / "k_selection.png"
+    k_selection = paths.k_selection_figure(benchmark)
     summary = decide.load_summary(benchmark)  # read once, for the fragment and the metrics
     return BenchmarkOutputs(
-        benchmark=benchmark, rank=_load_json(out / "rank.json"), ranking=pd.read_csv(out / "ranking.csv"),
-        clusters=_load_json(out / "clusters.json"), importance=_load_json(out / "importance.json"),
-        clustered=pd.read_parquet(clusters_path(benchmark)),
+        benchmark=benchmark, rank=read_artifact("rank", paths.rank_json(benchmark)),
+        ranking=pd.read_csv(paths.ranking_csv(benchmark)),
+        clusters=read_artifact("clusters", paths.clusters_json(benchmark)),
+        importance=read_artifact("importance", paths.importance_json(benchmark)),
+        clustered=pd.read_parquet(paths.clusters_table(benchmark)),
         k_selection_png=k_selection.read_bytes() if k_selection.is_file() else None,
         decide=_compact_figures(decide.report_section(benchmark, summary)),
         decide_metrics=decide.metrics_of(summary))

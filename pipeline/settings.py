@@ -7,17 +7,19 @@ is a `ParamsError` that names the key, says what it holds and what it may hold. 
 """
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator)
 
-from .benchmarks import BY_ID, round_version
-from .errors import ParamsError
+from pipeline.core.errors import ParamsError
+from pipeline.core.paths import PARAMS as PARAMS_FILE
+from pipeline.core.schemas import NUMERIC_FEATURES
+from pipeline.mlperf.catalogue import BY_ID, round_version
 
-PARAMS_FILE = Path("params.yaml")
+RANK_CRITERIA = ("time_to_train_min", "accelerator_hours")
+
 AVAILABILITIES = ("available", "onprem", "cloud", "preview", "research", "rdi")
 
 
@@ -121,13 +123,149 @@ def _benchmark_id(value: object) -> str:
     return text
 
 
+Fraction = Annotated[float, Field(gt=0, lt=1)]
+Positive = Annotated[int, Field(ge=1)]
+
+
+class Model(Section):
+    """sklearn HistGradientBoostingRegressor settings of the importance model."""
+
+    max_iter: Positive
+    learning_rate: Annotated[float, Field(gt=0, le=1)]
+    min_samples_leaf: Positive
+
+
+class Select(Section):
+    min_importance: Annotated[float, Field(ge=0)]
+    max_features: Positive
+
+
+class Importance(Section):
+    """Which hardware features explain the outcomes (see pipeline/analysis/importance.py)."""
+
+    folds: Annotated[int, Field(ge=2)]
+    repeats: Positive
+    permutation_repeats: Positive
+    seed: int
+    min_r2: Annotated[float, Field(le=1)]
+    model: Model
+    select: Select
+
+
+class Cluster(Section):
+    """k-means on the configuration (see pipeline/analysis/clustering.py)."""
+
+    k: Annotated[int, Field(ge=2)]
+    n_init: Positive
+    seed: int
+    k_range: tuple[Annotated[int, Field(ge=2)], Annotated[int, Field(ge=2)]]
+    bootstrap: Positive
+    default_features: Annotated[list[str], Field(min_length=1)]
+    max_imputed_share: Annotated[float, Field(ge=0, le=1)]
+    max_collinear_r2: Annotated[float, Field(gt=0, le=1)]
+    min_size: Positive
+    silhouette_tolerance: Annotated[float, Field(ge=0)]
+    min_stability: Annotated[float, Field(ge=-1, le=1)]
+
+    @field_validator("default_features")
+    @classmethod
+    def _features(cls, value: list[str]) -> list[str]:
+        unknown = [name for name in value if name not in NUMERIC_FEATURES]
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)} is not a configuration feature; choose among "
+                             f"{', '.join(NUMERIC_FEATURES)}")
+        return value
+
+    @model_validator(mode="after")
+    def _k_in_range(self) -> Cluster:
+        low, high = self.k_range
+        if not low <= self.k <= high:
+            raise ValueError(f"k = {self.k} must lie within k_range [{low}, {high}]")
+        return self
+
+
+class Criterion(Section):
+    weight: Annotated[float, Field(gt=0)]
+    direction: Literal["cost", "benefit"]
+
+    @field_validator("direction", mode="before")
+    @classmethod
+    def _direction(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
+
+class Rank(Section):
+    """How configurations are ranked (see pipeline/analysis/ranking.py)."""
+
+    criteria: Annotated[dict[str, Criterion], Field(min_length=1)]
+    top: Positive
+    sensitivity: Annotated[float, Field(ge=0, lt=1)]
+
+    @field_validator("criteria")
+    @classmethod
+    def _criteria(cls, value: dict[str, Criterion]) -> dict[str, Criterion]:
+        unknown = [name for name in value if name not in RANK_CRITERIA]
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)} is not a criterion; choose among {', '.join(RANK_CRITERIA)}")
+        return value
+
+
+class Findings(Section):
+    """The published study's findings as hypothesis tests (see pipeline/analysis/findings.py)."""
+
+    alpha: Fraction
+    bootstrap: Annotated[int, Field(ge=100)]
+    seed: int
+    bands: Annotated[list[Annotated[float, Field(gt=0)]], Field(min_length=1)]
+    moderate: tuple[Annotated[float, Field(gt=0)], Annotated[float, Field(gt=0)]]
+    top_share: Fraction
+    largest_share: Fraction
+    superlinear_threshold: Annotated[float, Field(ge=1)]
+    min_group: Annotated[int, Field(ge=2)]
+
+    @field_validator("bands")
+    @classmethod
+    def _bands(cls, value: list[float]) -> list[float]:
+        if value != sorted(set(value)):
+            raise ValueError("must be increasing lower edges of accelerator-count bands, such as [2, 4, 8]")
+        return value
+
+
+class Trust(Section):
+    min_rounds: Positive
+    min_backtest_points: Positive
+    max_count_factor: Annotated[float, Field(ge=1)]
+    coverage: tuple[Annotated[float, Field(gt=0, le=1)], Annotated[float, Field(gt=0, le=1)]]
+
+    @field_validator("coverage")
+    @classmethod
+    def _coverage(cls, value: tuple[float, float]) -> tuple[float, float]:
+        if value[0] >= value[1]:
+            raise ValueError("must be [low, high] with low < high, such as [0.85, 0.95]")
+        return value
+
+
+class Decide(Section):
+    """Predictions and break-even (see README 'Decision support')."""
+
+    efficiency_floor: Fraction
+    interval: Fraction
+    min_points: Positive
+    max_error: Annotated[float, Field(gt=0)]
+    saturation_min_counts: Annotated[int, Field(ge=3)]
+    trust: Trust
+
+
 class Settings(Section):
     """Every section of params.yaml."""
 
     fetch: Fetch
     analysis: Analysis
-    # Sections not yet modelled here stay plain mappings, read by their stage.
-    model_config = ConfigDict(frozen=True, extra="allow")
+    importance: Importance
+    cluster: Cluster
+    rank: Rank
+    findings: Findings
+    decide: Decide
 
 
 def _location(error: dict[str, Any]) -> str:
@@ -157,9 +295,8 @@ def settings_from(params: object, source: str = "params.yaml") -> Settings:
                           + "; ".join(problems)) from None
 
 
-@cache
 def load_settings(path: Path = PARAMS_FILE) -> Settings:
-    """The validated settings of `path` (read once per process)."""
+    """The validated settings of `path`."""
     if not path.is_file():
         raise ParamsError(f"{path} not found: run the stages from the project root, where params.yaml lives")
     try:

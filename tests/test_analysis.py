@@ -7,9 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline import features, importance, ingest, rank, scope
-from pipeline.benchmarks import identify
-from pipeline.io import load_params, section
+from pipeline.stages import features, ingest
+
+from pipeline.analysis import importance, ranking as rank, scope
+from pipeline.mlperf.catalogue import identify
+from pipeline.core.files import load_params, section
+from pipeline.settings import Analysis
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = ROOT.parent / "shared" / "mlperf"
@@ -154,11 +157,11 @@ def test_ranking_respects_dominance_on_the_real_data(real_configurations: pd.Dat
     """Issue 13: for every analysed benchmark, no configuration ranks above one that dominates it, over all rounds
     and within each round."""
     params = load_params(ROOT / "params.yaml")
-    analysis = section(params, "analysis")
+    analysis = Analysis.model_validate(section(params, "analysis"))
     ranked = 0
-    for benchmark in analysis["benchmarks"]:
+    for benchmark in analysis.benchmarks:
         frame = scope.in_scope(real_configurations, analysis, benchmark)
-        if len(frame) < analysis["min_configurations"]:
+        if len(frame) < analysis.min_configurations:
             continue
         ranking = rank.rank_configurations(frame, section(params, "rank")["criteria"])
         assert rank.dominance_violations(ranking, "rank") == 0, benchmark

@@ -20,7 +20,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
-from pipeline import decide
+from pipeline.analysis import decide
 from test_report import HEADLINE, OTHER, SKIPPED, render_fixture_report
 
 CHROMIUM = Path("/usr/bin/chromium")

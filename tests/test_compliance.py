@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import compliance
-from pipeline.ingest import ingest
-from pipeline.logparse import parse_log
+from pipeline.mlperf import compliance
+from pipeline.stages.ingest import ingest
+from pipeline.mlperf.logparse import parse_log
 from tests.conftest import mllog, run_log, small_round
 
 START = 1_600_000_000_000
@@ -34,7 +34,7 @@ def test_the_rule_table_is_the_installed_checkers() -> None:
     pytest.importorskip("mlperf_logging")
     vendored = json.loads((Path(compliance.__file__).with_name(compliance.RULES_FILE)).read_text())
     assert vendored == json.loads(json.dumps(compliance.rules_document(compliance.checker_dir()))), (
-        "pipeline/compliance_rules.json is stale: run python -m pipeline.compliance")
+        "pipeline/compliance_rules.json is stale: run python -m pipeline.mlperf.compliance")
 
 
 def test_the_fixture_log_meets_the_rules() -> None:

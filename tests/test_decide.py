@@ -17,10 +17,19 @@ import pytest
 import yaml
 from scipy.stats import t as student_t
 
-from pipeline import backtest, decide, features, forecast, predict, rank, recommend
-from pipeline.errors import UsageError
-from pipeline.schemas import CONFIGURATION_COLUMNS
-from pipeline.scope import in_scope
+from pipeline.stages import backtest, features
+
+from pipeline.analysis import decide
+
+from pipeline.commands import predict, recommend
+
+from pipeline.analysis import forecast, ranking as rank
+from pipeline.core.errors import UsageError
+from pipeline.core.schemas import CONFIGURATION_COLUMNS
+from pipeline.analysis.scope import in_scope
+from pipeline.core import paths
+from pipeline.settings import Analysis
+from pipeline.stages import decide as decide_stage
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = predict.DecideSettings(efficiency_floor=0.7, interval=0.9, min_points=4, max_error=0.2,
@@ -62,9 +71,12 @@ def configurations(rows: list[dict], benchmark: str = "resnet") -> pd.DataFrame:
     return frame[CONFIGURATION_COLUMNS]
 
 
+CLOSED_RESNET = Analysis(benchmark="resnet", benchmarks=["resnet"], division="closed", rounds="all", availability="all",
+                         min_configurations=2)
+
+
 def family_frame(rows: list[dict]) -> pd.DataFrame:
-    return predict.model_inputs(configurations(rows), {"division": "closed", "rounds": "all",
-                                                       "availability": "all"}, "resnet")
+    return predict.model_inputs(configurations(rows), CLOSED_RESNET, "resnet")
 
 
 # --- the scaling model ------------------------------------------------------------------------------------------
@@ -297,10 +309,10 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     table = configurations(rows)
     (tmp_path / "data/processed").mkdir(parents=True)
     table.to_parquet(tmp_path / "data/processed/configurations.parquet", index=False)
-    scoped = in_scope(table, params["analysis"], "resnet").assign(cluster=0)
-    (tmp_path / "reports/benchmarks/resnet").mkdir(parents=True)
+    scoped = in_scope(table, Analysis.model_validate(params["analysis"]), "resnet").assign(cluster=0)
+    (tmp_path / paths.RANK).mkdir(parents=True)
     rank.rank_configurations(scoped, params["rank"]["criteria"]).to_csv(
-        tmp_path / "reports/benchmarks/resnet/ranking.csv", index=False)
+        tmp_path / paths.ranking_csv("resnet"), index=False)
     monkeypatch.chdir(tmp_path)
     backtest.main([])
     return tmp_path
@@ -351,7 +363,7 @@ def test_predict_json_and_from_file_answer_one_object_per_row(project: Path, cap
     (["--benchmark", "imagenet", "--accelerator", "H100", "--count", "8"], "choose one of: bert, dlrm"),
     (["--benchmark", "resnet"], "or --from FILE.csv"),
     (["--from", "missing.csv"], "no such file"),
-    # three families are too few to regress on specifications (pipeline.forecast.MIN_SPEC_FAMILIES)
+    # three families are too few to regress on specifications (pipeline.analysis.forecast.MIN_SPEC_FAMILIES)
     (["--benchmark", "resnet", "--accelerator", "B200", "--count", "8"], "too few families have specifications"),
     (["--from", "params.yaml", "--count", "8"], "leave out --benchmark"),
 ])
@@ -386,7 +398,7 @@ def test_recommend_cli_lists_published_and_predicted_with_reasons(project: Path,
 def test_recommend_predicts_gaps_and_scores_them_on_the_published_scale(project: Path) -> None:
     params = yaml.safe_load(Path("params.yaml").read_text())
     frame, settings = predict.load_scope("resnet", params)
-    ranking = pd.read_csv("reports/benchmarks/resnet/ranking.csv")
+    ranking = pd.read_csv(paths.ranking_csv("resnet"))
     candidates, untrusted = recommend.build_candidates(
         frame, ranking, forecast.load_backtest(), "resnet", settings, forecast.TrustRule.from_params(params),
         CRITERIA, ["A100"], None)
@@ -451,9 +463,8 @@ def test_stage_writes_metrics_figures_and_a_report_fragment(project: Path) -> No
     table = pd.read_parquet("data/processed/configurations.parquet")
     hostile = table.iloc[[0]].assign(accelerator_family="<script>alert(1)</script>", system="x")
     pd.concat([table, hostile]).to_parquet("data/processed/configurations.parquet")  # must reach the report escaped
-    decide.main(["resnet"])
-    out = project / "reports/benchmarks/resnet"
-    summary = json.loads((out / "decide.json").read_text())
+    decide_stage.main([])
+    summary = json.loads(paths.decide_json("resnet").read_text())
     assert summary["status"] == "ok" and summary["n_families_modelled"] == 2
     # scalars, tables as nested lists, and the backtest's summary
     assert all(not isinstance(value, dict) for key, value in summary.items() if key != "backtest")
@@ -464,7 +475,7 @@ def test_stage_writes_metrics_figures_and_a_report_fragment(project: Path) -> No
     assert h100["break_even_beyond_published"] and h100["loco_median_ape_pct"] < 5  # the 2% round spread
     assert [family["family"] for family in summary["not_modelled"]] == ["Gaudi2", "<script>alert(1)</script>"]
     for name in decide.FIGURES:
-        assert (out / name).read_bytes().startswith(b"\x89PNG")
+        assert paths.decide_figure("resnet", decide.figure_name(name)).read_bytes().startswith(b"\x89PNG")
 
     section = decide.report_section("resnet", decide.load_summary("resnet"))
     html = _render(section)
@@ -476,7 +487,7 @@ def test_stage_writes_metrics_figures_and_a_report_fragment(project: Path) -> No
 
 
 def test_metrics_hold_the_backtest_headline_and_the_loco_error(project: Path) -> None:
-    decide.main(["resnet"])
+    decide_stage.main([])
     metrics = decide.metrics_of(decide.load_summary("resnet"))
     # v4.0 forecast from v3.0 alone (no drift yet): every v4.0 time is the v3.0 one / 1.02^2, so each of the
     # nine forecasts (H100 5, A100 3, Gaudi2 1) is 1.02^2 - 1 = 4.04% too high. Gaudi2's v4.1 result repeats its
@@ -494,10 +505,10 @@ def test_a_benchmark_without_enough_results_is_skipped_with_outputs(project: Pat
     params = yaml.safe_load(Path("params.yaml").read_text())
     params["analysis"]["min_configurations"] = 100
     Path("params.yaml").write_text(yaml.safe_dump(params))
-    decide.main(["resnet"])
-    summary = json.loads(Path("reports/benchmarks/resnet/decide.json").read_text())
+    decide_stage.main([])
+    summary = json.loads(paths.decide_json("resnet").read_text())
     assert summary["status"] == "skipped" and "fewer than analysis.min_configurations" in summary["reason"]
-    assert all(Path("reports/benchmarks/resnet", name).is_file() for name in decide.FIGURES)
+    assert all(paths.decide_figure("resnet", decide.figure_name(name)).is_file() for name in decide.FIGURES)
     assert "No scaling model for resnet" in _render(decide.report_section("resnet", decide.load_summary("resnet")))
     assert "the decide stage has not run" in _render(decide.report_section("bert", decide.load_summary("bert")))
 
@@ -509,7 +520,7 @@ REAL_CONFIGURATIONS = ROOT / "data/processed/configurations.parquet"
 
 @pytest.mark.skipif(not REAL_CONFIGURATIONS.is_file(), reason="the pipeline has not produced configurations")
 def test_real_resnet_models_are_accurate_where_there_is_data() -> None:
-    analysis = yaml.safe_load((ROOT / "params.yaml").read_text())["analysis"]
+    analysis = Analysis.model_validate(yaml.safe_load((ROOT / "params.yaml").read_text())["analysis"])
     frame = predict.model_inputs(pd.read_parquet(REAL_CONFIGURATIONS), analysis, "resnet")
     assessments = predict.assess_benchmark(frame, SETTINGS)
     for family in ("A100", "H100"):
@@ -517,7 +528,7 @@ def test_real_resnet_models_are_accurate_where_there_is_data() -> None:
         assert assessment.trusted and assessment.loco.n == assessment.n_points
         assert assessment.loco.median_ape_pct < 20 and assessment.loro.median_ape_pct < 20
         assert 0.75 <= assessment.loco.interval_coverage <= 1.0  # a 90% interval roughly holds
-    ranking_path = ROOT / "reports/benchmarks/resnet/ranking.csv"
+    ranking_path = ROOT / paths.ranking_csv("resnet")
     if ranking_path.is_file():  # on the reference rows themselves, the anchored score is pymcdm's TOPSIS
         ranking = pd.read_csv(ranking_path)
         criteria = yaml.safe_load((ROOT / "params.yaml").read_text())["rank"]["criteria"]

@@ -15,8 +15,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline import cluster, features, ingest, rank
-from pipeline.io import write_csv, write_parquet
+from pipeline.analysis import clustering as cluster, ranking as rank
+
+from pipeline.stages import features, ingest
+from pipeline.core.files import write_csv, write_parquet
 from tests.conftest import RoundFiles, assert_accounted, run_log, system_json, write_archive, write_folder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,7 +117,7 @@ def test_workers_and_repetition_change_no_byte(tmp_path: Path) -> None:
 
 
 def _ingest_command(sources: list[Path], out: Path) -> list[str]:
-    return [sys.executable, "-m", "pipeline.ingest", *map(str, sources), "--out", str(out)]
+    return [sys.executable, "-m", "pipeline.stages.ingest", *map(str, sources), "--out", str(out)]
 
 
 def _finished_run(sources: list[Path], out: Path) -> float:

@@ -1,4 +1,4 @@
-"""The published study's findings as tests (pipeline.findings), on small fixtures with hand-checked numbers."""
+"""The published study's findings as tests (pipeline.analysis.findings), on small fixtures with hand-checked numbers."""
 from __future__ import annotations
 
 import math
@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline import findings
-from pipeline.errors import ParamsError
+from pipeline.analysis import findings
+from pipeline.core.errors import ParamsError
 
 PARAMS = {"alpha": 0.05, "bootstrap": 200, "seed": 0, "bands": [2, 4, 8, 16], "moderate": [4, 16],
           "top_share": 0.2, "largest_share": 0.2, "superlinear_threshold": 1.05, "min_group": 5}

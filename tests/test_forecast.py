@@ -9,8 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline import accelerators, forecast, parsers
-from pipeline.errors import UsageError
+from pipeline.mlperf import accelerators, hardware as parsers
+
+from pipeline.analysis import forecast
+from pipeline.core.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE = forecast.TrustRule(min_rounds=2, min_backtest_points=5, max_count_factor=2.0, coverage=(0.85, 0.95))
@@ -223,9 +225,11 @@ def test_real_backtest_is_calibrated_and_beats_the_naive_rule() -> None:
 
 @pytest.mark.skipif(not REAL_BACKTEST.is_file(), reason="the backtest stage has not run")
 def test_real_gb300_as_of_v5_0_is_a_specification_forecast_with_an_interval_and_reasons() -> None:
-    from pipeline.predict import model_inputs  # the real configurations exist when the backtest does
+    from pipeline.commands.predict import model_inputs  # the real configurations exist when the backtest does
+    from pipeline.settings import Analysis
 
-    analysis = {"division": "closed", "rounds": "all", "availability": "all"}
+    analysis = Analysis(benchmark="llama2_70b_lora", benchmarks=["llama2_70b_lora"], division="closed", rounds="all",
+                        availability="all", min_configurations=2)
     configurations = pd.read_parquet(ROOT / "data/processed/configurations.parquet")
     frame = model_inputs(configurations[configurations["round"].map(forecast.round_time)
                                         <= forecast.round_time("v5.0")], analysis, "llama2_70b_lora")

@@ -9,9 +9,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline import cluster, importance, report
-from pipeline.errors import ParamsError
-from pipeline.scope import CONFIGURATIONS, ROUND_FEATURE, in_scope
+from pipeline.analysis import clustering as cluster, importance
+
+from pipeline import report
+from pipeline.core.errors import ParamsError
+from pipeline.analysis.scope import ROUND_FEATURE, in_scope
+from pipeline.core.paths import CONFIGURATIONS
+from pipeline.settings import Analysis
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT_PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
@@ -238,7 +242,7 @@ def test_no_usable_feature_skips_the_clustering() -> None:
 
 @pytest.mark.skipif(not (ROOT / CONFIGURATIONS).is_file(), reason="run `dvc repro features` first")
 def test_real_resnet_default_inputs_drop_nodes_and_sparse_bandwidths() -> None:
-    frame = in_scope(pd.read_parquet(ROOT / CONFIGURATIONS), PROJECT_PARAMS["analysis"], "resnet")
+    frame = in_scope(pd.read_parquet(ROOT / CONFIGURATIONS), Analysis.model_validate(PROJECT_PARAMS["analysis"]), "resnet")
     kept, dropped = cluster.choose_features(frame, PROJECT_PARAMS["cluster"]["default_features"],
                                             PROJECT_PARAMS["cluster"]["max_imputed_share"],
                                             PROJECT_PARAMS["cluster"]["max_collinear_r2"])

@@ -7,9 +7,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline import ingest
-from pipeline.errors import SourceError
-from pipeline.logparse import _decode_record, _prefix_tree, parse_log
+from pipeline.stages import ingest
+from pipeline.core.errors import SourceError
+from pipeline.mlperf.logparse import _decode_record, _prefix_tree, parse_log
 from tests.conftest import mllog, run_log, small_round, system_json, write_folder
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline import io as pipeline_io
+from pipeline.core import files as pipeline_io
 
 
 def test_json_floats_lose_last_bit_jitter_and_negative_zero(tmp_path: Path) -> None:

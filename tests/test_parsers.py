@@ -1,4 +1,4 @@
-"""Tests of pipeline.parsers: hand-written examples, then every distinct value in the real MLPerf archives.
+"""Tests of pipeline.mlperf.hardware: hand-written examples, then every distinct value in the real MLPerf archives.
 
 The archive tests read the mirror at <repo>/../shared/mlperf at test time and skip when it is absent; no MLPerf
 data is copied into the repository.
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import parsers
-from pipeline.parsers import Accelerator, HostCpu, Interconnect
+from pipeline.mlperf import hardware as parsers
+from pipeline.mlperf.hardware import Accelerator, HostCpu, Interconnect
 
 MIRROR = Path(__file__).resolve().parents[1].parent / "shared" / "mlperf"
 SYSTEM_MEMBER = re.compile(r"[^/]+/[^/]+/systems/[^/]+\.json")

@@ -9,7 +9,14 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline import cluster, features, fetch, importance, ingest, rank, report
+
+from pipeline.stages import cluster as cluster_stage
+from pipeline.stages import features, fetch, ingest
+from pipeline.stages import importance as importance_stage
+from pipeline.stages import rank as rank_stage
+
+from pipeline import report
+from pipeline.core import paths
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,11 +35,9 @@ def project(tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
 def test_stages_over_a_real_round(project: Path) -> None:
     fetch.main([])
     ingest.main(["data/raw", "--out", "data/interim"])
-    features.main()
-    for benchmark in ("resnet", "bert"):
-        importance.main([benchmark])
-        cluster.main([benchmark])
-        rank.main([benchmark])
+    features.main([])
+    for stage in (importance_stage, cluster_stage, rank_stage):
+        stage.main([])
     report.main()
 
     results = pd.read_parquet("data/interim/results.parquet")
@@ -45,7 +50,7 @@ def test_stages_over_a_real_round(project: Path) -> None:
     assert ranking.groupby("benchmark")["rank"].min().eq(1).all()
     metrics = json.loads(Path("reports/metrics.json").read_text())
     assert metrics["resnet"]["status"] == "ok" and metrics["resnet"]["n_configurations"] >= 8
-    clusters = pd.read_parquet("data/processed/benchmarks/resnet/clusters.parquet")
+    clusters = pd.read_parquet(paths.clusters_table("resnet"))
     assert clusters["cluster"].nunique() == 5
     html = Path("reports/index.html").read_text()
     assert '<section id="resnet"' in html and "ResNet-50 v1.5" in html and "data:image/png;base64," in html

@@ -20,8 +20,15 @@ import pytest
 import yaml
 from PIL import Image
 
-from pipeline import cluster, decide, features, findings, importance, rank, report
-from pipeline.io import write_csv, write_json, write_parquet
+from pipeline.analysis import clustering as cluster, findings, importance, ranking as rank
+
+from pipeline import report
+from pipeline.core import paths
+
+from pipeline.analysis import decide
+
+from pipeline.stages import features
+from pipeline.core.files import write_csv, write_json, write_parquet
 
 HEADLINE, OTHER, SKIPPED = "resnet", "bert", "minigo"
 HOSTILE_SYSTEM = "<script>alert(1)</script>"
@@ -61,16 +68,16 @@ IMPORTANCE = {
 }
 FAMILY_YEAR = {"A100": 2020, "H100": 2022, "TPU-v4": 2021}
 DVC_LOCK = {"schema": "2.0", "stages": {
-    "fetch": {"cmd": "python -m pipeline.fetch",
+    "fetch": {"cmd": "python -m pipeline.stages.fetch",
               "deps": [{"path": "../shared/mlperf", "hash": "md5", "md5": "625dc9c9cca63ee7ef0aa7c7bf3c1785.dir",
                         "size": 133254458, "nfiles": 12}],
               "outs": [{"path": "data/raw", "hash": "md5", "md5": "8fd54aec2896ff4dab2357b3f6e41f5f.dir",
                         "size": 133250836, "nfiles": 10}]},
-    "ingest": {"cmd": "python -m pipeline.ingest data/raw --out data/interim",
+    "ingest": {"cmd": "python -m pipeline.stages.ingest data/raw --out data/interim",
                "deps": [{"path": "data/raw", "md5": "8fd54aec2896ff4dab2357b3f6e41f5f.dir", "size": 133250836}],
                "outs": [{"path": "data/interim/quarantine.csv", "md5": "da8dfc2b2b12817d115bf6d1a2fbf965",
                          "size": 13005}]},
-    "features": {"cmd": "python -m pipeline.features",
+    "features": {"cmd": "python -m pipeline.stages.features",
                  "outs": [{"path": "data/processed/configurations.parquet", "md5": "0" * 32}]},
 }}
 
@@ -162,8 +169,8 @@ def skipped_outputs(benchmark: str) -> report.BenchmarkOutputs:
     return report.BenchmarkOutputs(
         benchmark=benchmark, rank={"benchmark": benchmark, "status": "skipped", "reason": SKIP_REASON},
         ranking=pd.DataFrame(columns=rank.RANKING_COLUMNS),
-        clusters={"status": "skipped", "reason": SKIP_REASON, "profiles": [], "diagnostics": []},
-        importance={"benchmark": benchmark, "status": "skipped", "reason": SKIP_REASON, "targets": {},
+        clusters={"status": "skipped", "reason": SKIP_REASON, "k": 5, "features": [], "profiles": [], "diagnostics": []},
+        importance={"benchmark": benchmark, "status": "skipped", "reason": SKIP_REASON, "targets": {}, "n_configurations": 3,
                     "selected_features": []},
         clustered=pd.DataFrame(), k_selection_png=None)
 
@@ -415,19 +422,18 @@ def test_embedded_figures_are_palette_pngs_with_their_size(tmp_path: Path) -> No
 def test_main_writes_the_page_and_combined_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     outputs = fixture_outputs(tmp_path / "scratch")
     for item in outputs:
-        folder = tmp_path / "reports" / "benchmarks" / item.benchmark
-        write_json(item.rank, folder / "rank.json")
-        write_csv(item.ranking, folder / "ranking.csv")
-        write_json(item.clusters, folder / "clusters.json")
-        write_json(item.importance, folder / "importance.json")
+        write_json({"benchmark": item.benchmark, **item.rank}, tmp_path / paths.rank_json(item.benchmark))
+        write_csv(item.ranking, tmp_path / paths.ranking_csv(item.benchmark))
+        write_json({"benchmark": item.benchmark, **item.clusters}, tmp_path / paths.clusters_json(item.benchmark))
+        write_json({"benchmark": item.benchmark, **item.importance}, tmp_path / paths.importance_json(item.benchmark))
         if item.k_selection_png is not None:
-            (folder / "k_selection.png").write_bytes(item.k_selection_png)
-        write_parquet(item.clustered, tmp_path / cluster.clusters_path(item.benchmark))
-    write_json(DECIDE_SUMMARY, tmp_path / "reports/benchmarks" / HEADLINE / "decide.json")
+            (tmp_path / paths.k_selection_figure(item.benchmark)).write_bytes(item.k_selection_png)
+        write_parquet(item.clustered, tmp_path / paths.clusters_table(item.benchmark))
+    write_json(DECIDE_SUMMARY, tmp_path / paths.decide_json(HEADLINE))
     for name, png in decide_figures().items():
-        (tmp_path / "reports/benchmarks" / HEADLINE / name).write_bytes(png)
+        (tmp_path / paths.decide_figure(HEADLINE, decide.figure_name(name))).write_bytes(png)
     write_json({"benchmark": OTHER, "status": "skipped", "reason": SKIP_REASON, "efficiency_floor": 0.7,
-                "interval": 0.9}, tmp_path / "reports/benchmarks" / OTHER / "decide.json")
+                "interval": 0.9}, tmp_path / paths.decide_json(OTHER))
     write_parquet(fixture_results(), tmp_path / report.RESULTS)
     write_csv(fixture_quarantine(), tmp_path / report.QUARANTINE)
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(PARAMS), encoding="utf-8")

@@ -21,9 +21,14 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline import features, fetch, ingest, io as pipeline_io, parsers, sources
-from pipeline.errors import MirrorError, SourceError
-from pipeline.logparse import parse_log
+from pipeline.stages import features, fetch, ingest
+
+from pipeline.core import files as pipeline_io
+from pipeline.core import paths
+
+from pipeline.mlperf import hardware as parsers, sources
+from pipeline.core.errors import MirrorError, SourceError
+from pipeline.mlperf.logparse import parse_log
 from tests.conftest import (
     MIRROR, RoundFiles, assert_accounted, mllog, run_log, small_round, system_json, write_archive, write_folder,
 )
@@ -514,8 +519,8 @@ def test_features_stage_writes_its_notes(make_archive, tmp_path: Path, monkeypat
     files = {**small_round(), SYSTEM: json_dumps_description({"accelerators_per_node": "100000"})}
     ingest.write_outputs(ingest_checked([make_archive(files)]), tmp_path / "data" / "interim")
     monkeypatch.chdir(tmp_path)
-    features.main()
-    notes = pd.read_csv(features.FEATURE_NOTES)
+    features.main([])
+    notes = pd.read_csv(paths.FEATURE_NOTES)
     assert notes.columns.tolist() == features.NOTE_COLUMNS
     assert notes[["submitter", "system", "field"]].values.tolist() == [["Acme", "box", "accelerators_per_node"]]
 
@@ -659,7 +664,7 @@ def test_a_failed_write_leaves_the_old_output_and_no_temporary(tmp_path: Path) -
 
 def test_a_temporary_left_by_a_killed_writer_is_removed_by_the_next_write(tmp_path: Path) -> None:
     target = tmp_path / "table.csv"
-    code = ("import os, signal, sys\nfrom pipeline.io import atomic_path\n"
+    code = ("import os, signal, sys\nfrom pipeline.core.files import atomic_path\n"
             f"with atomic_path({str(target)!r}) as tmp:\n"
             "    tmp.write_text('half')\n    os.kill(os.getpid(), signal.SIGKILL)\n")
     killed = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=False)

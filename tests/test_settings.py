@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.errors import ParamsError
+from pipeline.core.errors import ParamsError
 from pipeline.settings import settings_from
 
 ROOT = Path(__file__).resolve().parents[1]

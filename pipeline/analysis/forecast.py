@@ -15,7 +15,7 @@ unit is an accelerator family in one form factor (H100 SXM, H100 PCIe); a group 
 - drift is the benchmark's software progress per year: the median, over consecutive groups of one unit, of
   the change in level per year between them.
 - A family with no results (or none in this form factor) is predicted from its specifications
-  (`pipeline.accelerators`: log peak dense BF16 TFLOPS and log memory bandwidth): group levels regressed on
+  (`pipeline.mlperf.accelerators`: log peak dense BF16 TFLOPS and log memory bandwidth): group levels regressed on
   a round effect and the two features; the forecast takes the latest round's effect, the drift and the
   pooled exponent.
 
@@ -46,9 +46,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest, norm
 
-from .accelerators import spec_features, specifications
-from .errors import ParamsError, UsageError
-from .io import section
+from pipeline.mlperf.accelerators import spec_features, specifications
+from pipeline.core.paths import BACKTEST
+from pipeline.core.errors import ParamsError, UsageError
+from pipeline.core.files import section
 
 FAMILY, POOLED, SPECIFICATION, NAIVE = "family", "family level, benchmark scaling", "specification", "naive"
 MODEL, NAIVE_METHOD = "model", "naive"
@@ -70,7 +71,6 @@ ROUND_PATTERN = re.compile(r"^v(\d+)\.(\d+)$")
 # MLPerf Training publishes about twice a year: the next round is this many years after the latest.
 ROUND_STEP_YEARS = 0.5
 UNIT = ["accelerator_family", "form_factor"]
-BACKTEST = Path("data/processed/backtest.parquet")  # written by the backtest stage (pipeline.backtest)
 UNCALIBRATED = "uncalibrated"
 POINT_COLUMNS = ["benchmark", "fold", "fold_time", "accelerator_family", "form_factor", "submitter", "system",
                  "accelerator_count",
@@ -483,7 +483,7 @@ def answer(frame: pd.DataFrame, points: pd.DataFrame, benchmark: str, family: st
                 f"below the model's ({_pct(comparison['common_model_median_ape_pct'])})")
     elif not np.isfinite(centre):
         missing = ("too few families have specifications to regress on" if family in specifications().index
-                   else "no row in the accelerator specification table (pipeline/accelerators.csv)")
+                   else "no row in the accelerator specification table (pipeline/mlperf/accelerators.csv)")
         raise UsageError(f"no forecast for {family} on {benchmark}: it has no results in scope and {missing}")
     half_width, calibration = calibrated_half_width(points, benchmark, method, kind, level, forecaster.spread_log)
     family_rows = frame[frame["accelerator_family"] == family]

@@ -113,3 +113,20 @@ def identify(round_: str, folder: str) -> Benchmark | None:
         if folder in benchmark.folders and benchmark.covers(round_):
             return benchmark
     return None
+
+
+# When each round was published (year, month): the software era a result belongs to.
+ROUND_PUBLISHED = {
+    "v0.5": (2018, 12), "v0.6": (2019, 7), "v0.7": (2020, 7), "v1.0": (2021, 6), "v1.1": (2021, 12),
+    "v2.0": (2022, 6), "v2.1": (2022, 11), "v3.0": (2023, 6), "v3.1": (2023, 11), "v4.0": (2024, 6),
+    "v4.1": (2024, 11), "v5.0": (2025, 6), "v5.1": (2025, 11),
+}
+
+
+def round_published(round_: str) -> float:
+    """The round's publication date as a fractional year; unknown rounds fall back to their version."""
+    if round_ in ROUND_PUBLISHED:
+        year, month = ROUND_PUBLISHED[round_]
+        return year + (month - 1) / 12
+    major, minor = round_version(round_)
+    return 2020 + major + minor / 10

@@ -1,6 +1,6 @@
 """Predict a configuration's time to train from its accelerator family and count, with an honest error.
 
-    python -m pipeline.predict --benchmark resnet --accelerator H100 --count 64 [--form-factor SXM]
+    python -m pipeline.commands.predict --benchmark resnet --accelerator H100 --count 64 [--form-factor SXM]
 
 The model, fitted per (benchmark, accelerator family) on the scored results in the analysis scope (params
 `analysis`, closed division by default), in log minutes:
@@ -66,12 +66,14 @@ from scipy.optimize import brentq, minimize_scalar
 from scipy.special import expit
 from scipy.stats import t as student_t
 
-from . import schemas
-from .accelerators import specifications
-from .errors import ParamsError, UsageError, cli
-from .forecast import Answer, TrustRule, answer, load_backtest, round_time
-from .io import load_params, section
-from .scope import CONFIGURATIONS, check_benchmark, in_scope
+from pipeline.core import schemas
+from pipeline.mlperf.accelerators import specifications
+from pipeline.core.errors import ParamsError, UsageError, cli
+from pipeline.analysis.forecast import Answer, TrustRule, answer, load_backtest, round_time
+from pipeline.core.files import load_params, section
+from pipeline.analysis.scope import check_benchmark, in_scope
+from pipeline.core.paths import CONFIGURATIONS
+from pipeline.settings import Analysis
 
 UNSPECIFIED = "unspecified"
 # The saturation count is searched over the published range widened by this factor on each side; beyond it
@@ -236,7 +238,7 @@ class FamilyAssessment:
         return self.model is not None and not self.caveats
 
 
-def model_inputs(configurations: pd.DataFrame, analysis: dict[str, Any], benchmark: str) -> pd.DataFrame:
+def model_inputs(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
     """The in-scope results a model can use (a family and a time), with a `form_factor` for every row."""
     frame = in_scope(configurations, analysis, benchmark)
     frame = frame[frame["accelerator_family"].notna() & (frame["time_to_train_min"] > 0)].reset_index(drop=True)
@@ -464,7 +466,7 @@ def load_scope(benchmark: str, params: dict[str, Any]) -> tuple[pd.DataFrame, De
     if not CONFIGURATIONS.is_file():
         raise UsageError(f"{CONFIGURATIONS} not found: run `dvc repro features` first")
     configurations = schemas.validate_configurations(pd.read_parquet(CONFIGURATIONS))
-    return model_inputs(configurations, section(params, "analysis"), benchmark), settings
+    return model_inputs(configurations, Analysis.model_validate(section(params, "analysis")), benchmark), settings
 
 
 def load_configurations() -> pd.DataFrame:
@@ -551,7 +553,7 @@ def render_answer(answer: Answer, nearest: pd.DataFrame) -> str:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = ArgumentParser(prog="python -m pipeline.predict", description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(prog="python -m pipeline.commands.predict", description=__doc__.split("\n\n")[0])
     parser.add_argument("--benchmark", help="benchmark id of the catalogue, e.g. resnet")
     parser.add_argument("--accelerator", help="accelerator family, e.g. H100 (any case); one without results is "
                                               "forecast from the specification table")
@@ -588,7 +590,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for query in queries:
         check_benchmark(query.benchmark)
         if query.benchmark not in frames:
-            frames[query.benchmark] = model_inputs(configurations, section(params, "analysis"), query.benchmark)
+            frames[query.benchmark] = model_inputs(configurations, Analysis.model_validate(section(params, "analysis")), query.benchmark)
         frame = frames[query.benchmark]
         if frame.empty:
             raise UsageError(f"no {query.benchmark} results in the analysis scope (params `analysis`)")

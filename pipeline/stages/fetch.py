@@ -30,9 +30,9 @@ from pathlib import Path
 from isal import igzip
 from tqdm import tqdm
 
-from .cli import ArgumentParser
-from .errors import MirrorError, ParamsError, cli
-from .io import atomic_dir, load_params, section, show_progress
+from pipeline.core.cli import ArgumentParser
+from pipeline.core.errors import MirrorError, ParamsError, cli
+from pipeline.core.files import atomic_dir, load_params, section, show_progress
 
 RAW_DIR = Path("data/raw")
 SPARSE_PATTERNS = ("/*/systems/", "/*/results/")
@@ -186,7 +186,7 @@ def fetch(rounds: Sequence[str], mirror: Path, upstream: str, raw_dir: Path = RA
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
-    ArgumentParser("fetch", __doc__).parse_args(argv)
+    ArgumentParser("pipeline.stages.fetch", __doc__).parse_args(argv)
     params = section(load_params(), "fetch")
     missing = [key for key in ("rounds", "mirror", "upstream") if key not in params]
     if missing:

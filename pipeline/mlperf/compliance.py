@@ -21,7 +21,7 @@ rule file requires exactly once are noted by `parse_log` in its own pass over th
 records lies close (`_first_of`).
 
 The quality target, which the checker also tests, is `benchmarks.Benchmark.reached`. The rules are read from
-`compliance_rules.json`, extracted from the mlperf-logging package by `python -m pipeline.compliance`;
+`compliance_rules.json`, extracted from the mlperf-logging package by `python -m pipeline.mlperf.compliance`;
 `tests/test_compliance.py` checks that file against the installed package.
 """
 from __future__ import annotations
@@ -40,9 +40,9 @@ from typing import Any
 
 import yaml
 
-from .errors import UsageError, cli
-from .io import write_json
-from .logparse import RunFacts, key_pattern, records_of
+from pipeline.core.errors import UsageError, cli
+from pipeline.core.files import write_json
+from pipeline.mlperf.logparse import RunFacts, key_pattern, records_of
 
 RULES_FILE = "compliance_rules.json"
 # Which log value names the next rule file, as the rule files' POST code does with enqueue_config().
@@ -359,7 +359,7 @@ def rules_document(checker: Path) -> dict[str, Any]:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m pipeline.compliance",
+    parser = argparse.ArgumentParser(prog="python -m pipeline.mlperf.compliance",
                                      description="Extract the logging rules ingest applies from mlperf-logging.")
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name(RULES_FILE))
     return parser.parse_args(argv)

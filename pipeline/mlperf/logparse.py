@@ -69,7 +69,7 @@ class RunFacts:
     submission_platform: str | None = None
     log_number_of_nodes: float = math.nan
     log_accelerators_per_node: float = math.nan
-    # The last init_stop - the first init_start, which the official checker limits (pipeline.compliance).
+    # The last init_stop - the first init_start, which the official checker limits (pipeline.mlperf.compliance).
     init_time_ms: float = math.nan
     bad_lines: int = 0
     # Set by the caller, who knows the benchmark's quality target; None where it is not checked.
@@ -87,7 +87,7 @@ class RunFacts:
     @property
     def keys_found(self) -> frozenset[str]:
         """The keys of WANTED_KEYS, and init_start, that the log has a readable record of, and the keys asked
-        for with `parse_log(also_find=...)` whose text it holds (some may be missed: see pipeline.compliance)."""
+        for with `parse_log(also_find=...)` whose text it holds (some may be missed: see pipeline.mlperf.compliance)."""
         return self._keys_found
 
     @property
@@ -136,7 +136,7 @@ def _public_fields() -> tuple[str, ...]:
 
 def parse_log(data: bytes, also_find: frozenset[str] = frozenset()) -> RunFacts:
     """The facts of one log. `also_find` names further keys, each logged once in a log, whose presence the
-    same pass over the log notes in `keys_found` (pipeline.compliance asks for the keys its rules require)."""
+    same pass over the log notes in `keys_found` (pipeline.mlperf.compliance asks for the keys its rules require)."""
     facts = RunFacts()
     found: set[str] = set()
     if MLLOG_TOKEN in data:

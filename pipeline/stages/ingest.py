@@ -1,12 +1,12 @@
 """Stage `ingest`: raw MLPerf Training rounds -> systems, runs, official scores and a quarantine list.
 
-    python -m pipeline.ingest SOURCE [SOURCE ...] --out DIR
+    python -m pipeline.stages.ingest SOURCE [SOURCE ...] --out DIR
 
 Each SOURCE is a round as MLCommons publishes it, `training_results_vX.Y.tar.gz` or a folder (or fresh clone)
 `training_results_vX.Y/`; the round is read from the name. DIR receives `systems.parquet`, `runs.parquet`,
-`results.parquet` and `quarantine.csv` (columns documented in `pipeline.schemas`). A run log is any
+`results.parquet` and `quarantine.csv` (columns documented in `pipeline.core.schemas`). A run log is any
 `result_*.txt` of a benchmark folder, as the official summarizer reads them, and its run id the text after
-`result_`. A system description is JSON, or v0.6's `key: {json}` line form (`pipeline.legacy_description`).
+`result_`. A system description is JSON, or v0.6's `key: {json}` line form (`pipeline.mlperf.legacy_description`).
 
 Scores follow `mlperf_logging.result_summarizer`: a run's time to train is run_stop - run_start in minutes; a
 run counts when its run_stop status is `success`; a result is the olympic mean of its runs (drop the k fastest
@@ -31,13 +31,15 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
-from . import compliance, schemas
-from .benchmarks import identify
-from .errors import SourceError, cli
-from .io import show_progress, write_csv, write_parquet
-from .legacy_description import LiteralRefused, is_line_form, read_legacy_entry, read_line_form
-from .logparse import parse_log
-from .sources import LOG_NAME, Kind, Member, classify, iter_members, round_of, run_order
+from pipeline.mlperf import compliance
+
+from pipeline.core import schemas
+from pipeline.mlperf.catalogue import identify
+from pipeline.core.errors import SourceError, cli
+from pipeline.core.files import show_progress, write_csv, write_parquet
+from pipeline.mlperf.legacy_description import LiteralRefused, is_line_form, read_legacy_entry, read_line_form
+from pipeline.mlperf.logparse import parse_log
+from pipeline.mlperf.sources import LOG_NAME, Kind, Member, classify, iter_members, round_of, run_order
 
 KEY_COLUMNS = ("round", "submitter", "system")
 RUN_ORDER = ["round", "submitter", "system", "benchmark", "run", "path"]
@@ -229,7 +231,7 @@ def _read_system(member: Member, parts: dict[str, str], tables: RoundTables) -> 
 def decode_description(data: bytes) -> tuple[object, str]:
     """Decode a description; repair it only where the repair is certain, and say what was done.
 
-    A description is JSON, or v0.6's `key: {json}` line form (see `pipeline.legacy_description`); a v0.6
+    A description is JSON, or v0.6's `key: {json}` line form (see `pipeline.mlperf.legacy_description`); a v0.6
     per-node listing is read into the fields later rounds use. Returns the fields (a dict when usable) and a
     note: the repairs and readings made, or why it is unusable. Nothing in the file is ever evaluated.
     """
@@ -600,7 +602,7 @@ def format_tally(tally: pd.DataFrame) -> str:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m pipeline.ingest", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m pipeline.stages.ingest", description=__doc__.split("\n\n")[0])
     parser.add_argument("sources", nargs="+", type=Path, metavar="SOURCE",
                         help="training_results_vX.Y.tar.gz archive or training_results_vX.Y/ folder")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for the output tables")

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .errors import ParamsError
+from pipeline.core.errors import ParamsError
 
 SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"
 PARAM_KEYS = ("alpha", "bootstrap", "seed", "bands", "moderate", "top_share", "largest_share",

@@ -1,7 +1,7 @@
 """Stage `rank`: an efficiency ranking of configurations and clusters that respects dominance, and the published
 study's findings tested on the data, for one benchmark.
 
-    python -m pipeline.rank BENCHMARK
+    python -m pipeline.stages.rank
 
 "Best" means: trains fastest with the fewest accelerator-hours, the two things a buyer pays for. Configurations
 are sorted into non-dominated fronts on (time_to_train_min, accelerator_hours), both minimised: front 1 is the
@@ -15,7 +15,7 @@ Two rankings: `round_rank` within each round (the page leads with the latest rou
 one era), and `rank` over all rounds. Beside them `relative_accelerator_hours` compares results across rounds
 with their round's best. A cluster is ranked the same way on its members' medians. Sensitivity: each weight is
 moved by +/- `rank.sensitivity` (then renormalised) and the overlap of the new top ten with the original is
-reported. The findings (pipeline.findings, params `findings`) and the superlinear within-series cases go to
+reported. The findings (pipeline.analysis.findings, params `findings`) and the superlinear within-series cases go to
 rank.json.
 """
 from __future__ import annotations
@@ -29,13 +29,9 @@ import numpy as np
 import pandas as pd
 from pymcdm.methods import TOPSIS
 
-from . import findings
-from .benchmarks import round_version
-from .cluster import clusters_path
-from .errors import ParamsError, cli
-from .importance import reports_dir
-from .scope import benchmark_args
-from .io import load_params, section, write_csv, write_json
+from pipeline.analysis import findings
+from pipeline.mlperf.catalogue import round_version
+from pipeline.core.errors import ParamsError
 
 RANKING_COLUMNS = [
     "rank", "front", "score", "round_rank", "round_front", "round_score", "pareto", "cluster", "round",
@@ -202,35 +198,20 @@ def findings_summary(found: Sequence[dict[str, Any]]) -> dict[str, int]:
             for verdict in (findings.SUPPORTED, findings.CONTRADICTED, findings.INCONCLUSIVE)}
 
 
-@cli
-def main(argv: Sequence[str] | None = None) -> None:
-    args = benchmark_args("rank", __doc__, argv)
-    params = load_params()
-    rank_params = section(params, "rank")
-    settings = findings.Settings.from_params(section(params, "findings"))
-    out = reports_dir(args.benchmark)
-    clustered = pd.read_parquet(clusters_path(args.benchmark))
-    cluster_summary = json.loads((out / "clusters.json").read_text(encoding="utf-8"))
-    importance = json.loads((out / "importance.json").read_text(encoding="utf-8"))
+def rank_benchmark(clustered: pd.DataFrame, cluster_summary: dict[str, Any], importance: dict[str, Any],
+                   rank_params: dict[str, Any], settings: findings.Settings) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The ranking table (columns `RANKING_COLUMNS`) and rank.json's content for one benchmark's clustered
+    configurations, given its clusters.json and importance.json content and params `rank`."""
     criteria = rank_params["criteria"]
     if clustered.empty:
-        ranking = pd.DataFrame(columns=RANKING_COLUMNS)
-        result: dict[str, Any] = {"status": "skipped", "reason": cluster_summary.get("reason")}
-    else:
-        ranking = rank_configurations(clustered, criteria)
-        clusters = rank_clusters(clustered, criteria)
-        found = findings.evaluate(clustered, settings)
-        result = {"status": "ok", **metrics(ranking, clusters, cluster_summary, importance),
-                  **findings_summary(found),
-                  "n_superlinear": int((clustered["scaling_efficiency"] > settings.superlinear_threshold).sum()),
-                  "clusters": clusters.to_dict(orient="records"),
-                  "sensitivity": sensitivity(clustered, criteria, rank_params["sensitivity"], rank_params["top"]),
-                  "findings": found,
-                  "superlinear": findings.superlinear_cases(clustered, settings.superlinear_threshold)}
-    write_csv(ranking, out / "ranking.csv")
-    write_json({"benchmark": args.benchmark, **result}, out / "rank.json")
-    print(f"{args.benchmark}: ranked {len(ranking)} configurations")
-
-
-if __name__ == "__main__":
-    main()
+        return pd.DataFrame(columns=RANKING_COLUMNS), {"status": "skipped", "reason": cluster_summary.get("reason")}
+    ranking = rank_configurations(clustered, criteria)
+    clusters = rank_clusters(clustered, criteria)
+    found = findings.evaluate(clustered, settings)
+    return ranking, {"status": "ok", **metrics(ranking, clusters, cluster_summary, importance),
+                     **findings_summary(found),
+                     "n_superlinear": int((clustered["scaling_efficiency"] > settings.superlinear_threshold).sum()),
+                     "clusters": clusters.to_dict(orient="records"),
+                     "sensitivity": sensitivity(clustered, criteria, rank_params["sensitivity"], rank_params["top"]),
+                     "findings": found,
+                     "superlinear": findings.superlinear_cases(clustered, settings.superlinear_threshold)}

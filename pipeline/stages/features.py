@@ -1,5 +1,7 @@
 """Stage `features`: one row per scored result, with normalised hardware features and efficiency metrics.
 
+    python -m pipeline.stages.features
+
 Efficiency metrics (defined here, in README.md and in the report):
 - `accelerator_hours` = accelerator_count x time_to_train_min / 60: the hardware time a result consumed.
 - `series`: the scaling series of a result, "round/benchmark/division/submitter/family/form factor/framework":
@@ -14,7 +16,7 @@ Efficiency metrics (defined here, in README.md and in the report):
   division / this result's accelerator-hours: 1 is the most hardware-efficient result of its round, 0.5 used
   twice its hardware time. It compares submitters fairly within a round.
 - `throughput_per_accelerator` = median training throughput of the result's converged runs (samples/s, see
-  `pipeline.logparse.RunFacts.throughput_samples_per_s`) / accelerator_count.
+  `pipeline.mlperf.logparse.RunFacts.throughput_samples_per_s`) / accelerator_count.
 
 Divisions are "closed" or "open" whatever the spelling of the description (v1.0 PCL writes "close", see
 `DIVISION_SPELLINGS`).
@@ -27,18 +29,18 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
-from . import parsers, schemas
-from .errors import cli
-from .io import write_csv, write_parquet
+from pipeline.mlperf import hardware
 
-INTERIM = Path("data/interim")
-CONFIGURATIONS = Path("data/processed/configurations.parquet")
-FEATURE_NOTES = Path("data/processed/feature_notes.csv")
+from pipeline.core import paths, schemas
+from pipeline.core.cli import stage_arguments
+from pipeline.core.errors import cli
+from pipeline.core.files import write_csv, write_parquet
+
 NOTE_COLUMNS = ["round", "submitter", "system", "field", "value", "reason"]
 # A scaling series: one round, benchmark, division, submitter, accelerator family and form factor and software
 # stack; its members differ only in accelerator count.
@@ -75,7 +77,7 @@ PLAUSIBLE: tuple[Plausible, ...] = (
               "a whole number of accelerators"),
     Plausible("host_sockets", ("host_processors_per_node",), 1, 64, "processors per node",
               "a whole number of processors"),
-    Plausible("host_cpu_cores", ("host_processor_core_count",), 1, parsers.MAX_CORES_PER_NODE, "cores per node",
+    Plausible("host_cpu_cores", ("host_processor_core_count",), 1, hardware.MAX_CORES_PER_NODE, "cores per node",
               None),
     Plausible("host_memory_gib", ("host_memory_capacity",), 1, 64 * 1024, "GiB", "a memory size"),
     Plausible("accelerator_memory_gib", ("accelerator_memory_capacity", "accelerator_model_name"), 1, 1024, "GiB",
@@ -103,12 +105,12 @@ def _field_name(systems: pd.DataFrame, names: tuple[str, ...]) -> pd.Series:
     return taken
 
 
-def _accelerator(name: object, memory: object, system_name: object) -> parsers.Accelerator:
+def _accelerator(name: object, memory: object, system_name: object) -> hardware.Accelerator:
     """The accelerator a description names; Google's early TPU descriptions say only "TPU", and their
     system_name ("tpu-v4-128") carries the generation."""
-    accelerator = parsers.parse_accelerator(name, memory)
+    accelerator = hardware.parse_accelerator(name, memory)
     if accelerator.family is None:
-        from_system = parsers.parse_accelerator(system_name, memory)
+        from_system = hardware.parse_accelerator(system_name, memory)
         if from_system.family is not None:
             return from_system
     return accelerator
@@ -137,13 +139,13 @@ def _parsed_features(systems: pd.DataFrame) -> pd.DataFrame:
     accelerators = [_accelerator(name, memory, system_name) for name, memory, system_name in
                     zip(_field(systems, "accelerator_model_name"), _field(systems, "accelerator_memory_capacity"),
                         _field(systems, "system_name"))]
-    cpus = [parsers.parse_host_cpu(model, cores, sockets) for model, cores, sockets in
+    cpus = [hardware.parse_host_cpu(model, cores, sockets) for model, cores, sockets in
             zip(_field(systems, "host_processor_model_name"), _field(systems, "host_processor_core_count"),
                 _field(systems, "host_processors_per_node"))]
-    intra = [parsers.parse_interconnect(value) for value in _field(systems, "accelerator_interconnect")]
-    inter = [parsers.parse_interconnect(value) for value in _field(systems, "host_networking")]
-    nodes = _field(systems, "number_of_nodes", "number of nodes").map(parsers.parse_count)
-    per_node = _field(systems, "accelerators_per_node").map(parsers.parse_count)
+    intra = [hardware.parse_interconnect(value) for value in _field(systems, "accelerator_interconnect")]
+    inter = [hardware.parse_interconnect(value) for value in _field(systems, "host_networking")]
+    nodes = _field(systems, "number_of_nodes", "number of nodes").map(hardware.parse_count)
+    per_node = _field(systems, "accelerators_per_node").map(hardware.parse_count)
     frame = pd.DataFrame({
         "round": systems["round"], "submitter": systems["submitter"], "system": systems["system"],
         "availability": _field(systems, "status").map(_lower_or_none),
@@ -156,12 +158,12 @@ def _parsed_features(systems: pd.DataFrame) -> pd.DataFrame:
         "n_nodes": nodes, "accelerators_per_node": per_node,
         "host_cpu_vendor": [c.vendor for c in cpus], "host_cpu_model": [c.model for c in cpus],
         "host_cpu_cores": [c.cores_per_node for c in cpus],
-        "host_memory_gib": _field(systems, "host_memory_capacity").map(parsers.parse_memory_gib),
+        "host_memory_gib": _field(systems, "host_memory_capacity").map(hardware.parse_memory_gib),
         "interconnect_intra": [i.kind for i in intra], "interconnect_intra_gbps": [i.bandwidth_gbps for i in intra],
         "interconnect_inter": [i.kind for i in inter], "interconnect_inter_gbps": [i.bandwidth_gbps for i in inter],
-        "framework": _field(systems, "framework").map(parsers.parse_framework),
+        "framework": _field(systems, "framework").map(hardware.parse_framework),
     })
-    frame["host_sockets"] = _field(systems, "host_processors_per_node").map(parsers.parse_count)
+    frame["host_sockets"] = _field(systems, "host_processors_per_node").map(hardware.parse_count)
     numeric = ["accelerator_memory_gib", "accelerator_year", "n_nodes", "accelerators_per_node", "host_sockets",
                "host_cpu_cores", "host_memory_gib", "interconnect_intra_gbps", "interconnect_inter_gbps"]
     frame[numeric] = frame[numeric].astype("float64")
@@ -200,7 +202,7 @@ def drop_implausible(frame: pd.DataFrame, systems: pd.DataFrame,
 
 def _implausibility(spec: Plausible, value: object, parsed: float, zero_ok: bool) -> str | None:
     """Why a description value gives no feature value, or None when it is fine (or simply not stated)."""
-    if parsers.is_missing(value):
+    if hardware.is_missing(value):
         return None
     text = str(value)
     leading = LEADING_NUMBER.match(text)
@@ -211,9 +213,9 @@ def _implausibility(spec: Plausible, value: object, parsed: float, zero_ok: bool
     if math.isnan(parsed):
         if spec.holds is None or zero_ok:
             return None
-        if len(text.strip()) > parsers.MAX_TEXT_CHARS:
-            return f"longer than {parsers.MAX_TEXT_CHARS} characters, not {spec.holds}: treated as missing"
-        known = parsers.KNOWN_UNPARSEABLE.get(text.strip())
+        if len(text.strip()) > hardware.MAX_TEXT_CHARS:
+            return f"longer than {hardware.MAX_TEXT_CHARS} characters, not {spec.holds}: treated as missing"
+        known = hardware.KNOWN_UNPARSEABLE.get(text.strip())
         return f"{known}: treated as missing" if known else f"cannot be read as {spec.holds}: treated as missing"
     if not spec.low <= parsed <= spec.high:
         return (f"implausible: {parsed:.6g} {spec.unit}, outside {spec.low:g} to {spec.high:g}: "
@@ -222,14 +224,14 @@ def _implausibility(spec: Plausible, value: object, parsed: float, zero_ok: bool
 
 
 def _lower_or_none(value: object) -> str | None:
-    return None if parsers.is_missing(value) else str(value).strip().lower()
+    return None if hardware.is_missing(value) else str(value).strip().lower()
 
 
 def normalise_division(division: pd.Series) -> pd.Series:
     """"closed" or "open" for every spelling of DIVISION_SPELLINGS (case and spaces aside), other values as
     they are, missing ones missing."""
     def one(value: object) -> object:
-        if parsers.is_missing(value):
+        if hardware.is_missing(value):
             return None
         return DIVISION_SPELLINGS.get(str(value).strip().lower(), value)
 
@@ -293,16 +295,17 @@ def build_configurations(systems: pd.DataFrame, results: pd.DataFrame,
 
 
 @cli
-def main() -> None:
-    systems = schemas.validate_systems(pd.read_parquet(INTERIM / "systems.parquet"))
-    results = schemas.validate_results(pd.read_parquet(INTERIM / "results.parquet"))
-    runs = schemas.validate_runs(pd.read_parquet(INTERIM / "runs.parquet"))
+def main(argv: Sequence[str] | None = None) -> None:
+    stage_arguments("pipeline.stages.features", __doc__, argv)
+    systems = schemas.validate_systems(pd.read_parquet(paths.SYSTEMS))
+    results = schemas.validate_results(pd.read_parquet(paths.RESULTS))
+    runs = schemas.validate_runs(pd.read_parquet(paths.RUNS))
     configurations, notes = build_configurations(systems, results, runs)
-    write_parquet(configurations, CONFIGURATIONS)
-    write_csv(notes, FEATURE_NOTES)
+    write_parquet(configurations, paths.CONFIGURATIONS)
+    write_csv(notes, paths.FEATURE_NOTES)
     n_missing = int(configurations["accelerator_count"].isna().sum())
     print(f"{len(configurations)} configurations, {n_missing} without an accelerator count, "
-          f"{len(notes)} description values set missing (see {FEATURE_NOTES})")
+          f"{len(notes)} description values set missing (see {paths.FEATURE_NOTES})")
 
 
 if __name__ == "__main__":

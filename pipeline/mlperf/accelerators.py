@@ -1,6 +1,6 @@
 """The curated accelerator specification table (accelerators.csv, package data) and its loader.
 
-One row per accelerator family, named as `pipeline.parsers.ACCELERATOR_FAMILIES` names it, plus current parts
+One row per accelerator family, named as `pipeline.mlperf.hardware.ACCELERATOR_FAMILIES` names it, plus current parts
 not yet in the data (Trainium, Trainium2). Columns, per accelerator (one GPU, one TPU chip, one IPU):
 
 - bf16_tflops: peak dense BF16 tensor TFLOPS (FP16 where the part has no BF16; the `note` says so);
@@ -22,7 +22,7 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from .errors import ContractError
+from pipeline.core.errors import ContractError
 
 SPEC_FILE = "accelerators.csv"
 COLUMNS = ["family", "vendor", "bf16_tflops", "fp8_tflops", "memory_gib", "bandwidth_tbps", "tdp_w", "launch_year",
@@ -35,7 +35,7 @@ SPEC_FEATURES = ["bf16_tflops", "bandwidth_tbps"]
 def specifications() -> pd.DataFrame:
     """The table, indexed by family; checked for its columns, one row per family, positive figures and a
     source URL on every row."""
-    with resources.files("pipeline").joinpath(SPEC_FILE).open(encoding="utf-8") as handle:
+    with resources.files(__package__).joinpath(SPEC_FILE).open(encoding="utf-8") as handle:
         table = pd.read_csv(handle, dtype={"family": str, "vendor": str, "source": str, "note": str})
     if list(table.columns) != COLUMNS:
         raise ContractError(f"{SPEC_FILE}: columns must be {', '.join(COLUMNS)}")

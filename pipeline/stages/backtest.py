@@ -1,12 +1,12 @@
 """Stage `backtest`: forward-chaining forecasts of every analysed benchmark, with calibrated intervals.
 
-    python -m pipeline.backtest
+    python -m pipeline.stages.backtest
 
 Writes data/processed/backtest.parquet: one row per result of a round forecast from the rounds before it, and
-per method (the model, the naive rule); columns `pipeline.forecast.POINT_COLUMNS` (times in minutes, ape_pct
+per method (the model, the naive rule); columns `pipeline.analysis.forecast.POINT_COLUMNS` (times in minutes, ape_pct
 the absolute percentage error, inside_interval against the `decide.interval` interval, calibration the
 residual pool it was calibrated on). All benchmarks run in one stage because a benchmark with few earlier
-folds calibrates on the other benchmarks' earlier residuals (see `pipeline.forecast`).
+folds calibrates on the other benchmarks' earlier residuals (see `pipeline.analysis.forecast`).
 """
 from __future__ import annotations
 
@@ -15,23 +15,24 @@ from typing import Any
 
 import pandas as pd
 
-from .cli import ArgumentParser
-from .errors import cli
-from .forecast import BACKTEST, backtest, compare
-from .io import load_params, section, write_parquet
-from .predict import DecideSettings, load_configurations, model_inputs
+from pipeline.core.cli import ArgumentParser
+from pipeline.core.errors import cli
+from pipeline.analysis.forecast import BACKTEST, backtest, compare
+from pipeline.core.files import load_params, section, write_parquet
+from pipeline.commands.predict import DecideSettings, load_configurations, model_inputs
+from pipeline.settings import Analysis
 
 
 def model_inputs_by_benchmark(params: dict[str, Any]) -> dict[str, pd.DataFrame]:
     """Each analysed benchmark's model inputs (params `analysis`)."""
     configurations = load_configurations()
-    analysis = section(params, "analysis")
-    return {benchmark: model_inputs(configurations, analysis, benchmark) for benchmark in analysis["benchmarks"]}
+    analysis = Analysis.model_validate(section(params, "analysis"))
+    return {benchmark: model_inputs(configurations, analysis, benchmark) for benchmark in analysis.benchmarks}
 
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
-    ArgumentParser("backtest", __doc__).parse_args(argv)  # no arguments but --help: the scope is params.yaml's
+    ArgumentParser("pipeline.stages.backtest", __doc__).parse_args(argv)  # no arguments but --help: the scope is params.yaml's
     params = load_params()
     settings = DecideSettings.from_params(params)
     points = backtest(model_inputs_by_benchmark(params), settings.interval)

@@ -1,9 +1,9 @@
 """Stage `decide`: decision support for one benchmark: scaling models, their honest error, break-even points.
 
-    python -m pipeline.decide BENCHMARK
+    python -m pipeline.stages.decide
 
-Fits the scaling model of `pipeline.predict` per accelerator family (analysis scope of params `analysis`,
-settings of params `decide`) and writes, under reports/benchmarks/BENCHMARK/:
+Fits the scaling model of `pipeline.commands.predict` per accelerator family (analysis scope of params `analysis`,
+settings of params `decide`) and writes, under reports/decide/:
 - decide.json: headline held-out errors at the top level; per-family models, errors, caveats and break-even
   tables in nested lists (the report stage copies the scalar errors into reports/metrics.json, see
   `metrics_of`);
@@ -12,7 +12,7 @@ settings of params `decide`) and writes, under reports/benchmarks/BENCHMARK/:
 
 Break-even: the accelerator count beyond which the model's scaling efficiency, t(n0) n0 / (t(n) n) with n0
 the family's smallest published count, falls below `decide.efficiency_floor`. Beside it, from the data
-alone: the smallest published count whose median observed scaling efficiency (`pipeline.features`:
+alone: the smallest published count whose median observed scaling efficiency (`pipeline.stages.features`:
 relative to the smallest configuration of the family in the same round) is below the floor, and the
 marginal speed-up of doubling at each published size, t(n) / t(2n), from the model and, where a round
 published both n and 2n, from the best times of that round.
@@ -31,14 +31,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import plots
-from .errors import cli
-from .forecast import MODEL, load_backtest, summarise_backtest
-from .importance import reports_dir
-from .io import atomic_path, load_params, section, write_json
-from .predict import (UNSPECIFIED, DecideSettings, ErrorSummary, FamilyAssessment, ScalingModel, all_held_out,
+from pipeline.core import plots
+from pipeline.core import paths
+from pipeline.analysis.forecast import MODEL, load_backtest, summarise_backtest
+from pipeline.commands.predict import (UNSPECIFIED, DecideSettings, ErrorSummary, FamilyAssessment, ScalingModel, all_held_out,
                       assess_benchmark, load_scope)
-from .scope import benchmark_args
 
 DECIDE_JSON = "decide.json"
 FIGURES = {  # file name -> (alt text, caption)
@@ -116,7 +113,7 @@ def _errors(prefix: str, summary: ErrorSummary) -> dict[str, Any]:
 def summarise(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], settings: DecideSettings,
               min_configurations: int, backtest_points: pd.DataFrame) -> dict[str, Any]:
     """decide.json without the benchmark name: scalars first, tables nested; `backtest` is the benchmark's
-    forward-chaining backtest (`pipeline.forecast.summarise_backtest`, None without backtest points)."""
+    forward-chaining backtest (`pipeline.analysis.forecast.summarise_backtest`, None without backtest points)."""
     head = {"efficiency_floor": settings.efficiency_floor, "interval": settings.interval,
             "n_configurations": len(frame), "n_families": len(assessments),
             "backtest": summarise_backtest(backtest_points) if len(backtest_points) else None}
@@ -345,9 +342,14 @@ def _embedded(png: bytes, benchmark: str, alt: str, caption: str) -> dict[str, A
             "width": width, "height": height}
 
 
+def figure_name(file_name: str) -> str:
+    """The short name of one of `FIGURES` ("decide_fit.png" -> "fit")."""
+    return file_name.removeprefix("decide_").removesuffix(".png")
+
+
 def load_summary(benchmark: str) -> dict[str, Any] | None:
     """decide.json of a benchmark, or None when the stage has not run."""
-    path = reports_dir(benchmark) / DECIDE_JSON
+    path = paths.decide_json(benchmark)
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
@@ -391,7 +393,7 @@ def fragment(benchmark: str, summary: dict[str, Any] | None, pngs: dict[str, byt
     not run) and its figures by file name, as pre-formatted text."""
     if summary is None:
         return {"benchmark": benchmark, "status": "missing", "backtest": None,
-                "reason": f"the decide stage has not run (python -m pipeline.decide {benchmark})"}
+                "reason": f"the decide stage has not run (python -m pipeline.analysis.decide {benchmark})"}
     base = {"benchmark": benchmark, "status": summary["status"], "reason": summary["reason"],
             "floor": f"{summary['efficiency_floor']:g}", "floor_cost": f"{1 / summary['efficiency_floor']:.2f}",
             "interval_pct": f"{100 * summary['interval']:.0f}%"}
@@ -413,39 +415,14 @@ def fragment(benchmark: str, summary: dict[str, Any] | None, pngs: dict[str, byt
         "not_modelled": [f"{f['family']} ({f['reason']})" for f in summary["not_modelled"]],
         # For the report's overview across benchmarks: the most-published trusted families' break-even.
         "trusted_break_even": [f"{f['family']}: {break_even_text(f)}" for f in trusted[:OVERVIEW_FAMILIES]],
-        "figures": {name.removeprefix("decide_").removesuffix(".png"): _embedded(pngs[name], benchmark, *text)
+        "figures": {figure_name(name): _embedded(pngs[name], benchmark, *text)
                     for name, text in FIGURES.items()},
     }
 
 
 def report_section(benchmark: str, summary: dict[str, Any] | None) -> dict[str, Any]:
     """`fragment` of decide.json's `summary` (load_summary) and the figures on disk."""
-    out = reports_dir(benchmark)
     figures_written = summary is not None and summary["status"] == "ok"  # a skipped one embeds none
-    pngs = {name: (out / name).read_bytes() for name in FIGURES} if figures_written else {}
+    pngs = {name: paths.decide_figure(benchmark, figure_name(name)).read_bytes() for name in FIGURES} \
+        if figures_written else {}
     return fragment(benchmark, summary, pngs)
-
-
-@cli
-def main(argv: Sequence[str] | None = None) -> None:
-    args = benchmark_args("decide", __doc__, argv)
-    params = load_params()
-    frame, settings = load_scope(args.benchmark, params)
-    assessments = assess_benchmark(frame, settings)
-    min_configurations = section(params, "analysis")["min_configurations"]
-    points = load_backtest()
-    points = points[points["benchmark"] == args.benchmark]
-    summary = summarise(frame, assessments, settings, min_configurations, points)
-    out = reports_dir(args.benchmark)
-    for name, png in figures(frame, assessments, summary, points, args.benchmark).items():
-        with atomic_path(out / name) as tmp:
-            tmp.write_bytes(png)
-    write_json({"benchmark": args.benchmark, **summary}, out / DECIDE_JSON)
-    backtest = summary["backtest"] or {}
-    print(f"{args.benchmark}: {summary['status']}; backtest median error "
-          f"{_pct(backtest.get('model_median_ape_pct')) or 'n/a'} ({backtest.get('model_n', 0)} forecasts), "
-          f"leave-one-configuration-out {_pct(summary.get('loco_median_ape_pct')) or 'n/a'}")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,13 +1,13 @@
 """Recommend configurations for a benchmark under constraints: published results and model predictions.
 
-    python -m pipeline.recommend --benchmark bert [--max-accelerators N] [--deadline-min M]
+    python -m pipeline.commands.recommend --benchmark bert [--max-accelerators N] [--deadline-min M]
                                  [--prices FILE [--max-cost C]] [--family H100 --family A100 ...] [--top K] [--json]
 
 Candidates:
-- published: every configuration of the benchmark's efficiency ranking (reports/benchmarks/B/ranking.csv);
+- published: every configuration of the benchmark's efficiency ranking (reports/rank/B.csv);
 - predicted: for each accelerator family and form factor it was published in, the unpublished powers of two
-  within its published count range whose next-round forecast (`pipeline.forecast.answer`, as
-  `pipeline.predict` gives it) is trusted; scaling efficiency from the forecasts, relative to the family's
+  within its published count range whose next-round forecast (`pipeline.analysis.forecast.answer`, as
+  `pipeline.commands.predict` gives it) is trusted; scaling efficiency from the forecasts, relative to the family's
   smallest published count.
 
 With --json, one JSON object per listed candidate: its fields, the reason it is listed and, for a forecast,
@@ -16,7 +16,7 @@ the forecast itself (interval, method, kind, trust and its reasons, rounds fitte
 Order: as the ranking, by non-dominated front on time to train and accelerator-hours among the listed
 candidates (none is listed above one at least as fast with at most as many accelerator-hours), then by TOPSIS
 score (params `rank.criteria`) within a front. Every candidate is scored against the same reference, the best and worst published value
-of each criterion (TOPSIS with min-max normalisation, as `pipeline.rank` computes it), a value better than
+of each criterion (TOPSIS with min-max normalisation, as `pipeline.analysis.ranking` computes it), a value better than
 the best published counting as the best; so the two kinds of score are comparable and a prediction does not
 move any published score.
 
@@ -40,12 +40,12 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from .errors import ParamsError, UsageError, cli
-from .forecast import TrustRule, answer, fit, load_backtest
-from .importance import reports_dir
-from .io import load_params, section
-from .predict import ArgumentParser, DecideSettings, canonical_spelling, families_with_data, load_scope
-from .rank import criteria_matrix, nondominated_fronts
+from pipeline.core.errors import ParamsError, UsageError, cli
+from pipeline.analysis.forecast import TrustRule, answer, fit, load_backtest
+from pipeline.core import paths
+from pipeline.core.files import load_params, section
+from pipeline.commands.predict import ArgumentParser, DecideSettings, canonical_spelling, families_with_data, load_scope
+from pipeline.analysis.ranking import criteria_matrix, nondominated_fronts
 
 CANDIDATE_COLUMNS = ["kind", "label", "accelerator_family", "accelerator_count", "time_to_train_min",
                      "time_high_min", "accelerator_hours", "scaling_efficiency", "score", "detail", "forecast"]
@@ -101,7 +101,7 @@ def published_candidates(ranking: pd.DataFrame) -> pd.DataFrame:
 
 def predicted_candidates(frame: pd.DataFrame, points: pd.DataFrame, benchmark: str, rule: TrustRule,
                          level: float) -> tuple[pd.DataFrame, list[str]]:
-    """Trusted forecasts (`pipeline.forecast.answer`) at the unpublished powers of two inside each family's
+    """Trusted forecasts (`pipeline.analysis.forecast.answer`) at the unpublished powers of two inside each family's
     published count range per form factor, unscored; and the families not forecast, with the reasons."""
     rows, untrusted = [], []
     forecaster = fit(frame) if len(frame) else None
@@ -136,7 +136,7 @@ def anchored_topsis(reference: np.ndarray, candidates: np.ndarray, weights: np.n
                     types: np.ndarray) -> np.ndarray:
     """TOPSIS scores of `candidates` with the min-max normalisation and ideal points of `reference`.
 
-    On the reference rows themselves this is exactly pymcdm's TOPSIS (as in pipeline.rank). Normalised
+    On the reference rows themselves this is exactly pymcdm's TOPSIS (as in pipeline.analysis.ranking). Normalised
     values are clipped to [0, 1]: better than the best reference value scores as the best.
     """
     low, high = reference.min(axis=0), reference.max(axis=0)
@@ -239,7 +239,7 @@ def _reason(row: dict[str, Any], constraints: list[Constraint], floor: float) ->
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = ArgumentParser(prog="python -m pipeline.recommend", description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(prog="python -m pipeline.commands.recommend", description=__doc__.split("\n\n")[0])
     parser.add_argument("--benchmark", required=True, help="benchmark id of the catalogue, e.g. bert")
     parser.add_argument("--max-accelerators", type=int, help="at most this many accelerators")
     parser.add_argument("--deadline-min", type=float, help="train within this many minutes")
@@ -262,14 +262,14 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 
 def load_ranking(benchmark: str, analysed: list[str]) -> pd.DataFrame:
-    path = reports_dir(benchmark) / "ranking.csv"
+    path = paths.ranking_csv(benchmark)
     if benchmark not in analysed or not path.is_file():
         raise UsageError(f"{benchmark} has no efficiency ranking ({path}); analysed benchmarks: "
                          f"{', '.join(analysed)} (run `dvc repro` first)")
     ranking = pd.read_csv(path)
     if ranking.empty:
         raise UsageError(f"{benchmark} was not ranked (too few configurations in scope, see "
-                         f"{reports_dir(benchmark) / 'rank.json'}); analysed benchmarks: {', '.join(analysed)}")
+                         f"{paths.rank_json(benchmark)}); analysed benchmarks: {', '.join(analysed)}")
     return ranking
 
 

@@ -7,12 +7,13 @@ accelerator families) are matched whatever their case.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from importlib import metadata
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
-from .errors import UsageError
+from pipeline.core.errors import UsageError
+from pipeline.core.files import show_progress
 
 DISTRIBUTION = "mlperf-efficiency"
 
@@ -31,7 +32,7 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def __init__(self, module: str, doc: str | None, **kwargs: object) -> None:
         description = (doc or "").split("\n\n")[0]
-        super().__init__(prog=f"python -m pipeline.{module}", description=description, **kwargs)  # type: ignore[arg-type]
+        super().__init__(prog=f"python -m {module}", description=description, **kwargs)  # type: ignore[arg-type]
         self.add_argument("--version", action="version", version=f"%(prog)s {version()}")
 
     def error(self, message: str) -> NoReturn:
@@ -47,3 +48,20 @@ def canonical_name(name: str, known: Iterable[str], what: str) -> str:
         if choice.casefold() == wanted:
             return choice
     raise UsageError(f"unknown {what} {name!r}; choose one of: {', '.join(choices) or '(none)'}")
+
+
+def stage_arguments(module: str, doc: str | None, argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line of a stage that takes no arguments (everything comes from params.yaml): `--help` and
+    `--version` only, so `python -m <module> --help` explains and runs nothing."""
+    return ArgumentParser(module, doc, epilog="Settings come from params.yaml; run it through `dvc repro`.") \
+        .parse_args(argv)
+
+
+T = TypeVar("T")
+
+
+def progress(items: Sequence[T], description: str) -> Iterator[T]:
+    """`items` with a progress bar on a terminal (none in CI logs or pipes)."""
+    from tqdm import tqdm
+
+    yield from tqdm(items, desc=description, unit="benchmark", disable=not show_progress(), leave=False)

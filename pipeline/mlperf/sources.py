@@ -20,7 +20,7 @@ from typing import BinaryIO
 
 from isal import isal_zlib
 
-from .errors import SourceError
+from pipeline.core.errors import SourceError
 
 ROUND_PATTERN = re.compile(r"training_results_(v\d+\.\d+)")
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz")

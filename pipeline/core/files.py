@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from .errors import ParamsError
+from pipeline.core.errors import ParamsError
 
 PARAMS_FILE = Path("params.yaml")
 # Floats in JSON and CSV outputs keep this many significant digits: far more than any measurement here
@@ -108,6 +108,16 @@ def _flush_to_disk(path: Path) -> None:
     if path.is_file():
         with path.open("rb") as handle:
             os.fsync(handle.fileno())
+
+
+def fresh_dir(target: Path | str) -> Path:
+    """`target` as an empty folder: a stage that writes one file per benchmark starts from nothing, so a
+    benchmark dropped from params leaves no stale file behind."""
+    target = Path(target)
+    if target.exists() or target.is_symlink():
+        _remove(target)
+    target.mkdir(parents=True)
+    return target
 
 
 def write_parquet(frame: pd.DataFrame, target: Path | str) -> None:

@@ -1,6 +1,6 @@
 """Stage `importance`: which hardware features explain time to train and accelerator-hours, for one benchmark.
 
-    python -m pipeline.importance BENCHMARK
+    python -m pipeline.stages.importance
 
 A gradient-boosted model (settings in params `importance.model`) predicts log10(time to train) and
 log10(accelerator-hours) from the hardware features and the round's publication date (`round_year`, the software
@@ -35,19 +35,13 @@ from sklearn.metrics import median_absolute_error, r2_score
 from sklearn.model_selection import GroupKFold
 from threadpoolctl import threadpool_limits
 
-from . import plots, schemas
-from .errors import ParamsError, cli
-from .io import load_params, section, write_json
-from .scope import (CATEGORICAL_FEATURES, CONFIGURATIONS, NUMERIC_FEATURES, ROUND_FEATURE, benchmark_args,
-                    in_scope, round_published)
+from pipeline.core import plots
+from pipeline.core.errors import ParamsError
+from pipeline.analysis.scope import CATEGORICAL_FEATURES, NUMERIC_FEATURES, ROUND_FEATURE, round_published
 
 TARGETS = {"log_time_to_train": "time_to_train_min", "log_accelerator_hours": "accelerator_hours"}
 DIGITS = 4  # stored statistics: enough for a 0.001 R^2 difference, stable across platforms
 MIN_SPEARMAN_PAIRS = 5  # fewer complete pairs than this give no rank correlation
-
-
-def reports_dir(benchmark: str) -> Path:
-    return Path("reports/benchmarks") / benchmark
 
 
 def with_round_year(frame: pd.DataFrame) -> pd.DataFrame:
@@ -244,22 +238,3 @@ def plot_importance(report: dict[str, Any], benchmark: str, target: Path) -> Non
     axis.set_ylabel("Hardware feature")
     axis.set_title(f"{benchmark}: what explains time to train and accelerator-hours")
     plots.save(figure, target)
-
-
-@cli
-def main(argv: Sequence[str] | None = None) -> None:
-    args = benchmark_args("importance", __doc__, argv)
-    params = load_params()
-    analysis = section(params, "analysis")
-    frame = in_scope(schemas.validate_configurations(pd.read_parquet(CONFIGURATIONS)), analysis, args.benchmark)
-    report = {"benchmark": args.benchmark, **analyse(frame, section(params, "importance"),
-                                                     analysis["min_configurations"])}
-    out = reports_dir(args.benchmark)
-    write_json(report, out / "importance.json")
-    plot_importance(report, args.benchmark, out / "importance.png")
-    verdict = report.get("gate", {}).get("message", report.get("reason"))
-    print(f"{args.benchmark}: {report['status']}, {verdict}; selected {report['selected_features']}")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
 """Stage `cluster`: k-means on the configuration (hardware and scale), profiled by outcome, for one benchmark.
 
-    python -m pipeline.cluster BENCHMARK
+    python -m pipeline.analysis.clustering BENCHMARK
 
 Inputs: the numeric features the importance stage selected when its R^2 gate passed, else the documented default
 configuration features of params `cluster.default_features`. Outcomes (time to train, accelerator-hours,
@@ -36,11 +36,9 @@ from sklearn.metrics import adjusted_rand_score, davies_bouldin_score, silhouett
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from . import plots, schemas
-from .errors import ParamsError, cli
-from .importance import reports_dir
-from .io import load_params, section, write_json, write_parquet
-from .scope import CONFIGURATIONS, NUMERIC_FEATURES, ROUND_FEATURE, benchmark_args, in_scope
+from pipeline.core import plots
+from pipeline.core.errors import ParamsError
+from pipeline.analysis.scope import NUMERIC_FEATURES, ROUND_FEATURE
 
 # What the clusters are profiled and ordered by; never what they are built on.
 OUTCOMES = {"time_to_train_min", "accelerator_hours", "scaling_efficiency", "speedup", "relative_accelerator_hours",
@@ -52,10 +50,6 @@ LOG_SCALED = {"time_to_train_min", "accelerator_hours", "accelerator_count", "n_
               "interconnect_inter_gbps"}
 DIGITS = 4  # stored statistics
 NAMED_FAMILY_SHARE, NAMED_COVERAGE = 0.25, 0.75  # which families a cluster's name shows (see cluster_name)
-
-
-def clusters_path(benchmark: str) -> Path:
-    return Path("data/processed/benchmarks") / benchmark / "clusters.parquet"
 
 
 def check_params(params: dict[str, Any]) -> None:
@@ -339,26 +333,3 @@ def plot_diagnostics(summary: dict[str, Any], benchmark: str, target: Path) -> N
     axes[3].set_ylabel("Bootstrap resamples")
     figure.suptitle(f"{benchmark}: choosing k and how stable the clusters are")
     plots.save(figure, target)
-
-
-@cli
-def main(argv: Sequence[str] | None = None) -> None:
-    args = benchmark_args("cluster", __doc__, argv)
-    params = load_params()
-    frame = in_scope(schemas.validate_configurations(pd.read_parquet(CONFIGURATIONS)), section(params, "analysis"),
-                     args.benchmark)
-    out = reports_dir(args.benchmark)
-    importance = json.loads((out / "importance.json").read_text(encoding="utf-8"))
-    cluster_params = section(params, "cluster")
-    check_params(cluster_params)
-    candidates, source = candidate_features(importance, cluster_params["default_features"])
-    clustered, summary = cluster_benchmark(frame, candidates, cluster_params, source)
-    write_parquet(clustered, clusters_path(args.benchmark))
-    write_json({"benchmark": args.benchmark, **summary}, out / "clusters.json")
-    plot_diagnostics(summary, args.benchmark, out / "k_selection.png")
-    verdict = summary.get("k_verdict", {}).get("message", summary.get("reason"))
-    print(f"{args.benchmark}: {summary['status']}, k = {summary['k']} on {summary['features']}; {verdict}")
-
-
-if __name__ == "__main__":
-    main()

@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 
-from .io import atomic_path  # noqa: E402
+from pipeline.core.files import atomic_path  # noqa: E402
 
 PALETTE = "colorblind"
 sns.set_theme(style="whitegrid", palette=PALETTE, context="notebook")

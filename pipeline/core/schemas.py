@@ -9,7 +9,7 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.errors import SchemaError, SchemaErrors
 
-from .errors import ContractError
+from pipeline.core.errors import ContractError
 
 SYSTEM_KEY_COLUMNS = ["round", "submitter", "system", "path", "ingest_note"]
 
@@ -29,6 +29,16 @@ RESULT_COLUMNS = [
 ]
 
 QUARANTINE_COLUMNS = ["round", "path", "reason"]
+
+# Hardware features the analysis may use; the importance stage selects among them.
+NUMERIC_FEATURES = [
+    "accelerator_count", "n_nodes", "accelerators_per_node", "accelerator_memory_gib", "accelerator_year",
+    "host_cpu_cores", "host_memory_gib", "interconnect_intra_gbps", "interconnect_inter_gbps",
+]
+CATEGORICAL_FEATURES = [
+    "accelerator_vendor", "accelerator_family", "accelerator_form_factor", "host_cpu_vendor", "interconnect_intra",
+    "interconnect_inter", "framework",
+]
 
 _ROUND = pa.Column(str, pa.Check.str_matches(r"^v\d+\.\d+$"))
 _TEXT = pa.Column(str)

@@ -1,0 +1,38 @@
+"""The analysis scope of params.yaml (`analysis:`), applied the same way by every analysis stage."""
+from __future__ import annotations
+
+import pandas as pd
+
+from pipeline.core.schemas import CATEGORICAL_FEATURES, NUMERIC_FEATURES
+from pipeline.mlperf.catalogue import BY_ID, ROUND_PUBLISHED, round_published
+from pipeline.core import paths, schemas
+from pipeline.core.errors import UsageError
+from pipeline.settings import Analysis
+
+# The round as a numeric covariate of the importance model (fractional publication year): it takes the software
+# progress between rounds so hardware features are not credited with it. Never a clustering feature.
+ROUND_FEATURE = "round_year"
+def check_benchmark(benchmark: str) -> None:
+    if benchmark not in BY_ID:
+        raise UsageError(f"unknown benchmark {benchmark!r}; choose one of: {', '.join(sorted(BY_ID))}")
+
+
+def read_configurations() -> pd.DataFrame:
+    """The features stage's configurations table, validated."""
+    if not paths.CONFIGURATIONS.is_file():
+        raise UsageError(f"{paths.CONFIGURATIONS} not found: run `dvc repro features` first")
+    return schemas.validate_configurations(pd.read_parquet(paths.CONFIGURATIONS))
+
+
+def in_scope(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
+    """The configurations of one benchmark that the analysis settings select, with a usable accelerator count."""
+    check_benchmark(benchmark)
+    division, rounds, availability = analysis.division, analysis.rounds, analysis.availability
+    frame = configurations[(configurations["benchmark"] == benchmark) & configurations["accelerator_count"].notna()]
+    if division != "all":
+        frame = frame[frame["division"] == division]
+    if rounds != "all":
+        frame = frame[frame["round"].isin(rounds)]
+    if availability != "all":
+        frame = frame[frame["availability"].isin(availability)]
+    return frame.reset_index(drop=True)

@@ -1,0 +1,82 @@
+"""Where every input and output of the pipeline lives, relative to the project root (where params.yaml is).
+
+One home for paths: stages, commands, the report and dvc.yaml name the same files. Each stage writes into its
+own folder, one file per benchmark where the stage works per benchmark, so dvc.yaml can state one output per
+stage and a benchmark added to `analysis.benchmarks` needs no new stage.
+
+    data/raw/                       fetch: one archive or folder per round
+    data/interim/                   ingest: systems, runs, results (Parquet) and quarantine.csv
+    data/processed/                 features: configurations.parquet, feature_notes.csv
+    data/processed/backtest.parquet backtest: forward-chaining forecasts of every benchmark
+    data/processed/clusters/        cluster: <benchmark>.parquet, the configurations with their cluster
+    reports/importance/             importance: <benchmark>.json, <benchmark>.png
+    reports/clusters/               cluster: <benchmark>.json, <benchmark>.png (choice of k)
+    reports/rank/                   rank: <benchmark>.json, <benchmark>.csv (the ranking)
+    reports/decide/                 decide: <benchmark>.json, <benchmark>.<figure>.png
+    reports/index.html ...          report: the page, metrics.json, ranking.csv, importance.json
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+PARAMS = Path("params.yaml")
+
+RAW = Path("data/raw")
+INTERIM = Path("data/interim")
+SYSTEMS = INTERIM / "systems.parquet"
+RUNS = INTERIM / "runs.parquet"
+RESULTS = INTERIM / "results.parquet"
+QUARANTINE = INTERIM / "quarantine.csv"
+
+PROCESSED = Path("data/processed")
+CONFIGURATIONS = PROCESSED / "configurations.parquet"
+FEATURE_NOTES = PROCESSED / "feature_notes.csv"
+BACKTEST = PROCESSED / "backtest.parquet"
+CLUSTER_TABLES = PROCESSED / "clusters"
+
+REPORTS = Path("reports")
+IMPORTANCE = REPORTS / "importance"
+CLUSTERS = REPORTS / "clusters"
+RANK = REPORTS / "rank"
+DECIDE = REPORTS / "decide"
+INDEX = REPORTS / "index.html"
+METRICS = REPORTS / "metrics.json"
+RANKING = REPORTS / "ranking.csv"
+IMPORTANCE_SUMMARY = REPORTS / "importance.json"
+
+
+def importance_json(benchmark: str) -> Path:
+    return IMPORTANCE / f"{benchmark}.json"
+
+
+def importance_figure(benchmark: str) -> Path:
+    return IMPORTANCE / f"{benchmark}.png"
+
+
+def clusters_table(benchmark: str) -> Path:
+    return CLUSTER_TABLES / f"{benchmark}.parquet"
+
+
+def clusters_json(benchmark: str) -> Path:
+    return CLUSTERS / f"{benchmark}.json"
+
+
+def k_selection_figure(benchmark: str) -> Path:
+    return CLUSTERS / f"{benchmark}.png"
+
+
+def rank_json(benchmark: str) -> Path:
+    return RANK / f"{benchmark}.json"
+
+
+def ranking_csv(benchmark: str) -> Path:
+    return RANK / f"{benchmark}.csv"
+
+
+def decide_json(benchmark: str) -> Path:
+    return DECIDE / f"{benchmark}.json"
+
+
+def decide_figure(benchmark: str, name: str) -> Path:
+    """One of decide's figures, `name` such as "fit"."""
+    return DECIDE / f"{benchmark}.{name}.png"

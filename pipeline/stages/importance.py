@@ -1,0 +1,40 @@
+"""Stage `importance`: which hardware features explain time to train and accelerator-hours, per benchmark.
+
+    python -m pipeline.stages.importance
+
+For every benchmark of params `analysis.benchmarks`, the in-scope configurations go through
+`pipeline.analysis.importance.analyse` (params `importance`); it writes reports/importance/<benchmark>.json and
+the figure <benchmark>.png beside it.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pipeline.core import paths
+from pipeline.core.cli import progress, stage_arguments
+from pipeline.core.errors import cli
+from pipeline.core.files import fresh_dir, write_json
+from pipeline.settings import load_settings
+
+
+@cli
+def main(argv: Sequence[str] | None = None) -> None:
+    stage_arguments("pipeline.stages.importance", __doc__, argv)
+    settings = load_settings()
+    from pipeline.analysis import importance
+    from pipeline.analysis.scope import read_configurations, in_scope
+
+    configurations = read_configurations()
+    fresh_dir(paths.IMPORTANCE)
+    for benchmark in progress(settings.analysis.benchmarks, "importance"):
+        frame = in_scope(configurations, settings.analysis, benchmark)
+        report = {"benchmark": benchmark, **importance.analyse(frame, settings.importance.model_dump(),
+                                                               settings.analysis.min_configurations)}
+        write_json(report, paths.importance_json(benchmark))
+        importance.plot_importance(report, benchmark, paths.importance_figure(benchmark))
+        verdict = report.get("gate", {}).get("message", report.get("reason"))
+        print(f"{benchmark}: {report['status']}, {verdict}; selected {report['selected_features']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""The package's architecture, held by tests over its import statements and dvc.yaml.
+
+Layers, lowest first (README "Layout"): a module imports only from its own layer or lower ones, and nothing
+imports a stage or a command.
+
+    core       paths, settings-free helpers: files, errors, cli, schemas, artifacts, plots
+    mlperf     what MLPerf publishes: catalogue, sources, logparse, compliance, hardware, accelerators
+    settings   params.yaml validated against the catalogue
+    analysis   scope, importance, clustering, ranking, findings, forecast, scaling
+    report     the page
+    stages     one module per DVC stage (a thin main)
+    commands   predict and recommend
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "pipeline"
+LAYERS = ["core", "mlperf", "settings", "analysis", "report", "stages", "commands"]
+TOP = {"stages", "commands"}  # nothing imports these
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def imported(path: Path, known: dict[str, Path]) -> set[str]:
+    """The package modules `path` imports (anywhere in the file, lazy imports included)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pipeline"):
+            for alias in node.names:
+                candidate = f"{node.module}.{alias.name}"
+                found.add(candidate if candidate in known else node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("pipeline"))
+    return {name for name in found if name in known and name != "pipeline"}
+
+
+def layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "pipeline"
+
+
+def closure(module: str, known: dict[str, Path]) -> set[str]:
+    """`module` and every package module it imports, directly or not."""
+    seen, todo = set(), [module]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        todo.extend(imported(known[current], known) - seen)
+    return seen
+
+
+# Package data and the module that reads it (templates: the folder, as dvc.yaml names it).
+DATA_READERS = {
+    "pipeline/mlperf/compliance_rules.json": "pipeline.mlperf.compliance",
+    "pipeline/mlperf/accelerators.csv": "pipeline.mlperf.accelerators",
+    "pipeline/templates": "pipeline.report",
+}
+
+
+def data_files(modules_used: set[str]) -> set[str]:
+    """Package data the modules read."""
+    return {path for path, reader in DATA_READERS.items() if reader in modules_used}
+
+
+def package_data() -> set[str]:
+    """Every file of the package that is not Python, as DATA_READERS names it (folders whole)."""
+    found = set()
+    for path in PACKAGE.rglob("*"):
+        if path.is_file() and path.suffix not in {".py", ".pyc"} and "__pycache__" not in path.parts:
+            relative = path.relative_to(ROOT).as_posix()
+            folder = next((name for name in DATA_READERS if relative.startswith(name + "/")), None)
+            found.add(folder or relative)
+    return found
+
+
+def stage_code(cmd: str, known: dict[str, Path]) -> set[str]:
+    """The package files a stage's command runs: its module's import closure, as paths, and their data files."""
+    module = cmd.split()[2]
+    used = closure(module, known)
+    return {known[name].relative_to(ROOT).as_posix() for name in used} | data_files(used)
+
+
+def test_every_module_sits_in_a_layer():
+    strays = [name for name in modules() if layer(name) not in LAYERS and name != "pipeline"]
+    assert not strays, f"modules outside the layers {LAYERS}: {strays}"
+
+
+@pytest.mark.parametrize("module", sorted(modules()))
+def test_imports_follow_the_layers(module):
+    known = modules()
+    own = layer(module)
+    for target in imported(known[module], known):
+        other = layer(target)
+        if other in TOP:
+            assert False, f"{module} imports {target}: nothing imports a stage or a command"
+        if own in LAYERS and other in LAYERS:
+            assert LAYERS.index(other) <= LAYERS.index(own), \
+                f"{module} ({own}) imports {target} ({other}), a higher layer"
+
+
+def test_dvc_deps_are_the_code_each_stage_runs():
+    known = modules()
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+    problems = []
+    for name, stage in stages.items():
+        expanded = {dep for dep in stage.get("deps", []) if dep.startswith("pipeline/")}
+        needed = stage_code(stage["cmd"], known)
+        if needed - expanded:
+            problems.append(f"{name} lacks deps {sorted(needed - expanded)}")
+        if expanded - needed:
+            problems.append(f"{name} has deps it does not run {sorted(expanded - needed)}")
+    assert not problems, "; ".join(problems)
+
+
+def test_every_package_data_file_has_a_reader():
+    assert package_data() <= set(DATA_READERS), f"package data without a reader: {package_data() - set(DATA_READERS)}"
