@@ -15,7 +15,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_valid
 
 from pipeline.core.errors import ParamsError
 from pipeline.core.paths import PARAMS as PARAMS_FILE
-from pipeline.core.schemas import NUMERIC_FEATURES
+from pipeline.core.features import NUMERIC_FEATURES
 from pipeline.mlperf.catalogue import BY_ID, round_version
 
 RANK_CRITERIA = ("time_to_train_min", "accelerator_hours")

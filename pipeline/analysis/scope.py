@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipeline.core.schemas import CATEGORICAL_FEATURES, NUMERIC_FEATURES
+from pipeline.core.features import CATEGORICAL_FEATURES, NUMERIC_FEATURES
 from pipeline.mlperf.catalogue import BY_ID, ROUND_PUBLISHED, round_published
 from pipeline.core import paths, schemas
 from pipeline.core.errors import UsageError

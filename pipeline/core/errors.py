@@ -27,6 +27,10 @@ class ParamsError(PipelineError):
     """params.yaml is missing a key or holds a value out of range."""
 
 
+class NothingAnalysedError(PipelineError):
+    """The analysis scope leaves no benchmark with enough configurations: every one was skipped."""
+
+
 class UsageError(PipelineError):
     """A command-line argument names something that does not exist."""
 

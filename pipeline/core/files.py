@@ -11,14 +11,16 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-import yaml
 
 from pipeline.core.errors import ParamsError
+from pipeline.core.paths import PARAMS
 
-PARAMS_FILE = Path("params.yaml")
+if TYPE_CHECKING:
+    import pandas as pd
+
+PARAMS_FILE = PARAMS
 # Floats in JSON and CSV outputs keep this many significant digits: far more than any measurement here
 # supports, and few enough that the last-bit differences of a BLAS thread count or a summation order do not
 # change the bytes DVC hashes (a fresh clone's `dvc repro` must give the committed dvc.lock).
@@ -166,6 +168,8 @@ def load_params(path: Path | str = PARAMS_FILE) -> dict[str, Any]:
     if not path.is_file():
         raise ParamsError(f"{path} not found: run the stages from the project root, where params.yaml lives")
     with path.open(encoding="utf-8") as handle:
+        import yaml
+
         params = yaml.safe_load(handle) or {}
     if not isinstance(params, dict):
         raise ParamsError(f"{path} must hold a mapping of sections (fetch, analysis, cluster, ...)")

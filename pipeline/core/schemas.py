@@ -30,15 +30,6 @@ RESULT_COLUMNS = [
 
 QUARANTINE_COLUMNS = ["round", "path", "reason"]
 
-# Hardware features the analysis may use; the importance stage selects among them.
-NUMERIC_FEATURES = [
-    "accelerator_count", "n_nodes", "accelerators_per_node", "accelerator_memory_gib", "accelerator_year",
-    "host_cpu_cores", "host_memory_gib", "interconnect_intra_gbps", "interconnect_inter_gbps",
-]
-CATEGORICAL_FEATURES = [
-    "accelerator_vendor", "accelerator_family", "accelerator_form_factor", "host_cpu_vendor", "interconnect_intra",
-    "interconnect_inter", "framework",
-]
 
 _ROUND = pa.Column(str, pa.Check.str_matches(r"^v\d+\.\d+$"))
 _TEXT = pa.Column(str)

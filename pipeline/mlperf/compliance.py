@@ -40,6 +40,7 @@ from typing import Any
 
 import yaml
 
+from pipeline.core.cli import ArgumentParser
 from pipeline.core.errors import UsageError, cli
 from pipeline.core.files import write_json
 from pipeline.mlperf.logparse import RunFacts, key_pattern, records_of
@@ -359,8 +360,7 @@ def rules_document(checker: Path) -> dict[str, Any]:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m pipeline.mlperf.compliance",
-                                     description="Extract the logging rules ingest applies from mlperf-logging.")
+    parser = ArgumentParser("pipeline.mlperf.compliance", "Extract the logging rules ingest applies from mlperf-logging.")
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name(RULES_FILE))
     return parser.parse_args(argv)
 

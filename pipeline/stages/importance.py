@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from pipeline.core import paths
 from pipeline.core.cli import progress, stage_arguments
-from pipeline.core.errors import cli
+from pipeline.core.errors import NothingAnalysedError, cli
 from pipeline.core.files import fresh_dir, write_json
 from pipeline.settings import load_settings
 
@@ -26,6 +26,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     configurations = read_configurations()
     fresh_dir(paths.IMPORTANCE)
+    skipped = {}
     for benchmark in progress(settings.analysis.benchmarks, "importance"):
         frame = in_scope(configurations, settings.analysis, benchmark)
         report = {"benchmark": benchmark, **importance.analyse(frame, settings.importance.model_dump(),
@@ -34,6 +35,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         importance.plot_importance(report, benchmark, paths.importance_figure(benchmark))
         verdict = report.get("gate", {}).get("message", report.get("reason"))
         print(f"{benchmark}: {report['status']}, {verdict}; selected {report['selected_features']}")
+        if report["status"] == "skipped":
+            skipped[benchmark] = report["reason"]
+    if len(skipped) == len(settings.analysis.benchmarks):
+        raise NothingAnalysedError(
+            "every benchmark was skipped: " + "; ".join(f"{name}: {reason}" for name, reason in skipped.items())
+            + f". The scope (analysis.division {settings.analysis.division!r}, rounds {settings.analysis.rounds!r}, "
+            f"availability {settings.analysis.availability!r}) leaves too few configurations: widen it or lower "
+            "analysis.min_configurations in params.yaml")
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from pipeline.mlperf import compliance
 
 from pipeline.core import schemas
 from pipeline.mlperf.catalogue import identify
+from pipeline.core.cli import ArgumentParser
 from pipeline.core.errors import SourceError, cli
 from pipeline.core.files import show_progress, write_csv, write_parquet
 from pipeline.mlperf.legacy_description import LiteralRefused, is_line_form, read_legacy_entry, read_line_form
@@ -602,7 +603,7 @@ def format_tally(tally: pd.DataFrame) -> str:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m pipeline.stages.ingest", description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser("pipeline.stages.ingest", __doc__)
     parser.add_argument("sources", nargs="+", type=Path, metavar="SOURCE",
                         help="training_results_vX.Y.tar.gz archive or training_results_vX.Y/ folder")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for the output tables")

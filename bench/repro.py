@@ -1,0 +1,71 @@
+"""Wall time of the pipeline as a DVC user feels it, from a clean clone of this repository.
+
+    python bench/repro.py [--keep]
+
+Clones the committed HEAD beside this checkout (so params.yaml's `../shared/mlperf` mirror resolves the same
+way), then times, each as one `dvc` command:
+- a full `dvc repro` from nothing (the rounds come from the mirror, or are cloned when it lacks them);
+- a no-op `dvc repro` right after;
+- a `cluster.k` change: params.yaml's `cluster.k` set to 6, then `dvc repro` (what `dvc exp run -S cluster.k=6`
+  runs, without the experiment bookkeeping);
+- each stage alone, forced (`dvc repro -f -s STAGE`), in pipeline order.
+The clone is removed afterwards unless --keep. Nothing here asserts a target: the figures are printed for the
+README and for the reader to judge.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def timed(command: list[str], cwd: Path) -> float:
+    start = time.perf_counter()
+    completed = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if completed.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed ({completed.returncode}):\n{completed.stdout}\n{completed.stderr}")
+    return elapsed
+
+
+def stages_in_order(clone: Path) -> list[str]:
+    return list(yaml.safe_load((clone / "dvc.yaml").read_text(encoding="utf-8"))["stages"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--keep", action="store_true", help="keep the clone (for a look at its outputs)")
+    args = parser.parse_args()
+    clone = ROOT.parent / f".{ROOT.name}-repro-bench"
+    if clone.exists():
+        shutil.rmtree(clone)
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+    try:
+        rows = [("full dvc repro, clean clone", timed(["dvc", "repro"], clone)),
+                ("no-op dvc repro", timed(["dvc", "repro"], clone))]
+        params = clone / "params.yaml"
+        original = params.read_text(encoding="utf-8")
+        params.write_text(re.sub(r"(?m)^(  k: )\d+", r"\g<1>6", original), encoding="utf-8")
+        rows.append(("cluster.k 5 -> 6, dvc repro", timed(["dvc", "repro"], clone)))
+        params.write_text(original, encoding="utf-8")
+        timed(["dvc", "repro"], clone)  # back to the committed outputs
+        rows += [(f"stage {stage} alone (-f -s)", timed(["dvc", "repro", "-f", "-s", stage], clone))
+                 for stage in stages_in_order(clone)]
+    finally:
+        if not args.keep:
+            shutil.rmtree(clone, ignore_errors=True)
+    width = max(len(name) for name, _ in rows)
+    for name, seconds in rows:
+        print(f"{name:<{width}}  {seconds:7.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,12 @@
+"""The configuration features (columns of data/processed/configurations.parquet, README "Tables") that the
+analysis may use and params may name."""
+
+# Hardware features; the importance stage selects among the numeric ones for clustering.
+NUMERIC_FEATURES = [
+    "accelerator_count", "n_nodes", "accelerators_per_node", "accelerator_memory_gib", "accelerator_year",
+    "host_cpu_cores", "host_memory_gib", "interconnect_intra_gbps", "interconnect_inter_gbps",
+]
+CATEGORICAL_FEATURES = [
+    "accelerator_vendor", "accelerator_family", "accelerator_form_factor", "host_cpu_vendor", "interconnect_intra",
+    "interconnect_inter", "framework",
+]

@@ -1,0 +1,157 @@
+"""Realistic mistakes a user makes, each caught before any work with a message that says what and where, and
+exit status 1 (issue 16). A stage validates all of params.yaml first, so the importance stage stands for all."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pipeline.settings import settings_from
+from pipeline.stages import importance as importance_stage
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+
+
+def edited(path: str, value: Any) -> dict[str, Any]:
+    """The project's params with the key at dotted `path` set to `value` (the sentinel DELETE removes it)."""
+    params = yaml.safe_load(yaml.safe_dump(PROJECT))
+    *parents, last = path.split(".")
+    node = params
+    for key in parents:
+        node = node[key]
+    if value is DELETE:
+        del node[last]
+    else:
+        node[last] = value
+    return params
+
+
+DELETE = object()
+
+# (what the user wrote, params key, value, words the message must hold)
+MISTAKES = [
+    ("a division that does not exist", "analysis.division", "public", ["analysis.division", "closed", "open"]),
+    ("k spelt out", "cluster.k", "five", ["cluster.k", "integer", "five"]),
+    ("k below two", "cluster.k", 1, ["cluster.k", "greater than or equal to 2"]),
+    ("k outside the range tried", "cluster.k", 12, ["k = 12", "k_range"]),
+    ("a misspelt rank criterion", "rank.criteria", {"time_to_train": {"weight": 1, "direction": "cost"}},
+     ["time_to_train", "not a criterion", "accelerator_hours"]),
+    ("a negative weight", "rank.criteria.time_to_train_min.weight", -1, ["weight", "greater than 0"]),
+    ("a direction that is neither", "rank.criteria.time_to_train_min.direction", "cheaper",
+     ["direction", "'cost' or 'benefit'"]),
+    ("an unknown benchmark", "analysis.benchmarks", ["resnet50"], ["resnet50", "not a benchmark", "resnet"]),
+    ("a round without its v", "analysis.rounds", ["4.0"], ["4.0", "rounds are written vX.Y"]),
+    ("an unknown availability", "analysis.availability", ["onprem", "hybrid"], ["hybrid", "available"]),
+    ("a minimum of one configuration", "analysis.min_configurations", 1, ["min_configurations", "2"]),
+    ("one fold", "importance.folds", 1, ["importance.folds", "2"]),
+    ("an R^2 above one", "importance.min_r2", 1.5, ["importance.min_r2", "less than or equal to 1"]),
+    ("a zero learning rate", "importance.model.learning_rate", 0, ["learning_rate", "greater than 0"]),
+    ("a section deleted", "cluster", DELETE, ["cluster", "missing"]),
+    ("a misspelt key", "cluster.kk", 5, ["cluster.kk", "not a setting"]),
+    ("bands out of order", "findings.bands", [4, 2], ["findings.bands", "increasing"]),
+    ("alpha as a percentage", "findings.alpha", 5, ["findings.alpha", "less than 1"]),
+    ("coverage reversed", "decide.trust.coverage", [0.95, 0.85], ["decide.trust.coverage", "low < high"]),
+    ("rounds as one string", "fetch.rounds", "v4.0", ["fetch.rounds", "list of rounds"]),
+    ("an upstream without {round}", "fetch.upstream", "https://github.com/mlcommons/training_results",
+     ["fetch.upstream", "{round}"]),
+    ("a headline benchmark not analysed", "analysis.benchmark", "bert", ["bert", "must be one of"]),
+    ("a feature that does not exist", "cluster.default_features", ["gpu_count"], ["gpu_count", "accelerator_count"]),
+    ("a text where a number goes", "decide.interval", "90%", ["decide.interval", "number"]),
+]
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run_stage(capsys: pytest.CaptureFixture[str], argv: list[str] | None = None) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exit_:
+        importance_stage.main(argv or [])
+    return int(exit_.value.code or 0), capsys.readouterr().err
+
+
+def test_the_table_is_long_enough() -> None:
+    assert len(MISTAKES) >= 20
+
+
+@pytest.mark.parametrize(("what", "key", "value", "words"), MISTAKES, ids=[m[0] for m in MISTAKES])
+def test_a_params_mistake_stops_the_stage_with_a_message(what: str, key: str, value: Any, words: list[str],
+                                                         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    params = edited(key, value)
+    if key == "analysis.benchmark":
+        params["analysis"]["benchmarks"] = ["resnet"]
+    (project / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    status, message = run_stage(capsys)
+    assert status == 1, what
+    assert message.startswith("error: params.yaml has") and "Traceback" not in message
+    for word in words:
+        assert word in message, (what, word, message)
+    assert not (project / "reports").exists()  # nothing ran
+
+
+def test_names_are_matched_whatever_their_case() -> None:
+    params = edited("analysis.division", "Closed")
+    params["analysis"].update(benchmark="ResNet", benchmarks=["ResNet", " BERT "], rounds=["V4.0"],
+                              availability=["Available"])
+    settings = settings_from(params)
+    assert settings.analysis.division == "closed" and settings.analysis.benchmarks == ["resnet", "bert"]
+    assert settings.analysis.rounds == ["v4.0"] and settings.analysis.availability == ["available"]
+
+
+def test_params_that_are_not_yaml(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "params.yaml").write_text("analysis:\n  division: [closed\n", encoding="utf-8")
+    status, message = run_stage(capsys)
+    assert status == 1 and "params.yaml is not valid YAML" in message
+
+
+def test_no_params_file(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, message = run_stage(capsys)
+    assert status == 1 and "params.yaml not found" in message and "project root" in message
+
+
+def test_an_argument_a_stage_does_not_take(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, message = run_stage(capsys, ["resnet"])
+    assert status == 1 and "unrecognized arguments: resnet" in message and "usage:" in message
+
+
+def test_a_scope_that_leaves_nothing_stops_the_analysis(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """All benchmarks skipped is a failure that says why, not an empty report (the `Closed`-era bug)."""
+    import pandas as pd
+
+    from pipeline.core import paths
+
+    params = edited("analysis.benchmarks", ["resnet", "bert"])
+    params["analysis"]["rounds"] = ["v0.6"]
+    (project / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    configurations = ROOT / paths.CONFIGURATIONS
+    if not configurations.is_file():
+        pytest.skip("run `dvc repro features` first")
+    (project / paths.PROCESSED).mkdir(parents=True)
+    (project / paths.CONFIGURATIONS).write_bytes(configurations.read_bytes())
+    assert not pd.read_parquet(paths.CONFIGURATIONS).empty
+    status, message = run_stage(capsys)
+    assert status == 1 and "every benchmark was skipped" in message
+    assert "resnet:" in message and "bert:" in message and "min_configurations" in message
+
+
+MODULES = ["pipeline.stages.fetch", "pipeline.stages.ingest", "pipeline.stages.features", "pipeline.stages.importance",
+           "pipeline.stages.cluster", "pipeline.stages.rank", "pipeline.stages.backtest", "pipeline.stages.decide",
+           "pipeline.commands.predict", "pipeline.commands.recommend", "pipeline.mlperf.compliance"]
+
+
+@pytest.mark.parametrize("module", MODULES)
+@pytest.mark.parametrize("flag", ["--help", "--version"])
+def test_help_and_version_run_nothing(module: str, flag: str, tmp_path: Path) -> None:
+    """In an empty folder (no params, no data) --help and --version print, exit 0 and write nothing."""
+    completed = subprocess.run([sys.executable, "-m", module, flag], cwd=tmp_path, capture_output=True, text=True,
+                               env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() and not completed.stderr
+    assert list(tmp_path.iterdir()) == []
