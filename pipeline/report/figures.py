@@ -21,7 +21,7 @@ import pandas as pd
 from ..cluster import LOG_SCALED, PROFILED
 from ..io import atomic_path
 from ..scope import ROUND_PUBLISHED, round_published
-from .formatting import FEATURE_LABELS, cluster_colour, hardware_name, number, round_order
+from .formatting import FEATURE_LABELS, TARGET_LABELS, cluster_colour, hardware_name, number, round_order
 
 FIGURES_DIR = Path("reports/figures")
 # About 600 x 360 pixels: shown two side by side at ~540 pixels on a laptop, the text stays about 11 pixels high.
@@ -34,6 +34,8 @@ LEGEND_WIDTH = 24
 JITTER = 0.15  # relative spread of accelerator counts in scatter plots (see _scatter_by_cluster)
 MARKERS = ["o", "s", "D", "^", "v", "P", "X", "*", "h", "<"]
 FAMILIES_SHOWN = 8
+IMPORTANCE_TOP = 8
+COLOURBLIND_TARGETS = ("#0173b2", "#de8f05")  # time to train, accelerator-hours
 HIGHLIGHT = "#d55e00"  # vermillion: the Pareto front
 STYLE = "seaborn-v0_8-whitegrid"  # matplotlib's copy of the stages' seaborn theme: no seaborn import
 # Colours per PNG: the page holds about a hundred figures and must stay a few megabytes.
@@ -218,6 +220,51 @@ def pareto_figure(ranking: pd.DataFrame) -> bytes:
     return png_bytes(figure)
 
 
+def importance_frame(importance: dict[str, Any], top: int = IMPORTANCE_TOP) -> pd.DataFrame:
+    """Permutation importance (mean, spread) of the `top` features, strongest first, for both targets."""
+    rows = [{"target": name, "feature": feature, "mean": stats["mean"], "std": stats["std"]}
+            for name, result in importance.get("targets", {}).items()
+            for feature, stats in result["permutation_importance"].items()]
+    if not rows:
+        return pd.DataFrame(columns=["target", "feature", "mean", "std"])
+    frame = pd.DataFrame(rows)
+    order = frame.groupby("feature")["mean"].max().sort_values(ascending=False).index[:top]
+    frame = frame[frame["feature"].isin(order)]
+    frame["feature"] = pd.Categorical(frame["feature"], categories=list(order), ordered=True)
+    return frame.sort_values(["feature", "target"]).reset_index(drop=True)
+
+
+def _target_label(importance: dict[str, Any], target: str) -> str:
+    """A target's name with its out-of-fold R² (mean ± s.d. over the repeats) and the gate's verdict."""
+    result = importance["targets"][target]
+    passes = importance.get("gate", {}).get("targets", {}).get(target, {}).get("passes")
+    return (f"{TARGET_LABELS.get(target, target)} (out-of-fold R² {number(result['oof_r2'], 'ratio')} ± "
+            f"{number(result.get('oof_r2_std'), 'ratio')}{'' if passes else ', not explained'})")
+
+
+def importance_figure(importance: dict[str, Any]) -> bytes:
+    """The strongest features for both targets (importance.json), bars at the mean over folds x repeats,
+    whiskers one s.d., the legend above the bars it names."""
+    data = importance_frame(importance)
+    features = list(data["feature"].cat.categories)
+    targets = list(importance["targets"])
+    figure, axis = _new_figure((6.6, 4.2), {"left": 0.3, "right": 0.97, "bottom": 0.12, "top": 0.8})
+    height = 0.8 / max(1, len(targets))
+    for index, target in enumerate(targets):
+        part = data[data["target"] == target].set_index("feature").reindex(features)
+        positions = np.arange(len(features)) + (index - (len(targets) - 1) / 2) * height
+        axis.barh(positions, part["mean"], height=height, xerr=part["std"], color=COLOURBLIND_TARGETS[index % 2],
+                  error_kw={"elinewidth": 0.9, "capsize": 2, "ecolor": "#333333"},
+                  label=_target_label(importance, target))
+    axis.set_yticks(np.arange(len(features)), [FEATURE_LABELS.get(f, f) for f in features], fontsize=8)
+    axis.invert_yaxis()
+    axis.axvline(0, color="grey", linewidth=0.8)
+    axis.set_xlabel("Permutation importance (R² lost when shuffled)")
+    axis.legend(title="predicting log10 of", fontsize="small", title_fontsize="small", loc="lower center",
+                bbox_to_anchor=(0.5, 1.0), frameon=False, ncol=1)
+    return png_bytes(figure)
+
+
 def heatmap_features(clusters: dict[str, Any], clustered: pd.DataFrame) -> list[str]:
     """The clustering features, then the outcomes that profile the clusters (where the data has them)."""
     features = list(clusters.get("features", []))
@@ -298,21 +345,25 @@ def best_time_figure(clustered: pd.DataFrame) -> bytes:
 # ---------------------------------------------------------------------------------------------------- the stage
 
 def draw_benchmark(clustered: pd.DataFrame, ranking: pd.DataFrame, clusters: dict[str, Any],
-                   best_cluster: int | None) -> dict[str, bytes]:
+                   best_cluster: int | None, importance: dict[str, Any]) -> dict[str, bytes]:
     """The PNG bytes of one analysed benchmark's figures, by name (the file is `<name>.png`).
 
     `clustered`: clusters.parquet (one row per configuration, with `cluster`); `ranking`: ranking.csv;
-    `clusters`: clusters.json; `best_cluster`: rank.json's first-ranked cluster."""
+    `clusters`: clusters.json; `best_cluster`: rank.json's first-ranked cluster; `importance`: importance.json
+    (its figure only when its status is ok)."""
     if clustered.empty or "cluster" not in clustered:
         raise ValueError("clustered configurations must be a non-empty table with a `cluster` column")
     names = {int(p["cluster"]): p.get("name", "") for p in clusters.get("profiles", [])}
-    return {
+    pngs = {
         "scaling": scaling_figure(clustered, best_cluster, names),
         "efficiency": efficiency_figure(clustered, best_cluster, names),
         "pareto": pareto_figure(ranking),
         "best_time": best_time_figure(clustered),
         "heatmap": cluster_heatmap(clustered, heatmap_features(clusters, clustered), names),
     }
+    if importance.get("status") == "ok":
+        pngs["importance"] = importance_figure(importance)
+    return pngs
 
 
 def write_pngs(pngs: dict[str, bytes], benchmark: str, root: Path = FIGURES_DIR) -> None:

@@ -29,9 +29,11 @@ TALLY = Path("data/interim/tally.csv")
 DVC_LOCK = Path("dvc.lock")
 # The one price file the project ships: made-up numbers, so the page labels its costs as illustrative.
 EXAMPLE_PRICES = Path("examples/prices.yaml")
-# The figures of a benchmark the importance and cluster stages write beside their JSON (file name -> the key the
-# template places it by); the figures stage writes the others into FIGURES_DIR/<benchmark>/<key>.png.
-STAGE_FIGURES = {"importance.png": "importance", "k_selection.png": "k_selection"}
+# The figure of a benchmark the cluster stage writes beside its JSON (file name -> the key the template places it
+# by); the figures stage writes the others into FIGURES_DIR/<benchmark>/<key>.png. The importance stage's own
+# importance.png is not shown: its legend covers the bars and it names features by column; the figures stage
+# draws the one the page shows from importance.json.
+STAGE_FIGURES = {"k_selection.png": "k_selection"}
 
 
 @dataclass(frozen=True)

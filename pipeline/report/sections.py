@@ -14,6 +14,7 @@ import pandas as pd
 
 from .. import findings
 from ..benchmarks import BY_ID
+from ..errors import ContractError
 from ..rank import latest_round_ranking
 from .figures import Figure, embed
 from .formatting import FEATURE_LABELS, cluster_colour, number, round_order
@@ -182,6 +183,12 @@ def benchmark_figures(outputs: BenchmarkOutputs) -> dict[str, Figure]:
             f"Choosing k: the chosen k = {outputs.clusters.get('k')} is dashed; the histogram shows how stable the "
             f"clusters are under bootstrap resampling (1 = identical)."),
     }
+    expected = {"scaling", "efficiency", "pareto", "best_time", "heatmap"}
+    expected |= {"importance"} if outputs.importance.get("status") == "ok" else set()
+    absent = sorted(expected - set(outputs.figures))
+    if absent:
+        raise ContractError(f"{outputs.benchmark}: no figure file for {', '.join(absent)} in reports/figures/"
+                            f"{outputs.benchmark}/: run `dvc repro figures` (or python -m pipeline.stages.figures)")
     return {name: embed(outputs.figures[name], *text[name]) for name in text if name in outputs.figures}
 
 

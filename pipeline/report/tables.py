@@ -8,9 +8,9 @@ import pandas as pd
 
 from .formatting import (FEATURE_LABELS, TARGET_LABELS, Column, cluster_colour, configuration_name, hardware_name,
                          number, round_order, table)
+from .figures import importance_frame
 from .inputs import BenchmarkOutputs, Prices
 
-IMPORTANCE_TOP = 8
 # Rows of each benchmark's latest-round ranking and of its all-rounds view by round-relative efficiency.
 LATEST_ROWS = 10
 
@@ -90,20 +90,6 @@ def superlinear_rows(outputs: BenchmarkOutputs) -> list[dict[str, str]]:
                      f"{number(case['base_time_to_train_min'])} min",
              "efficiency": number(case["scaling_efficiency"], "ratio"), "reason": case["reason"]}
             for case in outputs.rank.get("superlinear", [])]
-
-
-def importance_frame(importance: dict[str, Any], top: int = IMPORTANCE_TOP) -> pd.DataFrame:
-    """Permutation importance (mean, spread) of the `top` features, strongest first, for both targets."""
-    rows = [{"target": name, "feature": feature, "mean": stats["mean"], "std": stats["std"]}
-            for name, result in importance.get("targets", {}).items()
-            for feature, stats in result["permutation_importance"].items()]
-    if not rows:
-        return pd.DataFrame(columns=["target", "feature", "mean", "std"])
-    frame = pd.DataFrame(rows)
-    order = frame.groupby("feature")["mean"].max().sort_values(ascending=False).index[:top]
-    frame = frame[frame["feature"].isin(order)]
-    frame["feature"] = pd.Categorical(frame["feature"], categories=list(order), ordered=True)
-    return frame.sort_values(["feature", "target"]).reset_index(drop=True)
 
 
 def _r2(importance: dict[str, Any], target: str) -> str:

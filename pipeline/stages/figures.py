@@ -3,8 +3,8 @@
     python -m pipeline.stages.figures [BENCHMARK ...]
 
 For each benchmark of `analysis.benchmarks` (or the ones named) that the rank stage analysed, writes
-`reports/figures/<benchmark>/{scaling,efficiency,pareto,best_time,heatmap}.png` from its clusters.parquet,
-ranking.csv, clusters.json and rank.json (see `pipeline.report.figures`). A benchmark that was not analysed gets
+`reports/figures/<benchmark>/{scaling,efficiency,pareto,best_time,heatmap,importance}.png` from its
+clusters.parquet, ranking.csv, clusters.json, rank.json and importance.json (see `pipeline.report.figures`). A benchmark that was not analysed gets
 no figures. Benchmarks are drawn in two processes: the machine's two cores.
 """
 from __future__ import annotations
@@ -33,7 +33,8 @@ def draw(benchmark: str) -> tuple[str, dict[str, bytes]]:
     if rank.get("status") != "ok":
         return benchmark, {}
     return benchmark, draw_benchmark(pd.read_parquet(clusters_path(benchmark)), pd.read_csv(out / "ranking.csv"),
-                                     load_json(out / "clusters.json"), rank.get("best_cluster"))
+                                     load_json(out / "clusters.json"), rank.get("best_cluster"),
+                                     load_json(out / "importance.json"))
 
 
 def parse_args(argv: Sequence[str] | None, benchmarks: Sequence[str]) -> list[str]:
