@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline import cluster, features, fetch, importance, ingest, rank, report
+from pipeline import cluster, features, fetch, importance, ingest, rank
+from pipeline.stages import figures, report
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,7 +34,8 @@ def test_stages_over_a_real_round(project: Path) -> None:
         importance.main([benchmark])
         cluster.main([benchmark])
         rank.main([benchmark])
-    report.main()
+    figures.main([])
+    report.main([])
 
     results = pd.read_parquet("data/interim/results.parquet")
     assert results["round"].unique().tolist() == ["v0.7"]
