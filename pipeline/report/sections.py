@@ -19,8 +19,18 @@ from ..rank import latest_round_ranking
 from .figures import Figure, embed
 from .formatting import FEATURE_LABELS, cluster_colour, number, round_order
 from .inputs import BenchmarkOutputs, Prices
-from .tables import (LATEST_ROWS, all_rounds_view, cluster_profile_rows, cost_table, counts, families_by_count, importance_rows,
-                     ranking_rows, ranking_table, superlinear_rows)
+from .tables import (
+    LATEST_ROWS,
+    all_rounds_view,
+    cluster_profile_rows,
+    cost_table,
+    counts,
+    families_by_count,
+    importance_rows,
+    ranking_rows,
+    ranking_table,
+    superlinear_rows,
+)
 
 TEMPLATE = "report.html.j2"
 # Other benchmarks show their best configurations only; reports/ranking.csv has every row.

@@ -6,9 +6,18 @@ from typing import Any
 
 import pandas as pd
 
-from .formatting import (FEATURE_LABELS, TARGET_LABELS, Column, cluster_colour, configuration_name, hardware_name,
-                         number, round_order, table)
 from .figures import importance_frame
+from .formatting import (
+    FEATURE_LABELS,
+    TARGET_LABELS,
+    Column,
+    cluster_colour,
+    configuration_name,
+    hardware_name,
+    number,
+    round_order,
+    table,
+)
 from .inputs import BenchmarkOutputs, Prices
 
 # Rows of each benchmark's latest-round ranking and of its all-rounds view by round-relative efficiency.

@@ -3,9 +3,10 @@
     python -m pipeline.stages.figures [BENCHMARK ...]
 
 For each benchmark of `analysis.benchmarks` (or the ones named) that the rank stage analysed, writes
-`reports/figures/<benchmark>/{scaling,efficiency,pareto,best_time,heatmap,importance}.png` from its
-clusters.parquet, ranking.csv, clusters.json, rank.json and importance.json (see `pipeline.report.figures`). A benchmark that was not analysed gets
-no figures. Benchmarks are drawn in two processes: the machine's two cores.
+`reports/figures/<benchmark>/<name>.png`, name one of scaling, efficiency, pareto, best_time, heatmap and
+importance, from its clusters.parquet, ranking.csv, clusters.json, rank.json and importance.json (see
+`pipeline.report.figures`). A benchmark that was not analysed gets no figures. Benchmarks are drawn in two
+processes: the machine's two cores.
 """
 from __future__ import annotations
 
