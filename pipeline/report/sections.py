@@ -46,15 +46,19 @@ HOW_TO_READ = ("How to read this: each row is one published system trained to ML
                "Lower is better on both; the ranking never puts a configuration above one that beats it on both, "
                "and the groups (clusters) are named by their hardware.")
 
-# The quarantine list by what it means to a reader, in this order; a reason matches the first kind with one of its
-# phrases (ingest's wording), and any other reason is a defective or missing file.
+# The quarantine list by what it means to a reader, in this order: key, short label, label in a sentence, and the
+# phrases of ingest's reasons that make a record of that kind (the first match wins; any other reason is a
+# defective or missing file).
 QUARANTINE_KINDS = (
-    ("rules", "runs the official rules reject (counted as not converged, as MLCommons counts them)",
+    ("rules", "Runs the official rules reject",
+     "runs the official rules reject (counted as not converged, as MLCommons counts them)",
      ("official checker's logging rules",)),
-    ("layout", "files where the publication's folder layout is unusual, read as the official tools read them",
+    ("layout", "Unusual folder layout",
+     "files where the publication's folder layout is unusual, read as the official tools read them",
      ("sits in the system folder", "nested below a benchmark folder", "has no results folder",
       "no usable system description", "unknown benchmark", "more than once")),
-    ("defective", "defective or missing files (empty or cut-off logs, unreadable descriptions, absent logs)", ()),
+    ("defective", "Defective or missing files",
+     "defective or missing files (empty or cut-off logs, unreadable descriptions, absent logs)", ()),
 )
 
 
@@ -253,7 +257,7 @@ def headline_summary(outputs: BenchmarkOutputs | None, top: int = SUMMARY_TOP) -
 
 def quarantine_kind(reason: str) -> str:
     """The QUARANTINE_KINDS key of one quarantine reason."""
-    return next((key for key, _, phrases in QUARANTINE_KINDS if any(phrase in reason for phrase in phrases)),
+    return next((key for key, _, _, phrases in QUARANTINE_KINDS if any(phrase in reason for phrase in phrases)),
                 "defective")
 
 
@@ -263,9 +267,9 @@ def quarantine_summary(quarantine: pd.DataFrame, tally: pd.DataFrame | None) -> 
     kinds = quarantine["reason"].astype(str).map(quarantine_kind)
     repository = int(tally["repository_files"].sum()) if tally is not None and "repository_files" in tally else 0
     return {"total": len(quarantine), "repository_files": repository,
-            "kinds": [{"key": key, "label": label, "count": int((kinds == key).sum()),
+            "kinds": [{"key": key, "short": short, "label": label, "count": int((kinds == key).sum()),
                        "by_reason": counts(quarantine.loc[kinds == key, "reason"])}
-                      for key, label, _ in QUARANTINE_KINDS]}
+                      for key, short, label, _ in QUARANTINE_KINDS]}
 
 
 def coverage_of(results: pd.DataFrame, quarantine: pd.DataFrame, tally: pd.DataFrame | None = None) -> dict[str, Any]:
