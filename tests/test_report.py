@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import html.parser
+import itertools
 import json
 import re
 from pathlib import Path
@@ -277,7 +278,7 @@ def test_page_has_every_section_linked_from_the_contents(page: str) -> None:
 def test_headings_descend_one_level_at_a_time(page: str) -> None:
     levels = outline(page).headings
     assert levels[0] == 1 and levels.count(1) == 1
-    assert all(later - earlier <= 1 for earlier, later in zip(levels, levels[1:]))
+    assert all(later - earlier <= 1 for earlier, later in itertools.pairwise(levels))
 
 
 def test_page_is_self_contained_with_alt_text_on_every_figure(page: str) -> None:
