@@ -256,6 +256,12 @@ class Decide(Section):
     trust: Trust
 
 
+class Report(Section):
+    """The page (see README "The report")."""
+
+    prices: str | None = None  # a price YAML (accelerator family -> price per accelerator-hour), or none
+
+
 class Settings(Section):
     """Every section of params.yaml."""
 
@@ -266,6 +272,7 @@ class Settings(Section):
     rank: Rank
     findings: Findings
     decide: Decide
+    report: Report
 
 
 def _location(error: dict[str, Any]) -> str:

@@ -11,7 +11,7 @@ import yaml
 
 from pipeline.analysis import clustering as cluster, importance
 
-from pipeline import report
+from pipeline.report import sections, tables
 from pipeline.core.errors import ParamsError
 from pipeline.analysis.scope import ROUND_FEATURE, in_scope
 from pipeline.core.paths import CONFIGURATIONS
@@ -261,7 +261,7 @@ def test_page_rows_say_which_targets_the_features_do_not_explain() -> None:
                       "permutation_importance": {"accelerator_count": {"mean": 0.3, "std": 0.1},
                                                  ROUND_FEATURE: {"mean": 0.2, "std": 0.05}}}
                for name, r2 in (("log_time_to_train", 0.8), ("log_accelerator_hours", -0.37))}
-    rows = report.importance_rows({"targets": targets, "gate": importance.gate(targets, 0.5),
+    rows = tables.importance_rows({"targets": targets, "gate": importance.gate(targets, 0.5),
                                    "round_feature": ROUND_FEATURE, "selected_features": ["accelerator_count"]})
     assert rows["passes"] == [True, False] and rows["explained"]
     assert rows["not_explained"] == ["accelerator-hours (out-of-fold R² -0.37 ± 0.10)"]
@@ -276,7 +276,7 @@ def test_page_notes_name_dropped_features_the_k_verdict_and_small_clusters() -> 
     frame.loc[0, ["accelerator_count", "accelerator_year"]] = [1e6, 2030.0]
     _, summary = cluster.cluster_benchmark(frame, ["accelerator_count", "accelerator_year", "host_cpu_cores"],
                                            {**CLUSTER_PARAMS, "k": 4}, "default")
-    notes = report.cluster_notes(summary)
+    notes = sections.cluster_notes(summary)
     assert notes["features"] == ["accelerators", "accelerator year"] and not notes["from_importance"]
     assert notes["dropped"] == [{"feature": "host CPU cores per node",
                                  "reason": "missing (would be imputed) for 100% of configurations, above "

@@ -68,7 +68,7 @@ def closure(module: str, known: dict[str, Path]) -> set[str]:
 DATA_READERS = {
     "pipeline/mlperf/compliance_rules.json": "pipeline.mlperf.compliance",
     "pipeline/mlperf/accelerators.csv": "pipeline.mlperf.accelerators",
-    "pipeline/templates": "pipeline.report",
+    "pipeline/report/templates": "pipeline.report.sections",
 }
 
 

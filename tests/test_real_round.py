@@ -15,7 +15,7 @@ from pipeline.stages import features, fetch, ingest
 from pipeline.stages import importance as importance_stage
 from pipeline.stages import rank as rank_stage
 
-from pipeline import report
+from pipeline.stages import figures, report
 from pipeline.core import paths
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +38,8 @@ def test_stages_over_a_real_round(project: Path) -> None:
     features.main([])
     for stage in (importance_stage, cluster_stage, rank_stage):
         stage.main([])
-    report.main()
+    figures.main([])
+    report.main([])
 
     results = pd.read_parquet("data/interim/results.parquet")
     assert results["round"].unique().tolist() == ["v0.7"]

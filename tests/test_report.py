@@ -1,4 +1,5 @@
-"""The report stage on small fixture tables: render functions, escaping, findings, provenance and main()'s outputs.
+"""The report on small fixture tables: sections, tables, the one formatter, figures embedded as written, the
+quarantine split, the cost view, escaping, provenance and the stages' main()s.
 
 The fixtures run the real cluster and rank functions on synthetic configurations, so the page is built from
 tables shaped exactly like the stages' outputs; tests/test_browser.py opens the same page in Chromium.
@@ -8,27 +9,28 @@ from __future__ import annotations
 import base64
 import dataclasses
 import html.parser
-import io
+import itertools
 import json
 import re
 from pathlib import Path
 from typing import Any
 
+import markupsafe
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from PIL import Image
 
-from pipeline.analysis import clustering as cluster, findings, importance, ranking as rank
-
-from pipeline import report
+from pipeline.analysis import clustering as cluster
+from pipeline.analysis import decide, findings, importance
+from pipeline.analysis import ranking as rank
 from pipeline.core import paths
-
-from pipeline.analysis import decide
-
-from pipeline.stages import features
+from pipeline.core.errors import ContractError, ParamsError
 from pipeline.core.files import write_csv, write_json, write_parquet
+from pipeline.report import figures, formatting, inputs, provenance, sections, tables
+from pipeline.stages import features
+from pipeline.stages import figures as figures_stage
+from pipeline.stages import report as report_stage
 
 HEADLINE, OTHER, SKIPPED = "resnet", "bert", "minigo"
 HOSTILE_SYSTEM = "<script>alert(1)</script>"
@@ -52,6 +54,8 @@ PARAMS: dict[str, Any] = {
     "cluster": {**PROJECT_PARAMS["cluster"], "k": 3, "n_init": 3, "k_range": [2, 5], "bootstrap": 3},
     "rank": {"criteria": CRITERIA, "top": 5, "sensitivity": 0.25},
     "findings": FINDINGS,
+    "decide": PROJECT_PARAMS["decide"],
+    "report": {"prices": None},
 }
 IMPORTANCE_TARGETS = {
     name: {"oof_r2": r2, "oof_r2_std": 0.05, "oof_median_abs_error_log10": 0.05, "mutual_information": {},
@@ -142,7 +146,7 @@ def _as_written(data: dict[str, Any], path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> report.BenchmarkOutputs:
+def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> inputs.BenchmarkOutputs:
     """What the importance, cluster and rank stages write for one benchmark, made by their own functions."""
     clustered, summary = cluster.cluster_benchmark(synthetic_configurations(benchmark, n, seed),
                                                    IMPORTANCE["selected_features"], PARAMS["cluster"])
@@ -153,26 +157,28 @@ def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> report
     scratch.mkdir(parents=True, exist_ok=True)
     cluster.plot_diagnostics(summary, benchmark, scratch / "k_selection.png")
     write_csv(ranking, scratch / "ranking.csv")
-    return report.BenchmarkOutputs(
-        benchmark=benchmark,
-        rank=_as_written({"benchmark": benchmark, "status": "ok", **metrics,
-                          "clusters": clusters.to_dict(orient="records"),
-                          "findings": findings.evaluate(clustered, settings),
-                          "superlinear": findings.superlinear_cases(clustered, settings.superlinear_threshold)},
-                         scratch / "rank.json"),
-        ranking=pd.read_csv(scratch / "ranking.csv"), clusters=_as_written(summary, scratch / "clusters.json"),
-        importance={"benchmark": benchmark, **IMPORTANCE}, clustered=clustered,
-        k_selection_png=(scratch / "k_selection.png").read_bytes())
+    rank_json = _as_written({"benchmark": benchmark, "status": "ok", **metrics,
+                             "clusters": clusters.to_dict(orient="records"),
+                             "findings": findings.evaluate(clustered, settings),
+                             "superlinear": findings.superlinear_cases(clustered, settings.superlinear_threshold)},
+                            scratch / "rank.json")
+    ranking = pd.read_csv(scratch / "ranking.csv")
+    clusters_json = _as_written(summary, scratch / "clusters.json")
+    importance_json = {"benchmark": benchmark, **IMPORTANCE}
+    drawn = figures.draw_benchmark(clustered, ranking, clusters_json, rank_json["best_cluster"], importance_json)
+    return inputs.BenchmarkOutputs(
+        benchmark=benchmark, rank=rank_json, ranking=ranking, clusters=clusters_json, importance=importance_json,
+        clustered=clustered, figures={**drawn, "k_selection": (scratch / "k_selection.png").read_bytes()})
 
 
-def skipped_outputs(benchmark: str) -> report.BenchmarkOutputs:
-    return report.BenchmarkOutputs(
+def skipped_outputs(benchmark: str) -> inputs.BenchmarkOutputs:
+    return inputs.BenchmarkOutputs(
         benchmark=benchmark, rank={"benchmark": benchmark, "status": "skipped", "reason": SKIP_REASON},
         ranking=pd.DataFrame(columns=rank.RANKING_COLUMNS),
         clusters={"status": "skipped", "reason": SKIP_REASON, "k": 5, "features": [], "profiles": [], "diagnostics": []},
         importance={"benchmark": benchmark, "status": "skipped", "reason": SKIP_REASON, "targets": {}, "n_configurations": 3,
                     "selected_features": []},
-        clustered=pd.DataFrame(), k_selection_png=None)
+        clustered=pd.DataFrame())
 
 
 def fixture_results() -> pd.DataFrame:
@@ -183,19 +189,29 @@ def fixture_results() -> pd.DataFrame:
     })
 
 
+RULES_REASON = ("result log breaks the official checker's logging rules (no eval_accuracy): counted as a "
+                "non-converged run, as the official summarizer counts it")
+
+
 def fixture_quarantine() -> pd.DataFrame:
-    return pd.DataFrame({"round": ["v1.0", "v2.0", "v2.0"],
-                         "path": [HOSTILE_PATH, "Globex/systems/x.json", "Globex/results/y/"],
+    return pd.DataFrame({"round": ["v1.0", "v2.0", "v2.0", "v2.0"],
+                         "path": [HOSTILE_PATH, "Globex/systems/x.json", "Globex/results/y/",
+                                  "Globex/results/y/resnet/result_0.txt"],
                          "reason": ["log has no run_stop: counted as a non-converged run",
                                     "system description has no results folder: nothing to score",
-                                    "system description has no results folder: nothing to score"]})
+                                    "system description has no results folder: nothing to score", RULES_REASON]})
+
+
+def fixture_tally() -> pd.DataFrame:
+    """ingest's tally.csv, two rounds: 120 and 3 files of the repository around the inputs."""
+    return pd.DataFrame({"round": ["v1.0", "v2.0"], "other_files": [0, 0], "repository_files": [120, 3]})
 
 
 def decide_figures() -> dict[str, bytes]:
     return {name: decide.message_figure(f"figure {name}") for name in decide.FIGURES}
 
 
-def fixture_outputs(scratch: Path) -> list[report.BenchmarkOutputs]:
+def fixture_outputs(scratch: Path) -> list[inputs.BenchmarkOutputs]:
     """The headline with decision support (DECIDE_SUMMARY), the other without (the stage has not run)."""
     headline = dataclasses.replace(analysed_outputs(HEADLINE, 60, 0, scratch / HEADLINE),
                                    decide=decide.fragment(HEADLINE, DECIDE_SUMMARY, decide_figures()))
@@ -206,9 +222,10 @@ def render_fixture_report(scratch: Path) -> str:
     """The whole page from the fixtures, as main() would build it (provenance from a fixture dvc.lock)."""
     lock = scratch / "dvc.lock"
     lock.write_text(yaml.safe_dump(DVC_LOCK), encoding="utf-8")
-    context = report.report_context(fixture_outputs(scratch), fixture_results(), fixture_quarantine(), PARAMS,
-                                    report.provenance(PARAMS, lock=lock, cwd=scratch))
-    return report.render(context)
+    context = sections.report_context(fixture_outputs(scratch), fixture_results(), fixture_quarantine(), PARAMS,
+                                      provenance.provenance(PARAMS, lock=lock, cwd=scratch), fixture_tally(),
+                                      inputs.Prices(Path("examples/prices.yaml"), {"A100": 1.5, "H100": 3.0}))
+    return sections.render(context)
 
 
 @pytest.fixture(scope="module")
@@ -267,7 +284,7 @@ def test_page_has_every_section_linked_from_the_contents(page: str) -> None:
 def test_headings_descend_one_level_at_a_time(page: str) -> None:
     levels = outline(page).headings
     assert levels[0] == 1 and levels.count(1) == 1
-    assert all(later - earlier <= 1 for earlier, later in zip(levels, levels[1:]))
+    assert all(later - earlier <= 1 for earlier, later in itertools.pairwise(levels))
 
 
 def test_page_is_self_contained_with_alt_text_on_every_figure(page: str) -> None:
@@ -282,35 +299,65 @@ def test_page_is_self_contained_with_alt_text_on_every_figure(page: str) -> None
 def test_summary_answers_with_top_configuration_best_cluster_and_coverage(page: str,
                                                                            tmp_path: Path) -> None:
     outputs = analysed_outputs(HEADLINE, 60, 0, tmp_path)
-    summary = report.headline_summary(outputs)
+    summary = sections.headline_summary(outputs)
     assert summary is not None
     latest = outputs.ranking[outputs.ranking["round"] == "v3.0"]
     top = latest.loc[latest["round_rank"].idxmin()]
     assert summary["round"] == "v3.0"
-    assert summary["top"][0]["name"] == report.configuration_name(top)
-    assert len(summary["top"]) == report.SUMMARY_TOP
+    assert summary["top"][0]["name"] == formatting.configuration_name(top)
+    assert len(summary["top"]) == sections.SUMMARY_TOP
     assert summary["best"]["cluster"] == outputs.rank["best_cluster"]
     assert sum(summary["verdicts"].values()) == summary["n_findings"] == len(findings.CLAIMS)
     summary_html = page[page.index('id="summary"'):page.index('id="findings"')]
-    assert "the latest round it ran in, the best" in summary_html and "The first-ranked cluster is" in summary_html
-    assert report.BEST_MEANS[:40] in summary_html
+    assert "the latest round it ran in, the best" in summary_html
+    best = summary["best"]
+    assert "The most efficient group of hardware is" in summary_html and best["name"] in summary_html
+    assert sections.BEST_MEANS[:40] in summary_html
     assert "4 scored results out of 5 results folders" in summary_html
-    assert "3 quarantined records" in summary_html and 'href="#quarantine"' in summary_html
+    assert ("1 runs the official rules reject" in summary_html and "1 defective or missing files" in summary_html
+            and "2 files where the publication" in summary_html and 'href="#quarantine"' in summary_html)
+    assert "123 code/documentation files of the repository, not inputs" in summary_html
 
 
-def test_quarantine_table_and_counts_by_reason_are_in_the_page(page: str) -> None:
-    coverage = report.coverage_of(fixture_results(), fixture_quarantine())
+def test_the_first_screen_says_how_to_read_it_before_any_method_name(page: str) -> None:
+    first_screen = page[:page.index('id="summary"')]
+    assert all(str(markupsafe.escape(line)) in first_screen for line in sections.HOW_TO_READ)
+    assert "TOPSIS" not in first_screen and "Pareto" not in first_screen
+    summary_html = page[page.index('id="summary"'):page.index('id="findings"')]
+    # a plain label first, the method's name after it
+    assert summary_html.index("best trade-off") < summary_html.index("(non-dominated fronts)") < summary_html.index(
+        "(TOPSIS)")
+
+
+@pytest.mark.parametrize(("reason", "kind"), [
+    (RULES_REASON, "rules"),
+    ("result log is empty (0 bytes): counted as a non-converged run", "defective"),
+    ("results folder holds no result logs (the published logs are absent): not scored", "defective"),
+    ("system description has no results folder: nothing to score", "layout"),
+    ("result log sits in the system folder, not in a benchmark folder: benchmark taken from its "
+     "submission_benchmark line (bert)", "layout"),
+    ("hidden or temporary file (such as one left by an interrupted copy): not an input, ignored", "defective"),
+])
+def test_quarantine_reasons_are_split_by_what_they_mean(reason: str, kind: str) -> None:
+    assert sections.quarantine_kind(reason) == kind
+
+
+def test_quarantine_table_and_counts_by_kind_and_reason_are_in_the_page(page: str) -> None:
+    coverage = sections.coverage_of(fixture_results(), fixture_quarantine(), fixture_tally())
     assert coverage["quarantine_by_reason"][0] == {
         "reason": "system description has no results folder: nothing to score", "count": 2}
+    split = coverage["quarantine"]
+    assert [(kind["key"], kind["count"]) for kind in split["kinds"]] == [("rules", 1), ("layout", 2), ("defective", 1)]
+    assert split["total"] == sum(kind["count"] for kind in split["kinds"]) == 4 and split["repository_files"] == 123
     assert (coverage["results"], coverage["submitters"], coverage["systems"]) == (4, 2, 3)  # scored only
     start = page.index('<details id="quarantine">')
     details = page[start:page.index("</details>", start)]
-    assert details.count("<tr>") == 1 + 3  # header and one row per record
+    assert details.count("<tr>") == 1 + 4  # header and one row per record, none per repository file
 
 
 def test_ranking_table_shows_all_rows_of_the_headline_and_the_best_of_others(page: str, tmp_path: Path) -> None:
     ranking = analysed_outputs(OTHER, 40, 1, tmp_path).ranking
-    table = report.ranking_table(ranking, limit=10)
+    table = tables.ranking_table(ranking, limit=10)
     assert (table["shown"], table["total"]) == (10, 40)
     assert [cell["text"] for cell in table["rows"][0]][:1] == ["1"]
     assert table["rows"][0][0]["sort"] == "1"
@@ -320,23 +367,55 @@ def test_ranking_table_shows_all_rows_of_the_headline_and_the_best_of_others(pag
 
 def test_sort_keys_are_numbers_and_blank_when_missing() -> None:
     frame = pd.DataFrame({"round": ["v0.7", "v10.0"], "scaling_efficiency": [np.nan, 0.5]})
-    columns = [column for column in report.RANKING_COLUMNS if column.name in frame]
-    rows = report.table_rows(frame, columns)
+    columns = [column for column in tables.RANKING_COLUMNS if column.name in frame]
+    rows = formatting.table(frame, columns)["rows"]
     assert [row[0]["text"] for row in rows] == ["v0.7", "v10.0"]
     assert float(rows[0][0]["sort"]) < float(rows[1][0]["sort"])  # by version, not as text
     assert rows[0][1] == {"text": "", "sort": ""} and rows[1][1] == {"text": "0.50", "sort": "0.5"}
 
 
-@pytest.mark.parametrize(("value", "text"), [(4320.0, "4,320"), (13.47, "13.5"), (1.8, "1.80"), (0.35816, "0.358"),
-                                             (8.0, "8"), (np.nan, ""), (None, ""), ("H100", "H100")])
-def test_readable_numbers(value: Any, text: str) -> None:
-    assert report.readable(value) == text
+@pytest.mark.parametrize(("value", "style", "text"), [
+    (4320.0, "readable", "4,320"), (13.47, "readable", "13.5"), (1.8, "readable", "1.80"),
+    (0.35816, "readable", "0.358"), (8.0, "readable", "8"), (np.nan, "readable", ""), (None, "ratio", ""),
+    ("H100", "readable", "H100"), (True, "readable", "yes"), (0.8149, "ratio", "0.81"), (0.12345, "score", "0.123"),
+    (2022.0, "year", "2022"), (1234.5, "money", "1,234.50")])
+def test_one_number_formatter_for_the_page(value: Any, style: formatting.Style, text: str) -> None:
+    assert formatting.number(value, style) == text
 
 
-def _findings(*tested: dict[str, Any]) -> dict[str, report.Finding]:
-    outputs = report.BenchmarkOutputs("resnet", {"status": "ok", "findings": list(tested)}, pd.DataFrame(), {}, {},
-                                      pd.DataFrame(), None)
-    return {finding.key: finding for finding in report.findings_of(outputs)}
+def test_cost_per_run_is_accelerator_hours_times_the_price_and_blank_without_one() -> None:
+    latest = pd.DataFrame({"round": "v3.0", "submitter": ["Acme", "Globex", "Initech"], "system": ["a", "b", "c"],
+                           "round_rank": [1, 2, 3], "accelerator_family": ["H100", "A100", "TPU-v4"],
+                           "accelerator_count": [8, 16, 4], "time_to_train_min": [30.0, 45.0, 90.0],
+                           "accelerator_hours": [4.0, 12.0, 6.0]})
+    cost = tables.cost_table(latest, inputs.Prices(Path("mine.yaml"), {"H100": 3.0, "A100": 1.5}))
+    assert [[cell["text"] for cell in row][-2:] for row in cost["rows"]] == [["3.00", "12.00"], ["1.50", "18.00"],
+                                                                             ["", ""]]
+    assert cost["cheapest"] == {"name": "v3.0 Acme a", "hardware": "8 × H100", "cost": "12.00"}
+    assert cost["unpriced"] == ["TPU-v4"] and cost["priced"] == 2
+
+
+def test_a_price_file_with_an_unknown_family_is_an_error_listing_the_known_ones(tmp_path: Path) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("h100: 3.0\nH10O: 2.0\n", encoding="utf-8")
+    with pytest.raises(ParamsError, match=r"unknown accelerator families: H10O; known families: .*H100"):
+        inputs.load_price_table(prices)
+    prices.write_text("h100: 3.0\ntpu-V4: 2.0\n", encoding="utf-8")
+    assert inputs.load_price_table(prices).per_hour == {"H100": 3.0, "TPU-v4": 2.0}  # the catalogue's spelling
+    assert inputs.load_price_table(None) is None
+
+
+def test_the_example_prices_are_labelled_illustrative(page: str) -> None:
+    section = page[page.index(f'id="{HEADLINE}-cost"'):]
+    section = section[:section.index("</table>")]
+    assert "Illustrative prices from <code>examples/prices.yaml</code>" in section
+    assert "accelerator-hours × price per accelerator-hour" in section
+
+
+def _findings(*tested: dict[str, Any]) -> dict[str, sections.Finding]:
+    outputs = inputs.BenchmarkOutputs("resnet", {"status": "ok", "findings": list(tested)}, pd.DataFrame(), {}, {},
+                                      pd.DataFrame())
+    return {finding.key: finding for finding in sections.findings_of(outputs)}
 
 
 def test_findings_show_the_rank_stage_verdicts_and_untested_ones_are_inconclusive() -> None:
@@ -348,47 +427,47 @@ def test_findings_show_the_rank_stage_verdicts_and_untested_ones_are_inconclusiv
         "supported", "median within-series efficiency 0.81")
     assert found["host"].verdict == findings.CONTRADICTED
     assert found["moderate"].verdict == findings.INCONCLUSIVE and found["moderate"].test == "not run"
-    assert report.verdict_counts(list(found.values())) == {"supported": 1, "contradicted": 1, "inconclusive": 5}
+    assert sections.verdict_counts(list(found.values())) == {"supported": 1, "contradicted": 1, "inconclusive": 5}
 
 
 def test_findings_section_states_verdicts_for_every_benchmark(page: str) -> None:
     matrix = page[page.index('<table class="matrix">'):]
     matrix = matrix[:matrix.index("</table>")]
     assert matrix.count('<th scope="row"><a href=') == 2  # the skipped benchmark has no verdicts
-    assert len(re.findall(r"supported|contradicted|inconclusive", matrix)) >= 2 * len(report.FINDING_CLAIMS)
+    assert len(re.findall(r"supported|contradicted|inconclusive", matrix)) >= 2 * len(sections.FINDING_CLAIMS)
     assert "confirmed" not in page
 
 
 def test_input_hashes_come_from_the_fetch_and_ingest_stages(tmp_path: Path) -> None:
     lock = tmp_path / "dvc.lock"
     lock.write_text(yaml.safe_dump(DVC_LOCK), encoding="utf-8")
-    rows = report.input_hashes(lock)
+    rows = provenance.input_hashes(lock)
     assert [(row["stage"], row["kind"], row["path"]) for row in rows] == [
         ("fetch", "dep", "../shared/mlperf"), ("fetch", "out", "data/raw"), ("ingest", "dep", "data/raw"),
         ("ingest", "out", "data/interim/quarantine.csv")]
     assert rows[0]["md5"] == "625dc9c9cca63ee7ef0aa7c7bf3c1785.dir" and rows[0]["nfiles"] == "12"
-    assert report.input_hashes(tmp_path / "missing.lock") == []
+    assert provenance.input_hashes(tmp_path / "missing.lock") == []
 
 
 def test_git_revision_is_unknown_outside_a_checkout(tmp_path: Path) -> None:
-    assert report.git_revision(tmp_path) == {"revision": "unknown", "dirty": False}
-    here = report.git_revision(Path(__file__).parent)["revision"]
+    assert provenance.git_revision(tmp_path) == {"revision": "unknown", "dirty": False}
+    here = provenance.git_revision(Path(__file__).parent)["revision"]
     assert here == "unknown" or re.fullmatch(r"[0-9a-f]{40}", here)
 
 
 def test_provenance_renders_revision_hashes_and_params(page: str) -> None:
-    provenance = page[page.index('id="provenance"'):]
-    assert "unknown" in provenance and "8fd54aec2896ff4dab2357b3f6e41f5f.dir" in provenance
-    assert "0" * 32 not in provenance  # the features stage is not an input
+    shown = page[page.index('id="provenance"'):]
+    assert "unknown" in shown and "8fd54aec2896ff4dab2357b3f6e41f5f.dir" in shown
+    assert "0" * 32 not in shown  # the features stage is not an input
     for name in PARAMS:
-        assert f"<code>{name}</code>" in provenance
-    assert "k_range: [2, 5]" in provenance
+        assert f"<code>{name}</code>" in shown
+    assert "k_range: [2, 5]" in shown
 
 
 def test_cluster_medians_are_standardised_over_all_configurations() -> None:
     frame = pd.DataFrame({"cluster": [0, 0, 1, 1], "accelerator_count": [1.0, 1.0, 100.0, 100.0],
                           "scaling_efficiency": [1.0, 1.0, 0.5, 0.5]})
-    raw, standardised = report.cluster_medians(frame, ["accelerator_count", "scaling_efficiency"])
+    raw, standardised = figures.cluster_medians(frame, ["accelerator_count", "scaling_efficiency"])
     assert raw.loc[1, "accelerator_count"] == 100.0
     # log10 counts 0 and 2: mean 1, sample s.d. 1.155, so the clusters sit at -0.87 and +0.87.
     assert standardised.loc[0, "accelerator_count"] == pytest.approx(-np.sqrt(3) / 2)
@@ -399,7 +478,7 @@ def test_best_time_by_family_keeps_the_best_per_round_of_the_most_submitted_fami
     frame = pd.DataFrame({"accelerator_family": ["A100", "A100", "A100", "H100", "TPU-v4"],
                           "round": ["v1.0", "v1.0", "v2.0", "v2.0", "v1.0"],
                           "time_to_train_min": [10.0, 7.0, 5.0, 2.0, 9.0]})
-    best = report.best_time_by_family(frame, families=2)
+    best = figures.best_time_by_family(frame, families=2)
     assert best[["accelerator_family", "round", "time_to_train_min"]].astype(object).values.tolist() == [
         ["A100", "v1.0", 7.0], ["A100", "v2.0", 5.0], ["H100", "v2.0", 2.0]]
 
@@ -407,16 +486,23 @@ def test_best_time_by_family_keeps_the_best_per_round_of_the_most_submitted_fami
 def test_spaced_labels_skips_points_that_would_overlap() -> None:
     x = np.array([1.0, 1.01, 10.0, 100.0])
     y = np.array([100.0, 99.0, 10.0, 1.0])
-    assert report.spaced_labels(x, y) == [0, 2, 3]
+    assert figures.spaced_labels(x, y) == [0, 2, 3]
 
 
-def test_embedded_figures_are_palette_pngs_with_their_size(tmp_path: Path) -> None:
-    figure, axis = report.plots.plt.subplots(figsize=(2, 1))
-    axis.plot([0, 1], [0, 1])
-    png = report.plots.png_bytes(figure)
-    embedded = report.embed(png, "a line", "caption")
-    image = Image.open(io.BytesIO(base64.b64decode(embedded.data)))
-    assert image.mode == "P" and (embedded.width, embedded.height) == image.size == (220, 110)
+def test_figures_are_embedded_as_the_file_bytes_with_their_size() -> None:
+    png = decide.message_figure("a stage's figure")
+    embedded = figures.embed(png, "a message", "caption")
+    assert base64.b64decode(embedded.data) == png  # nothing decoded, recompressed or re-encoded
+    assert (embedded.width, embedded.height) == tuple(int.from_bytes(png[i:i + 4], "big") for i in (16, 20))
+    with pytest.raises(ValueError, match="not a PNG"):
+        figures.embed(b"GIF89a", "", "")
+
+
+def test_an_analysed_benchmark_without_its_figure_files_is_an_error_naming_the_stage(tmp_path: Path) -> None:
+    outputs = analysed_outputs(OTHER, 40, 1, tmp_path)
+    without = dataclasses.replace(outputs, figures={k: v for k, v in outputs.figures.items() if k != "pareto"})
+    with pytest.raises(ContractError, match=r"bert: no figure file for pareto .*dvc repro figures"):
+        sections.benchmark_figures(without)
 
 
 def test_main_writes_the_page_and_combined_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -426,20 +512,22 @@ def test_main_writes_the_page_and_combined_outputs(tmp_path: Path, monkeypatch: 
         write_csv(item.ranking, tmp_path / paths.ranking_csv(item.benchmark))
         write_json({"benchmark": item.benchmark, **item.clusters}, tmp_path / paths.clusters_json(item.benchmark))
         write_json({"benchmark": item.benchmark, **item.importance}, tmp_path / paths.importance_json(item.benchmark))
-        if item.k_selection_png is not None:
-            (tmp_path / paths.k_selection_figure(item.benchmark)).write_bytes(item.k_selection_png)
+        if "k_selection" in item.figures:
+            (tmp_path / paths.k_selection_figure(item.benchmark)).write_bytes(item.figures["k_selection"])
         write_parquet(item.clustered, tmp_path / paths.clusters_table(item.benchmark))
     write_json(DECIDE_SUMMARY, tmp_path / paths.decide_json(HEADLINE))
     for name, png in decide_figures().items():
         (tmp_path / paths.decide_figure(HEADLINE, decide.figure_name(name))).write_bytes(png)
     write_json({"benchmark": OTHER, "status": "skipped", "reason": SKIP_REASON, "efficiency_floor": 0.7,
                 "interval": 0.9}, tmp_path / paths.decide_json(OTHER))
-    write_parquet(fixture_results(), tmp_path / report.RESULTS)
-    write_csv(fixture_quarantine(), tmp_path / report.QUARANTINE)
+    write_parquet(fixture_results(), tmp_path / inputs.RESULTS)
+    write_csv(fixture_quarantine(), tmp_path / inputs.QUARANTINE)
+    write_csv(fixture_tally(), tmp_path / inputs.TALLY)
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(PARAMS), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
 
-    report.main()
+    figures_stage.main([])
+    report_stage.main([])
 
     ranking = pd.read_csv("reports/ranking.csv")
     assert ranking.groupby("benchmark").size().to_dict() == {HEADLINE: 60, OTHER: 40}
@@ -449,10 +537,17 @@ def test_main_writes_the_page_and_combined_outputs(tmp_path: Path, monkeypatch: 
     assert all(not isinstance(value, (list, dict)) for values in metrics.values()
                for key, value in values.items() if key != "decide")
     assert metrics[HEADLINE]["decide"] == DECIDE_METRICS
-    assert metrics[OTHER]["decide"] == {"status": "skipped", "backtest_n": 0} and metrics[SKIPPED]["decide"] == {"status": "missing"}
+    assert metrics[OTHER]["decide"] == {"status": "skipped", "backtest_n": 0}
+    assert metrics[SKIPPED]["decide"] == {"status": "missing"}
     assert set(json.loads(Path("reports/importance.json").read_text())) == {HEADLINE, OTHER, SKIPPED}
     page_html = Path("reports/index.html").read_text(encoding="utf-8")
     assert "dvc.lock not found" in page_html and page_html.count("<img ") == 14 + len(decide.FIGURES)
+    assert sorted(path.name for path in Path("reports/figures", HEADLINE).iterdir()) == [
+        "best_time.png", "efficiency.png", "heatmap.png", "importance.png", "pareto.png", "scaling.png"]
+    assert not Path("reports/figures", SKIPPED).exists()
+    embedded = re.findall(r'src="data:image/png;base64,([^"]+)"', page_html)
+    assert base64.b64encode(Path("reports/figures", HEADLINE, "scaling.png").read_bytes()).decode() in embedded
+    assert "Cost per training run" not in page_html  # report.prices is absent
     assert f"No scaling model for {OTHER}: {SKIP_REASON}" in page_html
 
 

@@ -326,14 +326,17 @@ def test_files_that_are_no_input_are_listed(make_archive) -> None:
         "Acme/results/box/resnet/notes.md": "not an input, ignored",
         "Acme/results/box/resnet/.!123!result_4.txt": "hidden or temporary file",
         "Acme/results/result_3.txt": "result log is not at",
-        "README.md": "not an input, ignored",
     }
+    # The repository around the inputs: counted in the tally, not listed.
+    repository = ["README.md", "Acme/benchmarks/resnet/implementations/train.py", "Acme/LICENSE"]
     nested = "Acme/results/box/resnet/bert/result_0.txt"
-    files.update(dict.fromkeys([*extra, nested], run_log(2)))
+    files.update(dict.fromkeys([*extra, *repository, nested], run_log(2)))
     tables = ingest_checked([make_archive(files)])
     for path, reason in extra.items():
         assert reason in reasons_for(tables, path)[0]
     assert tables.tally.iloc[0]["other_files"] == len(extra)
+    assert tables.tally.iloc[0]["repository_files"] == len(repository)
+    assert not tables.quarantine["path"].isin(repository).any()
     assert "result log is nested below a benchmark folder" in reasons_for(tables, nested)[0]
     assert reasons_for(tables, "Acme/results/box/resnet/bert/")[0].startswith("unknown benchmark")
     assert tables.results.set_index("benchmark").loc["resnet", "time_to_train_min"] == pytest.approx(12.0)

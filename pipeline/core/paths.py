@@ -5,14 +5,15 @@ own folder, one file per benchmark where the stage works per benchmark, so dvc.y
 stage and a benchmark added to `analysis.benchmarks` needs no new stage.
 
     data/raw/                       fetch: one archive or folder per round
-    data/interim/                   ingest: systems, runs, results (Parquet) and quarantine.csv
+    data/interim/                   ingest: systems, runs, results (Parquet), quarantine.csv and tally.csv
     data/processed/                 features: configurations.parquet, feature_notes.csv
     data/processed/backtest.parquet backtest: forward-chaining forecasts of every benchmark
     data/processed/clusters/        cluster: <benchmark>.parquet, the configurations with their cluster
-    reports/importance/             importance: <benchmark>.json, <benchmark>.png
+    reports/importance/             importance: <benchmark>.json
     reports/clusters/               cluster: <benchmark>.json, <benchmark>.png (choice of k)
     reports/rank/                   rank: <benchmark>.json, <benchmark>.csv (the ranking)
     reports/decide/                 decide: <benchmark>.json, <benchmark>.<figure>.png
+    reports/figures/                figures: <benchmark>/<figure>.png, the page's figures
     reports/index.html ...          report: the page, metrics.json, ranking.csv, importance.json
 """
 from __future__ import annotations
@@ -27,6 +28,7 @@ SYSTEMS = INTERIM / "systems.parquet"
 RUNS = INTERIM / "runs.parquet"
 RESULTS = INTERIM / "results.parquet"
 QUARANTINE = INTERIM / "quarantine.csv"
+TALLY = INTERIM / "tally.csv"
 
 PROCESSED = Path("data/processed")
 CONFIGURATIONS = PROCESSED / "configurations.parquet"
@@ -39,6 +41,7 @@ IMPORTANCE = REPORTS / "importance"
 CLUSTERS = REPORTS / "clusters"
 RANK = REPORTS / "rank"
 DECIDE = REPORTS / "decide"
+FIGURES = REPORTS / "figures"
 INDEX = REPORTS / "index.html"
 METRICS = REPORTS / "metrics.json"
 RANKING = REPORTS / "ranking.csv"
@@ -47,10 +50,6 @@ IMPORTANCE_SUMMARY = REPORTS / "importance.json"
 
 def importance_json(benchmark: str) -> Path:
     return IMPORTANCE / f"{benchmark}.json"
-
-
-def importance_figure(benchmark: str) -> Path:
-    return IMPORTANCE / f"{benchmark}.png"
 
 
 def clusters_table(benchmark: str) -> Path:

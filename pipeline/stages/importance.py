@@ -3,8 +3,8 @@
     python -m pipeline.stages.importance
 
 For every benchmark of params `analysis.benchmarks`, the in-scope configurations go through
-`pipeline.analysis.importance.analyse` (params `importance`); it writes reports/importance/<benchmark>.json and
-the figure <benchmark>.png beside it.
+`pipeline.analysis.importance.analyse` (params `importance`); it writes reports/importance/<benchmark>.json (the
+figures stage draws it for the page).
 """
 from __future__ import annotations
 
@@ -32,7 +32,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         report = {"benchmark": benchmark, **importance.analyse(frame, settings.importance.model_dump(),
                                                                settings.analysis.min_configurations)}
         write_json(report, paths.importance_json(benchmark))
-        importance.plot_importance(report, benchmark, paths.importance_figure(benchmark))
         verdict = report.get("gate", {}).get("message", report.get("reason"))
         print(f"{benchmark}: {report['status']}, {verdict}; selected {report['selected_features']}")
         if report["status"] == "skipped":

@@ -4,7 +4,10 @@
 
 Each SOURCE is a round as MLCommons publishes it, `training_results_vX.Y.tar.gz` or a folder (or fresh clone)
 `training_results_vX.Y/`; the round is read from the name. DIR receives `systems.parquet`, `runs.parquet`,
-`results.parquet` and `quarantine.csv` (columns documented in `pipeline.core.schemas`). A run log is any
+`results.parquet` and `quarantine.csv` (columns documented in `pipeline.core.schemas`), and `tally.csv`, the file
+accounting it prints per round (see `format_tally`): the code and documentation files of a clone, outside every
+`<submitter>/systems/` and `<submitter>/results/`, are counted there as `repository_files` and not listed in the
+quarantine. A run log is any
 `result_*.txt` of a benchmark folder, as the official summarizer reads them, and its run id the text after
 `result_`. A system description is JSON, or v0.6's `key: {json}` line form (`pipeline.mlperf.legacy_description`).
 
@@ -48,6 +51,11 @@ RESERVED_COLUMNS = KEY_COLUMNS + ("path", "ingest_note")
 # Raw description fields that would collide with our own columns keep their value under this prefix.
 COLLIDING_FIELD_PREFIX = "desc_"
 SYSTEM_QUARANTINED = "system_quarantined"
+# Files of the repository around the inputs (a clone's benchmark code and docs: tens of thousands in a full clone),
+# counted in the tally under this key and not listed one by one in the quarantine list.
+REPOSITORY_FILE = "repository"
+# Where the rules put a submitter's inputs: <submitter>/systems/ and <submitter>/results/.
+INPUT_FOLDERS = ("systems", "results")
 UNKNOWN_BENCHMARK = "unknown"
 # The repair of malformed JSON steps over strings (an opening quote, then STRING_REST), so that a comment or a
 # comma is removed only outside them: that is what makes the repair certain.
@@ -154,8 +162,20 @@ def _read_member(member: Member, tables: RoundTables) -> None:
         if math.isnan(factor):
             tables.quarantined(member.path, "scaling.json has no positive numeric scaling_factor: "
                                "the result is not scored")
+    elif is_repository_file(member.path):
+        tables.files[REPOSITORY_FILE] += 1
     else:
         tables.quarantined(member.path, _not_an_input(member.path))
+
+
+def is_repository_file(path: str) -> bool:
+    """A file outside every <submitter>/systems/ and <submitter>/results/ folder (code, docs, licences), unless
+    its name says it could be a misplaced input (a result log) or a leftover of an interrupted copy (hidden):
+    those stay in the quarantine list, one row each."""
+    parts = PurePosixPath(path).parts
+    name = parts[-1] if parts else ""
+    outside = len(parts) < 3 or parts[1] not in INPUT_FOLDERS
+    return outside and not name.startswith(".") and not LOG_NAME.fullmatch(name)
 
 
 def _read_refused(member: Member, kind: Kind, parts: dict[str, str], tables: RoundTables) -> None:
@@ -578,7 +598,8 @@ def _tally(per_round: Sequence[RoundTables], systems: pd.DataFrame, runs: pd.Dat
             "systems_quarantined": tables.files[SYSTEM_QUARANTINED],
             "results": int((results["round"] == round_).sum()),
             "scored": int(results.loc[results["round"] == round_, "time_to_train_min"].notna().sum()),
-            "other_files": tables.files[Kind.OTHER.value],
+            "other_files": tables.files[Kind.OTHER.value] - tables.files[REPOSITORY_FILE],
+            "repository_files": tables.files[REPOSITORY_FILE],
             "quarantined": int((quarantine["round"] == round_).sum()),
         })
     return pd.DataFrame(rows)
@@ -589,16 +610,18 @@ def write_outputs(tables: IngestTables, out: Path) -> None:
     write_parquet(tables.runs, out / "runs.parquet")
     write_parquet(tables.results, out / "results.parquet")
     write_csv(tables.quarantine, out / "quarantine.csv")
+    write_csv(tables.tally, out / "tally.csv")
 
 
 def format_tally(tally: pd.DataFrame) -> str:
-    lines = ["round   logs = runs   systems json = parsed + quarantined   results (scored)   other files"]
+    lines = ["round   logs = runs   systems json = parsed + quarantined   results (scored)   other files   "
+             "repository files (code/docs, not inputs)"]
     for row in tally.itertuples(index=False):
         ok = "ok" if row.log_files == row.runs and row.system_files == row.systems + row.systems_quarantined \
             else "MISMATCH"
         lines.append(f"{row.round:<7} {row.log_files:>5} = {row.runs:<5}  {row.system_files:>5} = {row.systems:>4} + "
                      f"{row.systems_quarantined:<4} {ok:>14}   {row.results:>6} ({row.scored:>5})   "
-                     f"{row.other_files:>6}")
+                     f"{row.other_files:>6}        {row.repository_files:>6}")
     return "\n".join(lines)
 
 

@@ -1,0 +1,105 @@
+"""Loading what the stages wrote: per benchmark the importance, cluster, rank and decide outputs with their
+figure files (PNG bytes as written), and the ingest's results, quarantine list and tally; the user's price table.
+
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from pipeline.analysis import decide
+from pipeline.core.errors import ParamsError
+from pipeline.core import paths
+from pipeline.core.artifacts import read_artifact
+from pipeline.mlperf.hardware import ACCELERATOR_FAMILIES
+from pipeline.commands.recommend import load_prices
+from pipeline.report.figures import FIGURES_DIR
+
+REPORTS, RESULTS, QUARANTINE, TALLY = paths.REPORTS, paths.RESULTS, paths.QUARANTINE, paths.TALLY
+DVC_LOCK = Path("dvc.lock")
+# The one price file the project ships: made-up numbers, so the page labels its costs as illustrative.
+EXAMPLE_PRICES = Path("examples/prices.yaml")
+# The figure of a benchmark the cluster stage writes beside its JSON (file name -> the key the template places it
+# by); the figures stage writes the others into FIGURES_DIR/<benchmark>/<key>.png. The importance stage's own
+# importance.png is not shown: its legend covers the bars and it names features by column; the figures stage
+# draws the one the page shows from importance.json.
+STAGE_FIGURES = {"k_selection": paths.k_selection_figure}
+
+
+@dataclass(frozen=True)
+class BenchmarkOutputs:
+    """What the importance, cluster, rank and decide stages wrote for one benchmark."""
+    benchmark: str
+    rank: dict[str, Any]
+    ranking: pd.DataFrame
+    clusters: dict[str, Any]
+    importance: dict[str, Any]
+    clustered: pd.DataFrame
+    # PNG bytes of the stages' figures, by FIGURE_FILES key; a figure a stage did not write is absent.
+    figures: dict[str, bytes] = field(default_factory=dict)
+    # What the decide stage's fragment renders (decide.report_section); None: leave the fragment out.
+    decide: dict[str, Any] | None = None
+    # The decide stage's scalar metrics (decide.metrics_of), for reports/metrics.json.
+    decide_metrics: dict[str, Any] | None = None
+
+    @property
+    def analysed(self) -> bool:
+        return self.rank.get("status") == "ok"
+
+
+@dataclass(frozen=True)
+class Prices:
+    """A price table (accelerator family -> price per accelerator-hour) and where it came from."""
+    path: Path
+    per_hour: dict[str, float]
+
+    @property
+    def illustrative(self) -> bool:
+        return self.path.resolve() == EXAMPLE_PRICES.resolve()
+
+
+def load_benchmark_outputs(benchmark: str) -> BenchmarkOutputs:
+    summary = decide.load_summary(benchmark)  # read once, for the fragment and the metrics
+    return BenchmarkOutputs(
+        benchmark=benchmark, rank=read_artifact("rank", paths.rank_json(benchmark)),
+        ranking=pd.read_csv(paths.ranking_csv(benchmark)),
+        clusters=read_artifact("clusters", paths.clusters_json(benchmark)),
+        importance=read_artifact("importance", paths.importance_json(benchmark)),
+        clustered=pd.read_parquet(paths.clusters_table(benchmark)),
+        figures=figure_files(benchmark),
+        decide=decide.report_section(benchmark, summary), decide_metrics=decide.metrics_of(summary))
+
+
+def figure_files(benchmark: str, figures_dir: Path = FIGURES_DIR) -> dict[str, bytes]:
+    """The PNG bytes of every figure the stages wrote for a benchmark, by key."""
+    files = {key: path_of(benchmark) for key, path_of in STAGE_FIGURES.items()}
+    files.update({path.stem: path for path in sorted((figures_dir / benchmark).glob("*.png"))})
+    return {key: path.read_bytes() for key, path in files.items() if path.is_file()}
+
+
+def load_tally(path: Path = TALLY) -> pd.DataFrame | None:
+    """The ingest's per-round file tally (None when an older ingest wrote none)."""
+    return pd.read_csv(path) if path.is_file() else None
+
+
+def load_price_table(path: str | Path | None) -> Prices | None:
+    """`report.prices` from params: None, or a price YAML whose families are all in the accelerator catalogue
+    (`pipeline.parsers.ACCELERATOR_FAMILIES`), matched without regard to case and stored under the catalogue's
+    spelling.
+
+    An unknown family is an error listing the known ones: a misspelt family would otherwise silently leave its
+    configurations without a cost."""
+    if path is None:
+        return None
+    path = Path(path)
+    known = {family.name.casefold(): family.name for family in ACCELERATOR_FAMILIES}
+    per_hour = load_prices(path)
+    unknown = sorted(family for family in per_hour if family.casefold() not in known)
+    if unknown:
+        raise ParamsError(f"price file {path} (report.prices) names unknown accelerator families: "
+                          f"{', '.join(unknown)}; known families: {', '.join(sorted(known.values()))}")
+    return Prices(path, {known[family.casefold()]: price for family, price in per_hour.items()})

@@ -1,0 +1,59 @@
+"""Where the page comes from: the pipeline code's git tree, the input data's hashes from dvc.lock, the params."""
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pipeline.report.formatting import number
+from pipeline.report.inputs import DVC_LOCK
+
+# The stages whose hashes identify the input data of a report.
+INPUT_STAGES = ("fetch", "ingest")
+
+
+def git_revision(cwd: Path | str = ".") -> dict[str, Any]:
+    """The git tree id of the pipeline's code (`HEAD:pipeline`) and whether it had uncommitted changes.
+
+    The tree, not the commit: committing dvc.lock after a run makes a new commit, and a page naming the commit
+    could then never match the dvc.lock that records it. The tree changes exactly when the code does, which
+    re-runs the stage anyway. "unknown" outside a git checkout.
+    """
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=20,
+                                  check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    revision = git("rev-parse", "HEAD:pipeline")
+    status = git("status", "--porcelain", "--untracked-files=no", "--", "pipeline") if revision else None
+    return {"revision": revision or "unknown", "dirty": bool(status)}
+
+
+def input_hashes(lock: Path, stages: Sequence[str] = INPUT_STAGES) -> list[dict[str, Any]]:
+    """md5 of the deps and outs of the input stages, as DVC recorded them in `dvc.lock` (empty without one)."""
+    if not lock.is_file():
+        return []
+    # libyaml's loader where PyYAML has it: the pure-Python one takes seconds over dvc.lock's thousands of lines.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    recorded = (yaml.load(lock.read_text(encoding="utf-8"), Loader=loader) or {}).get("stages", {})
+    rows = []
+    for stage in stages:
+        for kind in ("deps", "outs"):
+            for entry in recorded.get(stage, {}).get(kind, []):
+                rows.append({"stage": stage, "kind": kind[:-1], "path": str(entry.get("path", "")),
+                             "md5": str(entry.get("md5", "")), "size": number(entry.get("size")),
+                             "nfiles": number(entry.get("nfiles"))})
+    return rows
+
+
+def provenance(params: dict[str, Any], lock: Path = DVC_LOCK, cwd: Path | str = ".") -> dict[str, Any]:
+    return {**git_revision(cwd), "hashes": input_hashes(lock), "lock_found": lock.is_file(),
+            "params": [{"name": name, "yaml": yaml.safe_dump(value, sort_keys=False, default_flow_style=None,
+                                                             width=60).strip()}
+                       for name, value in params.items()]}

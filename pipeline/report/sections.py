@@ -1,0 +1,322 @@
+"""One context per section of the page (summary, findings, each benchmark, data and quarantine, cost), the page's
+context as a whole, and its rendering.
+
+Names this module takes from stage modules (the lead moves them into analysis modules): rank.latest_round_ranking.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+import pandas as pd
+
+from pipeline.analysis import findings
+from pipeline.mlperf.catalogue import BY_ID
+from pipeline.core.errors import ContractError
+from pipeline.analysis.ranking import latest_round_ranking
+from pipeline.report.figures import Figure, embed
+from pipeline.report.formatting import FEATURE_LABELS, cluster_colour, number, round_order
+from pipeline.report.inputs import BenchmarkOutputs, Prices
+from pipeline.report.tables import (
+    LATEST_ROWS,
+    all_rounds_view,
+    cluster_profile_rows,
+    cost_table,
+    counts,
+    families_by_count,
+    importance_rows,
+    ranking_rows,
+    ranking_table,
+    superlinear_rows,
+)
+
+TEMPLATE = "report.html.j2"
+# Other benchmarks show their best configurations only; reports/ranking.csv has every row.
+OTHER_RANKING_ROWS = 50
+SUMMARY_TOP = 5
+# The method's names come after what they mean to a buyer, here and in the template.
+BEST_MEANS = ("Best means the best trade-off of time and hardware: fastest to train with the fewest "
+              "accelerator-hours. No configuration is placed above one that is at least as fast with at most as "
+              "many accelerator-hours (non-dominated fronts); within a front, the one closest to the ideal of both "
+              "comes first (TOPSIS).")
+HOW_TO_READ = ("How to read this: each row is one published system trained to MLPerf's quality target; time to "
+               "train is how long you wait, accelerator-hours (accelerators × hours) is the hardware you pay for.",
+               "Lower is better on both; the ranking never puts a configuration above one that beats it on both, "
+               "and the groups (clusters) are named by their hardware.")
+
+# The quarantine list by what it means to a reader, in this order: key, short label, label in a sentence, and the
+# phrases of ingest's reasons that make a record of that kind (the first match wins; any other reason is a
+# defective or missing file).
+QUARANTINE_KINDS = (
+    ("rules", "Runs the official rules reject",
+     "runs the official rules reject (counted as not converged, as MLCommons counts them)",
+     ("official checker's logging rules",)),
+    ("layout", "Unusual folder layout",
+     "files where the publication's folder layout is unusual, read as the official tools read them",
+     ("sits in the system folder", "nested below a benchmark folder", "has no results folder",
+      "no usable system description", "unknown benchmark", "more than once")),
+    ("defective", "Defective or missing files",
+     "defective or missing files (empty or cut-off logs, unreadable descriptions, absent logs)", ()),
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding of the published study as tested by pipeline.findings (rank.json's `findings`)."""
+    key: str
+    claim: str
+    verdict: str  # findings.SUPPORTED, CONTRADICTED or INCONCLUSIVE
+    test: str
+    evidence: str
+
+    @property
+    def verdict_text(self) -> str:
+        return self.verdict
+
+
+# The published study's findings, as short table headers and claims (tested in pipeline.findings).
+FINDING_CLAIMS = findings.CLAIMS
+
+
+# ----------------------------------------------------------------------------------------------------- findings
+
+def best_profile(outputs: BenchmarkOutputs) -> dict[str, Any] | None:
+    return next((p for p in outputs.clusters.get("profiles", []) if p["cluster"] == outputs.rank.get("best_cluster")),
+                None)
+
+
+def findings_of(outputs: BenchmarkOutputs) -> list[Finding]:
+    """The published study's findings as the rank stage tested them, in the order of `FINDING_CLAIMS`; one the
+    rank stage did not test reads as inconclusive."""
+    tested = {item["key"]: item for item in outputs.rank.get("findings", [])}
+    return [Finding(key, claim, tested[key]["verdict"], tested[key]["test"], tested[key]["evidence"])
+            if key in tested else Finding(key, claim, findings.INCONCLUSIVE, "not run", "not tested by the rank stage")
+            for key, (_, claim) in FINDING_CLAIMS.items()]
+
+
+def verdict_counts(found: Sequence[Finding]) -> dict[str, int]:
+    return {verdict: sum(item.verdict == verdict for item in found)
+            for verdict in (findings.SUPPORTED, findings.CONTRADICTED, findings.INCONCLUSIVE)}
+
+
+def efficiency_bands(outputs: BenchmarkOutputs) -> list[dict[str, Any]]:
+    """The sublinear finding's within-series efficiency by accelerator-count band (rank.json)."""
+    return next((item.get("bands", []) for item in outputs.rank.get("findings", []) if item["key"] == "sublinear"),
+                [])
+
+
+def findings_matrix(sections: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Every analysed benchmark against every finding: a verdict and its evidence per cell."""
+    analysed = [s for s in sections if s["analysed"]]
+    rows = [{"id": s["id"], "model": s["model"], "findings": s["findings"]} for s in analysed]
+    totals = [{verdict: sum(r["findings"][i].verdict == verdict for r in rows)
+               for verdict in (findings.SUPPORTED, findings.CONTRADICTED, findings.INCONCLUSIVE)}
+              for i in range(len(FINDING_CLAIMS))]
+    return {"claims": [short for short, _ in FINDING_CLAIMS.values()], "rows": rows, "totals": totals}
+
+
+# ---------------------------------------------------------------------------------------------- a benchmark
+
+def benchmark_title(benchmark: str) -> dict[str, str]:
+    entry = BY_ID.get(benchmark)
+    if entry is None:
+        return {"id": benchmark, "model": benchmark, "task": "", "dataset": "", "quality_target": ""}
+    return {"id": benchmark, "model": entry.model, "task": entry.task, "dataset": entry.dataset,
+            "quality_target": entry.quality_target}
+
+
+def scope_of(clustered: pd.DataFrame) -> dict[str, Any]:
+    rounds = sorted(clustered["round"].unique(), key=round_order)
+    return {"rounds": rounds, "round_range": f"{rounds[0]} to {rounds[-1]}" if rounds else "none",
+            "results": len(clustered), "submitters": int(clustered["submitter"].nunique()),
+            "systems": int(clustered[["submitter", "system"]].drop_duplicates().shape[0]),
+            "families": int(clustered["accelerator_family"].nunique())}
+
+
+def cluster_notes(clusters: dict[str, Any]) -> dict[str, Any]:
+    """What the page says about how the clusters were made: inputs and where they came from, the dropped
+    candidates with the reason, the k verdict and the clusters too small to read much into."""
+    verdict = clusters.get("k_verdict") or {}
+    return {
+        "features": [FEATURE_LABELS.get(f, f) for f in clusters.get("features", [])],
+        "from_importance": clusters.get("feature_source") == "importance",
+        "dropped": [{"feature": FEATURE_LABELS.get(d["feature"], d["feature"]), "reason": d["reason"]}
+                    for d in clusters.get("dropped_features", [])],
+        "ordered_by": FEATURE_LABELS.get(clusters.get("ordered_by", ""), clusters.get("ordered_by")),
+        "k": clusters.get("k"), "k_supported": verdict.get("supported"), "preferred_k": verdict.get("preferred_k"),
+        "k_message": verdict.get("message"), "k_rule": verdict.get("rule"),
+        "small": [p for p in clusters.get("profiles", []) if p.get("small")], "min_size": clusters.get("min_size"),
+    }
+
+
+def benchmark_figures(outputs: BenchmarkOutputs) -> dict[str, Figure]:
+    """The figures the stages wrote for one benchmark, embedded as they are, by name, with their text."""
+    clustered, ranking, model = outputs.clustered, outputs.ranking, benchmark_title(outputs.benchmark)["model"]
+    k_values = [row["k"] for row in outputs.clusters.get("diagnostics", [])]
+    k_range = f"k from {min(k_values)} to {max(k_values)}" if k_values else "each k"
+    text = {
+        "scaling": (
+            f"Log-log scatter plot of time to train in minutes against number of accelerators for "
+            f"{len(clustered)} {model} results, coloured and shaped by cluster, with a dashed line of ideal linear "
+            f"scaling.",
+            "Time to train against accelerators, by cluster. The dashed line is perfect linear scaling of the most "
+            "hardware-efficient result: the further a point sits above it, the more hardware time idled. Counts "
+            "are jittered a little so that results at the same count show."),
+        "efficiency": (
+            f"Scatter plot of scaling efficiency against number of accelerators (log scale) for {model}, by "
+            f"cluster, with a horizontal line at 1 for linear scaling and the median per size band.",
+            "Scaling efficiency within each scaling series (speed-up over the series' smallest member, per added "
+            "accelerator) against accelerators; results alone in their series have none. The black line is the "
+            "median of each power-of-two size band."),
+        "pareto": (
+            f"Log-log scatter plot of time to train against accelerator-hours for {model}; the "
+            f"{int(ranking['pareto'].astype(bool).sum())} results on the Pareto front are highlighted and "
+            f"labelled with their accelerator count and family.",
+            "The best trade-offs of time and hardware (the Pareto front): no other result is both faster and "
+            "cheaper in accelerator-hours than a point on it. Lower left is better."),
+        "best_time": (
+            f"Line chart of the best time to train per round (log scale) over the years for the most-submitted "
+            f"accelerator families of {model}.",
+            "Best time to train per round for the most-submitted accelerator families: hardware and software "
+            "progress over the years."),
+        "importance": (
+            f"Horizontal bar chart of permutation importance of the strongest hardware features for predicting "
+            f"time to train and accelerator-hours of {model}, with whiskers of one standard deviation.",
+            "What explains time to train and accelerator-hours: the R² a gradient-boosted model loses when one "
+            "feature is shuffled, on held-out system families (drawn by the importance stage)."),
+        "heatmap": (
+            f"Heatmap of features by cluster for {model}: colour is the standardised median, the number in each "
+            f"cell the median itself.",
+            "Cluster profiles: each cell is a cluster's median (the number) and how far it sits from all "
+            "configurations in standard deviations (the colour; on log10 for counts, times and sizes)."),
+        "k_selection": (
+            f"Four panels of k-means diagnostics for {model}: inertia, silhouette and Davies-Bouldin index for "
+            f"{k_range}, and a histogram of bootstrap adjusted Rand indices for the chosen k.",
+            f"Choosing k: the chosen k = {outputs.clusters.get('k')} is dashed; the histogram shows how stable the "
+            f"clusters are under bootstrap resampling (1 = identical)."),
+    }
+    expected = {"scaling", "efficiency", "pareto", "best_time", "heatmap"}
+    expected |= {"importance"} if outputs.importance.get("status") == "ok" else set()
+    absent = sorted(expected - set(outputs.figures))
+    if absent:
+        raise ContractError(f"{outputs.benchmark}: no figure file for {', '.join(absent)} in reports/figures/"
+                            f"{outputs.benchmark}/: run `dvc repro figures` (or python -m pipeline.stages.figures)")
+    return {name: embed(outputs.figures[name], *text[name]) for name in text if name in outputs.figures}
+
+
+def benchmark_section(outputs: BenchmarkOutputs, ranking_limit: int | None,
+                      prices: Prices | None = None) -> dict[str, Any]:
+    title = benchmark_title(outputs.benchmark)
+    if not outputs.analysed:
+        reason = outputs.rank.get("reason") or outputs.importance.get("reason") or "no configurations in scope"
+        return {**title, "analysed": False, "reason": reason}
+    latest = latest_round_ranking(outputs.ranking)
+    importance_ok = outputs.importance.get("status") == "ok"
+    return {
+        **title, "analysed": True, "scope": scope_of(outputs.clustered),
+        "top": latest.iloc[0].to_dict(), "metrics": outputs.rank, "decide": outputs.decide,
+        "latest_round": latest.iloc[0]["round"], "latest": ranking_rows(latest.head(LATEST_ROWS)),
+        "n_latest": len(latest), "all_rounds": ranking_rows(all_rounds_view(outputs.ranking)),
+        "superlinear": superlinear_rows(outputs), "bands": efficiency_bands(outputs),
+        "best_profile": best_profile(outputs), "findings": findings_of(outputs),
+        "figures": benchmark_figures(outputs), "clusters": cluster_profile_rows(outputs),
+        "cluster_notes": cluster_notes(outputs.clusters),
+        "ranking": ranking_table(outputs.ranking, ranking_limit),
+        "cost": cost_table(latest, prices) if prices else None,
+        "importance": importance_rows(outputs.importance) if importance_ok else None,
+        "importance_reason": None if importance_ok else outputs.importance.get("reason"),
+        "selected_features": [FEATURE_LABELS.get(f, f) for f in outputs.importance.get("selected_features", [])],
+    }
+
+
+def headline_summary(outputs: BenchmarkOutputs | None, top: int = SUMMARY_TOP) -> dict[str, Any] | None:
+    """The summary card of the headline benchmark: the latest round it ran in, its best configurations there, the
+    first-ranked cluster with its profile name, and how the published findings fared."""
+    if outputs is None or not outputs.analysed:
+        return None
+    best = best_profile(outputs)
+    latest = latest_round_ranking(outputs.ranking)
+    found = findings_of(outputs)
+    return {
+        **benchmark_title(outputs.benchmark), "scope": scope_of(outputs.clustered),
+        "round": latest.iloc[0]["round"], "n_latest": len(latest),
+        "latest_fronts": int(latest["round_front"].max()),
+        "top": ranking_rows(latest.head(top)),
+        "best": best, "best_families": [name for name, _ in families_by_count(best)[:2]] if best else [],
+        "best_colour": cluster_colour(best["cluster"]) if best else None,
+        "pareto_size": outputs.rank.get("pareto_size"),
+        "verdicts": verdict_counts(found), "n_findings": len(found),
+        "supported": [item.claim for item in found if item.verdict == findings.SUPPORTED],
+        "n_superlinear": outputs.rank.get("n_superlinear"),
+    }
+
+
+# ------------------------------------------------------------------------------------------ data and quarantine
+
+def quarantine_kind(reason: str) -> str:
+    """The QUARANTINE_KINDS key of one quarantine reason."""
+    return next((key for key, _, _, phrases in QUARANTINE_KINDS if any(phrase in reason for phrase in phrases)),
+                "defective")
+
+
+def quarantine_summary(quarantine: pd.DataFrame, tally: pd.DataFrame | None) -> dict[str, Any]:
+    """The quarantine list split by what it means (QUARANTINE_KINDS), with the counts by reason within each kind,
+    and the repository's code and documentation files, which ingest counts in its tally but does not list."""
+    kinds = quarantine["reason"].astype(str).map(quarantine_kind)
+    repository = int(tally["repository_files"].sum()) if tally is not None and "repository_files" in tally else 0
+    return {"total": len(quarantine), "repository_files": repository,
+            "kinds": [{"key": key, "short": short, "label": label, "count": int((kinds == key).sum()),
+                       "by_reason": counts(quarantine.loc[kinds == key, "reason"])}
+                      for key, short, label, _ in QUARANTINE_KINDS]}
+
+
+def coverage_of(results: pd.DataFrame, quarantine: pd.DataFrame, tally: pd.DataFrame | None = None) -> dict[str, Any]:
+    """What the ingested data holds, over every round and benchmark."""
+    rounds = sorted(results["round"].unique(), key=round_order)
+    scored = results[results["time_to_train_min"].notna()]
+    unscored = results[results["time_to_train_min"].isna()]
+    return {
+        "rounds": rounds, "round_range": f"{rounds[0]} to {rounds[-1]}" if rounds else "none",
+        "results_folders": len(results), "results": len(scored),
+        "submitters": int(scored["submitter"].nunique()),
+        "systems": int(scored[["submitter", "system"]].drop_duplicates().shape[0]),
+        "unscored_by_reason": counts(unscored["score_note"].fillna("no score")),
+        "quarantined": len(quarantine), "quarantine": quarantine_summary(quarantine, tally),
+        "quarantine_by_reason": counts(quarantine["reason"]),
+        "quarantine_rows": quarantine[["round", "path", "reason"]].astype(str).to_dict(orient="records"),
+    }
+
+
+# ------------------------------------------------------------------------------------------------------- render
+
+def report_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, quarantine: pd.DataFrame,
+                   params: dict[str, Any], provenance_: dict[str, Any], tally: pd.DataFrame | None = None,
+                   prices: Prices | None = None) -> dict[str, Any]:
+    analysis = params["analysis"]
+    headline = analysis.get("benchmark")
+    sections = [benchmark_section(item, None if item.benchmark == headline else OTHER_RANKING_ROWS, prices)
+                for item in outputs]
+    headline_outputs = next((item for item in outputs if item.benchmark == headline), None)
+    return {
+        "headline": headline, "headline_title": benchmark_title(headline) if headline else None,
+        "summary": headline_summary(headline_outputs),
+        "headline_section": next((s for s in sections if s["id"] == headline), None),
+        "sections": sections, "matrix": findings_matrix(sections),
+        "coverage": coverage_of(results, quarantine, tally), "analysis": analysis,
+        "importance_params": params.get("importance", {}), "cluster_params": params.get("cluster", {}),
+        "rank_params": params.get("rank", {}), "provenance": provenance_,
+        "findings_params": params.get("findings", {}), "best_means": BEST_MEANS, "how_to_read": HOW_TO_READ,
+        "other_ranking_rows": OTHER_RANKING_ROWS,
+        "prices": None if prices is None else {"path": str(prices.path), "illustrative": prices.illustrative},
+    }
+
+
+def render(context: dict[str, Any]) -> str:
+    environment = jinja2.Environment(loader=jinja2.PackageLoader("pipeline.report", "templates"),
+                                     autoescape=jinja2.select_autoescape(["html", "j2"]),
+                                     undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    environment.filters["readable"] = number
+    environment.filters["ratio"] = lambda value: number(value, "ratio")
+    return environment.get_template(TEMPLATE).render(**context)

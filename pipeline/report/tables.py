@@ -1,0 +1,186 @@
+"""The page's tables and the stage's table outputs, built with `formatting.table` and `formatting.number`."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from pipeline.report.figures import importance_frame
+from pipeline.report.formatting import (
+    FEATURE_LABELS,
+    TARGET_LABELS,
+    Column,
+    cluster_colour,
+    configuration_name,
+    hardware_name,
+    number,
+    round_order,
+    table,
+)
+from pipeline.report.inputs import BenchmarkOutputs, Prices
+
+# Rows of each benchmark's latest-round ranking and of its all-rounds view by round-relative efficiency.
+LATEST_ROWS = 10
+
+# Who and what first, then the criteria, then the analysis' labels: on a phone the first columns are what shows.
+RANKING_COLUMNS = [
+    Column("rank", "Rank"),
+    Column("submitter", "Submitter", numeric=False, style=None),
+    Column("system", "System", numeric=False, style=None),
+    Column("round", "Round", style=None, sort_key=round_order),
+    Column("accelerator_family", "Accelerator", numeric=False, style=None),
+    Column("accelerator_count", "Accelerators"),
+    Column("time_to_train_min", "Time to train (min)"),
+    Column("accelerator_hours", "Accelerator-hours"),
+    Column("relative_accelerator_hours", "Hardware efficiency in its round (1 = best)", style="ratio"),
+    Column("scaling_efficiency", "Scaling efficiency (series)", style="ratio"),
+    Column("speedup", "Speed-up (×)", style="ratio"),
+    Column("front", "Trade-off tier (front)"),
+    Column("score", "Score in tier (TOPSIS)", style="score"),
+    Column("round_rank", "Rank in round"),
+    Column("cluster", "Cluster", swatch=True),
+    Column("division", "Division", numeric=False, style=None),
+]
+COST_COLUMNS = [
+    Column("round_rank", "Rank in round"),
+    Column("name", "Configuration", numeric=False, style=None),
+    Column("hardware", "Hardware", numeric=False, style=None),
+    Column("time_to_train_min", "Time to train (min)"),
+    Column("accelerator_hours", "Accelerator-hours"),
+    Column("price", "Price per accelerator-hour", style="money"),
+    Column("cost", "Cost per training run", style="money"),
+]
+
+
+def ranking_table(ranking: pd.DataFrame, limit: int | None) -> dict[str, Any]:
+    return table(ranking, RANKING_COLUMNS, limit)
+
+
+def ranking_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Short rows of a ranking for the summary card and the latest-round and all-rounds tables."""
+    return [{"rank": int(row["round_rank"]), "overall_rank": int(row["rank"]), "front": int(row["front"]),
+             "round_front": int(row["round_front"]), "name": configuration_name(row), "round": row["round"],
+             "hardware": hardware_name(row), "time": number(row["time_to_train_min"]),
+             "hours": number(row["accelerator_hours"]), "relative": number(row["relative_accelerator_hours"], "ratio"),
+             "efficiency": number(row["scaling_efficiency"], "ratio"), "score": number(row["round_score"], "score")}
+            for _, row in frame.iterrows()]
+
+
+def all_rounds_view(ranking: pd.DataFrame, top: int = LATEST_ROWS) -> pd.DataFrame:
+    """The results of every round with the highest round-relative efficiency (1 = the fewest accelerator-hours
+    of its round), ties by time to train."""
+    return ranking.sort_values(["relative_accelerator_hours", "time_to_train_min", "system"],
+                               ascending=[False, True, True]).head(top)
+
+
+def cost_table(latest: pd.DataFrame, prices: Prices, limit: int = LATEST_ROWS) -> dict[str, Any]:
+    """Cost per training run (accelerator-hours x price per accelerator-hour) of the best `limit` configurations
+    of a round's ranking, in its order; a family the price table lacks has a blank cost."""
+    shown = latest.head(limit)
+    price = shown["accelerator_family"].map(prices.per_hour)
+    records = shown.assign(name=[configuration_name(row) for _, row in shown.iterrows()],
+                           hardware=[hardware_name(row) for _, row in shown.iterrows()],
+                           price=price, cost=shown["accelerator_hours"] * price)
+    priced = records["cost"].notna()
+    cheapest = records.loc[records["cost"].idxmin()] if priced.any() else None
+    return {**table(records, COST_COLUMNS), "priced": int(priced.sum()),
+            "unpriced": sorted(records.loc[~priced, "accelerator_family"].dropna().unique().tolist()),
+            "cheapest": None if cheapest is None else {"name": cheapest["name"], "hardware": cheapest["hardware"],
+                                                       "cost": number(cheapest["cost"], "money")}}
+
+
+def superlinear_rows(outputs: BenchmarkOutputs) -> list[dict[str, str]]:
+    """Within-series efficiencies above the threshold, both members side by side, with the likely reason."""
+    return [{"round": case["round"], "submitter": case["submitter"],
+             "member": f"{case['system']}: {number(case['accelerators'])} accelerators, "
+                       f"{number(case['time_to_train_min'])} min",
+             "base": f"{case['base_system']}: {number(case['base_accelerators'])} accelerators, "
+                     f"{number(case['base_time_to_train_min'])} min",
+             "efficiency": number(case["scaling_efficiency"], "ratio"), "reason": case["reason"]}
+            for case in outputs.rank.get("superlinear", [])]
+
+
+def _r2(importance: dict[str, Any], target: str) -> str:
+    result = importance["targets"][target]
+    return f"{number(result['oof_r2'], 'ratio')} ± {number(result.get('oof_r2_std'), 'ratio')}"
+
+
+def importance_rows(importance: dict[str, Any]) -> dict[str, Any]:
+    """The numbers behind the importance figure: per feature and target the permutation importance (mean ± s.d.)
+    and Spearman's rho with the target (the model-free view); which features were selected; per target the
+    out-of-fold R² (mean ± s.d.) and whether it clears the gate."""
+    data = importance_frame(importance)
+    targets = list(importance.get("targets", {}))
+    selected = set(importance.get("selected_features", []))
+    gate = importance.get("gate", {})
+    rows = []
+    for feature, group in data.groupby("feature", observed=True, sort=True):
+        by_target = group.set_index("target")
+        rho = [importance["targets"][t].get("spearman", {}).get(str(feature), {}).get("rho") for t in targets]
+        rows.append({"feature": FEATURE_LABELS.get(str(feature), str(feature)), "selected": feature in selected,
+                     "covariate": feature == importance.get("round_feature"),
+                     "cells": [f"{number(by_target.at[t, 'mean'], 'score')} ± {number(by_target.at[t, 'std'], 'score')}"
+                               if t in by_target.index else "" for t in targets],
+                     "rho": ["" if value is None else f"{value:+.2f}" for value in rho]})
+    verdicts = gate.get("targets", {})
+    return {"targets": [TARGET_LABELS.get(t, t) for t in targets], "rows": rows,
+            "r2": [_r2(importance, t) for t in targets],
+            "passes": [bool(verdicts.get(t, {}).get("passes")) for t in targets],
+            "min_r2": gate.get("min_r2"), "explained": bool(gate.get("explained")),
+            "not_explained": [f"{TARGET_LABELS.get(t, t)} (out-of-fold R² {_r2(importance, t)})"
+                              for t in targets if not verdicts.get(t, {}).get("passes")]}
+
+
+def families_by_count(profile: dict[str, Any]) -> list[tuple[str, int]]:
+    """A profile's accelerator families, most results first (clusters.json stores them by name)."""
+    return sorted(profile["families"].items(), key=lambda item: (-item[1], item[0]))
+
+
+def _median_range(profile: dict[str, Any], column: str, style: str = "readable") -> str:
+    """"median (min to max)" of one profiled outcome; blank when the profile lacks it."""
+    if profile.get(f"{column}_median") is None:
+        return ""
+    low, middle, high = (number(profile[f"{column}_{part}"], style)  # type: ignore[arg-type]
+                         for part in ("min", "median", "max"))
+    return f"{middle} ({low} to {high})"
+
+
+def cluster_profile_rows(outputs: BenchmarkOutputs) -> list[dict[str, Any]]:
+    """Cluster profiles (clusters.json) with their efficiency rank and score (rank.json), best first."""
+    ranked = {row["cluster"]: row for row in outputs.rank.get("clusters", [])}
+    rows = []
+    for profile in outputs.clusters.get("profiles", []):
+        ranking = ranked.get(profile["cluster"], {})
+        rows.append({
+            "cluster": profile["cluster"], "colour": cluster_colour(profile["cluster"]),
+            "name": profile.get("name", ""), "small": bool(profile.get("small")),
+            "rank": ranking.get("rank"), "score": ranking.get("score"), "size": profile["size"],
+            "accelerators": _median_range(profile, "accelerators"),
+            "families": ", ".join(f"{name} ({count})" for name, count in families_by_count(profile)),
+            "time": _median_range(profile, "time_to_train_min"),
+            "hours": _median_range(profile, "accelerator_hours"),
+            "relative_hours": _median_range(profile, "relative_accelerator_hours", "ratio"),
+            "efficiency": _median_range(profile, "scaling_efficiency", "ratio"),
+            "year": number(profile["accelerator_year_median"], "year"),
+            "best": profile["cluster"] == outputs.rank.get("best_cluster"),
+        })
+    return sorted(rows, key=lambda row: (row["rank"] is None, row["rank"] or 0, row["cluster"]))
+
+
+def combined_ranking(outputs: Sequence[BenchmarkOutputs]) -> pd.DataFrame:
+    return pd.concat([item.ranking.assign(benchmark=item.benchmark) for item in outputs], ignore_index=True)
+
+
+def scalar_metrics(outputs: Sequence[BenchmarkOutputs]) -> dict[str, dict[str, Any]]:
+    """Per benchmark, rank.json without its lists and tables, and under `decide` the decide stage's held-out
+    errors (decide.metrics_of): what `dvc metrics show` can print."""
+    return {item.benchmark: {**{key: value for key, value in item.rank.items() if not isinstance(value, (list, dict))},
+                             **({"decide": item.decide_metrics} if item.decide_metrics is not None else {})}
+            for item in outputs}
+
+
+def counts(values: pd.Series) -> list[dict[str, Any]]:
+    """How often each value occurs, most first: `[{"reason", "count"}]`."""
+    return [{"reason": str(reason), "count": int(count)} for reason, count in values.value_counts().items()]
+

@@ -1,0 +1,55 @@
+"""Stage `figures`: the report's per-benchmark figures as PNG files, drawn once so that the page only embeds them.
+
+    python -m pipeline.stages.figures
+
+For each benchmark of `analysis.benchmarks` that the rank stage analysed, writes
+`reports/figures/<benchmark>/<name>.png`, name one of scaling, efficiency, pareto, best_time, heatmap and
+importance, from its clusters.parquet, ranking.csv, clusters.json, rank.json and importance.json (see
+`pipeline.report.figures`). A benchmark that was not analysed gets no figures. Benchmarks are drawn in two
+processes: the machine's two cores.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+
+from pipeline.core import paths
+from pipeline.core.artifacts import read_artifact
+from pipeline.core.cli import stage_arguments
+from pipeline.core.errors import cli
+from pipeline.core.files import fresh_dir
+from pipeline.settings import load_settings
+
+WORKERS = 2
+
+
+def draw(benchmark: str) -> tuple[str, dict[str, bytes]]:
+    """One benchmark's figures by name; none when the rank stage did not analyse it."""
+    import pandas as pd
+
+    from pipeline.report.figures import draw_benchmark
+
+    rank = read_artifact("rank", paths.rank_json(benchmark))
+    if rank.get("status") != "ok":
+        return benchmark, {}
+    return benchmark, draw_benchmark(pd.read_parquet(paths.clusters_table(benchmark)),
+                                     pd.read_csv(paths.ranking_csv(benchmark)),
+                                     read_artifact("clusters", paths.clusters_json(benchmark)), rank.get("best_cluster"),
+                                     read_artifact("importance", paths.importance_json(benchmark)))
+
+
+@cli
+def main(argv: Sequence[str] | None = None) -> None:
+    stage_arguments("pipeline.stages.figures", __doc__, argv)
+    benchmarks = load_settings().analysis.benchmarks
+    from pipeline.report.figures import write_pngs
+
+    fresh_dir(paths.FIGURES)
+    with ProcessPoolExecutor(max_workers=min(WORKERS, len(benchmarks))) as pool:
+        for benchmark, pngs in pool.map(draw, benchmarks):
+            write_pngs(pngs, benchmark)
+            print(f"{benchmark}: {len(pngs)} figures" if pngs else f"{benchmark}: not analysed, no figures")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""Stage `report`: `reports/index.html`, one self-contained page, plus the combined ranking, importance and metrics.
+
+    python -m pipeline.stages.report
+
+The page leads with the headline benchmark (`analysis.benchmark`): a summary card with the best configurations of
+the latest round it ran in, its first-ranked cluster, how the published study's findings fared and the data
+coverage; then the findings, each a test with its numbers and verdict (rank.json's `findings`), one section per
+benchmark of `analysis.benchmarks` (figures, cluster profiles, a sortable and filterable ranking, and with
+`report.prices` set the cost per training run), the quarantine list, the definitions and method with the params
+used, and the provenance (git revision, input hashes from `dvc.lock`). Figures are the PNG files the stages wrote,
+embedded as they are, and the only script is inline, so the file opens offline.
+
+Also writes `reports/ranking.csv` (every benchmark's ranking, with a `benchmark` column), `reports/metrics.json`
+(keyed by benchmark, scalar metrics only, the decide stage's held-out errors nested under `decide`; `dvc metrics
+show` prints it) and `reports/importance.json` (keyed by benchmark).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pipeline.core import paths
+from pipeline.core.cli import stage_arguments
+from pipeline.core.errors import cli
+from pipeline.core.files import load_params, write_csv, write_json, write_text
+from pipeline.settings import load_settings
+
+
+@cli
+def main(argv: Sequence[str] | None = None) -> None:
+    stage_arguments("pipeline.stages.report", __doc__, argv)
+    settings = load_settings()
+    import pandas as pd
+
+    from pipeline.report.inputs import load_benchmark_outputs, load_price_table, load_tally
+    from pipeline.report.provenance import provenance
+    from pipeline.report.sections import render, report_context
+    from pipeline.report.tables import combined_ranking, scalar_metrics
+
+    params = load_params()
+    prices = load_price_table(settings.report.prices)
+    outputs = [load_benchmark_outputs(benchmark) for benchmark in settings.analysis.benchmarks]
+    write_csv(combined_ranking(outputs), paths.RANKING)
+    write_json(scalar_metrics(outputs), paths.METRICS)
+    write_json({item.benchmark: item.importance for item in outputs}, paths.IMPORTANCE_SUMMARY)
+    context = report_context(outputs, pd.read_parquet(paths.RESULTS), pd.read_csv(paths.QUARANTINE), params,
+                             provenance(params), load_tally(), prices)
+    html = render(context)
+    write_text(html, paths.INDEX)
+    print(f"wrote {paths.INDEX} ({len(html.encode()) // 1024} KiB)")
+
+
+if __name__ == "__main__":
+    main()
