@@ -33,7 +33,7 @@ def main(benchmarks: list[str]) -> None:
           f"benchmarks): {int((in_division['scaling_efficiency'] > settings.superlinear_threshold).sum())} of "
           f"{int(in_division['scaling_efficiency'].notna().sum())}, none outside a series: "
           f"{bool(in_division.loc[in_division['scaling_efficiency'] > 1, 'series'].notna().all())}")
-    for benchmark in benchmarks or analysis.benchmarks:
+    for benchmark in benchmarks or scope.analysed_benchmarks(analysis, configurations):
         frame = scope.in_scope(configurations, analysis, benchmark)
         if len(frame) < analysis.min_configurations:
             print(f"\n{benchmark}: not analysed ({len(frame)} configurations)")

@@ -1,6 +1,6 @@
 """The importance gate and the clusters of every analysed benchmark, as the importance and cluster stages wrote them.
 
-    dvc repro cluster            (or: dvc repro -s importance@B cluster@B for the benchmarks wanted)
+    dvc repro cluster
     python bench/gate_and_clusters.py
 
 Per benchmark: the out-of-fold R^2 (mean +- s.d. over the repeats) of both targets and whether it clears
@@ -16,17 +16,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import yaml  # noqa: E402
-
 from pipeline.core import paths  # noqa: E402
 
 
 def main() -> None:
-    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
-    for benchmark in params["analysis"]["benchmarks"]:
-        if not (ROOT / paths.clusters_json(benchmark)).is_file():
-            print(f"{benchmark}: not built (run dvc repro cluster)")
-            continue
+    benchmarks = sorted(path.stem for path in (ROOT / paths.CLUSTERS).glob("*.json"))
+    if not benchmarks:
+        sys.exit(f"no {paths.CLUSTERS}/*.json: run `dvc repro cluster` first")
+    for benchmark in benchmarks:
         importance = json.loads((ROOT / paths.importance_json(benchmark)).read_text(encoding="utf-8"))
         clusters = json.loads((ROOT / paths.clusters_json(benchmark)).read_text(encoding="utf-8"))
         if importance["status"] != "ok":

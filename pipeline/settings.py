@@ -63,7 +63,8 @@ class Analysis(Section):
     """What the analysis covers."""
 
     benchmark: str
-    benchmarks: Annotated[list[str], Field(min_length=1)]
+    # "all": every benchmark of the catalogue with at least min_configurations in scope (pipeline.analysis.scope)
+    benchmarks: Literal["all"] | Annotated[list[str], Field(min_length=1)]
     division: Literal["closed", "open", "all"]
     rounds: Literal["all"] | list[str]
     availability: Literal["all"] | list[str]
@@ -76,9 +77,11 @@ class Analysis(Section):
 
     @field_validator("benchmarks", mode="before")
     @classmethod
-    def _benchmarks(cls, value: object) -> list[str]:
+    def _benchmarks(cls, value: object) -> str | list[str]:
+        if isinstance(value, str) and value.strip().lower() == "all":
+            return "all"
         if isinstance(value, str) or not isinstance(value, list):
-            raise ValueError("must be a list of benchmark ids, such as [resnet, bert]")
+            raise ValueError("must be all or a list of benchmark ids, such as [resnet, bert]")
         return [_benchmark_id(item) for item in value]
 
     @field_validator("division", mode="before")
@@ -110,7 +113,7 @@ class Analysis(Section):
 
     @model_validator(mode="after")
     def _lead_is_analysed(self) -> Analysis:
-        if self.benchmark not in self.benchmarks:
+        if self.benchmarks != "all" and self.benchmark not in self.benchmarks:
             raise ValueError(f"benchmark {self.benchmark!r} (the one the summary leads with) must be one of "
                              f"benchmarks: {', '.join(self.benchmarks)}")
         return self

@@ -159,7 +159,7 @@ def test_ranking_respects_dominance_on_the_real_data(real_configurations: pd.Dat
     params = load_params(ROOT / "params.yaml")
     analysis = Analysis.model_validate(section(params, "analysis"))
     ranked = 0
-    for benchmark in analysis.benchmarks:
+    for benchmark in scope.analysed_benchmarks(analysis, real_configurations):
         frame = scope.in_scope(real_configurations, analysis, benchmark)
         if len(frame) < analysis.min_configurations:
             continue

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pandas as pd
 
 from pipeline.core.features import CATEGORICAL_FEATURES, NUMERIC_FEATURES
-from pipeline.mlperf.catalogue import BY_ID, ROUND_PUBLISHED, round_published
+from pipeline.core.errors import ParamsError
+from pipeline.mlperf.catalogue import BY_ID, CATALOGUE, ROUND_PUBLISHED, round_published
 from pipeline.core import paths, schemas
 from pipeline.core.errors import UsageError
 from pipeline.settings import Analysis
@@ -36,3 +37,23 @@ def in_scope(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -
     if availability != "all":
         frame = frame[frame["availability"].isin(availability)]
     return frame.reset_index(drop=True)
+
+
+def analysed_benchmarks(analysis: Analysis, configurations: pd.DataFrame | None = None) -> list[str]:
+    """The benchmarks the stages analyse: `analysis.benchmarks` as listed, or for "all" every benchmark of the
+    catalogue (in its order) with at least `analysis.min_configurations` configurations in scope. `configurations`
+    is read from the features stage when not given and needed.
+
+    Raises `ParamsError` when "all" leaves out the headline benchmark `analysis.benchmark`, or leaves nothing.
+    """
+    if analysis.benchmarks != "all":
+        return list(analysis.benchmarks)
+    if configurations is None:
+        configurations = read_configurations()
+    counts = {benchmark.id: len(in_scope(configurations, analysis, benchmark.id)) for benchmark in CATALOGUE}
+    chosen = [name for name, count in counts.items() if count >= analysis.min_configurations]
+    if analysis.benchmark not in chosen:
+        raise ParamsError(f"analysis.benchmark {analysis.benchmark!r} has {counts[analysis.benchmark]} configurations "
+                          f"in scope, fewer than analysis.min_configurations = {analysis.min_configurations}; lead "
+                          f"the summary with one of {', '.join(chosen) or '(none)'} or widen the scope")
+    return chosen

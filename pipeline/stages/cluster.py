@@ -2,7 +2,7 @@
 
     python -m pipeline.stages.cluster
 
-For every benchmark of params `analysis.benchmarks`: the features come from reports/importance/<benchmark>.json
+For every benchmark analysed (params `analysis.benchmarks`, see `scope.analysed_benchmarks`): the features come from reports/importance/<benchmark>.json
 (or params `cluster.default_features`), `pipeline.analysis.clustering.cluster_benchmark` (params `cluster`) labels
 the in-scope configurations; it writes data/processed/clusters/<benchmark>.parquet, and
 reports/clusters/<benchmark>.json with the k-selection figure <benchmark>.png.
@@ -24,13 +24,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.cluster", __doc__, argv)
     settings = load_settings()
     from pipeline.analysis import clustering
-    from pipeline.analysis.scope import in_scope, read_configurations
+    from pipeline.analysis.scope import analysed_benchmarks, in_scope, read_configurations
 
     configurations = read_configurations()
+    benchmarks = analysed_benchmarks(settings.analysis, configurations)
     cluster_params = settings.cluster.model_dump()
     for folder in (paths.CLUSTER_TABLES, paths.CLUSTERS):
         fresh_dir(folder)
-    for benchmark in progress(settings.analysis.benchmarks, "cluster"):
+    for benchmark in progress(benchmarks, "cluster"):
         frame = in_scope(configurations, settings.analysis, benchmark)
         importance = read_artifact("importance", paths.importance_json(benchmark))
         candidates, source = clustering.candidate_features(importance, settings.cluster.default_features)

@@ -2,7 +2,7 @@
 
     python -m pipeline.stages.decide
 
-For every benchmark of params `analysis.benchmarks`, `pipeline.analysis.decide` fits the scaling models (params
+For every benchmark analysed (params `analysis.benchmarks`, see `scope.analysed_benchmarks`), `pipeline.analysis.decide` fits the scaling models (params
 `decide`), summarises them with the backtest (data/processed/backtest.parquet) and draws their figures; it
 writes reports/decide/<benchmark>.json and the figures <benchmark>.<name>.png beside it.
 """
@@ -23,12 +23,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = load_settings()
     from pipeline.analysis import decide
     from pipeline.analysis.forecast import load_backtest
+    from pipeline.analysis.scope import analysed_benchmarks
     from pipeline.commands.predict import assess_benchmark, load_scope
 
     params = load_params()
+    benchmarks = analysed_benchmarks(settings.analysis)
     backtest_points = load_backtest()
     fresh_dir(paths.DECIDE)
-    for benchmark in progress(settings.analysis.benchmarks, "decide"):
+    for benchmark in progress(benchmarks, "decide"):
         frame, decide_settings = load_scope(benchmark, params)
         assessments = assess_benchmark(frame, decide_settings)
         points = backtest_points[backtest_points["benchmark"] == benchmark]

@@ -41,8 +41,11 @@ def draw(benchmark: str) -> tuple[str, dict[str, bytes]]:
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.figures", __doc__, argv)
-    benchmarks = load_settings().analysis.benchmarks
+    settings = load_settings()
+    from pipeline.analysis.scope import analysed_benchmarks
     from pipeline.report.figures import write_pngs
+
+    benchmarks = analysed_benchmarks(settings.analysis)
 
     fresh_dir(paths.FIGURES)
     with ProcessPoolExecutor(max_workers=min(WORKERS, len(benchmarks))) as pool:

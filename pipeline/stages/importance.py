@@ -2,7 +2,7 @@
 
     python -m pipeline.stages.importance
 
-For every benchmark of params `analysis.benchmarks`, the in-scope configurations go through
+For every benchmark analysed (params `analysis.benchmarks`, see `scope.analysed_benchmarks`), the in-scope configurations go through
 `pipeline.analysis.importance.analyse` (params `importance`); it writes reports/importance/<benchmark>.json (the
 figures stage draws it for the page).
 """
@@ -22,12 +22,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.importance", __doc__, argv)
     settings = load_settings()
     from pipeline.analysis import importance
-    from pipeline.analysis.scope import read_configurations, in_scope
+    from pipeline.analysis.scope import analysed_benchmarks, in_scope, read_configurations
 
     configurations = read_configurations()
+    benchmarks = analysed_benchmarks(settings.analysis, configurations)
     fresh_dir(paths.IMPORTANCE)
     skipped = {}
-    for benchmark in progress(settings.analysis.benchmarks, "importance"):
+    for benchmark in progress(benchmarks, "importance"):
         frame = in_scope(configurations, settings.analysis, benchmark)
         report = {"benchmark": benchmark, **importance.analyse(frame, settings.importance.model_dump(),
                                                                settings.analysis.min_configurations)}
@@ -36,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"{benchmark}: {report['status']}, {verdict}; selected {report['selected_features']}")
         if report["status"] == "skipped":
             skipped[benchmark] = report["reason"]
-    if len(skipped) == len(settings.analysis.benchmarks):
+    if len(skipped) == len(benchmarks):
         raise NothingAnalysedError(
             "every benchmark was skipped: " + "; ".join(f"{name}: {reason}" for name, reason in skipped.items())
             + f". The scope (analysis.division {settings.analysis.division!r}, rounds {settings.analysis.rounds!r}, "

@@ -571,7 +571,7 @@ def _result_problems(results: pd.DataFrame) -> pd.DataFrame:
     for result in results.itertuples(index=False):
         path = f"{result.submitter}/results/{result.system}/{result.benchmark}/"
         if pd.isna(result.benchmark_id):
-            reason = ("unknown benchmark: the folder name is not in the catalogue (pipeline/benchmarks.py) for "
+            reason = ("unknown benchmark: the folder name is not in the catalogue (pipeline/mlperf/catalogue.py) for "
                       "this round: scored, but not analysed")
         elif result.n_runs == 0:
             reason = "results folder holds no result logs (the published logs are absent): not scored"

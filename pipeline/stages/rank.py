@@ -2,7 +2,7 @@
 
     python -m pipeline.stages.rank
 
-For every benchmark of params `analysis.benchmarks`: `pipeline.analysis.ranking.rank_benchmark` (params `rank`
+For every benchmark analysed (params `analysis.benchmarks`, see `scope.analysed_benchmarks`): `pipeline.analysis.ranking.rank_benchmark` (params `rank`
 and `findings`) ranks the clustered configurations; it writes reports/rank/<benchmark>.json and the ranking
 table reports/rank/<benchmark>.csv.
 """
@@ -25,10 +25,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     import pandas as pd
 
     from pipeline.analysis import findings, ranking
+    from pipeline.analysis.scope import analysed_benchmarks
+
+    benchmarks = analysed_benchmarks(settings.analysis)
 
     findings_settings = findings.Settings.from_params(settings.findings.model_dump())
     fresh_dir(paths.RANK)
-    for benchmark in progress(settings.analysis.benchmarks, "rank"):
+    for benchmark in progress(benchmarks, "rank"):
         clustered = pd.read_parquet(paths.clusters_table(benchmark))
         table, result = ranking.rank_benchmark(
             clustered, read_artifact("clusters", paths.clusters_json(benchmark)),

@@ -31,6 +31,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = load_settings()
     import pandas as pd
 
+    from pipeline.analysis.scope import analysed_benchmarks
     from pipeline.report.inputs import load_benchmark_outputs, load_price_table, load_tally
     from pipeline.report.provenance import provenance
     from pipeline.report.sections import render, report_context
@@ -38,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     params = load_params()
     prices = load_price_table(settings.report.prices)
-    outputs = [load_benchmark_outputs(benchmark) for benchmark in settings.analysis.benchmarks]
+    outputs = [load_benchmark_outputs(benchmark) for benchmark in analysed_benchmarks(settings.analysis)]
     write_csv(combined_ranking(outputs), paths.RANKING)
     write_json(scalar_metrics(outputs), paths.METRICS)
     write_json({item.benchmark: item.importance for item in outputs}, paths.IMPORTANCE_SUMMARY)
