@@ -14,7 +14,8 @@ stage and a benchmark added to `analysis.benchmarks` needs no new stage.
     reports/rank/                   rank: <benchmark>.json, <benchmark>.csv (the ranking)
     reports/decide/                 decide: <benchmark>.json, <benchmark>.<figure>.png
     reports/figures/                figures: <benchmark>/<figure>.png, the page's figures
-    reports/index.html ...          report: the page, metrics.json, ranking.csv, importance.json
+    reports/metrics/                report: <benchmark>.json, the headline numbers (DVC metrics, in git)
+    reports/index.html ...          report: the page, metrics.json (every scalar), ranking.csv, importance.json
 """
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ DECIDE = REPORTS / "decide"
 FIGURES = REPORTS / "figures"
 INDEX = REPORTS / "index.html"
 METRICS = REPORTS / "metrics.json"
+HEADLINE_METRICS = REPORTS / "metrics"
 RANKING = REPORTS / "ranking.csv"
 IMPORTANCE_SUMMARY = REPORTS / "importance.json"
 
@@ -79,3 +81,8 @@ def decide_json(benchmark: str) -> Path:
 def decide_figure(benchmark: str, name: str) -> Path:
     """One of decide's figures, `name` such as "fit"."""
     return DECIDE / f"{benchmark}.{name}.png"
+
+
+def headline_metrics(benchmark: str) -> Path:
+    """The few numbers of a benchmark that `dvc metrics show` prints."""
+    return HEADLINE_METRICS / f"{benchmark}.json"

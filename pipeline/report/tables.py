@@ -180,6 +180,26 @@ def scalar_metrics(outputs: Sequence[BenchmarkOutputs]) -> dict[str, dict[str, A
             for item in outputs}
 
 
+# The few numbers per benchmark that `dvc metrics show` and `dvc exp show` print (reports/metrics/<benchmark>.json),
+# short names so one benchmark's row stays readable: name -> (where it comes from, key).
+HEADLINE_METRICS = {
+    "configurations": ("rank", "n_configurations"),
+    "pareto": ("rank", "pareto_size"),
+    "violations": ("rank", "dominance_violations"),
+    "supported": ("rank", "findings_supported"),
+    "contradicted": ("rank", "findings_contradicted"),
+    "error_pct": ("decide", "backtest_median_ape_pct"),
+    "naive_pct": ("decide", "naive_median_ape_pct"),
+    "coverage": ("decide", "backtest_coverage"),
+}
+
+
+def headline_metrics(item: BenchmarkOutputs) -> dict[str, Any]:
+    """One benchmark's headline numbers (`HEADLINE_METRICS`; None where its stage gave none)."""
+    sources = {"rank": item.rank, "decide": item.decide_metrics or {}}
+    return {name: sources[source].get(key) for name, (source, key) in HEADLINE_METRICS.items()}
+
+
 def counts(values: pd.Series) -> list[dict[str, Any]]:
     """How often each value occurs, most first: `[{"reason", "count"}]`."""
     return [{"reason": str(reason), "count": int(count)} for reason, count in values.value_counts().items()]

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pipeline.core import paths
 from pipeline.core.cli import stage_arguments
 from pipeline.core.errors import cli
-from pipeline.core.files import load_params, write_csv, write_json, write_text
+from pipeline.core.files import fresh_dir, load_params, write_csv, write_json, write_text
 from pipeline.settings import load_settings
 
 
@@ -35,13 +35,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     from pipeline.report.inputs import load_benchmark_outputs, load_price_table, load_tally
     from pipeline.report.provenance import provenance
     from pipeline.report.sections import render, report_context
-    from pipeline.report.tables import combined_ranking, scalar_metrics
+    from pipeline.report.tables import combined_ranking, headline_metrics, scalar_metrics
 
     params = load_params()
     prices = load_price_table(settings.report.prices)
     outputs = [load_benchmark_outputs(benchmark) for benchmark in analysed_benchmarks(settings.analysis)]
     write_csv(combined_ranking(outputs), paths.RANKING)
     write_json(scalar_metrics(outputs), paths.METRICS)
+    fresh_dir(paths.HEADLINE_METRICS)
+    for item in outputs:
+        write_json(headline_metrics(item), paths.headline_metrics(item.benchmark))
     write_json({item.benchmark: item.importance for item in outputs}, paths.IMPORTANCE_SUMMARY)
     context = report_context(outputs, pd.read_parquet(paths.RESULTS), pd.read_csv(paths.QUARANTINE), params,
                              provenance(params), load_tally(), prices)
