@@ -7,7 +7,8 @@ accelerator families) are matched whatever their case.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Iterator, Sequence
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
 from importlib import metadata
 from typing import NoReturn, TypeVar
@@ -58,10 +59,25 @@ def stage_arguments(module: str, doc: str | None, argv: Sequence[str] | None) ->
 
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
-def progress(items: Sequence[T], description: str) -> Iterator[T]:
+def progress(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
     """`items` with a progress bar on a terminal (none in CI logs or pipes)."""
     from tqdm import tqdm
 
-    yield from tqdm(items, desc=description, unit="benchmark", disable=not show_progress(), leave=False)
+    yield from tqdm(items, desc=description, total=total, unit="benchmark", disable=not show_progress(), leave=False)
+
+
+def for_each(work: Callable[[T], R], items: Sequence[T], description: str) -> Iterator[R]:
+    """`work(item)` for every item, in as many processes as this machine gives the job (benchmarks are
+    independent), yielded in the items' order with a progress bar. `work` must be a module-level function (or a
+    functools.partial of one): it is sent to the worker processes."""
+    workers = min(len(os.sched_getaffinity(0)), len(items))
+    if workers <= 1:
+        yield from map(work, progress(items, description))
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        yield from progress(pool.map(work, items), description, total=len(items))

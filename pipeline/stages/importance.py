@@ -9,29 +9,42 @@ figures stage draws it for the page).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from pipeline.core import paths
-from pipeline.core.cli import progress, stage_arguments
+from pipeline.core.cli import for_each, stage_arguments
 from pipeline.core.errors import NothingAnalysedError, cli
 from pipeline.core.files import fresh_dir, write_json
-from pipeline.settings import load_settings
+from pipeline.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def analyse(benchmark: str, configurations: pd.DataFrame, settings: Settings) -> dict[str, Any]:
+    """importance.json's content for one benchmark."""
+    from pipeline.analysis import importance
+    from pipeline.analysis.scope import in_scope
+
+    frame = in_scope(configurations, settings.analysis, benchmark)
+    return {"benchmark": benchmark, **importance.analyse(frame, settings.importance.model_dump(),
+                                                         settings.analysis.min_configurations)}
 
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.importance", __doc__, argv)
     settings = load_settings()
-    from pipeline.analysis import importance
-    from pipeline.analysis.scope import analysed_benchmarks, in_scope, read_configurations
+    from pipeline.analysis.scope import analysed_benchmarks, read_configurations
 
     configurations = read_configurations()
     benchmarks = analysed_benchmarks(settings.analysis, configurations)
     fresh_dir(paths.IMPORTANCE)
     skipped = {}
-    for benchmark in progress(benchmarks, "importance"):
-        frame = in_scope(configurations, settings.analysis, benchmark)
-        report = {"benchmark": benchmark, **importance.analyse(frame, settings.importance.model_dump(),
-                                                               settings.analysis.min_configurations)}
+    for report in for_each(partial(analyse, configurations=configurations, settings=settings), benchmarks,
+                           "importance"):
+        benchmark = report["benchmark"]
         write_json(report, paths.importance_json(benchmark))
         verdict = report.get("gate", {}).get("message", report.get("reason"))
         print(f"{benchmark}: {report['status']}, {verdict}; selected {report['selected_features']}")
