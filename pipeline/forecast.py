@@ -144,14 +144,16 @@ class Forecaster:
         """Model and naive forecasts for `queries` (accelerator_family, form_factor, accelerator_count) in the
         round published at `target_time`: columns model_log, kind, naive_log (NaN where there is none)."""
         log_count = np.log(queries["accelerator_count"].to_numpy(dtype=float))
-        keys = pd.MultiIndex.from_frame(queries[UNIT])
-        units = self.units.reindex(keys)
-        known = units["anchor_level"].notna().to_numpy()
+        position = {key: row for row, key in enumerate(self.units.index)}
+        rows = np.array([position.get(key, -1) for key in zip(*(queries[name].tolist() for name in UNIT))],
+                        dtype=int)
+        known = rows >= 0
+        units = self.units[["exponent", "anchor_time", "own_shape"]].to_numpy(dtype=float)[np.where(known, rows, 0)]
         nearest = _nearest(queries, self.anchor_rows, UNIT)
-        own = (nearest["anchor_log"].to_numpy(dtype=float) + units["exponent"].to_numpy(dtype=float)
+        own = (nearest["anchor_log"].to_numpy(dtype=float) + units[:, 0]
                * (log_count - np.log(nearest["accelerator_count_published"].to_numpy(dtype=float)))
-               + DRIFT_DAMPING * self.drift_per_year * (target_time - units["anchor_time"].to_numpy(dtype=float)))
-        kind = np.where(known, np.where(units["own_shape"].fillna(False).to_numpy(dtype=bool), FAMILY, POOLED), "")
+               + DRIFT_DAMPING * self.drift_per_year * (target_time - units[:, 1]))
+        kind = np.where(known, np.where(units[:, 2] > 0, FAMILY, POOLED), "")
         model_log = np.where(known, own, np.nan)
         if self.spec_coefficients is not None:
             features = spec_features(queries["accelerator_family"])
@@ -173,17 +175,28 @@ class Forecaster:
 def _nearest(queries: pd.DataFrame, published: pd.DataFrame, key: list[str]) -> pd.DataFrame:
     """Per query (in order), the row of `published` with the same `key` whose accelerator_count_published is
     nearest to the query's count on a log scale (the smaller count on a tie); NaN rows where `key` has none."""
-    pairs = queries[[*key, "accelerator_count"]].reset_index(drop=True).rename_axis("query").reset_index()
-    pairs = pairs.merge(published, on=key)
-    pairs["distance"] = (np.log(pairs["accelerator_count"]) - np.log(pairs["accelerator_count_published"])).abs()
-    nearest = pairs.sort_values(["query", "distance", "accelerator_count_published"]).groupby("query").first()
-    return nearest.reindex(range(len(queries)))
+    rows_of: dict[tuple[Any, ...], list[int]] = {}
+    for row, name in enumerate(zip(*(published[column].tolist() for column in key))):
+        rows_of.setdefault(name, []).append(row)
+    columns = [column for column in published.columns if column not in key]
+    counts = published["accelerator_count_published"].to_numpy(dtype=float)
+    table = published[columns].to_numpy(dtype=float)
+    values = np.full((len(queries), len(columns)), np.nan)
+    log_counts = np.log(queries["accelerator_count"].to_numpy(dtype=float))
+    for query, (name, log_count) in enumerate(zip(zip(*(queries[column].tolist() for column in key)), log_counts)):
+        if name in rows_of:
+            rows = np.asarray(rows_of[name])
+            distance = np.abs(np.log(counts[rows]) - log_count)
+            values[query] = table[rows[np.lexsort((counts[rows], distance))[0]]]
+    return pd.DataFrame(values, columns=columns)
 
 
-def _with_logs(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.assign(log_n=np.log(frame["accelerator_count"].astype(float)),
-                        log_t=np.log(frame["time_to_train_min"].astype(float)),
-                        round_time=frame["round"].map(round_time))
+def _codes(*columns: list[Any]) -> tuple[np.ndarray, list[tuple[Any, ...]]]:
+    """Integer codes of the rows' combinations of `columns`, numbered in order of first appearance, and those
+    combinations."""
+    index: dict[tuple[Any, ...], int] = {}
+    codes = np.array([index.setdefault(key, len(index)) for key in zip(*columns)], dtype=int)
+    return codes, list(index)
 
 
 def fit(train: pd.DataFrame) -> Forecaster:
@@ -191,45 +204,72 @@ def fit(train: pd.DataFrame) -> Forecaster:
     accelerator_count, time_to_train_min; at least one row)."""
     if train.empty:
         raise ValueError("fit needs at least one result")
-    frame = _with_logs(train)
-    group = [*UNIT, "round"]
-    centred = frame[["log_n", "log_t"]] - frame.groupby(group)[["log_n", "log_t"]].transform("mean")
-    moments = pd.DataFrame({"sxx": centred["log_n"] ** 2, "sxy": centred["log_n"] * centred["log_t"]})
-    by_unit = moments.groupby([frame[name] for name in UNIT]).sum()
-    total_sxx, total_sxy = by_unit.sum()
+    log_n = np.log(train["accelerator_count"].to_numpy(dtype=float))
+    log_t = np.log(train["time_to_train_min"].to_numpy(dtype=float))
+    times = train["round"].map(round_time).to_numpy(dtype=float)
+    families = train["accelerator_family"].tolist()
+    unit, unit_keys = _codes(families, train["form_factor"].tolist())
+    n_units = len(unit_keys)
+    group, group_keys = _codes(unit.tolist(), times.tolist())
+    group_unit = np.array([key[0] for key in group_keys], dtype=int)
+    group_time = np.array([key[1] for key in group_keys], dtype=float)
+    group_size = np.bincount(group)
+
+    def group_mean(values: np.ndarray) -> np.ndarray:
+        return np.bincount(group, weights=values) / group_size
+
+    centred_n, centred_t = log_n - group_mean(log_n)[group], log_t - group_mean(log_t)[group]
+    sxx = np.bincount(unit, weights=centred_n ** 2, minlength=n_units)
+    sxy = np.bincount(unit, weights=centred_n * centred_t, minlength=n_units)
+    total_sxx, total_sxy = sxx.sum(), sxy.sum()
     pooled = float(np.clip(total_sxy / total_sxx, -1, 0)) if total_sxx > 0 else FALLBACK_EXPONENT
-    exponent = ((by_unit["sxy"] + EXPONENT_PRIOR_WEIGHT * pooled)
-                / (by_unit["sxx"] + EXPONENT_PRIOR_WEIGHT)).clip(-1, 0)
-    frame = frame.join(exponent.rename("exponent"), on=UNIT)
-    frame["level"] = frame["log_t"] - frame["exponent"] * frame["log_n"]
-    groups = frame.groupby(group).agg(level=("level", "mean"), round_time=("round_time", "first"),
-                                      n=("level", "size")).reset_index().sort_values([*UNIT, "round_time"])
-    within = frame["level"] - frame.groupby(group)["level"].transform("mean")
-    steps = groups.groupby(UNIT)[["level", "round_time"]].diff().dropna()
-    rates = steps["level"] / steps["round_time"]
-    drift = float(rates.median()) if len(rates) else 0.0
+    exponent = np.clip((sxy + EXPONENT_PRIOR_WEIGHT * pooled) / (sxx + EXPONENT_PRIOR_WEIGHT), -1, 0)
+    level = log_t - exponent[unit] * log_n
+    group_level = group_mean(level)
+    within = level - group_level[group]
+    # Each unit's groups in time order: the steps between consecutive rounds give the drift.
+    order = np.lexsort((group_time, group_unit))
+    same_unit = group_unit[order][1:] == group_unit[order][:-1]
+    rates = np.diff(group_level[order])[same_unit] / np.diff(group_time[order])[same_unit]
+    drift = float(np.median(rates)) if len(rates) else 0.0
     # Between rounds: what the drift leaves unexplained over half a year, the usual forecast horizon.
     between = float(np.std(rates - drift) * ROUND_STEP_YEARS) if len(rates) > 1 else 0.0
-    within_sd = float(np.sqrt((within ** 2).sum() / max(len(frame) - len(groups), 1)))
-    latest = groups.groupby(UNIT).last()
-    units = pd.DataFrame({
-        "exponent": exponent, "own_shape": by_unit["sxx"] > 0, "anchor_level": latest["level"],
-        "anchor_time": latest["round_time"], "n_rounds": groups.groupby(UNIT).size(),
-        "count_min": frame.groupby(UNIT)["accelerator_count"].min(),
-        "count_max": frame.groupby(UNIT)["accelerator_count"].max()})
-    intercept, spec_time, coefficients = _spec_regression(groups)
-    best_round = frame.groupby("accelerator_family")["round_time"].transform("max")
-    naive_rows = (frame[frame["round_time"] == best_round]
-                  .groupby(["accelerator_family", "accelerator_count"], as_index=False)["time_to_train_min"].min()
-                  .rename(columns={"accelerator_count": "accelerator_count_published"}))
-    anchor_time = frame.groupby(UNIT)["round_time"].transform("max")
-    anchor_rows = (frame[frame["round_time"] == anchor_time].groupby([*UNIT, "accelerator_count"])["log_t"]
-                   .median().rename("anchor_log").reset_index()
-                   .rename(columns={"accelerator_count": "accelerator_count_published"}))
+    within_sd = float(np.sqrt((within ** 2).sum() / max(len(log_t) - len(group_size), 1)))
+    latest_group = order[np.r_[~same_unit, True]]  # the last group of each unit in time order
+    anchor_time = np.empty(n_units)
+    anchor_time[group_unit[latest_group]] = group_time[latest_group]
+    counts = train["accelerator_count"].to_numpy(dtype=float)
+    count_min, count_max = np.full(n_units, np.inf), np.zeros(n_units)
+    np.minimum.at(count_min, unit, counts)
+    np.maximum.at(count_max, unit, counts)
+    unit_family = np.array([key[0] for key in unit_keys], dtype=object)
+    units = pd.DataFrame({"exponent": exponent, "own_shape": sxx > 0, "anchor_level": group_level[latest_group],
+                          "anchor_time": anchor_time, "n_rounds": np.bincount(group_unit, minlength=n_units),
+                          "count_min": count_min, "count_max": count_max},
+                         index=pd.MultiIndex.from_tuples(unit_keys, names=UNIT)).sort_index()
+    intercept, spec_time, coefficients = _spec_regression(pd.DataFrame({
+        "accelerator_family": unit_family[group_unit], "round_time": group_time, "level": group_level}))
+    # The naive rule's rows: each family's best time per count in the family's latest round.
+    family_latest = pd.Series(times).groupby(families).transform("max").to_numpy()
+    latest = np.flatnonzero(times == family_latest)
+    cell, cell_keys = _codes([families[row] for row in latest], counts[latest].tolist())
+    best = np.full(len(cell_keys), np.inf)
+    np.minimum.at(best, cell, train["time_to_train_min"].to_numpy(dtype=float)[latest])
+    naive_rows = pd.DataFrame(cell_keys, columns=["accelerator_family", "accelerator_count_published"]).assign(
+        time_to_train_min=best).sort_values(["accelerator_family", "accelerator_count_published"],
+                                            ignore_index=True)
+    # The anchors: each unit's median log time per count in the unit's latest round.
+    anchored = np.flatnonzero(times == anchor_time[unit])
+    cell, cell_keys = _codes(unit[anchored].tolist(), counts[anchored].tolist())
+    anchor_log = [float(np.median(log_t[anchored][cell == index])) for index in range(len(cell_keys))]
+    anchor_rows = pd.DataFrame([(*unit_keys[unit_code], count, value)
+                                for (unit_code, count), value in zip(cell_keys, anchor_log)],
+                               columns=[*UNIT, "accelerator_count_published", "anchor_log"]).sort_values(
+        [*UNIT, "accelerator_count_published"], ignore_index=True)
     return Forecaster(units=units, anchor_rows=anchor_rows, pooled_exponent=pooled, drift_per_year=drift,
                       spread_log=math.hypot(within_sd, between), spec_intercept=intercept, spec_time=spec_time,
                       spec_coefficients=coefficients, naive_rows=naive_rows,
-                      rounds=tuple(sorted(frame["round"].unique(), key=round_time)))
+                      rounds=tuple(sorted(train["round"].unique(), key=round_time)))
 
 
 def _spec_regression(groups: pd.DataFrame) -> tuple[float | None, float, np.ndarray | None]:
@@ -256,8 +296,8 @@ def ordered_rounds(frame: pd.DataFrame) -> list[str]:
 def reruns(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
     """Which rows of `test` repeat a row of `train` (same submitter, family, count and time)."""
     key = ["submitter", "accelerator_family", "accelerator_count", "time_to_train_min"]
-    earlier = pd.MultiIndex.from_frame(train[key])
-    return pd.MultiIndex.from_frame(test[key]).isin(earlier)
+    earlier = set(zip(*(train[name].tolist() for name in key)))
+    return np.array([row in earlier for row in zip(*(test[name].tolist() for name in key))], dtype=bool)
 
 
 def backtest_forecasts(frame: pd.DataFrame) -> pd.DataFrame:
@@ -265,6 +305,9 @@ def backtest_forecasts(frame: pd.DataFrame) -> pd.DataFrame:
     (reruns left out). One row per result and method (model, naive) that gave a forecast: the result's
     columns, fold, method, kind, forecast_log, spread_log, fold_time."""
     rows = []
+    # Plain Python strings: pandas' Arrow-backed ones make every grouping and lookup of the folds slower.
+    frame = frame[["round", *UNIT, "submitter", "system", "accelerator_count", "time_to_train_min"]].astype(
+        {name: object for name in ["round", *UNIT, "submitter", "system"]})
     times = frame["round"].map(round_time)
     for fold in ordered_rounds(frame)[1:]:
         fold_time = round_time(fold)
@@ -317,6 +360,35 @@ def calibration_weights(benchmarks: np.ndarray, fold_times: np.ndarray, benchmar
     return weights
 
 
+@dataclass(frozen=True)
+class ResidualHistory:
+    """Backtest residuals to calibrate on, as arrays: each point's benchmark, fold_time, method, kind and
+    log_residual."""
+
+    benchmark: np.ndarray
+    fold_time: np.ndarray
+    method: np.ndarray
+    kind: np.ndarray
+    log_residual: np.ndarray
+
+    @classmethod
+    def of(cls, points: pd.DataFrame) -> ResidualHistory:
+        return cls(benchmark=points["benchmark"].to_numpy(dtype=object),
+                   fold_time=points["fold_time"].to_numpy(dtype=float),
+                   method=points["method"].to_numpy(dtype=object), kind=points["kind"].to_numpy(dtype=object),
+                   log_residual=points["log_residual"].to_numpy(dtype=float))
+
+    def half_width(self, benchmark: str, method: str, kind: str, level: float, spread_log: float,
+                   target_time: float) -> tuple[float, str]:
+        """See `calibrated_half_width`."""
+        same_method = (self.method == method) & (self.fold_time < target_time)
+        for source, pool in ((SAME_KIND, same_method & (self.kind == kind)), (ANY_KIND, same_method)):
+            if pool.sum() >= MIN_CALIBRATION:
+                weights = calibration_weights(self.benchmark[pool], self.fold_time[pool], benchmark, target_time)
+                return weighted_conformal_half_width(self.log_residual[pool], weights, level), source
+        return float(norm.ppf(0.5 + level / 2)) * spread_log, UNCALIBRATED
+
+
 def calibrated_half_width(history: pd.DataFrame, benchmark: str, method: str, kind: str, level: float,
                           spread_log: float, target_time: float) -> tuple[float, str]:
     """Half-width in log space of a forecast of `benchmark` by `method` and `kind` at `target_time`, from the
@@ -324,14 +396,7 @@ def calibrated_half_width(history: pd.DataFrame, benchmark: str, method: str, ki
     (`calibration_weights`) over the residuals of that method and kind, or of every kind of the method when
     that kind has fewer than MIN_CALIBRATION; else uncalibrated, z x spread_log. Returns (half-width, source:
     SAME_KIND, ANY_KIND or UNCALIBRATED)."""
-    same_method = history[(history["method"] == method) & (history["fold_time"] < target_time)]
-    same_kind = same_method[same_method["kind"] == kind]
-    for source, pool in ((SAME_KIND, same_kind), (ANY_KIND, same_method)):
-        if len(pool) >= MIN_CALIBRATION:
-            weights = calibration_weights(pool["benchmark"].to_numpy(), pool["fold_time"].to_numpy(), benchmark,
-                                          target_time)
-            return weighted_conformal_half_width(pool["log_residual"].to_numpy(dtype=float), weights, level), source
-    return float(norm.ppf(0.5 + level / 2)) * spread_log, UNCALIBRATED
+    return ResidualHistory.of(history).half_width(benchmark, method, kind, level, spread_log, target_time)
 
 
 def calibrate(forecasts: pd.DataFrame, level: float) -> pd.DataFrame:
@@ -341,10 +406,11 @@ def calibrate(forecasts: pd.DataFrame, level: float) -> pd.DataFrame:
                                  - forecasts["forecast_log"].astype(float))
     half_widths = pd.Series(np.nan, index=forecasts.index)
     sources = pd.Series(UNCALIBRATED, index=forecasts.index, dtype=object)
+    history = ResidualHistory.of(forecasts)
     for (benchmark, fold_time, method, kind), points in forecasts.groupby(["benchmark", "fold_time", "method",
                                                                            "kind"]):
-        width, source = calibrated_half_width(forecasts, benchmark, method, kind, level,
-                                              float(points["spread_log"].iloc[0]), fold_time)
+        width, source = history.half_width(benchmark, method, kind, level, float(points["spread_log"].iloc[0]),
+                                           fold_time)
         half_widths[points.index], sources[points.index] = width, source
     centre = forecasts["forecast_log"].astype(float)
     points = forecasts.assign(
@@ -388,14 +454,24 @@ class BacktestSummary:
                 f"{prefix}_p90_ape_pct": self.p90_ape_pct, f"{prefix}_coverage": self.coverage}
 
 
+def _result_keys(points: pd.DataFrame) -> np.ndarray:
+    """One code per published result a point forecasts (its fold, unit, submitter, system, count and time)."""
+    key = ["fold", *UNIT, "submitter", "system", "accelerator_count", "time_to_train_min"]
+    return _codes(*(points[name].tolist() for name in key))[0]
+
+
+def _first_of_each(keys: np.ndarray) -> np.ndarray:
+    return ~pd.Series(keys).duplicated().to_numpy()
+
+
 def compare(points: pd.DataFrame) -> dict[str, Any]:
     """Model against naive on one set of backtest points: each on all its forecasts, and both on the results
     both forecast (the fair comparison); `better` names the one with the lower median error there."""
     model, naive = points[points["method"] == MODEL], points[points["method"] == NAIVE_METHOD]
-    key = ["fold", "accelerator_family", "form_factor", "submitter", "system", "accelerator_count",
-           "time_to_train_min"]
-    common = model.merge(naive[key], on=key).drop_duplicates(key)
-    common_naive = naive.merge(model[key], on=key).drop_duplicates(key)
+    keys = _result_keys(pd.concat([model, naive]))
+    model_keys, naive_keys = keys[:len(model)], keys[len(model):]
+    common = model[_first_of_each(model_keys) & np.isin(model_keys, naive_keys)]
+    common_naive = naive[_first_of_each(naive_keys) & np.isin(naive_keys, model_keys)]
     head = {**BacktestSummary.of(model).as_dict("model"), **BacktestSummary.of(naive).as_dict("naive"),
             "common_n": len(common),
             "common_model_median_ape_pct": BacktestSummary.of(common).median_ape_pct,

@@ -57,6 +57,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -158,14 +159,20 @@ class ScalingModel:
 
     def predict(self, count: float, form_factor: str | None = None) -> Prediction:
         level = form_factor or self.form_factors[0]
-        centre = float(self.log_time(count, level)[0])
-        gradient = _jacobian(self.parameters, self.form_factors, self.saturated, np.log([float(count)]),
-                             np.array([level], dtype=object))[0]
-        spread = math.sqrt(self.residual_sd ** 2 + float(gradient @ self.covariance @ gradient))
-        half_width = self.t_quantile * spread
-        return Prediction(count=float(count), form_factor=level, time_min=math.exp(centre),
-                          low_min=math.exp(centre - half_width), high_min=math.exp(centre + half_width),
+        time_min, low_min, high_min = (float(value[0]) for value in
+                                       self.predict_many(np.array([float(count)]), np.array([level], dtype=object)))
+        return Prediction(count=float(count), form_factor=level, time_min=time_min, low_min=low_min,
+                          high_min=high_min,
                           extrapolated=not self.count_range(level)[0] <= count <= self.count_range(level)[1])
+
+    def predict_many(self, counts: np.ndarray, form_factors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Times to train in minutes and the interval's ends, one per (count, form factor of the model)."""
+        log_count = np.log(np.asarray(counts, dtype=float))
+        centre = _log_time(self.parameters, self.form_factors, self.saturated, log_count, form_factors)
+        gradient = _jacobian(self.parameters, self.form_factors, self.saturated, log_count, form_factors)
+        variance = np.einsum("ij,jk,ik->i", gradient, self.covariance, gradient)
+        half_width = self.t_quantile * np.sqrt(self.residual_sd ** 2 + variance)
+        return np.exp(centre), np.exp(centre - half_width), np.exp(centre + half_width)
 
     def count_range(self, form_factor: str | None = None) -> tuple[float, float]:
         """The published counts of a form factor: the model is fitted, not extrapolated, inside them."""
@@ -253,10 +260,10 @@ def _filled_form_factors(frame: pd.DataFrame) -> pd.Series:
     return frame.groupby("accelerator_family")["accelerator_form_factor"].transform(fill).astype(object)
 
 
-def _levels(form_factors: pd.Series) -> tuple[str, ...]:
+def _levels(form_factors: pd.Series | np.ndarray) -> tuple[str, ...]:
     """Most common first (the reference level of the model and the default of a prediction), ties by name."""
-    counts = form_factors.value_counts()
-    return tuple(sorted(counts.index, key=lambda level: (-counts[level], level)))
+    names, counts = np.unique(np.asarray(form_factors, dtype=str), return_counts=True)
+    return tuple(str(name) for _, name in sorted(zip(-counts, names)))
 
 
 def _design(log_count: np.ndarray, form_factors: np.ndarray, levels: tuple[str, ...]) -> np.ndarray:
@@ -281,38 +288,63 @@ def _jacobian(parameters: np.ndarray, levels: tuple[str, ...], saturated: bool, 
 
 def not_fittable_reason(family_frame: pd.DataFrame) -> str | None:
     """Why the family's model cannot be fitted with an interval, or None when it can."""
-    n_parameters = 2 + family_frame["form_factor"].nunique() - 1
-    if len(family_frame) == 1:
+    return _not_fittable(family_frame["accelerator_count"].to_numpy(dtype=float),
+                         family_frame["form_factor"].to_numpy(dtype=object))
+
+
+def _not_fittable(counts: np.ndarray, form_factors: np.ndarray) -> str | None:
+    """not_fittable_reason of a family's counts and form factors (arrays of one row per result)."""
+    levels = set(form_factors)
+    n_parameters = 2 + len(levels) - 1
+    if len(counts) == 1:
         return "a single result: no scaling to fit"
-    if family_frame["accelerator_count"].nunique() < 2:
-        return f"all {len(family_frame)} results use one accelerator count: no scaling to fit"
-    if family_frame.groupby("form_factor")["accelerator_count"].nunique().max() < 2:
+    if np.unique(counts).size < 2:
+        return f"all {len(counts)} results use one accelerator count: no scaling to fit"
+    if max(np.unique(counts[form_factors == level]).size for level in levels) < 2:
         return "each form factor was published at one accelerator count: scaling and form factor cannot be told apart"
-    if len(family_frame) <= n_parameters:
-        return f"{len(family_frame)} results for {n_parameters} parameters: no residual left to size an interval"
+    if len(counts) <= n_parameters:
+        return f"{len(counts)} results for {n_parameters} parameters: no residual left to size an interval"
     return None
+
+
+@lru_cache(maxsize=256)
+def _t_quantile(probability: float, dof: int) -> float:
+    return float(student_t.ppf(probability, dof))
 
 
 def fit_family(family_frame: pd.DataFrame, settings: DecideSettings) -> ScalingModel:
     """Least squares in log space with b >= -1; the saturation count by a grid then a bounded search (the other
     parameters are linear given it). Call not_fittable_reason first."""
-    counts = family_frame["accelerator_count"].to_numpy(dtype=float)
-    log_count, log_time = np.log(counts), np.log(family_frame["time_to_train_min"].to_numpy(dtype=float))
-    form_factors = family_frame["form_factor"].to_numpy(dtype=object)
-    levels = _levels(family_frame["form_factor"])
-    design = _design(log_count, form_factors, levels)
+    return _fit_arrays(str(family_frame["accelerator_family"].iloc[0]),
+                       family_frame["accelerator_count"].to_numpy(dtype=float),
+                       np.log(family_frame["time_to_train_min"].to_numpy(dtype=float)),
+                       family_frame["form_factor"].to_numpy(dtype=object), family_frame["round"].to_numpy(dtype=object),
+                       settings)
 
-    def solve(log_saturation: float | None) -> tuple[float, np.ndarray]:
-        target = log_time - (0.0 if log_saturation is None else np.logaddexp(0.0, log_count - log_saturation))
-        coefficients = _bounded_least_squares(design, target, log_count)
-        return float(np.sum((target - design @ coefficients) ** 2)), coefficients
+
+def _fit_arrays(family: str, counts: np.ndarray, log_time: np.ndarray, form_factors: np.ndarray,
+                rounds: np.ndarray, settings: DecideSettings) -> ScalingModel:
+    """fit_family of one row per result: accelerator counts, log minutes, form factors, rounds."""
+    log_count = np.log(counts)
+    levels = _levels(form_factors)
+    design = _design(log_count, form_factors, levels)
+    # The fit is linear given log m: solve it with fixed pseudo-inverses, for one or many log m at once.
+    free_inverse = np.linalg.pinv(design)
+    bound_inverse = np.linalg.pinv(np.delete(design, 1, axis=1))
+
+    def solve(log_saturation: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Residual sums of squares and coefficients (one column per log m; a single column for None)."""
+        targets = (log_time[:, None] if log_saturation is None
+                   else log_time[:, None] - np.logaddexp(0.0, log_count[:, None] - log_saturation[None, :]))
+        coefficients = _bounded_least_squares(free_inverse, bound_inverse, targets, log_count)
+        return np.sum((targets - design @ coefficients) ** 2, axis=0), coefficients
 
     log_saturation = None
     # The saturation term costs one more parameter: it needs the counts to show a curve and a residual left.
     if np.unique(counts).size >= settings.saturation_min_counts and len(counts) > design.shape[1] + 1:
-        log_saturation = _interior_saturation(lambda value: solve(value)[0], counts)
+        log_saturation = _interior_saturation(lambda values: solve(values)[0], counts)
     saturated = log_saturation is not None
-    coefficients = solve(log_saturation)[1]
+    coefficients = solve(None if log_saturation is None else np.array([log_saturation]))[1][:, 0]
     parameters = np.append(coefficients, log_saturation) if saturated else coefficients
     residuals = log_time - _log_time(parameters, levels, saturated, log_count, form_factors)
     jacobian = _jacobian(parameters, levels, saturated, log_count, form_factors)
@@ -324,54 +356,65 @@ def fit_family(family_frame: pd.DataFrame, settings: DecideSettings) -> ScalingM
     covariance = np.zeros((len(parameters), len(parameters)))
     covariance[np.ix_(free, free)] = variance * np.linalg.pinv(jacobian[:, free].T @ jacobian[:, free])
     return ScalingModel(
-        family=str(family_frame["accelerator_family"].iloc[0]), form_factors=levels, parameters=parameters,
-        saturated=saturated, covariance=covariance,
-        residual_sd=math.sqrt(variance), dof=dof, t_quantile=float(student_t.ppf(0.5 + settings.interval / 2, dof)),
+        family=family, form_factors=levels, parameters=parameters, saturated=saturated, covariance=covariance,
+        residual_sd=math.sqrt(variance), dof=dof, t_quantile=_t_quantile(0.5 + settings.interval / 2, dof),
         count_min=float(counts.min()), count_max=float(counts.max()),
         count_ranges=tuple((float(counts[form_factors == level].min()), float(counts[form_factors == level].max()))
                            for level in levels), n_points=len(counts),
-        n_counts=int(np.unique(counts).size), rounds=tuple(sorted(family_frame["round"].unique())))
+        n_counts=int(np.unique(counts).size), rounds=tuple(sorted(set(rounds))))
 
 
-def _bounded_least_squares(design: np.ndarray, target: np.ndarray, log_count: np.ndarray) -> np.ndarray:
-    """Least squares with the exponent (column 1) at least LINEAR_EXPONENT. The problem is a convex quadratic
-    with one bound, so when the free optimum breaks the bound the constrained one lies on it: fix b and solve
-    for the rest."""
-    coefficients = np.linalg.lstsq(design, target, rcond=None)[0]
-    if coefficients[1] >= LINEAR_EXPONENT:
-        return coefficients
-    rest = np.linalg.lstsq(np.delete(design, 1, axis=1), target - LINEAR_EXPONENT * log_count, rcond=None)[0]
-    return np.insert(rest, 1, LINEAR_EXPONENT)
+def _bounded_least_squares(free_inverse: np.ndarray, bound_inverse: np.ndarray, targets: np.ndarray,
+                           log_count: np.ndarray) -> np.ndarray:
+    """Least squares of each column of `targets` with the exponent (row 1 of the result) at least
+    LINEAR_EXPONENT, from the pseudo-inverses of the design and of the design without its log n column. The
+    problem is a convex quadratic with one bound, so when the free optimum breaks the bound the constrained one
+    lies on it: fix b and solve for the rest."""
+    coefficients = free_inverse @ targets
+    broken = coefficients[1] < LINEAR_EXPONENT
+    if broken.any():
+        rest = bound_inverse @ (targets[:, broken] - LINEAR_EXPONENT * log_count[:, None])
+        coefficients[:, broken] = np.insert(rest, 1, LINEAR_EXPONENT, axis=0)
+    return coefficients
 
 
-def _interior_saturation(residual_sum: Callable[[float], float], counts: np.ndarray) -> float | None:
-    """The best log m if it lies strictly inside the searched range, else None (both ends are power laws)."""
+def _interior_saturation(residual_sums: Callable[[np.ndarray], np.ndarray], counts: np.ndarray) -> float | None:
+    """The best log m if it lies strictly inside the searched range, else None (both ends are power laws).
+    `residual_sums` maps an array of log m to their residual sums of squares."""
     grid = np.linspace(np.log(counts.min() / SATURATION_MARGIN), np.log(counts.max() * SATURATION_MARGIN),
                        SATURATION_GRID)
-    best = int(np.argmin([residual_sum(value) for value in grid]))
+    best = int(np.argmin(residual_sums(grid)))
     if best in (0, len(grid) - 1):
         return None
-    return float(minimize_scalar(residual_sum, bounds=(grid[best - 1], grid[best + 1]), method="bounded").x)
+    return float(minimize_scalar(lambda value: float(residual_sums(np.array([value]))[0]),
+                                 bounds=(grid[best - 1], grid[best + 1]), method="bounded").x)
 
 
 def held_out_predictions(family_frame: pd.DataFrame, settings: DecideSettings, scheme: str) -> pd.DataFrame:
     """Refit without each configuration (scheme "configuration") or each round ("round") and predict what was
     left out. Held-out rows whose training set cannot be fitted, or whose form factor it lacks, are skipped."""
     groups = family_frame.index.to_numpy() if scheme == "configuration" else family_frame["round"].to_numpy()
+    family = str(family_frame["accelerator_family"].iloc[0]) if len(family_frame) else ""
+    counts = family_frame["accelerator_count"].to_numpy(dtype=float)
+    times = family_frame["time_to_train_min"].to_numpy(dtype=float)
+    form_factors = family_frame["form_factor"].to_numpy(dtype=object)
+    rounds = family_frame["round"].to_numpy(dtype=object)
     rows = []
     for group in pd.unique(groups):
-        train, test = family_frame[groups != group], family_frame[groups == group]
-        if not_fittable_reason(train) is not None:
+        train, test = groups != group, groups == group
+        if _not_fittable(counts[train], form_factors[train]) is not None:
             continue
-        model = fit_family(train, settings)
-        for row in test[test["form_factor"].isin(model.form_factors)].itertuples():
-            prediction = model.predict(row.accelerator_count, row.form_factor)
-            rows.append({"scheme": scheme, "family": row.accelerator_family, "round": row.round,
-                         "submitter": row.submitter, "system": row.system, "accelerator_count": row.accelerator_count,
-                         "time_to_train_min": row.time_to_train_min, "predicted_min": prediction.time_min,
-                         "low_min": prediction.low_min, "high_min": prediction.high_min,
-                         "ape_pct": 100 * abs(prediction.time_min / row.time_to_train_min - 1),
-                         "inside_interval": prediction.low_min <= row.time_to_train_min <= prediction.high_min})
+        model = _fit_arrays(family, counts[train], np.log(times[train]), form_factors[train], rounds[train],
+                            settings)
+        test &= np.isin(form_factors, model.form_factors)
+        predicted, low, high = model.predict_many(counts[test], form_factors[test])
+        for index, time_min, low_min, high_min in zip(np.flatnonzero(test), predicted, low, high):
+            rows.append({"scheme": scheme, "family": family, "round": rounds[index],
+                         "submitter": family_frame["submitter"].iat[index], "system": family_frame["system"].iat[index],
+                         "accelerator_count": counts[index], "time_to_train_min": times[index],
+                         "predicted_min": time_min, "low_min": low_min, "high_min": high_min,
+                         "ape_pct": 100 * abs(time_min / times[index] - 1),
+                         "inside_interval": low_min <= times[index] <= high_min})
     return held_out_frame(rows)
 
 
