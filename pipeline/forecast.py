@@ -83,6 +83,11 @@ SAME_KIND, ANY_KIND = "earlier forecasts of the same kind", "earlier forecasts o
 # out of the 85-95% coverage range went from five (unweighted, own kind first) to three, intervals 8% narrower.
 OWN_PRIOR_WEIGHT = 20.0
 CALIBRATION_HALF_LIFE_YEARS = 1.0
+# The published results a FittedBenchmark keeps: the trust rule's rounds and counts, and the nearest results
+# `predict` shows beside an answer.
+PUBLISHED_COLUMNS = ["accelerator_family", "form_factor", "round", "submitter", "system", "accelerator_count",
+                     "time_to_train_min"]
+Evidence = tuple[int, int]  # backtest forecasts inside their interval, and all of them
 POINT_COLUMNS = ["benchmark", "fold", "fold_time", "accelerator_family", "form_factor", "submitter", "system",
                  "accelerator_count",
                  "time_to_train_min", "method", "kind", "predicted_min", "low_min", "high_min", "ape_pct",
@@ -433,8 +438,9 @@ def backtest(frames: dict[str, pd.DataFrame], level: float) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class BacktestSummary:
-    """Errors of one set of backtest forecasts: count, median and 90th percentile APE (%), share inside."""
+class ErrorSummary:
+    """Absolute percentage errors (%) of a set of forecasts or held-out predictions (columns ape_pct and
+    inside_interval): count, median, 90th percentile, and the share inside their interval."""
 
     n: int
     median_ape_pct: float | None
@@ -442,16 +448,16 @@ class BacktestSummary:
     coverage: float | None
 
     @classmethod
-    def of(cls, points: pd.DataFrame) -> BacktestSummary:
+    def of(cls, points: pd.DataFrame) -> ErrorSummary:
         if points.empty:
             return cls(0, None, None, None)
         ape = points["ape_pct"].to_numpy(dtype=float)
         return cls(len(ape), float(np.median(ape)), float(np.quantile(ape, 0.9)),
                    float(points["inside_interval"].astype(bool).mean()))
 
-    def as_dict(self, prefix: str) -> dict[str, Any]:
+    def as_dict(self, prefix: str, coverage_name: str = "coverage") -> dict[str, Any]:
         return {f"{prefix}_n": self.n, f"{prefix}_median_ape_pct": self.median_ape_pct,
-                f"{prefix}_p90_ape_pct": self.p90_ape_pct, f"{prefix}_coverage": self.coverage}
+                f"{prefix}_p90_ape_pct": self.p90_ape_pct, f"{prefix}_{coverage_name}": self.coverage}
 
 
 def _result_keys(points: pd.DataFrame) -> np.ndarray:
@@ -472,10 +478,10 @@ def compare(points: pd.DataFrame) -> dict[str, Any]:
     model_keys, naive_keys = keys[:len(model)], keys[len(model):]
     common = model[_first_of_each(model_keys) & np.isin(model_keys, naive_keys)]
     common_naive = naive[_first_of_each(naive_keys) & np.isin(naive_keys, model_keys)]
-    head = {**BacktestSummary.of(model).as_dict("model"), **BacktestSummary.of(naive).as_dict("naive"),
+    head = {**ErrorSummary.of(model).as_dict("model"), **ErrorSummary.of(naive).as_dict("naive"),
             "common_n": len(common),
-            "common_model_median_ape_pct": BacktestSummary.of(common).median_ape_pct,
-            "common_naive_median_ape_pct": BacktestSummary.of(common_naive).median_ape_pct}
+            "common_model_median_ape_pct": ErrorSummary.of(common).median_ape_pct,
+            "common_naive_median_ape_pct": ErrorSummary.of(common_naive).median_ape_pct}
     better = MODEL
     if head["common_n"] and head["common_naive_median_ape_pct"] < head["common_model_median_ape_pct"]:
         better = NAIVE_METHOD
@@ -492,7 +498,7 @@ def summarise_backtest(points: pd.DataFrame) -> dict[str, Any]:
         "latest_fold": {"fold": folds[-1], **compare(points[points["fold"] == folds[-1]])} if folds else None,
         "families": [{"family": family, **compare(points[points["accelerator_family"] == family])}
                      for family in sorted(points["accelerator_family"].unique())],
-        "kinds": [{"kind": kind, **BacktestSummary.of(model[model["kind"] == kind]).as_dict("model")}
+        "kinds": [{"kind": kind, **ErrorSummary.of(model[model["kind"] == kind]).as_dict("model")}
                   for kind in KINDS if (model["kind"] == kind).any()],
         "calibrated_share": float((points["calibration"] != UNCALIBRATED).mean()) if len(points) else None,
     }
@@ -507,26 +513,24 @@ def coverage_consistent(inside: int, n: int, coverage: tuple[float, float], leve
 
 
 def trust_reasons(n_rounds: int, count: float, published: tuple[float, float] | None,
-                  family_points: pd.DataFrame, kind_points: pd.DataFrame, rule: TrustRule) -> list[str]:
+                  family_evidence: Evidence, kind_evidence: Evidence, rule: TrustRule) -> list[str]:
     """Why a forecast is not trusted (empty: trusted). `published` is the family's (smallest, largest)
-    published count or None; `family_points` its backtest points of the chosen method; `kind_points` the
-    benchmark's backtest points of the same method and kind, the fallback evidence."""
+    published count or None; `family_evidence` (inside the interval, forecasts) of its backtest forecasts by
+    the chosen method; `kind_evidence` the same of the benchmark's by that method and kind, the fallback."""
     reasons = []
     if n_rounds < rule.min_rounds:
         reasons.append(f"results from {n_rounds} round{'s' if n_rounds != 1 else ''} (needs {rule.min_rounds})")
-    if len(family_points) >= rule.min_backtest_points:
-        evidence, source = family_points, "the family's"
-    elif len(kind_points) >= rule.min_backtest_points:
-        evidence, source = kind_points, "the benchmark's (the family has too few)"
+    evidence: Evidence | None = None
+    if family_evidence[1] >= rule.min_backtest_points:
+        evidence, source = family_evidence, "the family's"
+    elif kind_evidence[1] >= rule.min_backtest_points:
+        evidence, source = kind_evidence, "the benchmark's (the family has too few)"
     else:
-        evidence, source = None, ""
-        reasons.append(f"{len(family_points)} backtest forecasts of the family and {len(kind_points)} of its kind "
+        reasons.append(f"{family_evidence[1]} backtest forecasts of the family and {kind_evidence[1]} of its kind "
                        f"(needs {rule.min_backtest_points})")
-    if evidence is not None:
-        inside = int(evidence["inside_interval"].astype(bool).sum())
-        if not coverage_consistent(inside, len(evidence), rule.coverage):
-            reasons.append(f"{source} backtest coverage {inside} of {len(evidence)} is out of the "
-                           f"{100 * rule.coverage[0]:.0f}-{100 * rule.coverage[1]:.0f}% range")
+    if evidence is not None and not coverage_consistent(*evidence, rule.coverage):
+        reasons.append(f"{source} backtest coverage {evidence[0]} of {evidence[1]} is out of the "
+                       f"{100 * rule.coverage[0]:.0f}-{100 * rule.coverage[1]:.0f}% range")
     if published is None:
         reasons.append("no published results of the family: specification-based")
     elif not published[0] <= count <= rule.max_count_factor * published[1]:
@@ -569,21 +573,65 @@ class Answer:
                 "calibration": self.calibration, "note": self.note}
 
 
-def answer(frame: pd.DataFrame, points: pd.DataFrame, benchmark: str, family: str, form_factor: str,
-           count: float, rule: TrustRule, level: float, forecaster: Forecaster | None = None) -> Answer:
-    """Forecast `family` x `count` for the round after the latest of `frame` (the benchmark's model inputs),
-    with the method that did better on the benchmark's backtest (`points`, every benchmark's backtest
-    points), its calibrated interval and its trust. `forecaster`: fit(frame), when the caller has it.
-    Raises UsageError when neither method can answer."""
+@dataclass(frozen=True)
+class FittedBenchmark:
+    """Everything `predict` and `recommend` need to answer for one benchmark, fitted once by the decide stage
+    and saved in its models.json (`pipeline.models_artifact`): the forecast model of the benchmark's results
+    in scope, each (method, kind)'s calibrated half-width for the next round, the backtest comparison that
+    picks the model or the naive rule, the backtest evidence for the trust rule, and the published results."""
+
+    benchmark: str
+    not_analysed_reason: str | None  # why the decide stage skipped the benchmark; None when it analysed it
+    interval: float
+    forecaster: Forecaster
+    half_widths: dict[tuple[str, str], tuple[float, str]]  # (method, kind) -> (log half-width, calibration)
+    comparison: dict[str, Any]  # `compare` of the benchmark's backtest points
+    family_evidence: dict[tuple[str, str], Evidence]  # (method, family) -> (inside the interval, forecasts)
+    kind_evidence: dict[tuple[str, str], Evidence]  # (method, kind) -> (inside the interval, forecasts)
+    published: pd.DataFrame  # the model inputs, PUBLISHED_COLUMNS
+
+    @property
+    def target_time(self) -> float:
+        """The round forecast: the one after the latest fitted on."""
+        return max(round_time(name) for name in self.forecaster.rounds) + ROUND_STEP_YEARS
+
+    def families(self) -> list[str]:
+        return sorted(self.published["accelerator_family"].unique())
+
+
+def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, level: float,
+                  not_analysed_reason: str | None = None) -> FittedBenchmark:
+    """The FittedBenchmark of `benchmark` from its model inputs `frame` (at least one row) and the backtest
+    `points` of every benchmark (POINT_COLUMNS; other benchmarks' earlier residuals help calibrate)."""
+    forecaster = fit(frame)
+    target_time = max(round_time(name) for name in forecaster.rounds) + ROUND_STEP_YEARS
+    history = ResidualHistory.of(points)
+    half_widths = {(method, kind): history.half_width(benchmark, method, kind, level, forecaster.spread_log,
+                                                      target_time)
+                   for method, kinds in ((MODEL, KINDS), (NAIVE_METHOD, (NAIVE,))) for kind in kinds}
+    own = points[points["benchmark"] == benchmark]
+    inside = own.assign(inside=own["inside_interval"].astype(bool))
+
+    def evidence(by: str) -> dict[tuple[str, str], Evidence]:
+        counts = inside.groupby(["method", by])["inside"].agg(["sum", "size"])
+        return {(str(method), str(key)): (int(row["sum"]), int(row["size"])) for (method, key), row in counts.iterrows()}
+
+    return FittedBenchmark(benchmark=benchmark, not_analysed_reason=not_analysed_reason, interval=level,
+                           forecaster=forecaster, half_widths=half_widths, comparison=compare(own),
+                           family_evidence=evidence("accelerator_family"), kind_evidence=evidence("kind"),
+                           published=frame[PUBLISHED_COLUMNS].sort_values(PUBLISHED_COLUMNS, ignore_index=True))
+
+
+def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float, rule: TrustRule) -> Answer:
+    """Forecast `family` x `count` for the round after the latest `fitted` was fitted on, with the method that
+    did better on the benchmark's backtest, its calibrated interval and its trust (never trusted when the
+    decide stage did not analyse the benchmark). Raises UsageError when neither method can answer."""
     if count <= 0:
         raise UsageError(f"the accelerator count must be positive, got {count:g}")
-    forecaster = forecaster or fit(frame)
-    target_time = max(round_time(name) for name in forecaster.rounds) + ROUND_STEP_YEARS
+    benchmark, comparison = fitted.benchmark, fitted.comparison
     query = pd.DataFrame({"accelerator_family": [family], "form_factor": [form_factor],
                           "accelerator_count": [float(count)]})
-    forecast = forecaster.forecast(query, target_time).iloc[0]
-    own_points = points[points["benchmark"] == benchmark]
-    comparison = compare(own_points)
+    forecast = fitted.forecaster.forecast(query, fitted.target_time).iloc[0]
     method, kind, centre = MODEL, forecast["kind"], forecast["model_log"]
     note = (f"the model's backtest median error on {benchmark} ({_pct(comparison['common_model_median_ape_pct'])}) "
             f"is below the naive rule's ({_pct(comparison['common_naive_median_ape_pct'])}) on the same results")
@@ -596,20 +644,20 @@ def answer(frame: pd.DataFrame, points: pd.DataFrame, benchmark: str, family: st
         missing = ("too few families have specifications to regress on" if family in specifications().index
                    else "no row in the accelerator specification table (pipeline/accelerators.csv)")
         raise UsageError(f"no forecast for {family} on {benchmark}: it has no results in scope and {missing}")
-    half_width, calibration = calibrated_half_width(points, benchmark, method, kind, level, forecaster.spread_log,
-                                                    target_time)
-    family_rows = frame[frame["accelerator_family"] == family]
+    half_width, calibration = fitted.half_widths[(method, kind)]
+    family_rows = fitted.published[fitted.published["accelerator_family"] == family]
     published = ((float(family_rows["accelerator_count"].min()), float(family_rows["accelerator_count"].max()))
                  if len(family_rows) else None)
-    same_method = own_points[own_points["method"] == method]
     reasons = trust_reasons(family_rows["round"].nunique(), count, published,
-                            same_method[same_method["accelerator_family"] == family],
-                            same_method[same_method["kind"] == kind], rule)
+                            fitted.family_evidence.get((method, family), (0, 0)),
+                            fitted.kind_evidence.get((method, kind), (0, 0)), rule)
+    if fitted.not_analysed_reason is not None:
+        reasons.insert(0, f"the decide stage did not analyse {benchmark}: {fitted.not_analysed_reason}")
     return Answer(benchmark=benchmark, accelerator=family, form_factor=form_factor, count=float(count),
                   predicted_min=math.exp(centre), low_min=math.exp(centre - half_width),
-                  high_min=math.exp(centre + half_width), interval=level, method=method, kind=kind,
-                  trusted=not reasons, reasons=tuple(reasons), rounds=forecaster.rounds, calibration=calibration,
-                  note=note)
+                  high_min=math.exp(centre + half_width), interval=fitted.interval, method=method, kind=kind,
+                  trusted=not reasons, reasons=tuple(reasons), rounds=fitted.forecaster.rounds,
+                  calibration=calibration, note=note)
 
 
 def _pct(value: float | None) -> str:
@@ -620,4 +668,6 @@ def load_backtest() -> pd.DataFrame:
     """The backtest stage's points, or a UsageError saying how to make them."""
     if not BACKTEST.is_file():
         raise UsageError(f"{BACKTEST} not found: run `dvc repro backtest` first")
-    return pd.read_parquet(BACKTEST)
+    points = pd.read_parquet(BACKTEST)
+    # Python strings, not Arrow-backed ones: the summaries select from these points many times.
+    return points.astype({name: object for name in points.columns if pd.api.types.is_string_dtype(points[name])})

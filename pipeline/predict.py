@@ -59,7 +59,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -69,9 +69,12 @@ from scipy.stats import t as student_t
 
 from . import schemas
 from .accelerators import specifications
+from .cli import ArgumentParser
 from .errors import ParamsError, UsageError, cli
-from .forecast import Answer, TrustRule, answer, load_backtest, round_time
+from .forecast import (Answer, ErrorSummary, FittedBenchmark, TrustRule, answer, fit_benchmark, load_backtest,
+                       round_time)
 from .io import load_params, section
+from .models_artifact import saved_models
 from .scope import CONFIGURATIONS, check_benchmark, in_scope
 
 UNSPECIFIED = "unspecified"
@@ -210,24 +213,6 @@ class ScalingModel:
 
 
 @dataclass(frozen=True)
-class ErrorSummary:
-    """Held-out absolute percentage errors of one validation scheme."""
-
-    n: int
-    median_ape_pct: float | None
-    p90_ape_pct: float | None
-    interval_coverage: float | None
-
-    @classmethod
-    def of(cls, held_out: pd.DataFrame) -> ErrorSummary:
-        if held_out.empty:
-            return cls(0, None, None, None)
-        ape = held_out["ape_pct"].to_numpy()
-        return cls(len(ape), float(np.median(ape)), float(np.quantile(ape, 0.9)),
-                   float(held_out["inside_interval"].mean()))
-
-
-@dataclass(frozen=True)
 class FamilyAssessment:
     family: str
     n_points: int
@@ -247,7 +232,13 @@ def model_inputs(configurations: pd.DataFrame, analysis: dict[str, Any], benchma
     """The in-scope results a model can use (a family and a time), with a `form_factor` for every row."""
     frame = in_scope(configurations, analysis, benchmark)
     frame = frame[frame["accelerator_family"].notna() & (frame["time_to_train_min"] > 0)].reset_index(drop=True)
-    return frame.assign(form_factor=_filled_form_factors(frame))
+    return _plain_strings(frame.assign(form_factor=_filled_form_factors(frame)))
+
+
+def _plain_strings(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with its text columns as Python objects: pandas' Arrow-backed strings make the many small
+    selections and groupings of the fits several times slower."""
+    return frame.astype({name: object for name in frame.columns if pd.api.types.is_string_dtype(frame[name])})
 
 
 def _filled_form_factors(frame: pd.DataFrame) -> pd.Series:
@@ -493,13 +484,6 @@ def families_with_data(frame: pd.DataFrame) -> list[str]:
     return sorted(frame["accelerator_family"].unique())
 
 
-class ArgumentParser(argparse.ArgumentParser):
-    """argparse whose mistakes are PipelineErrors: exit status 1 and one message, like every other error."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message}\n{self.format_usage().strip()}")
-
-
 def load_scope(benchmark: str, params: dict[str, Any]) -> tuple[pd.DataFrame, DecideSettings]:
     """The model inputs of a benchmark (from the pipeline's configurations) and the decide settings."""
     settings = DecideSettings.from_params(params)
@@ -552,10 +536,11 @@ def read_queries(path: Path) -> list[Query]:
             for row, count, form_factor in zip(table.itertuples(), counts, form_factors)]
 
 
-def resolve_query(frame: pd.DataFrame, query: Query) -> tuple[str, str]:
+def resolve_query(fitted: FittedBenchmark, query: Query) -> tuple[str, str]:
     """The family and form factor of a query as the data (or the specification table) spells them; a
     UsageError naming the valid choices otherwise."""
-    known = families_with_data(frame)
+    frame = fitted.published
+    known = fitted.families()
     family = canonical_spelling(query.accelerator, known) or canonical_spelling(
         query.accelerator, list(specifications().index))
     if family is None:
@@ -594,8 +579,8 @@ def render_answer(answer: Answer, nearest: pd.DataFrame) -> str:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = ArgumentParser(prog="python -m pipeline.predict", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--benchmark", help="benchmark id of the catalogue, e.g. resnet")
+    parser = ArgumentParser("predict", __doc__)
+    parser.add_argument("--benchmark", help="benchmark id of the catalogue, e.g. resnet (any case)")
     parser.add_argument("--accelerator", help="accelerator family, e.g. H100 (any case); one without results is "
                                               "forecast from the specification table")
     parser.add_argument("--count", type=int, help="number of accelerators")
@@ -603,8 +588,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--from", dest="from_file", type=Path,
                         help="CSV of queries with columns benchmark, accelerator, count (form_factor optional)")
     parser.add_argument("--json", action="store_true", help="one JSON object per answer, one per line")
-    parser.add_argument("--until", help="forecast as of this round (e.g. v5.0): fit and calibrate on it and the "
-                                        "rounds before it only, to compare with what was published next")
+    parser.add_argument("--until", help="forecast as of this round (e.g. v5.0): refit and calibrate on it and the "
+                                        "rounds before it only, to compare with what was published next; "
+                                        "without it, answers come from the decide stage's saved models")
     args = parser.parse_args(argv)
     single = [args.benchmark, args.accelerator, args.count]
     if args.from_file is None and any(value is None for value in single):
@@ -615,32 +601,43 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def models_as_of(fitted: FittedBenchmark, until: str, params: dict[str, Any]) -> FittedBenchmark:
+    """`fitted`'s benchmark refitted on the rounds up to `until` and calibrated on the backtest folds up to it,
+    as the decide stage would have saved it then."""
+    cutoff = round_time(until)
+    configurations = load_configurations()
+    configurations = configurations[configurations["round"].map(round_time) <= cutoff]
+    frame = model_inputs(configurations, section(params, "analysis"), fitted.benchmark)
+    if frame.empty:
+        raise UsageError(f"no {fitted.benchmark} results in the analysis scope up to {until}")
+    points = load_backtest()
+    return fit_benchmark(fitted.benchmark, frame, points[points["fold_time"] <= cutoff], fitted.interval,
+                         fitted.not_analysed_reason)
+
+
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     queries = (read_queries(args.from_file) if args.from_file is not None
                else [Query(args.benchmark, args.accelerator, float(args.count), args.form_factor)])
     params = load_params()
-    settings, rule = DecideSettings.from_params(params), TrustRule.from_params(params)
-    configurations, points = load_configurations(), load_backtest()
+    rule = TrustRule.from_params(params)
     if args.until is not None:
-        cutoff = round_time(args.until)
-        configurations = configurations[configurations["round"].map(round_time) <= cutoff]
-        points = points[points["fold_time"] <= cutoff]
-    frames: dict[str, pd.DataFrame] = {}
+        round_time(args.until)  # a malformed round is a usage error before any work
+    models: dict[str, FittedBenchmark] = {}
     for query in queries:
-        check_benchmark(query.benchmark)
-        if query.benchmark not in frames:
-            frames[query.benchmark] = model_inputs(configurations, section(params, "analysis"), query.benchmark)
-        frame = frames[query.benchmark]
-        if frame.empty:
-            raise UsageError(f"no {query.benchmark} results in the analysis scope (params `analysis`)")
-        family, form_factor = resolve_query(frame, query)
-        result = answer(frame, points, query.benchmark, family, form_factor, query.count, rule, settings.interval)
+        key = query.benchmark.strip().casefold()
+        if key not in models:
+            models[key] = saved_models(query.benchmark, section(params, "analysis")["benchmarks"])
+            if args.until is not None:
+                models[key] = models_as_of(models[key], args.until, params)
+        fitted = models[key]
+        family, form_factor = resolve_query(fitted, query)
+        result = answer(fitted, family, form_factor, query.count, rule)
         if args.json:
             print(json.dumps(result.as_dict(), sort_keys=True))
         else:
-            family_frame = frame[frame["accelerator_family"] == family]
+            family_frame = fitted.published[fitted.published["accelerator_family"] == family]
             print(render_answer(result, nearest_published(family_frame, query.count)
                                 if len(family_frame) else family_frame))
 

@@ -17,8 +17,8 @@ import pytest
 import yaml
 from scipy.stats import t as student_t
 
-from pipeline import backtest, decide, features, forecast, predict, rank, recommend
-from pipeline.errors import UsageError
+from pipeline import backtest, decide, features, forecast, models_artifact, predict, rank, recommend
+from pipeline.errors import ContractError, UsageError
 from pipeline.schemas import CONFIGURATION_COLUMNS
 from pipeline.scope import in_scope
 
@@ -303,6 +303,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         tmp_path / "reports/benchmarks/resnet/ranking.csv", index=False)
     monkeypatch.chdir(tmp_path)
     backtest.main([])
+    decide.main(["resnet"])  # saves the models predict and recommend answer from
     return tmp_path
 
 
@@ -348,7 +349,8 @@ def test_predict_json_and_from_file_answer_one_object_per_row(project: Path, cap
     (["--benchmark", "resnet", "--accelerator", "H100", "--count", "x"], "invalid int value"),
     (["--benchmark", "resnet", "--accelerator", "H100", "--count", "8", "--form-factor", "PCIe"],
      "choose one of: SXM"),
-    (["--benchmark", "imagenet", "--accelerator", "H100", "--count", "8"], "choose one of: bert, dlrm"),
+    (["--benchmark", "imagenet", "--accelerator", "H100", "--count", "8"], "unknown benchmark 'imagenet'; choose one "
+                                                                           "of: resnet"),
     (["--benchmark", "resnet"], "or --from FILE.csv"),
     (["--from", "missing.csv"], "no such file"),
     # three families are too few to regress on specifications (pipeline.forecast.MIN_SPEC_FAMILIES)
@@ -385,11 +387,10 @@ def test_recommend_cli_lists_published_and_predicted_with_reasons(project: Path,
 
 def test_recommend_predicts_gaps_and_scores_them_on_the_published_scale(project: Path) -> None:
     params = yaml.safe_load(Path("params.yaml").read_text())
-    frame, settings = predict.load_scope("resnet", params)
+    fitted = models_artifact.saved_models("resnet", ["resnet"])
     ranking = pd.read_csv("reports/benchmarks/resnet/ranking.csv")
-    candidates, untrusted = recommend.build_candidates(
-        frame, ranking, forecast.load_backtest(), "resnet", settings, forecast.TrustRule.from_params(params),
-        CRITERIA, ["A100"], None)
+    candidates, untrusted = recommend.build_candidates(fitted, ranking, forecast.TrustRule.from_params(params),
+                                                       CRITERIA, ["A100"], None)
     predicted = candidates[candidates["kind"] == "predicted"]
     assert predicted["label"].tolist() == ["A100 SXM x 16"] and untrusted == []
     # anchored on v4.0's 8 (times / 1.02), 200 / 1.02 x 2^b, with half the drift over 0.9 years; b is A100's
@@ -434,8 +435,71 @@ def test_family_names_and_price_keys_match_in_any_case(project: Path, capsys, tm
     assert "mi300x (families with results: A100, Gaudi2, H100)" in captured.err
 
 
+def test_predict_answers_exactly_what_decide_json_states(project: Path, capsys) -> None:
+    forecasts = json.loads((project / "reports/benchmarks/resnet/decide.json").read_text())["forecasts"]
+    assert [(f["accelerator"], f["count"]) for f in forecasts] == [("A100", 64.0), ("Gaudi2", 8.0), ("H100", 128.0)]
+    for stated in forecasts:
+        predict.main(["--benchmark", "RESNET", "--accelerator", stated["accelerator"], "--count",
+                      f"{stated['count']:g}", "--form-factor", stated["form_factor"], "--json"])
+        assert json.loads(capsys.readouterr().out) == stated
+
+
+def test_a_benchmark_the_decide_stage_skipped_is_never_trusted(project: Path, capsys) -> None:
+    params = yaml.safe_load(Path("params.yaml").read_text())
+    params["analysis"]["min_configurations"] = 1000
+    Path("params.yaml").write_text(yaml.safe_dump(params))
+    decide.main(["resnet"])
+    capsys.readouterr()
+    predict.main(["--benchmark", "resnet", "--accelerator", "H100", "--count", "64", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert not result["trusted"]
+    assert result["reasons"][0] == ("the decide stage did not analyse resnet: 19 configurations in scope, fewer "
+                                    "than analysis.min_configurations = 1000")
+    # a benchmark without any result in scope has no model at all: predict says why
+    models_artifact.write_models(models_artifact.not_analysed_record("resnet", "no results in scope", 0.9),
+                                 models_artifact.models_path("resnet"))
+    message = _exit_message(predict.main, ["--benchmark", "resnet", "--accelerator", "H100", "--count", "8"],
+                            capsys)
+    assert "resnet was not analysed by the decide stage (no results in scope)" in message
+
+
+def test_saved_models_round_trip_and_name_what_is_wrong(project: Path) -> None:
+    path = models_artifact.models_path("resnet")
+    fitted = models_artifact.read_models(path)
+    assert isinstance(fitted, forecast.FittedBenchmark)
+    again = project / "again.json"
+    models_artifact.write_models(models_artifact.models_record(fitted), again)
+    assert again.read_text() == path.read_text()  # nothing lost on the way
+    record = json.loads(path.read_text())
+    broken = [({**record, "format": 2}, "format 2 is not 1"),
+              ({key: value for key, value in record.items() if key != "calibration"}, "the top level lacks calibration"),
+              ({**record, "calibration": record["calibration"][1:]}, "calibration must hold one row per method"),
+              ({**record, "forecaster": {**record["forecaster"], "drift_per_year": "fast"}},
+               "forecaster.drift_per_year must be a finite number, got 'fast'"),
+              ({**record, "status": "skipped"}, "reason is given exactly when skipped")]
+    for value, expected in broken:
+        path.write_text(json.dumps(value))
+        with pytest.raises(ContractError, match=re.escape(expected)):
+            models_artifact.read_models(path)
+    path.write_text("{")
+    with pytest.raises(ContractError, match="is not valid JSON"):
+        models_artifact.read_models(path)
+
+
+@pytest.mark.parametrize("main", [predict.main, recommend.main])
+def test_predict_and_recommend_follow_the_command_line_conventions(main, project: Path, capsys) -> None:
+    before = sorted(path.stat().st_mtime_ns for path in project.rglob("*") if path.is_file())
+    for flag in ("--help", "--version"):
+        with pytest.raises(SystemExit) as exit_:
+            main([flag])
+        assert exit_.value.code == 0
+    assert sorted(path.stat().st_mtime_ns for path in project.rglob("*") if path.is_file()) == before
+    assert "unrecognized arguments: --nope" in _exit_message(main, ["--benchmark", "resnet", "--nope"], capsys)
+
+
 def test_recommend_cli_names_the_analysed_benchmarks(project: Path, capsys) -> None:
-    assert "analysed benchmarks: resnet" in _exit_message(recommend.main, ["--benchmark", "bert"], capsys)
+    assert "unknown benchmark 'bert'; choose one of: resnet" in _exit_message(recommend.main, ["--benchmark", "bert"],
+                                                                               capsys)
 
 
 def _render(fragment: dict, **options: bool) -> str:
@@ -516,7 +580,7 @@ def test_real_resnet_models_are_accurate_where_there_is_data() -> None:
         assessment = assessments[family]
         assert assessment.trusted and assessment.loco.n == assessment.n_points
         assert assessment.loco.median_ape_pct < 20 and assessment.loro.median_ape_pct < 20
-        assert 0.75 <= assessment.loco.interval_coverage <= 1.0  # a 90% interval roughly holds
+        assert 0.75 <= assessment.loco.coverage <= 1.0  # a 90% interval roughly holds
     ranking_path = ROOT / "reports/benchmarks/resnet/ranking.csv"
     if ranking_path.is_file():  # on the reference rows themselves, the anchored score is pymcdm's TOPSIS
         ranking = pd.read_csv(ranking_path)

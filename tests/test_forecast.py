@@ -179,8 +179,8 @@ def test_compare_names_the_better_method_on_the_results_both_forecast() -> None:
     assert summary["naive_coverage"] == pytest.approx(2 / 3)
 
 
-def _points(inside: int, total: int) -> pd.DataFrame:
-    return pd.DataFrame({"inside_interval": [True] * inside + [False] * (total - inside)})
+def _points(inside: int, total: int) -> forecast.Evidence:
+    return inside, total
 
 
 @pytest.mark.parametrize(("inside", "total", "consistent"), [(5, 5, True), (3, 10, False), (50, 50, True),
@@ -268,7 +268,8 @@ def test_real_gb300_as_of_v5_0_is_a_specification_forecast_with_an_interval_and_
                                         <= forecast.round_time("v5.0")], analysis, "llama2_70b_lora")
     points = pd.read_parquet(REAL_BACKTEST)
     points = points[points["fold_time"] <= forecast.round_time("v5.0")]
-    result = forecast.answer(frame, points, "llama2_70b_lora", "GB300", "unspecified", 512, RULE, 0.9)
+    fitted = forecast.fit_benchmark("llama2_70b_lora", frame, points, 0.9)
+    result = forecast.answer(fitted, "GB300", "unspecified", 512, RULE)
     assert result.kind == forecast.SPECIFICATION and result.specification_based and not result.trusted
     assert result.low_min < result.predicted_min < result.high_min and result.rounds[-1] == "v5.0"
     assert "no published results of the family: specification-based" in result.reasons
