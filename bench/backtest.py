@@ -1,6 +1,6 @@
 """Forward-chaining backtest of `pipeline.predict`'s forecasts on the real data, per benchmark and overall.
 
-    python bench/backtest.py            (after `dvc repro features`; runs the backtest afresh, ~40 s)
+    python bench/backtest.py            (after `dvc repro features`; runs the backtest afresh, ~10 s)
 
 For each round, the model is fitted on the earlier rounds and forecasts every result of the round (see
 `pipeline.forecast`); the naive rule (the family's best time at the nearest count of its latest round, scaled

@@ -614,7 +614,8 @@ def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, lev
 
     def evidence(by: str) -> dict[tuple[str, str], Evidence]:
         counts = inside.groupby(["method", by])["inside"].agg(["sum", "size"])
-        return {(str(method), str(key)): (int(row["sum"]), int(row["size"])) for (method, key), row in counts.iterrows()}
+        return {(str(method), str(key)): (int(row["sum"]), int(row["size"]))
+                for (method, key), row in counts.iterrows()}
 
     return FittedBenchmark(benchmark=benchmark, not_analysed_reason=not_analysed_reason, interval=level,
                            forecaster=forecaster, half_widths=half_widths, comparison=compare(own),
@@ -634,7 +635,10 @@ def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float,
     forecast = fitted.forecaster.forecast(query, fitted.target_time).iloc[0]
     method, kind, centre = MODEL, forecast["kind"], forecast["model_log"]
     note = (f"the model's backtest median error on {benchmark} ({_pct(comparison['common_model_median_ape_pct'])}) "
-            f"is below the naive rule's ({_pct(comparison['common_naive_median_ape_pct'])}) on the same results")
+            f"is not above the naive rule's ({_pct(comparison['common_naive_median_ape_pct'])}) on the same results"
+            if comparison["common_n"] else
+            f"no backtest compares the model with the naive rule on {benchmark} (that needs results in two rounds of "
+            f"the same family): the model answers")
     if comparison["better"] == NAIVE_METHOD and np.isfinite(forecast["naive_log"]):
         method, kind, centre = NAIVE_METHOD, NAIVE, forecast["naive_log"]
         note = (f"naive rule (the family's best time at the nearest count of its latest round, scaled linearly): "

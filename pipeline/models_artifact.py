@@ -141,8 +141,8 @@ def write_models(record: ModelsRecord, path: Path) -> None:
 
 
 def read_models(path: Path) -> FittedBenchmark | NotAnalysed:
-    """The FittedBenchmark saved at `path` (a NotAnalysed when there is none); ContractError when the file is missing, not JSON or not of the
-    declared structure (the message names what is wrong)."""
+    """The FittedBenchmark saved at `path` (a NotAnalysed when there is none); ContractError when the file is
+    missing, not JSON or not of the declared structure (the message names what is wrong)."""
     if not path.is_file():
         raise ContractError(f"{path} not found: run `dvc repro decide` first")
     try:

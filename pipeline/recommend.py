@@ -6,9 +6,9 @@
 Candidates:
 - published: every configuration of the benchmark's efficiency ranking (reports/benchmarks/B/ranking.csv);
 - predicted: for each accelerator family and form factor it was published in, the unpublished powers of two
-  within its published count range whose next-round forecast (`pipeline.forecast.answer`, as
-  `pipeline.predict` gives it) is trusted; scaling efficiency from the forecasts, relative to the family's
-  smallest published count.
+  within its published count range whose next-round forecast (`pipeline.forecast.answer` on the models the
+  decide stage saved, as `pipeline.predict` gives it; nothing is refitted) is trusted; scaling efficiency
+  from the forecasts, relative to the family's smallest published count.
 
 With --json, one JSON object per listed candidate: its fields, the reason it is listed and, for a forecast,
 the forecast itself (interval, method, kind, trust and its reasons, rounds fitted on).

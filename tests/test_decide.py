@@ -472,7 +472,8 @@ def test_saved_models_round_trip_and_name_what_is_wrong(project: Path) -> None:
     assert again.read_text() == path.read_text()  # nothing lost on the way
     record = json.loads(path.read_text())
     broken = [({**record, "format": 2}, "format 2 is not 1"),
-              ({key: value for key, value in record.items() if key != "calibration"}, "the top level lacks calibration"),
+              ({key: value for key, value in record.items() if key != "calibration"},
+               "the top level lacks calibration"),
               ({**record, "calibration": record["calibration"][1:]}, "calibration must hold one row per method"),
               ({**record, "forecaster": {**record["forecaster"], "drift_per_year": "fast"}},
                "forecaster.drift_per_year must be a finite number, got 'fast'"),
