@@ -390,7 +390,7 @@ def held_out_predictions(family_frame: pd.DataFrame, settings: DecideSettings, s
     times = family_frame["time_to_train_min"].to_numpy(dtype=float)
     form_factors = family_frame["form_factor"].to_numpy(dtype=object)
     rounds = family_frame["round"].to_numpy(dtype=object)
-    rows = []
+    held_out, predictions = [], []
     for group in pd.unique(groups):
         train, test = groups != group, groups == group
         if _not_fittable(counts[train], form_factors[train]) is not None:
@@ -398,15 +398,20 @@ def held_out_predictions(family_frame: pd.DataFrame, settings: DecideSettings, s
         model = _fit_arrays(family, counts[train], np.log(times[train]), form_factors[train], rounds[train],
                             settings)
         test &= np.isin(form_factors, model.form_factors)
-        predicted, low, high = model.predict_many(counts[test], form_factors[test])
-        for index, time_min, low_min, high_min in zip(np.flatnonzero(test), predicted, low, high):
-            rows.append({"scheme": scheme, "family": family, "round": rounds[index],
-                         "submitter": family_frame["submitter"].iat[index], "system": family_frame["system"].iat[index],
-                         "accelerator_count": counts[index], "time_to_train_min": times[index],
-                         "predicted_min": time_min, "low_min": low_min, "high_min": high_min,
-                         "ape_pct": 100 * abs(time_min / times[index] - 1),
-                         "inside_interval": low_min <= times[index] <= high_min})
-    return held_out_frame(rows)
+        held_out.append(np.flatnonzero(test))
+        predictions.append(np.column_stack(model.predict_many(counts[test], form_factors[test])))
+    if not held_out:
+        return held_out_frame([])
+    rows = np.concatenate(held_out)
+    predicted, low, high = np.concatenate(predictions).T
+    return pd.DataFrame({
+        "scheme": scheme, "family": family, "round": rounds[rows],
+        "submitter": family_frame["submitter"].to_numpy(dtype=object)[rows],
+        "system": family_frame["system"].to_numpy(dtype=object)[rows], "accelerator_count": counts[rows],
+        "time_to_train_min": times[rows], "predicted_min": predicted, "low_min": low, "high_min": high,
+        "ape_pct": 100 * np.abs(predicted / times[rows] - 1),
+        "inside_interval": (low <= times[rows]) & (times[rows] <= high)}, columns=list(HELD_OUT_DTYPES)).astype(
+        HELD_OUT_DTYPES)
 
 
 def held_out_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
