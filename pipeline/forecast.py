@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -145,15 +146,21 @@ class Forecaster:
     anchor_rows: pd.DataFrame  # each unit's latest round, per count: UNIT, accelerator_count, anchor_log
     rounds: tuple[str, ...]
 
+    @cached_property
+    def _unit_table(self) -> tuple[dict[tuple[str, str], int], np.ndarray]:
+        """Each unit's row, and the rows' exponent, anchor_time and own_shape as floats."""
+        return ({key: row for row, key in enumerate(self.units.index)},
+                self.units[["exponent", "anchor_time", "own_shape"]].to_numpy(dtype=float))
+
     def forecast(self, queries: pd.DataFrame, target_time: float) -> pd.DataFrame:
         """Model and naive forecasts for `queries` (accelerator_family, form_factor, accelerator_count) in the
         round published at `target_time`: columns model_log, kind, naive_log (NaN where there is none)."""
         log_count = np.log(queries["accelerator_count"].to_numpy(dtype=float))
-        position = {key: row for row, key in enumerate(self.units.index)}
+        position, table = self._unit_table
         rows = np.array([position.get(key, -1) for key in zip(*(queries[name].tolist() for name in UNIT))],
                         dtype=int)
         known = rows >= 0
-        units = self.units[["exponent", "anchor_time", "own_shape"]].to_numpy(dtype=float)[np.where(known, rows, 0)]
+        units = table[np.where(known, rows, 0)]
         nearest = _nearest(queries, self.anchor_rows, UNIT)
         own = (nearest["anchor_log"].to_numpy(dtype=float) + units[:, 0]
                * (log_count - np.log(nearest["accelerator_count_published"].to_numpy(dtype=float)))
@@ -504,6 +511,7 @@ def summarise_backtest(points: pd.DataFrame) -> dict[str, Any]:
     }
 
 
+@lru_cache(maxsize=4096)
 def coverage_consistent(inside: int, n: int, coverage: tuple[float, float], level: float = 0.9) -> bool:
     """Whether `inside` of `n` forecasts inside their interval is consistent with a coverage in the range: the
     Clopper-Pearson interval (at `level`) of the observed share overlaps it. Small samples are judged fairly:
