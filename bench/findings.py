@@ -14,7 +14,6 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import pandas as pd  # noqa: E402
 
 from pipeline.analysis import findings, ranking as rank, scope  # noqa: E402
 from pipeline.core.files import load_params, section  # noqa: E402

@@ -92,9 +92,29 @@ def test_backtest_forecasts_each_round_from_the_earlier_ones_and_leaves_reruns_o
 
 
 def test_conformal_half_width_is_the_rank_ceil_m_plus_1_times_level() -> None:
-    assert forecast.conformal_half_width(np.arange(1.0, 11.0), 0.9) == 10.0  # ceil(11 x 0.9) = 10
-    assert forecast.conformal_half_width(-np.arange(1.0, 20.0), 0.9) == 18.0  # ceil(20 x 0.9) = 18, |r|
-    assert forecast.conformal_half_width(np.arange(1.0, 9.0), 0.9) == math.inf  # too few for 90%
+    def width(residuals: np.ndarray) -> float:
+        return forecast.weighted_conformal_half_width(residuals, np.ones(len(residuals)), 0.9)
+
+    assert width(np.arange(1.0, 11.0)) == 10.0  # ceil(11 x 0.9) = 10
+    assert width(-np.arange(1.0, 20.0)) == 18.0  # ceil(20 x 0.9) = 18, |r|
+    assert width(np.arange(1.0, 9.0)) == math.inf  # too few for 90%
+
+
+def test_weighted_half_width_reaches_the_level_in_weight() -> None:
+    # m = 10, target share 0.9 x 11 / 10 = 0.99: with no weight on the largest, the 9th already holds it all
+    residuals = np.arange(1.0, 11.0)
+    assert forecast.weighted_conformal_half_width(residuals, np.r_[np.ones(9), 0.0], 0.9) == 9.0
+    # half the weight on the smallest: 0.5 + 8 x 0.5 / 9 = 0.944 at the 9th, 1 at the 10th
+    assert forecast.weighted_conformal_half_width(residuals, np.r_[9.0, np.ones(9)], 0.9) == 10.0
+
+
+def test_calibration_weights_share_between_the_benchmark_and_the_others_and_decay_with_age() -> None:
+    weights = forecast.calibration_weights(np.array(["a", "a", "b", "b", "b"]),
+                                           np.array([2021.0, 2022.0, 2022.0, 2022.0, 2022.0]), "a", 2023.0)
+    # own share 2 / (2 + 20) = 1/11, split 1:2 by age (two years and one year old); the others 10/11 in thirds
+    assert weights == pytest.approx([1 / 33, 2 / 33, 10 / 33, 10 / 33, 10 / 33])
+    alone = forecast.calibration_weights(np.array(["a", "a"]), np.array([2022.0, 2022.0]), "a", 2023.0)
+    assert alone == pytest.approx([0.5, 0.5])  # no other benchmark: all the weight is the benchmark's
 
 
 def _forecasts(fold: str, residuals: list[float], kind: str = forecast.FAMILY) -> pd.DataFrame:
@@ -115,21 +135,38 @@ def test_calibration_uses_only_earlier_rounds() -> None:
     assert (earliest["calibration"] == forecast.UNCALIBRATED).all() and earliest["inside_interval"].all()
     assert np.log(earliest["high_min"]).to_numpy() == pytest.approx(1.6449 * 0.1, abs=1e-4)
     # v1.1 on v1.0's ten residuals: the 10th smallest, 0.10: 0.5 is outside, -0.05 inside
-    assert (later["calibration"] == "benchmark and kind").all()
+    assert (later["calibration"] == forecast.SAME_KIND).all()
     assert np.log(later["high_min"]).to_numpy() == pytest.approx(0.10)
     assert later.sort_values("system")["inside_interval"].tolist() == [False, True]
 
 
 def test_calibration_falls_back_to_other_benchmarks_and_kinds() -> None:
-    history = pd.DataFrame({"benchmark": "bert", "method": forecast.MODEL, "kind": forecast.FAMILY,
-                            "log_residual": np.arange(1.0, 11.0) / 100})
-    width, source = forecast.calibrated_half_width(history, "resnet", forecast.MODEL, forecast.FAMILY, 0.9, 1.0)
-    assert (width, source) == (pytest.approx(0.10), "all benchmarks, kind")
-    width, source = forecast.calibrated_half_width(history, "resnet", forecast.MODEL, forecast.SPECIFICATION,
-                                                   0.9, 1.0)
-    assert source == "all benchmarks"
-    assert forecast.calibrated_half_width(history, "resnet", forecast.NAIVE_METHOD, forecast.NAIVE, 0.9,
-                                          1.0)[1] == forecast.UNCALIBRATED
+    history = pd.DataFrame({"benchmark": "bert", "fold_time": 2021.5, "method": forecast.MODEL,
+                            "kind": forecast.FAMILY, "log_residual": np.arange(1.0, 11.0) / 100})
+
+    def calibrated(method: str, kind: str) -> tuple[float, str]:
+        return forecast.calibrated_half_width(history, "resnet", method, kind, 0.9, 1.0, 2022.0)
+
+    assert calibrated(forecast.MODEL, forecast.FAMILY) == (pytest.approx(0.10), forecast.SAME_KIND)
+    assert calibrated(forecast.MODEL, forecast.SPECIFICATION)[1] == forecast.ANY_KIND
+    assert calibrated(forecast.NAIVE_METHOD, forecast.NAIVE) == (pytest.approx(1.6449, abs=1e-4),
+                                                                 forecast.UNCALIBRATED)
+    # residuals of the target round itself or later are never used
+    assert forecast.calibrated_half_width(history, "resnet", forecast.MODEL, forecast.FAMILY, 0.9, 1.0,
+                                          2021.5)[1] == forecast.UNCALIBRATED
+
+
+def test_a_benchmark_with_many_earlier_residuals_is_calibrated_mostly_on_its_own() -> None:
+    # resnet: 80 residuals of 0.05; bert: 20 of 0.5. resnet's share 80 / 100 = 0.8 < 0.9 x 101 / 100: the
+    # interval reaches bert's 0.5; with 180 of its own (share 0.9 < 0.9045) still; with 400, 0.952: 0.05.
+    def history(n_own: int) -> pd.DataFrame:
+        return pd.DataFrame({"benchmark": ["resnet"] * n_own + ["bert"] * 20, "fold_time": 2021.5,
+                             "method": forecast.MODEL, "kind": forecast.FAMILY,
+                             "log_residual": [0.05] * n_own + [0.5] * 20})
+
+    widths = [forecast.calibrated_half_width(history(n), "resnet", forecast.MODEL, forecast.FAMILY, 0.9, 1.0,
+                                             2022.0)[0] for n in (80, 180, 400)]
+    assert widths == pytest.approx([0.5, 0.5, 0.05])
 
 
 def test_compare_names_the_better_method_on_the_results_both_forecast() -> None:
@@ -144,8 +181,8 @@ def test_compare_names_the_better_method_on_the_results_both_forecast() -> None:
     assert summary["naive_coverage"] == pytest.approx(2 / 3)
 
 
-def _points(inside: int, total: int) -> pd.DataFrame:
-    return pd.DataFrame({"inside_interval": [True] * inside + [False] * (total - inside)})
+def _points(inside: int, total: int) -> forecast.Evidence:
+    return inside, total
 
 
 @pytest.mark.parametrize(("inside", "total", "consistent"), [(5, 5, True), (3, 10, False), (50, 50, True),
@@ -225,7 +262,7 @@ def test_real_backtest_is_calibrated_and_beats_the_naive_rule() -> None:
 
 @pytest.mark.skipif(not REAL_BACKTEST.is_file(), reason="the backtest stage has not run")
 def test_real_gb300_as_of_v5_0_is_a_specification_forecast_with_an_interval_and_reasons() -> None:
-    from pipeline.commands.predict import model_inputs  # the real configurations exist when the backtest does
+    from pipeline.analysis.scaling import model_inputs  # the real configurations exist when the backtest does
     from pipeline.settings import Analysis
 
     analysis = Analysis(benchmark="llama2_70b_lora", benchmarks=["llama2_70b_lora"], division="closed", rounds="all",
@@ -235,7 +272,8 @@ def test_real_gb300_as_of_v5_0_is_a_specification_forecast_with_an_interval_and_
                                         <= forecast.round_time("v5.0")], analysis, "llama2_70b_lora")
     points = pd.read_parquet(REAL_BACKTEST)
     points = points[points["fold_time"] <= forecast.round_time("v5.0")]
-    result = forecast.answer(frame, points, "llama2_70b_lora", "GB300", "unspecified", 512, RULE, 0.9)
+    fitted = forecast.fit_benchmark("llama2_70b_lora", frame, points, 0.9)
+    result = forecast.answer(fitted, "GB300", "unspecified", 512, RULE)
     assert result.kind == forecast.SPECIFICATION and result.specification_based and not result.trusted
     assert result.low_min < result.predicted_min < result.high_min and result.rounds[-1] == "v5.0"
     assert "no published results of the family: specification-based" in result.reasons

@@ -38,7 +38,8 @@ from threadpoolctl import threadpool_limits
 
 from pipeline.core import plots
 from pipeline.core.errors import ParamsError
-from pipeline.analysis.scope import NUMERIC_FEATURES, ROUND_FEATURE
+from pipeline.analysis.scope import ROUND_FEATURE
+from pipeline.core.features import NUMERIC_FEATURES
 
 # What the clusters are profiled and ordered by; never what they are built on.
 OUTCOMES = {"time_to_train_min", "accelerator_hours", "scaling_efficiency", "speedup", "relative_accelerator_hours",

@@ -31,13 +31,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipeline.core import plots
-from pipeline.core import paths
-from pipeline.analysis.forecast import MODEL, load_backtest, summarise_backtest
-from pipeline.commands.predict import (UNSPECIFIED, DecideSettings, ErrorSummary, FamilyAssessment, ScalingModel, all_held_out,
-                      assess_benchmark, load_scope)
+from pipeline.analysis.forecast import (MODEL, ErrorSummary, FittedBenchmark, TrustRule, answer, fit_benchmark,
+                                       summarise_backtest)
+from pipeline.analysis.models_artifact import ModelsRecord, models_record, not_analysed_record
+from pipeline.core import paths, plots
+from pipeline.analysis.scaling import (UNSPECIFIED, DecideSettings, FamilyAssessment, ScalingModel, all_held_out)
 
-DECIDE_JSON = "decide.json"
 FIGURES = {  # file name -> (alt text, caption)
     "decide_fit.png": ("time to train against accelerators per family, with the scaling model",
                        "Published results (points) and each family's scaling model (line) with its prediction "
@@ -106,8 +105,7 @@ def family_record(assessment: FamilyAssessment, family_frame: pd.DataFrame, floo
 
 
 def _errors(prefix: str, summary: ErrorSummary) -> dict[str, Any]:
-    return {f"{prefix}_n": summary.n, f"{prefix}_median_ape_pct": summary.median_ape_pct,
-            f"{prefix}_p90_ape_pct": summary.p90_ape_pct, f"{prefix}_interval_coverage": summary.interval_coverage}
+    return summary.as_dict(prefix, coverage_name="interval_coverage")
 
 
 def summarise(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], settings: DecideSettings,
@@ -138,6 +136,25 @@ def summarise(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], set
         "not_modelled": not_modelled,
         "largest_errors": loco.nlargest(LARGEST_ERRORS, "ape_pct").to_dict(orient="records"),
     }
+
+
+def saved_models(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, summary: dict[str, Any]
+                 ) -> ModelsRecord:
+    """models.json of the benchmark (`pipeline.models_artifact`): its forecast model fitted on `frame`,
+    calibrated on every benchmark's backtest `points`; marked skipped, with the reason, when the stage skipped
+    the benchmark, and without a model when there is no result to fit."""
+    reason = None if summary["status"] == "ok" else summary["reason"]
+    if frame.empty:
+        return not_analysed_record(benchmark, reason or "no results in scope", summary["interval"])
+    return models_record(fit_benchmark(benchmark, frame, points, summary["interval"], reason))
+
+
+def next_round_forecasts(fitted: FittedBenchmark, rule: TrustRule) -> list[dict[str, Any]]:
+    """decide.json's `forecasts`: per family and form factor with results, the next-round forecast at its
+    largest published count, as `python -m pipeline.predict` answers it (from the same saved models)."""
+    published = fitted.published.groupby(["accelerator_family", "form_factor"])["accelerator_count"].max()
+    return [answer(fitted, family, form_factor, count, rule).as_dict()
+            for (family, form_factor), count in published.items()]
 
 
 def _figure_models(assessments: dict[str, FamilyAssessment]) -> dict[str, tuple[ScalingModel, Any]]:
@@ -294,6 +311,16 @@ def _largest_errors_table(largest: list[dict[str, Any]]) -> dict[str, Any]:
                   numeric=(4, 5, 6, 7))
 
 
+def _forecasts_table(forecasts: list[dict[str, Any]], interval_pct: str) -> dict[str, Any]:
+    return _table(["Family", "Accelerators", "Forecast (min)", f"{interval_pct} interval (min)", "Method",
+                   "Trusted"],
+                  [[f["accelerator"] + ("" if f["form_factor"] == UNSPECIFIED else f" ({f['form_factor']})"),
+                    f"{f['count']:g}", _fmt(f["predicted_min"]), f"{_fmt(f['low_min'])} to {_fmt(f['high_min'])}",
+                    f"{f['method']} ({f['kind']})" if f["method"] == MODEL else "naive rule",
+                    "yes" if f["trusted"] else "no: " + "; ".join(f["reasons"])] for f in forecasts],
+                  numeric=(1, 2))
+
+
 def _comparison_row(label: str, record: dict[str, Any]) -> list[str]:
     return [label, str(record["model_n"]), _pct(record["model_median_ape_pct"]), _pct(record["model_p90_ape_pct"]),
             _share(record["model_coverage"]), str(record["common_n"]), _pct(record["common_model_median_ape_pct"]),
@@ -409,6 +436,8 @@ def fragment(benchmark: str, summary: dict[str, Any] | None, pngs: dict[str, byt
         "coverage": _share(summary["loco_interval_coverage"]),
         "n_modelled": summary["n_families_modelled"], "n_trusted": summary["n_families_trusted"],
         "models": _models_table(families, base["interval_pct"]), "break_even": _break_even_table(families),
+        "forecasts": _forecasts_table(summary.get("forecasts", []), base["interval_pct"]),
+        "forecast_round": summary["forecasts"][0]["rounds"][-1] if summary.get("forecasts") else None,
         "doubling": _doubling_table(families), "n_doubling_rows": sum(len(f["doubling"]) for f in families),
         "largest_errors": _largest_errors_table(summary["largest_errors"]),
         "untrusted": [f"{f['family']}: {'; '.join(f['caveats'])}" for f in families if not f["trusted"]],

@@ -37,7 +37,9 @@ from threadpoolctl import threadpool_limits
 
 from pipeline.core import plots
 from pipeline.core.errors import ParamsError
-from pipeline.analysis.scope import CATEGORICAL_FEATURES, NUMERIC_FEATURES, ROUND_FEATURE, round_published
+from pipeline.analysis.scope import ROUND_FEATURE
+from pipeline.core.features import CATEGORICAL_FEATURES, NUMERIC_FEATURES
+from pipeline.mlperf.catalogue import round_published
 
 TARGETS = {"log_time_to_train": "time_to_train_min", "log_accelerator_hours": "accelerator_hours"}
 DIGITS = 4  # stored statistics: enough for a 0.001 R^2 difference, stable across platforms

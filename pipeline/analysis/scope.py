@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipeline.core.features import CATEGORICAL_FEATURES, NUMERIC_FEATURES
 from pipeline.core.errors import ParamsError
-from pipeline.mlperf.catalogue import BY_ID, CATALOGUE, ROUND_PUBLISHED, round_published
+from pipeline.mlperf.catalogue import BY_ID, CATALOGUE
 from pipeline.core import paths, schemas
 from pipeline.core.errors import UsageError
 from pipeline.settings import Analysis

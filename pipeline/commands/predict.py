@@ -2,478 +2,30 @@
 
     python -m pipeline.commands.predict --benchmark resnet --accelerator H100 --count 64 [--form-factor SXM]
 
-The model, fitted per (benchmark, accelerator family) on the scored results in the analysis scope (params
-`analysis`, closed division by default), in log minutes:
-
-    log t = a + b log n + log(1 + n / m) + d[form factor]
-
-- `b` is the exponent at small counts (-1 is ideal linear scaling), bounded below at -1: the model never
-  scales better than linearly, so its scaling efficiency never exceeds 1 (with b = -1 and a saturation term
-  it is Amdahl's law, t = s + p / n);
-- `m` is the saturation count: above it the slope flattens by up to one (the time per doubling stops halving),
-  which is the sublinear, shrinking-gain scaling the published study reports. The term is fitted only where
-  the family has at least `decide.saturation_min_counts` distinct counts, and kept only when its best value
-  lies inside the published count range widened by ten on each side; otherwise (too few counts to tell a
-  curve from noise, or no curvature) the model is the plain power law log t = a + b log n + d.
-- `d` is an offset per form factor (SXM, PCIe, OAM, ...) within the family, because a PCIe card and an SXM
-  module of one accelerator differ by up to twofold at the same count. A result whose description gives no
-  form factor takes its family's most common one.
-
-Why this model: on the published closed-division results (v0.7 to v5.0) we compared, by the held-out
-errors defined below, a plain power law, a quadratic in log n, Amdahl's law (t = s + p/n), this power law with
-saturation, each with and without a per-round term or a linear round trend, and with and without the
-form-factor offset. Saturation lowered the leave-one-configuration-out median error of the large families
-(ResNet-50 A100 10% -> 8%, H100 18% -> 15%; BERT H100 17% -> 10%) and the form-factor offset lowered it
-further (ResNet-50 H100 to 6%, BERT H100 to 3%, BERT A100 from 21% to 17%). Amdahl's law, whose slope is -1
-at small counts, did worse (ResNet-50 A100 12%, BERT A100 25%); the quadratic did about as well inside the
-data but turns upward outside it (more accelerators, more time). A round term did not help: a held-out round's
-software effect cannot be estimated from the other rounds, and families with few rounds became unstable
-(BERT Gaudi: 104% leave-one-round-out with a round term, 51% without). So a prediction is for a typical
-published system of the family across the rounds in scope; narrow `analysis.rounds` to predict for recent
-software only.
-
-Why the bound on b: unbounded, b fell below -1 in 30 of the 74 families, fitting a slow smallest system
-(ResNet-50 A100: one PCIe card at 396 min, two at 118 min) as superlinear scaling: model efficiencies up to
-1.3, and break-even counts far past the observed ones (ResNet-50 A100: 136 accelerators, where the published
-efficiency is below 0.7 from 24; bounded: 16). The bound moved each benchmark's median held-out error by at
-most three points (ResNet-50 5.8% -> 6.0%, SSD 7.5% -> 10.5%, BERT 8.4% -> 7.5%).
-
-The prediction interval (level `decide.interval`) is the t-distribution interval of the least-squares fit in
-log space, by the delta method over all estimated parameters (including log m; an exponent held at its bound
-is fixed): log t0 +/- t_q * sqrt(s^2 + g' C g), with s the residual standard deviation, C = s^2 (J'J)^-1 and g
-the gradient of log t0. It assumes the residual spread is the same at every count; the held-out interval
-coverage in decide.json says how well that holds.
-
-Honest error, per family and overall: leave-one-configuration-out (refit without one result, predict it)
-and leave-one-round-out (refit without a whole round, predict its results) absolute percentage errors.
-A family's model is not to be trusted when it has fewer than `decide.min_points` results, a median held-out
-error above `decide.max_error`, or published counts spanning less than a doubling (held-out errors cannot see
-that); a prediction outside the published counts of its form factor is an extrapolation.
+The forecast comes from the models the decide stage saved (`pipeline.analysis.forecast`, calibrated on the
+forward-chaining backtest); the scaling model itself is described in `pipeline.analysis.scaling`.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-import numpy as np
 import pandas as pd
-from scipy.optimize import brentq, minimize_scalar
-from scipy.special import expit
-from scipy.stats import t as student_t
 
-from pipeline.core import schemas
-from pipeline.mlperf.accelerators import specifications
-from pipeline.core.errors import ParamsError, UsageError, cli
-from pipeline.analysis.forecast import Answer, TrustRule, answer, load_backtest, round_time
+from pipeline.analysis.forecast import (Answer, FittedBenchmark, TrustRule, answer, fit_benchmark,
+                                       load_backtest, round_time)
+from pipeline.analysis.models_artifact import saved_models
+from pipeline.analysis.scaling import (UNSPECIFIED, canonical_spelling, form_factor_levels, load_configurations,
+                                      model_inputs, nearest_published)
+from pipeline.core.cli import ArgumentParser
+from pipeline.core.errors import UsageError, cli
 from pipeline.core.files import load_params, section
-from pipeline.analysis.scope import check_benchmark, in_scope
-from pipeline.core.paths import CONFIGURATIONS
+from pipeline.mlperf.accelerators import specifications
 from pipeline.settings import Analysis
-
-UNSPECIFIED = "unspecified"
-# The saturation count is searched over the published range widened by this factor on each side; beyond it
-# the curve is flat (or straight) over the data and the extra parameter would only fit noise.
-SATURATION_MARGIN = 10.0
-SATURATION_GRID = 41
-# Break-even search stops here: a larger count has never been published for any benchmark.
-BREAK_EVEN_SEARCH_MAX = 1e6
-NEAREST_PUBLISHED = 5
-# The steepest exponent the model may take: linear scaling. Published results that look superlinear compare
-# systems of different rounds, software or hosts; fitted, they made the model promise speed-ups of more than
-# 2x per doubling and scaling efficiencies above 1 (ResNet-50 A100: 1.3 at 4 accelerators).
-LINEAR_EXPONENT = -1.0
-HELD_OUT_DTYPES = {"scheme": object, "family": object, "round": object, "submitter": object, "system": object,
-                   "accelerator_count": float, "time_to_train_min": float, "predicted_min": float, "low_min": float,
-                   "high_min": float, "ape_pct": float, "inside_interval": bool}
-
-
-@dataclass(frozen=True)
-class DecideSettings:
-    efficiency_floor: float
-    interval: float
-    min_points: int
-    max_error: float
-    saturation_min_counts: int
-
-    @classmethod
-    def from_params(cls, params: dict[str, Any]) -> DecideSettings:
-        values = section(params, "decide")
-        names = list(cls.__dataclass_fields__)
-        missing = [name for name in names if name not in values]
-        if missing:
-            raise ParamsError(f"params.yaml decide: needs {', '.join(missing)}; see README 'Decision support'")
-        settings = cls(**{name: values[name] for name in names})
-        if not (0 < settings.efficiency_floor < 1 and 0 < settings.interval < 1):
-            raise ParamsError("params.yaml decide: efficiency_floor and interval must lie strictly between 0 and 1")
-        if settings.min_points < 1 or settings.max_error <= 0 or settings.saturation_min_counts < 3:
-            raise ParamsError("params.yaml decide: min_points must be >= 1, max_error > 0 and "
-                              "saturation_min_counts >= 3 (a curve needs three counts)")
-        return settings
-
-
-@dataclass(frozen=True)
-class Prediction:
-    count: float
-    form_factor: str
-    time_min: float
-    low_min: float
-    high_min: float
-    extrapolated: bool
-
-
-@dataclass(frozen=True)
-class ScalingModel:
-    """A fitted scaling model of one family; parameters are (a, b, d for form_factors[1:], [log m])."""
-
-    family: str
-    form_factors: tuple[str, ...]  # the first is the reference level, without an offset
-    parameters: np.ndarray
-    saturated: bool
-    covariance: np.ndarray
-    residual_sd: float
-    dof: int
-    t_quantile: float
-    count_min: float
-    count_max: float
-    count_ranges: tuple[tuple[float, float], ...]  # published (min, max) count of each form factor
-    n_points: int
-    n_counts: int
-    rounds: tuple[str, ...]
-
-    @property
-    def exponent(self) -> float:
-        return float(self.parameters[1])
-
-    @property
-    def saturation_count(self) -> float | None:
-        return float(np.exp(self.parameters[-1])) if self.saturated else None
-
-    def log_time(self, counts: np.ndarray | float, form_factor: str | None = None) -> np.ndarray:
-        log_count = np.log(np.atleast_1d(np.asarray(counts, dtype=float)))
-        levels = np.full(len(log_count), form_factor or self.form_factors[0], dtype=object)
-        return _log_time(self.parameters, self.form_factors, self.saturated, log_count, levels)
-
-    def predict(self, count: float, form_factor: str | None = None) -> Prediction:
-        level = form_factor or self.form_factors[0]
-        centre = float(self.log_time(count, level)[0])
-        gradient = _jacobian(self.parameters, self.form_factors, self.saturated, np.log([float(count)]),
-                             np.array([level], dtype=object))[0]
-        spread = math.sqrt(self.residual_sd ** 2 + float(gradient @ self.covariance @ gradient))
-        half_width = self.t_quantile * spread
-        return Prediction(count=float(count), form_factor=level, time_min=math.exp(centre),
-                          low_min=math.exp(centre - half_width), high_min=math.exp(centre + half_width),
-                          extrapolated=not self.count_range(level)[0] <= count <= self.count_range(level)[1])
-
-    def count_range(self, form_factor: str | None = None) -> tuple[float, float]:
-        """The published counts of a form factor: the model is fitted, not extrapolated, inside them."""
-        return self.count_ranges[self.form_factors.index(form_factor or self.form_factors[0])]
-
-    def slope(self, counts: np.ndarray | float) -> np.ndarray:
-        """d log t / d log n: -1 is linear scaling, 0 is no gain from more accelerators."""
-        log_count = np.log(np.atleast_1d(np.asarray(counts, dtype=float)))
-        return self.exponent + (expit(log_count - self.parameters[-1]) if self.saturated
-                                else np.zeros_like(log_count))
-
-    def efficiency(self, counts: np.ndarray | float) -> np.ndarray:
-        """t(n0) n0 / (t(n) n), n0 the smallest published count: 1 is linear scaling from n0 (no form factor
-        dependence: its offset cancels)."""
-        counts = np.atleast_1d(np.asarray(counts, dtype=float))
-        log_ratio = self.log_time(self.count_min) - self.log_time(counts) + np.log(self.count_min / counts)
-        return np.exp(log_ratio)
-
-    def doubling_speedup(self, counts: np.ndarray | float) -> np.ndarray:
-        """t(n) / t(2n): 2 is a perfect doubling, 1 is no gain."""
-        counts = np.atleast_1d(np.asarray(counts, dtype=float))
-        return np.exp(self.log_time(counts) - self.log_time(2 * counts))
-
-    def break_even(self, floor: float) -> float | None:
-        """The smallest count above n0 at which efficiency falls below `floor`; None if it does not below
-        BREAK_EVEN_SEARCH_MAX. With b >= -1 efficiency does not rise, but a grid first keeps the search safe
-        for any parameters a caller builds."""
-        grid = np.geomspace(self.count_min, BREAK_EVEN_SEARCH_MAX, 400)
-        below = np.flatnonzero(self.efficiency(grid) < floor)
-        if below.size == 0:
-            return None
-        # below[0] > 0: efficiency is 1 at n0, above any floor
-        low, high = np.log(grid[below[0] - 1]), np.log(grid[below[0]])
-        return float(np.exp(brentq(lambda log_n: self.efficiency(np.exp(log_n))[0] - floor, low, high)))
-
-
-@dataclass(frozen=True)
-class ErrorSummary:
-    """Held-out absolute percentage errors of one validation scheme."""
-
-    n: int
-    median_ape_pct: float | None
-    p90_ape_pct: float | None
-    interval_coverage: float | None
-
-    @classmethod
-    def of(cls, held_out: pd.DataFrame) -> ErrorSummary:
-        if held_out.empty:
-            return cls(0, None, None, None)
-        ape = held_out["ape_pct"].to_numpy()
-        return cls(len(ape), float(np.median(ape)), float(np.quantile(ape, 0.9)),
-                   float(held_out["inside_interval"].mean()))
-
-
-@dataclass(frozen=True)
-class FamilyAssessment:
-    family: str
-    n_points: int
-    model: ScalingModel | None
-    not_modelled_reason: str | None
-    loco: ErrorSummary
-    loro: ErrorSummary
-    held_out: pd.DataFrame  # both schemes, one row per held-out prediction
-    caveats: tuple[str, ...]
-
-    @property
-    def trusted(self) -> bool:
-        return self.model is not None and not self.caveats
-
-
-def model_inputs(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
-    """The in-scope results a model can use (a family and a time), with a `form_factor` for every row."""
-    frame = in_scope(configurations, analysis, benchmark)
-    frame = frame[frame["accelerator_family"].notna() & (frame["time_to_train_min"] > 0)].reset_index(drop=True)
-    return frame.assign(form_factor=_filled_form_factors(frame))
-
-
-def _filled_form_factors(frame: pd.DataFrame) -> pd.Series:
-    def fill(group: pd.Series) -> pd.Series:
-        known = group.dropna()
-        return group.fillna(known.mode().iloc[0] if len(known) else UNSPECIFIED)
-
-    if frame.empty:
-        return pd.Series([], dtype=object)
-    return frame.groupby("accelerator_family")["accelerator_form_factor"].transform(fill).astype(object)
-
-
-def _levels(form_factors: pd.Series) -> tuple[str, ...]:
-    """Most common first (the reference level of the model and the default of a prediction), ties by name."""
-    counts = form_factors.value_counts()
-    return tuple(sorted(counts.index, key=lambda level: (-counts[level], level)))
-
-
-def _design(log_count: np.ndarray, form_factors: np.ndarray, levels: tuple[str, ...]) -> np.ndarray:
-    """The linear part's columns: intercept, log n, one indicator per non-reference form factor."""
-    columns = [np.ones_like(log_count), log_count] + [(form_factors == level).astype(float) for level in levels[1:]]
-    return np.column_stack(columns)
-
-
-def _log_time(parameters: np.ndarray, levels: tuple[str, ...], saturated: bool, log_count: np.ndarray,
-              form_factors: np.ndarray) -> np.ndarray:
-    design = _design(log_count, form_factors, levels)
-    linear = design @ parameters[:design.shape[1]]
-    return (linear + np.logaddexp(0.0, log_count - parameters[-1])) if saturated else linear
-
-
-def _jacobian(parameters: np.ndarray, levels: tuple[str, ...], saturated: bool, log_count: np.ndarray,
-              form_factors: np.ndarray) -> np.ndarray:
-    """d log t / d parameters: the design, plus d/d log m = -n/(n + m) when saturated."""
-    design = _design(log_count, form_factors, levels)
-    return np.column_stack([design, -expit(log_count - parameters[-1])]) if saturated else design
-
-
-def not_fittable_reason(family_frame: pd.DataFrame) -> str | None:
-    """Why the family's model cannot be fitted with an interval, or None when it can."""
-    n_parameters = 2 + family_frame["form_factor"].nunique() - 1
-    if len(family_frame) == 1:
-        return "a single result: no scaling to fit"
-    if family_frame["accelerator_count"].nunique() < 2:
-        return f"all {len(family_frame)} results use one accelerator count: no scaling to fit"
-    if family_frame.groupby("form_factor")["accelerator_count"].nunique().max() < 2:
-        return "each form factor was published at one accelerator count: scaling and form factor cannot be told apart"
-    if len(family_frame) <= n_parameters:
-        return f"{len(family_frame)} results for {n_parameters} parameters: no residual left to size an interval"
-    return None
-
-
-def fit_family(family_frame: pd.DataFrame, settings: DecideSettings) -> ScalingModel:
-    """Least squares in log space with b >= -1; the saturation count by a grid then a bounded search (the other
-    parameters are linear given it). Call not_fittable_reason first."""
-    counts = family_frame["accelerator_count"].to_numpy(dtype=float)
-    log_count, log_time = np.log(counts), np.log(family_frame["time_to_train_min"].to_numpy(dtype=float))
-    form_factors = family_frame["form_factor"].to_numpy(dtype=object)
-    levels = _levels(family_frame["form_factor"])
-    design = _design(log_count, form_factors, levels)
-
-    def solve(log_saturation: float | None) -> tuple[float, np.ndarray]:
-        target = log_time - (0.0 if log_saturation is None else np.logaddexp(0.0, log_count - log_saturation))
-        coefficients = _bounded_least_squares(design, target, log_count)
-        return float(np.sum((target - design @ coefficients) ** 2)), coefficients
-
-    log_saturation = None
-    # The saturation term costs one more parameter: it needs the counts to show a curve and a residual left.
-    if np.unique(counts).size >= settings.saturation_min_counts and len(counts) > design.shape[1] + 1:
-        log_saturation = _interior_saturation(lambda value: solve(value)[0], counts)
-    saturated = log_saturation is not None
-    coefficients = solve(log_saturation)[1]
-    parameters = np.append(coefficients, log_saturation) if saturated else coefficients
-    residuals = log_time - _log_time(parameters, levels, saturated, log_count, form_factors)
-    jacobian = _jacobian(parameters, levels, saturated, log_count, form_factors)
-    free = np.ones(len(parameters), dtype=bool)
-    # An exponent held at its bound is not estimated: it adds no variance and costs no degree of freedom.
-    free[1] = parameters[1] != LINEAR_EXPONENT
-    dof = len(counts) - int(np.linalg.matrix_rank(jacobian[:, free]))
-    variance = float(residuals @ residuals) / dof
-    covariance = np.zeros((len(parameters), len(parameters)))
-    covariance[np.ix_(free, free)] = variance * np.linalg.pinv(jacobian[:, free].T @ jacobian[:, free])
-    return ScalingModel(
-        family=str(family_frame["accelerator_family"].iloc[0]), form_factors=levels, parameters=parameters,
-        saturated=saturated, covariance=covariance,
-        residual_sd=math.sqrt(variance), dof=dof, t_quantile=float(student_t.ppf(0.5 + settings.interval / 2, dof)),
-        count_min=float(counts.min()), count_max=float(counts.max()),
-        count_ranges=tuple((float(counts[form_factors == level].min()), float(counts[form_factors == level].max()))
-                           for level in levels), n_points=len(counts),
-        n_counts=int(np.unique(counts).size), rounds=tuple(sorted(family_frame["round"].unique())))
-
-
-def _bounded_least_squares(design: np.ndarray, target: np.ndarray, log_count: np.ndarray) -> np.ndarray:
-    """Least squares with the exponent (column 1) at least LINEAR_EXPONENT. The problem is a convex quadratic
-    with one bound, so when the free optimum breaks the bound the constrained one lies on it: fix b and solve
-    for the rest."""
-    coefficients = np.linalg.lstsq(design, target, rcond=None)[0]
-    if coefficients[1] >= LINEAR_EXPONENT:
-        return coefficients
-    rest = np.linalg.lstsq(np.delete(design, 1, axis=1), target - LINEAR_EXPONENT * log_count, rcond=None)[0]
-    return np.insert(rest, 1, LINEAR_EXPONENT)
-
-
-def _interior_saturation(residual_sum: Callable[[float], float], counts: np.ndarray) -> float | None:
-    """The best log m if it lies strictly inside the searched range, else None (both ends are power laws)."""
-    grid = np.linspace(np.log(counts.min() / SATURATION_MARGIN), np.log(counts.max() * SATURATION_MARGIN),
-                       SATURATION_GRID)
-    best = int(np.argmin([residual_sum(value) for value in grid]))
-    if best in (0, len(grid) - 1):
-        return None
-    return float(minimize_scalar(residual_sum, bounds=(grid[best - 1], grid[best + 1]), method="bounded").x)
-
-
-def held_out_predictions(family_frame: pd.DataFrame, settings: DecideSettings, scheme: str) -> pd.DataFrame:
-    """Refit without each configuration (scheme "configuration") or each round ("round") and predict what was
-    left out. Held-out rows whose training set cannot be fitted, or whose form factor it lacks, are skipped."""
-    groups = family_frame.index.to_numpy() if scheme == "configuration" else family_frame["round"].to_numpy()
-    rows = []
-    for group in pd.unique(groups):
-        train, test = family_frame[groups != group], family_frame[groups == group]
-        if not_fittable_reason(train) is not None:
-            continue
-        model = fit_family(train, settings)
-        for row in test[test["form_factor"].isin(model.form_factors)].itertuples():
-            prediction = model.predict(row.accelerator_count, row.form_factor)
-            rows.append({"scheme": scheme, "family": row.accelerator_family, "round": row.round,
-                         "submitter": row.submitter, "system": row.system, "accelerator_count": row.accelerator_count,
-                         "time_to_train_min": row.time_to_train_min, "predicted_min": prediction.time_min,
-                         "low_min": prediction.low_min, "high_min": prediction.high_min,
-                         "ape_pct": 100 * abs(prediction.time_min / row.time_to_train_min - 1),
-                         "inside_interval": prediction.low_min <= row.time_to_train_min <= prediction.high_min})
-    return held_out_frame(rows)
-
-
-def held_out_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """Held-out predictions with fixed columns and dtypes, also when there are none."""
-    return pd.DataFrame(rows, columns=list(HELD_OUT_DTYPES)).astype(HELD_OUT_DTYPES)
-
-
-def assess_family(family_frame: pd.DataFrame, settings: DecideSettings) -> FamilyAssessment:
-    family = str(family_frame["accelerator_family"].iloc[0])
-    reason = not_fittable_reason(family_frame)
-    if reason is not None:
-        none = held_out_frame([])
-        return FamilyAssessment(family, len(family_frame), None, reason, ErrorSummary.of(none),
-                                ErrorSummary.of(none), none, ())
-    family_frame = family_frame.reset_index(drop=True)
-    held_out = pd.concat([held_out_predictions(family_frame, settings, scheme)
-                          for scheme in ("configuration", "round")], ignore_index=True)
-    loco = ErrorSummary.of(held_out[held_out["scheme"] == "configuration"])
-    loro = ErrorSummary.of(held_out[held_out["scheme"] == "round"])
-    model = fit_family(family_frame, settings)
-    return FamilyAssessment(family, len(family_frame), model, None, loco, loro, held_out,
-                            distrust_reasons(model, loco, loro, settings))
-
-
-def distrust_reasons(model: ScalingModel, loco: ErrorSummary, loro: ErrorSummary,
-                     settings: DecideSettings) -> tuple[str, ...]:
-    """Why a family's model should not be trusted; empty when nothing speaks against it."""
-    limit = 100 * settings.max_error
-    found = []
-    if model.n_points < settings.min_points:
-        found.append(f"only {model.n_points} published results (fewer than {settings.min_points})")
-    if model.count_max < 2 * model.count_min:
-        # Held-out errors cannot reveal this: every held-out result sits inside the same narrow range.
-        found.append(f"the published counts ({model.count_min:g} to {model.count_max:g}) span less than a doubling: "
-                     "the scaling exponent rests on too narrow a range")
-    if loco.median_ape_pct is None:
-        found.append("no result could be held out and predicted: the error is unknown")
-    elif loco.median_ape_pct > limit:
-        found.append(f"leave-one-configuration-out median error {loco.median_ape_pct:.0f}% (above {limit:.0f}%)")
-    if loro.median_ape_pct is not None and loro.median_ape_pct > limit:
-        found.append(f"leave-one-round-out median error {loro.median_ape_pct:.0f}% (above {limit:.0f}%): "
-                     "a new round's results are hard to predict")
-    return tuple(found)
-
-
-def assess_benchmark(frame: pd.DataFrame, settings: DecideSettings) -> dict[str, FamilyAssessment]:
-    """Every family with data, most published results first (then by name)."""
-    sizes = frame["accelerator_family"].value_counts()
-    families = sorted(sizes.index, key=lambda family: (-sizes[family], family))
-    return {family: assess_family(frame[frame["accelerator_family"] == family], settings) for family in families}
-
-
-def all_held_out(assessments: dict[str, FamilyAssessment], scheme: str) -> pd.DataFrame:
-    """Every family's held-out predictions of one scheme ("configuration" or "round")."""
-    held_out = pd.concat([held_out_frame([]), *(a.held_out for a in assessments.values())], ignore_index=True)
-    return held_out[held_out["scheme"] == scheme].astype(HELD_OUT_DTYPES)
-
-
-def nearest_published(family_frame: pd.DataFrame, count: float, n: int = NEAREST_PUBLISHED) -> pd.DataFrame:
-    """The family's published results closest in accelerator count (on a log scale), fastest first on ties."""
-    distance = (np.log(family_frame["accelerator_count"].astype(float)) - math.log(count)).abs()
-    nearest = family_frame.assign(distance=distance).sort_values(["distance", "time_to_train_min"]).head(n)
-    return nearest.assign(accelerator_count=nearest["accelerator_count"].astype(int))[
-        ["round", "submitter", "system", "form_factor", "accelerator_count", "time_to_train_min"]]
-
-
-def canonical_spelling(name: str, known: Sequence[str]) -> str | None:
-    """The name of `known` (families, form factors) that `name` spells, ignoring case and surrounding spaces
-    ("h100" is H100)."""
-    by_key = {family.casefold(): family for family in known}
-    return by_key.get(name.strip().casefold())
-
-
-def families_with_data(frame: pd.DataFrame) -> list[str]:
-    return sorted(frame["accelerator_family"].unique())
-
-
-class ArgumentParser(argparse.ArgumentParser):
-    """argparse whose mistakes are PipelineErrors: exit status 1 and one message, like every other error."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message}\n{self.format_usage().strip()}")
-
-
-def load_scope(benchmark: str, params: dict[str, Any]) -> tuple[pd.DataFrame, DecideSettings]:
-    """The model inputs of a benchmark (from the pipeline's configurations) and the decide settings."""
-    settings = DecideSettings.from_params(params)
-    check_benchmark(benchmark)
-    if not CONFIGURATIONS.is_file():
-        raise UsageError(f"{CONFIGURATIONS} not found: run `dvc repro features` first")
-    configurations = schemas.validate_configurations(pd.read_parquet(CONFIGURATIONS))
-    return model_inputs(configurations, Analysis.model_validate(section(params, "analysis")), benchmark), settings
-
-
-def load_configurations() -> pd.DataFrame:
-    """The features stage's configurations, validated; a UsageError when the stage has not run."""
-    if not CONFIGURATIONS.is_file():
-        raise UsageError(f"{CONFIGURATIONS} not found: run `dvc repro features` first")
-    return schemas.validate_configurations(pd.read_parquet(CONFIGURATIONS))
 
 
 @dataclass(frozen=True)
@@ -511,10 +63,11 @@ def read_queries(path: Path) -> list[Query]:
             for row, count, form_factor in zip(table.itertuples(), counts, form_factors)]
 
 
-def resolve_query(frame: pd.DataFrame, query: Query) -> tuple[str, str]:
+def resolve_query(fitted: FittedBenchmark, query: Query) -> tuple[str, str]:
     """The family and form factor of a query as the data (or the specification table) spells them; a
     UsageError naming the valid choices otherwise."""
-    known = families_with_data(frame)
+    frame = fitted.published
+    known = fitted.families()
     family = canonical_spelling(query.accelerator, known) or canonical_spelling(
         query.accelerator, list(specifications().index))
     if family is None:
@@ -524,7 +77,7 @@ def resolve_query(frame: pd.DataFrame, query: Query) -> tuple[str, str]:
     published = frame.loc[frame["accelerator_family"] == family, "form_factor"]
     if published.empty:
         return family, query.form_factor or UNSPECIFIED
-    levels = _levels(published)
+    levels = form_factor_levels(published)
     if query.form_factor is None:
         return family, levels[0]
     form_factor = canonical_spelling(query.form_factor, levels)
@@ -553,8 +106,8 @@ def render_answer(answer: Answer, nearest: pd.DataFrame) -> str:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = ArgumentParser(prog="python -m pipeline.commands.predict", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--benchmark", help="benchmark id of the catalogue, e.g. resnet")
+    parser = ArgumentParser("pipeline.commands.predict", __doc__)
+    parser.add_argument("--benchmark", help="benchmark id of the catalogue, e.g. resnet (any case)")
     parser.add_argument("--accelerator", help="accelerator family, e.g. H100 (any case); one without results is "
                                               "forecast from the specification table")
     parser.add_argument("--count", type=int, help="number of accelerators")
@@ -562,8 +115,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--from", dest="from_file", type=Path,
                         help="CSV of queries with columns benchmark, accelerator, count (form_factor optional)")
     parser.add_argument("--json", action="store_true", help="one JSON object per answer, one per line")
-    parser.add_argument("--until", help="forecast as of this round (e.g. v5.0): fit and calibrate on it and the "
-                                        "rounds before it only, to compare with what was published next")
+    parser.add_argument("--until", help="forecast as of this round (e.g. v5.0): refit and calibrate on it and the "
+                                        "rounds before it only, to compare with what was published next; "
+                                        "without it, answers come from the decide stage's saved models")
     args = parser.parse_args(argv)
     single = [args.benchmark, args.accelerator, args.count]
     if args.from_file is None and any(value is None for value in single):
@@ -574,32 +128,43 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def models_as_of(fitted: FittedBenchmark, until: str, params: dict[str, Any]) -> FittedBenchmark:
+    """`fitted`'s benchmark refitted on the rounds up to `until` and calibrated on the backtest folds up to it,
+    as the decide stage would have saved it then."""
+    cutoff = round_time(until)
+    configurations = load_configurations()
+    configurations = configurations[configurations["round"].map(round_time) <= cutoff]
+    frame = model_inputs(configurations, Analysis.model_validate(section(params, "analysis")), fitted.benchmark)
+    if frame.empty:
+        raise UsageError(f"no {fitted.benchmark} results in the analysis scope up to {until}")
+    points = load_backtest()
+    return fit_benchmark(fitted.benchmark, frame, points[points["fold_time"] <= cutoff], fitted.interval,
+                         fitted.not_analysed_reason)
+
+
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     queries = (read_queries(args.from_file) if args.from_file is not None
                else [Query(args.benchmark, args.accelerator, float(args.count), args.form_factor)])
     params = load_params()
-    settings, rule = DecideSettings.from_params(params), TrustRule.from_params(params)
-    configurations, points = load_configurations(), load_backtest()
+    rule = TrustRule.from_params(params)
     if args.until is not None:
-        cutoff = round_time(args.until)
-        configurations = configurations[configurations["round"].map(round_time) <= cutoff]
-        points = points[points["fold_time"] <= cutoff]
-    frames: dict[str, pd.DataFrame] = {}
+        round_time(args.until)  # a malformed round is a usage error before any work
+    models: dict[str, FittedBenchmark] = {}
     for query in queries:
-        check_benchmark(query.benchmark)
-        if query.benchmark not in frames:
-            frames[query.benchmark] = model_inputs(configurations, Analysis.model_validate(section(params, "analysis")), query.benchmark)
-        frame = frames[query.benchmark]
-        if frame.empty:
-            raise UsageError(f"no {query.benchmark} results in the analysis scope (params `analysis`)")
-        family, form_factor = resolve_query(frame, query)
-        result = answer(frame, points, query.benchmark, family, form_factor, query.count, rule, settings.interval)
+        key = query.benchmark.strip().casefold()
+        if key not in models:
+            models[key] = saved_models(query.benchmark)
+            if args.until is not None:
+                models[key] = models_as_of(models[key], args.until, params)
+        fitted = models[key]
+        family, form_factor = resolve_query(fitted, query)
+        result = answer(fitted, family, form_factor, query.count, rule)
         if args.json:
             print(json.dumps(result.as_dict(), sort_keys=True))
         else:
-            family_frame = frame[frame["accelerator_family"] == family]
+            family_frame = fitted.published[fitted.published["accelerator_family"] == family]
             print(render_answer(result, nearest_published(family_frame, query.count)
                                 if len(family_frame) else family_frame))
 

@@ -6,9 +6,9 @@
 Candidates:
 - published: every configuration of the benchmark's efficiency ranking (reports/rank/B.csv);
 - predicted: for each accelerator family and form factor it was published in, the unpublished powers of two
-  within its published count range whose next-round forecast (`pipeline.analysis.forecast.answer`, as
-  `pipeline.commands.predict` gives it) is trusted; scaling efficiency from the forecasts, relative to the family's
-  smallest published count.
+  within its published count range whose next-round forecast (`pipeline.analysis.forecast.answer` on the models the
+  decide stage saved, as `pipeline.commands.predict` gives it; nothing is refitted) is trusted; scaling efficiency
+  from the forecasts, relative to the family's smallest published count.
 
 With --json, one JSON object per listed candidate: its fields, the reason it is listed and, for a forecast,
 the forecast itself (interval, method, kind, trust and its reasons, rounds fitted on).
@@ -38,20 +38,20 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import yaml
 
-from pipeline.core.errors import ParamsError, UsageError, cli
-from pipeline.analysis.forecast import TrustRule, answer, fit, load_backtest
-from pipeline.core import paths
-from pipeline.core.files import load_params, section
-from pipeline.commands.predict import ArgumentParser, DecideSettings, canonical_spelling, families_with_data, load_scope
+from pipeline.analysis.forecast import FittedBenchmark, TrustRule, answer
+from pipeline.analysis.models_artifact import saved_models
+from pipeline.analysis.prices import load_prices
 from pipeline.analysis.ranking import criteria_matrix, nondominated_fronts
+from pipeline.analysis.scaling import DecideSettings, canonical_spelling
+from pipeline.core import paths
+from pipeline.core.cli import ArgumentParser
+from pipeline.core.errors import ParamsError, UsageError, cli
+from pipeline.core.files import load_params, section
 
 CANDIDATE_COLUMNS = ["kind", "label", "accelerator_family", "accelerator_count", "time_to_train_min",
                      "time_high_min", "accelerator_hours", "scaling_efficiency", "score", "detail", "forecast"]
 PREDICTED_CRITERIA = ["time_to_train_min", "accelerator_hours", "scaling_efficiency"]
-# A malformed price is quoted in the error up to this length (a whole YAML document can sit under one key).
-SHOWN_VALUE_CHARS = 60
 
 
 @dataclass(frozen=True)
@@ -68,28 +68,6 @@ class Constraint:
         return f"{self.flag} {self.limit:g}"
 
 
-def load_prices(path: Path) -> dict[str, float]:
-    """A price table: accelerator family -> price per accelerator-hour (any currency, the user's own)."""
-    example = "for example\n  H100: 3.0\n  A100: 1.5"
-    if not path.is_file():
-        raise UsageError(f"price file {path} not found; it maps accelerator family to price per "
-                         f"accelerator-hour, {example}")
-    try:
-        table = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        raise UsageError(f"price file {path} is not valid YAML ({str(error).splitlines()[0]}); {example}") from None
-    if not isinstance(table, dict) or not table:
-        raise UsageError(f"price file {path} must map accelerator family to price per accelerator-hour, {example}")
-    prices = {}
-    for family, price in table.items():
-        if isinstance(price, bool) or not isinstance(price, (int, float)) or not math.isfinite(price) or price <= 0:
-            shown = repr(price) if len(repr(price)) <= SHOWN_VALUE_CHARS else repr(price)[:SHOWN_VALUE_CHARS] + "..."
-            raise UsageError(f"price file {path}: the price of {family!r} must be a positive number per "
-                             f"accelerator-hour, got {shown}; {example}")
-        prices[str(family)] = float(price)
-    return prices
-
-
 def published_candidates(ranking: pd.DataFrame) -> pd.DataFrame:
     """Every configuration of the whole ranking, with its rank (filter afterwards: the rank is of them all)."""
     return ranking.assign(
@@ -99,24 +77,25 @@ def published_candidates(ranking: pd.DataFrame) -> pd.DataFrame:
                 for rank in ranking["rank"]])[CANDIDATE_COLUMNS]
 
 
-def predicted_candidates(frame: pd.DataFrame, points: pd.DataFrame, benchmark: str, rule: TrustRule,
-                         level: float) -> tuple[pd.DataFrame, list[str]]:
-    """Trusted forecasts (`pipeline.analysis.forecast.answer`) at the unpublished powers of two inside each family's
-    published count range per form factor, unscored; and the families not forecast, with the reasons."""
+def predicted_candidates(fitted: FittedBenchmark, rule: TrustRule,
+                         families: list[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """Trusted forecasts (`pipeline.analysis.forecast.answer` on the decide stage's saved models) at the unpublished
+    powers of two inside each family's published count range per form factor, unscored; and the families
+    not forecast, with the reasons. `families`: only these (all when None)."""
     rows, untrusted = [], []
-    forecaster = fit(frame) if len(frame) else None
-    for family in families_with_data(frame):
-        published = frame[frame["accelerator_family"] == family]
+    published_rows = fitted.published
+    for family in families or fitted.families():
+        published = published_rows[published_rows["accelerator_family"] == family]
         for form_factor in published["form_factor"].unique():
             counts = published.loc[published["form_factor"] == form_factor, "accelerator_count"]
             low, high = float(counts.min()), float(counts.max())
-            reference = answer(frame, points, benchmark, family, form_factor, low, rule, level, forecaster)
+            reference = answer(fitted, family, form_factor, low, rule)
             if not reference.trusted:
                 untrusted.append(f"{family} {form_factor} ({'; '.join(reference.reasons)})")
                 continue
             powers = 2.0 ** np.arange(math.ceil(math.log2(low)), math.floor(math.log2(high)) + 1)
             for count in (count for count in powers if count not in set(counts)):
-                forecast = answer(frame, points, benchmark, family, form_factor, count, rule, level, forecaster)
+                forecast = answer(fitted, family, form_factor, count, rule)
                 if not forecast.trusted:
                     continue
                 rows.append({
@@ -127,8 +106,8 @@ def predicted_candidates(frame: pd.DataFrame, points: pd.DataFrame, benchmark: s
                     "scaling_efficiency": reference.predicted_min * low / (forecast.predicted_min * count),
                     "score": np.nan, "forecast": forecast.as_dict(),
                     "detail": f"forecast for the next round by the {forecast.method} ({forecast.kind}), "
-                              f"{100 * level:.0f}% interval {forecast.low_min:.3g} to {forecast.high_min:.3g} min, "
-                              f"scored against the published ranking"})
+                              f"{100 * fitted.interval:.0f}% interval {forecast.low_min:.3g} to "
+                              f"{forecast.high_min:.3g} min, scored against the published ranking"})
     return pd.DataFrame(rows, columns=CANDIDATE_COLUMNS), untrusted
 
 
@@ -239,8 +218,8 @@ def _reason(row: dict[str, Any], constraints: list[Constraint], floor: float) ->
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = ArgumentParser(prog="python -m pipeline.commands.recommend", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--benchmark", required=True, help="benchmark id of the catalogue, e.g. bert")
+    parser = ArgumentParser("pipeline.commands.recommend", __doc__)
+    parser.add_argument("--benchmark", required=True, help="benchmark id of the catalogue, e.g. bert (any case)")
     parser.add_argument("--max-accelerators", type=int, help="at most this many accelerators")
     parser.add_argument("--deadline-min", type=float, help="train within this many minutes")
     parser.add_argument("--prices", type=Path, help="YAML price table: accelerator family -> price per "
@@ -261,21 +240,22 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise UsageError("--max-cost needs --prices FILE: a price per accelerator-hour for each family")
 
 
-def load_ranking(benchmark: str, analysed: list[str]) -> pd.DataFrame:
+def load_ranking(benchmark: str) -> pd.DataFrame:
     path = paths.ranking_csv(benchmark)
-    if benchmark not in analysed or not path.is_file():
-        raise UsageError(f"{benchmark} has no efficiency ranking ({path}); analysed benchmarks: "
-                         f"{', '.join(analysed)} (run `dvc repro` first)")
+    ranked = sorted(ranking.stem for ranking in paths.RANK.glob("*.csv"))
+    if not path.is_file():
+        raise UsageError(f"{benchmark} has no efficiency ranking ({path}); ranked benchmarks: "
+                         f"{', '.join(ranked) or 'none'} (run `dvc repro` first)")
     ranking = pd.read_csv(path)
     if ranking.empty:
         raise UsageError(f"{benchmark} was not ranked (too few configurations in scope, see "
-                         f"{paths.rank_json(benchmark)}); analysed benchmarks: {', '.join(analysed)}")
+                         f"{paths.rank_json(benchmark)}); ranked benchmarks: {', '.join(ranked)}")
     return ranking
 
 
-def check_families(requested: list[str], frame: pd.DataFrame, benchmark: str) -> list[str]:
-    """The requested families as the data spells them ("h100" is H100), or a UsageError listing the valid ones."""
-    available = families_with_data(frame)
+def check_families(requested: list[str], available: list[str], benchmark: str) -> list[str]:
+    """The requested families as the data spells them ("h100" is H100), or a UsageError listing the valid ones
+    (`available`, the families with results)."""
     found = [canonical_spelling(family, available) for family in requested]
     unknown = [family for family, match in zip(requested, found) if match is None]
     if unknown:
@@ -284,10 +264,9 @@ def check_families(requested: list[str], frame: pd.DataFrame, benchmark: str) ->
     return [match for match in found if match is not None]
 
 
-def price_families(prices: dict[str, float], frame: pd.DataFrame, path: Path, benchmark: str) -> dict[str, float]:
-    """The price table keyed as the data spells the families; a note on stderr names the keys that match no
-    family with results, and the families that do have them."""
-    available = families_with_data(frame)
+def price_families(prices: dict[str, float], available: list[str], path: Path, benchmark: str) -> dict[str, float]:
+    """The price table keyed as the data spells the families (`available`, those with results); a note on
+    stderr names the keys that match no family with results, and the families that do have them."""
     matched = {canonical_spelling(family, available) or family: price for family, price in prices.items()}
     unused = sorted(set(matched) - set(available))
     if unused:
@@ -318,16 +297,14 @@ def render(chosen: pd.DataFrame, candidates: pd.DataFrame, constraints: list[Con
     return "\n".join(lines)
 
 
-def build_candidates(frame: pd.DataFrame, ranking: pd.DataFrame, points: pd.DataFrame, benchmark: str,
-                     settings: DecideSettings, rule: TrustRule, criteria: dict[str, Any], families: list[str] | None,
-                     prices: dict[str, float] | None) -> tuple[pd.DataFrame, list[str]]:
+def build_candidates(fitted: FittedBenchmark, ranking: pd.DataFrame, rule: TrustRule, criteria: dict[str, Any],
+                     families: list[str] | None, prices: dict[str, float] | None) -> tuple[pd.DataFrame, list[str]]:
     """Published and predicted candidates of the chosen families (all when None), and the families whose
     forecasts are not trusted, with the reasons."""
     published = published_candidates(ranking)
     if families:
-        frame = frame[frame["accelerator_family"].isin(families)]
         published = published[published["accelerator_family"].isin(families)]
-    predicted, untrusted = predicted_candidates(frame, points, benchmark, rule, settings.interval)
+    predicted, untrusted = predicted_candidates(fitted, rule, families)
     # Both kinds are scored against the whole published ranking, so their scores are comparable.
     published, predicted = (score_candidates(candidates, ranking, criteria) for candidates in (published, predicted))
     return with_costs(pd.concat([published, predicted], ignore_index=True), prices), untrusted
@@ -349,24 +326,24 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     check_arguments(args)
     params = load_params()
-    frame, settings = load_scope(args.benchmark, params)
-    ranking = load_ranking(args.benchmark, section(params, "analysis")["benchmarks"])
-    families = check_families(args.family or [], frame, args.benchmark) or None
-    prices = (price_families(load_prices(args.prices), frame, args.prices, args.benchmark)
+    settings = DecideSettings.from_params(params)
+    fitted = saved_models(args.benchmark)
+    ranking = load_ranking(fitted.benchmark)
+    families = check_families(args.family or [], fitted.families(), fitted.benchmark) or None
+    prices = (price_families(load_prices(args.prices), fitted.families(), args.prices, fitted.benchmark)
               if args.prices is not None else None)
-    candidates, untrusted = build_candidates(frame, ranking, load_backtest(), args.benchmark, settings,
-                                             TrustRule.from_params(params), section(params, "rank")["criteria"],
-                                             families, prices)
+    candidates, untrusted = build_candidates(fitted, ranking, TrustRule.from_params(params),
+                                             section(params, "rank")["criteria"], families, prices)
     constraints = constraints_of(args.max_accelerators, args.deadline_min, args.max_cost)
     chosen = recommend(candidates, constraints, settings.efficiency_floor)
     if chosen.empty:
         wanted = ", ".join(constraint.describe() for constraint in constraints)
-        raise UsageError(f"no {args.benchmark} configuration meets all of {wanted}:\n  "
+        raise UsageError(f"no {fitted.benchmark} configuration meets all of {wanted}:\n  "
                          f"{why_infeasible(candidates, constraints)}")
     if args.json:
         print("\n".join(as_json(row) for row in chosen.head(args.top).to_dict(orient="records")))
     else:
-        print(render(chosen, candidates, constraints, args.benchmark, families, args.prices, args.top, untrusted))
+        print(render(chosen, candidates, constraints, fitted.benchmark, families, args.prices, args.top, untrusted))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ stage and a benchmark added to `analysis.benchmarks` needs no new stage.
     reports/importance/             importance: <benchmark>.json
     reports/clusters/               cluster: <benchmark>.json, <benchmark>.png (choice of k)
     reports/rank/                   rank: <benchmark>.json, <benchmark>.csv (the ranking)
-    reports/decide/                 decide: <benchmark>.json, <benchmark>.<figure>.png
+    reports/decide/                 decide: <benchmark>.json, <benchmark>.models.json, <benchmark>.<figure>.png
     reports/figures/                figures: <benchmark>/<figure>.png, the page's figures
     reports/metrics/                report: <benchmark>.json, the headline numbers (DVC metrics, in git)
     reports/index.html ...          report: the page, metrics.json (every scalar), ranking.csv, importance.json
@@ -76,6 +76,11 @@ def ranking_csv(benchmark: str) -> Path:
 
 def decide_json(benchmark: str) -> Path:
     return DECIDE / f"{benchmark}.json"
+
+
+def models_json(benchmark: str) -> Path:
+    """The decide stage's fitted forecast models of a benchmark, which predict and recommend answer from."""
+    return DECIDE / f"{benchmark}.models.json"
 
 
 def decide_figure(benchmark: str, name: str) -> Path:

@@ -53,4 +53,5 @@ def plain_log_ticks(axis: Any, which: str) -> None:
     target = axis.xaxis if which == "x" else axis.yaxis
     target.set_major_locator(ticker.LogLocator(base=10, subs=steps))
     target.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:,.10g}"))
-    target.set_minor_formatter(ticker.NullFormatter())
+    # No minor ticks: the theme draws no tick marks, and a log axis's minor ticks cost most of a figure's time.
+    target.set_minor_locator(ticker.NullLocator())

@@ -21,7 +21,7 @@ import pandas as pd
 from pipeline.analysis.clustering import LOG_SCALED, PROFILED
 from pipeline.core import paths
 from pipeline.core.files import atomic_path
-from pipeline.analysis.scope import ROUND_PUBLISHED, round_published
+from pipeline.mlperf.catalogue import ROUND_PUBLISHED, round_published
 from pipeline.report.formatting import FEATURE_LABELS, TARGET_LABELS, cluster_colour, hardware_name, number, round_order
 
 FIGURES_DIR = paths.FIGURES

@@ -4,7 +4,6 @@ figure files (PNG bytes as written), and the ingest's results, quarantine list a
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from pipeline.core.errors import ParamsError
 from pipeline.core import paths
 from pipeline.core.artifacts import read_artifact
 from pipeline.mlperf.hardware import ACCELERATOR_FAMILIES
-from pipeline.commands.recommend import load_prices
+from pipeline.analysis.prices import load_prices
 from pipeline.report.figures import FIGURES_DIR
 
 REPORTS, RESULTS, QUARANTINE, TALLY = paths.REPORTS, paths.RESULTS, paths.QUARANTINE, paths.TALLY

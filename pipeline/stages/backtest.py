@@ -15,24 +15,27 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.core.cli import ArgumentParser
+from pipeline.core.cli import stage_arguments
 from pipeline.core.errors import cli
 from pipeline.analysis.forecast import BACKTEST, backtest, compare
 from pipeline.core.files import load_params, section, write_parquet
-from pipeline.commands.predict import DecideSettings, load_configurations, model_inputs
-from pipeline.settings import Analysis
+from pipeline.analysis.scaling import DecideSettings, load_configurations, model_inputs
+from pipeline.analysis.scope import analysed_benchmarks
+from pipeline.settings import Analysis, load_settings
 
 
 def model_inputs_by_benchmark(params: dict[str, Any]) -> dict[str, pd.DataFrame]:
     """Each analysed benchmark's model inputs (params `analysis`)."""
     configurations = load_configurations()
     analysis = Analysis.model_validate(section(params, "analysis"))
-    return {benchmark: model_inputs(configurations, analysis, benchmark) for benchmark in analysis.benchmarks}
+    return {benchmark: model_inputs(configurations, analysis, benchmark)
+            for benchmark in analysed_benchmarks(analysis, configurations)}
 
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
-    ArgumentParser("pipeline.stages.backtest", __doc__).parse_args(argv)  # no arguments but --help: the scope is params.yaml's
+    stage_arguments("pipeline.stages.backtest", __doc__, argv)
+    load_settings()  # every key checked before any work
     params = load_params()
     settings = DecideSettings.from_params(params)
     points = backtest(model_inputs_by_benchmark(params), settings.interval)

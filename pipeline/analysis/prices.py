@@ -1,0 +1,38 @@
+"""A user's price table: accelerator family -> price per accelerator-hour (any currency, the user's own).
+
+The project has no market data; examples/prices.yaml holds made-up illustrative prices. `recommend --prices` and
+the report's cost view (params `report.prices`) read tables through `load_prices`.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import yaml
+
+from pipeline.core.errors import UsageError
+
+# A malformed price is quoted in the error up to this length (a whole YAML document can sit under one key).
+SHOWN_VALUE_CHARS = 60
+
+
+def load_prices(path: Path) -> dict[str, float]:
+    """A price table: accelerator family -> price per accelerator-hour (any currency, the user's own)."""
+    example = "for example\n  H100: 3.0\n  A100: 1.5"
+    if not path.is_file():
+        raise UsageError(f"price file {path} not found; it maps accelerator family to price per "
+                         f"accelerator-hour, {example}")
+    try:
+        table = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise UsageError(f"price file {path} is not valid YAML ({str(error).splitlines()[0]}); {example}") from None
+    if not isinstance(table, dict) or not table:
+        raise UsageError(f"price file {path} must map accelerator family to price per accelerator-hour, {example}")
+    prices = {}
+    for family, price in table.items():
+        if isinstance(price, bool) or not isinstance(price, (int, float)) or not math.isfinite(price) or price <= 0:
+            shown = repr(price) if len(repr(price)) <= SHOWN_VALUE_CHARS else repr(price)[:SHOWN_VALUE_CHARS] + "..."
+            raise UsageError(f"price file {path}: the price of {family!r} must be a positive number per "
+                             f"accelerator-hour, got {shown}; {example}")
+        prices[str(family)] = float(price)
+    return prices
