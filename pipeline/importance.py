@@ -76,10 +76,15 @@ def encode(frame: pd.DataFrame, numeric: list[str], categorical: list[str]) -> n
 
 
 def make_model(n_categorical: int, n_numeric: int, model: dict[str, Any], seed: int) -> HistGradientBoostingRegressor:
+    """The gradient-boosted model with params `importance.model` (HistGradientBoostingRegressor settings), the
+    first `n_categorical` columns categorical."""
     mask = [True] * n_categorical + [False] * n_numeric
-    return HistGradientBoostingRegressor(max_iter=model["max_iter"], learning_rate=model["learning_rate"],
-                                         min_samples_leaf=model["min_samples_leaf"],
-                                         categorical_features=mask if n_categorical else None, random_state=seed)
+    try:
+        return HistGradientBoostingRegressor(**model, categorical_features=mask if n_categorical else None,
+                                             random_state=seed)
+    except TypeError as error:
+        raise ParamsError(f"params.yaml importance.model: {error}; use HistGradientBoostingRegressor's settings "
+                          f"(max_iter, learning_rate, min_samples_leaf, max_leaf_nodes, ...)") from None
 
 
 def system_families(frame: pd.DataFrame) -> np.ndarray:
@@ -111,16 +116,21 @@ def permutation_importance(model: Any, x: np.ndarray, y: np.ndarray, repeats: in
         shuffles.shuffle(index)
         current = current[index]
         orders.append(current)
-    stacked = np.repeat(x[None], n_features * repeats + 1, axis=0)  # copy 0 is the unshuffled baseline
-    for feature in range(n_features):
+    # A column with one value (or none) in these rows is the same after any shuffle: it loses exactly 0.
+    constant = np.array([np.isnan(column).all() or (column == column[0]).all() for column in x.T])
+    shuffled = np.flatnonzero(~constant)
+    stacked = np.repeat(x[None], len(shuffled) * repeats + 1, axis=0)  # copy 0 is the unshuffled baseline
+    for position, feature in enumerate(shuffled):
         for repeat, order in enumerate(orders):
-            stacked[1 + feature * repeats + repeat, :, feature] = x[order, feature]
+            stacked[1 + position * repeats + repeat, :, feature] = x[order, feature]
     predicted = model.predict(stacked.reshape(-1, n_features)).reshape(len(stacked), n_rows)
     residual = ((y[None] - predicted) ** 2).sum(axis=1)
     total = ((y - y.mean()) ** 2).sum()
     # r2_score's conventions for a constant target: 1 for a perfect prediction, else 0
     r2 = 1 - residual / total if total > 0 else np.where(residual == 0, 1.0, 0.0)
-    return (r2[0] - r2[1:]).reshape(n_features, repeats)
+    importances = np.zeros((n_features, repeats))
+    importances[shuffled] = (r2[0] - r2[1:]).reshape(len(shuffled), repeats)
+    return importances
 
 
 def cross_validated_importance(frame: pd.DataFrame, target: str, params: dict[str, Any]) -> dict[str, Any]:
