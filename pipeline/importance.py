@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
+from sklearn import config_context
 from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.feature_selection import mutual_info_regression
 from sklearn.metrics import median_absolute_error, r2_score
@@ -251,7 +252,10 @@ def analyse(frame: pd.DataFrame, params: dict[str, Any], min_configurations: int
                           f"= {min_configurations}", "targets": {}, "selected_features": []}
     frame = with_round_year(frame)
     # One OpenMP thread: on data this small, thread start-up dominates and is 8x slower than serial.
-    with warnings.catch_warnings(), threadpool_limits(1):
+    # sklearn's per-call input checks are a good part of a fit or predict this small; the matrix is built and
+    # checked here (missing values are NaN, which the model handles), so they are skipped.
+    with warnings.catch_warnings(), threadpool_limits(1), \
+            config_context(assume_finite=True, skip_parameter_validation=True):
         warnings.simplefilter("ignore", UserWarning)  # sklearn warns on all-NaN columns in small folds
         targets = {name: cross_validated_importance(frame, column, params) for name, column in TARGETS.items()}
     verdict = gate(targets, params["min_r2"])
