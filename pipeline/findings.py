@@ -205,8 +205,7 @@ def sublinear(frame: pd.DataFrame, settings: Settings) -> dict[str, Any]:
     if len(logs) < settings.min_group:
         return _result("sublinear", INCONCLUSIVE, test, f"{len(values)} results above their series' base",
                        n=len(values), bands=bands)
-    p_less = float(stats.wilcoxon(logs, alternative="less").pvalue)
-    p_greater = float(stats.wilcoxon(logs, alternative="greater").pvalue)
+    p_less, p_greater = signed_rank_p(logs, "less"), signed_rank_p(logs, "greater")
     interval = bootstrap_interval([values], _row_median, settings)
     verdict = _agree(_verdict(p_greater, p_less, settings.alpha, False), interval, 1.0, False)
     median = float(np.median(values))
@@ -216,6 +215,30 @@ def sublinear(frame: pd.DataFrame, settings: Settings) -> dict[str, Any]:
                    f"{(values < 1).mean():.0%} below 1; p = {_p(p_less)}",
                    n=len(values), median=median, low=interval[0], high=interval[1], p_value=p_less,
                    share_below_1=float((values < 1).mean()), bands=bands)
+
+
+EXACT_SIGNED_RANK_MAX = 13  # scipy's wilcoxon enumerates every sign pattern of a tied sample up to this size
+
+
+def signed_rank_p(values: np.ndarray, alternative: str) -> float:
+    """One-sided Wilcoxon signed-rank p-value of `values` (none zero) against 0, as `scipy.stats.wilcoxon` gives it.
+
+    For a sample with tied magnitudes of at most `EXACT_SIGNED_RANK_MAX` values scipy's p-value is an exact
+    permutation test over all 2^n sign patterns, with its statistic called once per pattern (seconds); here the
+    same test runs with the statistic vectorised, giving the same p-value in milliseconds.
+    """
+    values = np.asarray(values, dtype=float)
+    if (values == 0).any():
+        raise ValueError("signed_rank_p takes no zeros (the Wilcoxon test drops them)")
+    tied = len(np.unique(np.abs(values))) < len(values)
+    if not tied or len(values) > EXACT_SIGNED_RANK_MAX:
+        return float(stats.wilcoxon(values, alternative=alternative).pvalue)
+
+    def positive_rank_sum(sample: np.ndarray, axis: int) -> np.ndarray:
+        return np.where(sample > 0, stats.rankdata(np.abs(sample), axis=axis), 0.0).sum(axis=axis)
+
+    return float(stats.permutation_test((values,), positive_rank_sum, permutation_type="samples", vectorized=True,
+                                        alternative=alternative, n_resamples=9999).pvalue)
 
 
 def series_correlations(frame: pd.DataFrame) -> pd.Series:

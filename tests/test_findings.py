@@ -48,6 +48,15 @@ def test_bootstrap_interval_by_hand_and_one_matrix_of_resamples() -> None:
         findings.bootstrap_interval([values], np.median, SETTINGS)
 
 
+@pytest.mark.parametrize("alternative", ["less", "greater"])
+def test_signed_rank_p_equals_scipys_wilcoxon(alternative: str) -> None:
+    from scipy import stats
+    tied = np.array([-0.3, -0.3, -0.1, 0.2, -0.5, -0.1, 0.4, -0.2, -0.2, -0.6, 0.1, -0.4])  # exact permutation test
+    untied = np.array([-0.31, -0.12, 0.05, -0.44, -0.27, 0.18, -0.09])  # scipy's exact distribution
+    for values in (tied, untied):
+        assert findings.signed_rank_p(values, alternative) == stats.wilcoxon(values, alternative=alternative).pvalue
+
+
 def test_a_verdict_needs_the_test_and_the_interval_to_agree() -> None:
     assert findings._verdict(0.01, 0.99, 0.05, True) == findings.SUPPORTED
     assert findings._verdict(0.99, 0.01, 0.05, True) == findings.CONTRADICTED
