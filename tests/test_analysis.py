@@ -143,6 +143,25 @@ def test_topsis_orders_within_a_front() -> None:
     assert ranking["score"].tolist() == pytest.approx([0.5615, 0.5, 0.5], abs=1e-4)
 
 
+def test_topsis_of_all_groups_at_once_equals_pymcdm_per_group() -> None:
+    # integer values make ties, a group of one and a group where one criterion does not vary
+    rng = np.random.default_rng(3)
+    for trial in range(40):
+        matrix = rng.integers(0, 4, (25, 2)).astype(float) if trial % 2 else rng.lognormal(size=(25, 2))
+        groups = rng.integers(0, 5, 25)
+        groups[0] = 9  # alone in its group
+        weights, types = np.array([0.4, 0.6]), np.array([-1, 1 - 2 * (trial % 3 == 0)])
+        expected = np.empty(len(matrix))
+        for group in np.unique(groups):
+            expected[groups == group] = rank.topsis(matrix[groups == group], weights, types)
+        assert rank.topsis_by_group(matrix, weights, types, groups).tolist() == expected.tolist()
+
+
+def test_missing_criteria_count_as_the_median() -> None:
+    values = np.array([[1.0, np.nan], [np.nan, np.nan], [3.0, np.nan], [4.0, np.nan]])
+    assert rank.fill_missing(values).tolist() == [[1.0, 1.0], [3.0, 1.0], [3.0, 1.0], [4.0, 1.0]]
+
+
 def test_rounds_are_ranked_on_their_own_and_the_latest_leads() -> None:
     frame = _ranked_frame([10.0, 20.0, 2.0, 4.0], [2.0, 4.0, 1.0, 3.0], rounds=["v3.0", "v3.0", "v4.0", "v4.0"])
     ranking = rank.rank_configurations(frame, CRITERIA)

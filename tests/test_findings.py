@@ -32,6 +32,31 @@ def test_settings_name_the_missing_key_and_check_ranges() -> None:
         findings.Settings.from_params({**PARAMS, "bands": [8, 4]})
 
 
+def test_bootstrap_interval_by_hand_and_one_matrix_of_resamples() -> None:
+    # every resample of a constant sample has the same median
+    assert findings.bootstrap_interval([np.full(7, 2.5)], lambda a: np.median(a, axis=1), SETTINGS) == (2.5, 2.5)
+    values = np.arange(10.0)
+    # one (resamples x n) index draw is the same stream as one draw of n per resample
+    rng = np.random.default_rng(SETTINGS.seed)
+    medians = [np.median(values[rng.integers(0, 10, 10)]) for _ in range(SETTINGS.bootstrap)]
+    expected = tuple(np.percentile(medians, [2.5, 97.5]))
+    assert findings.bootstrap_interval([values], lambda a: np.median(a, axis=1), SETTINGS) == pytest.approx(expected)
+    low, high = findings.bootstrap_interval([values, values + 3], lambda a, b: a.mean(axis=1) - b.mean(axis=1),
+                                            SETTINGS)
+    assert low < -3 < high
+    with pytest.raises(ValueError, match="one value per resample"):
+        findings.bootstrap_interval([values], np.median, SETTINGS)
+
+
+@pytest.mark.parametrize("alternative", ["less", "greater"])
+def test_signed_rank_p_equals_scipys_wilcoxon(alternative: str) -> None:
+    from scipy import stats
+    tied = np.array([-0.3, -0.3, -0.1, 0.2, -0.5, -0.1, 0.4, -0.2, -0.2, -0.6, 0.1, -0.4])  # exact permutation test
+    untied = np.array([-0.31, -0.12, 0.05, -0.44, -0.27, 0.18, -0.09])  # scipy's exact distribution
+    for values in (tied, untied):
+        assert findings.signed_rank_p(values, alternative) == stats.wilcoxon(values, alternative=alternative).pvalue
+
+
 def test_a_verdict_needs_the_test_and_the_interval_to_agree() -> None:
     assert findings._verdict(0.01, 0.99, 0.05, True) == findings.SUPPORTED
     assert findings._verdict(0.99, 0.01, 0.05, True) == findings.CONTRADICTED

@@ -100,6 +100,28 @@ def test_software_progress_is_credited_to_the_round_which_is_never_selected() ->
     assert time["permutation_importance"]["accelerator_year"]["mean"] < 0.05
 
 
+@pytest.mark.parametrize("seed", [0, 7])
+def test_permutation_importance_equals_sklearns(seed: int) -> None:
+    from sklearn.inspection import permutation_importance as sklearn_permutation_importance
+    rng = np.random.default_rng(seed)
+    x = np.column_stack([rng.integers(0, 3, 40).astype(float), rng.normal(size=(40, 3))])
+    x[rng.random(x.shape) < 0.1] = np.nan
+    y = 2 * np.nan_to_num(x[:, 1]) + np.nan_to_num(x[:, 0]) + rng.normal(0, 0.1, 40)
+    x[30:, 3] = 5.0  # constant on the held-out rows: shuffling it changes nothing
+    model = importance.make_model(1, 3, {"max_iter": 20, "learning_rate": 0.1, "min_samples_leaf": 3}, seed)
+    model.fit(x[:30], y[:30])
+    expected = sklearn_permutation_importance(model, x[30:], y[30:], n_repeats=3, random_state=seed,
+                                              scoring="r2").importances
+    fast = importance.stacked_permutation_importance(model, x[30:], y[30:], 3, seed)
+    assert fast.shape == (4, 3) and fast[3].tolist() == [0.0, 0.0, 0.0]
+    np.testing.assert_allclose(fast, expected, rtol=0, atol=1e-12)
+
+
+def test_an_unknown_model_setting_is_a_params_error() -> None:
+    with pytest.raises(ParamsError, match="importance.model"):
+        importance.make_model(0, 2, {"max_iter": 10, "max_trees": 3}, 0)
+
+
 def test_importance_skips_a_benchmark_with_too_few_configurations() -> None:
     report = importance.analyse(_synthetic(8), IMPORTANCE_PARAMS, min_configurations=10)
     assert report["status"] == "skipped" and "fewer than" in report["reason"]

@@ -24,13 +24,13 @@ k of highest silhouette (the smaller on a tie); they support `cluster.k` when it
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn import config_context
 from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score, davies_bouldin_score, silhouette_score
 from sklearn.preprocessing import StandardScaler
@@ -142,19 +142,24 @@ def fit(x: np.ndarray, k: int, n_init: int, seed: int) -> KMeans:
     return KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(x)
 
 
-def diagnostics(x: np.ndarray, k_range: Sequence[int], n_init: int, seed: int) -> list[dict[str, float]]:
+def diagnostics(x: np.ndarray, k_range: Sequence[int], n_init: int, seed: int,
+                fitted: dict[int, KMeans] | None = None) -> list[dict[str, float]]:
+    """Inertia, silhouette and Davies-Bouldin index for each k of `k_range` (inclusive) that the data allow;
+    `fitted` holds models already fitted on `x` with these settings, by k (they are not fitted again)."""
     rows = []
     for k in range(k_range[0], min(k_range[1], len(np.unique(x, axis=0)) - 1) + 1):
-        model = fit(x, k, n_init, seed)
+        model = (fitted or {}).get(k) or fit(x, k, n_init, seed)
         rows.append({"k": k, "inertia": round(float(model.inertia_), DIGITS),
                      "silhouette": round(float(silhouette_score(x, model.labels_)), DIGITS),
                      "davies_bouldin": round(float(davies_bouldin_score(x, model.labels_)), DIGITS)})
     return rows
 
 
-def stability(x: np.ndarray, k: int, n_init: int, seed: int, resamples: int) -> list[float]:
-    """ARI between the full-data labels and a model fitted on a bootstrap resample, over the resampled points."""
-    reference = fit(x, k, n_init, seed).labels_
+def stability(x: np.ndarray, k: int, n_init: int, seed: int, resamples: int,
+              reference: np.ndarray | None = None) -> list[float]:
+    """ARI between the full-data labels (`reference`, else fitted here) and a model fitted on a bootstrap resample,
+    over all the points."""
+    reference = fit(x, k, n_init, seed).labels_ if reference is None else reference
     rng = np.random.default_rng(seed)
     scores = []
     for _ in range(resamples):
@@ -301,10 +306,13 @@ def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], params: di
     if len(np.unique(x, axis=0)) <= k:
         return _skipped(frame, f"fewer than {k + 1} distinct configurations on {', '.join(features)}", k,
                         **{**chosen, "features": []})
-    with threadpool_limits(1):  # thread start-up costs more than it saves on a few hundred points
-        labels = order_by_efficiency(frame, fit(x, k, n_init, seed).labels_)
-        ari = stability(x, k, n_init, seed, params["bootstrap"])
-        k_diagnostics = diagnostics(x, params["k_range"], n_init, seed)
+    # One thread: start-up costs more than it saves on a few hundred points. The data are finite and the
+    # settings checked, so sklearn's per-call checks (a good part of a fit this small) are skipped.
+    with threadpool_limits(1), config_context(assume_finite=True, skip_parameter_validation=True):
+        model = fit(x, k, n_init, seed)
+        labels = order_by_efficiency(frame, model.labels_)
+        ari = stability(x, k, n_init, seed, params["bootstrap"], reference=model.labels_)
+        k_diagnostics = diagnostics(x, params["k_range"], n_init, seed, fitted={k: model})
     clustered = frame.assign(cluster=labels)
     cluster_profiles = profiles(clustered, params["min_size"])
     ari_mean = round(float(np.mean(ari)), DIGITS) if ari else None

@@ -22,20 +22,18 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
+from sklearn import config_context
 from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.feature_selection import mutual_info_regression
-from sklearn.inspection import permutation_importance
 from sklearn.metrics import median_absolute_error, r2_score
 from sklearn.model_selection import GroupKFold
 from threadpoolctl import threadpool_limits
 
-from pipeline.core import plots
 from pipeline.core.errors import ParamsError
 from pipeline.analysis.scope import ROUND_FEATURE
 from pipeline.core.features import CATEGORICAL_FEATURES, NUMERIC_FEATURES
@@ -73,10 +71,15 @@ def encode(frame: pd.DataFrame, numeric: list[str], categorical: list[str]) -> n
 
 
 def make_model(n_categorical: int, n_numeric: int, model: dict[str, Any], seed: int) -> HistGradientBoostingRegressor:
+    """The gradient-boosted model with params `importance.model` (HistGradientBoostingRegressor settings), the
+    first `n_categorical` columns categorical."""
     mask = [True] * n_categorical + [False] * n_numeric
-    return HistGradientBoostingRegressor(max_iter=model["max_iter"], learning_rate=model["learning_rate"],
-                                         min_samples_leaf=model["min_samples_leaf"],
-                                         categorical_features=mask if n_categorical else None, random_state=seed)
+    try:
+        return HistGradientBoostingRegressor(**model, categorical_features=mask if n_categorical else None,
+                                             random_state=seed)
+    except TypeError as error:
+        raise ParamsError(f"params.yaml importance.model: {error}; use HistGradientBoostingRegressor's settings "
+                          f"(max_iter, learning_rate, min_samples_leaf, max_leaf_nodes, ...)") from None
 
 
 def system_families(frame: pd.DataFrame) -> np.ndarray:
@@ -85,6 +88,44 @@ def system_families(frame: pd.DataFrame) -> np.ndarray:
 
 def _stats(values: Sequence[float]) -> dict[str, float]:
     return {"mean": round(float(np.mean(values)), DIGITS), "std": round(float(np.std(values)), DIGITS)}
+
+
+def stacked_permutation_importance(model: Any, x: np.ndarray, y: np.ndarray, repeats: int, seed: int) -> np.ndarray:
+    """R^2 lost when each column of `x` (rows x features) is shuffled, `repeats` times: features x repeats.
+
+    The same values as `sklearn.inspection.permutation_importance(model, x, y, n_repeats=repeats,
+    random_state=seed, scoring="r2")`, with its shuffles (one seed drawn from `seed`, one shuffle sequence that
+    every column replays, each shuffle applied to the previous one), but with every shuffled copy of the matrix
+    stacked into one `model.predict` call: sklearn predicts once per feature and repeat, and on a few hundred rows
+    the per-call overhead is nearly all of its time.
+    """
+    n_rows, n_features = x.shape
+    if n_rows < 2 or len(y) != n_rows:
+        raise ValueError(f"permutation importance needs at least two rows and one target per row (got {n_rows} "
+                         f"rows, {len(y)} targets)")
+    shuffles = np.random.RandomState(np.random.RandomState(seed).randint(np.iinfo(np.int32).max + 1))
+    index = np.arange(n_rows)
+    orders = []  # orders[r][i]: which original row the i-th row's value comes from after r + 1 shuffles
+    current = np.arange(n_rows)
+    for _ in range(repeats):
+        shuffles.shuffle(index)
+        current = current[index]
+        orders.append(current)
+    # A column with one value (or none) in these rows is the same after any shuffle: it loses exactly 0.
+    constant = np.array([np.isnan(column).all() or (column == column[0]).all() for column in x.T])
+    shuffled = np.flatnonzero(~constant)
+    stacked = np.repeat(x[None], len(shuffled) * repeats + 1, axis=0)  # copy 0 is the unshuffled baseline
+    for position, feature in enumerate(shuffled):
+        for repeat, order in enumerate(orders):
+            stacked[1 + position * repeats + repeat, :, feature] = x[order, feature]
+    predicted = model.predict(stacked.reshape(-1, n_features)).reshape(len(stacked), n_rows)
+    residual = ((y[None] - predicted) ** 2).sum(axis=1)
+    total = ((y - y.mean()) ** 2).sum()
+    # r2_score's conventions for a constant target: 1 for a perfect prediction, else 0
+    r2 = 1 - residual / total if total > 0 else np.where(residual == 0, 1.0, 0.0)
+    importances = np.zeros((n_features, repeats))
+    importances[shuffled] = (r2[0] - r2[1:]).reshape(len(shuffled), repeats)
+    return importances
 
 
 def cross_validated_importance(frame: pd.DataFrame, target: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -108,9 +149,8 @@ def cross_validated_importance(frame: pd.DataFrame, target: str, params: dict[st
             predicted[test] = model.predict(x[test])
             if len(test) < 2:
                 continue
-            result = permutation_importance(model, x[test], y[test], n_repeats=params["permutation_repeats"],
-                                            random_state=seed, scoring="r2")
-            for column, values in zip(columns, result.importances):
+            importances = stacked_permutation_importance(model, x[test], y[test], params["permutation_repeats"], seed)
+            for column, values in zip(columns, importances):
                 samples[column].extend(values.tolist())
         r2_by_repeat.append(float(r2_score(y, predicted)))
         error_by_repeat.append(float(median_absolute_error(y, predicted)))
@@ -206,7 +246,10 @@ def analyse(frame: pd.DataFrame, params: dict[str, Any], min_configurations: int
                           f"= {min_configurations}", "targets": {}, "selected_features": []}
     frame = with_round_year(frame)
     # One OpenMP thread: on data this small, thread start-up dominates and is 8x slower than serial.
-    with warnings.catch_warnings(), threadpool_limits(1):
+    # sklearn's per-call input checks are a good part of a fit or predict this small; the matrix is built and
+    # checked here (missing values are NaN, which the model handles), so they are skipped.
+    with warnings.catch_warnings(), threadpool_limits(1), \
+            config_context(assume_finite=True, skip_parameter_validation=True):
         warnings.simplefilter("ignore", UserWarning)  # sklearn warns on all-NaN columns in small folds
         targets = {name: cross_validated_importance(frame, column, params) for name, column in TARGETS.items()}
     verdict = gate(targets, params["min_r2"])
@@ -214,29 +257,3 @@ def analyse(frame: pd.DataFrame, params: dict[str, Any], min_configurations: int
                                params["select"]["min_importance"], params["select"]["max_features"])
     return {"status": "ok", "n_configurations": len(frame), "n_system_families": len(set(system_families(frame))),
             "round_feature": ROUND_FEATURE, "targets": targets, "gate": verdict, "selected_features": selected}
-
-
-def plot_importance(report: dict[str, Any], benchmark: str, target: Path) -> None:
-    verdicts = report.get("gate", {}).get("targets", {})
-    labels = {name: f"{name} (R² {result['oof_r2']:.2f} ± {result['oof_r2_std']:.2f}, "
-                    f"{'explained' if verdicts.get(name, {}).get('passes') else 'not explained'})"
-              for name, result in report["targets"].items()}
-    rows = [{"target": labels[name], "feature": column, "mean": stats["mean"], "std": stats["std"]}
-            for name, result in report["targets"].items()
-            for column, stats in result["permutation_importance"].items()]
-    figure, axis = plots.plt.subplots(figsize=(7.5, 4.5))
-    if rows:
-        data = pd.DataFrame(rows).sort_values("mean", ascending=False)
-        order = data.groupby("feature")["mean"].max().sort_values(ascending=False).index.tolist()
-        plots.sns.barplot(data=data, y="feature", x="mean", hue="target", order=order, ax=axis, errorbar=None)
-        for container, (_, group) in zip(axis.containers, data.groupby("target", sort=False)):
-            spread = group.set_index("feature").reindex(order)
-            axis.errorbar(spread["mean"], [bar.get_y() + bar.get_height() / 2 for bar in container],
-                          xerr=spread["std"], fmt="none", ecolor="black", elinewidth=1, capsize=2)
-        axis.axvline(0, color="grey", linewidth=0.8)
-    else:
-        axis.text(0.5, 0.5, report.get("reason", "no data"), ha="center", va="center", wrap=True)
-    axis.set_xlabel("Permutation importance (R² lost when the feature is shuffled)")
-    axis.set_ylabel("Hardware feature")
-    axis.set_title(f"{benchmark}: what explains time to train and accelerator-hours")
-    plots.save(figure, target)

@@ -20,7 +20,6 @@ rank.json.
 """
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -41,16 +40,29 @@ RANKING_COLUMNS = [
 OUTCOMES = ["time_to_train_min", "accelerator_hours"]  # both minimised: what the fronts are built on
 
 
-def criteria_matrix(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]]) -> tuple[np.ndarray, np.ndarray,
-                                                                                        np.ndarray]:
+def criteria_weights(criteria: dict[str, dict[str, Any]]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The criteria's column names, weights (summing to 1) and types (1 benefit, -1 cost)."""
     names = list(criteria)
-    matrix = frame[names].astype(float)
-    matrix = matrix.fillna(matrix.median()).fillna(1.0).to_numpy()
     weights = np.array([float(criteria[name]["weight"]) for name in names])
     if (weights < 0).any() or weights.sum() <= 0:
         raise ParamsError("rank.criteria weights must be non-negative and not all zero")
     types = np.array([1 if criteria[name]["direction"] == "benefit" else -1 for name in names])
-    return matrix, weights / weights.sum(), types
+    return names, weights / weights.sum(), types
+
+
+def fill_missing(values: np.ndarray) -> np.ndarray:
+    """A missing value of a criterion (rows x criteria) counts as the column's median, 1 when all are missing."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy warns on an all-missing column
+        medians = np.nanmedian(values, axis=0) if len(values) else np.full(values.shape[1], np.nan)
+    return np.where(np.isnan(values), np.where(np.isnan(medians), 1.0, medians), values)
+
+
+def criteria_matrix(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]]) -> tuple[np.ndarray, np.ndarray,
+                                                                                        np.ndarray]:
+    """Rows x criteria values (missing ones filled, see `fill_missing`), weights and types of `criteria`."""
+    names, weights, types = criteria_weights(criteria)
+    return fill_missing(frame[names].astype(float).to_numpy()), weights, types
 
 
 def topsis(matrix: np.ndarray, weights: np.ndarray, types: np.ndarray) -> np.ndarray:
@@ -63,6 +75,37 @@ def topsis(matrix: np.ndarray, weights: np.ndarray, types: np.ndarray) -> np.nda
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pymcdm warns about dominated alternatives, which a ranking expects
         return np.asarray(TOPSIS()(matrix, weights, types), dtype=float)
+
+
+def topsis_by_group(matrix: np.ndarray, weights: np.ndarray, types: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """`topsis` of each group's rows on their own (rows x criteria `matrix`, one group label per row), in one numpy
+    pass: the same min-max normalisation, ideal points and criteria left out per group, so the same closeness to
+    the last bit, without a pymcdm call (and its input checks) per group."""
+    matrix = np.asarray(matrix, dtype=float)
+    if matrix.ndim != 2 or len(groups) != len(matrix) or len(weights) != matrix.shape[1] != len(types):
+        raise ValueError(f"topsis_by_group needs a rows x criteria matrix with one group per row and one weight and "
+                         f"type per criterion (got {matrix.shape}, {len(groups)} groups, {len(weights)} weights)")
+    if not len(matrix):
+        return np.ones(0)
+    _, group = np.unique(groups, return_inverse=True)
+    low = np.full((group.max() + 1, matrix.shape[1]), np.inf)
+    high = np.full_like(low, -np.inf)
+    np.minimum.at(low, group, matrix)
+    np.maximum.at(high, group, matrix)
+    low, high = low[group], high[group]
+    varies = high > low
+    row_weights = np.where(varies, weights, 0.0)
+    total = row_weights.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        row_weights = row_weights / total
+        normalised = np.where(np.asarray(types) > 0, matrix - low, high - matrix) / (high - low)
+    # pymcdm's ideal point is each weight times 1, the anti-ideal 0 (the normalised extremes are exact)
+    weighted = normalised * row_weights
+    to_ideal = np.sqrt(np.where(varies, (weighted - row_weights) ** 2, 0.0).sum(axis=1))
+    to_worst = np.sqrt(np.where(varies, weighted ** 2, 0.0).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        closeness = to_worst / (to_worst + to_ideal)
+    return np.where(varies.any(axis=1), closeness, 1.0)
 
 
 def pareto_front(time: np.ndarray, cost: np.ndarray) -> np.ndarray:
@@ -100,33 +143,68 @@ def dominance_violations(ranking: pd.DataFrame, rank_column: str = "rank") -> in
     return int((dominated_by & below).sum())
 
 
-def ordered_by_fronts(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]]) -> pd.DataFrame:
-    """`frame` sorted by non-dominated front, then TOPSIS score within the front (best first), with columns
-    `front` and `score` (the TOPSIS closeness within the front, 0 to 1)."""
+def _check_outcomes(frame: pd.DataFrame) -> None:
     missing = [column for column in OUTCOMES if column not in frame]
     if missing:
         raise ValueError(f"ranking needs the columns {missing}")
-    fronts = nondominated_fronts(frame["time_to_train_min"].to_numpy(), frame["accelerator_hours"].to_numpy())
-    matrix, weights, types = criteria_matrix(frame, criteria)
-    scores = np.full(len(frame), np.nan)
-    for front in np.unique(fronts):
-        members = fronts == front
-        scores[members] = topsis(matrix[members], weights, types)
-    ranked = frame.assign(front=fronts, score=scores)
-    return ranked.sort_values(["front", "score", "time_to_train_min", "system"],
-                              ascending=[True, False, True, True])
+
+
+def _name_codes(names: pd.Series) -> np.ndarray:
+    """Sort keys of names: their position in alphabetical order (missing last), as pandas sorts them."""
+    codes = pd.Categorical(names, ordered=True)
+    return np.where(codes.codes < 0, len(codes.categories), codes.codes)
+
+
+def _ranked(time: np.ndarray, hours: np.ndarray, values: np.ndarray, weights: np.ndarray, types: np.ndarray,
+            system_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Front, TOPSIS score within the front and the ranking order of some rows: by front, then score (best
+    first), then the faster, then the system's name; a stable sort, so full ties keep the rows' order."""
+    fronts = nondominated_fronts(time, hours)
+    scores = topsis_by_group(fill_missing(values), weights, types, fronts)
+    return fronts, scores, np.lexsort((system_codes, time, -scores, fronts))
+
+
+def ordered_by_fronts(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """`frame` sorted by non-dominated front, then TOPSIS score within the front (best first), with columns
+    `front` and `score` (the TOPSIS closeness within the front, 0 to 1)."""
+    _check_outcomes(frame)
+    names, weights, types = criteria_weights(criteria)
+    fronts, scores, order = _ranked(frame["time_to_train_min"].to_numpy(dtype=float),
+                                    frame["accelerator_hours"].to_numpy(dtype=float),
+                                    frame[names].astype(float).to_numpy(), weights, types,
+                                    _name_codes(frame["system"]))
+    return frame.assign(front=fronts, score=scores).iloc[order]
 
 
 def rank_configurations(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]]) -> pd.DataFrame:
     """The ranking over all rounds (`rank`, `front`, `score`) and within each round (`round_rank`,
     `round_front`, `round_score`), sorted by `rank`; columns `RANKING_COLUMNS` (`cluster` empty when the frame
-    has none)."""
-    by_round = pd.concat([ordered_by_fronts(group, criteria).assign(round_rank=np.arange(1, len(group) + 1))
-                          for _, group in frame.groupby("round", sort=True)]) if len(frame) else frame
-    by_round = by_round.rename(columns={"front": "round_front", "score": "round_score"})
-    ranked = ordered_by_fronts(by_round, criteria)
-    ranked["rank"] = np.arange(1, len(ranked) + 1)
-    ranked["pareto"] = ranked["front"] == 1
+    has none).
+
+    Each round is ranked on its own (its own fronts and missing-value medians), then all rounds together, with
+    the rounds' rankings one after the other as the order that full ties keep. Computed on arrays: the frame is
+    reordered once, at the end.
+    """
+    _check_outcomes(frame)
+    names, weights, types = criteria_weights(criteria)
+    time = frame["time_to_train_min"].to_numpy(dtype=float)
+    hours = frame["accelerator_hours"].to_numpy(dtype=float)
+    values = frame[names].astype(float).to_numpy()
+    systems = _name_codes(frame["system"])
+    round_front, round_rank = np.zeros(len(frame), dtype=int), np.zeros(len(frame), dtype=int)
+    round_score = np.zeros(len(frame))
+    by_round = [np.zeros(0, dtype=int)]
+    for _, rows in sorted(frame.groupby("round", sort=True).indices.items()):
+        fronts, scores, order = _ranked(time[rows], hours[rows], values[rows], weights, types, systems[rows])
+        round_front[rows], round_score[rows] = fronts, scores
+        round_rank[rows[order]] = np.arange(1, len(rows) + 1)
+        by_round.append(rows[order])
+    rows = np.concatenate(by_round)
+    fronts, scores, order = _ranked(time[rows], hours[rows], values[rows], weights, types, systems[rows])
+    final = rows[order]
+    ranked = frame.iloc[final].assign(
+        rank=np.arange(1, len(final) + 1), front=fronts[order], score=scores[order], pareto=fronts[order] == 1,
+        round_rank=round_rank[final], round_front=round_front[final], round_score=round_score[final])
     return ranked.reindex(columns=RANKING_COLUMNS).reset_index(drop=True)
 
 
