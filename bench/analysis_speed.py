@@ -19,14 +19,14 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import pandas as pd  # noqa: E402
+import pandas as pd
 
-from bench._common import format_table, timed  # noqa: E402
-from pipeline.analysis import clustering as cluster  # noqa: E402
-from pipeline.analysis import findings, importance, scope  # noqa: E402
-from pipeline.analysis import ranking as rank  # noqa: E402
-from pipeline.core.files import load_params, section, write_json  # noqa: E402
-from pipeline.settings import load_settings  # noqa: E402
+from bench._common import format_table, timed
+from pipeline.analysis import clustering as cluster
+from pipeline.analysis import findings, importance, scope
+from pipeline.analysis import ranking as rank
+from pipeline.core.files import load_params, section, write_json
+from pipeline.settings import load_settings
 
 STAGES = ("importance", "cluster", "rank")
 

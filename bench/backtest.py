@@ -18,10 +18,10 @@ import pandas as pd
 if __package__ in (None, ""):  # run as `python bench/backtest.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.analysis.forecast import KINDS, MODEL, TrustRule, backtest, compare  # noqa: E402
-from pipeline.analysis.scaling import DecideSettings  # noqa: E402
-from pipeline.core.files import load_params  # noqa: E402
-from pipeline.stages.backtest import model_inputs_by_benchmark  # noqa: E402
+from pipeline.analysis.forecast import KINDS, MODEL, TrustRule, backtest, compare
+from pipeline.analysis.scaling import DecideSettings
+from pipeline.core.files import load_params
+from pipeline.stages.backtest import model_inputs_by_benchmark
 
 COLUMNS = {"model_n": "forecasts", "model_median_ape_pct": "median %", "model_p90_ape_pct": "p90 %",
            "model_coverage": "in 90%", "common_n": "both", "common_model_median_ape_pct": "model median % (both)",

@@ -15,9 +15,10 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-from pipeline.analysis import findings, ranking as rank, scope  # noqa: E402
-from pipeline.core.files import load_params, section  # noqa: E402
-from pipeline.settings import Analysis  # noqa: E402
+from pipeline.analysis import findings, scope
+from pipeline.analysis import ranking as rank
+from pipeline.core.files import load_params, section
+from pipeline.settings import Analysis
 
 
 def main(benchmarks: list[str]) -> None:

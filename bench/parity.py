@@ -76,7 +76,8 @@ def run_summarizer(folder: Path, round_: str, log_path: Path) -> Path | None:
 
 
 def crash_summary(log_text: str) -> str:
-    """The exception lines of a crashed summarizer's last traceback, cause first (`FieldError: ... -> NameError: ...`)."""
+    """The exception lines of a crashed summarizer's last traceback, cause first
+    (`FieldError: ... -> NameError: ...`)."""
     lines = log_text.splitlines()
     start = next((i for i, line in enumerate(lines) if line.startswith("Traceback")), len(lines))
     chain = [match.group("line") for line in lines[start:] if (match := EXCEPTION_LINE.match(line))]

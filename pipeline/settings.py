@@ -8,14 +8,15 @@ is a `ParamsError` that names the key, says what it holds and what it may hold. 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import yaml
-from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
 
 from pipeline.core.errors import ParamsError
-from pipeline.core.paths import PARAMS as PARAMS_FILE
 from pipeline.core.features import NUMERIC_FEATURES
+from pipeline.core.paths import PARAMS as PARAMS_FILE
 from pipeline.mlperf.catalogue import BY_ID, round_version
 
 RANK_CRITERIA = ("time_to_train_min", "accelerator_hours")
@@ -278,11 +279,11 @@ class Settings(Section):
     report: Report
 
 
-def _location(error: dict[str, Any]) -> str:
+def _location(error: ErrorDetails) -> str:
     return ".".join(str(part) for part in error["loc"] if not str(part).startswith("function-"))
 
 
-def _message(error: dict[str, Any]) -> str:
+def _message(error: ErrorDetails) -> str:
     message = str(error["msg"]).removeprefix("Value error, ")
     given = error.get("input")
     if error["type"] == "missing":

@@ -7,12 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.stages import features, ingest
-
-from pipeline.analysis import importance, ranking as rank, scope
-from pipeline.mlperf.catalogue import identify
+from pipeline.analysis import importance, scope
+from pipeline.analysis import ranking as rank
 from pipeline.core.files import load_params, section
+from pipeline.mlperf.catalogue import identify
 from pipeline.settings import Analysis
+from pipeline.stages import features, ingest
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = ROOT.parent / "shared" / "mlperf"

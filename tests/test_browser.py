@@ -19,9 +19,9 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
+from test_report import HEADLINE, OTHER, SKIPPED, render_fixture_report
 
 from pipeline.analysis import decide
-from test_report import HEADLINE, OTHER, SKIPPED, render_fixture_report
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.mlperf import compliance
-from pipeline.stages.ingest import ingest
 from pipeline.mlperf.logparse import parse_log
+from pipeline.stages.ingest import ingest
 from tests.conftest import mllog, run_log, small_round
 
 START = 1_600_000_000_000

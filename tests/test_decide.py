@@ -18,8 +18,8 @@ import yaml
 from scipy.stats import t as student_t
 
 from pipeline.analysis import decide, forecast, models_artifact, scaling
-from pipeline.analysis.prices import load_prices
 from pipeline.analysis import ranking as rank
+from pipeline.analysis.prices import load_prices
 from pipeline.analysis.scope import in_scope
 from pipeline.commands import predict, recommend
 from pipeline.core import paths
@@ -121,7 +121,8 @@ def test_prediction_interval_is_the_ols_t_interval_in_log_space() -> None:
 
 
 def test_form_factor_is_an_offset_and_a_missing_one_takes_the_family_mode() -> None:
-    rows = (power_law("H100", [8, 16, 32], 10.0, -0.9) + power_law("H100", [4, 8], 30.0 * 2 ** 0.9, -0.9, form_factor="PCIe")
+    rows = (power_law("H100", [8, 16, 32], 10.0, -0.9)
+            + power_law("H100", [4, 8], 30.0 * 2 ** 0.9, -0.9, form_factor="PCIe")
             + power_law("H100", [64], 10.0 * 8 ** -0.9, 0.0, rounds=("v4.1",), form_factor=None, spread=1.0))
     frame = family_frame(rows)
     assert frame["form_factor"].value_counts().to_dict() == {"SXM": 7, "PCIe": 4}

@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.analysis import clustering as cluster, ranking as rank
-
-from pipeline.stages import features, ingest
+from pipeline.analysis import clustering as cluster
+from pipeline.analysis import ranking as rank
 from pipeline.core.files import write_csv, write_parquet
+from pipeline.stages import features, ingest
 from tests.conftest import RoundFiles, assert_accounted, run_log, system_json, write_archive, write_folder
 
 ROOT = Path(__file__).resolve().parents[1]

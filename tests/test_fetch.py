@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.stages import fetch, ingest
 from pipeline.core.errors import MirrorError
+from pipeline.stages import fetch, ingest
 from tests.conftest import small_round, write_archive, write_folder
 
 

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.mlperf import accelerators, hardware as parsers
-
 from pipeline.analysis import forecast
 from pipeline.core.errors import UsageError
+from pipeline.mlperf import accelerators
+from pipeline.mlperf import hardware as parsers
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE = forecast.TrustRule(min_rounds=2, min_backtest_points=5, max_count_factor=2.0, coverage=(0.85, 0.95))
@@ -33,7 +33,7 @@ SERIES = results([("v1.0", "H100", 8, 100.0), ("v1.0", "H100", 32, 50.0), ("v1.1
 def test_round_dates_follow_the_publication_calendar() -> None:
     assert [forecast.round_time(name) for name in ("v0.6", "v0.7", "v1.0", "v1.1", "v5.0", "v5.1")] == \
         pytest.approx([2019.5, 2020.5, 2021.5, 2021.9, 2025.5, 2025.9])
-    with pytest.raises(UsageError, match="vX.Y"):
+    with pytest.raises(UsageError, match=r"vX\.Y"):
         forecast.round_time("2024")
 
 

@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.analysis import clustering as cluster, importance
-
-from pipeline.report import sections, tables
-from pipeline.core.errors import ParamsError
+from pipeline.analysis import clustering as cluster
+from pipeline.analysis import importance
 from pipeline.analysis.scope import ROUND_FEATURE, in_scope
+from pipeline.core.errors import ParamsError
 from pipeline.core.paths import CONFIGURATIONS
+from pipeline.report import sections, tables
 from pipeline.settings import Analysis
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,7 +118,7 @@ def test_permutation_importance_equals_sklearns(seed: int) -> None:
 
 
 def test_an_unknown_model_setting_is_a_params_error() -> None:
-    with pytest.raises(ParamsError, match="importance.model"):
+    with pytest.raises(ParamsError, match=r"importance\.model"):
         importance.make_model(0, 2, {"max_iter": 10, "max_trees": 3}, 0)
 
 
@@ -264,7 +264,8 @@ def test_no_usable_feature_skips_the_clustering() -> None:
 
 @pytest.mark.skipif(not (ROOT / CONFIGURATIONS).is_file(), reason="run `dvc repro features` first")
 def test_real_resnet_default_inputs_drop_nodes_and_sparse_bandwidths() -> None:
-    frame = in_scope(pd.read_parquet(ROOT / CONFIGURATIONS), Analysis.model_validate(PROJECT_PARAMS["analysis"]), "resnet")
+    analysis = Analysis.model_validate(PROJECT_PARAMS["analysis"])
+    frame = in_scope(pd.read_parquet(ROOT / CONFIGURATIONS), analysis, "resnet")
     kept, dropped = cluster.choose_features(frame, PROJECT_PARAMS["cluster"]["default_features"],
                                             PROJECT_PARAMS["cluster"]["max_imputed_share"],
                                             PROJECT_PARAMS["cluster"]["max_collinear_r2"])

@@ -7,9 +7,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline.stages import ingest
 from pipeline.core.errors import SourceError
 from pipeline.mlperf.logparse import _decode_record, _prefix_tree, parse_log
+from pipeline.stages import ingest
 from tests.conftest import mllog, run_log, small_round, system_json, write_folder
 
 
@@ -159,7 +159,8 @@ def test_folder_and_archive_give_the_same_tables(make_archive, tmp_path: Path) -
 
 def test_malformed_and_missing_system_descriptions(make_archive) -> None:
     files = small_round()
-    files["Acme/systems/box.json"] = system_json().replace(', "framework"', ',\n  // a comment\n  "framework"')[:-1] + ",}"
+    commented = system_json().replace(', "framework"', ',\n  // a comment\n  "framework"')
+    files["Acme/systems/box.json"] = commented[:-1] + ",}"
     files["Acme/systems/broken.json"] = "{not json"
     files["Acme/systems/empty.json"] = ""
     files["Other/results/ghost/resnet/result_0.txt"] = run_log(3)

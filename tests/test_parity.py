@@ -10,8 +10,18 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from bench._common import MIRROR, archive_path, extract
-from bench.parity import (EXCEPTION_BUDGET, REPRODUCES, SummarizerLog, _by_rule, compare, crash_summary,
-                          exception_share, exceptions, parse_official_csv, run_summarizer)
+from bench.parity import (
+    EXCEPTION_BUDGET,
+    REPRODUCES,
+    SummarizerLog,
+    _by_rule,
+    compare,
+    crash_summary,
+    exception_share,
+    exceptions,
+    parse_official_csv,
+    run_summarizer,
+)
 from pipeline.stages.ingest import IngestTables, ingest
 
 ROUNDS = ["v0.6", "v0.7", "v1.0", "v1.1", "v2.0", "v2.1", "v3.0", "v3.1", "v4.0", "v4.1", "v5.0", "v5.1"]

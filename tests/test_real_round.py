@@ -9,14 +9,11 @@ import pandas as pd
 import pytest
 import yaml
 
-
+from pipeline.core import paths
 from pipeline.stages import cluster as cluster_stage
-from pipeline.stages import features, fetch, ingest
+from pipeline.stages import features, fetch, figures, ingest, report
 from pipeline.stages import importance as importance_stage
 from pipeline.stages import rank as rank_stage
-
-from pipeline.stages import figures, report
-from pipeline.core import paths
 
 ROOT = Path(__file__).resolve().parents[1]
 

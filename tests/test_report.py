@@ -175,8 +175,10 @@ def skipped_outputs(benchmark: str) -> inputs.BenchmarkOutputs:
     return inputs.BenchmarkOutputs(
         benchmark=benchmark, rank={"benchmark": benchmark, "status": "skipped", "reason": SKIP_REASON},
         ranking=pd.DataFrame(columns=rank.RANKING_COLUMNS),
-        clusters={"status": "skipped", "reason": SKIP_REASON, "k": 5, "features": [], "profiles": [], "diagnostics": []},
-        importance={"benchmark": benchmark, "status": "skipped", "reason": SKIP_REASON, "targets": {}, "n_configurations": 3,
+        clusters={"status": "skipped", "reason": SKIP_REASON, "k": 5, "features": [], "profiles": [],
+                  "diagnostics": []},
+        importance={"benchmark": benchmark, "status": "skipped", "reason": SKIP_REASON, "targets": {},
+                    "n_configurations": 3,
                     "selected_features": []},
         clustered=pd.DataFrame())
 

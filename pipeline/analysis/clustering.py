@@ -36,19 +36,14 @@ from sklearn.metrics import adjusted_rand_score, davies_bouldin_score, silhouett
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
+from pipeline.analysis.scope import ROUND_FEATURE
 from pipeline.core import plots
 from pipeline.core.errors import ParamsError
-from pipeline.analysis.scope import ROUND_FEATURE
-from pipeline.core.features import NUMERIC_FEATURES
+from pipeline.core.features import LOG_SCALED, NUMERIC_FEATURES, PROFILED, RELATIVE_HOURS
 
 # What the clusters are profiled and ordered by; never what they are built on.
 OUTCOMES = {"time_to_train_min", "accelerator_hours", "scaling_efficiency", "speedup", "relative_accelerator_hours",
             "throughput_samples_per_s", "throughput_per_accelerator", ROUND_FEATURE}
-RELATIVE_HOURS = "relative_accelerator_hours"  # accelerator-hours over the round's best (features stage)
-PROFILED = ["time_to_train_min", "accelerator_hours", "scaling_efficiency", RELATIVE_HOURS]
-LOG_SCALED = {"time_to_train_min", "accelerator_hours", "accelerator_count", "n_nodes", "accelerators_per_node",
-              "accelerator_memory_gib", "host_cpu_cores", "host_memory_gib", "interconnect_intra_gbps",
-              "interconnect_inter_gbps"}
 DIGITS = 4  # stored statistics
 NAMED_FAMILY_SHARE, NAMED_COVERAGE = 0.25, 0.75  # which families a cluster's name shows (see cluster_name)
 
@@ -265,7 +260,7 @@ def profiles(frame: pd.DataFrame, min_size: int) -> list[dict[str, Any]]:
     names = pd.Series([row["name"] for row in rows])
     for row, duplicate in zip(rows, names.duplicated(keep=False)):
         if duplicate:  # two clusters with one name: their outcome tells them apart
-            row["name"] += f", median {row['time_to_train_min_median']:.3g} min"
+            row["name"] = f"{row['name']}, median {row['time_to_train_min_median']:.3g} min"
     return rows
 
 
@@ -327,13 +322,13 @@ def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], params: di
 
 
 def plot_diagnostics(summary: dict[str, Any], benchmark: str, target: Path) -> None:
-    figure, axes = plots.plt.subplots(1, 4, figsize=(13, 3.4))
+    figure, axes = plots.subplots(1, 4, figsize=(13, 3.4))
     data = pd.DataFrame(summary["diagnostics"])
     for axis, (column, label) in zip(axes[:3], [("inertia", "Inertia (lower is tighter)"),
                                                 ("silhouette", "Silhouette (higher is better)"),
                                                 ("davies_bouldin", "Davies-Bouldin (lower is better)")]):
         if not data.empty:
-            plots.sns.lineplot(data=data, x="k", y=column, marker="o", ax=axis)
+            axis.plot(data["k"], data[column], marker="o")
             axis.axvline(summary["k"], color="grey", linestyle="--", linewidth=1)
         axis.set_xlabel("Number of clusters k")
         axis.set_ylabel(label)

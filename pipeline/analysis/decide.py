@@ -23,6 +23,7 @@ renders, reading only this stage's outputs.
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import struct
 from collections.abc import Sequence
@@ -31,11 +32,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipeline.analysis.forecast import (MODEL, ErrorSummary, FittedBenchmark, TrustRule, answer, fit_benchmark,
-                                       summarise_backtest)
+from pipeline.analysis.forecast import (
+    MODEL,
+    ErrorSummary,
+    FittedBenchmark,
+    TrustRule,
+    answer,
+    fit_benchmark,
+    summarise_backtest,
+)
 from pipeline.analysis.models_artifact import ModelsRecord, models_record, not_analysed_record
+from pipeline.analysis.scaling import UNSPECIFIED, DecideSettings, FamilyAssessment, ScalingModel, all_held_out
 from pipeline.core import paths, plots
-from pipeline.analysis.scaling import (UNSPECIFIED, DecideSettings, FamilyAssessment, ScalingModel, all_held_out)
+from pipeline.core.colours import COLOURBLIND
 
 FIGURES = {  # file name -> (alt text, caption)
     "decide_fit.png": ("time to train against accelerators per family, with the scaling model",
@@ -160,11 +169,11 @@ def next_round_forecasts(fitted: FittedBenchmark, rule: TrustRule) -> list[dict[
 def _figure_models(assessments: dict[str, FamilyAssessment]) -> dict[str, tuple[ScalingModel, Any]]:
     """The families drawn (the first FIGURE_FAMILIES modelled ones), each with its model and colour."""
     models = [a.model for a in assessments.values() if a.model is not None][:FIGURE_FAMILIES]
-    return {model.family: (model, colour) for model, colour in zip(models, plots.sns.color_palette(plots.PALETTE))}
+    return {model.family: (model, colour) for model, colour in zip(models, COLOURBLIND)}
 
 
 def fit_figure(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], benchmark: str) -> bytes:
-    figure, axis = plots.plt.subplots(figsize=(7.5, 4.8))
+    figure, axis = plots.subplots(figsize=(7.5, 4.8))
     for family, (model, colour) in _figure_models(assessments).items():
         published = frame[frame["accelerator_family"] == family]
         counts = np.geomspace(*model.count_range(), 60)
@@ -187,7 +196,7 @@ def _curve_label(model: ScalingModel) -> str:
 
 def break_even_figure(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], floor: float,
                       benchmark: str) -> bytes:
-    figure, axis = plots.plt.subplots(figsize=(7.5, 4.8))
+    figure, axis = plots.subplots(figsize=(7.5, 4.8))
     for family, (model, colour) in _figure_models(assessments).items():
         break_even = model.break_even(floor)
         # Extrapolate up to the break-even, but not past EXTRAPOLATION_LIMIT times the published range.
@@ -213,9 +222,9 @@ def errors_figure(backtest_points: pd.DataFrame, benchmark: str) -> bytes:
     forecasts = backtest_points[backtest_points["method"] == MODEL]
     if forecasts.empty:
         return message_figure(f"{benchmark}: no round could be forecast from earlier ones")
-    figure, axis = plots.plt.subplots(figsize=(6.0, 5.0))
-    plots.sns.scatterplot(data=forecasts, x="time_to_train_min", y="predicted_min", hue="fold", ax=axis, s=22,
-                          palette=plots.PALETTE)
+    figure, axis = plots.subplots(figsize=(6.0, 5.0))
+    for (fold, points), colour in zip(forecasts.groupby("fold", sort=True), itertools.cycle(COLOURBLIND)):
+        axis.scatter(points["time_to_train_min"], points["predicted_min"], s=22, color=colour, label=fold)
     times = forecasts[["time_to_train_min", "predicted_min"]].to_numpy(dtype=float)
     limits = np.array([times.min() / 1.5, times.max() * 1.5])
     axis.plot(limits, limits, color="black", linewidth=1)
@@ -228,7 +237,7 @@ def errors_figure(backtest_points: pd.DataFrame, benchmark: str) -> bytes:
 
 def message_figure(message: str) -> bytes:
     """Stands in for a figure when there is nothing to draw, so the stage's outputs always exist."""
-    figure, axis = plots.plt.subplots(figsize=(6.0, 1.2))
+    figure, axis = plots.subplots(figsize=(6.0, 1.2))
     axis.axis("off")
     axis.text(0.5, 0.5, message, ha="center", va="center", wrap=True)
     return plots.png_bytes(figure)
@@ -282,7 +291,8 @@ def break_even_text(family: dict[str, Any]) -> str:
     published count the number is the power law's tail, not an estimate."""
     count, largest = family["break_even_count"], family["count_max"]
     if count is None or count > EXTRAPOLATION_LIMIT * largest:
-        return f"not below the floor up to {EXTRAPOLATION_LIMIT * largest:g} ({EXTRAPOLATION_LIMIT:g}× the largest published)"
+        return (f"not below the floor up to {EXTRAPOLATION_LIMIT * largest:g} ({EXTRAPOLATION_LIMIT:g}× the largest "
+                f"published)")
     return f"{count:.0f}{' (extrapolated)' if family['break_even_beyond_published'] else ''}"
 
 

@@ -25,6 +25,7 @@ Thresholds, bootstrap resamples and the seed come from params `findings`.
 """
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -180,9 +181,9 @@ def efficiency_bands(frame: pd.DataFrame, settings: Settings) -> list[dict[str, 
     """Median within-series efficiency (members above their base) per accelerator-count band, with its bootstrap
     interval and the share below 1. Bands with fewer than `min_group` results are listed without an interval."""
     members = scaled_members(frame)
-    edges = settings.bands + [math.inf]
+    edges = [*settings.bands, math.inf]
     rows = []
-    for low, high in zip(edges[:-1], edges[1:]):
+    for low, high in itertools.pairwise(edges):
         values = members.loc[(members["accelerator_count"] >= low) & (members["accelerator_count"] < high),
                              "scaling_efficiency"].to_numpy(float)
         if len(values) == 0:
@@ -265,7 +266,8 @@ def diminishing(frame: pd.DataFrame, settings: Settings) -> dict[str, Any]:
     verdict = _agree(_verdict(p_greater, p_less, settings.alpha, False), interval, 0.0, False)
     return _result("diminishing", verdict, test,
                    f"efficiency falls with count in {negative} of {n} series, rises in {positive}; median rho "
-                   f"{_fmt(float(rhos.median()))} (95% CI {_fmt(interval[0])} to {_fmt(interval[1])}); p = {_p(p_less)}",
+                   f"{_fmt(float(rhos.median()))} (95% CI {_fmt(interval[0])} to {_fmt(interval[1])}); "
+                   f"p = {_p(p_less)}",
                    n_series=n, negative=negative, positive=positive, median_rho=float(rhos.median()),
                    low=interval[0], high=interval[1], p_value=p_less)
 
@@ -427,7 +429,7 @@ def likely_reason(base: pd.Series, member: pd.Series) -> str:
     differences = []
     for column, label in REASON_FIELDS:
         before, after = base.get(column), member.get(column)
-        if pd.isna(before) and pd.isna(after) or before == after:
+        if (pd.isna(before) and pd.isna(after)) or before == after:
             continue
         differences.append(f"{label} {_text(before)} → {_text(after)}")
     detail = "; ".join(differences) if differences else (

@@ -49,10 +49,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest, norm
 
-from pipeline.mlperf.accelerators import spec_features, specifications
-from pipeline.core.paths import BACKTEST
 from pipeline.core.errors import ParamsError, UsageError
 from pipeline.core.files import section
+from pipeline.core.paths import BACKTEST
+from pipeline.mlperf.accelerators import spec_features, specifications
 
 FAMILY, POOLED, SPECIFICATION, NAIVE = "family", "family level, benchmark scaling", "specification", "naive"
 MODEL, NAIVE_METHOD = "model", "naive"

@@ -34,8 +34,8 @@ from sklearn.metrics import median_absolute_error, r2_score
 from sklearn.model_selection import GroupKFold
 from threadpoolctl import threadpool_limits
 
-from pipeline.core.errors import ParamsError
 from pipeline.analysis.scope import ROUND_FEATURE
+from pipeline.core.errors import ParamsError
 from pipeline.core.features import CATEGORICAL_FEATURES, NUMERIC_FEATURES
 from pipeline.mlperf.catalogue import round_published
 

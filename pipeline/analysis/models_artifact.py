@@ -33,7 +33,16 @@ from typing import Any, TypedDict, cast
 import numpy as np
 import pandas as pd
 
-from pipeline.analysis.forecast import KINDS, MODEL, NAIVE, NAIVE_METHOD, PUBLISHED_COLUMNS, UNIT, FittedBenchmark, Forecaster
+from pipeline.analysis.forecast import (
+    KINDS,
+    MODEL,
+    NAIVE,
+    NAIVE_METHOD,
+    PUBLISHED_COLUMNS,
+    UNIT,
+    FittedBenchmark,
+    Forecaster,
+)
 from pipeline.core import paths
 from pipeline.core.cli import canonical_name
 from pipeline.core.errors import ContractError, UsageError
@@ -64,9 +73,9 @@ class ModelsRecord(TypedDict):
     status: str
     reason: str | None
     interval: float
-    forecaster: dict[str, Any]
+    forecaster: dict[str, Any] | None
     calibration: list[dict[str, Any]]
-    comparison: dict[str, Any]
+    comparison: dict[str, Any] | None
     evidence: list[dict[str, Any]]
     published: list[dict[str, Any]]
 
@@ -176,7 +185,7 @@ def _forecaster(value: Any) -> Forecaster:
     _keys(value, ["rounds", *FORECASTER_SCALARS, "spec_intercept", "spec_time", "spec_coefficients", "units",
                   "naive_rows", "anchor_rows"], "forecaster")
     rounds = value["rounds"]
-    _require(isinstance(rounds, list) and rounds and all(isinstance(name, str) for name in rounds),
+    _require(isinstance(rounds, list) and bool(rounds) and all(isinstance(name, str) for name in rounds),
              "forecaster.rounds must be a non-empty list of round names")
     coefficients = value["spec_coefficients"]
     if coefficients is not None:

@@ -29,8 +29,8 @@ import pandas as pd
 from pymcdm.methods import TOPSIS
 
 from pipeline.analysis import findings
-from pipeline.mlperf.catalogue import round_version
 from pipeline.core.errors import ParamsError
+from pipeline.mlperf.catalogue import round_version
 
 RANKING_COLUMNS = [
     "rank", "front", "score", "round_rank", "round_front", "round_score", "pareto", "cluster", "round",

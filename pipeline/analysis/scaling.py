@@ -63,7 +63,7 @@ from scipy.optimize import brentq, minimize_scalar
 from scipy.special import expit
 from scipy.stats import t as student_t
 
-from pipeline.analysis.forecast import (ErrorSummary)
+from pipeline.analysis.forecast import ErrorSummary
 from pipeline.analysis.scope import check_benchmark, in_scope
 from pipeline.core import schemas
 from pipeline.core.errors import ParamsError, UsageError
@@ -330,7 +330,7 @@ def _fit_arrays(family: str, counts: np.ndarray, log_time: np.ndarray, form_fact
         log_saturation = _interior_saturation(lambda values: solve(values)[0], counts)
     saturated = log_saturation is not None
     coefficients = solve(None if log_saturation is None else np.array([log_saturation]))[1][:, 0]
-    parameters = np.append(coefficients, log_saturation) if saturated else coefficients
+    parameters = np.append(coefficients, [log_saturation]) if log_saturation is not None else coefficients
     residuals = log_time - _log_time(parameters, levels, saturated, log_count, form_factors)
     jacobian = _jacobian(parameters, levels, saturated, log_count, form_factors)
     free = np.ones(len(parameters), dtype=bool)

@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipeline.core.errors import ParamsError
-from pipeline.mlperf.catalogue import BY_ID, CATALOGUE
 from pipeline.core import paths, schemas
-from pipeline.core.errors import UsageError
+from pipeline.core.errors import ParamsError, UsageError
+from pipeline.mlperf.catalogue import BY_ID, CATALOGUE
 from pipeline.settings import Analysis
 
 # The round as a numeric covariate of the importance model (fractional publication year): it takes the software

@@ -16,11 +16,24 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.analysis.forecast import (Answer, FittedBenchmark, TrustRule, answer, fit_benchmark,
-                                       load_backtest, round_time)
+from pipeline.analysis.forecast import (
+    Answer,
+    FittedBenchmark,
+    TrustRule,
+    answer,
+    fit_benchmark,
+    load_backtest,
+    round_time,
+)
 from pipeline.analysis.models_artifact import saved_models
-from pipeline.analysis.scaling import (UNSPECIFIED, canonical_spelling, form_factor_levels, load_configurations,
-                                      model_inputs, nearest_published)
+from pipeline.analysis.scaling import (
+    UNSPECIFIED,
+    canonical_spelling,
+    form_factor_levels,
+    load_configurations,
+    model_inputs,
+    nearest_published,
+)
 from pipeline.core.cli import ArgumentParser
 from pipeline.core.errors import UsageError, cli
 from pipeline.core.files import load_params, section

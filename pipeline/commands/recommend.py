@@ -15,7 +15,8 @@ the forecast itself (interval, method, kind, trust and its reasons, rounds fitte
 
 Order: as the ranking, by non-dominated front on time to train and accelerator-hours among the listed
 candidates (none is listed above one at least as fast with at most as many accelerator-hours), then by TOPSIS
-score (params `rank.criteria`) within a front. Every candidate is scored against the same reference, the best and worst published value
+score (params `rank.criteria`) within a front. Every candidate is scored against the same reference, the best
+and worst published value
 of each criterion (TOPSIS with min-max normalisation, as `pipeline.analysis.ranking` computes it), a value better than
 the best published counting as the best; so the two kinds of score are comparable and a prediction does not
 move any published score.

@@ -73,6 +73,6 @@ def read_artifact(kind: str, path: Path) -> dict[str, Any]:
         model.model_validate(content)
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, item['loc']))}: {item['msg']}" for item in error.errors())
-        raise ContractError(f"{path} does not hold the declared {kind} content ({problems}); run `dvc repro` to write it "
-                            f"again") from None
+        raise ContractError(f"{path} does not hold the declared {kind} content ({problems}); run `dvc repro` to "
+                            f"write it again") from None
     return dict(content)

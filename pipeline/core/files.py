@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-
 from pipeline.core.errors import ParamsError
 from pipeline.core.paths import PARAMS
 

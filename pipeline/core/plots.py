@@ -1,36 +1,64 @@
-"""Figure conventions shared by the stages: one theme, a colour-blind-safe palette, atomic PNG writes."""
+"""Figure conventions shared by the stages and the report: one theme, a colour-blind-safe palette, compact PNGs
+written atomically, plain log axes."""
 from __future__ import annotations
 
 import io
 import math
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+from pipeline.core.colours import COLOURBLIND, STYLE
+from pipeline.core.files import atomic_path
 
-matplotlib.use("Agg")  # stages run headless, in CI and under DVC
-
-import matplotlib.pyplot as plt  # noqa: E402
-import seaborn as sns  # noqa: E402
-from matplotlib import ticker  # noqa: E402
-
-from pipeline.core.files import atomic_path  # noqa: E402
-
-PALETTE = "colorblind"
-sns.set_theme(style="whitegrid", palette=PALETTE, context="notebook")
 # Fixed metadata so the same data gives byte-identical PNGs.
 PNG_METADATA = {"Software": None}
 
 
-def png_bytes(figure: plt.Figure) -> bytes:
-    figure.tight_layout()
+# Colours per PNG: the page holds about a hundred figures and must stay a few megabytes.
+PNG_COLOURS = 256
+DPI = 110
+
+
+@cache
+def pyplot() -> Any:
+    """matplotlib.pyplot, headless (stages run in CI and under DVC), with the project's theme; imported on the
+    first figure, so modules that may draw cost nothing to import."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from cycler import cycler
+
+    plt.style.use(STYLE)
+    plt.rcParams["axes.prop_cycle"] = cycler(color=COLOURBLIND)
+    return plt
+
+
+def subplots(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """`matplotlib.pyplot.subplots` in the project's theme."""
+    return pyplot().subplots(*args, **kwargs)
+
+
+def png_bytes(figure: Any, dpi: int = DPI, tight: bool = True) -> bytes:
+    """The figure as a PNG of at most PNG_COLOURS colours (a third of the bytes; charts of flat colours look the
+    same; octree quantisation keeps the colour of a small cluster that median cut merges into grey), and closed.
+    `tight`: lay the figure out to its labels first (figures drawn with fixed margins pass False)."""
+    from PIL import Image
+
+    if tight:
+        figure.tight_layout()
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110, metadata=PNG_METADATA)
-    plt.close(figure)
-    return buffer.getvalue()
+    figure.savefig(buffer, format="png", dpi=dpi, metadata=PNG_METADATA)
+    pyplot().close(figure)
+    image = Image.open(buffer).convert("RGB")
+    compact = io.BytesIO()
+    image.quantize(colors=PNG_COLOURS, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(
+        compact, format="PNG", optimize=True)
+    return compact.getvalue()
 
 
-def save(figure: plt.Figure, target: Path | str) -> None:
+def save(figure: Any, target: Path | str) -> None:
     data = png_bytes(figure)
     with atomic_path(target) as tmp:
         tmp.write_bytes(data)
@@ -48,6 +76,8 @@ def plain_log_ticks(axis: Any, which: str) -> None:
     """Log axes labelled 1, 10, 100 rather than 10^0, 10^1, 10^2, quicker to read; with 1-2-5 steps on a short
     span, where powers of ten alone leave one or two labels (shorter on x, whose labels sit side by side).
     Call after plotting."""
+    from matplotlib import ticker
+
     low, high = axis.get_xlim() if which == "x" else axis.get_ylim()
     steps = (1.0, 2.0, 5.0) if math.log10(high / low) < (1.5 if which == "x" else 3) else (1.0,)
     target = axis.xaxis if which == "x" else axis.yaxis

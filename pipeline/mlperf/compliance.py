@@ -360,7 +360,8 @@ def rules_document(checker: Path) -> dict[str, Any]:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = ArgumentParser("pipeline.mlperf.compliance", "Extract the logging rules ingest applies from mlperf-logging.")
+    parser = ArgumentParser("pipeline.mlperf.compliance",
+                            "Extract the logging rules ingest applies from mlperf-logging.")
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name(RULES_FILE))
     return parser.parse_args(argv)
 

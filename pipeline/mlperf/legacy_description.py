@@ -72,7 +72,8 @@ def _literal(node: ast.expr, depth: int, max_depth: int) -> object:
         return node.value
     if (isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd))
             and isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float)):
-        return -node.operand.value if isinstance(node.op, ast.USub) else node.operand.value
+        number: float = node.operand.value  # type: ignore[assignment]  # an int or a float, checked above
+        return -number if isinstance(node.op, ast.USub) else number
     if isinstance(node, (ast.List, ast.Tuple)):
         return [_literal(item, depth + 1, max_depth) for item in node.elts]
     if isinstance(node, ast.Dict):

@@ -388,7 +388,7 @@ def _apply(records: list[Record], evaluations: list[Evaluation], facts: RunFacts
         facts.epochs_to_converge = _number(stop_metadata.get("epoch_num", stop_metadata.get("epoch")))
         facts.samples_to_converge = _number(stop_metadata.get("samples_count"))
 
-    for key, time_ms, value, metadata in records:
+    for key, _time_ms, value, _metadata in records:
         if key in ("target_accuracy", "eval_target"):
             facts.target_value = _number(value)
         elif key in _FIRST_VALUE_FIELDS:
@@ -403,8 +403,8 @@ def _apply_evaluations(evaluations: list[Evaluation], facts: RunFacts) -> None:
     """Every numeric evaluation value; metric, value and progress of the last evaluation up to run_stop."""
     values = [entry.get("value") for _, entry in evaluations]
     # A list at a time where every value is a finite float, as MLLOG writes them: some logs hold thousands.
-    if set(map(type, values)) <= {float} and all(map(math.isfinite, values)):
-        facts._eval_values = values
+    if set(map(type, values)) <= {float} and all(map(math.isfinite, values)):  # type: ignore[arg-type]
+        facts._eval_values = values  # type: ignore[assignment]  # all floats, checked above
     else:
         facts._eval_values = [number for number in map(_number, values) if not math.isnan(number)]
     stop_ms = facts.run_stop_ms if not math.isnan(facts.run_stop_ms) else math.inf

@@ -189,7 +189,7 @@ def _iter_archive(archive: Path, report: Callable[[int], object]) -> Iterator[Me
     try:
         with archive.open("rb") as raw:
             stream = CheckedGzip(raw)
-            with tarfile.open(fileobj=stream, mode="r:") as tar:
+            with tarfile.open(fileobj=stream, mode="r:") as tar:  # type: ignore[call-overload]
                 position = 0
                 for info in tar:
                     report(raw.tell() - position)
@@ -204,7 +204,7 @@ def _iter_archive(archive: Path, report: Callable[[int], object]) -> Iterator[Me
                     handle = tar.extractfile(info)
                     yield Member(path, handle.read() if handle else b"")
             stream.drain()
-    except (tarfile.TarError, EOFError, OSError, isal_zlib.error) as error:
+    except (tarfile.TarError, EOFError, OSError, isal_zlib.error) as error:  # type: ignore[misc]
         raise SourceError(f"{archive} is not a readable .tar.gz archive ({error}): download it again") from None
 
 

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipeline.analysis.clustering import LOG_SCALED, PROFILED
-from pipeline.core import paths
+from pipeline.core import paths, plots
+from pipeline.core.features import LOG_SCALED, PROFILED
 from pipeline.core.files import atomic_path
 from pipeline.mlperf.catalogue import ROUND_PUBLISHED, round_published
 from pipeline.report.formatting import FEATURE_LABELS, TARGET_LABELS, cluster_colour, hardware_name, number, round_order
@@ -38,11 +38,6 @@ FAMILIES_SHOWN = 8
 IMPORTANCE_TOP = 8
 COLOURBLIND_TARGETS = ("#0173b2", "#de8f05")  # time to train, accelerator-hours
 HIGHLIGHT = "#d55e00"  # vermillion: the Pareto front
-STYLE = "seaborn-v0_8-whitegrid"  # matplotlib's copy of the stages' seaborn theme: no seaborn import
-# Colours per PNG: the page holds about a hundred figures and must stay a few megabytes.
-PNG_COLOURS = 256
-# Fixed metadata so that the same data gives byte-identical PNGs.
-PNG_METADATA = {"Software": None}
 
 
 @dataclass(frozen=True)
@@ -70,48 +65,9 @@ def figure_path(benchmark: str, name: str, root: Path = FIGURES_DIR) -> Path:
 # ------------------------------------------------------------------------------------------------------ drawing
 
 def _new_figure(size: tuple[float, float] = FIGURE_SIZE, margins: dict[str, float] | None = None) -> tuple[Any, Any]:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    with plt.style.context(STYLE):
-        figure, axis = plt.subplots(figsize=size)
+    figure, axis = plots.subplots(figsize=size)
     figure.subplots_adjust(**(margins or MARGINS))
     return figure, axis
-
-
-def png_bytes(figure: Any) -> bytes:
-    """The figure as a PNG of at most PNG_COLOURS colours: a third of the bytes, and charts of flat colours look
-    the same. Octree quantisation keeps the colour of a small cluster that median cut merges into grey."""
-    import io
-
-    import matplotlib.pyplot as plt
-    from PIL import Image
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=FIGURE_DPI, metadata=PNG_METADATA)
-    plt.close(figure)
-    image = Image.open(buffer).convert("RGB")
-    compact = io.BytesIO()
-    image.quantize(colors=PNG_COLOURS, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(
-        compact, format="PNG", optimize=True)
-    return compact.getvalue()
-
-
-def _plain_log_ticks(axis: Any, which: str) -> None:
-    """Log axes labelled 1, 10, 100 rather than 10^0, 10^1, 10^2; with 1-2-5 steps on a short span."""
-    from matplotlib import ticker
-    low, high = axis.get_xlim() if which == "x" else axis.get_ylim()
-    steps = (1.0, 2.0, 5.0) if np.log10(high / low) < (1.5 if which == "x" else 3) else (1.0,)
-    target = axis.xaxis if which == "x" else axis.yaxis
-    target.set_major_locator(ticker.LogLocator(base=10, subs=steps))
-    target.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:,.10g}"))
-    target.set_minor_formatter(ticker.NullFormatter())
-    target.set_minor_locator(ticker.NullLocator())
-
-
-def _log_log(axis: Any, **labels: Any) -> None:
-    axis.set(xscale="log", yscale="log", **labels)
-    _plain_log_ticks(axis, "x")
-    _plain_log_ticks(axis, "y")
 
 
 def _scatter_by_cluster(axis: Any, clustered: pd.DataFrame, x: str, y: str, best_cluster: int | None,
@@ -152,9 +108,9 @@ def scaling_figure(clustered: pd.DataFrame, best_cluster: int | None, names: dic
     best_accelerator_minutes = (clustered["time_to_train_min"] * clustered["accelerator_count"]).min()
     axis.plot(counts, best_accelerator_minutes / counts, color="black", linestyle="--", linewidth=1,
               label="ideal linear scaling")
-    _log_log(axis, xlabel="Accelerators (count, log scale)", ylabel="Time to train (min, log scale)")
+    plots.log_log(axis, xlabel="Accelerators (count, log scale)", ylabel="Time to train (min, log scale)")
     _outside_legend(axis)
-    return png_bytes(figure)
+    return plots.png_bytes(figure, dpi=FIGURE_DPI, tight=False)
 
 
 def size_band_medians(clustered: pd.DataFrame, column: str, min_points: int = 3) -> pd.DataFrame:
@@ -178,9 +134,9 @@ def efficiency_figure(clustered: pd.DataFrame, best_cluster: int | None, names: 
                   markersize=4, label="median per size band")
     axis.set(xscale="log", xlabel="Accelerators (count, log scale)", ylabel="Scaling efficiency (1 = linear)")
     axis.set_ylim(bottom=0)
-    _plain_log_ticks(axis, "x")
+    plots.plain_log_ticks(axis, "x")
     _outside_legend(axis)
-    return png_bytes(figure)
+    return plots.png_bytes(figure, dpi=FIGURE_DPI, tight=False)
 
 
 def spaced_labels(x: np.ndarray, y: np.ndarray, min_gap: float = 0.09) -> list[int]:
@@ -216,9 +172,9 @@ def pareto_figure(ranking: pd.DataFrame) -> bytes:
         axis.annotate(hardware_name(row), (row["accelerator_hours"], row["time_to_train_min"]),
                       xytext=(6, 5) if above else (-6, -11), ha="left" if above else "right",
                       textcoords="offset points", fontsize=7.5, color="#222222")
-    _log_log(axis, xlabel="Accelerator-hours (log scale)", ylabel="Time to train (min, log scale)")
+    plots.log_log(axis, xlabel="Accelerator-hours (log scale)", ylabel="Time to train (min, log scale)")
     axis.legend(fontsize="small", loc="upper right", framealpha=0.9)
-    return png_bytes(figure)
+    return plots.png_bytes(figure, dpi=FIGURE_DPI, tight=False)
 
 
 def importance_frame(importance: dict[str, Any], top: int = IMPORTANCE_TOP) -> pd.DataFrame:
@@ -263,7 +219,7 @@ def importance_figure(importance: dict[str, Any]) -> bytes:
     axis.set_xlabel("Permutation importance (R² lost when shuffled)")
     axis.legend(title="predicting log10 of", fontsize="small", title_fontsize="small", loc="lower center",
                 bbox_to_anchor=(0.5, 1.0), frameon=False, ncol=1)
-    return png_bytes(figure)
+    return plots.png_bytes(figure, dpi=FIGURE_DPI, tight=False)
 
 
 def heatmap_features(clusters: dict[str, Any], clustered: pd.DataFrame) -> list[str]:
@@ -314,7 +270,7 @@ def cluster_heatmap(clustered: pd.DataFrame, features: Sequence[str], names: dic
                     fontsize=8)
     axis.grid(False)
     figure.colorbar(image, ax=axis, label="standardised median (z)", shrink=0.9, pad=0.01)
-    return png_bytes(figure)
+    return plots.png_bytes(figure, dpi=FIGURE_DPI, tight=False)
 
 
 def best_time_by_family(clustered: pd.DataFrame, families: int = FAMILIES_SHOWN) -> pd.DataFrame:
@@ -338,9 +294,9 @@ def best_time_figure(clustered: pd.DataFrame) -> bytes:
     axis.set_xticks([round_published(r) for r in rounds],
                     [f"{r}\n{ROUND_PUBLISHED.get(r, ('', ))[0]}" for r in rounds], fontsize=7)
     axis.set(yscale="log", xlabel="Round (publication year)", ylabel="Best time to train (min, log scale)")
-    _plain_log_ticks(axis, "y")
+    plots.plain_log_ticks(axis, "y")
     _outside_legend(axis, "accelerator family")
-    return png_bytes(figure)
+    return plots.png_bytes(figure, dpi=FIGURE_DPI, tight=False)
 
 
 # ---------------------------------------------------------------------------------------------------- the stage

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from pipeline.core.colours import COLOURBLIND
 from pipeline.mlperf.catalogue import round_version
 
 # How a number reads: `readable` as many digits as a reader needs (4,320 / 13.5 / 1.80 / 0.358), `ratio` two
@@ -20,10 +21,8 @@ from pipeline.mlperf.catalogue import round_version
 # thousands separators (prices and costs).
 Style = Literal["readable", "ratio", "score", "year", "money"]
 
-# seaborn's colour-blind palette (as hex, so that the page needs no plotting library), reordered so that the
-# first five clusters get the most distinct hues: its orange and vermillion are hard to tell apart side by side.
-COLOURBLIND = ["#0173b2", "#de8f05", "#029e73", "#d55e00", "#cc78bc", "#ca9161", "#fbafe4", "#949494", "#ece133",
-               "#56b4e9"]
+# seaborn's colour-blind palette reordered so that the first five clusters get the most distinct hues: its
+# orange and vermillion are hard to tell apart side by side.
 CLUSTER_PALETTE_ORDER = [0, 1, 2, 4, 9, 3, 5, 7, 6, 8]
 
 FEATURE_LABELS = {

@@ -11,11 +11,11 @@ from typing import Any
 import pandas as pd
 
 from pipeline.analysis import decide
-from pipeline.core.errors import ParamsError
+from pipeline.analysis.prices import load_prices
 from pipeline.core import paths
 from pipeline.core.artifacts import read_artifact
+from pipeline.core.errors import ParamsError
 from pipeline.mlperf.hardware import ACCELERATOR_FAMILIES
-from pipeline.analysis.prices import load_prices
 from pipeline.report.figures import FIGURES_DIR
 
 REPORTS, RESULTS, QUARANTINE, TALLY = paths.REPORTS, paths.RESULTS, paths.QUARANTINE, paths.TALLY

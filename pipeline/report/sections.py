@@ -13,9 +13,9 @@ import jinja2
 import pandas as pd
 
 from pipeline.analysis import findings
-from pipeline.mlperf.catalogue import BY_ID
-from pipeline.core.errors import ContractError
 from pipeline.analysis.ranking import latest_round_ranking
+from pipeline.core.errors import ContractError
+from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report.figures import Figure, embed
 from pipeline.report.formatting import FEATURE_LABELS, cluster_colour, number, round_order
 from pipeline.report.inputs import BenchmarkOutputs, Prices

@@ -15,12 +15,12 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.core.cli import stage_arguments
-from pipeline.core.errors import cli
 from pipeline.analysis.forecast import BACKTEST, backtest, compare
-from pipeline.core.files import load_params, section, write_parquet
 from pipeline.analysis.scaling import DecideSettings, load_configurations, model_inputs
 from pipeline.analysis.scope import analysed_benchmarks
+from pipeline.core.cli import stage_arguments
+from pipeline.core.errors import cli
+from pipeline.core.files import load_params, section, write_parquet
 from pipeline.settings import Analysis, load_settings
 
 

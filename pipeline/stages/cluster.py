@@ -2,7 +2,8 @@
 
     python -m pipeline.stages.cluster
 
-For every benchmark analysed (params `analysis.benchmarks`, see `scope.analysed_benchmarks`): the features come from reports/importance/<benchmark>.json
+For every benchmark analysed (params `analysis.benchmarks`, see
+`pipeline.analysis.scope.analysed_benchmarks`): the features come from reports/importance/<benchmark>.json
 (or params `cluster.default_features`), `pipeline.analysis.clustering.cluster_benchmark` (params `cluster`) labels
 the in-scope configurations; it writes data/processed/clusters/<benchmark>.parquet, and
 reports/clusters/<benchmark>.json with the k-selection figure <benchmark>.png.

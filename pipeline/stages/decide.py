@@ -2,7 +2,8 @@
 
     python -m pipeline.stages.decide
 
-For every benchmark analysed (params `analysis.benchmarks`, see `scope.analysed_benchmarks`), `pipeline.analysis.decide` fits the scaling models (params
+For every benchmark analysed (params `analysis.benchmarks`, see
+`pipeline.analysis.scope.analysed_benchmarks`), `pipeline.analysis.decide` fits the scaling models (params
 `decide`), summarises them with the backtest (data/processed/backtest.parquet) and draws their figures; it
 writes reports/decide/<benchmark>.json, the fitted models that predict and recommend answer from
 (<benchmark>.models.json) and the figures <benchmark>.<name>.png beside it.

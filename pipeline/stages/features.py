@@ -34,12 +34,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from pipeline.mlperf import hardware
-
 from pipeline.core import paths, schemas
 from pipeline.core.cli import stage_arguments
 from pipeline.core.errors import cli
 from pipeline.core.files import write_csv, write_parquet
+from pipeline.mlperf import hardware
 
 NOTE_COLUMNS = ["round", "submitter", "system", "field", "value", "reason"]
 # A scaling series: one round, benchmark, division, submitter, accelerator family and form factor and software
@@ -254,7 +253,7 @@ def efficiency_metrics(configurations: pd.DataFrame) -> pd.DataFrame:
     Needs the columns of `SERIES_KEY`, `accelerator_count`, `time_to_train_min` (minutes) and
     `throughput_samples_per_s`; returns a copy with the metric columns added, rows in the same order.
     """
-    missing = sorted(set(SERIES_KEY + ["accelerator_count", "time_to_train_min", "throughput_samples_per_s"])
+    missing = sorted(set([*SERIES_KEY, "accelerator_count", "time_to_train_min", "throughput_samples_per_s"])
                      - set(configurations.columns))
     if missing:
         raise ValueError(f"efficiency_metrics needs the columns {missing}")

@@ -2,7 +2,8 @@
 
     python -m pipeline.stages.importance
 
-For every benchmark analysed (params `analysis.benchmarks`, see `scope.analysed_benchmarks`), the in-scope configurations go through
+For every benchmark analysed (params `analysis.benchmarks`, see
+`pipeline.analysis.scope.analysed_benchmarks`), the in-scope configurations go through
 `pipeline.analysis.importance.analyse` (params `importance`); it writes reports/importance/<benchmark>.json (the
 figures stage draws it for the page).
 """

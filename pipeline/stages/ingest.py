@@ -34,20 +34,19 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
-from pipeline.mlperf import compliance
-
 from pipeline.core import schemas
-from pipeline.mlperf.catalogue import identify
 from pipeline.core.cli import ArgumentParser
 from pipeline.core.errors import SourceError, cli
 from pipeline.core.files import show_progress, write_csv, write_parquet
+from pipeline.mlperf import compliance
+from pipeline.mlperf.catalogue import identify
 from pipeline.mlperf.legacy_description import LiteralRefused, is_line_form, read_legacy_entry, read_line_form
 from pipeline.mlperf.logparse import parse_log
 from pipeline.mlperf.sources import LOG_NAME, Kind, Member, classify, iter_members, round_of, run_order
 
 KEY_COLUMNS = ("round", "submitter", "system")
 RUN_ORDER = ["round", "submitter", "system", "benchmark", "run", "path"]
-RESERVED_COLUMNS = KEY_COLUMNS + ("path", "ingest_note")
+RESERVED_COLUMNS = (*KEY_COLUMNS, "path", "ingest_note")
 # Raw description fields that would collide with our own columns keep their value under this prefix.
 COLLIDING_FIELD_PREFIX = "desc_"
 SYSTEM_QUARANTINED = "system_quarantined"
@@ -466,7 +465,7 @@ def _score_note(n_runs: int, n_converged: int, n_failed: int, k: int, factor: fl
 
 
 def _divisions(systems: pd.DataFrame) -> dict[tuple[str, str, str], str]:
-    divisions = {}
+    divisions: dict[tuple[str, str, str], str] = {}
     for column in ("division", "divison"):  # the misspelling is in published descriptions
         if column not in systems:
             continue

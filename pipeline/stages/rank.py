@@ -2,7 +2,8 @@
 
     python -m pipeline.stages.rank
 
-For every benchmark analysed (params `analysis.benchmarks`, see `scope.analysed_benchmarks`): `pipeline.analysis.ranking.rank_benchmark` (params `rank`
+For every benchmark analysed (params `analysis.benchmarks`, see
+`pipeline.analysis.scope.analysed_benchmarks`): `pipeline.analysis.ranking.rank_benchmark` (params `rank`
 and `findings`) ranks the clustered configurations; it writes reports/rank/<benchmark>.json and the ranking
 table reports/rank/<benchmark>.csv.
 """
