@@ -22,7 +22,7 @@ from pipeline.stages import features, ingest
 from tests.conftest import RoundFiles, assert_accounted, run_log, system_json, write_archive, write_folder
 
 ROOT = Path(__file__).resolve().parents[1]
-INGEST_OUTPUTS = ("systems.parquet", "runs.parquet", "results.parquet", "quarantine.csv")
+INGEST_OUTPUTS = ("systems.parquet", "runs.parquet", "results.parquet", "quarantine.csv", "tally.csv")
 ACCELERATORS = ("NVIDIA A100-SXM4-80GB", "NVIDIA H100-SXM5-80GB", "Intel Gaudi2")
 CLUSTER_PARAMS = {**yaml.safe_load((ROOT / "params.yaml").read_text())["cluster"], "k": 3, "n_init": 3,
                   "k_range": [2, 4], "bootstrap": 3}

@@ -72,3 +72,21 @@ def test_dvc_repro_without_a_mirror_clones_and_builds_the_report(tmp_path: Path,
     status = subprocess.run([sys.executable, "-m", "dvc", "status"], cwd=project, env=env, capture_output=True,
                             text=True, timeout=600)
     assert status.returncode == 0 and "changed" not in status.stdout, status.stdout
+    assert sorted(path.name for path in (project / "reports" / "metrics").iterdir()) == ["bert.json", "resnet.json"]
+
+    # `dvc pull` into a copy without outputs (as a fresh clone of the committed project) restores the report.
+    store = tmp_path / "store"
+    for command in (["remote", "add", "-f", "-d", "store", str(store)], ["push", "-q"]):
+        done = subprocess.run([sys.executable, "-m", "dvc", *command], cwd=project, env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, done.stdout + done.stderr
+    clone = tmp_path / "clone"
+    shutil.copytree(project, clone, ignore=shutil.ignore_patterns("data", "cache", "tmp", "index.html", "*.parquet",
+                                                                  "importance", "clusters", "rank", "decide",
+                                                                  "figures", "ranking.csv", "importance.json",
+                                                                  "metrics.json"))
+    assert not (clone / "reports" / "index.html").exists()
+    pull = subprocess.run([sys.executable, "-m", "dvc", "pull", "-q"], cwd=clone, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert pull.returncode == 0, pull.stdout + pull.stderr
+    assert (clone / "reports" / "index.html").read_bytes() == (project / "reports" / "index.html").read_bytes()

@@ -184,10 +184,10 @@ def test_too_many_failures_is_not_scored(make_archive) -> None:
     assert "2 non-converged runs" in result["score_note"]
 
 
-def test_cli_writes_the_four_tables(make_archive, tmp_path: Path, capsys) -> None:
+def test_cli_writes_the_four_tables_and_the_tally(make_archive, tmp_path: Path, capsys) -> None:
     ingest.main([str(make_archive(small_round())), "--out", str(tmp_path / "out")])
     assert {path.name for path in (tmp_path / "out").iterdir()} == {
-        "systems.parquet", "runs.parquet", "results.parquet", "quarantine.csv"}
+        "systems.parquet", "runs.parquet", "results.parquet", "quarantine.csv", "tally.csv"}
     assert "v3.0" in capsys.readouterr().out
 
 
