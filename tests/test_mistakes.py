@@ -155,3 +155,15 @@ def test_help_and_version_run_nothing(module: str, flag: str, tmp_path: Path) ->
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() and not completed.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_price_file_with_an_unknown_family_is_refused_with_the_known_ones(tmp_path: Path) -> None:
+    from pipeline.analysis.prices import load_prices
+    from pipeline.core.errors import UsageError
+
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("H10O: 3.0\na100: 1.5\n", encoding="utf-8")
+    with pytest.raises(UsageError, match=r"unknown accelerator families: H10O; known families: .*H100"):
+        load_prices(prices)
+    prices.write_text("h100: 3.0\na100: 1.5\n", encoding="utf-8")
+    assert load_prices(prices) == {"H100": 3.0, "A100": 1.5}

@@ -11,13 +11,18 @@ from pathlib import Path
 import yaml
 
 from pipeline.core.errors import UsageError
+from pipeline.mlperf.hardware import ACCELERATOR_FAMILIES
 
 # A malformed price is quoted in the error up to this length (a whole YAML document can sit under one key).
 SHOWN_VALUE_CHARS = 60
 
 
 def load_prices(path: Path) -> dict[str, float]:
-    """A price table: accelerator family -> price per accelerator-hour (any currency, the user's own)."""
+    """A price table: accelerator family -> price per accelerator-hour (any currency, the user's own), keyed by
+    the catalogue's spelling of each family (`pipeline.mlperf.hardware.ACCELERATOR_FAMILIES`, matched in any case).
+
+    An unknown family is a UsageError listing the known ones: a misspelt family (H10O) would otherwise silently
+    leave its configurations without a cost."""
     example = "for example\n  H100: 3.0\n  A100: 1.5"
     if not path.is_file():
         raise UsageError(f"price file {path} not found; it maps accelerator family to price per "
@@ -35,4 +40,9 @@ def load_prices(path: Path) -> dict[str, float]:
             raise UsageError(f"price file {path}: the price of {family!r} must be a positive number per "
                              f"accelerator-hour, got {shown}; {example}")
         prices[str(family)] = float(price)
-    return prices
+    known = {family.name.casefold(): family.name for family in ACCELERATOR_FAMILIES}
+    unknown = sorted(family for family in prices if family.strip().casefold() not in known)
+    if unknown:
+        raise UsageError(f"price file {path} names unknown accelerator families: {', '.join(unknown)}; known "
+                         f"families: {', '.join(sorted(known.values(), key=str.casefold))}")
+    return {known[family.strip().casefold()]: price for family, price in prices.items()}

@@ -14,8 +14,7 @@ from pipeline.analysis import decide
 from pipeline.analysis.prices import load_prices
 from pipeline.core import paths
 from pipeline.core.artifacts import read_artifact
-from pipeline.core.errors import ParamsError
-from pipeline.mlperf.hardware import ACCELERATOR_FAMILIES
+from pipeline.core.errors import ParamsError, UsageError
 from pipeline.report.figures import FIGURES_DIR
 
 REPORTS, RESULTS, QUARANTINE, TALLY = paths.REPORTS, paths.RESULTS, paths.QUARANTINE, paths.TALLY
@@ -86,19 +85,11 @@ def load_tally(path: Path = TALLY) -> pd.DataFrame | None:
 
 
 def load_price_table(path: str | Path | None) -> Prices | None:
-    """`report.prices` from params: None, or a price YAML whose families are all in the accelerator catalogue
-    (`pipeline.parsers.ACCELERATOR_FAMILIES`), matched without regard to case and stored under the catalogue's
-    spelling.
-
-    An unknown family is an error listing the known ones: a misspelt family would otherwise silently leave its
-    configurations without a cost."""
+    """`report.prices` from params: None, or a price YAML (`pipeline.analysis.prices.load_prices`: every family
+    must be one the catalogue knows). A problem with the file is a ParamsError, since params named it."""
     if path is None:
         return None
-    path = Path(path)
-    known = {family.name.casefold(): family.name for family in ACCELERATOR_FAMILIES}
-    per_hour = load_prices(path)
-    unknown = sorted(family for family in per_hour if family.casefold() not in known)
-    if unknown:
-        raise ParamsError(f"price file {path} (report.prices) names unknown accelerator families: "
-                          f"{', '.join(unknown)}; known families: {', '.join(sorted(known.values()))}")
-    return Prices(path, {known[family.casefold()]: price for family, price in per_hour.items()})
+    try:
+        return Prices(Path(path), load_prices(Path(path)))
+    except UsageError as error:
+        raise ParamsError(f"report.prices: {error}") from None
