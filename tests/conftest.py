@@ -119,3 +119,18 @@ def assert_accounted(tally: pd.DataFrame) -> None:
     assert (tally["log_files"] == tally["runs"]).all(), tally.to_dict("records")
     assert (tally["system_files"] == tally["systems"] + tally["systems_quarantined"]).all(), tally.to_dict("records")
     assert (tally["quarantined"] >= tally["other_files"] + tally["systems_quarantined"]).all(), tally.to_dict("records")
+
+
+def configurations(rows: list[dict], benchmark: str = "resnet") -> pd.DataFrame:
+    """A configurations table with every documented column and the features stage's efficiency metrics."""
+    frame = pd.DataFrame(rows).assign(benchmark=benchmark, benchmark_folder=benchmark, division="closed",
+                                      availability="available", throughput_samples_per_s=float("nan"),
+                                      framework="PyTorch")
+    from pipeline.core.schemas import CONFIGURATION_COLUMNS
+    from pipeline.stages import features
+
+    frame = features.efficiency_metrics(frame)
+    for column in CONFIGURATION_COLUMNS:
+        if column not in frame:
+            frame[column] = None
+    return frame[CONFIGURATION_COLUMNS]

@@ -24,10 +24,10 @@ from pipeline.analysis.scope import in_scope
 from pipeline.commands import predict, recommend
 from pipeline.core import paths
 from pipeline.core.errors import ContractError, UsageError
-from pipeline.core.schemas import CONFIGURATION_COLUMNS
 from pipeline.settings import Analysis
-from pipeline.stages import backtest, features
+from pipeline.stages import backtest
 from pipeline.stages import decide as decide_stage
+from tests.conftest import configurations
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = scaling.DecideSettings(efficiency_floor=0.7, interval=0.9, min_points=4, max_error=0.2,
@@ -55,18 +55,6 @@ def power_law(family: str, counts: list[float], time_at_first: float, exponent: 
                   "accelerator_count": float(count),
                   "time_to_train_min": time_at_first * (count / counts[0]) ** exponent * factor} for count in counts]
     return rows
-
-
-def configurations(rows: list[dict], benchmark: str = "resnet") -> pd.DataFrame:
-    """A configurations table with every documented column and the features stage's efficiency metrics."""
-    frame = pd.DataFrame(rows).assign(benchmark=benchmark, benchmark_folder=benchmark, division="closed",
-                                      availability="available", throughput_samples_per_s=np.nan,
-                                      framework="PyTorch")
-    frame = features.efficiency_metrics(frame)
-    for column in CONFIGURATION_COLUMNS:
-        if column not in frame:
-            frame[column] = None
-    return frame[CONFIGURATION_COLUMNS]
 
 
 CLOSED_RESNET = Analysis(benchmark="resnet", benchmarks=["resnet"], division="closed", rounds="all", availability="all",

@@ -7,11 +7,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 import yaml
 
 from pipeline.settings import settings_from
 from pipeline.stages import importance as importance_stage
+from tests.conftest import configurations
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
@@ -123,22 +125,20 @@ def test_an_argument_a_stage_does_not_take(project: Path, capsys: pytest.Capture
 
 def test_a_scope_that_leaves_nothing_stops_the_analysis(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """All benchmarks skipped is a failure that says why, not an empty report (the `Closed`-era bug)."""
-    import pandas as pd
-
     from pipeline.core import paths
+    from pipeline.core.files import write_parquet
 
-    params = edited("analysis.benchmarks", ["resnet", "bert"])
-    params["analysis"]["rounds"] = ["v0.6"]
-    (project / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
-    configurations = ROOT / paths.CONFIGURATIONS
-    if not configurations.is_file():
-        pytest.skip("run `dvc repro features` first")
-    (project / paths.PROCESSED).mkdir(parents=True)
-    (project / paths.CONFIGURATIONS).write_bytes(configurations.read_bytes())
-    assert not pd.read_parquet(paths.CONFIGURATIONS).empty
+    rows = [{"round": "v4.0", "submitter": "Acme", "system": f"box-{count}", "accelerator_family": "H100",
+             "accelerator_form_factor": "SXM", "accelerator_count": float(count), "time_to_train_min": 80.0 / count}
+            for count in (8, 16, 32)]
+    write_parquet(pd.concat([configurations(rows, "resnet"), configurations(rows, "bert")], ignore_index=True),
+                  paths.CONFIGURATIONS)
+    (project / "params.yaml").write_text(yaml.safe_dump(edited("analysis.benchmarks", ["resnet", "bert"])),
+                                         encoding="utf-8")
     status, message = run_stage(capsys)
     assert status == 1 and "every benchmark was skipped" in message
-    assert "resnet:" in message and "bert:" in message and "min_configurations" in message
+    assert "resnet: 3 configurations in scope" in message and "bert: 3 configurations" in message
+    assert "min_configurations" in message
 
 
 MODULES = ["pipeline.stages.fetch", "pipeline.stages.ingest", "pipeline.stages.features", "pipeline.stages.importance",
