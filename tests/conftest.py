@@ -6,6 +6,7 @@ import json
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -134,3 +135,19 @@ def configurations(rows: list[dict], benchmark: str = "resnet") -> pd.DataFrame:
         if column not in frame:
             frame[column] = None
     return frame[CONFIGURATION_COLUMNS]
+
+
+def project_params_with(path: str, value: object) -> dict[str, Any]:
+    """The project's params.yaml with the key at dotted `path` set to `value` (the value KeyError removes it)."""
+    import yaml
+
+    params = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text(encoding="utf-8"))
+    *parents, key = path.split(".")
+    node = params
+    for parent in parents:
+        node = node[parent]
+    if value is KeyError:
+        del node[key]
+    else:
+        node[key] = value
+    return params

@@ -13,27 +13,10 @@ import yaml
 
 from pipeline.settings import settings_from
 from pipeline.stages import importance as importance_stage
-from tests.conftest import configurations
+from tests.conftest import configurations, project_params_with
 
 ROOT = Path(__file__).resolve().parents[1]
-PROJECT = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
 
-
-def edited(path: str, value: Any) -> dict[str, Any]:
-    """The project's params with the key at dotted `path` set to `value` (the sentinel DELETE removes it)."""
-    params = yaml.safe_load(yaml.safe_dump(PROJECT))
-    *parents, last = path.split(".")
-    node = params
-    for key in parents:
-        node = node[key]
-    if value is DELETE:
-        del node[last]
-    else:
-        node[last] = value
-    return params
-
-
-DELETE = object()
 
 # (what the user wrote, params key, value, words the message must hold)
 MISTAKES = [
@@ -53,7 +36,7 @@ MISTAKES = [
     ("one fold", "importance.folds", 1, ["importance.folds", "2"]),
     ("an R^2 above one", "importance.min_r2", 1.5, ["importance.min_r2", "less than or equal to 1"]),
     ("a zero learning rate", "importance.model.learning_rate", 0, ["learning_rate", "greater than 0"]),
-    ("a section deleted", "cluster", DELETE, ["cluster", "missing"]),
+    ("a section deleted", "cluster", KeyError, ["cluster", "missing"]),
     ("a misspelt key", "cluster.kk", 5, ["cluster.kk", "not a setting"]),
     ("bands out of order", "findings.bands", [4, 2], ["findings.bands", "increasing"]),
     ("alpha as a percentage", "findings.alpha", 5, ["findings.alpha", "less than 1"]),
@@ -86,7 +69,7 @@ def test_the_table_is_long_enough() -> None:
 @pytest.mark.parametrize(("what", "key", "value", "words"), MISTAKES, ids=[m[0] for m in MISTAKES])
 def test_a_params_mistake_stops_the_stage_with_a_message(what: str, key: str, value: Any, words: list[str],
                                                          project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    params = edited(key, value)
+    params = project_params_with(key, value)
     if key == "analysis.benchmark":
         params["analysis"]["benchmarks"] = ["resnet"]
     (project / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
@@ -99,7 +82,7 @@ def test_a_params_mistake_stops_the_stage_with_a_message(what: str, key: str, va
 
 
 def test_names_are_matched_whatever_their_case() -> None:
-    params = edited("analysis.division", "Closed")
+    params = project_params_with("analysis.division", "Closed")
     params["analysis"].update(benchmark="ResNet", benchmarks=["ResNet", " BERT "], rounds=["V4.0"],
                               availability=["Available"])
     settings = settings_from(params)
@@ -133,7 +116,7 @@ def test_a_scope_that_leaves_nothing_stops_the_analysis(project: Path, capsys: p
             for count in (8, 16, 32)]
     write_parquet(pd.concat([configurations(rows, "resnet"), configurations(rows, "bert")], ignore_index=True),
                   paths.CONFIGURATIONS)
-    (project / "params.yaml").write_text(yaml.safe_dump(edited("analysis.benchmarks", ["resnet", "bert"])),
+    (project / "params.yaml").write_text(yaml.safe_dump(project_params_with("analysis.benchmarks", ["resnet", "bert"])),
                                          encoding="utf-8")
     status, message = run_stage(capsys)
     assert status == 1 and "every benchmark was skipped" in message

@@ -1,7 +1,6 @@
 """params.yaml validated before any work: names in any case, and each mistake named with what may go there."""
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 import pytest
@@ -9,22 +8,10 @@ import yaml
 
 from pipeline.core.errors import ParamsError
 from pipeline.settings import settings_from
+from tests.conftest import project_params_with
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
-
-
-def _with(path: str, value: object) -> dict:
-    params = copy.deepcopy(PARAMS)
-    *parents, key = path.split(".")
-    node = params
-    for parent in parents:
-        node = node[parent]
-    if value is KeyError:
-        del node[key]
-    else:
-        node[key] = value
-    return params
 
 
 def test_the_project_params_are_valid() -> None:
@@ -33,10 +20,10 @@ def test_the_project_params_are_valid() -> None:
 
 
 def test_names_are_matched_in_any_case() -> None:
-    settings = settings_from(_with("analysis.division", "Closed"))
+    settings = settings_from(project_params_with("analysis.division", "Closed"))
     assert settings.analysis.division == "closed"
-    assert settings_from(_with("analysis.benchmark", "ResNet")).analysis.benchmark == "resnet"
-    assert settings_from(_with("fetch.rounds", ["V5.1"])).fetch.rounds == ["v5.1"]
+    assert settings_from(project_params_with("analysis.benchmark", "ResNet")).analysis.benchmark == "resnet"
+    assert settings_from(project_params_with("fetch.rounds", ["V5.1"])).fetch.rounds == ["v5.1"]
 
 
 @pytest.mark.parametrize(("path", "value", "expected"), [
@@ -52,11 +39,11 @@ def test_names_are_matched_in_any_case() -> None:
 ])
 def test_mistakes_name_the_key_and_the_valid_values(path: str, value: object, expected: str) -> None:
     with pytest.raises(ParamsError) as error:
-        settings_from(_with(path, value))
+        settings_from(project_params_with(path, value))
     assert expected in str(error.value)
 
 
 def test_a_misspelt_key_is_named() -> None:
-    params = _with("analysis.divison", "closed")
+    params = project_params_with("analysis.divison", "closed")
     with pytest.raises(ParamsError, match=r"analysis\.divison: is not a setting here"):
         settings_from(params)
