@@ -18,9 +18,8 @@ import pandas as pd
 if __package__ in (None, ""):  # run as `python bench/backtest.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.analysis.forecast import KINDS, MODEL, TrustRule, backtest, compare
-from pipeline.analysis.scaling import DecideSettings
-from pipeline.core.files import load_params
+from pipeline.analysis.forecast import KINDS, MODEL, backtest, compare
+from pipeline.settings import load_settings
 from pipeline.stages.backtest import model_inputs_by_benchmark
 
 COLUMNS = {"model_n": "forecasts", "model_median_ape_pct": "median %", "model_p90_ape_pct": "p90 %",
@@ -58,14 +57,14 @@ def coverage_check(points: pd.DataFrame, coverage: tuple[float, float]) -> str:
 
 
 def main() -> None:
-    params = load_params()
-    points = backtest(model_inputs_by_benchmark(params), DecideSettings.from_params(params).interval)
+    settings = load_settings()
+    points = backtest(model_inputs_by_benchmark(settings.analysis), settings.decide.interval)
     latest = points["fold"].iloc[points["fold_time"].argmax()]
     print("Per benchmark, every fold:")
     print(table(points, "benchmark").to_string())
     print(f"\nThe latest fold alone ({latest} forecast from the rounds before it):")
     print(table(points[points["fold"] == latest], "benchmark").to_string())
-    print("\n" + coverage_check(points, TrustRule.from_params(params).coverage))
+    print("\n" + coverage_check(points, settings.decide.trust.coverage))
     model = points[points["method"] == MODEL]
     print("\nModel forecasts by kind (every benchmark and fold):")
     for kind in KINDS:

@@ -64,11 +64,9 @@ from scipy.special import expit
 from scipy.stats import t as student_t
 
 from pipeline.analysis.forecast import ErrorSummary
-from pipeline.analysis.scope import check_benchmark, in_scope
-from pipeline.core import schemas
-from pipeline.core.errors import ParamsError, UsageError
+from pipeline.analysis.scope import in_scope
+from pipeline.core.errors import ParamsError
 from pipeline.core.files import section
-from pipeline.core.paths import CONFIGURATIONS
 from pipeline.settings import Analysis
 
 UNSPECIFIED = "unspecified"
@@ -481,20 +479,3 @@ def canonical_spelling(name: str, known: Sequence[str]) -> str | None:
 
 def families_with_data(frame: pd.DataFrame) -> list[str]:
     return sorted(frame["accelerator_family"].unique())
-
-
-def load_scope(benchmark: str, params: dict[str, Any]) -> tuple[pd.DataFrame, DecideSettings]:
-    """The model inputs of a benchmark (from the pipeline's configurations) and the decide settings."""
-    settings = DecideSettings.from_params(params)
-    check_benchmark(benchmark)
-    if not CONFIGURATIONS.is_file():
-        raise UsageError(f"{CONFIGURATIONS} not found: run `dvc repro features` first")
-    configurations = schemas.validate_configurations(pd.read_parquet(CONFIGURATIONS))
-    return model_inputs(configurations, Analysis.model_validate(section(params, "analysis")), benchmark), settings
-
-
-def load_configurations() -> pd.DataFrame:
-    """The features stage's configurations, validated; a UsageError when the stage has not run."""
-    if not CONFIGURATIONS.is_file():
-        raise UsageError(f"{CONFIGURATIONS} not found: run `dvc repro features` first")
-    return schemas.validate_configurations(pd.read_parquet(CONFIGURATIONS))

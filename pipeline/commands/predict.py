@@ -30,10 +30,10 @@ from pipeline.analysis.scaling import (
     UNSPECIFIED,
     canonical_spelling,
     form_factor_levels,
-    load_configurations,
     model_inputs,
     nearest_published,
 )
+from pipeline.analysis.scope import read_configurations
 from pipeline.core.cli import ArgumentParser
 from pipeline.core.errors import UsageError, cli
 from pipeline.core.files import load_params, section
@@ -145,7 +145,7 @@ def models_as_of(fitted: FittedBenchmark, until: str, params: dict[str, Any]) ->
     """`fitted`'s benchmark refitted on the rounds up to `until` and calibrated on the backtest folds up to it,
     as the decide stage would have saved it then."""
     cutoff = round_time(until)
-    configurations = load_configurations()
+    configurations = read_configurations()
     configurations = configurations[configurations["round"].map(round_time) <= cutoff]
     frame = model_inputs(configurations, Analysis.model_validate(section(params, "analysis")), fitted.benchmark)
     if frame.empty:

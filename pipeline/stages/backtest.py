@@ -11,23 +11,21 @@ folds calibrates on the other benchmarks' earlier residuals (see `pipeline.analy
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pandas as pd
 
 from pipeline.analysis.forecast import BACKTEST, backtest, compare
-from pipeline.analysis.scaling import DecideSettings, load_configurations, model_inputs
-from pipeline.analysis.scope import analysed_benchmarks
+from pipeline.analysis.scaling import model_inputs
+from pipeline.analysis.scope import analysed_benchmarks, read_configurations
 from pipeline.core.cli import stage_arguments
 from pipeline.core.errors import cli
-from pipeline.core.files import load_params, section, write_parquet
+from pipeline.core.files import write_parquet
 from pipeline.settings import Analysis, load_settings
 
 
-def model_inputs_by_benchmark(params: dict[str, Any]) -> dict[str, pd.DataFrame]:
+def model_inputs_by_benchmark(analysis: Analysis) -> dict[str, pd.DataFrame]:
     """Each analysed benchmark's model inputs (params `analysis`)."""
-    configurations = load_configurations()
-    analysis = Analysis.model_validate(section(params, "analysis"))
+    configurations = read_configurations()
     return {benchmark: model_inputs(configurations, analysis, benchmark)
             for benchmark in analysed_benchmarks(analysis, configurations)}
 
@@ -35,10 +33,8 @@ def model_inputs_by_benchmark(params: dict[str, Any]) -> dict[str, pd.DataFrame]
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.backtest", __doc__, argv)
-    load_settings()  # every key checked before any work
-    params = load_params()
-    settings = DecideSettings.from_params(params)
-    points = backtest(model_inputs_by_benchmark(params), settings.interval)
+    settings = load_settings()
+    points = backtest(model_inputs_by_benchmark(settings.analysis), settings.decide.interval)
     write_parquet(points, BACKTEST)
     overall = compare(points)
     if not overall["model_n"]:
@@ -49,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> None:
              f"naive rule {overall['common_naive_median_ape_pct']:.1f}% against the model's "
              f"{overall['common_model_median_ape_pct']:.1f}% on the {overall['common_n']} results both forecast")
     print(f"backtest: {overall['model_n']} forecasts, median error {overall['model_median_ape_pct']:.1f}%, "
-          f"{100 * overall['model_coverage']:.0f}% inside the {100 * settings.interval:.0f}% interval; {naive}")
+          f"{100 * overall['model_coverage']:.0f}% inside the {100 * settings.decide.interval:.0f}% interval; {naive}")
 
 
 if __name__ == "__main__":
