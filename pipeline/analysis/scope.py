@@ -11,6 +11,8 @@ from pipeline.settings import Analysis
 # The round as a numeric covariate of the importance model (fractional publication year): it takes the software
 # progress between rounds so hardware features are not credited with it. Never a clustering feature.
 ROUND_FEATURE = "round_year"
+
+
 def check_benchmark(benchmark: str) -> None:
     if benchmark not in BY_ID:
         raise UsageError(f"unknown benchmark {benchmark!r}; choose one of: {', '.join(sorted(BY_ID))}")
