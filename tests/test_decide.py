@@ -24,6 +24,7 @@ from pipeline.analysis.scope import in_scope
 from pipeline.commands import predict, recommend
 from pipeline.core import paths
 from pipeline.core.errors import ContractError, UsageError
+from pipeline.report import decide_section
 from pipeline.settings import Analysis
 from pipeline.stages import backtest
 from pipeline.stages import decide as decide_stage
@@ -138,7 +139,7 @@ def test_efficiency_doubling_and_break_even_of_a_square_root_law() -> None:
 def test_break_even_far_past_the_published_counts_is_not_given_as_a_number(count: float | None, beyond: bool,
                                                                           text: str) -> None:
     family = {"break_even_count": count, "break_even_beyond_published": beyond, "count_max": 64.0}
-    assert decide.break_even_text(family) == text
+    assert decide_section.break_even_text(family) == text
 
 
 def test_linear_scaling_never_breaks_even() -> None:
@@ -529,7 +530,7 @@ def test_stage_writes_metrics_figures_and_a_report_fragment(project: Path) -> No
     for name in decide.FIGURES:
         assert paths.decide_figure("resnet", decide.figure_name(name)).read_bytes().startswith(b"\x89PNG")
 
-    section = decide.report_section("resnet", decide.load_summary("resnet"))
+    section = decide_section.report_section("resnet", decide_section.load_summary("resnet"))
     html = _render(section)
     assert set(re.findall(r"<h(\d)", html)) == {"2", "3"} and html.count("<h2>") == 1
     assert "<script>" not in html and "&lt;script&gt;" in html
@@ -540,7 +541,7 @@ def test_stage_writes_metrics_figures_and_a_report_fragment(project: Path) -> No
 
 def test_metrics_hold_the_backtest_headline_and_the_loco_error(project: Path) -> None:
     decide_stage.main([])
-    metrics = decide.metrics_of(decide.load_summary("resnet"))
+    metrics = decide_section.metrics_of(decide_section.load_summary("resnet"))
     # v4.0 forecast from v3.0 alone (no drift yet): every v4.0 time is the v3.0 one / 1.02^2, so each of the
     # nine forecasts (H100 5, A100 3, Gaudi2 1) is 1.02^2 - 1 = 4.04% too high. Gaudi2's v4.1 result repeats its
     # v3.0 time (x 1.02) exactly: a rerun, left out, so v4.0 is the latest fold.
@@ -550,7 +551,7 @@ def test_metrics_hold_the_backtest_headline_and_the_loco_error(project: Path) ->
     assert metrics["better"] == "model"  # a tie goes to the model
     assert metrics["loco_n"] == 16 and 0 < metrics["loco_median_ape_pct"] < 5
     assert all(not isinstance(value, (list, dict)) for value in metrics.values())
-    assert decide.metrics_of(None) == {"status": "missing"}
+    assert decide_section.metrics_of(None) == {"status": "missing"}
 
 
 def test_a_benchmark_without_enough_results_is_skipped_with_outputs(project: Path) -> None:
@@ -561,8 +562,10 @@ def test_a_benchmark_without_enough_results_is_skipped_with_outputs(project: Pat
     summary = json.loads(paths.decide_json("resnet").read_text())
     assert summary["status"] == "skipped" and "fewer than analysis.min_configurations" in summary["reason"]
     assert all(paths.decide_figure("resnet", decide.figure_name(name)).is_file() for name in decide.FIGURES)
-    assert "No scaling model for resnet" in _render(decide.report_section("resnet", decide.load_summary("resnet")))
-    assert "the decide stage has not run" in _render(decide.report_section("bert", decide.load_summary("bert")))
+    sections = {name: decide_section.report_section(name, decide_section.load_summary(name))
+                for name in ("resnet", "bert")}
+    assert "No scaling model for resnet" in _render(sections["resnet"])
+    assert "the decide stage has not run" in _render(sections["bert"])
 
 
 # --- the real data ------------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from pipeline.analysis import ranking as rank
 from pipeline.core import paths
 from pipeline.core.errors import ContractError, ParamsError
 from pipeline.core.files import write_csv, write_json, write_parquet
-from pipeline.report import figures, formatting, inputs, provenance, sections, tables
+from pipeline.report import decide_section, figures, formatting, inputs, provenance, sections, tables
 from pipeline.stages import features
 from pipeline.stages import figures as figures_stage
 from pipeline.stages import report as report_stage
@@ -113,7 +113,7 @@ DECIDE_SUMMARY: dict[str, Any] = {
                  _family("TPU-v4", 3, (0, None), (0, None), False)],
     "not_modelled": [], "largest_errors": [],
 }
-# decide.metrics_of keeps headline numbers only: no backtest in DECIDE_SUMMARY, so none but its count.
+# decide_section.metrics_of keeps headline numbers only: no backtest in DECIDE_SUMMARY, so none but its count.
 DECIDE_METRICS = {"status": "ok", "n_families_modelled": 3, "backtest_n": 0, "loco_n": 30,
                   "loco_median_ape_pct": 6.43}
 
@@ -216,7 +216,7 @@ def decide_figures() -> dict[str, bytes]:
 def fixture_outputs(scratch: Path) -> list[inputs.BenchmarkOutputs]:
     """The headline with decision support (DECIDE_SUMMARY), the other without (the stage has not run)."""
     headline = dataclasses.replace(analysed_outputs(HEADLINE, 60, 0, scratch / HEADLINE),
-                                   decide=decide.fragment(HEADLINE, DECIDE_SUMMARY, decide_figures()))
+                                   decide=decide_section.fragment(HEADLINE, DECIDE_SUMMARY, decide_figures()))
     return [headline, analysed_outputs(OTHER, 40, 1, scratch / OTHER), skipped_outputs(SKIPPED)]
 
 
@@ -376,11 +376,18 @@ def test_sort_keys_are_numbers_and_blank_when_missing() -> None:
     assert rows[0][1] == {"text": "", "sort": ""} and rows[1][1] == {"text": "0.50", "sort": "0.5"}
 
 
+def test_a_word_in_a_numeric_column_reads_as_written_and_sorts_with_the_blanks() -> None:
+    rows = formatting.table([{"error": 7.44}, {"error": "not evaluable"}],
+                            [formatting.Column("error", "Error", style="percent")])["rows"]
+    assert [row[0] for row in rows] == [{"text": "7.4%", "sort": "7.44"}, {"text": "not evaluable", "sort": ""}]
+
+
 @pytest.mark.parametrize(("value", "style", "text"), [
     (4320.0, "readable", "4,320"), (13.47, "readable", "13.5"), (1.8, "readable", "1.80"),
     (0.35816, "readable", "0.358"), (8.0, "readable", "8"), (np.nan, "readable", ""), (None, "ratio", ""),
     ("H100", "readable", "H100"), (True, "readable", "yes"), (0.8149, "ratio", "0.81"), (0.12345, "score", "0.123"),
-    (2022.0, "year", "2022"), (1234.5, "money", "1,234.50")])
+    (2022.0, "year", "2022"), (1234.5, "money", "1,234.50"), (0, "readable", "0"), (7.44, "percent", "7.4%"),
+    (0.913, "share", "91%"), (1.854, "times", "1.85×")])
 def test_one_number_formatter_for_the_page(value: Any, style: formatting.Style, text: str) -> None:
     assert formatting.number(value, style) == text
 
@@ -554,7 +561,7 @@ def test_main_writes_the_page_and_combined_outputs(tmp_path: Path, monkeypatch: 
 
 
 def test_decide_metrics_keep_the_errors_of_families_that_held_out_results() -> None:
-    assert decide.metrics_of(DECIDE_SUMMARY) == DECIDE_METRICS
+    assert decide_section.metrics_of(DECIDE_SUMMARY) == DECIDE_METRICS
 
 
 def test_prediction_error_and_break_even_overview_links_each_benchmark(page: str) -> None:

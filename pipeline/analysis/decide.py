@@ -17,16 +17,11 @@ relative to the smallest configuration of the family in the same round) is below
 marginal speed-up of doubling at each published size, t(n) / t(2n), from the model and, where a round
 published both n and 2n, from the best times of that round.
 
-`report_section(BENCHMARK, load_summary(BENCHMARK))` gives the report the data that templates/decide.html.j2
-renders, reading only this stage's outputs.
+The page's part of these outputs is `pipeline.report.decide_section`.
 """
 from __future__ import annotations
 
-import base64
 import itertools
-import json
-import struct
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -43,7 +38,7 @@ from pipeline.analysis.forecast import (
 )
 from pipeline.analysis.models_artifact import ModelsRecord, models_record, not_analysed_record
 from pipeline.analysis.scaling import UNSPECIFIED, DecideSettings, FamilyAssessment, ScalingModel, all_held_out
-from pipeline.core import paths, plots
+from pipeline.core import plots
 from pipeline.core.colours import COLOURBLIND
 
 FIGURES = {  # file name -> (alt text, caption)
@@ -63,11 +58,9 @@ FIGURES = {  # file name -> (alt text, caption)
 # Families drawn in the figures, most published results first: more lines would not be legible.
 FIGURE_FAMILIES = 6
 LARGEST_ERRORS = 5
-METRIC_DECIMALS = 2
 # Beyond this many times a family's largest published count a break-even is a power law's tail, not an estimate
 # (the figure's dashed extrapolation stops there too).
 EXTRAPOLATION_LIMIT = 4.0
-OVERVIEW_FAMILIES = 3
 
 
 def observed_scaling(family_frame: pd.DataFrame) -> pd.DataFrame:
@@ -253,215 +246,6 @@ def figures(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], summa
             "decide_errors.png": errors_figure(backtest_points, benchmark)}
 
 
-# --- the report fragment ------------------------------------------------------------------------------------
-
-def _fmt(value: Any, pattern: str = "{:.3g}") -> str:
-    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else pattern.format(value)
-
-
-def _pct(value: float | None) -> str:
-    return _fmt(value, "{:.1f}%")
-
-
-def _share(value: float | None) -> str:
-    return "" if value is None else f"{100 * value:.0f}%"
-
-
-def _table(columns: list[str], rows: list[list[str]], numeric: Sequence[int] = ()) -> dict[str, Any]:
-    """A table the template renders as it is; `numeric` are the indices of right-aligned columns."""
-    return {"columns": [{"label": label, "numeric": index in numeric} for index, label in enumerate(columns)],
-            "rows": rows}
-
-
-def _models_table(families: list[dict[str, Any]], interval_pct: str) -> dict[str, Any]:
-    return _table(
-        ["Family", "Results", "Accelerators published", "Slope, smallest to largest count",
-         "LOCO median error (results)", "LORO median error (results)", f"Inside the {interval_pct} interval (LOCO)",
-         "Trusted"],
-        [[f["family"], str(f["n_points"]), f"{f['count_min']:g} to {f['count_max']:g}",
-          f"{f['slope_at_count_min']:.2f} to {f['slope_at_count_max']:.2f}",
-          f"{_pct(f['loco_median_ape_pct'])} ({f['loco_n']})" if f["loco_n"] else "not evaluable",
-          f"{_pct(f['loro_median_ape_pct'])} ({f['loro_n']})" if f["loro_n"] else "one round only",
-          _share(f["loco_interval_coverage"]),
-          "yes" if f["trusted"] else "no"] for f in families], numeric=(1, 4, 5, 6))
-
-
-def break_even_text(family: dict[str, Any]) -> str:
-    """The model's break-even count as a reader should take it: past EXTRAPOLATION_LIMIT times the largest
-    published count the number is the power law's tail, not an estimate."""
-    count, largest = family["break_even_count"], family["count_max"]
-    if count is None or count > EXTRAPOLATION_LIMIT * largest:
-        return (f"not below the floor up to {EXTRAPOLATION_LIMIT * largest:g} ({EXTRAPOLATION_LIMIT:g}× the largest "
-                f"published)")
-    return f"{count:.0f}{' (extrapolated)' if family['break_even_beyond_published'] else ''}"
-
-
-def _break_even_table(families: list[dict[str, Any]]) -> dict[str, Any]:
-    return _table(["Family", "Smallest published count (efficiency 1)", "Break-even count (model)",
-                   "First published count below the floor (observed)", "Trusted model"],
-                  [[f["family"], f"{f['reference_count']:g}", break_even_text(f),
-                    _fmt(f["observed_first_count_below_floor"], "{:g}") or "none",
-                    "yes" if f["trusted"] else "no"] for f in families], numeric=(1,))
-
-
-def _doubling_table(families: list[dict[str, Any]]) -> dict[str, Any]:
-    return _table(["Family", "Accelerators", "Results", "Model efficiency", "Observed efficiency (median)",
-                   "Model speed-up of doubling", "Observed speed-up of doubling"],
-                  [[f["family"], f"{row['accelerator_count']:g}", str(row["n_results"]),
-                    _fmt(row["model_efficiency"], "{:.2f}"), _fmt(row["observed_efficiency"], "{:.2f}"),
-                    _fmt(row["model_doubling_speedup"], "{:.2f}×"), _fmt(row["observed_doubling_speedup"], "{:.2f}×")]
-                   for f in families for row in f["doubling"]], numeric=(1, 2, 3, 4, 5, 6))
-
-
-def _largest_errors_table(largest: list[dict[str, Any]]) -> dict[str, Any]:
-    return _table(["Family", "Round", "Submitter", "System", "Accelerators", "Published (min)", "Predicted (min)",
-                   "Error"],
-                  [[e["family"], e["round"], e["submitter"], e["system"], f"{e['accelerator_count']:g}",
-                    _fmt(e["time_to_train_min"]), _fmt(e["predicted_min"]), _pct(e["ape_pct"])] for e in largest],
-                  numeric=(4, 5, 6, 7))
-
-
-def _forecasts_table(forecasts: list[dict[str, Any]], interval_pct: str) -> dict[str, Any]:
-    return _table(["Family", "Accelerators", "Forecast (min)", f"{interval_pct} interval (min)", "Method",
-                   "Trusted"],
-                  [[f["accelerator"] + ("" if f["form_factor"] == UNSPECIFIED else f" ({f['form_factor']})"),
-                    f"{f['count']:g}", _fmt(f["predicted_min"]), f"{_fmt(f['low_min'])} to {_fmt(f['high_min'])}",
-                    f"{f['method']} ({f['kind']})" if f["method"] == MODEL else "naive rule",
-                    "yes" if f["trusted"] else "no: " + "; ".join(f["reasons"])] for f in forecasts],
-                  numeric=(1, 2))
-
-
-def _comparison_row(label: str, record: dict[str, Any]) -> list[str]:
-    return [label, str(record["model_n"]), _pct(record["model_median_ape_pct"]), _pct(record["model_p90_ape_pct"]),
-            _share(record["model_coverage"]), str(record["common_n"]), _pct(record["common_model_median_ape_pct"]),
-            _pct(record["common_naive_median_ape_pct"]),
-            "no naive forecast" if not record["common_n"] else "model" if record["better"] == MODEL else "naive rule"]
-
-
-def _comparison_table(first: str, rows: list[list[str]], interval_pct: str) -> dict[str, Any]:
-    return _table([first, "Forecasts", "Median error", "90th percentile", f"Inside the {interval_pct} interval",
-                   "Forecast by both", "Model median (both)", "Naive median (both)", "Better"],
-                  rows, numeric=(1, 2, 3, 4, 5, 6, 7))
-
-
-def backtest_fragment(backtest: dict[str, Any] | None, interval_pct: str) -> dict[str, Any] | None:
-    """The backtest part of the fragment: headline text, the latest fold's, and tables by round, family and
-    kind of forecast; None when no round could be forecast."""
-    if backtest is None or not backtest["model_n"]:
-        return None
-    latest = backtest["latest_fold"]
-    worse = backtest["better"] != MODEL
-    return {
-        "n": backtest["model_n"], "median": _pct(backtest["model_median_ape_pct"]),
-        "p90": _pct(backtest["model_p90_ape_pct"]), "coverage": _share(backtest["model_coverage"]),
-        "common_n": backtest["common_n"], "model_common": _pct(backtest["common_model_median_ape_pct"]),
-        "naive_common": _pct(backtest["common_naive_median_ape_pct"]), "naive_better": worse,
-        "latest_fold": latest["fold"], "latest_n": latest["model_n"],
-        "latest_median": _pct(latest["model_median_ape_pct"]), "latest_coverage": _share(latest["model_coverage"]),
-        "latest_naive": _pct(latest["common_naive_median_ape_pct"]),
-        "latest_model_common": _pct(latest["common_model_median_ape_pct"]),
-        "calibrated": _share(backtest["calibrated_share"]),
-        "by_round": _comparison_table("Round forecast", [_comparison_row(f["fold"], f) for f in backtest["folds"]],
-                                      interval_pct),
-        "by_family": _comparison_table("Family", [_comparison_row(f["family"], f) for f in backtest["families"]],
-                                       interval_pct),
-        "by_kind": _table(["Kind of forecast", "Forecasts", "Median error", "90th percentile",
-                           f"Inside the {interval_pct} interval"],
-                          [[k["kind"], str(k["model_n"]), _pct(k["model_median_ape_pct"]),
-                            _pct(k["model_p90_ape_pct"]), _share(k["model_coverage"])] for k in backtest["kinds"]],
-                          numeric=(1, 2, 3, 4)),
-    }
-
-
-def _embedded(png: bytes, benchmark: str, alt: str, caption: str) -> dict[str, Any]:
-    width, height = struct.unpack(">II", png[16:24])  # the PNG header's IHDR chunk
-    return {"data": base64.b64encode(png).decode("ascii"), "alt": f"{benchmark}: {alt}", "caption": caption,
-            "width": width, "height": height}
-
-
 def figure_name(file_name: str) -> str:
     """The short name of one of `FIGURES` ("decide_fit.png" -> "fit")."""
     return file_name.removeprefix("decide_").removesuffix(".png")
-
-
-def load_summary(benchmark: str) -> dict[str, Any] | None:
-    """decide.json of a benchmark, or None when the stage has not run."""
-    path = paths.decide_json(benchmark)
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-
-
-def _rounded(value: float | None) -> float | None:
-    # Two decimals of a percentage: finer digits are noise in a held-out error and clutter `dvc metrics show`.
-    return None if value is None else round(value, METRIC_DECIMALS)
-
-
-def backtest_metrics(backtest: dict[str, Any] | None) -> dict[str, Any]:
-    """The backtest's headline numbers: the model's forecasts, median and 90th-percentile error and coverage,
-    the naive rule's median error and the model's on the results both forecast, which is better, and the
-    latest fold's forecasts, median error and coverage."""
-    if backtest is None or not backtest["model_n"]:
-        return {"backtest_n": 0}
-    latest = backtest["latest_fold"]
-    return {"backtest_n": backtest["model_n"], "backtest_median_ape_pct": _rounded(backtest["model_median_ape_pct"]),
-            "backtest_p90_ape_pct": _rounded(backtest["model_p90_ape_pct"]),
-            "backtest_coverage": _rounded(backtest["model_coverage"]),
-            "naive_median_ape_pct": _rounded(backtest["common_naive_median_ape_pct"]),
-            "model_median_ape_pct_vs_naive": _rounded(backtest["common_model_median_ape_pct"]),
-            "better": backtest["better"], "latest_fold": latest["fold"], "latest_fold_n": latest["model_n"],
-            "latest_fold_median_ape_pct": _rounded(latest["model_median_ape_pct"]),
-            "latest_fold_coverage": _rounded(latest["model_coverage"])}
-
-
-def metrics_of(summary: dict[str, Any] | None) -> dict[str, Any]:
-    """The headline scalars of decide.json for reports/metrics.json (`dvc metrics show` prints them as
-    `<benchmark>.decide.backtest_median_ape_pct`): the backtest's (see backtest_metrics) and, as the secondary
-    figure, the leave-one-configuration-out median error."""
-    if summary is None:
-        return {"status": "missing"}
-    if summary["status"] != "ok":
-        return {"status": summary["status"], **backtest_metrics(summary.get("backtest"))}
-    return {"status": "ok", "n_families_modelled": summary["n_families_modelled"],
-            **backtest_metrics(summary.get("backtest")), "loco_n": summary["loco_n"],
-            "loco_median_ape_pct": _rounded(summary["loco_median_ape_pct"])}
-
-
-def fragment(benchmark: str, summary: dict[str, Any] | None, pngs: dict[str, bytes]) -> dict[str, Any]:
-    """What templates/decide.html.j2 renders for one benchmark: decide.json's `summary` (None: the stage has
-    not run) and its figures by file name, as pre-formatted text."""
-    if summary is None:
-        return {"benchmark": benchmark, "status": "missing", "backtest": None,
-                "reason": f"the decide stage has not run (python -m pipeline.analysis.decide {benchmark})"}
-    base = {"benchmark": benchmark, "status": summary["status"], "reason": summary["reason"],
-            "floor": f"{summary['efficiency_floor']:g}", "floor_cost": f"{1 / summary['efficiency_floor']:.2f}",
-            "interval_pct": f"{100 * summary['interval']:.0f}%"}
-    base["backtest"] = backtest_fragment(summary.get("backtest"), base["interval_pct"])
-    if summary["status"] != "ok":
-        return base
-    families = summary["families"]
-    trusted = [f for f in families if f["trusted"]]
-    return {
-        **base,
-        "loco_median": _pct(summary["loco_median_ape_pct"]), "loco_n": summary["loco_n"],
-        "loro_median": _pct(summary["loro_median_ape_pct"]), "loro_n": summary["loro_n"],
-        "coverage": _share(summary["loco_interval_coverage"]),
-        "n_modelled": summary["n_families_modelled"], "n_trusted": summary["n_families_trusted"],
-        "models": _models_table(families, base["interval_pct"]), "break_even": _break_even_table(families),
-        "forecasts": _forecasts_table(summary.get("forecasts", []), base["interval_pct"]),
-        "forecast_round": summary["forecasts"][0]["rounds"][-1] if summary.get("forecasts") else None,
-        "doubling": _doubling_table(families), "n_doubling_rows": sum(len(f["doubling"]) for f in families),
-        "largest_errors": _largest_errors_table(summary["largest_errors"]),
-        "untrusted": [f"{f['family']}: {'; '.join(f['caveats'])}" for f in families if not f["trusted"]],
-        "not_modelled": [f"{f['family']} ({f['reason']})" for f in summary["not_modelled"]],
-        # For the report's overview across benchmarks: the most-published trusted families' break-even.
-        "trusted_break_even": [f"{f['family']}: {break_even_text(f)}" for f in trusted[:OVERVIEW_FAMILIES]],
-        "figures": {figure_name(name): _embedded(pngs[name], benchmark, *text)
-                    for name, text in FIGURES.items()},
-    }
-
-
-def report_section(benchmark: str, summary: dict[str, Any] | None) -> dict[str, Any]:
-    """`fragment` of decide.json's `summary` (load_summary) and the figures on disk."""
-    figures_written = summary is not None and summary["status"] == "ok"  # a skipped one embeds none
-    pngs = {name: paths.decide_figure(benchmark, figure_name(name)).read_bytes() for name in FIGURES} \
-        if figures_written else {}
-    return fragment(benchmark, summary, pngs)

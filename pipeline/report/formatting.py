@@ -18,8 +18,12 @@ from pipeline.mlperf.catalogue import round_version
 
 # How a number reads: `readable` as many digits as a reader needs (4,320 / 13.5 / 1.80 / 0.358), `ratio` two
 # decimals (efficiencies, speed-ups, R²), `score` three (TOPSIS scores), `year` none (2023), `money` two with
-# thousands separators (prices and costs).
-Style = Literal["readable", "ratio", "score", "year", "money"]
+# thousands separators (prices and costs), `percent` a value already in percent with one decimal (an error,
+# 7.4%), `share` a fraction as a whole percentage (coverage, 0.913 -> 91%), `times` a factor (1.85×).
+Style = Literal["readable", "ratio", "score", "year", "money", "percent", "share", "times"]
+FIXED_STYLES: dict[str, Callable[[float], str]] = {
+    "ratio": "{:.2f}".format, "score": "{:.3f}".format, "year": "{:.0f}".format, "money": "{:,.2f}".format,
+    "percent": "{:.1f}%".format, "share": lambda value: f"{100 * value:.0f}%", "times": "{:.2f}×".format}
 
 # seaborn's colour-blind palette reordered so that the first five clusters get the most distinct hues: its
 # orange and vermillion are hard to tell apart side by side.
@@ -54,16 +58,10 @@ def number(value: Any, style: Style = "readable") -> str:
     if not isinstance(value, (int, float, np.integer, np.floating)):
         return str(value)
     value = float(value)
-    if style == "ratio":
-        return f"{value:.2f}"
-    if style == "score":
-        return f"{value:.3f}"
-    if style == "year":
-        return f"{value:.0f}"
-    if style == "money":
-        return f"{value:,.2f}"
+    if style in FIXED_STYLES:
+        return FIXED_STYLES[style](value)
     magnitude = abs(value)
-    if magnitude >= 100 or (value.is_integer() and magnitude >= 1):
+    if magnitude >= 100 or (value.is_integer() and (magnitude >= 1 or value == 0)):
         return f"{value:,.0f}"
     if magnitude >= 10:
         return f"{value:.1f}"
@@ -107,7 +105,9 @@ class Column:
 def _cell(column: Column, value: Any) -> dict[str, str]:
     cell = {"text": number(value, column.style) if column.style else ("" if missing(value) else str(value))}
     if column.numeric:
-        key = column.sort_key(value) if column.sort_key else (math.nan if missing(value) else float(value))
+        # A word in a numeric column ("not evaluable") sorts with the blanks.
+        key = column.sort_key(value) if column.sort_key else (
+            math.nan if missing(value) or isinstance(value, str) else float(value))
         cell["sort"] = "" if math.isnan(key) else f"{key:.7g}"  # finer than any value shown
     if column.swatch and not missing(value):
         cell["colour"] = cluster_colour(int(value))

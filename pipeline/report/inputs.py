@@ -10,11 +10,11 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.analysis import decide
 from pipeline.analysis.prices import load_prices
 from pipeline.core import paths
 from pipeline.core.artifacts import read_artifact
 from pipeline.core.errors import ParamsError, UsageError
+from pipeline.report import decide_section
 from pipeline.report.figures import FIGURES_DIR
 
 REPORTS, RESULTS, QUARANTINE, TALLY = paths.REPORTS, paths.RESULTS, paths.QUARANTINE, paths.TALLY
@@ -39,9 +39,9 @@ class BenchmarkOutputs:
     clustered: pd.DataFrame
     # PNG bytes of the stages' figures, by FIGURE_FILES key; a figure a stage did not write is absent.
     figures: dict[str, bytes] = field(default_factory=dict)
-    # What the decide stage's fragment renders (decide.report_section); None: leave the fragment out.
+    # What the decide stage's fragment renders (decide_section.report_section); None: leave the fragment out.
     decide: dict[str, Any] | None = None
-    # The decide stage's scalar metrics (decide.metrics_of), for reports/metrics.json.
+    # The decide stage's scalar metrics (decide_section.metrics_of), for reports/metrics.json.
     decide_metrics: dict[str, Any] | None = None
 
     @property
@@ -61,7 +61,7 @@ class Prices:
 
 
 def load_benchmark_outputs(benchmark: str) -> BenchmarkOutputs:
-    summary = decide.load_summary(benchmark)  # read once, for the fragment and the metrics
+    summary = decide_section.load_summary(benchmark)  # read once, for the fragment and the metrics
     return BenchmarkOutputs(
         benchmark=benchmark, rank=read_artifact("rank", paths.rank_json(benchmark)),
         ranking=pd.read_csv(paths.ranking_csv(benchmark)),
@@ -69,7 +69,7 @@ def load_benchmark_outputs(benchmark: str) -> BenchmarkOutputs:
         importance=read_artifact("importance", paths.importance_json(benchmark)),
         clustered=pd.read_parquet(paths.clusters_table(benchmark)),
         figures=figure_files(benchmark),
-        decide=decide.report_section(benchmark, summary), decide_metrics=decide.metrics_of(summary))
+        decide=decide_section.report_section(benchmark, summary), decide_metrics=decide_section.metrics_of(summary))
 
 
 def figure_files(benchmark: str, figures_dir: Path = FIGURES_DIR) -> dict[str, bytes]:

@@ -174,7 +174,7 @@ def combined_ranking(outputs: Sequence[BenchmarkOutputs]) -> pd.DataFrame:
 
 def scalar_metrics(outputs: Sequence[BenchmarkOutputs]) -> dict[str, dict[str, Any]]:
     """Per benchmark, rank.json without its lists and tables, and under `decide` the decide stage's held-out
-    errors (decide.metrics_of): what `dvc metrics show` can print."""
+    errors (decide_section.metrics_of): what `dvc metrics show` can print."""
     return {item.benchmark: {**{key: value for key, value in item.rank.items() if not isinstance(value, (list, dict))},
                              **({"decide": item.decide_metrics} if item.decide_metrics is not None else {})}
             for item in outputs}
