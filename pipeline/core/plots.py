@@ -44,6 +44,9 @@ def png_bytes(figure: Any, dpi: int = DPI, tight: bool = True) -> bytes:
 
     if tight:
         figure.tight_layout()
+        # tight_layout leaves a placeholder layout engine, which makes savefig draw everything twice; the
+        # layout is done, so the figure needs none.
+        figure.set_layout_engine(None)
     # Raw pixels, not matplotlib's own PNG: encoding an image only to decode it again cost a sixth of a figure.
     figure.set_dpi(dpi)
     width, height = figure.canvas.get_width_height(physical=True)  # the size Agg renders at this dpi
