@@ -25,25 +25,23 @@ from bench._common import format_table, timed
 from pipeline.analysis import clustering as cluster
 from pipeline.analysis import findings, importance, scope
 from pipeline.analysis import ranking as rank
-from pipeline.core.files import load_params, section, write_json
-from pipeline.settings import load_settings
+from pipeline.core.files import write_json
+from pipeline.settings import Settings, load_settings
 
 STAGES = ("importance", "cluster", "rank")
 
 
-def run_benchmark(frame: pd.DataFrame, params: dict[str, Any]) -> tuple[dict[str, float], dict[str, Any]]:
+def run_benchmark(frame: pd.DataFrame, settings: Settings) -> tuple[dict[str, float], dict[str, Any]]:
     """Seconds per stage and the stages' answers for one benchmark's in-scope configurations."""
-    analysis, cluster_params, rank_params = section(params, "analysis"), section(params, "cluster"), \
-        section(params, "rank")
-    settings = findings.Settings.from_params(section(params, "findings"))
+    rank_params = settings.rank.model_dump()
     criteria = rank_params["criteria"]
     seconds: dict[str, float] = {}
     with timed() as clock:
-        importance_report = importance.analyse(frame, section(params, "importance"), analysis["min_configurations"])
+        importance_report = importance.analyse(frame, settings.importance, settings.analysis.min_configurations)
     seconds["importance"] = clock.seconds
     with timed() as clock:
-        candidates, source = cluster.candidate_features(importance_report, cluster_params["default_features"])
-        clustered, summary = cluster.cluster_benchmark(frame, candidates, cluster_params, source)
+        candidates, source = cluster.candidate_features(importance_report, settings.cluster.default_features)
+        clustered, summary = cluster.cluster_benchmark(frame, candidates, settings.cluster, source)
     seconds["cluster"] = clock.seconds
     answers: dict[str, Any] = {"importance": importance_report, "clusters": summary,
                                "cluster_labels": clustered["cluster"].tolist()}
@@ -54,8 +52,8 @@ def run_benchmark(frame: pd.DataFrame, params: dict[str, Any]) -> tuple[dict[str
                 "ranking": ranking[["round", "submitter", "system", "rank", "round_rank", "front"]].to_dict("records"),
                 "clusters": rank.rank_clusters(clustered, criteria).to_dict(orient="records"),
                 "sensitivity": rank.sensitivity(clustered, criteria, rank_params["sensitivity"], rank_params["top"]),
-                "findings": findings.evaluate(clustered, settings),
-                "superlinear": findings.superlinear_cases(clustered, settings.superlinear_threshold)}
+                "findings": findings.evaluate(clustered, settings.findings),
+                "superlinear": findings.superlinear_cases(clustered, settings.findings.superlinear_threshold)}
     seconds["rank"] = clock.seconds
     return seconds, answers
 
@@ -65,14 +63,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("benchmarks", nargs="*", help="catalogue ids (default: the analysed benchmarks)")
     parser.add_argument("--dump", type=Path, help="write each benchmark's answers to DIR/<benchmark>.json")
     args = parser.parse_args(argv)
-    params = load_params()
-    analysis = load_settings().analysis
+    settings = load_settings()
+    analysis = settings.analysis
     configurations = scope.read_configurations()
     rows, totals = [], dict.fromkeys(STAGES, 0.0)
     benchmarks = args.benchmarks or scope.analysed_benchmarks(analysis, configurations)
     for benchmark in benchmarks:
         frame = scope.in_scope(configurations, analysis, benchmark)
-        seconds, answers = run_benchmark(frame, params)
+        seconds, answers = run_benchmark(frame, settings)
         if args.dump:
             write_json(answers, args.dump / f"{benchmark}.json")
         for stage in STAGES:

@@ -17,15 +17,13 @@ if __package__ in (None, ""):
 
 from pipeline.analysis import findings, scope
 from pipeline.analysis import ranking as rank
-from pipeline.core.files import load_params, section
-from pipeline.settings import Analysis
+from pipeline.settings import load_settings
 
 
 def main(benchmarks: list[str]) -> None:
-    params = load_params()
-    analysis = Analysis.model_validate(section(params, "analysis"))
-    settings = findings.Settings.from_params(section(params, "findings"))
-    criteria = section(params, "rank")["criteria"]
+    project = load_settings()
+    analysis, settings = project.analysis, project.findings
+    criteria = project.rank.model_dump()["criteria"]
     configurations = scope.read_configurations()
     in_division = configurations[configurations["division"] == analysis.division] \
         if analysis.division != "all" else configurations

@@ -23,21 +23,20 @@ from pipeline.analysis.prices import load_prices
 from pipeline.analysis.scope import in_scope
 from pipeline.commands import predict, recommend
 from pipeline.core import paths
-from pipeline.core.errors import ContractError, UsageError
+from pipeline.core.errors import ContractError, ParamsError, UsageError
 from pipeline.report import decide_section
-from pipeline.settings import Analysis
+from pipeline.settings import Analysis, Decide, settings_from
 from pipeline.stages import backtest
 from pipeline.stages import decide as decide_stage
 from tests.conftest import configurations
 
 ROOT = Path(__file__).resolve().parents[1]
-SETTINGS = scaling.DecideSettings(efficiency_floor=0.7, interval=0.9, min_points=4, max_error=0.2,
-                                  saturation_min_counts=4)
 DECIDE_PARAMS = {"efficiency_floor": 0.7, "interval": 0.9, "min_points": 4, "max_error": 0.2,
                  "saturation_min_counts": 4,
                  # The synthetic laws are exact, so the first folds' uncalibrated intervals have no width and hold
                  # nothing: any coverage passes here (tests/test_forecast.py tests the coverage condition).
                  "trust": {"min_rounds": 2, "min_backtest_points": 5, "max_count_factor": 2, "coverage": [0.01, 1.0]}}
+SETTINGS = Decide.model_validate(DECIDE_PARAMS)
 CRITERIA = {"time_to_train_min": {"weight": 0.35, "direction": "cost"},
             "accelerator_hours": {"weight": 0.45, "direction": "cost"},
             "scaling_efficiency": {"weight": 0.20, "direction": "benefit"}}
@@ -192,12 +191,12 @@ def test_distrust_reasons_name_few_points_high_error_and_a_narrow_range() -> Non
     assert high.loco.median_ape_pct > 20 and any("median error" in caveat for caveat in high.caveats)
 
 
-def test_settings_come_from_params_and_are_checked() -> None:
-    assert scaling.DecideSettings.from_params({"decide": DECIDE_PARAMS}) == SETTINGS
-    with pytest.raises(scaling.ParamsError, match="efficiency_floor"):
-        scaling.DecideSettings.from_params({"decide": {**DECIDE_PARAMS, "efficiency_floor": 1.5}})
-    with pytest.raises(scaling.ParamsError, match="needs interval"):
-        scaling.DecideSettings.from_params({"decide": {k: v for k, v in DECIDE_PARAMS.items() if k != "interval"}})
+def test_decide_settings_are_checked_where_params_yaml_is_read() -> None:
+    project = yaml.safe_load((ROOT / "params.yaml").read_text())
+    with pytest.raises(ParamsError, match=r"decide\.efficiency_floor"):
+        settings_from({**project, "decide": {**project["decide"], "efficiency_floor": 1.5}})
+    with pytest.raises(ParamsError, match=r"decide\.interval: is missing"):
+        settings_from({**project, "decide": {k: v for k, v in project["decide"].items() if k != "interval"}})
 
 
 # --- break-even from the data -----------------------------------------------------------------------------------
@@ -389,7 +388,7 @@ def test_recommend_predicts_gaps_and_scores_them_on_the_published_scale(project:
     params = yaml.safe_load(Path("params.yaml").read_text())
     fitted = models_artifact.saved_models("resnet")
     ranking = pd.read_csv(paths.ranking_csv("resnet"))
-    candidates, untrusted = recommend.build_candidates(fitted, ranking, forecast.TrustRule.from_params(params),
+    candidates, untrusted = recommend.build_candidates(fitted, ranking, settings_from(params).decide.trust,
                                                        CRITERIA, ["A100"], None)
     predicted = candidates[candidates["kind"] == "predicted"]
     assert predicted["label"].tolist() == ["A100 SXM x 16"] and untrusted == []

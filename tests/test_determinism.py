@@ -18,14 +18,15 @@ import yaml
 from pipeline.analysis import clustering as cluster
 from pipeline.analysis import ranking as rank
 from pipeline.core.files import write_csv, write_parquet
+from pipeline.settings import Cluster
 from pipeline.stages import features, ingest
 from tests.conftest import RoundFiles, assert_accounted, run_log, system_json, write_archive, write_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 INGEST_OUTPUTS = ("systems.parquet", "runs.parquet", "results.parquet", "quarantine.csv", "tally.csv")
 ACCELERATORS = ("NVIDIA A100-SXM4-80GB", "NVIDIA H100-SXM5-80GB", "Intel Gaudi2")
-CLUSTER_PARAMS = {**yaml.safe_load((ROOT / "params.yaml").read_text())["cluster"], "k": 3, "n_init": 3,
-                  "k_range": [2, 4], "bootstrap": 3}
+CLUSTER_SETTINGS = Cluster.model_validate({**yaml.safe_load((ROOT / "params.yaml").read_text())["cluster"], "k": 3,
+                                           "n_init": 3, "k_range": [2, 4], "bootstrap": 3})
 
 
 def varied_round(n_systems: int = 12, runs: int = 5, padding: int = 0) -> RoundFiles:
@@ -79,7 +80,7 @@ def downstream(interim: Path, out: Path) -> tuple[dict[str, bytes], pd.DataFrame
     write_parquet(configurations, out / "configurations.parquet")
     write_csv(notes, out / "feature_notes.csv")
     clustered, _ = cluster.cluster_benchmark(configurations, ["accelerator_count", "host_memory_gib"],
-                                             CLUSTER_PARAMS)
+                                             CLUSTER_SETTINGS)
     criteria = yaml.safe_load((ROOT / "params.yaml").read_text())["rank"]["criteria"]
     ranking = rank.rank_configurations(clustered, criteria)
     return read_bytes(out, ("configurations.parquet", "feature_notes.csv")), ranking
@@ -98,7 +99,7 @@ def test_member_order_changes_no_output(tmp_path: Path) -> None:
         assert other_tables == tables
         assert other_processed == processed
         pd.testing.assert_frame_equal(other_ranking, ranking)
-    assert ranking["cluster"].nunique() == CLUSTER_PARAMS["k"]
+    assert ranking["cluster"].nunique() == CLUSTER_SETTINGS.k
 
 
 def test_an_archive_and_a_folder_written_in_another_order_give_the_same_bytes(tmp_path: Path) -> None:

@@ -2,17 +2,22 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from pipeline.analysis import findings
 from pipeline.core.errors import ParamsError
+from pipeline.settings import Findings, settings_from
+
+ROOT = Path(__file__).resolve().parents[1]
 
 PARAMS = {"alpha": 0.05, "bootstrap": 200, "seed": 0, "bands": [2, 4, 8, 16], "moderate": [4, 16],
           "top_share": 0.2, "largest_share": 0.2, "superlinear_threshold": 1.05, "min_group": 5}
-SETTINGS = findings.Settings.from_params(PARAMS)
+SETTINGS = Findings.model_validate(PARAMS)
 
 
 def _series(name: str, counts: list[float], efficiencies: list[float], **extra: object) -> pd.DataFrame:
@@ -24,12 +29,13 @@ def _series(name: str, counts: list[float], efficiencies: list[float], **extra: 
 
 
 def test_settings_name_the_missing_key_and_check_ranges() -> None:
-    with pytest.raises(ParamsError, match="min_group"):
-        findings.Settings.from_params({key: value for key, value in PARAMS.items() if key != "min_group"})
-    with pytest.raises(ParamsError, match="alpha"):
-        findings.Settings.from_params({**PARAMS, "alpha": 1.5})
-    with pytest.raises(ParamsError, match="bands"):
-        findings.Settings.from_params({**PARAMS, "bands": [8, 4]})
+    project = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for broken, message in [({key: value for key, value in PARAMS.items() if key != "min_group"},
+                             r"findings\.min_group: is missing"),
+                            ({**PARAMS, "alpha": 1.5}, r"findings\.alpha"),
+                            ({**PARAMS, "bands": [8, 4]}, r"findings\.bands")]:
+        with pytest.raises(ParamsError, match=message):
+            settings_from({**project, "findings": broken})
 
 
 def test_bootstrap_interval_by_hand_and_one_matrix_of_resamples() -> None:

@@ -8,14 +8,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from pipeline.analysis import forecast
-from pipeline.core.errors import UsageError
+from pipeline.core.errors import ParamsError, UsageError
 from pipeline.mlperf import accelerators
 from pipeline.mlperf import hardware as parsers
+from pipeline.settings import Trust, settings_from
 
 ROOT = Path(__file__).resolve().parents[1]
-RULE = forecast.TrustRule(min_rounds=2, min_backtest_points=5, max_count_factor=2.0, coverage=(0.85, 0.95))
+RULE = Trust(min_rounds=2, min_backtest_points=5, max_count_factor=2.0, coverage=(0.85, 0.95))
 
 
 def results(rows: list[tuple[str, str, float, float]], submitter: str = "Acme") -> pd.DataFrame:
@@ -210,14 +212,13 @@ def test_trust_rule_names_each_failed_condition() -> None:
 
 
 def test_trust_settings_come_from_params_and_are_checked() -> None:
-    params = {"decide": {"trust": {"min_rounds": 2, "min_backtest_points": 5, "max_count_factor": 2,
-                                   "coverage": [0.85, 0.95]}}}
-    assert forecast.TrustRule.from_params(params) == RULE
-    params["decide"]["trust"]["coverage"] = [0.95, 0.85]
-    with pytest.raises(forecast.ParamsError, match="coverage"):
-        forecast.TrustRule.from_params(params)
-    with pytest.raises(forecast.ParamsError, match="needs min_rounds"):
-        forecast.TrustRule.from_params({"decide": {}})
+    project = yaml.safe_load((ROOT / "params.yaml").read_text())
+    trust = {"min_rounds": 2, "min_backtest_points": 5, "max_count_factor": 2, "coverage": [0.85, 0.95]}
+    assert settings_from({**project, "decide": {**project["decide"], "trust": trust}}).decide.trust == RULE
+    with pytest.raises(ParamsError, match=r"decide\.trust\.coverage"):
+        settings_from({**project, "decide": {**project["decide"], "trust": {**trust, "coverage": [0.95, 0.85]}}})
+    with pytest.raises(ParamsError, match=r"decide\.trust\.min_rounds: is missing"):
+        settings_from({**project, "decide": {**project["decide"], "trust": {}}})
 
 
 # --- the specification table ----------------------------------------------------------------------------------

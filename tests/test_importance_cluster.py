@@ -15,13 +15,15 @@ from pipeline.analysis.scope import ROUND_FEATURE, in_scope
 from pipeline.core.errors import ParamsError
 from pipeline.core.paths import CONFIGURATIONS
 from pipeline.report import sections, tables
-from pipeline.settings import Analysis
+from pipeline.settings import Analysis, Cluster, Importance, Model, settings_from
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT_PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
-IMPORTANCE_PARAMS = {**PROJECT_PARAMS["importance"], "folds": 3, "repeats": 2, "permutation_repeats": 2,
-                     "select": {"min_importance": 0.01, "max_features": 3}}
-CLUSTER_PARAMS = {**PROJECT_PARAMS["cluster"], "k": 3, "n_init": 4, "k_range": [2, 5], "bootstrap": 5}
+IMPORTANCE_SETTINGS = Importance.model_validate({**PROJECT_PARAMS["importance"], "folds": 3, "repeats": 2,
+                                                 "permutation_repeats": 2,
+                                                 "select": {"min_importance": 0.01, "max_features": 3}})
+CLUSTER_SETTINGS = Cluster.model_validate({**PROJECT_PARAMS["cluster"], "k": 3, "n_init": 4, "k_range": [2, 5],
+                                           "bootstrap": 5})
 
 
 def _synthetic(n: int = 60, seed: int = 0, software_only: bool = False) -> pd.DataFrame:
@@ -74,17 +76,17 @@ def test_a_model_that_explains_nothing_selects_nothing() -> None:
     frame = _synthetic()
     frame["time_to_train_min"] = np.random.default_rng(1).lognormal(3, 1, len(frame))  # noise
     frame["accelerator_hours"] = np.random.default_rng(2).lognormal(3, 1, len(frame))
-    report = importance.analyse(frame, IMPORTANCE_PARAMS, min_configurations=10)
+    report = importance.analyse(frame, IMPORTANCE_SETTINGS, min_configurations=10)
     assert report["status"] == "ok"
     assert not report["gate"]["explained"] and report["selected_features"] == []
     assert all(target["oof_r2"] < 0.5 for target in report["targets"].values())
 
 
 def test_importance_finds_the_features_that_drive_time() -> None:
-    report = importance.analyse(_synthetic(), IMPORTANCE_PARAMS, min_configurations=10)
+    report = importance.analyse(_synthetic(), IMPORTANCE_SETTINGS, min_configurations=10)
     time = report["targets"]["log_time_to_train"]
     assert report["gate"]["targets"]["log_time_to_train"]["passes"] and time["oof_r2"] > 0.8
-    assert len(time["oof_r2_repeats"]) == IMPORTANCE_PARAMS["repeats"]
+    assert len(time["oof_r2_repeats"]) == IMPORTANCE_SETTINGS.repeats
     assert report["selected_features"][0] == "accelerator_count"
     assert set(report["selected_features"]) <= {"accelerator_count", "accelerator_year"}
     # the model-free view: more accelerators, shorter time
@@ -92,7 +94,7 @@ def test_importance_finds_the_features_that_drive_time() -> None:
 
 
 def test_software_progress_is_credited_to_the_round_which_is_never_selected() -> None:
-    report = importance.analyse(_synthetic(software_only=True), IMPORTANCE_PARAMS, min_configurations=10)
+    report = importance.analyse(_synthetic(software_only=True), IMPORTANCE_SETTINGS, min_configurations=10)
     time = report["targets"]["log_time_to_train"]
     strongest = max(time["permutation_importance"], key=lambda f: time["permutation_importance"][f]["mean"])
     assert strongest == ROUND_FEATURE and report["gate"]["targets"]["log_time_to_train"]["passes"]
@@ -108,7 +110,7 @@ def test_permutation_importance_equals_sklearns(seed: int) -> None:
     x[rng.random(x.shape) < 0.1] = np.nan
     y = 2 * np.nan_to_num(x[:, 1]) + np.nan_to_num(x[:, 0]) + rng.normal(0, 0.1, 40)
     x[30:, 3] = 5.0  # constant on the held-out rows: shuffling it changes nothing
-    model = importance.make_model(1, 3, {"max_iter": 20, "learning_rate": 0.1, "min_samples_leaf": 3}, seed)
+    model = importance.make_model(1, 3, Model(max_iter=20, learning_rate=0.1, min_samples_leaf=3), seed)
     model.fit(x[:30], y[:30])
     expected = sklearn_permutation_importance(model, x[30:], y[30:], n_repeats=3, random_state=seed,
                                               scoring="r2").importances
@@ -118,18 +120,14 @@ def test_permutation_importance_equals_sklearns(seed: int) -> None:
 
 
 def test_an_unknown_model_setting_is_a_params_error() -> None:
-    with pytest.raises(ParamsError, match=r"importance\.model"):
-        importance.make_model(0, 2, {"max_iter": 10, "max_trees": 3}, 0)
+    model = {**PROJECT_PARAMS["importance"]["model"], "max_trees": 3}
+    with pytest.raises(ParamsError, match=r"importance\.model\.max_trees: is not a setting here"):
+        settings_from({**PROJECT_PARAMS, "importance": {**PROJECT_PARAMS["importance"], "model": model}})
 
 
 def test_importance_skips_a_benchmark_with_too_few_configurations() -> None:
-    report = importance.analyse(_synthetic(8), IMPORTANCE_PARAMS, min_configurations=10)
+    report = importance.analyse(_synthetic(8), IMPORTANCE_SETTINGS, min_configurations=10)
     assert report["status"] == "skipped" and "fewer than" in report["reason"]
-
-
-def test_importance_params_are_checked() -> None:
-    with pytest.raises(ParamsError, match="min_r2"):
-        importance.analyse(_synthetic(), {k: v for k, v in IMPORTANCE_PARAMS.items() if k != "min_r2"}, 10)
 
 
 # Clustering inputs
@@ -241,9 +239,9 @@ def test_clusters_are_profiled_ordered_and_small_ones_flagged() -> None:
     # one configuration far from the rest makes a cluster of its own
     frame.loc[0, ["accelerator_count", "accelerator_year"]] = [1e6, 2030.0]
     clustered, summary = cluster.cluster_benchmark(frame, ["accelerator_count", "accelerator_year"],
-                                                   {**CLUSTER_PARAMS, "k": 4}, "default")
+                                                   CLUSTER_SETTINGS.model_copy(update={"k": 4}), "default")
     again, _ = cluster.cluster_benchmark(frame, ["accelerator_count", "accelerator_year"],
-                                         {**CLUSTER_PARAMS, "k": 4}, "default")
+                                         CLUSTER_SETTINGS.model_copy(update={"k": 4}), "default")
     assert clustered["cluster"].tolist() == again["cluster"].tolist()
     assert summary["features"] == ["accelerator_count", "accelerator_year"] and summary["feature_source"] == "default"
     medians = clustered.groupby("cluster")["accelerator_hours"].median()
@@ -257,7 +255,7 @@ def test_clusters_are_profiled_ordered_and_small_ones_flagged() -> None:
 
 
 def test_no_usable_feature_skips_the_clustering() -> None:
-    clustered, summary = cluster.cluster_benchmark(_synthetic(), ["host_cpu_cores"], CLUSTER_PARAMS)
+    clustered, summary = cluster.cluster_benchmark(_synthetic(), ["host_cpu_cores"], CLUSTER_SETTINGS)
     assert clustered.empty and summary["status"] == "skipped"
     assert summary["dropped_features"][0]["feature"] == "host_cpu_cores"
 
@@ -298,11 +296,11 @@ def test_page_notes_name_dropped_features_the_k_verdict_and_small_clusters() -> 
     frame = _synthetic()
     frame.loc[0, ["accelerator_count", "accelerator_year"]] = [1e6, 2030.0]
     _, summary = cluster.cluster_benchmark(frame, ["accelerator_count", "accelerator_year", "host_cpu_cores"],
-                                           {**CLUSTER_PARAMS, "k": 4}, "default")
+                                           CLUSTER_SETTINGS.model_copy(update={"k": 4}), "default")
     notes = sections.cluster_notes(summary)
     assert notes["features"] == ["accelerators", "accelerator year"] and not notes["from_importance"]
     assert notes["dropped"] == [{"feature": "host CPU cores per node",
                                  "reason": "missing (would be imputed) for 100% of configurations, above "
                                            "cluster.max_imputed_share = 20%"}]
-    assert [p["size"] for p in notes["small"]] == [1] and notes["min_size"] == CLUSTER_PARAMS["min_size"]
+    assert [p["size"] for p in notes["small"]] == [1] and notes["min_size"] == CLUSTER_SETTINGS.min_size
     assert notes["k_message"].startswith("The diagnostics")

@@ -28,6 +28,7 @@ from pipeline.core import paths
 from pipeline.core.errors import ContractError, ParamsError
 from pipeline.core.files import write_csv, write_json, write_parquet
 from pipeline.report import decide_section, figures, formatting, inputs, provenance, sections, tables
+from pipeline.settings import Cluster, Findings
 from pipeline.stages import features
 from pipeline.stages import figures as figures_stage
 from pipeline.stages import report as report_stage
@@ -149,11 +150,12 @@ def _as_written(data: dict[str, Any], path: Path) -> dict[str, Any]:
 def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> inputs.BenchmarkOutputs:
     """What the importance, cluster and rank stages write for one benchmark, made by their own functions."""
     clustered, summary = cluster.cluster_benchmark(synthetic_configurations(benchmark, n, seed),
-                                                   IMPORTANCE["selected_features"], PARAMS["cluster"])
+                                                   IMPORTANCE["selected_features"],
+                                                   Cluster.model_validate(PARAMS["cluster"]))
     ranking = rank.rank_configurations(clustered, CRITERIA)
     clusters = rank.rank_clusters(clustered, CRITERIA)
     metrics = rank.metrics(ranking, clusters, summary, IMPORTANCE)
-    settings = findings.Settings.from_params(FINDINGS)
+    settings = Findings.model_validate(FINDINGS)
     scratch.mkdir(parents=True, exist_ok=True)
     cluster.plot_diagnostics(summary, benchmark, scratch / "k_selection.png")
     write_csv(ranking, scratch / "ranking.csv")

@@ -39,28 +39,14 @@ from threadpoolctl import threadpool_limits
 from pipeline.analysis.scope import ROUND_FEATURE
 from pipeline.core import plots
 from pipeline.core.errors import ParamsError
-from pipeline.core.features import LOG_SCALED, NUMERIC_FEATURES, PROFILED, RELATIVE_HOURS
+from pipeline.core.features import LOG_SCALED, PROFILED, RELATIVE_HOURS
+from pipeline.settings import Cluster
 
 # What the clusters are profiled and ordered by; never what they are built on.
 OUTCOMES = {"time_to_train_min", "accelerator_hours", "scaling_efficiency", "speedup", "relative_accelerator_hours",
             "throughput_samples_per_s", "throughput_per_accelerator", ROUND_FEATURE}
 DIGITS = 4  # stored statistics
 NAMED_FAMILY_SHARE, NAMED_COVERAGE = 0.25, 0.75  # which families a cluster's name shows (see cluster_name)
-
-
-def check_params(params: dict[str, Any]) -> None:
-    keys = ("k", "n_init", "seed", "k_range", "bootstrap", "min_size", "max_imputed_share", "max_collinear_r2",
-            "silhouette_tolerance", "min_stability", "default_features")
-    missing = [key for key in keys if key not in params]
-    if missing:
-        raise ParamsError(f"params.yaml cluster: needs {', '.join(missing)}; see the project's params.yaml")
-    if params["k"] < 2 or not 0 <= params["max_imputed_share"] <= 1:
-        raise ParamsError(f"params.yaml cluster: needs k >= 2 and 0 <= max_imputed_share <= 1 (got k = "
-                          f"{params['k']}, max_imputed_share = {params['max_imputed_share']})")
-    unknown = [f for f in params["default_features"] if f not in NUMERIC_FEATURES]
-    if unknown:
-        raise ParamsError(f"params.yaml cluster.default_features: {', '.join(unknown)} not a configuration feature; "
-                          f"choose among {', '.join(NUMERIC_FEATURES)}")
 
 
 def candidate_features(importance: dict[str, Any], default_features: Sequence[str]) -> tuple[list[str], str]:
@@ -281,17 +267,16 @@ def _skipped(frame: pd.DataFrame, reason: str, k: int, **details: Any) -> tuple[
     return frame.assign(cluster=pd.Series(dtype="int64")).iloc[0:0], summary
 
 
-def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], params: dict[str, Any],
+def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: Cluster,
                       feature_source: str = "importance") -> tuple[pd.DataFrame, dict[str, Any]]:
     """k-means of one benchmark's configurations (one row per result) on `candidates` that survive the checks.
 
     Returns the frame with a `cluster` column (0 = most efficient) and clusters.json's content.
     """
-    check_params(params)
-    k, n_init, seed = params["k"], params["n_init"], params["seed"]
+    k, n_init, seed = settings.k, settings.n_init, settings.seed
     if len(frame) <= k:
         return _skipped(frame, f"{len(frame)} configurations, not more than k = {k}", k)
-    features, dropped = choose_features(frame, candidates, params["max_imputed_share"], params["max_collinear_r2"])
+    features, dropped = choose_features(frame, candidates, settings.max_imputed_share, settings.max_collinear_r2)
     chosen = {"feature_source": feature_source, "candidate_features": list(candidates), "features": features,
               "dropped_features": dropped}
     if not features:
@@ -306,17 +291,17 @@ def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], params: di
     with threadpool_limits(1), config_context(assume_finite=True, skip_parameter_validation=True):
         model = fit(x, k, n_init, seed)
         labels = order_by_efficiency(frame, model.labels_)
-        ari = stability(x, k, n_init, seed, params["bootstrap"], reference=model.labels_)
-        k_diagnostics = diagnostics(x, params["k_range"], n_init, seed, fitted={k: model})
+        ari = stability(x, k, n_init, seed, settings.bootstrap, reference=model.labels_)
+        k_diagnostics = diagnostics(x, settings.k_range, n_init, seed, fitted={k: model})
     clustered = frame.assign(cluster=labels)
-    cluster_profiles = profiles(clustered, params["min_size"])
+    cluster_profiles = profiles(clustered, settings.min_size)
     ari_mean = round(float(np.mean(ari)), DIGITS) if ari else None
     summary = {"status": "ok", "k": k, **chosen, "ordered_by": efficiency_column(frame),
                "profiles": cluster_profiles, "diagnostics": k_diagnostics, "stability_ari": ari,
                "stability_ari_mean": ari_mean,
-               "k_verdict": k_verdict(k_diagnostics, k, ari_mean, params["silhouette_tolerance"],
-                                      params["min_stability"]),
-               "min_size": params["min_size"],
+               "k_verdict": k_verdict(k_diagnostics, k, ari_mean, settings.silhouette_tolerance,
+                                      settings.min_stability),
+               "min_size": settings.min_size,
                "small_clusters": [p["cluster"] for p in cluster_profiles if p["small"]]}
     return clustered, summary
 

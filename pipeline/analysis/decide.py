@@ -31,15 +31,15 @@ from pipeline.analysis.forecast import (
     MODEL,
     ErrorSummary,
     FittedBenchmark,
-    TrustRule,
     answer,
     fit_benchmark,
     summarise_backtest,
 )
 from pipeline.analysis.models_artifact import ModelsRecord, models_record, not_analysed_record
-from pipeline.analysis.scaling import UNSPECIFIED, DecideSettings, FamilyAssessment, ScalingModel, all_held_out
+from pipeline.analysis.scaling import UNSPECIFIED, FamilyAssessment, ScalingModel, all_held_out
 from pipeline.core import plots
 from pipeline.core.colours import COLOURBLIND
+from pipeline.settings import Decide, Trust
 
 FIGURES = {  # file name -> (alt text, caption)
     "decide_fit.png": ("time to train against accelerators per family, with the scaling model",
@@ -110,7 +110,7 @@ def _errors(prefix: str, summary: ErrorSummary) -> dict[str, Any]:
     return summary.as_dict(prefix, coverage_name="interval_coverage")
 
 
-def summarise(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], settings: DecideSettings,
+def summarise(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], settings: Decide,
               min_configurations: int, backtest_points: pd.DataFrame) -> dict[str, Any]:
     """decide.json without the benchmark name: scalars first, tables nested; `backtest` is the benchmark's
     forward-chaining backtest (`pipeline.analysis.forecast.summarise_backtest`, None without backtest points)."""
@@ -151,7 +151,7 @@ def saved_models(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, summ
     return models_record(fit_benchmark(benchmark, frame, points, summary["interval"], reason))
 
 
-def next_round_forecasts(fitted: FittedBenchmark, rule: TrustRule) -> list[dict[str, Any]]:
+def next_round_forecasts(fitted: FittedBenchmark, rule: Trust) -> list[dict[str, Any]]:
     """decide.json's `forecasts`: per family and form factor with results, the next-round forecast at its
     largest published count, as `python -m pipeline.predict` answers it (from the same saved models)."""
     published = fitted.published.groupby(["accelerator_family", "form_factor"])["accelerator_count"].max()

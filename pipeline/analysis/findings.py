@@ -28,18 +28,15 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from pipeline.core.errors import ParamsError
+from pipeline.settings import Findings
 
 SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"
-PARAM_KEYS = ("alpha", "bootstrap", "seed", "bands", "moderate", "top_share", "largest_share",
-              "superlinear_threshold", "min_group")
 
 # The claims, in the order of the study, as short headers and sentences.
 CLAIMS = {
@@ -54,39 +51,6 @@ CLAIMS = {
     "largest_inefficient": ("Largest systems least efficient",
                             "The largest systems of a round use the most hardware time per training"),
 }
-
-
-@dataclass(frozen=True)
-class Settings:
-    """params `findings`, checked."""
-    alpha: float
-    bootstrap: int
-    seed: int
-    bands: list[float]  # lower edges of accelerator-count bands, increasing
-    moderate: tuple[float, float]  # inclusive accelerator-count range
-    top_share: float
-    largest_share: float
-    superlinear_threshold: float
-    min_group: int  # fewer observations than this in a group: inconclusive
-
-    @classmethod
-    def from_params(cls, params: dict[str, Any]) -> Settings:
-        missing = [key for key in PARAM_KEYS if key not in params]
-        if missing:
-            raise ParamsError(f"params.yaml findings: needs {', '.join(missing)}; see the project's params.yaml")
-        settings = cls(alpha=float(params["alpha"]), bootstrap=int(params["bootstrap"]), seed=int(params["seed"]),
-                       bands=[float(edge) for edge in params["bands"]],
-                       moderate=(float(params["moderate"][0]), float(params["moderate"][1])),
-                       top_share=float(params["top_share"]), largest_share=float(params["largest_share"]),
-                       superlinear_threshold=float(params["superlinear_threshold"]),
-                       min_group=int(params["min_group"]))
-        if not 0 < settings.alpha < 1 or not 0 < settings.top_share < 1 or not 0 < settings.largest_share < 1:
-            raise ParamsError("params.yaml findings: alpha, top_share and largest_share must lie between 0 and 1")
-        if settings.bootstrap < 100 or settings.min_group < 2:
-            raise ParamsError("params.yaml findings: bootstrap must be at least 100 and min_group at least 2")
-        if list(settings.bands) != sorted(set(settings.bands)) or not settings.bands:
-            raise ParamsError("params.yaml findings: bands must be increasing lower edges of accelerator counts")
-        return settings
 
 
 def _verdict(p_greater: float, p_less: float, alpha: float, hypothesis_is_greater: bool) -> str:
@@ -109,7 +73,7 @@ def _agree(verdict: str, interval: tuple[float, float], null: float, hypothesis_
     return verdict
 
 
-def bootstrap_interval(values: Sequence[np.ndarray], statistic: Callable[..., np.ndarray], settings: Settings,
+def bootstrap_interval(values: Sequence[np.ndarray], statistic: Callable[..., np.ndarray], settings: Findings,
                        level: float = 0.95) -> tuple[float, float]:
     """Percentile bootstrap interval of a statistic of one or more samples, each resampled on its own; NaN when a
     sample is empty.
@@ -177,7 +141,7 @@ def scaled_members(frame: pd.DataFrame) -> pd.DataFrame:
     return has[has["accelerator_count"] > base]
 
 
-def efficiency_bands(frame: pd.DataFrame, settings: Settings) -> list[dict[str, Any]]:
+def efficiency_bands(frame: pd.DataFrame, settings: Findings) -> list[dict[str, Any]]:
     """Median within-series efficiency (members above their base) per accelerator-count band, with its bootstrap
     interval and the share below 1. Bands with fewer than `min_group` results are listed without an interval."""
     members = scaled_members(frame)
@@ -197,7 +161,7 @@ def efficiency_bands(frame: pd.DataFrame, settings: Settings) -> list[dict[str, 
     return rows
 
 
-def sublinear(frame: pd.DataFrame, settings: Settings) -> dict[str, Any]:
+def sublinear(frame: pd.DataFrame, settings: Findings) -> dict[str, Any]:
     values = scaled_members(frame)["scaling_efficiency"].to_numpy(float)
     bands = efficiency_bands(frame, settings)
     test = "one-sided Wilcoxon signed-rank of log efficiency against 0 (ties with 1 dropped)"
@@ -252,7 +216,7 @@ def series_correlations(frame: pd.DataFrame) -> pd.Series:
     return pd.Series(rhos, dtype=float)
 
 
-def diminishing(frame: pd.DataFrame, settings: Settings) -> dict[str, Any]:
+def diminishing(frame: pd.DataFrame, settings: Findings) -> dict[str, Any]:
     rhos = series_correlations(frame).dropna()
     test = "sign test over series of Spearman rho (efficiency vs accelerators, series of 3+ counts; rho = 0 dropped)"
     negative, positive = int((rhos < 0).sum()), int((rhos > 0).sum())
@@ -283,7 +247,7 @@ def top_by_round(frame: pd.DataFrame, share: float) -> pd.Series:
     return (ranks <= np.maximum(1, np.floor(share * sizes))) & efficiency.notna()
 
 
-def share_test(key: str, flag: pd.Series, top: pd.Series, what: str, settings: Settings) -> dict[str, Any]:
+def share_test(key: str, flag: pd.Series, top: pd.Series, what: str, settings: Findings) -> dict[str, Any]:
     """Is `flag` more common among the `top` results than among all? One-sided Fisher exact test on top vs rest,
     and a bootstrap interval of share(top) - share(all)."""
     flag = flag.fillna(False).astype(bool)
@@ -305,19 +269,19 @@ def share_test(key: str, flag: pd.Series, top: pd.Series, what: str, settings: S
                    low=interval[0], high=interval[1], p_value=p_greater)
 
 
-def moderate(frame: pd.DataFrame, top: pd.Series, settings: Settings) -> dict[str, Any]:
+def moderate(frame: pd.DataFrame, top: pd.Series, settings: Findings) -> dict[str, Any]:
     low, high = settings.moderate
     flag = frame["accelerator_count"].between(low, high)
     return share_test("moderate", flag, top, f"use {low:g} to {high:g} accelerators", settings)
 
 
-def latest(frame: pd.DataFrame, top: pd.Series, settings: Settings) -> dict[str, Any]:
+def latest(frame: pd.DataFrame, top: pd.Series, settings: Findings) -> dict[str, Any]:
     newest = frame.groupby("round")["accelerator_year"].transform("max")
     flag = frame["accelerator_year"].notna() & (frame["accelerator_year"] == newest)
     return share_test("latest", flag, top, "use their round's newest accelerator generation", settings)
 
 
-def compare_groups(first: np.ndarray, second: np.ndarray, settings: Settings,
+def compare_groups(first: np.ndarray, second: np.ndarray, settings: Findings,
                    first_is_greater: bool) -> tuple[str, float, tuple[float, float]]:
     """One-sided Mann-Whitney of `first` against `second` and the bootstrap interval of the difference in their
     medians: (verdict, p for the hypothesis, interval)."""
@@ -331,7 +295,7 @@ def compare_groups(first: np.ndarray, second: np.ndarray, settings: Settings,
     return verdict, (p_greater if first_is_greater else p_less), interval
 
 
-def host(frame: pd.DataFrame, top: pd.Series, settings: Settings) -> dict[str, Any]:
+def host(frame: pd.DataFrame, top: pd.Series, settings: Findings) -> dict[str, Any]:
     parts, numbers = [], {}
     verdicts = []
     for column, label in (("host_cpu_cores", "host CPU cores per node"),
@@ -361,7 +325,7 @@ def largest_by_round(frame: pd.DataFrame, share: float) -> pd.Series:
     return (ranks <= np.maximum(1, np.floor(share * sizes))) & (counts > smallest)
 
 
-def largest(frame: pd.DataFrame, settings: Settings) -> list[dict[str, Any]]:
+def largest(frame: pd.DataFrame, settings: Findings) -> list[dict[str, Any]]:
     big = largest_by_round(frame, settings.largest_share)
     relative_time = frame["time_to_train_min"] / frame.groupby("round")["time_to_train_min"].transform("min")
     results = []
@@ -383,7 +347,7 @@ def largest(frame: pd.DataFrame, settings: Settings) -> list[dict[str, Any]]:
 
 # -------------------------------------------------------------------------------------------------------- entry
 
-def evaluate(frame: pd.DataFrame, settings: Settings) -> list[dict[str, Any]]:
+def evaluate(frame: pd.DataFrame, settings: Findings) -> list[dict[str, Any]]:
     """Every finding of `CLAIMS` tested on one benchmark's in-scope results (configurations.parquet columns),
     in the order of `CLAIMS`."""
     required = {"round", "series", "accelerator_count", "time_to_train_min", "scaling_efficiency",

@@ -49,10 +49,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest, norm
 
-from pipeline.core.errors import ParamsError, UsageError
-from pipeline.core.files import section
+from pipeline.core.errors import UsageError
 from pipeline.core.paths import BACKTEST
 from pipeline.mlperf.accelerators import spec_features, specifications
+from pipeline.settings import Trust
 
 FAMILY, POOLED, SPECIFICATION, NAIVE = "family", "family level, benchmark scaling", "specification", "naive"
 MODEL, NAIVE_METHOD = "model", "naive"
@@ -92,30 +92,6 @@ POINT_COLUMNS = ["benchmark", "fold", "fold_time", "accelerator_family", "form_f
                  "accelerator_count",
                  "time_to_train_min", "method", "kind", "predicted_min", "low_min", "high_min", "ape_pct",
                  "inside_interval", "log_residual", "calibration"]
-
-
-@dataclass(frozen=True)
-class TrustRule:
-    """What a forecast needs to be trusted (params `decide.trust`)."""
-
-    min_rounds: int
-    min_backtest_points: int
-    max_count_factor: float
-    coverage: tuple[float, float]
-
-    @classmethod
-    def from_params(cls, params: dict[str, Any]) -> TrustRule:
-        values = section(params, "decide").get("trust")
-        names = list(cls.__dataclass_fields__)
-        if not isinstance(values, dict) or any(name not in values for name in names):
-            raise ParamsError(f"params.yaml decide.trust: needs {', '.join(names)}; see README 'Decision support'")
-        low, high = values["coverage"]
-        if not (0 < low < high <= 1) or values["min_rounds"] < 1 or values["min_backtest_points"] < 1 \
-                or values["max_count_factor"] < 1:
-            raise ParamsError("params.yaml decide.trust: coverage must be [low, high] with 0 < low < high <= 1, "
-                              "min_rounds and min_backtest_points >= 1, max_count_factor >= 1")
-        return cls(int(values["min_rounds"]), int(values["min_backtest_points"]), float(values["max_count_factor"]),
-                   (float(low), float(high)))
 
 
 def round_time(round_name: str) -> float:
@@ -520,7 +496,7 @@ def coverage_consistent(inside: int, n: int, coverage: tuple[float, float], leve
 
 
 def trust_reasons(n_rounds: int, count: float, published: tuple[float, float] | None,
-                  family_evidence: Evidence, kind_evidence: Evidence, rule: TrustRule) -> list[str]:
+                  family_evidence: Evidence, kind_evidence: Evidence, rule: Trust) -> list[str]:
     """Why a forecast is not trusted (empty: trusted). `published` is the family's (smallest, largest)
     published count or None; `family_evidence` (inside the interval, forecasts) of its backtest forecasts by
     the chosen method; `kind_evidence` the same of the benchmark's by that method and kind, the fallback."""
@@ -630,7 +606,7 @@ def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, lev
                            published=frame[PUBLISHED_COLUMNS].sort_values(PUBLISHED_COLUMNS, ignore_index=True))
 
 
-def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float, rule: TrustRule) -> Answer:
+def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float, rule: Trust) -> Answer:
     """Forecast `family` x `count` for the round after the latest `fitted` was fitted on, with the method that
     did better on the benchmark's backtest, its calibrated interval and its trust (never trusted when the
     decide stage did not analyse the benchmark). Raises UsageError when neither method can answer."""

@@ -35,9 +35,9 @@ from sklearn.model_selection import GroupKFold
 from threadpoolctl import threadpool_limits
 
 from pipeline.analysis.scope import ROUND_FEATURE
-from pipeline.core.errors import ParamsError
 from pipeline.core.features import CATEGORICAL_FEATURES, NUMERIC_FEATURES
 from pipeline.mlperf.catalogue import round_published
+from pipeline.settings import Importance, Model
 
 TARGETS = {"log_time_to_train": "time_to_train_min", "log_accelerator_hours": "accelerator_hours"}
 DIGITS = 4  # stored statistics: enough for a 0.001 R^2 difference, stable across platforms
@@ -70,16 +70,12 @@ def encode(frame: pd.DataFrame, numeric: list[str], categorical: list[str]) -> n
     return np.column_stack(columns)
 
 
-def make_model(n_categorical: int, n_numeric: int, model: dict[str, Any], seed: int) -> HistGradientBoostingRegressor:
+def make_model(n_categorical: int, n_numeric: int, model: Model, seed: int) -> HistGradientBoostingRegressor:
     """The gradient-boosted model with params `importance.model` (HistGradientBoostingRegressor settings), the
     first `n_categorical` columns categorical."""
     mask = [True] * n_categorical + [False] * n_numeric
-    try:
-        return HistGradientBoostingRegressor(**model, categorical_features=mask if n_categorical else None,
-                                             random_state=seed)
-    except TypeError as error:
-        raise ParamsError(f"params.yaml importance.model: {error}; use HistGradientBoostingRegressor's settings "
-                          f"(max_iter, learning_rate, min_samples_leaf, max_leaf_nodes, ...)") from None
+    return HistGradientBoostingRegressor(**model.model_dump(), categorical_features=mask if n_categorical else None,
+                                         random_state=seed)
 
 
 def system_families(frame: pd.DataFrame) -> np.ndarray:
@@ -128,7 +124,7 @@ def stacked_permutation_importance(model: Any, x: np.ndarray, y: np.ndarray, rep
     return importances
 
 
-def cross_validated_importance(frame: pd.DataFrame, target: str, params: dict[str, Any]) -> dict[str, Any]:
+def cross_validated_importance(frame: pd.DataFrame, target: str, settings: Importance) -> dict[str, Any]:
     """Out-of-fold R^2 (over repeated grouped splits) and permutation importance of one target.
 
     `frame` holds the features and the positive target column; the target is modelled on log10.
@@ -138,18 +134,18 @@ def cross_validated_importance(frame: pd.DataFrame, target: str, params: dict[st
     x = encode(frame, numeric, categorical)
     y = np.log10(frame[target].to_numpy(dtype=float))
     groups = system_families(frame)
-    folds = min(params["folds"], len(set(groups)))
+    folds = min(settings.folds, len(set(groups)))
     r2_by_repeat, error_by_repeat = [], []
     samples: dict[str, list[float]] = {column: [] for column in columns}
-    for repeat in range(params["repeats"]):
-        seed = params["seed"] + repeat
+    for repeat in range(settings.repeats):
+        seed = settings.seed + repeat
         predicted = np.full(len(y), np.nan)
         for train, test in GroupKFold(n_splits=folds, shuffle=True, random_state=seed).split(x, y, groups):
-            model = make_model(len(categorical), len(numeric), params["model"], seed).fit(x[train], y[train])
+            model = make_model(len(categorical), len(numeric), settings.model, seed).fit(x[train], y[train])
             predicted[test] = model.predict(x[test])
             if len(test) < 2:
                 continue
-            importances = stacked_permutation_importance(model, x[test], y[test], params["permutation_repeats"], seed)
+            importances = stacked_permutation_importance(model, x[test], y[test], settings.permutation_repeats, seed)
             for column, values in zip(columns, importances):
                 samples[column].extend(values.tolist())
         r2_by_repeat.append(float(r2_score(y, predicted)))
@@ -160,7 +156,7 @@ def cross_validated_importance(frame: pd.DataFrame, target: str, params: dict[st
         "oof_r2_repeats": [round(value, DIGITS) for value in r2_by_repeat],
         "oof_median_abs_error_log10": round(float(np.mean(error_by_repeat)), DIGITS),
         "permutation_importance": {column: _stats(values) for column, values in samples.items() if values},
-        "mutual_information": mutual_information(frame, numeric, categorical, y, params["seed"]),
+        "mutual_information": mutual_information(frame, numeric, categorical, y, settings.seed),
         "spearman": spearman(frame, numeric, y),
     }
 
@@ -225,21 +221,8 @@ def select_features(targets: dict[str, dict[str, Any]], min_importance: float, m
     return ranked[:max_features]
 
 
-PARAM_KEYS = ("folds", "repeats", "permutation_repeats", "seed", "min_r2", "model", "select")
-
-
-def check_params(params: dict[str, Any]) -> None:
-    missing = [key for key in PARAM_KEYS if key not in params]
-    if missing:
-        raise ParamsError(f"params.yaml importance: needs {', '.join(missing)}; see the project's params.yaml")
-    if params["folds"] < 2 or params["repeats"] < 1 or params["min_r2"] > 1:
-        raise ParamsError(f"params.yaml importance: needs folds >= 2, repeats >= 1 and min_r2 <= 1 (got "
-                          f"{params['folds']}, {params['repeats']}, {params['min_r2']})")
-
-
-def analyse(frame: pd.DataFrame, params: dict[str, Any], min_configurations: int) -> dict[str, Any]:
+def analyse(frame: pd.DataFrame, settings: Importance, min_configurations: int) -> dict[str, Any]:
     """importance.json's content for one benchmark's in-scope configurations (one row per result)."""
-    check_params(params)
     if len(frame) < min_configurations:
         return {"status": "skipped", "n_configurations": len(frame),
                 "reason": f"{len(frame)} configurations in scope, fewer than analysis.min_configurations "
@@ -251,9 +234,9 @@ def analyse(frame: pd.DataFrame, params: dict[str, Any], min_configurations: int
     with warnings.catch_warnings(), threadpool_limits(1), \
             config_context(assume_finite=True, skip_parameter_validation=True):
         warnings.simplefilter("ignore", UserWarning)  # sklearn warns on all-NaN columns in small folds
-        targets = {name: cross_validated_importance(frame, column, params) for name, column in TARGETS.items()}
-    verdict = gate(targets, params["min_r2"])
+        targets = {name: cross_validated_importance(frame, column, settings) for name, column in TARGETS.items()}
+    verdict = gate(targets, settings.min_r2)
     selected = select_features({name: targets[name] for name in verdict["passing"]},
-                               params["select"]["min_importance"], params["select"]["max_features"])
+                               settings.select.min_importance, settings.select.max_features)
     return {"status": "ok", "n_configurations": len(frame), "n_system_families": len(set(system_families(frame))),
             "round_feature": ROUND_FEATURE, "targets": targets, "gate": verdict, "selected_features": selected}

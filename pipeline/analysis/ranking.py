@@ -31,6 +31,7 @@ from pymcdm.methods import TOPSIS
 from pipeline.analysis import findings
 from pipeline.core.errors import ParamsError
 from pipeline.mlperf.catalogue import round_version
+from pipeline.settings import Findings
 
 RANKING_COLUMNS = [
     "rank", "front", "score", "round_rank", "round_front", "round_score", "pareto", "cluster", "round",
@@ -277,7 +278,7 @@ def findings_summary(found: Sequence[dict[str, Any]]) -> dict[str, int]:
 
 
 def rank_benchmark(clustered: pd.DataFrame, cluster_summary: dict[str, Any], importance: dict[str, Any],
-                   rank_params: dict[str, Any], settings: findings.Settings) -> tuple[pd.DataFrame, dict[str, Any]]:
+                   rank_params: dict[str, Any], settings: Findings) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The ranking table (columns `RANKING_COLUMNS`) and rank.json's content for one benchmark's clustered
     configurations, given its clusters.json and importance.json content and params `rank`."""
     criteria = rank_params["criteria"]

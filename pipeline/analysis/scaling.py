@@ -65,9 +65,7 @@ from scipy.stats import t as student_t
 
 from pipeline.analysis.forecast import ErrorSummary
 from pipeline.analysis.scope import in_scope
-from pipeline.core.errors import ParamsError
-from pipeline.core.files import section
-from pipeline.settings import Analysis
+from pipeline.settings import Analysis, Decide
 
 UNSPECIFIED = "unspecified"
 # The saturation count is searched over the published range widened by this factor on each side; beyond it
@@ -84,30 +82,6 @@ LINEAR_EXPONENT = -1.0
 HELD_OUT_DTYPES = {"scheme": object, "family": object, "round": object, "submitter": object, "system": object,
                    "accelerator_count": float, "time_to_train_min": float, "predicted_min": float, "low_min": float,
                    "high_min": float, "ape_pct": float, "inside_interval": bool}
-
-
-@dataclass(frozen=True)
-class DecideSettings:
-    efficiency_floor: float
-    interval: float
-    min_points: int
-    max_error: float
-    saturation_min_counts: int
-
-    @classmethod
-    def from_params(cls, params: dict[str, Any]) -> DecideSettings:
-        values = section(params, "decide")
-        names = list(cls.__dataclass_fields__)
-        missing = [name for name in names if name not in values]
-        if missing:
-            raise ParamsError(f"params.yaml decide: needs {', '.join(missing)}; see README 'Decision support'")
-        settings = cls(**{name: values[name] for name in names})
-        if not (0 < settings.efficiency_floor < 1 and 0 < settings.interval < 1):
-            raise ParamsError("params.yaml decide: efficiency_floor and interval must lie strictly between 0 and 1")
-        if settings.min_points < 1 or settings.max_error <= 0 or settings.saturation_min_counts < 3:
-            raise ParamsError("params.yaml decide: min_points must be >= 1, max_error > 0 and "
-                              "saturation_min_counts >= 3 (a curve needs three counts)")
-        return settings
 
 
 @dataclass(frozen=True)
@@ -295,7 +269,7 @@ def _t_quantile(probability: float, dof: int) -> float:
     return float(student_t.ppf(probability, dof))
 
 
-def fit_family(family_frame: pd.DataFrame, settings: DecideSettings) -> ScalingModel:
+def fit_family(family_frame: pd.DataFrame, settings: Decide) -> ScalingModel:
     """Least squares in log space with b >= -1; the saturation count by a grid then a bounded search (the other
     parameters are linear given it). Call not_fittable_reason first."""
     return _fit_arrays(str(family_frame["accelerator_family"].iloc[0]),
@@ -306,7 +280,7 @@ def fit_family(family_frame: pd.DataFrame, settings: DecideSettings) -> ScalingM
 
 
 def _fit_arrays(family: str, counts: np.ndarray, log_time: np.ndarray, form_factors: np.ndarray,
-                rounds: np.ndarray, settings: DecideSettings) -> ScalingModel:
+                rounds: np.ndarray, settings: Decide) -> ScalingModel:
     """fit_family of one row per result: accelerator counts, log minutes, form factors, rounds."""
     log_count = np.log(counts)
     levels = form_factor_levels(form_factors)
@@ -373,7 +347,7 @@ def _interior_saturation(residual_sums: Callable[[np.ndarray], np.ndarray], coun
                                  bounds=(grid[best - 1], grid[best + 1]), method="bounded").x)
 
 
-def held_out_predictions(family_frame: pd.DataFrame, settings: DecideSettings, scheme: str) -> pd.DataFrame:
+def held_out_predictions(family_frame: pd.DataFrame, settings: Decide, scheme: str) -> pd.DataFrame:
     """Refit without each configuration (scheme "configuration") or each round ("round") and predict what was
     left out. Held-out rows whose training set cannot be fitted, or whose form factor it lacks, are skipped."""
     groups = family_frame.index.to_numpy() if scheme == "configuration" else family_frame["round"].to_numpy()
@@ -411,7 +385,7 @@ def held_out_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(HELD_OUT_DTYPES)).astype(HELD_OUT_DTYPES)
 
 
-def assess_family(family_frame: pd.DataFrame, settings: DecideSettings) -> FamilyAssessment:
+def assess_family(family_frame: pd.DataFrame, settings: Decide) -> FamilyAssessment:
     family = str(family_frame["accelerator_family"].iloc[0])
     reason = not_fittable_reason(family_frame)
     if reason is not None:
@@ -429,7 +403,7 @@ def assess_family(family_frame: pd.DataFrame, settings: DecideSettings) -> Famil
 
 
 def distrust_reasons(model: ScalingModel, loco: ErrorSummary, loro: ErrorSummary,
-                     settings: DecideSettings) -> tuple[str, ...]:
+                     settings: Decide) -> tuple[str, ...]:
     """Why a family's model should not be trusted; empty when nothing speaks against it."""
     limit = 100 * settings.max_error
     found = []
@@ -449,7 +423,7 @@ def distrust_reasons(model: ScalingModel, loco: ErrorSummary, loro: ErrorSummary
     return tuple(found)
 
 
-def assess_benchmark(frame: pd.DataFrame, settings: DecideSettings) -> dict[str, FamilyAssessment]:
+def assess_benchmark(frame: pd.DataFrame, settings: Decide) -> dict[str, FamilyAssessment]:
     """Every family with data, most published results first (then by name)."""
     sizes = frame["accelerator_family"].value_counts()
     families = sorted(sizes.index, key=lambda family: (-sizes[family], family))

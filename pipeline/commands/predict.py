@@ -12,14 +12,12 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from pipeline.analysis.forecast import (
     Answer,
     FittedBenchmark,
-    TrustRule,
     answer,
     fit_benchmark,
     load_backtest,
@@ -36,9 +34,8 @@ from pipeline.analysis.scaling import (
 from pipeline.analysis.scope import read_configurations
 from pipeline.core.cli import ArgumentParser
 from pipeline.core.errors import UsageError, cli
-from pipeline.core.files import load_params, section
 from pipeline.mlperf.accelerators import specifications
-from pipeline.settings import Analysis
+from pipeline.settings import Analysis, load_settings
 
 
 @dataclass(frozen=True)
@@ -141,13 +138,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def models_as_of(fitted: FittedBenchmark, until: str, params: dict[str, Any]) -> FittedBenchmark:
+def models_as_of(fitted: FittedBenchmark, until: str, analysis: Analysis) -> FittedBenchmark:
     """`fitted`'s benchmark refitted on the rounds up to `until` and calibrated on the backtest folds up to it,
     as the decide stage would have saved it then."""
     cutoff = round_time(until)
     configurations = read_configurations()
     configurations = configurations[configurations["round"].map(round_time) <= cutoff]
-    frame = model_inputs(configurations, Analysis.model_validate(section(params, "analysis")), fitted.benchmark)
+    frame = model_inputs(configurations, analysis, fitted.benchmark)
     if frame.empty:
         raise UsageError(f"no {fitted.benchmark} results in the analysis scope up to {until}")
     points = load_backtest()
@@ -160,8 +157,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     queries = (read_queries(args.from_file) if args.from_file is not None
                else [Query(args.benchmark, args.accelerator, float(args.count), args.form_factor)])
-    params = load_params()
-    rule = TrustRule.from_params(params)
+    settings = load_settings()
+    rule = settings.decide.trust
     if args.until is not None:
         round_time(args.until)  # a malformed round is a usage error before any work
     models: dict[str, FittedBenchmark] = {}
@@ -170,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         if key not in models:
             models[key] = saved_models(query.benchmark)
             if args.until is not None:
-                models[key] = models_as_of(models[key], args.until, params)
+                models[key] = models_as_of(models[key], args.until, settings.analysis)
         fitted = models[key]
         family, form_factor = resolve_query(fitted, query)
         result = answer(fitted, family, form_factor, query.count, rule)

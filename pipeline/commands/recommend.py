@@ -40,15 +40,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipeline.analysis.forecast import FittedBenchmark, TrustRule, answer
+from pipeline.analysis.forecast import FittedBenchmark, answer
 from pipeline.analysis.models_artifact import saved_models
 from pipeline.analysis.prices import load_prices
 from pipeline.analysis.ranking import criteria_matrix, nondominated_fronts
-from pipeline.analysis.scaling import DecideSettings, canonical_spelling
+from pipeline.analysis.scaling import canonical_spelling
 from pipeline.core import paths
 from pipeline.core.cli import ArgumentParser
 from pipeline.core.errors import ParamsError, UsageError, cli
-from pipeline.core.files import load_params, section
+from pipeline.settings import Trust, load_settings
 
 CANDIDATE_COLUMNS = ["kind", "label", "accelerator_family", "accelerator_count", "time_to_train_min",
                      "time_high_min", "accelerator_hours", "scaling_efficiency", "score", "detail", "forecast"]
@@ -78,7 +78,7 @@ def published_candidates(ranking: pd.DataFrame) -> pd.DataFrame:
                 for rank in ranking["rank"]])[CANDIDATE_COLUMNS]
 
 
-def predicted_candidates(fitted: FittedBenchmark, rule: TrustRule,
+def predicted_candidates(fitted: FittedBenchmark, rule: Trust,
                          families: list[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
     """Trusted forecasts (`pipeline.analysis.forecast.answer` on the decide stage's saved models) at the unpublished
     powers of two inside each family's published count range per form factor, unscored; and the families
@@ -298,7 +298,7 @@ def render(chosen: pd.DataFrame, candidates: pd.DataFrame, constraints: list[Con
     return "\n".join(lines)
 
 
-def build_candidates(fitted: FittedBenchmark, ranking: pd.DataFrame, rule: TrustRule, criteria: dict[str, Any],
+def build_candidates(fitted: FittedBenchmark, ranking: pd.DataFrame, rule: Trust, criteria: dict[str, Any],
                      families: list[str] | None, prices: dict[str, float] | None) -> tuple[pd.DataFrame, list[str]]:
     """Published and predicted candidates of the chosen families (all when None), and the families whose
     forecasts are not trusted, with the reasons."""
@@ -326,17 +326,16 @@ def as_json(row: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     check_arguments(args)
-    params = load_params()
-    settings = DecideSettings.from_params(params)
+    settings = load_settings()
     fitted = saved_models(args.benchmark)
     ranking = load_ranking(fitted.benchmark)
     families = check_families(args.family or [], fitted.families(), fitted.benchmark) or None
     prices = (price_families(load_prices(args.prices), fitted.families(), args.prices, fitted.benchmark)
               if args.prices is not None else None)
-    candidates, untrusted = build_candidates(fitted, ranking, TrustRule.from_params(params),
-                                             section(params, "rank")["criteria"], families, prices)
+    candidates, untrusted = build_candidates(fitted, ranking, settings.decide.trust,
+                                             settings.rank.model_dump()["criteria"], families, prices)
     constraints = constraints_of(args.max_accelerators, args.deadline_min, args.max_cost)
-    chosen = recommend(candidates, constraints, settings.efficiency_floor)
+    chosen = recommend(candidates, constraints, settings.decide.efficiency_floor)
     if chosen.empty:
         wanted = ", ".join(constraint.describe() for constraint in constraints)
         raise UsageError(f"no {fitted.benchmark} configuration meets all of {wanted}:\n  "

@@ -33,7 +33,7 @@ def cluster(benchmark: str, configurations: pd.DataFrame, settings: Settings) ->
     frame = in_scope(configurations, settings.analysis, benchmark)
     importance = read_artifact("importance", paths.importance_json(benchmark))
     candidates, source = clustering.candidate_features(importance, settings.cluster.default_features)
-    clustered, summary = clustering.cluster_benchmark(frame, candidates, settings.cluster.model_dump(), source)
+    clustered, summary = clustering.cluster_benchmark(frame, candidates, settings.cluster, source)
     write_parquet(clustered, paths.clusters_table(benchmark))
     write_json({"benchmark": benchmark, **summary}, paths.clusters_json(benchmark))
     clustering.plot_diagnostics(summary, benchmark, paths.k_selection_figure(benchmark))

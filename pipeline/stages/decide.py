@@ -17,18 +17,15 @@ from typing import TYPE_CHECKING
 from pipeline.core import paths
 from pipeline.core.cli import for_each, stage_arguments
 from pipeline.core.errors import cli
-from pipeline.core.files import atomic_path, fresh_dir, load_params, write_json
-from pipeline.settings import Analysis, load_settings
+from pipeline.core.files import atomic_path, fresh_dir, write_json
+from pipeline.settings import Analysis, Decide, load_settings
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from pipeline.analysis.forecast import TrustRule
-    from pipeline.analysis.scaling import DecideSettings
 
-
-def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Analysis, settings: DecideSettings,
-                     rule: TrustRule, backtest_points: pd.DataFrame) -> str:
+def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Analysis, settings: Decide,
+                     backtest_points: pd.DataFrame) -> str:
     """Fit, summarise and draw one benchmark (of the whole configurations table) and write its outputs; the
     line to print."""
     from pipeline.analysis import decide
@@ -42,7 +39,8 @@ def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Ana
     summary = decide.summarise(frame, assessments, settings, analysis.min_configurations, points)
     write_models(decide.saved_models(benchmark, frame, backtest_points, summary), paths.models_json(benchmark))
     fitted = read_models(paths.models_json(benchmark))  # what predict reads, so decide.json states its answers
-    summary["forecasts"] = decide.next_round_forecasts(fitted, rule) if isinstance(fitted, FittedBenchmark) else []
+    summary["forecasts"] = (decide.next_round_forecasts(fitted, settings.trust)
+                            if isinstance(fitted, FittedBenchmark) else [])
     for name, png in decide.figures(frame, assessments, summary, points, benchmark).items():
         with atomic_path(paths.decide_figure(benchmark, decide.figure_name(name))) as tmp:
             tmp.write_bytes(png)
@@ -58,16 +56,13 @@ def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Ana
 def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.decide", __doc__, argv)
     settings = load_settings()
-    from pipeline.analysis.forecast import TrustRule, load_backtest
-    from pipeline.analysis.scaling import DecideSettings
+    from pipeline.analysis.forecast import load_backtest
     from pipeline.analysis.scope import analysed_benchmarks, read_configurations
 
-    params = load_params()
     configurations = read_configurations()  # read once: every benchmark's worker cuts its own rows
     fresh_dir(paths.DECIDE)
     work = partial(decide_benchmark, configurations=configurations, analysis=settings.analysis,
-                   settings=DecideSettings.from_params(params), rule=TrustRule.from_params(params),
-                   backtest_points=load_backtest())
+                   settings=settings.decide, backtest_points=load_backtest())
     for line in for_each(work, analysed_benchmarks(settings.analysis, configurations), "decide"):
         print(line)
 

@@ -32,7 +32,8 @@ from tqdm import tqdm
 
 from pipeline.core.cli import ArgumentParser
 from pipeline.core.errors import MirrorError, ParamsError, cli
-from pipeline.core.files import atomic_dir, load_params, section, show_progress
+from pipeline.core.files import atomic_dir, show_progress
+from pipeline.settings import load_settings
 
 RAW_DIR = Path("data/raw")
 SPARSE_PATTERNS = ("/*/systems/", "/*/results/")
@@ -187,12 +188,8 @@ def fetch(rounds: Sequence[str], mirror: Path, upstream: str, raw_dir: Path = RA
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
     ArgumentParser("pipeline.stages.fetch", __doc__).parse_args(argv)
-    params = section(load_params(), "fetch")
-    missing = [key for key in ("rounds", "mirror", "upstream") if key not in params]
-    if missing:
-        raise ParamsError(f"params.yaml's fetch: section lacks {', '.join(missing)}; restore it from the "
-                          "project's params.yaml")
-    paths = fetch(params["rounds"], Path(params["mirror"]), params["upstream"])
+    settings = load_settings().fetch
+    paths = fetch(settings.rounds, Path(settings.mirror), settings.upstream)
     for path in paths:
         print(f"fetched {path}")
 

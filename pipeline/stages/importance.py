@@ -29,7 +29,7 @@ def analyse(benchmark: str, configurations: pd.DataFrame, settings: Settings) ->
     from pipeline.analysis.scope import in_scope
 
     frame = in_scope(configurations, settings.analysis, benchmark)
-    return {"benchmark": benchmark, **importance.analyse(frame, settings.importance.model_dump(),
+    return {"benchmark": benchmark, **importance.analyse(frame, settings.importance,
                                                          settings.analysis.min_configurations)}
 
 

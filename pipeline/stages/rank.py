@@ -24,12 +24,11 @@ def rank(benchmark: str, settings: Settings) -> str:
     """Rank one benchmark and write its outputs; the line to print."""
     import pandas as pd
 
-    from pipeline.analysis import findings, ranking
+    from pipeline.analysis import ranking
 
     table, result = ranking.rank_benchmark(
         pd.read_parquet(paths.clusters_table(benchmark)), read_artifact("clusters", paths.clusters_json(benchmark)),
-        read_artifact("importance", paths.importance_json(benchmark)), settings.rank.model_dump(),
-        findings.Settings.from_params(settings.findings.model_dump()))
+        read_artifact("importance", paths.importance_json(benchmark)), settings.rank.model_dump(), settings.findings)
     write_csv(table, paths.ranking_csv(benchmark))
     write_json({"benchmark": benchmark, **result}, paths.rank_json(benchmark))
     return f"{benchmark}: ranked {len(table)} configurations"
