@@ -33,6 +33,7 @@ from tests.conftest import (
     RoundFiles,
     assert_accounted,
     mllog,
+    project_params_with,
     run_log,
     small_round,
     system_json,
@@ -690,7 +691,7 @@ def test_a_temporary_left_by_a_killed_writer_is_removed_by_the_next_write(tmp_pa
 def _run_fetch(project: Path, mirror: Path, upstream: str, capsys, monkeypatch: pytest.MonkeyPatch) -> tuple[
         int, str]:
     (project / "params.yaml").write_text(yaml.safe_dump(
-        {"fetch": {"mirror": str(mirror), "rounds": ["v3.0"], "upstream": upstream}}))
+        project_params_with("fetch", {"mirror": str(mirror), "rounds": ["v3.0"], "upstream": upstream})))
     monkeypatch.chdir(project)
     with pytest.raises(SystemExit) as exit_:
         fetch.main([])
