@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
@@ -409,11 +410,18 @@ def calibrate(forecasts: pd.DataFrame, level: float) -> pd.DataFrame:
          "system"], kind="stable").reset_index(drop=True)
 
 
-def backtest(frames: dict[str, pd.DataFrame], level: float) -> pd.DataFrame:
+def benchmark_forecasts(item: tuple[str, pd.DataFrame]) -> pd.DataFrame:
+    """`backtest_forecasts` of one (benchmark, model inputs) pair, with a `benchmark` column."""
+    benchmark, frame = item
+    return backtest_forecasts(frame).assign(benchmark=benchmark)
+
+
+def backtest(frames: dict[str, pd.DataFrame], level: float,
+             each: Callable[[Callable[[Any], pd.DataFrame], list[Any]], Iterable[pd.DataFrame]] = map) -> pd.DataFrame:
     """Every backtest forecast of each benchmark's model inputs (`frames`, by benchmark id) with its calibrated
-    interval: see `backtest_forecasts` and `calibrate`. Columns POINT_COLUMNS."""
-    forecasts = pd.concat([backtest_forecasts(frame).assign(benchmark=benchmark)
-                           for benchmark, frame in frames.items()], ignore_index=True)
+    interval: see `backtest_forecasts` and `calibrate`. Columns POINT_COLUMNS. `each(work, items)` maps the
+    benchmarks (independent until calibration), in this process by default."""
+    forecasts = pd.concat(list(each(benchmark_forecasts, list(frames.items()))), ignore_index=True)
     if forecasts.empty:
         return pd.DataFrame(columns=POINT_COLUMNS)
     return calibrate(forecasts, level)

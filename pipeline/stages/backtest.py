@@ -11,13 +11,14 @@ folds calibrates on the other benchmarks' earlier residuals (see `pipeline.analy
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 import pandas as pd
 
 from pipeline.analysis.forecast import BACKTEST, backtest, compare
 from pipeline.analysis.scaling import model_inputs
 from pipeline.analysis.scope import analysed_benchmarks, read_configurations
-from pipeline.core.cli import stage_arguments
+from pipeline.core.cli import for_each, stage_arguments
 from pipeline.core.errors import cli
 from pipeline.core.files import write_parquet
 from pipeline.settings import Analysis, load_settings
@@ -34,7 +35,8 @@ def model_inputs_by_benchmark(analysis: Analysis) -> dict[str, pd.DataFrame]:
 def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.backtest", __doc__, argv)
     settings = load_settings()
-    points = backtest(model_inputs_by_benchmark(settings.analysis), settings.decide.interval)
+    points = backtest(model_inputs_by_benchmark(settings.analysis), settings.decide.interval,
+                      partial(for_each, description="backtest"))
     write_parquet(points, BACKTEST)
     overall = compare(points)
     if not overall["model_n"]:

@@ -5,22 +5,19 @@
 For each benchmark of `analysis.benchmarks` that the rank stage analysed, writes
 `reports/figures/<benchmark>/<name>.png`, name one of scaling, efficiency, pareto, best_time, heatmap and
 importance, from its clusters.parquet, ranking.csv, clusters.json, rank.json and importance.json (see
-`pipeline.report.figures`). A benchmark that was not analysed gets no figures. Benchmarks are drawn in two
-processes: the machine's two cores.
+`pipeline.report.figures`). A benchmark that was not analysed gets no figures. Benchmarks are drawn in as many
+processes as the machine gives the job (`pipeline.core.cli.for_each`).
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 
 from pipeline.core import paths
 from pipeline.core.artifacts import read_artifact
-from pipeline.core.cli import stage_arguments
+from pipeline.core.cli import for_each, stage_arguments
 from pipeline.core.errors import cli
 from pipeline.core.files import fresh_dir
 from pipeline.settings import load_settings
-
-WORKERS = 2
 
 
 def draw(benchmark: str) -> tuple[str, dict[str, bytes]]:
@@ -49,10 +46,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     benchmarks = analysed_benchmarks(settings.analysis)
 
     fresh_dir(paths.FIGURES)
-    with ProcessPoolExecutor(max_workers=min(WORKERS, len(benchmarks))) as pool:
-        for benchmark, pngs in pool.map(draw, benchmarks):
-            write_pngs(pngs, benchmark)
-            print(f"{benchmark}: {len(pngs)} figures" if pngs else f"{benchmark}: not analysed, no figures")
+    for benchmark, pngs in for_each(draw, benchmarks, "figures"):
+        write_pngs(pngs, benchmark)
+        print(f"{benchmark}: {len(pngs)} figures" if pngs else f"{benchmark}: not analysed, no figures")
 
 
 if __name__ == "__main__":
