@@ -88,11 +88,20 @@ def package_data() -> set[str]:
     return found
 
 
+def packages(module: str) -> set[str]:
+    """The packages Python imports before `module`: pipeline.report.sections -> pipeline, pipeline.report."""
+    parts = module.split(".")
+    return {".".join(parts[:end]) for end in range(1, len(parts))}
+
+
 def stage_code(cmd: str, known: dict[str, Path]) -> set[str]:
-    """The package files a stage's command runs: its module's import closure, as paths, and their data files."""
+    """The package files a stage's command runs: its module's import closure with the `__init__.py` of every
+    package on the way (empty ones run nothing), as paths, and their data files."""
     module = cmd.split()[2]
     used = closure(module, known)
-    return {known[name].relative_to(ROOT).as_posix() for name in used} | data_files(used)
+    run = used | {package for name in used for package in packages(name)}
+    return {known[name].relative_to(ROOT).as_posix() for name in run
+            if known[name].name != "__init__.py" or known[name].stat().st_size} | data_files(used)
 
 
 def test_every_module_sits_in_a_layer():
