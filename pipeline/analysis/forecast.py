@@ -40,7 +40,6 @@ keeps the backtest's coverage honest.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -53,6 +52,7 @@ from scipy.stats import binomtest, norm
 from pipeline.core.errors import UsageError
 from pipeline.core.paths import BACKTEST
 from pipeline.mlperf.accelerators import spec_features, specifications
+from pipeline.mlperf.catalogue import round_version
 from pipeline.settings import Trust
 
 FAMILY, POOLED, SPECIFICATION, NAIVE = "family", "family level, benchmark scaling", "specification", "naive"
@@ -71,7 +71,6 @@ MIN_SPEC_FAMILIES = 4
 # its estimate is noisy: forecasts apply half of it (a damped trend). On the backtest, over every benchmark,
 # no drift gave a median error of 8.0%, the full drift 8.6%, half 7.0% (the naive rule 8.6%).
 DRIFT_DAMPING = 0.5
-ROUND_PATTERN = re.compile(r"^v(\d+)\.(\d+)$")
 # MLPerf Training publishes about twice a year: the next round is this many years after the latest.
 ROUND_STEP_YEARS = 0.5
 UNIT = ["accelerator_family", "form_factor"]
@@ -98,10 +97,10 @@ POINT_COLUMNS = ["benchmark", "fold", "fold_time", "accelerator_family", "form_f
 def round_time(round_name: str) -> float:
     """Approximate publication date of a round in years: vX.0 in June, vX.1 in November (v0.6: June 2019,
     v0.7: July 2020)."""
-    match = ROUND_PATTERN.match(str(round_name))
-    if match is None:
-        raise UsageError(f"round {round_name!r} is not of the form vX.Y")
-    major, minor = int(match[1]), int(match[2])
+    try:
+        major, minor = round_version(str(round_name))
+    except ValueError:
+        raise UsageError(f"round {round_name!r} is not of the form vX.Y") from None
     if major == 0:
         return 2019.5 + (minor - 6)
     return 2020.5 + major + (0.4 if minor else 0.0)
@@ -257,7 +256,7 @@ def fit(train: pd.DataFrame) -> Forecaster:
     return Forecaster(units=units, anchor_rows=anchor_rows, pooled_exponent=pooled, drift_per_year=drift,
                       spread_log=math.hypot(within_sd, between), spec_intercept=intercept, spec_time=spec_time,
                       spec_coefficients=coefficients, naive_rows=naive_rows,
-                      rounds=tuple(sorted(train["round"].unique(), key=round_time)))
+                      rounds=tuple(ordered_rounds(train)))
 
 
 def _spec_regression(groups: pd.DataFrame) -> tuple[float | None, float, np.ndarray | None]:
@@ -480,7 +479,7 @@ def compare(points: pd.DataFrame) -> dict[str, Any]:
 
 def summarise_backtest(points: pd.DataFrame) -> dict[str, Any]:
     """decide.json's `backtest`: overall, the latest fold on its own, and per fold, family and model kind."""
-    folds = [fold for fold in sorted(points["fold"].unique(), key=round_time)] if len(points) else []
+    folds = sorted(points["fold"].unique(), key=round_time) if len(points) else []
     model = points[points["method"] == MODEL]
     return {
         **compare(points),
