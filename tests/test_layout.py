@@ -135,5 +135,14 @@ def test_dvc_deps_are_the_code_each_stage_runs():
     assert not problems, "; ".join(problems)
 
 
+def test_dvc_lock_records_only_the_stages_of_dvc_yaml():
+    """DVC never drops the entry of a removed or renamed stage, and every dvc command parses the whole lock file
+    (once more for each stage a repro runs): stale entries made a no-op `dvc repro` 5 s instead of 2 s."""
+    stages = set(yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"])
+    recorded = set(yaml.load((ROOT / "dvc.lock").read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)["stages"])
+    assert recorded <= stages, (f"dvc.lock records stages dvc.yaml no longer has: {sorted(recorded - stages)}; "
+                                f"delete their entries from dvc.lock")
+
+
 def test_every_package_data_file_has_a_reader():
     assert package_data() <= set(DATA_READERS), f"package data without a reader: {package_data() - set(DATA_READERS)}"
