@@ -54,8 +54,12 @@ class Fetch(Section):
     @field_validator("upstream")
     @classmethod
     def _upstream(cls, value: str) -> str:
-        if "{round}" not in value:
-            raise ValueError("must be a URL with {round} where the round goes, such as "
+        try:
+            placed = value.format(round="v0.0")
+        except (KeyError, IndexError, ValueError):
+            placed = value  # other braces than {round}
+        if "{round}" not in value or placed == value:
+            raise ValueError("must be a URL with {round} where the round goes, and no other braces, such as "
                              "https://github.com/mlcommons/training_results_{round}")
         return value
 

@@ -355,6 +355,8 @@ def test_predict_json_and_from_file_answer_one_object_per_row(project: Path, cap
     # three families are too few to regress on specifications (pipeline.analysis.forecast.MIN_SPEC_FAMILIES)
     (["--benchmark", "resnet", "--accelerator", "B200", "--count", "8"], "too few families have specifications"),
     (["--from", "params.yaml", "--count", "8"], "leave out --benchmark"),
+    (["--benchmark", "resnet", "--accelerator", "H100", "--count", "8", "--until", "2024"],
+     "'2024' is not a round: rounds are written vX.Y"),
 ])
 def test_predict_cli_mistakes_exit_1_with_the_valid_choices(project: Path, capsys, argv: list[str],
                                                             expected: str) -> None:

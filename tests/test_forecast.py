@@ -11,9 +11,10 @@ import pytest
 import yaml
 
 from pipeline.analysis import forecast
-from pipeline.core.errors import ParamsError, UsageError
+from pipeline.core.errors import ParamsError
 from pipeline.mlperf import accelerators
 from pipeline.mlperf import hardware as parsers
+from pipeline.mlperf.catalogue import round_published
 from pipeline.settings import Trust, settings_from
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,22 +29,24 @@ def results(rows: list[tuple[str, str, float, float]], submitter: str = "Acme") 
                          for round_, family, count, minutes in rows])
 
 
-# v1.0: t = 100 (n/8)^-0.5 at 8 and 32; v1.1: 20% faster at 8 (0.4 years later).
+# v1.0: t = 100 (n/8)^-0.5 at 8 and 32; v1.1: 20% faster at 8 (half a year later: June and December 2021).
 SERIES = results([("v1.0", "H100", 8, 100.0), ("v1.0", "H100", 32, 50.0), ("v1.1", "H100", 8, 80.0)])
 
 
-def test_round_dates_follow_the_publication_calendar() -> None:
-    assert [forecast.round_time(name) for name in ("v0.6", "v0.7", "v1.0", "v1.1", "v5.0", "v5.1")] == \
-        pytest.approx([2019.5, 2020.5, 2021.5, 2021.9, 2025.5, 2025.9])
-    with pytest.raises(UsageError, match=r"vX\.Y"):
-        forecast.round_time("2024")
+def test_round_dates_are_the_catalogues_publication_months() -> None:
+    # v1.1 was published in December 2021, v5.1 in November 2025; v6.0 and v6.1 follow MLCommons' calendar.
+    assert [round_published(name) for name in ("v0.6", "v0.7", "v1.0", "v1.1", "v5.0", "v5.1", "v6.0", "v6.1")] == \
+        pytest.approx([2019.5, 2020.5, 2021 + 5 / 12, 2021 + 11 / 12, 2025 + 5 / 12, 2025 + 10 / 12, 2026 + 5 / 12,
+                       2026 + 10 / 12])
+    with pytest.raises(ValueError, match=r"vX\.Y"):
+        round_published("2024")
 
 
 def test_fit_takes_the_exponent_within_rounds_and_the_drift_between_them() -> None:
     fitted = forecast.fit(SERIES)
     assert fitted.pooled_exponent == pytest.approx(-0.5)
     assert fitted.units.loc[("H100", "SXM"), "exponent"] == pytest.approx(-0.5)  # shrunk towards itself
-    assert fitted.drift_per_year == pytest.approx(math.log(0.8) / 0.4)
+    assert fitted.drift_per_year == pytest.approx(math.log(0.8) / 0.5)
     assert fitted.rounds == ("v1.0", "v1.1")
 
 
@@ -51,9 +54,9 @@ def test_forecast_anchors_on_the_latest_round_and_applies_half_the_drift() -> No
     fitted = forecast.fit(SERIES)
     query = pd.DataFrame({"accelerator_family": ["H100", "H100"], "form_factor": ["SXM", "SXM"],
                           "accelerator_count": [32.0, 4.0]})
-    out = fitted.forecast(query, forecast.round_time("v2.0"))  # 0.6 years after v1.1
-    # 80 min at 8 (v1.1), x (32/8)^-0.5, x exp(0.5 x drift x 0.6) = 0.8^0.75
-    assert np.exp(out["model_log"].to_numpy()) == pytest.approx([40 * 0.8 ** 0.75, 80 * 2 ** 0.5 * 0.8 ** 0.75])
+    out = fitted.forecast(query, round_published("v2.0"))  # half a year after v1.1
+    # 80 min at 8 (v1.1), x (32/8)^-0.5, x exp(0.5 x drift x 0.5) = 0.8^0.5
+    assert np.exp(out["model_log"].to_numpy()) == pytest.approx([40 * 0.8 ** 0.5, 80 * 2 ** 0.5 * 0.8 ** 0.5])
     assert out["kind"].tolist() == [forecast.FAMILY, forecast.FAMILY]
     # naive: the best time at the nearest count of the latest round (80 min at 8), scaled linearly
     assert np.exp(out["naive_log"].to_numpy()) == pytest.approx([20.0, 160.0])
@@ -62,7 +65,7 @@ def test_forecast_anchors_on_the_latest_round_and_applies_half_the_drift() -> No
 def test_a_family_seen_at_one_count_borrows_the_benchmark_exponent() -> None:
     train = pd.concat([SERIES, results([("v1.1", "B200", 8, 40.0)])])
     out = forecast.fit(train).forecast(pd.DataFrame({"accelerator_family": ["B200"], "form_factor": ["SXM"],
-                                                     "accelerator_count": [32.0]}), forecast.round_time("v1.1"))
+                                                     "accelerator_count": [32.0]}), round_published("v1.1"))
     assert out["kind"].iloc[0] == forecast.POOLED
     assert math.exp(out["model_log"].iloc[0]) == pytest.approx(40 * 4 ** -0.5)  # no time passes: no drift
 
@@ -76,7 +79,7 @@ def test_an_unseen_family_is_forecast_from_its_specifications() -> None:
     assert fitted.spec_coefficients is not None
     query = pd.DataFrame({"accelerator_family": ["MI300X", "Trainium2"], "form_factor": ["OAM", "unspecified"],
                           "accelerator_count": [8.0, 8.0]})
-    out = fitted.forecast(query, forecast.round_time("v3.0"))
+    out = fitted.forecast(query, round_published("v3.0"))
     assert out["kind"].tolist() == [forecast.SPECIFICATION, forecast.SPECIFICATION]
     # the bandwidth term is not needed to fit an exact law in the TFLOPS, so MI300X comes out exactly
     assert math.exp(out["model_log"].iloc[0]) == pytest.approx(1e5 / specs.loc["MI300X", "bf16_tflops"], rel=0.05)
@@ -90,7 +93,7 @@ def test_backtest_forecasts_each_round_from_the_earlier_ones_and_leaves_reruns_o
     model = forecasts[forecasts["method"] == forecast.MODEL]
     # v1.1 from v1.0: 100 min at 8, no drift yet; v2.0 from v1.0 and v1.1: the rerun of 80 min at 8 is left out
     assert model["fold"].tolist() == ["v1.1", "v2.0"]
-    assert np.exp(model["forecast_log"].to_numpy(dtype=float)) == pytest.approx([100.0, 40 * 0.8 ** 0.75])
+    assert np.exp(model["forecast_log"].to_numpy(dtype=float)) == pytest.approx([100.0, 40 * 0.8 ** 0.5])
 
 
 def test_conformal_half_width_is_the_rank_ceil_m_plus_1_times_level() -> None:
@@ -121,7 +124,7 @@ def test_calibration_weights_share_between_the_benchmark_and_the_others_and_deca
 
 def _forecasts(fold: str, residuals: list[float], kind: str = forecast.FAMILY) -> pd.DataFrame:
     count = len(residuals)
-    return pd.DataFrame({"benchmark": "resnet", "fold": fold, "fold_time": forecast.round_time(fold),
+    return pd.DataFrame({"benchmark": "resnet", "fold": fold, "fold_time": round_published(fold),
                          "accelerator_family": "H100", "form_factor": "SXM", "submitter": "Acme",
                          "system": [f"s{index}" for index in range(count)], "accelerator_count": 8.0,
                          "time_to_train_min": np.exp(residuals), "method": forecast.MODEL, "kind": kind,
@@ -269,10 +272,10 @@ def test_real_gb300_as_of_v5_0_is_a_specification_forecast_with_an_interval_and_
     analysis = Analysis(benchmark="llama2_70b_lora", benchmarks=["llama2_70b_lora"], division="closed", rounds="all",
                         availability="all", min_configurations=2)
     configurations = pd.read_parquet(ROOT / "data/processed/configurations.parquet")
-    frame = model_inputs(configurations[configurations["round"].map(forecast.round_time)
-                                        <= forecast.round_time("v5.0")], analysis, "llama2_70b_lora")
+    frame = model_inputs(configurations[configurations["round"].map(round_published)
+                                        <= round_published("v5.0")], analysis, "llama2_70b_lora")
     points = pd.read_parquet(REAL_BACKTEST)
-    points = points[points["fold_time"] <= forecast.round_time("v5.0")]
+    points = points[points["fold_time"] <= round_published("v5.0")]
     fitted = forecast.fit_benchmark("llama2_70b_lora", frame, points, 0.9)
     result = forecast.answer(fitted, "GB300", "unspecified", 512, RULE)
     assert result.kind == forecast.SPECIFICATION and result.specification_based and not result.trusted

@@ -35,6 +35,7 @@ def test_names_are_matched_in_any_case() -> None:
     ("fetch.rounds", "v5.1", "must be a list of rounds"),
     ("fetch.rounds", ["5.1"], "rounds are written vX.Y"),
     ("fetch.upstream", "https://github.com/mlcommons/training_results", "{round}"),
+    ("fetch.upstream", "https://github.com/{owner}/training_results_{round}", "no other braces"),
     ("fetch.mirror", KeyError, "fetch.mirror: is missing"),
 ])
 def test_mistakes_name_the_key_and_the_valid_values(path: str, value: object, expected: str) -> None:

@@ -13,7 +13,7 @@ unit is an accelerator family in one form factor (H100 SXM, H100 PCIe); a group 
 - level is anchored on the unit's most recent round (mean of log t - b log n over its results there):
   today's software, not an average over years.
 - drift is the benchmark's software progress per year: the median, over consecutive groups of one unit, of
-  the change in level per year between them.
+  the change in level per year between them (years between the publication dates of the round catalogue).
 - A family with no results (or none in this form factor) is predicted from its specifications
   (`pipeline.mlperf.accelerators`: log peak dense BF16 TFLOPS and log memory bandwidth): group levels regressed on
   a round effect and the two features; the forecast takes the latest round's effect, the drift and the
@@ -52,7 +52,7 @@ from scipy.stats import binomtest, norm
 from pipeline.core.errors import UsageError
 from pipeline.core.paths import BACKTEST
 from pipeline.mlperf.accelerators import spec_features, specifications
-from pipeline.mlperf.catalogue import round_version
+from pipeline.mlperf.catalogue import round_published, round_version
 from pipeline.settings import Trust
 
 FAMILY, POOLED, SPECIFICATION, NAIVE = "family", "family level, benchmark scaling", "specification", "naive"
@@ -92,18 +92,6 @@ POINT_COLUMNS = ["benchmark", "fold", "fold_time", "accelerator_family", "form_f
                  "accelerator_count",
                  "time_to_train_min", "method", "kind", "predicted_min", "low_min", "high_min", "ape_pct",
                  "inside_interval", "log_residual", "calibration"]
-
-
-def round_time(round_name: str) -> float:
-    """Approximate publication date of a round in years: vX.0 in June, vX.1 in November (v0.6: June 2019,
-    v0.7: July 2020)."""
-    try:
-        major, minor = round_version(str(round_name))
-    except ValueError:
-        raise UsageError(f"round {round_name!r} is not of the form vX.Y") from None
-    if major == 0:
-        return 2019.5 + (minor - 6)
-    return 2020.5 + major + (0.4 if minor else 0.0)
 
 
 @dataclass(frozen=True)
@@ -193,7 +181,7 @@ def fit(train: pd.DataFrame) -> Forecaster:
         raise ValueError("fit needs at least one result")
     log_n = np.log(train["accelerator_count"].to_numpy(dtype=float))
     log_t = np.log(train["time_to_train_min"].to_numpy(dtype=float))
-    times = train["round"].map(round_time).to_numpy(dtype=float)
+    times = train["round"].map(round_published).to_numpy(dtype=float)
     families = train["accelerator_family"].tolist()
     unit, unit_keys = _codes(families, train["form_factor"].tolist())
     n_units = len(unit_keys)
@@ -277,7 +265,7 @@ def _spec_regression(groups: pd.DataFrame) -> tuple[float | None, float, np.ndar
 
 
 def ordered_rounds(frame: pd.DataFrame) -> list[str]:
-    return sorted(frame["round"].unique(), key=round_time)
+    return sorted(frame["round"].unique(), key=round_version)
 
 
 def reruns(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
@@ -295,9 +283,9 @@ def backtest_forecasts(frame: pd.DataFrame) -> pd.DataFrame:
     # Plain Python strings: pandas' Arrow-backed ones make every grouping and lookup of the folds slower.
     frame = frame[["round", *UNIT, "submitter", "system", "accelerator_count", "time_to_train_min"]].astype(
         {name: object for name in ["round", *UNIT, "submitter", "system"]})
-    times = frame["round"].map(round_time)
+    times = frame["round"].map(round_published)
     for fold in ordered_rounds(frame)[1:]:
-        fold_time = round_time(fold)
+        fold_time = round_published(fold)
         train, test = frame[times < fold_time], frame[frame["round"] == fold]
         test = test[~reruns(train, test)]
         forecaster = fit(train)
@@ -479,7 +467,7 @@ def compare(points: pd.DataFrame) -> dict[str, Any]:
 
 def summarise_backtest(points: pd.DataFrame) -> dict[str, Any]:
     """decide.json's `backtest`: overall, the latest fold on its own, and per fold, family and model kind."""
-    folds = sorted(points["fold"].unique(), key=round_time) if len(points) else []
+    folds = sorted(points["fold"].unique(), key=round_version) if len(points) else []
     model = points[points["method"] == MODEL]
     return {
         **compare(points),
@@ -583,7 +571,7 @@ class FittedBenchmark:
     @property
     def target_time(self) -> float:
         """The round forecast: the one after the latest fitted on."""
-        return max(round_time(name) for name in self.forecaster.rounds) + ROUND_STEP_YEARS
+        return max(round_published(name) for name in self.forecaster.rounds) + ROUND_STEP_YEARS
 
     def families(self) -> list[str]:
         return sorted(self.published["accelerator_family"].unique())
@@ -594,7 +582,7 @@ def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, lev
     """The FittedBenchmark of `benchmark` from its model inputs `frame` (at least one row) and the backtest
     `points` of every benchmark (POINT_COLUMNS; other benchmarks' earlier residuals help calibrate)."""
     forecaster = fit(frame)
-    target_time = max(round_time(name) for name in forecaster.rounds) + ROUND_STEP_YEARS
+    target_time = max(round_published(name) for name in forecaster.rounds) + ROUND_STEP_YEARS
     history = ResidualHistory.of(points)
     half_widths = {(method, kind): history.half_width(benchmark, method, kind, level, forecaster.spread_log,
                                                       target_time)

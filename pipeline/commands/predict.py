@@ -21,7 +21,6 @@ from pipeline.analysis.forecast import (
     answer,
     fit_benchmark,
     load_backtest,
-    round_time,
 )
 from pipeline.analysis.models_artifact import saved_models
 from pipeline.analysis.scaling import (
@@ -35,6 +34,7 @@ from pipeline.analysis.scope import read_configurations
 from pipeline.core.cli import ArgumentParser
 from pipeline.core.errors import UsageError, cli
 from pipeline.mlperf.accelerators import specifications
+from pipeline.mlperf.catalogue import round_published, round_version
 from pipeline.settings import Analysis, load_settings
 
 
@@ -115,6 +115,16 @@ def render_answer(answer: Answer, nearest: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def round_name(text: str) -> str:
+    """`--until`'s value: a round name such as v5.0 (any case)."""
+    name = text.strip().lower()
+    try:
+        round_version(name)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a round: rounds are written vX.Y, such as v5.0") from None
+    return name
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = ArgumentParser("pipeline.commands.predict", __doc__)
     parser.add_argument("--benchmark", help="benchmark id of the catalogue, e.g. resnet (any case)")
@@ -125,9 +135,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--from", dest="from_file", type=Path,
                         help="CSV of queries with columns benchmark, accelerator, count (form_factor optional)")
     parser.add_argument("--json", action="store_true", help="one JSON object per answer, one per line")
-    parser.add_argument("--until", help="forecast as of this round (e.g. v5.0): refit and calibrate on it and the "
-                                        "rounds before it only, to compare with what was published next; "
-                                        "without it, answers come from the decide stage's saved models")
+    parser.add_argument("--until", type=round_name,
+                        help="forecast as of this round (e.g. v5.0): refit and calibrate on it and the rounds before "
+                             "it only, to compare with what was published next; without it, answers come from the "
+                             "decide stage's saved models")
     args = parser.parse_args(argv)
     single = [args.benchmark, args.accelerator, args.count]
     if args.from_file is None and any(value is None for value in single):
@@ -141,9 +152,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def models_as_of(fitted: FittedBenchmark, until: str, analysis: Analysis) -> FittedBenchmark:
     """`fitted`'s benchmark refitted on the rounds up to `until` and calibrated on the backtest folds up to it,
     as the decide stage would have saved it then."""
-    cutoff = round_time(until)
+    cutoff = round_published(until)
     configurations = read_configurations()
-    configurations = configurations[configurations["round"].map(round_time) <= cutoff]
+    configurations = configurations[configurations["round"].map(round_published) <= cutoff]
     frame = model_inputs(configurations, analysis, fitted.benchmark)
     if frame.empty:
         raise UsageError(f"no {fitted.benchmark} results in the analysis scope up to {until}")
@@ -159,8 +170,6 @@ def main(argv: Sequence[str] | None = None) -> None:
                else [Query(args.benchmark, args.accelerator, float(args.count), args.form_factor)])
     settings = load_settings()
     rule = settings.decide.trust
-    if args.until is not None:
-        round_time(args.until)  # a malformed round is a usage error before any work
     models: dict[str, FittedBenchmark] = {}
     for query in queries:
         key = query.benchmark.strip().casefold()

@@ -124,9 +124,12 @@ ROUND_PUBLISHED = {
 
 
 def round_published(round_: str) -> float:
-    """The round's publication date as a fractional year; unknown rounds fall back to their version."""
+    """The round's publication date as a fractional year (the start of its month). A round not in
+    ROUND_PUBLISHED (one published after this table) falls back on the calendar MLCommons keeps: vX.0 in June and
+    vX.1 in November of 2020 + X. Raises ValueError for a name not of the form vX.Y."""
     if round_ in ROUND_PUBLISHED:
         year, month = ROUND_PUBLISHED[round_]
-        return year + (month - 1) / 12
-    major, minor = round_version(round_)
-    return 2020 + major + minor / 10
+    else:
+        major, minor = round_version(round_)
+        year, month = 2020 + major, (6 if minor == 0 else 11)
+    return year + (month - 1) / 12

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -31,14 +30,13 @@ from isal import igzip
 from tqdm import tqdm
 
 from pipeline.core.cli import ArgumentParser
-from pipeline.core.errors import MirrorError, ParamsError, cli
+from pipeline.core.errors import MirrorError, cli
 from pipeline.core.files import atomic_dir, show_progress
-from pipeline.settings import load_settings
+from pipeline.settings import Fetch, load_settings
 
 RAW_DIR = Path("data/raw")
 SPARSE_PATTERNS = ("/*/systems/", "/*/results/")
 CHECKSUMS = "SHA256SUMS"
-ROUND = re.compile(r"v\d+\.\d+")
 
 
 def source_name(round_: str) -> str:
@@ -94,17 +92,10 @@ def _git(*args: str) -> None:
                    env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
 
 
-def upstream_url(upstream: str, round_: str) -> str:
-    try:
-        return upstream.format(round=round_)
-    except (KeyError, IndexError, ValueError):
-        raise ParamsError(f"fetch.upstream {upstream!r} must be a URL with {{round}} where the round goes, such "
-                          "as https://github.com/mlcommons/training_results_{round}") from None
-
-
 def fetch_round(round_: str, mirror: Path, upstream: str, raw_dir: Path) -> Path:
-    """Place one round in `raw_dir` and return its path there."""
-    url = upstream_url(upstream, round_)
+    """Place one round in `raw_dir` and return its path there; `upstream` is params `fetch.upstream`, whose
+    `{round}` the round's name replaces."""
+    url = upstream.format(round=round_)
     found = find_in_mirror(mirror, round_)
     if found is not None:
         return _copy_from_mirror(found, raw_dir, url)
@@ -173,23 +164,19 @@ def _not_copied(folder: str, names: list[str]) -> set[str]:
     return skipped
 
 
-def fetch(rounds: Sequence[str], mirror: Path, upstream: str, raw_dir: Path = RAW_DIR) -> list[Path]:
-    if isinstance(rounds, str) or not isinstance(rounds, Sequence):
-        raise ParamsError(f"fetch.rounds must be a list of rounds, such as [v4.0, v4.1], not {rounds!r}")
-    bad = [str(round_) for round_ in rounds if not (isinstance(round_, str) and ROUND.fullmatch(round_))]
-    if bad:
-        raise ParamsError(f"fetch.rounds holds {', '.join(bad)}: each round is written vX.Y, such as v4.1")
+def fetch(settings: Fetch, raw_dir: Path = RAW_DIR) -> list[Path]:
+    """Place every round of `settings.rounds` in `raw_dir` (replaced as a whole, once all are in); their paths."""
+    mirror = Path(settings.mirror)
     with atomic_dir(raw_dir) as staging:
-        placed = [fetch_round(round_, mirror, upstream, staging)
-                  for round_ in tqdm(rounds, desc="fetch", unit="round", disable=not show_progress())]
+        placed = [fetch_round(round_, mirror, settings.upstream, staging)
+                  for round_ in tqdm(settings.rounds, desc="fetch", unit="round", disable=not show_progress())]
     return [raw_dir / path.name for path in placed]
 
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
     ArgumentParser("pipeline.stages.fetch", __doc__).parse_args(argv)
-    settings = load_settings().fetch
-    paths = fetch(settings.rounds, Path(settings.mirror), settings.upstream)
+    paths = fetch(load_settings().fetch)
     for path in paths:
         print(f"fetched {path}")
 
