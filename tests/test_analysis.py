@@ -13,6 +13,7 @@ from pipeline.core.files import load_params, section
 from pipeline.mlperf.catalogue import identify
 from pipeline.settings import Analysis
 from pipeline.stages import features, ingest
+from tests.conftest import pymcdm_topsis
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = ROOT.parent / "shared" / "mlperf"
@@ -153,7 +154,7 @@ def test_topsis_of_all_groups_at_once_equals_pymcdm_per_group() -> None:
         weights, types = np.array([0.4, 0.6]), np.array([-1, 1 - 2 * (trial % 3 == 0)])
         expected = np.empty(len(matrix))
         for group in np.unique(groups):
-            expected[groups == group] = rank.topsis(matrix[groups == group], weights, types)
+            expected[groups == group] = pymcdm_topsis(matrix[groups == group], weights, types)
         assert rank.topsis_by_group(matrix, weights, types, groups).tolist() == expected.tolist()
 
 

@@ -28,7 +28,7 @@ from pipeline.report import decide_section
 from pipeline.settings import Analysis, Decide, settings_from
 from pipeline.stages import backtest
 from pipeline.stages import decide as decide_stage
-from tests.conftest import configurations
+from tests.conftest import configurations, pymcdm_topsis
 
 ROOT = Path(__file__).resolve().parents[1]
 DECIDE_PARAMS = {"efficiency_floor": 0.7, "interval": 0.9, "min_points": 4, "max_error": 0.2,
@@ -217,7 +217,7 @@ def test_anchored_topsis_reproduces_the_ranking_and_clips_beyond_the_best() -> N
     reference = generator.uniform(1, 10, size=(7, 3))
     weights, types = np.array([0.35, 0.45, 0.2]), np.array([-1, -1, 1])
     assert recommend.anchored_topsis(reference, reference, weights, types) == \
-        pytest.approx(rank.topsis(reference, weights, types))
+        pytest.approx(pymcdm_topsis(reference, weights, types))
     best = np.array([[0.5, 0.5, 20.0]])  # better than every reference value on every criterion
     worst = np.array([[reference[:, 0].max(), reference[:, 1].max(), reference[:, 2].min()]])
     assert recommend.anchored_topsis(reference, np.vstack([best, worst]), weights, types) == pytest.approx([1, 0])
@@ -590,4 +590,4 @@ def test_real_resnet_models_are_accurate_where_there_is_data() -> None:
         criteria = yaml.safe_load((ROOT / "params.yaml").read_text())["rank"]["criteria"]
         matrix, weights, types = rank.criteria_matrix(ranking, criteria)
         assert recommend.anchored_topsis(matrix, matrix, weights, types) == pytest.approx(
-            rank.topsis(matrix, weights, types))
+            pymcdm_topsis(matrix, weights, types))

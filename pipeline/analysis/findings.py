@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from pipeline.settings import Findings
 
@@ -192,6 +191,8 @@ def signed_rank_p(values: np.ndarray, alternative: str) -> float:
     permutation test over all 2^n sign patterns, with its statistic called once per pattern (seconds); here the
     same test runs with the statistic vectorised, giving the same p-value in milliseconds.
     """
+    from scipy import stats
+
     values = np.asarray(values, dtype=float)
     if (values == 0).any():
         raise ValueError("signed_rank_p takes no zeros (the Wilcoxon test drops them)")
@@ -208,6 +209,8 @@ def signed_rank_p(values: np.ndarray, alternative: str) -> float:
 
 def series_correlations(frame: pd.DataFrame) -> pd.Series:
     """Spearman rho of scaling efficiency with accelerator count in each series of three or more counts."""
+    from scipy import stats
+
     has = frame[frame["scaling_efficiency"].notna()]
     rhos = {}
     for series, group in has.groupby("series"):
@@ -217,6 +220,8 @@ def series_correlations(frame: pd.DataFrame) -> pd.Series:
 
 
 def diminishing(frame: pd.DataFrame, settings: Findings) -> dict[str, Any]:
+    from scipy import stats
+
     rhos = series_correlations(frame).dropna()
     test = "sign test over series of Spearman rho (efficiency vs accelerators, series of 3+ counts; rho = 0 dropped)"
     negative, positive = int((rhos < 0).sum()), int((rhos > 0).sum())
@@ -250,6 +255,8 @@ def top_by_round(frame: pd.DataFrame, share: float) -> pd.Series:
 def share_test(key: str, flag: pd.Series, top: pd.Series, what: str, settings: Findings) -> dict[str, Any]:
     """Is `flag` more common among the `top` results than among all? One-sided Fisher exact test on top vs rest,
     and a bootstrap interval of share(top) - share(all)."""
+    from scipy import stats
+
     flag = flag.fillna(False).astype(bool)
     top_flags, rest_flags = flag[top].to_numpy(), flag[~top].to_numpy()
     test = "one-sided Fisher exact test, top vs the rest; bootstrap CI of share(top) - share(all)"
@@ -285,6 +292,8 @@ def compare_groups(first: np.ndarray, second: np.ndarray, settings: Findings,
                    first_is_greater: bool) -> tuple[str, float, tuple[float, float]]:
     """One-sided Mann-Whitney of `first` against `second` and the bootstrap interval of the difference in their
     medians: (verdict, p for the hypothesis, interval)."""
+    from scipy import stats
+
     first, second = first[~np.isnan(first)], second[~np.isnan(second)]
     if len(first) < settings.min_group or len(second) < settings.min_group:
         return INCONCLUSIVE, math.nan, (math.nan, math.nan)

@@ -47,7 +47,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest, norm
 
 from pipeline.core.errors import UsageError
 from pipeline.core.paths import BACKTEST
@@ -361,6 +360,8 @@ class ResidualHistory:
             if pool.sum() >= MIN_CALIBRATION:
                 weights = calibration_weights(self.benchmark[pool], self.fold_time[pool], benchmark, target_time)
                 return weighted_conformal_half_width(self.log_residual[pool], weights, level), source
+        from scipy.stats import norm
+
         return float(norm.ppf(0.5 + level / 2)) * spread_log, UNCALIBRATED
 
 
@@ -486,6 +487,8 @@ def coverage_consistent(inside: int, n: int, coverage: tuple[float, float], leve
     """Whether `inside` of `n` forecasts inside their interval is consistent with a coverage in the range: the
     Clopper-Pearson interval (at `level`) of the observed share overlaps it. Small samples are judged fairly:
     5 of 5 is consistent, 3 of 10 is not."""
+    from scipy.stats import binomtest
+
     interval = binomtest(inside, n).proportion_ci(confidence_level=level, method="exact")
     return interval.low <= coverage[1] and interval.high >= coverage[0]
 

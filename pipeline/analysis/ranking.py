@@ -6,7 +6,7 @@ study's findings tested on the data, for one benchmark.
 "Best" means: trains fastest with the fewest accelerator-hours, the two things a buyer pays for. Configurations
 are sorted into non-dominated fronts on (time_to_train_min, accelerator_hours), both minimised: front 1 is the
 Pareto front, front 2 the Pareto front of the rest, and so on. Within a front, where no configuration beats
-another on both, TOPSIS (pymcdm) on params `rank.criteria` orders them (a missing value counts as the median).
+another on both, TOPSIS on params `rank.criteria` orders them (a missing value counts as the median).
 So no configuration ranks above one that is at least as fast with at most as many accelerator-hours and better
 on one of the two. Scaling efficiency is not a criterion: it explains accelerator-hours (a poorly scaling
 configuration already pays for it in hours) rather than adding to them, and it exists only within a series.
@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pymcdm.methods import TOPSIS
 
 from pipeline.analysis import findings
 from pipeline.core.errors import ParamsError
@@ -66,22 +65,12 @@ def criteria_matrix(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]]) ->
     return fill_missing(frame[names].astype(float).to_numpy()), weights, types
 
 
-def topsis(matrix: np.ndarray, weights: np.ndarray, types: np.ndarray) -> np.ndarray:
-    """TOPSIS closeness (0 to 1, higher is better) of each row; a criterion on which every row is equal cannot
-    tell them apart and is left out (all equal: every row scores 1)."""
-    varies = np.ptp(matrix, axis=0) > 0
-    if len(matrix) == 1 or not varies.any():
-        return np.ones(len(matrix))
-    matrix, weights, types = matrix[:, varies], weights[varies] / weights[varies].sum(), types[varies]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pymcdm warns about dominated alternatives, which a ranking expects
-        return np.asarray(TOPSIS()(matrix, weights, types), dtype=float)
-
-
 def topsis_by_group(matrix: np.ndarray, weights: np.ndarray, types: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """`topsis` of each group's rows on their own (rows x criteria `matrix`, one group label per row), in one numpy
-    pass: the same min-max normalisation, ideal points and criteria left out per group, so the same closeness to
-    the last bit, without a pymcdm call (and its input checks) per group."""
+    """TOPSIS closeness (0 to 1, higher is better) of each group's rows on their own (rows x criteria `matrix`, one
+    group label per row), in one numpy pass. Per group it equals pymcdm's TOPSIS to the last bit (min-max
+    normalisation, ideal point each weight times 1, anti-ideal 0; a test holds the two equal), with a criterion
+    on which the group's rows are all equal left out (all equal: every row scores 1). pymcdm is the tests'
+    oracle, not a dependency: importing it imports matplotlib.pyplot, and it checks its inputs on every call."""
     matrix = np.asarray(matrix, dtype=float)
     if matrix.ndim != 2 or len(groups) != len(matrix) or len(weights) != matrix.shape[1] != len(types):
         raise ValueError(f"topsis_by_group needs a rows x criteria matrix with one group per row and one weight and "

@@ -59,9 +59,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import brentq, minimize_scalar
 from scipy.special import expit
-from scipy.stats import t as student_t
 
 from pipeline.analysis.forecast import ErrorSummary
 from pipeline.analysis.scope import in_scope
@@ -175,6 +173,8 @@ class ScalingModel:
             return None
         # below[0] > 0: efficiency is 1 at n0, above any floor
         low, high = np.log(grid[below[0] - 1]), np.log(grid[below[0]])
+        from scipy.optimize import brentq
+
         return float(np.exp(brentq(lambda log_n: self.efficiency(np.exp(log_n))[0] - floor, low, high)))
 
 
@@ -266,6 +266,8 @@ def _not_fittable(counts: np.ndarray, form_factors: np.ndarray) -> str | None:
 
 @lru_cache(maxsize=256)
 def _t_quantile(probability: float, dof: int) -> float:
+    from scipy.stats import t as student_t
+
     return float(student_t.ppf(probability, dof))
 
 
@@ -343,6 +345,8 @@ def _interior_saturation(residual_sums: Callable[[np.ndarray], np.ndarray], coun
     best = int(np.argmin(residual_sums(grid)))
     if best in (0, len(grid) - 1):
         return None
+    from scipy.optimize import minimize_scalar
+
     return float(minimize_scalar(lambda value: float(residual_sums(np.array([value]))[0]),
                                  bounds=(grid[best - 1], grid[best + 1]), method="bounded").x)
 
