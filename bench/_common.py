@@ -13,15 +13,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.mlperf.catalogue import round_version
+
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = ROOT.parent / "shared" / "mlperf"
 OUT = ROOT / "bench" / "out"
 ARCHIVE = re.compile(r"training_results_(v\d+\.\d+)\.tar\.gz")
-
-
-def round_key(round_: str) -> tuple[int, int]:
-    major, minor = round_.lstrip("v").split(".")
-    return int(major), int(minor)
 
 
 def archive_path(round_: str, mirror: Path = MIRROR) -> Path:
@@ -31,7 +28,7 @@ def archive_path(round_: str, mirror: Path = MIRROR) -> Path:
 def mirror_rounds(mirror: Path = MIRROR) -> list[str]:
     """The rounds whose archive is in the mirror, oldest first (empty when the mirror is absent)."""
     found = [m.group(1) for p in mirror.glob("training_results_v*.tar.gz") if (m := ARCHIVE.fullmatch(p.name))]
-    return sorted(found, key=round_key)
+    return sorted(found, key=round_version)
 
 
 def extract(archive: Path, dest: Path, submitters: Collection[str] | None = None) -> Path:

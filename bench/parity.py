@@ -29,8 +29,8 @@ import pandas as pd
 if __package__ in (None, ""):  # run as `python bench/parity.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import OUT, archive_path, extract, format_table, mirror_rounds, round_key, timed
-from pipeline.mlperf.catalogue import identify
+from bench._common import OUT, archive_path, extract, format_table, mirror_rounds, timed
+from pipeline.mlperf.catalogue import identify, round_version
 from pipeline.mlperf.compliance import round_ruleset
 from pipeline.stages.ingest import IngestTables, ingest, olympic_score
 
@@ -340,7 +340,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     available = mirror_rounds()
-    rounds = sorted(args.rounds or available, key=round_key)
+    rounds = sorted(args.rounds or available, key=round_version)
     unknown = sorted(set(rounds) - set(available))
     if unknown:
         raise SystemExit(f"no archive for {', '.join(unknown)} in the mirror (has: {', '.join(available)})")
