@@ -7,7 +7,8 @@ The full-run and `cluster.k` time targets of the README's "Speed and fidelity" c
 this prints the evidence for deciding which outputs may change. For each option it runs the step's pure function
 over every analysed benchmark in this one process and prints the CPU seconds against params.yaml's settings and:
 - importance options (`pipeline.analysis.importance.analyse`): the benchmarks whose gate verdict flips for a
-  target, and those whose selected features change (their clusters would change too);
+  target, those for which other features are selected for clustering (their clusters change), and those whose
+  selection only comes in another order (which decides which of a collinear pair is kept);
 - cluster options (`pipeline.analysis.clustering.cluster_benchmark`, on the features reports/importance holds):
   the benchmarks whose clusters change (labels not identical up to renumbering: adjusted Rand index below 1) or
   whose k verdict flips, and the largest change of a mean bootstrap ARI.
@@ -65,17 +66,20 @@ def cpu_seconds(work: Callable[[str], Any], benchmarks: list[str]) -> tuple[floa
 
 
 def importance_changes(base: dict[str, Any], other: dict[str, Any]) -> str:
-    flips, selections = [], []
+    flips, selections, reorders = [], [], []
     for benchmark, report in base.items():
         if report["status"] != "ok":
             continue
         passes = {name: verdict["passes"] for name, verdict in report["gate"]["targets"].items()}
         now = {name: verdict["passes"] for name, verdict in other[benchmark]["gate"]["targets"].items()}
         flips += [f"{benchmark} {name}" for name in passes if passes[name] != now[name]]
-        if report["selected_features"] != other[benchmark]["selected_features"]:
+        selected, selected_now = report["selected_features"], other[benchmark]["selected_features"]
+        if set(selected) != set(selected_now):
             selections.append(benchmark)
-    return (f"gate flips: {', '.join(flips) or 'none'}; selected features change: "
-            f"{', '.join(selections) or 'none'}")
+        elif selected != selected_now:
+            reorders.append(benchmark)
+    return (f"gate flips: {', '.join(flips) or 'none'}; other features selected: {', '.join(selections) or 'none'}; "
+            f"the same features in another order: {', '.join(reorders) or 'none'}")
 
 
 def cluster_changes(base: dict[str, Any], other: dict[str, Any]) -> str:
