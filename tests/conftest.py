@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pipeline.settings import Fetch
+
 MIRROR = Path(__file__).resolve().parents[1].parent / "shared" / "mlperf"
 
 
@@ -167,3 +169,8 @@ def pymcdm_topsis(matrix: np.ndarray, weights: np.ndarray, types: np.ndarray) ->
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pymcdm warns about dominated alternatives, which a ranking expects
         return np.asarray(TOPSIS()(matrix, weights, types), dtype=float)
+
+
+def fetch_settings(mirror: Path, upstream: str, *rounds: str) -> Fetch:
+    """params.yaml's `fetch` section for these rounds, as `pipeline.stages.fetch.fetch` takes it."""
+    return Fetch(mirror=str(mirror), upstream=upstream, rounds=list(rounds))

@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.core.errors import MirrorError
-from pipeline.settings import Fetch
 from pipeline.stages import fetch, ingest
-from tests.conftest import small_round, write_archive, write_folder
+from tests.conftest import fetch_settings, small_round, write_archive, write_folder
 
 
 def _git(*args: str, cwd: Path | None = None) -> None:
@@ -30,24 +29,19 @@ def upstream(tmp_path: Path) -> str:
     return (tmp_path / "remote").as_uri() + "/training_results_{round}.git"
 
 
-def wanted(mirror: Path, upstream: str, *rounds: str) -> Fetch:
-    """params.yaml's `fetch` section for these rounds."""
-    return Fetch(mirror=str(mirror), upstream=upstream, rounds=list(rounds))
-
-
 def test_mirror_archive_and_folder_are_copied(tmp_path: Path) -> None:
     mirror = tmp_path / "mirror"
     mirror.mkdir()
     write_archive(mirror / "training_results_v3.0.tar.gz", small_round())
     write_folder(mirror / "training_results_v3.1", small_round())
-    paths = fetch.fetch(wanted(mirror, "file:///nowhere/{round}", "v3.0", "v3.1"), tmp_path / "raw")
+    paths = fetch.fetch(fetch_settings(mirror, "file:///nowhere/{round}", "v3.0", "v3.1"), tmp_path / "raw")
     assert [path.name for path in paths] == ["training_results_v3.0.tar.gz", "training_results_v3.1"]
     assert (tmp_path / "raw" / "training_results_v3.1" / "Acme" / "systems" / "box.json").is_file()
 
 
 def test_round_missing_from_mirror_is_cloned_sparse_and_packed(tmp_path: Path, upstream: str) -> None:
     (tmp_path / "mirror").mkdir()
-    [path] = fetch.fetch(wanted(tmp_path / "mirror", upstream, "v3.0"), tmp_path / "raw")
+    [path] = fetch.fetch(fetch_settings(tmp_path / "mirror", upstream, "v3.0"), tmp_path / "raw")
     assert path == tmp_path / "raw" / "training_results_v3.0.tar.gz"
     with tarfile.open(path) as archive:
         names = archive.getnames()
@@ -59,13 +53,14 @@ def test_round_missing_from_mirror_is_cloned_sparse_and_packed(tmp_path: Path, u
 
 
 def test_no_mirror_at_all_clones_every_round(tmp_path: Path, upstream: str) -> None:
-    [path] = fetch.fetch(wanted(tmp_path / "no-such-mirror", upstream, "v3.0"), tmp_path / "raw")
+    [path] = fetch.fetch(fetch_settings(tmp_path / "no-such-mirror", upstream, "v3.0"), tmp_path / "raw")
     assert path.name == "training_results_v3.0.tar.gz" and path.is_file()
 
 
 def test_a_packed_clone_is_the_same_bytes_every_time(tmp_path: Path, upstream: str) -> None:
-    first = fetch.fetch(wanted(tmp_path / "no-such-mirror", upstream, "v3.0"), tmp_path / "raw1")[0].read_bytes()
-    second = fetch.fetch(wanted(tmp_path / "no-such-mirror", upstream, "v3.0"), tmp_path / "raw2")[0].read_bytes()
+    settings = fetch_settings(tmp_path / "no-such-mirror", upstream, "v3.0")
+    first = fetch.fetch(settings, tmp_path / "raw1")[0].read_bytes()
+    second = fetch.fetch(settings, tmp_path / "raw2")[0].read_bytes()
     assert first == second
 
 
@@ -80,6 +75,7 @@ def test_help_runs_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caps
 def test_unreachable_round_names_round_mirror_and_url(tmp_path: Path) -> None:
     (tmp_path / "mirror").mkdir()
     with pytest.raises(MirrorError) as error:
-        fetch.fetch(wanted(tmp_path / "mirror", (tmp_path / "none").as_uri() + "/{round}", "v9.9"), tmp_path / "raw")
+        fetch.fetch(fetch_settings(tmp_path / "mirror", (tmp_path / "none").as_uri() + "/{round}", "v9.9"),
+                    tmp_path / "raw")
     message = str(error.value)
     assert "v9.9" in message and str(tmp_path / "mirror") in message and "none/v9.9" in message

@@ -32,6 +32,7 @@ from tests.conftest import (
     MIRROR,
     RoundFiles,
     assert_accounted,
+    fetch_settings,
     mllog,
     project_params_with,
     run_log,
@@ -617,7 +618,7 @@ def test_fetch_copies_no_link_and_writes_only_under_raw(tmp_path: Path, capsys) 
     folder = write_folder(mirror / "training_results_v3.1", small_round())
     (folder / "Acme" / "leak.txt").symlink_to("/etc/hostname")
     raw = tmp_path / "project" / "data" / "raw"
-    fetch.fetch(["v3.1"], mirror, "file:///nowhere/{round}", raw)
+    fetch.fetch(fetch_settings(mirror, "file:///nowhere/{round}", "v3.1"), raw)
     copied = {path.relative_to(raw).as_posix() for path in raw.rglob("*")}
     assert "training_results_v3.1/Acme/systems/box.json" in copied
     assert "training_results_v3.1/Acme/leak.txt" not in copied
@@ -631,9 +632,9 @@ def test_a_failed_fetch_leaves_the_previous_raw_folder(tmp_path: Path) -> None:
     mirror.mkdir()
     write_archive(mirror / "training_results_v3.0.tar.gz", small_round())
     raw = tmp_path / "data" / "raw"
-    fetch.fetch(["v3.0"], mirror, "file:///nowhere/{round}", raw)
+    fetch.fetch(fetch_settings(mirror, "file:///nowhere/{round}", "v3.0"), raw)
     with pytest.raises(MirrorError):
-        fetch.fetch(["v3.0", "v9.9"], mirror, (tmp_path / "none").as_uri() + "/{round}", raw)
+        fetch.fetch(fetch_settings(mirror, (tmp_path / "none").as_uri() + "/{round}", "v3.0", "v9.9"), raw)
     assert [path.name for path in raw.iterdir()] == ["training_results_v3.0.tar.gz"]
     assert {path.name for path in raw.parent.iterdir()} == {"raw"}
 
