@@ -28,7 +28,9 @@ class Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
 
 
-def _round_name(value: object) -> str:
+def round_name(value: object) -> str:
+    """A round name as written in params and on the command line (any case, spaces around); ValueError saying
+    how rounds are written otherwise."""
     text = str(value).strip().lower()
     try:
         round_version(text)
@@ -49,16 +51,17 @@ class Fetch(Section):
     def _rounds(cls, value: object) -> list[str]:
         if isinstance(value, str) or not isinstance(value, list):
             raise ValueError("must be a list of rounds, such as [v4.0, v4.1]")
-        return [_round_name(item) for item in value]
+        return [round_name(item) for item in value]
 
     @field_validator("upstream")
     @classmethod
     def _upstream(cls, value: str) -> str:
         try:
-            placed = value.format(round="v0.0")
-        except (KeyError, IndexError, ValueError):
-            placed = value  # other braces than {round}
-        if "{round}" not in value or placed == value:
+            value.format(round="v0.0")
+            well_formed = "{round}" in value
+        except (KeyError, IndexError, ValueError):  # braces other than {round}
+            well_formed = False
+        if not well_formed:
             raise ValueError("must be a URL with {round} where the round goes, and no other braces, such as "
                              "https://github.com/mlcommons/training_results_{round}")
         return value
@@ -100,7 +103,7 @@ class Analysis(Section):
         if isinstance(value, str):
             return value.strip().lower()
         if isinstance(value, list):
-            return [_round_name(item) for item in value]
+            return [round_name(item) for item in value]
         return value
 
     @field_validator("availability", mode="before")

@@ -34,8 +34,8 @@ from pipeline.analysis.scope import read_configurations
 from pipeline.core.cli import ArgumentParser
 from pipeline.core.errors import UsageError, cli
 from pipeline.mlperf.accelerators import specifications
-from pipeline.mlperf.catalogue import round_published, round_version
-from pipeline.settings import Analysis, load_settings
+from pipeline.mlperf.catalogue import round_published
+from pipeline.settings import Analysis, load_settings, round_name
 
 
 @dataclass(frozen=True)
@@ -115,14 +115,12 @@ def render_answer(answer: Answer, nearest: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def round_name(text: str) -> str:
-    """`--until`'s value: a round name such as v5.0 (any case)."""
-    name = text.strip().lower()
+def until_round(text: str) -> str:
+    """`--until`'s value: a round name such as v5.0 (any case), checked as params.yaml's rounds are."""
     try:
-        round_version(name)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a round: rounds are written vX.Y, such as v5.0") from None
-    return name
+        return round_name(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -135,7 +133,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--from", dest="from_file", type=Path,
                         help="CSV of queries with columns benchmark, accelerator, count (form_factor optional)")
     parser.add_argument("--json", action="store_true", help="one JSON object per answer, one per line")
-    parser.add_argument("--until", type=round_name,
+    parser.add_argument("--until", type=until_round,
                         help="forecast as of this round (e.g. v5.0): refit and calibrate on it and the rounds before "
                              "it only, to compare with what was published next; without it, answers come from the "
                              "decide stage's saved models")

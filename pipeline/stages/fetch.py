@@ -29,12 +29,12 @@ from pathlib import Path
 from isal import igzip
 from tqdm import tqdm
 
+from pipeline.core import paths
 from pipeline.core.cli import ArgumentParser
 from pipeline.core.errors import MirrorError, cli
 from pipeline.core.files import atomic_dir, show_progress
 from pipeline.settings import Fetch, load_settings
 
-RAW_DIR = Path("data/raw")
 SPARSE_PATTERNS = ("/*/systems/", "/*/results/")
 CHECKSUMS = "SHA256SUMS"
 
@@ -164,7 +164,7 @@ def _not_copied(folder: str, names: list[str]) -> set[str]:
     return skipped
 
 
-def fetch(settings: Fetch, raw_dir: Path = RAW_DIR) -> list[Path]:
+def fetch(settings: Fetch, raw_dir: Path = paths.RAW) -> list[Path]:
     """Place every round of `settings.rounds` in `raw_dir` (replaced as a whole, once all are in); their paths."""
     mirror = Path(settings.mirror)
     with atomic_dir(raw_dir) as staging:
