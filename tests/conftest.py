@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pipeline.analysis.configurations import efficiency_metrics
 from pipeline.settings import Fetch
 
 MIRROR = Path(__file__).resolve().parents[1].parent / "shared" / "mlperf"
@@ -132,9 +133,8 @@ def configurations(rows: list[dict], benchmark: str = "resnet") -> pd.DataFrame:
                                       availability="available", throughput_samples_per_s=float("nan"),
                                       framework="PyTorch")
     from pipeline.core.schemas import CONFIGURATION_COLUMNS
-    from pipeline.stages import features
 
-    frame = features.efficiency_metrics(frame)
+    frame = efficiency_metrics(frame)
     for column in CONFIGURATION_COLUMNS:
         if column not in frame:
             frame[column] = None

@@ -9,10 +9,11 @@ import pytest
 
 from pipeline.analysis import importance, scope
 from pipeline.analysis import ranking as rank
+from pipeline.analysis.configurations import build_configurations, efficiency_metrics
 from pipeline.core.files import load_params, section
 from pipeline.mlperf.catalogue import identify
 from pipeline.settings import Analysis
-from pipeline.stages import features, ingest
+from pipeline.stages import ingest
 from tests.conftest import pymcdm_topsis
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +28,7 @@ def real_configurations() -> pd.DataFrame:
     if not all(archive.is_file() for archive in archives):
         pytest.skip(f"the MLPerf mirror is not at {MIRROR}")
     tables = ingest.ingest(archives)
-    return features.build_configurations(tables.systems, tables.results, tables.runs)[0]
+    return build_configurations(tables.systems, tables.results, tables.runs)[0]
 
 
 def _configurations(counts: list[int], minutes: list[float], family: str = "A100",
@@ -41,7 +42,7 @@ def _configurations(counts: list[int], minutes: list[float], family: str = "A100
 
 
 def test_efficiency_metrics_by_hand() -> None:
-    frame = features.efficiency_metrics(_configurations([8, 16, 64], [60.0, 40.0, 15.0]))
+    frame = efficiency_metrics(_configurations([8, 16, 64], [60.0, 40.0, 15.0]))
     assert frame["series"].nunique() == 1
     assert frame.loc[0, "series"] == "v3.0/resnet/closed/Acme/A100/SXM/PyTorch"
     assert frame["accelerator_hours"].tolist() == pytest.approx([8.0, 16 * 40 / 60, 16.0])
@@ -56,7 +57,7 @@ def test_efficiency_metrics_by_hand() -> None:
 def test_baseline_is_the_best_time_at_the_smallest_count_of_the_series() -> None:
     frame = pd.concat([_configurations([8, 8, 16], [50.0, 40.0, 30.0]),
                        _configurations([4, 8], [100.0, 60.0], family="H100")], ignore_index=True)
-    metrics = features.efficiency_metrics(frame)
+    metrics = efficiency_metrics(frame)
     assert metrics["series"].nunique() == 2
     assert metrics["speedup"].tolist() == pytest.approx([0.8, 1.0, 40 / 30, 1.0, 100 / 60])
 
@@ -65,21 +66,21 @@ def test_another_submitter_or_form_factor_is_another_series() -> None:
     """A single PCIe card of another submitter is no baseline for an 8-GPU SXM system (issue 13)."""
     pcie = _configurations([1], [396.0], submitter="Other").assign(accelerator_form_factor="PCIe")
     sxm = _configurations([8], [27.2])
-    metrics = features.efficiency_metrics(pd.concat([pcie, sxm], ignore_index=True))
+    metrics = efficiency_metrics(pd.concat([pcie, sxm], ignore_index=True))
     assert metrics["series"].nunique() == 2
     assert metrics[["speedup", "scaling_efficiency"]].isna().all().all()
     assert metrics["relative_accelerator_hours"].tolist() == pytest.approx([8 * 27.2 / 396.0, 1.0])
 
 
 def test_a_series_of_one_accelerator_count_has_no_efficiency() -> None:
-    metrics = features.efficiency_metrics(_configurations([8, 8], [30.0, 20.0]))
+    metrics = efficiency_metrics(_configurations([8, 8], [30.0, 20.0]))
     assert metrics[["speedup", "scaling_efficiency"]].isna().all().all()
 
 
 def test_missing_count_gives_missing_metrics_not_zero() -> None:
     frame = _configurations([8, 16], [60.0, 40.0])
     frame.loc[1, "accelerator_count"] = np.nan
-    metrics = features.efficiency_metrics(frame)
+    metrics = efficiency_metrics(frame)
     assert metrics.loc[1, ["accelerator_hours", "speedup", "scaling_efficiency", "relative_accelerator_hours"]
                        ].isna().all()
     assert pd.isna(metrics.loc[1, "series"])

@@ -17,9 +17,10 @@ import yaml
 
 from pipeline.analysis import clustering as cluster
 from pipeline.analysis import ranking as rank
+from pipeline.analysis.configurations import build_configurations
 from pipeline.core.files import write_csv, write_parquet
 from pipeline.settings import Cluster
-from pipeline.stages import features, ingest
+from pipeline.stages import ingest
 from tests.conftest import RoundFiles, assert_accounted, run_log, system_json, write_archive, write_folder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,7 +77,7 @@ def read_bytes(folder: Path, names: tuple[str, ...]) -> dict[str, bytes]:
 def downstream(interim: Path, out: Path) -> tuple[dict[str, bytes], pd.DataFrame]:
     """Features written as the stage writes them, then clusters and the ranking of the benchmark."""
     tables = {name: pd.read_parquet(interim / f"{name}.parquet") for name in ("systems", "results", "runs")}
-    configurations, notes = features.build_configurations(tables["systems"], tables["results"], tables["runs"])
+    configurations, notes = build_configurations(tables["systems"], tables["results"], tables["runs"])
     write_parquet(configurations, out / "configurations.parquet")
     write_csv(notes, out / "feature_notes.csv")
     clustered, _ = cluster.cluster_benchmark(configurations, ["accelerator_count", "host_memory_gib"],

@@ -24,12 +24,12 @@ import yaml
 from pipeline.analysis import clustering as cluster
 from pipeline.analysis import decide, findings, importance
 from pipeline.analysis import ranking as rank
+from pipeline.analysis.configurations import efficiency_metrics
 from pipeline.core import paths
 from pipeline.core.errors import ContractError, ParamsError
 from pipeline.core.files import write_csv, write_json, write_parquet
 from pipeline.report import decide_section, figures, formatting, inputs, provenance, sections, tables
 from pipeline.settings import Cluster, Findings
-from pipeline.stages import features
 from pipeline.stages import figures as figures_stage
 from pipeline.stages import report as report_stage
 
@@ -138,7 +138,7 @@ def synthetic_configurations(benchmark: str, n: int, seed: int) -> pd.DataFrame:
         "throughput_samples_per_s": counts * 1000.0,
     })
     frame.loc[0, ["submitter", "system"]] = [HOSTILE_SUBMITTER, HOSTILE_SYSTEM]
-    return features.efficiency_metrics(frame)
+    return efficiency_metrics(frame)
 
 
 def _as_written(data: dict[str, Any], path: Path) -> dict[str, Any]:

@@ -21,11 +21,13 @@ import pandas as pd
 import pytest
 import yaml
 
+from pipeline.analysis.configurations import build_configurations
 from pipeline.core import files as pipeline_io
 from pipeline.core import paths
 from pipeline.core.errors import MirrorError, SourceError
 from pipeline.mlperf import hardware as parsers
 from pipeline.mlperf import sources
+from pipeline.mlperf.description import NOTE_COLUMNS
 from pipeline.mlperf.logparse import parse_log
 from pipeline.stages import features, fetch, ingest
 from tests.conftest import (
@@ -177,7 +179,7 @@ def test_real_v06_descriptions_give_hardware_features(make_archive) -> None:
     files.update({path.replace("/box/", "/dgx1/"): log for path, log in small_round().items() if "/results/" in path})
     # Read alike in any round; v3.0's logging rules are the ones run_log meets.
     tables = ingest_checked([make_archive(files)])
-    configurations, _ = features.build_configurations(tables.systems, tables.results, tables.runs)
+    configurations, _ = build_configurations(tables.systems, tables.results, tables.runs)
     by_system = configurations.set_index("system")
     assert by_system.loc["box", ["accelerator_family", "accelerator_count", "host_cpu_cores"]].tolist() == [
         "V100", 16, 48]
@@ -417,7 +419,7 @@ def test_an_unknown_benchmark_is_scored_but_not_analysed(make_archive) -> None:
     assert unknown["benchmark_id"] is None or pd.isna(unknown["benchmark_id"])
     [reason] = reasons_for(tables, "Acme/results/box/quantum_chess/")
     assert reason.startswith("unknown benchmark") and reason.endswith("not analysed")
-    configurations, _ = features.build_configurations(tables.systems, tables.results, tables.runs)
+    configurations, _ = build_configurations(tables.systems, tables.results, tables.runs)
     assert configurations["benchmark_folder"].tolist() == ["resnet"]
 
 
@@ -491,7 +493,7 @@ def test_wrong_types_and_absurd_values_become_missing_with_a_note(make_archive, 
                                                                   expected_notes: dict[tuple[str, str], str]) -> None:
     files = {**small_round(), SYSTEM: json_dumps_description(fields)}
     tables = ingest_checked([make_archive(files)])
-    configurations, notes = features.build_configurations(tables.systems, tables.results, tables.runs)
+    configurations, notes = build_configurations(tables.systems, tables.results, tables.runs)
     assert len(configurations) == 1 and configurations.iloc[0]["time_to_train_min"] == pytest.approx(12.0)
     found = {(row.field, row.value): row.reason for row in notes.itertuples()}
     assert found == expected_notes
@@ -513,7 +515,7 @@ def json_dumps_description(fields: dict[str, object]) -> str:
 def test_division_spellings_are_normalised_and_others_kept(make_archive, written: str, division: str) -> None:
     # v1.0 PCL's descriptions say "close": without the fix its results fell out of the closed-division analysis.
     tables = ingest_checked([make_archive({**small_round(), SYSTEM: json_dumps_description({"division": written})})])
-    configurations, _ = features.build_configurations(tables.systems, tables.results, tables.runs)
+    configurations, _ = build_configurations(tables.systems, tables.results, tables.runs)
     assert configurations["division"].tolist() == [division]
 
 
@@ -521,7 +523,7 @@ def test_a_cpu_only_system_with_zero_accelerators_gets_no_note(make_archive) -> 
     description = json_dumps_description({"accelerator_model_name": "N/A", "accelerators_per_node": "0",
                                           "accelerator_memory_capacity": "0"})
     tables = ingest_checked([make_archive({**small_round(), SYSTEM: description})])
-    configurations, notes = features.build_configurations(tables.systems, tables.results, tables.runs)
+    configurations, notes = build_configurations(tables.systems, tables.results, tables.runs)
     assert notes.empty
     assert configurations.iloc[0]["accelerator_family"] == "EPYC 7763 (CPU)"
     assert configurations.iloc[0]["accelerator_count"] == 2
@@ -533,14 +535,14 @@ def test_features_stage_writes_its_notes(make_archive, tmp_path: Path, monkeypat
     monkeypatch.chdir(tmp_path)
     features.main([])
     notes = pd.read_csv(paths.FEATURE_NOTES)
-    assert notes.columns.tolist() == features.NOTE_COLUMNS
+    assert notes.columns.tolist() == NOTE_COLUMNS
     assert notes[["submitter", "system", "field"]].values.tolist() == [["Acme", "box", "accelerators_per_node"]]
 
 
 def test_features_of_a_round_with_no_score_do_not_crash(make_archive) -> None:
     files = {SYSTEM: system_json(), "Acme/results/box/bert/scaling.json": '{"scaling_factor": 2}'}
     tables = ingest_checked([make_archive(files)])
-    configurations, notes = features.build_configurations(tables.systems, tables.results, tables.runs)
+    configurations, notes = build_configurations(tables.systems, tables.results, tables.runs)
     assert configurations.empty and notes.empty
 
 
@@ -792,7 +794,10 @@ def _reason(tables: ingest.IngestTables, round_: str, path: str) -> list[str]:
     ("v2.1", "Azure-HazyResearch/results/ND96amsr_A100_v4_n8_pytorch/bert/",
      "results folder holds no result logs (the published logs are absent): not scored"),
     ("v2.1", "ASUSTeK/results/ESCN4A-E11/dlrm/result_2.txt", "result log has no run_start line"),
-    ("v4.0", "smc/results/1xSMC-H100-SXM-80GB/resnet/", "results folder holds no result logs"),
+    # The mirror holds every published result log of v4.0, v4.1 and v5.0 (job-named ones included); this
+    # folder's logs were never published.
+    ("v4.0", "JuniperNetworks/results/h100_n4_ngc23.09_merlin_hugectr/dlrm_dcnv2/",
+     "results folder holds no result logs"),
     ("v5.1", "Dell/results/1xXE9680Lx8H200-SXM-141GB/rgat/result_7.txt", "result log has no run_stop line"),
     ("v5.1", "Dell/results/1xXE7745x8H200-NVL-141GB/", "system description has no results folder"),
 ])
@@ -819,7 +824,7 @@ def test_real_v06_descriptions_are_all_read_and_give_hardware(real: ingest.Inges
     assert real.tally.set_index("round").loc["v0.6", "systems_quarantined"] == 0
     line_form = systems[systems["ingest_note"].str.contains("line form", na=False)]
     assert len(line_form) == 22 and set(line_form["submitter"]) == {"NVIDIA"}
-    configurations, _ = features.build_configurations(real.systems, real.results, real.runs)
+    configurations, _ = build_configurations(real.systems, real.results, real.runs)
     v06 = configurations[configurations["round"] == "v0.6"]
     assert len(v06) == 58  # every scored v0.6 result (Alibaba's has no description and no score)
     assert v06["accelerator_family"].notna().all() and v06["accelerator_count"].notna().all()
@@ -828,10 +833,19 @@ def test_real_v06_descriptions_are_all_read_and_give_hardware(real: ingest.Inges
 
 
 def test_real_free_text_values_are_read_or_noted(real: ingest.IngestTables) -> None:
-    configurations, notes = features.build_configurations(real.systems, real.results, real.runs)
+    configurations, notes = build_configurations(real.systems, real.results, real.runs)
     assert configurations["accelerator_count"].notna().mean() > 0.95
     assert configurations["host_memory_gib"].notna().mean() > 0.9
     heterogeneous = notes.set_index(["round", "system", "field"]).loc[
         ("v5.0", "AS-4126GS-NBR-LCC_N2", "host_memory_capacity")]
     assert heterogeneous["reason"].startswith("heterogeneous nodes")
     assert (real.tally["other_files"] <= real.tally["quarantined"]).all()
+
+
+def test_real_job_named_logs_are_scored(real: ingest.IngestTables) -> None:
+    """v4.0 Sustainable Metal Cloud names its logs after the job; the mirror holds them all, so the folder the
+    old mirror left empty is scored from its runs."""
+    results = real.results.set_index(["round", "submitter", "system", "benchmark"])
+    resnet = results.loc[("v4.0", "smc", "1xSMC-H100-SXM-80GB", "resnet")]
+    assert resnet["n_runs"] >= 5 and resnet["time_to_train_min"] > 0
+    assert real.tally.set_index("round").loc["v4.0", ["log_files", "results"]].tolist() == [2418, 203]
