@@ -3,7 +3,7 @@
     python bench/ingest.py [--no-summarizer] [--repeat N]
 
 (a) floor: one process reads every member of the ten round archives with `tarfile` and nothing else;
-(b) `pipeline.stages.ingest.ingest` of the same archives (default workers, both cores) in a child process: wall time,
+(b) `pipeline.mlperf.rounds.ingest` of the same archives (default workers, both cores) in a child process: wall time,
     and peak resident memory, of its largest process (`ru_maxrss`) and of its whole process tree (sampled from
     /proc, since the workers run at the same time);
 (c) the official `mlperf_logging.result_summarizer` on the unpacked v4.0 round against our ingest of v4.0.
@@ -30,7 +30,7 @@ if __package__ in (None, ""):  # run as `python bench/ingest.py`
 
 from bench._common import OUT, ROOT, archive_path, extract, format_table, mirror_rounds, timed
 from bench.parity import run_summarizer
-from pipeline.stages.ingest import ingest
+from pipeline.mlperf.rounds import ingest
 
 SPEED_ROUND = "v4.0"
 MAX_RATIO = 2.0
@@ -43,7 +43,7 @@ SAMPLE_EVERY_S = 0.02
 CHILD = """
 import json, sys, time
 from pathlib import Path
-from pipeline.stages.ingest import ingest
+from pipeline.mlperf.rounds import ingest
 start = time.perf_counter()
 tables = ingest([Path(p) for p in sys.argv[1:]])
 print(json.dumps({"seconds": time.perf_counter() - start, "runs": len(tables.runs)}))

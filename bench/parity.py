@@ -32,7 +32,8 @@ if __package__ in (None, ""):  # run as `python bench/parity.py`
 from bench._common import OUT, archive_path, extract, format_table, mirror_rounds, timed
 from pipeline.mlperf.catalogue import identify, round_version
 from pipeline.mlperf.compliance import round_ruleset
-from pipeline.stages.ingest import IngestTables, ingest, olympic_score
+from pipeline.mlperf.rounds import IngestTables, ingest
+from pipeline.mlperf.scoring import olympic_score
 
 RELATIVE_TOLERANCE = 1e-9
 EXCEPTION_BUDGET = 0.01  # share of a round's compared scores

@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.mlperf import compliance
 from pipeline.mlperf.logparse import parse_log
-from pipeline.stages.ingest import ingest
+from pipeline.mlperf.rounds import ingest
 from tests.conftest import mllog, run_log, small_round
 
 START = 1_600_000_000_000

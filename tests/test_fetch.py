@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.core.errors import MirrorError
-from pipeline.stages import fetch, ingest
+from pipeline.mlperf import rounds
+from pipeline.stages import fetch
 from tests.conftest import fetch_settings, small_round, write_archive, write_folder
 
 
@@ -48,7 +49,7 @@ def test_round_missing_from_mirror_is_cloned_sparse_and_packed(tmp_path: Path, u
     assert "training_results_v3.0/Acme/results/box/resnet/result_0.txt" in names
     assert not any("/benchmarks/" in name for name in names), "sparse checkout keeps only systems/ and results/"
     assert not any("/.git" in name for name in names)
-    scores = ingest.ingest([path]).results["time_to_train_min"].tolist()
+    scores = rounds.ingest([path]).results["time_to_train_min"].tolist()
     assert scores == pytest.approx([12.0])
 
 

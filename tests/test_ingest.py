@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from pipeline.core.errors import SourceError
+from pipeline.mlperf import rounds, scoring
 from pipeline.mlperf.logparse import _decode_record, _prefix_tree, parse_log
 from pipeline.stages import ingest
 from tests.conftest import mllog, run_log, small_round, system_json, write_folder
@@ -129,7 +130,7 @@ def test_logs_that_do_not_converge(log: bytes, status: str) -> None:
     ([5], 0, 1, math.nan),
 ])
 def test_olympic_score(times: list[float], failed: int, k: int, expected: float) -> None:
-    score = ingest.olympic_score(times, failed, k)
+    score = scoring.olympic_score(times, failed, k)
     assert (math.isnan(score) and math.isnan(expected)) or score == pytest.approx(expected)
 
 
@@ -137,7 +138,7 @@ def test_small_archive_scores_and_accounts(make_archive) -> None:
     files = small_round()
     files["Acme/results/box/resnet/scaling.json"] = '{"scaling_factor": 1.5}'
     files["Acme/results/box/resnet/notes.md"] = "hello"
-    tables = ingest.ingest([make_archive(files)])
+    tables = rounds.ingest([make_archive(files)])
     result = tables.results.iloc[0]
     assert result["time_to_train_min"] == pytest.approx(12.0 * 1.5)
     assert (result["n_runs"], result["n_converged"], result["runs_required"]) == (5, 5, 5)
@@ -150,8 +151,8 @@ def test_small_archive_scores_and_accounts(make_archive) -> None:
 
 def test_folder_and_archive_give_the_same_tables(make_archive, tmp_path: Path) -> None:
     files = small_round([9.0, 8.0, 7.0, 6.0, 5.0])
-    from_archive = ingest.ingest([make_archive(files)])
-    from_folder = ingest.ingest([write_folder(tmp_path / "clone" / "training_results_v3.0", files)])
+    from_archive = rounds.ingest([make_archive(files)])
+    from_folder = rounds.ingest([write_folder(tmp_path / "clone" / "training_results_v3.0", files)])
     for name in ("systems", "runs", "results", "quarantine"):
         left, right = getattr(from_archive, name), getattr(from_folder, name)
         pd.testing.assert_frame_equal(left.drop(columns=[], errors="ignore"), right)
@@ -164,7 +165,7 @@ def test_malformed_and_missing_system_descriptions(make_archive) -> None:
     files["Acme/systems/broken.json"] = "{not json"
     files["Acme/systems/empty.json"] = ""
     files["Other/results/ghost/resnet/result_0.txt"] = run_log(3)
-    tables = ingest.ingest([make_archive(files)])
+    tables = rounds.ingest([make_archive(files)])
     box = tables.systems.set_index("system").loc["box"]
     assert "repaired" in box["ingest_note"]
     reasons = dict(zip(tables.quarantine["path"], tables.quarantine["reason"]))
@@ -179,7 +180,7 @@ def test_too_many_failures_is_not_scored(make_archive) -> None:
     files = small_round()
     for run in (0, 1):
         files[f"Acme/results/box/resnet/result_{run}.txt"] = run_log(5, status="aborted")
-    result = ingest.ingest([make_archive(files)]).results.iloc[0]
+    result = rounds.ingest([make_archive(files)]).results.iloc[0]
     assert math.isnan(result["time_to_train_min"])
     assert "2 non-converged runs" in result["score_note"]
 
@@ -202,13 +203,13 @@ def test_same_round_twice_is_refused(make_archive, tmp_path: Path) -> None:
     archive = make_archive(small_round())
     folder = write_folder(tmp_path / "x" / "training_results_v3.0", small_round())
     with pytest.raises(SourceError, match="more than once"):
-        ingest.ingest([archive, folder])
+        rounds.ingest([archive, folder])
 
 
 def test_a_run_that_never_reaches_the_quality_target_does_not_count(make_archive) -> None:
     files = small_round()
     files["Acme/results/box/resnet/result_0.txt"] = run_log(1.0).replace('"value": 0.76', '"value": 0.70')
-    tables = ingest.ingest([make_archive(files)])
+    tables = rounds.ingest([make_archive(files)])
     run = tables.runs.set_index("run").loc["0"]
     assert run["status"] == "success" and not run["reached_target"] and not run["converged"]
     # converged 11..14 with one failure: drop the fastest only, mean of 12, 13 and 14
@@ -237,7 +238,7 @@ def test_logs_named_after_their_job_are_runs(as_folder: bool, make_archive, tmp_
     files = job_named_round()
     source = (write_folder(tmp_path / "clone" / "training_results_v4.0", files) if as_folder
               else make_archive(files, round_="v4.0"))
-    tables = ingest.ingest([source])
+    tables = rounds.ingest([source])
     runs = tables.runs.groupby("submitter")["run"].agg(list).to_dict()
     assert runs == {"smc": [f"{SMC_JOB}_{number:02d}" for number in (2, 4, 6, 8, 10)],
                     "Lambda": ["7731_1", "7731_2", "7731_10"]}

@@ -22,7 +22,7 @@ from bench.parity import (
     parse_official_csv,
     run_summarizer,
 )
-from pipeline.stages.ingest import IngestTables, ingest
+from pipeline.mlperf.rounds import IngestTables, ingest
 
 ROUNDS = ["v0.6", "v0.7", "v1.0", "v1.1", "v2.0", "v2.1", "v3.0", "v3.1", "v4.0", "v4.1", "v5.0", "v5.1"]
 # The official summarizer's glob `result_*.txt`.

@@ -25,8 +25,8 @@ from pipeline.analysis.configurations import build_configurations
 from pipeline.core import files as pipeline_io
 from pipeline.core import paths
 from pipeline.core.errors import MirrorError, SourceError
+from pipeline.mlperf import decoding, rounds, scoring, sources
 from pipeline.mlperf import hardware as parsers
-from pipeline.mlperf import sources
 from pipeline.mlperf.description import NOTE_COLUMNS
 from pipeline.mlperf.logparse import parse_log
 from pipeline.stages import features, fetch, ingest
@@ -50,22 +50,22 @@ SYSTEM = "Acme/systems/box.json"
 MIB = 1 << 20
 
 
-def ingest_checked(sources_: list[Path]) -> ingest.IngestTables:
+def ingest_checked(sources_: list[Path]) -> rounds.IngestTables:
     """Ingest and check the accounting, which must hold whatever the input."""
-    tables = ingest.ingest(sources_)
+    tables = rounds.ingest(sources_)
     assert_accounted(tables.tally)
     return tables
 
 
-def reasons_for(tables: ingest.IngestTables, path: str) -> list[str]:
+def reasons_for(tables: rounds.IngestTables, path: str) -> list[str]:
     return tables.quarantine.loc[tables.quarantine["path"] == path, "reason"].tolist()
 
 
-def note_of(tables: ingest.IngestTables, system: str = "box") -> str:
+def note_of(tables: rounds.IngestTables, system: str = "box") -> str:
     return str(tables.systems.set_index("system").loc[system, "ingest_note"])
 
 
-def run_of(tables: ingest.IngestTables, path: str = LOG) -> pd.Series:
+def run_of(tables: rounds.IngestTables, path: str = LOG) -> pd.Series:
     return tables.runs.set_index("path").loc[path]
 
 
@@ -92,7 +92,7 @@ def test_repairable_descriptions_are_used_with_a_note(make_archive, content: str
 
 def test_repair_never_touches_the_inside_of_strings() -> None:
     text = '{"note": "a, } // not a comment /* nor this */", "list": [1, 2,],}'
-    description, note = ingest.decode_description(text.encode())
+    description, note = decoding.decode_description(text.encode())
     assert description == {"note": "a, } // not a comment /* nor this */", "list": [1, 2]}
     assert note == "repaired: trailing commas removed"
 
@@ -158,7 +158,7 @@ def v06_description(entry: str) -> str:
 
 
 def test_a_real_v06_description_reads_into_the_fields_of_later_rounds() -> None:
-    description, note = ingest.decode_description(V06_DGX2.encode())
+    description, note = decoding.decode_description(V06_DGX2.encode())
     assert isinstance(description, dict)
     assert {name: description[name] for name in (
         "submitter", "division", "status", "system_name", "accelerator_model_name", "accelerators_per_node",
@@ -215,7 +215,7 @@ def test_hostile_v06_literals_are_refused_with_a_reason(make_archive, entry: str
 
 
 def test_a_broken_v06_line_is_refused_with_its_number() -> None:
-    description, reason = ingest.decode_description((V06_DGX2 + "poc_phone: {not json}\n").encode())
+    description, reason = decoding.decode_description((V06_DGX2 + "poc_phone: {not json}\n").encode())
     assert description is None and "line 8 (poc_phone) is not valid JSON" in reason
 
 
@@ -224,7 +224,7 @@ def test_kinds_of_node_that_differ_leave_the_field_missing_with_a_note() -> None
               "num_accelerators": "8", "sys_mem_size": "1 TB"},
              {"num_nodes": "3", "cpu": "2x AMD EPYC 7742", "num_cores": "128", "accelerator": "V100",
               "num_accelerators": "8"}]
-    description, note = ingest.decode_description(v06_description(repr({"nodes": repr(nodes)})).encode())
+    description, note = decoding.decode_description(v06_description(repr({"nodes": repr(nodes)})).encode())
     assert isinstance(description, dict)
     assert description["number_of_nodes"] == "5" and description["accelerators_per_node"] == "8"
     assert description["host_processor_model_name"] == "AMD EPYC 7742"
@@ -237,7 +237,7 @@ def test_a_v06_json_description_with_a_nodes_listing_gains_the_fields_it_lacks()
     listing = {"division": "open", "interconnect": "InfiniBand EDR 100Gb/s", "number of nodes": "512",
                "nodes": [{"num_nodes": 512, "cpu": "2x Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz", "num_cores": 40,
                           "accelerator": "Tesla V100-SXM2-16GB", "num_accelerators": 4, "sys_mem_size": 384}]}
-    description, note = ingest.decode_description(json.dumps(listing).encode())
+    description, note = decoding.decode_description(json.dumps(listing).encode())
     assert isinstance(description, dict)
     assert description["accelerator_model_name"] == "Tesla V100-SXM2-16GB"
     assert description["accelerators_per_node"] == "4" and description["host_processor_core_count"] == "20"
@@ -352,7 +352,7 @@ def test_files_that_are_no_input_are_listed(make_archive) -> None:
     assert reasons_for(tables, "Acme/results/box/resnet/bert/")[0].startswith("unknown benchmark")
     assert tables.results.set_index("benchmark").loc["resnet", "time_to_train_min"] == pytest.approx(12.0)
     nested_result = tables.results.set_index("benchmark").loc["resnet/bert"]
-    assert math.isnan(nested_result["time_to_train_min"]) and nested_result["score_note"] == ingest.NESTED_NOTE
+    assert math.isnan(nested_result["time_to_train_min"]) and nested_result["score_note"] == scoring.NESTED_NOTE
 
 
 def test_any_name_the_summarizer_globs_is_a_run(make_archive) -> None:
@@ -438,20 +438,20 @@ def test_a_source_with_an_unexpected_name_is_refused_with_exit_1(tmp_path: Path,
 def test_an_archive_holding_another_round_folder_is_refused(tmp_path: Path) -> None:
     archive = write_archive(tmp_path / "training_results_v3.0.tar.gz", small_round(), top="training_results_v2.0")
     with pytest.raises(SourceError, match=r"holds a round folder training_results_v2\.0/"):
-        ingest.ingest([archive])
+        rounds.ingest([archive])
     nested = write_folder(tmp_path / "x" / "training_results_v3.0" / "training_results_v3.0", small_round()).parent
     with pytest.raises(SourceError, match=r"holds a round folder training_results_v3\.0/"):
-        ingest.ingest([nested])
+        rounds.ingest([nested])
 
 
 def test_a_source_without_any_input_is_refused(make_archive) -> None:
     with pytest.raises(SourceError, match=r"holds no system description .* and no result log"):
-        ingest.ingest([make_archive({"NVIDIA/benchmarks/resnet/train.py": "x = 1\n"})])
+        rounds.ingest([make_archive({"NVIDIA/benchmarks/resnet/train.py": "x = 1\n"})])
 
 
 def test_a_missing_source_names_the_path(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="does not exist"):
-        ingest.ingest([tmp_path / "training_results_v3.0.tar.gz"])
+        rounds.ingest([tmp_path / "training_results_v3.0.tar.gz"])
 
 
 # ------------------------------------------------------------------------------------------- feature values
@@ -738,7 +738,7 @@ def test_a_truncated_or_corrupt_archive_is_a_clear_source_error(make_archive, tm
     archive.write_bytes(damage(archive.read_bytes()))
     with pytest.raises(SourceError, match=f"{re.escape(str(archive))} is not a readable .tar.gz archive .*: "
                                           "download it again"):
-        ingest.ingest([archive])
+        rounds.ingest([archive])
     with pytest.raises(SystemExit) as exit_:
         ingest.main([str(archive), "--out", str(tmp_path / "out")])
     error = capsys.readouterr().err
@@ -763,14 +763,14 @@ REAL_ROUNDS = ("v0.6", "v0.7", "v1.0", "v1.1", "v2.1", "v4.0", "v5.0", "v5.1")
 
 
 @pytest.fixture(scope="module")
-def real() -> ingest.IngestTables:
+def real() -> rounds.IngestTables:
     archives = [MIRROR / f"training_results_{round_}.tar.gz" for round_ in REAL_ROUNDS]
     if not all(archive.is_file() for archive in archives):
         pytest.skip(f"the MLPerf mirror is not at {MIRROR}")
     return ingest_checked(archives)
 
 
-def _reason(tables: ingest.IngestTables, round_: str, path: str) -> list[str]:
+def _reason(tables: rounds.IngestTables, round_: str, path: str) -> list[str]:
     quarantine = tables.quarantine
     return quarantine.loc[(quarantine["round"] == round_) & (quarantine["path"] == path), "reason"].tolist()
 
@@ -801,7 +801,7 @@ def _reason(tables: ingest.IngestTables, round_: str, path: str) -> list[str]:
     ("v5.1", "Dell/results/1xXE9680Lx8H200-SXM-141GB/rgat/result_7.txt", "result log has no run_stop line"),
     ("v5.1", "Dell/results/1xXE7745x8H200-NVL-141GB/", "system description has no results folder"),
 ])
-def test_real_defects_are_quarantined_with_their_reason(real: ingest.IngestTables, round_: str, path: str,
+def test_real_defects_are_quarantined_with_their_reason(real: rounds.IngestTables, round_: str, path: str,
                                                         reason: str) -> None:
     assert any(reason in text for text in _reason(real, round_, path)), _reason(real, round_, path)
 
@@ -813,13 +813,13 @@ def test_real_defects_are_quarantined_with_their_reason(real: ingest.IngestTable
     ("v4.0", "smc-ac-power", "1xSMC-H100-SXM-80GB", "system name also used by smc, smc-dc-power"),
     ("v5.0", "Dell", "1xXE9680Lx8H200-SXM-141GB", "accelerator_interconnect"),
 ])
-def test_real_repairs_are_noted(real: ingest.IngestTables, round_: str, submitter: str, system: str,
+def test_real_repairs_are_noted(real: rounds.IngestTables, round_: str, submitter: str, system: str,
                                 note: str) -> None:
     notes = real.systems.set_index(["round", "submitter", "system"])["ingest_note"]
     assert note in notes[round_, submitter, system]
 
 
-def test_real_v06_descriptions_are_all_read_and_give_hardware(real: ingest.IngestTables) -> None:
+def test_real_v06_descriptions_are_all_read_and_give_hardware(real: rounds.IngestTables) -> None:
     systems = real.systems[real.systems["round"] == "v0.6"]
     assert real.tally.set_index("round").loc["v0.6", "systems_quarantined"] == 0
     line_form = systems[systems["ingest_note"].str.contains("line form", na=False)]
@@ -832,7 +832,7 @@ def test_real_v06_descriptions_are_all_read_and_give_hardware(real: ingest.Inges
     assert (nvidia["accelerator_family"], nvidia["accelerator_count"], nvidia["n_nodes"]) == ("V100", 1536, 96)
 
 
-def test_real_free_text_values_are_read_or_noted(real: ingest.IngestTables) -> None:
+def test_real_free_text_values_are_read_or_noted(real: rounds.IngestTables) -> None:
     configurations, notes = build_configurations(real.systems, real.results, real.runs)
     assert configurations["accelerator_count"].notna().mean() > 0.95
     assert configurations["host_memory_gib"].notna().mean() > 0.9
@@ -842,7 +842,7 @@ def test_real_free_text_values_are_read_or_noted(real: ingest.IngestTables) -> N
     assert (real.tally["other_files"] <= real.tally["quarantined"]).all()
 
 
-def test_real_job_named_logs_are_scored(real: ingest.IngestTables) -> None:
+def test_real_job_named_logs_are_scored(real: rounds.IngestTables) -> None:
     """v4.0 Sustainable Metal Cloud names its logs after the job; the mirror holds them all, so the folder the
     old mirror left empty is scored from its runs."""
     results = real.results.set_index(["round", "submitter", "system", "benchmark"])
