@@ -15,19 +15,43 @@ Efficiency metrics (defined here, in README.md and in the report):
   twice its hardware time. It compares submitters fairly within a round.
 - `throughput_per_accelerator` = median training throughput of the result's converged runs (samples/s, see
   `pipeline.mlperf.logparse.RunFacts.throughput_samples_per_s`) / accelerator_count.
+- `samples_to_converge` = median over the result's converged runs of the training samples each processed until
+  run_stop (the log's samples_count, else epochs x train_samples: the numerator of the run's throughput, read
+  back as throughput x time to train and rounded to whole samples). Missing where the logs give no throughput.
+- Within a series, scaling efficiency splits into two ratios against the series' base result (the best time at
+  base_count): `throughput_scaling` = throughput_per_accelerator / the base's (per-accelerator speed of the
+  training loop, evaluation included) and `convergence_work_ratio` = samples_to_converge / the base's (the work
+  the larger member needed to reach the target; below 1 when a larger batch or other hyperparameters converged
+  in fewer samples). Since a run's time is its samples over its throughput,
+      scaling_efficiency ~= throughput_scaling / convergence_work_ratio.
+  It is not exact: a result's time is the olympic mean of its runs' times (times a scaling factor, where
+  scaling.json gives one), while the two ratios use the medians of the runs' throughput and samples; on the
+  published data the two sides agree within a few per cent (tests/test_analysis.py measures it).
+- `republished_of`: "vX.Y/submitter/system" of the earliest result of an earlier round that this one repeats
+  (same benchmark, division, accelerator family and count, time to train equal within a relative
+  `REPUBLISHED_TOLERANCE`, whatever the submitter's or system's spelling: MLCommons publishes some results again
+  in a later round, often with newer software in the system name); None for an original. The metrics above
+  count every published result; `pipeline.analysis.scope.in_scope` recomputes them without the republished ones
+  when the analysis leaves them out (params `analysis.republished`).
 
 Divisions are "closed" or "open" whatever the spelling of the description (v1.0 PCL writes "close", see
 `DIVISION_SPELLINGS`).
 
-Hardware features come from `pipeline.mlperf.description`.
+Hardware features come from `pipeline.mlperf.description`, availability categories from
+`pipeline.mlperf.availability`. Every scored result of a catalogued benchmark is a row: a result whose system
+description is missing keeps missing hardware values and a note (`description_notes`), and a results folder
+published under another name than its description takes the description `pipeline.mlperf.system_aliases` names.
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from pipeline.core import schemas
-from pipeline.mlperf import hardware
-from pipeline.mlperf.description import hardware_features
+from pipeline.mlperf import availability, hardware
+from pipeline.mlperf.catalogue import round_version
+from pipeline.mlperf.description import NOTE_COLUMNS, hardware_features
+from pipeline.mlperf.system_aliases import alias_of, description_names
 
 # A scaling series: one round, benchmark, division, submitter, accelerator family and form factor and software
 # stack; its members differ only in accelerator count.
@@ -38,6 +62,11 @@ ROUND_GROUP = ["round", "benchmark", "division"]
 # Division spellings of published descriptions, lower-cased by the ingest: v1.0 PCL writes "close". Any other
 # value is kept as written, so a new spelling shows in the report's Division column instead of vanishing.
 DIVISION_SPELLINGS = {"close": "closed", "closed": "closed", "open": "open"}
+# Two results' times to train are the same measurement when they differ by at most this, relatively.
+REPUBLISHED_TOLERANCE = 1e-9
+# What a republished result shares with the one it repeats, besides the time to train.
+REPUBLISHED_KEY = ["benchmark", "division", "accelerator_family", "accelerator_count"]
+RUN_KEY = ["round", "submitter", "system", "benchmark"]
 
 
 def normalise_division(division: pd.Series) -> pd.Series:
@@ -60,48 +89,137 @@ def series_ids(configurations: pd.DataFrame) -> pd.Series:
     return ids.where(usable, None).astype(object)
 
 
-def efficiency_metrics(configurations: pd.DataFrame) -> pd.DataFrame:
-    """Add `series`, accelerator-hours, speed-up and scaling efficiency within the series, round-relative
-    accelerator-hours and throughput per accelerator (see the module docstring for the definitions).
+def result_names(frame: pd.DataFrame) -> pd.Series:
+    """"round/submitter/system" of each row."""
+    if frame.empty:
+        return pd.Series([], dtype=object, index=frame.index)
+    return (frame["round"].astype(str) + "/" + frame["submitter"].astype(str) + "/"
+            + frame["system"].astype(str)).astype(object)
 
-    Needs the columns of `SERIES_KEY`, `accelerator_count`, `time_to_train_min` (minutes) and
-    `throughput_samples_per_s`; returns a copy with the metric columns added, rows in the same order.
+
+def republished_of(configurations: pd.DataFrame) -> pd.Series:
+    """For each result that repeats a result of an earlier round, the "round/submitter/system" of the earliest one
+    it repeats (see the module docstring); None for an original and where the family, count or time is unknown.
+
+    Needs `round, submitter, system, time_to_train_min` (minutes) and the columns of `REPUBLISHED_KEY`. Of
+    several earlier results, the earliest round wins, then the submitter and system in alphabetical order.
     """
-    missing = sorted(set([*SERIES_KEY, "accelerator_count", "time_to_train_min", "throughput_samples_per_s"])
-                     - set(configurations.columns))
+    marks = pd.Series([None] * len(configurations), index=configurations.index, dtype=object)
+    usable = configurations.dropna(subset=["accelerator_family", "accelerator_count", "time_to_train_min"])
+    if usable.empty:
+        return marks
+    versions = usable["round"].map(lambda name: round_version(name)[0] * 1000 + round_version(name)[1])
+    usable = usable.assign(_version=versions).sort_values(["_version", "submitter", "system"], kind="mergesort")
+    names = result_names(usable)
+    for _, rows in usable.groupby(REPUBLISHED_KEY, dropna=False, sort=False).indices.items():
+        version = usable["_version"].to_numpy()[rows]
+        minutes = usable["time_to_train_min"].to_numpy(dtype=float)[rows]
+        for position in range(len(rows)):
+            same = np.abs(minutes - minutes[position]) <= REPUBLISHED_TOLERANCE * np.maximum(minutes,
+                                                                                              minutes[position])
+            earlier = np.flatnonzero(same & (version < version[position]))
+            if len(earlier):
+                marks.at[usable.index[rows[position]]] = names.iloc[rows[earlier[0]]]
+    return marks
+
+
+def run_medians(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per result (index `RUN_KEY`, benchmark the results folder), the median over its converged runs of the
+    throughput (`throughput_samples_per_s`, samples/s) and of the samples processed to converge
+    (`samples_to_converge`: throughput x time to train, whole samples; see the module docstring)."""
+    converged = runs[runs["converged"]]
+    samples = (converged["throughput_samples_per_s"] * converged["time_to_train_min"] * 60.0).round()
+    return (converged.assign(samples_to_converge=samples).groupby(RUN_KEY)
+            [["throughput_samples_per_s", "samples_to_converge"]].median())
+
+
+def efficiency_metrics(configurations: pd.DataFrame) -> pd.DataFrame:
+    """Add `series`, accelerator-hours, speed-up and scaling efficiency within the series with its split into
+    throughput scaling and convergence work ratio, round-relative accelerator-hours and throughput per
+    accelerator (see the module docstring for the definitions).
+
+    Needs the columns of `SERIES_KEY`, `system`, `accelerator_count`, `time_to_train_min` (minutes),
+    `throughput_samples_per_s` and `samples_to_converge`; returns a copy with the metric columns added (or
+    replaced), rows in the same order.
+    """
+    needed = [*SERIES_KEY, "system", "accelerator_count", "time_to_train_min", "throughput_samples_per_s",
+              "samples_to_converge"]
+    missing = sorted(set(needed) - set(configurations.columns))
     if missing:
         raise ValueError(f"efficiency_metrics needs the columns {missing}")
     frame = configurations.copy()
     frame["series"] = series_ids(frame)
     frame["accelerator_hours"] = frame["accelerator_count"] * frame["time_to_train_min"] / 60.0
+    frame["throughput_per_accelerator"] = frame["throughput_samples_per_s"] / frame["accelerator_count"]
     in_series = frame[frame["series"].notna()]
-    smallest = in_series.groupby("series")["accelerator_count"].transform("min")
-    base = (in_series[in_series["accelerator_count"] == smallest].groupby("series")
-            .agg(base_count=("accelerator_count", "first"), base_time=("time_to_train_min", "min")))
+    # The base of a series: the best time at its smallest count (ties: the first system name).
+    base = (in_series.sort_values(["series", "accelerator_count", "time_to_train_min", "system"], kind="mergesort")
+            .groupby("series").first()
+            [["accelerator_count", "time_to_train_min", "throughput_per_accelerator", "samples_to_converge"]]
+            .set_axis(["base_count", "base_time", "base_throughput", "base_samples"], axis=1))
     counts = in_series.groupby("series")["accelerator_count"].nunique()
     base = base[counts.reindex(base.index) > 1]  # one accelerator count: nothing to scale against
     frame = frame.join(base, on="series")
     frame["speedup"] = frame["base_time"] / frame["time_to_train_min"]
     frame["scaling_efficiency"] = frame["speedup"] / (frame["accelerator_count"] / frame["base_count"])
+    frame["throughput_scaling"] = frame["throughput_per_accelerator"] / frame["base_throughput"]
+    frame["convergence_work_ratio"] = frame["samples_to_converge"] / frame["base_samples"]
     best_hours = frame.groupby(ROUND_GROUP, dropna=False)["accelerator_hours"].transform("min")
     frame["relative_accelerator_hours"] = best_hours / frame["accelerator_hours"]
-    frame["throughput_per_accelerator"] = frame["throughput_samples_per_s"] / frame["accelerator_count"]
-    return frame.drop(columns=["base_count", "base_time"])
+    return frame.drop(columns=["base_count", "base_time", "base_throughput", "base_samples"])
+
+
+def description_notes(frame: pd.DataFrame, described: pd.Series) -> pd.DataFrame:
+    """Notes (columns `NOTE_COLUMNS`) on results whose hardware comes from a description of another name
+    (`pipeline.mlperf.system_aliases`), and on results without a description (`described` False): their row is
+    kept with missing hardware values. One note per system, whatever its number of benchmarks."""
+    notes = []
+    for (round_, submitter, system, description), found in zip(
+            frame[["round", "submitter", "system", "description"]].itertuples(index=False, name=None), described):
+        alias = alias_of(round_, submitter, system)
+        if not found:
+            reason = ("no system description of this name (see quarantine.csv): the result is kept, its hardware "
+                      "values are missing")
+        elif alias is not None:
+            reason = f"results folder named differently from its description; hardware from it: {alias.evidence}"
+        else:
+            continue
+        notes.append({"round": round_, "submitter": submitter, "system": system, "field": "system description",
+                      "value": f"{submitter}/systems/{description}.json", "reason": reason})
+    return pd.DataFrame(notes, columns=NOTE_COLUMNS).drop_duplicates()
+
+
+def availability_notes(systems: pd.DataFrame) -> pd.DataFrame:
+    """Notes (columns `NOTE_COLUMNS`) on descriptions whose `status` is no known availability spelling: their
+    availability is missing (`pipeline.mlperf.availability`)."""
+    status = systems["status"] if "status" in systems else pd.Series([None] * len(systems), index=systems.index)
+    unknown = availability.unknown_spellings(status)
+    return pd.DataFrame({
+        "round": systems.loc[unknown, "round"], "submitter": systems.loc[unknown, "submitter"],
+        "system": systems.loc[unknown, "system"], "field": "status", "value": status[unknown],
+        "reason": (f"not an availability category ({', '.join(availability.OFFICIAL_NAMES.values())}) in any "
+                   "known spelling: treated as missing")}, columns=NOTE_COLUMNS)
 
 
 def build_configurations(systems: pd.DataFrame, results: pd.DataFrame,
                          runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Scored results of catalogued benchmarks joined with their system's hardware features, and the notes on
-    description values that became missing (see `drop_implausible`)."""
+    """Every scored result of a catalogued benchmark with its system's hardware features, its runs' medians
+    and the efficiency metrics, one row each; and the notes (columns `NOTE_COLUMNS`) on description values that
+    became missing (see `pipeline.mlperf.description.drop_implausible`), on unknown availability spellings and
+    on results whose description is missing or named otherwise."""
     scored = results[results["time_to_train_min"].notna() & results["benchmark_id"].notna()]
-    throughput = (runs[runs["converged"]].groupby(["round", "submitter", "system", "benchmark"])
-                  ["throughput_samples_per_s"].median().rename("throughput_samples_per_s"))
     frame = scored.rename(columns={"benchmark": "benchmark_folder", "benchmark_id": "benchmark"})
     # Before the efficiency baselines, which are per division: "close" results would otherwise form their own.
     frame = frame.assign(division=normalise_division(frame["division"]))
-    frame = frame.join(throughput, on=["round", "submitter", "system", "benchmark_folder"])
+    frame = frame.join(run_medians(runs), on=["round", "submitter", "system", "benchmark_folder"])
     described, notes = hardware_features(systems)
-    frame = frame.merge(described, on=["round", "submitter", "system"], how="inner", validate="many_to_one")
+    frame = frame.assign(description=description_names(frame))
+    frame = frame.merge(described.rename(columns={"system": "description"}), on=["round", "submitter", "description"],
+                        how="left", validate="many_to_one", indicator="_described")
+    notes = pd.concat([notes, availability_notes(systems),
+                       description_notes(frame, frame["_described"] == "both")], ignore_index=True)
+    notes = notes.sort_values(["round", "submitter", "system", "field", "reason"], kind="mergesort")
+    frame = frame.assign(republished_of=republished_of(frame))
     frame = efficiency_metrics(frame)
     frame = frame[schemas.CONFIGURATION_COLUMNS].sort_values(["benchmark", "round", "submitter", "system"])
-    return schemas.validate_configurations(frame.reset_index(drop=True)), notes
+    return schemas.validate_configurations(frame.reset_index(drop=True)), notes.reset_index(drop=True)
