@@ -15,18 +15,22 @@ Efficiency metrics (defined here, in README.md and in the report):
   twice its hardware time. It compares submitters fairly within a round.
 - `throughput_per_accelerator` = median training throughput of the result's converged runs (samples/s, see
   `pipeline.mlperf.logparse.RunFacts.throughput_samples_per_s`) / accelerator_count.
-- `samples_to_converge` = median over the result's converged runs of the training samples each processed until
-  run_stop (the log's samples_count, else epochs x train_samples: the numerator of the run's throughput, read
-  back as throughput x time to train and rounded to whole samples). Missing where the logs give no throughput.
-- Within a series, scaling efficiency splits into two ratios against the series' base result (the best time at
-  base_count): `throughput_scaling` = throughput_per_accelerator / the base's (per-accelerator speed of the
-  training loop, evaluation included) and `convergence_work_ratio` = samples_to_converge / the base's (the work
-  the larger member needed to reach the target; below 1 when a larger batch or other hyperparameters converged
-  in fewer samples). Since a run's time is its samples over its throughput,
-      scaling_efficiency ~= throughput_scaling / convergence_work_ratio.
-  It is not exact: a result's time is the olympic mean of its runs' times (times a scaling factor, where
-  scaling.json gives one), while the two ratios use the medians of the runs' throughput and samples; on the
-  published data the two sides agree within a few per cent (tests/test_analysis.py measures it).
+- `samples_to_converge`, `epochs_to_converge` = medians over the result's converged runs of the log's
+  samples_count and epoch_num at run_stop (or at the last evaluation): the training work done to reach the
+  target. epoch_num counts passes over the training set for most benchmarks and samples for BERT and GPT-3 (they
+  log a sample counter under that key); within one benchmark and software stack it counts the same thing.
+- Within a series, scaling efficiency splits into two factors against the series' base result (the best time at
+  base_count). `convergence_work_ratio` = samples_to_converge / the base's where both logs state samples, else
+  epochs_to_converge / the base's (the training set is the same, so the ratio of epochs is the ratio of
+  samples): the work the larger member needed to reach the target, below 1 when its batch size or other
+  hyperparameters converged in fewer samples. `throughput_scaling` = (work / time to train / accelerators) over
+  the base's: the training work per accelerator-minute, evaluation included, relative to the base. Hence
+      scaling_efficiency = throughput_scaling / convergence_work_ratio,
+  exactly by this definition, in which the work is the median over the runs and the time the official olympic
+  mean (times the scaling factor, where scaling.json gives one). The ingest's `throughput_samples_per_s` is not
+  used for the split: it multiplies epochs by the log's `train_samples`, which RetinaNet and SSD logs (and some
+  Mask R-CNN ones) state in steps per epoch, so it is not comparable between batch sizes; where `train_samples`
+  is the training set's size (ResNet-50), the two throughputs agree (tests/test_analysis.py measures it).
 - `republished_of`: "vX.Y/submitter/system" of the earliest result of an earlier round that this one repeats
   (same benchmark, division, accelerator family and count, time to train equal within a relative
   `REPUBLISHED_TOLERANCE`, whatever the submitter's or system's spelling: MLCommons publishes some results again
@@ -124,13 +128,10 @@ def republished_of(configurations: pd.DataFrame) -> pd.Series:
 
 
 def run_medians(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per result (index `RUN_KEY`, benchmark the results folder), the median over its converged runs of the
-    throughput (`throughput_samples_per_s`, samples/s) and of the samples processed to converge
-    (`samples_to_converge`: throughput x time to train, whole samples; see the module docstring)."""
-    converged = runs[runs["converged"]]
-    samples = (converged["throughput_samples_per_s"] * converged["time_to_train_min"] * 60.0).round()
-    return (converged.assign(samples_to_converge=samples).groupby(RUN_KEY)
-            [["throughput_samples_per_s", "samples_to_converge"]].median())
+    """Per result (index `RUN_KEY`, benchmark the results folder), the medians over its converged runs of the
+    throughput (`throughput_samples_per_s`, samples/s), `samples_to_converge` and `epochs_to_converge`."""
+    columns = ["throughput_samples_per_s", "samples_to_converge", "epochs_to_converge"]
+    return runs[runs["converged"]].groupby(RUN_KEY)[columns].median()
 
 
 def efficiency_metrics(configurations: pd.DataFrame) -> pd.DataFrame:
@@ -139,11 +140,11 @@ def efficiency_metrics(configurations: pd.DataFrame) -> pd.DataFrame:
     accelerator (see the module docstring for the definitions).
 
     Needs the columns of `SERIES_KEY`, `system`, `accelerator_count`, `time_to_train_min` (minutes),
-    `throughput_samples_per_s` and `samples_to_converge`; returns a copy with the metric columns added (or
-    replaced), rows in the same order.
+    `throughput_samples_per_s`, `samples_to_converge` and `epochs_to_converge`; returns a copy with the metric
+    columns added (or replaced), rows in the same order.
     """
     needed = [*SERIES_KEY, "system", "accelerator_count", "time_to_train_min", "throughput_samples_per_s",
-              "samples_to_converge"]
+              "samples_to_converge", "epochs_to_converge"]
     missing = sorted(set(needed) - set(configurations.columns))
     if missing:
         raise ValueError(f"efficiency_metrics needs the columns {missing}")
@@ -155,18 +156,22 @@ def efficiency_metrics(configurations: pd.DataFrame) -> pd.DataFrame:
     # The base of a series: the best time at its smallest count (ties: the first system name).
     base = (in_series.sort_values(["series", "accelerator_count", "time_to_train_min", "system"], kind="mergesort")
             .groupby("series").first()
-            [["accelerator_count", "time_to_train_min", "throughput_per_accelerator", "samples_to_converge"]]
-            .set_axis(["base_count", "base_time", "base_throughput", "base_samples"], axis=1))
+            [["accelerator_count", "time_to_train_min", "samples_to_converge", "epochs_to_converge"]]
+            .set_axis(["base_count", "base_time", "base_samples", "base_epochs"], axis=1))
     counts = in_series.groupby("series")["accelerator_count"].nunique()
     base = base[counts.reindex(base.index) > 1]  # one accelerator count: nothing to scale against
+    base[["base_samples", "base_epochs"]] = base[["base_samples", "base_epochs"]].where(
+        base[["base_samples", "base_epochs"]] > 0)  # no work stated: no ratio
     frame = frame.join(base, on="series")
     frame["speedup"] = frame["base_time"] / frame["time_to_train_min"]
     frame["scaling_efficiency"] = frame["speedup"] / (frame["accelerator_count"] / frame["base_count"])
-    frame["throughput_scaling"] = frame["throughput_per_accelerator"] / frame["base_throughput"]
-    frame["convergence_work_ratio"] = frame["samples_to_converge"] / frame["base_samples"]
+    by_samples = frame["samples_to_converge"] / frame["base_samples"]
+    frame["convergence_work_ratio"] = by_samples.where(by_samples.notna(),
+                                                       frame["epochs_to_converge"] / frame["base_epochs"])
+    frame["throughput_scaling"] = frame["scaling_efficiency"] * frame["convergence_work_ratio"]
     best_hours = frame.groupby(ROUND_GROUP, dropna=False)["accelerator_hours"].transform("min")
     frame["relative_accelerator_hours"] = best_hours / frame["accelerator_hours"]
-    return frame.drop(columns=["base_count", "base_time", "base_throughput", "base_samples"])
+    return frame.drop(columns=["base_count", "base_time", "base_samples", "base_epochs"])
 
 
 def description_notes(frame: pd.DataFrame, described: pd.Series) -> pd.DataFrame:
