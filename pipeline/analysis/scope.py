@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipeline.analysis.configurations import efficiency_metrics
+from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.core import paths, schemas
 from pipeline.core.errors import ParamsError, UsageError
 from pipeline.mlperf.catalogue import BY_ID, CATALOGUE
@@ -47,7 +47,7 @@ def in_scope(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -
     With `analysis.republished: exclude`, results that repeat an earlier round's (`republished_of`) are left out,
     and the metrics that compare a result with others of its round (series baselines, speed-up, scaling
     efficiency and its split, round-relative accelerator-hours) are computed again without them, by
-    `pipeline.analysis.configurations.efficiency_metrics` over the benchmark's results: the rounds read as if those
+    `pipeline.analysis.efficiency.efficiency_metrics` over the benchmark's results: the rounds read as if those
     results had not been published again. Every stage that analyses results (importance, cluster, rank and its
     findings, backtest, decide, predict, recommend) takes its rows from here.
     """
@@ -86,3 +86,16 @@ def analysed_benchmarks(analysis: Analysis, configurations: pd.DataFrame | None 
                           f"in scope, fewer than analysis.min_configurations = {analysis.min_configurations}; lead "
                           f"the summary with one of {', '.join(chosen) or '(none)'} or widen the scope")
     return chosen
+
+
+def republished_from(original: str) -> str:
+    """The short label of a republished result, from its `republished_of` ("vX.Y/submitter/system"):
+    "republished from vX.Y"."""
+    return f"republished from {original.partition('/')[0]}"
+
+
+def republication(original: str) -> str:
+    """The long label of a republished result, naming the original: "republished from vX.Y (the result of vX.Y
+    submitter system)"."""
+    round_, _, rest = original.partition("/")
+    return f"{republished_from(original)} (the result of {round_} {rest.replace('/', ' ', 1)})"
