@@ -24,7 +24,7 @@ import yaml
 from pipeline.analysis import clustering as cluster
 from pipeline.analysis import decide, findings, importance
 from pipeline.analysis import ranking as rank
-from pipeline.analysis.configurations import efficiency_metrics
+from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.core import paths
 from pipeline.core.errors import ContractError, ParamsError
 from pipeline.core.files import write_csv, write_json, write_parquet

@@ -29,9 +29,10 @@ result's converged runs (`pipeline.analysis.configurations`).
       scaling_efficiency = throughput_scaling / convergence_work_ratio,
   exactly by this definition, in which the work is the median over the runs and the time the official olympic
   mean (times the scaling factor, where scaling.json gives one). The ingest's `throughput_samples_per_s` is not
-  used for the split: it multiplies epochs by the log's `train_samples`, which RetinaNet and SSD logs (and some
-  Mask R-CNN ones) state in steps per epoch, so it is not comparable between batch sizes; where `train_samples`
-  is the training set's size (ResNet-50), the two throughputs agree (tests/test_analysis.py measures it).
+  used for the split: it multiplies epochs by the log's `train_samples`, which RetinaNet logs state in steps per
+  epoch (the training set over the batch size) and some Mask R-CNN logs in other units, so it is not comparable
+  between batch sizes (up to 10x off within a RetinaNet series); where `train_samples` is the training set's size
+  (ResNet-50, SSD, RNN-T, the LLMs), the two throughputs' scaling agrees within 3% (tests/test_analysis.py).
 """
 from __future__ import annotations
 
@@ -61,11 +62,12 @@ def efficiency_metrics(configurations: pd.DataFrame) -> pd.DataFrame:
     throughput scaling and convergence work ratio, round-relative accelerator-hours and throughput per
     accelerator (see the module docstring for the definitions).
 
-    Needs the columns of `SERIES_KEY`, `system`, `accelerator_count`, `time_to_train_min` (minutes) and
+    Needs the columns of `SERIES_KEY`, `accelerator_count`, `time_to_train_min` (minutes) and
     `throughput_samples_per_s`, and reads `samples_to_converge` and `epochs_to_converge` where present (missing
-    where not); returns a copy with the metric columns added (or replaced), rows in the same order.
+    where not) and `system` (ties of the base: the first name) where present; returns a copy with the metric
+    columns added (or replaced), rows in the same order.
     """
-    needed = [*SERIES_KEY, "system", "accelerator_count", "time_to_train_min", "throughput_samples_per_s"]
+    needed = [*SERIES_KEY, "accelerator_count", "time_to_train_min", "throughput_samples_per_s"]
     missing = sorted(set(needed) - set(configurations.columns))
     if missing:
         raise ValueError(f"efficiency_metrics needs the columns {missing}")
@@ -78,8 +80,9 @@ def efficiency_metrics(configurations: pd.DataFrame) -> pd.DataFrame:
     frame["throughput_per_accelerator"] = frame["throughput_samples_per_s"] / frame["accelerator_count"]
     in_series = frame[frame["series"].notna()]
     # The base of a series: the best time at its smallest count (ties: the first system name).
-    base = (in_series.sort_values(["series", "accelerator_count", "time_to_train_min", "system"], kind="mergesort")
-            .groupby("series").first()
+    order = ["series", "accelerator_count", "time_to_train_min", *(["system"] if "system" in frame else [])]
+    base = (in_series.sort_values(order, kind="mergesort")
+            .groupby("series").head(1).set_index("series")  # the base row whole (first() skips missing values)
             [["accelerator_count", "time_to_train_min", "samples_to_converge", "epochs_to_converge"]]
             .set_axis(["base_count", "base_time", "base_samples", "base_epochs"], axis=1))
     counts = in_series.groupby("series")["accelerator_count"].nunique()
