@@ -591,3 +591,15 @@ def test_real_resnet_models_are_accurate_where_there_is_data() -> None:
         matrix, weights, types = rank.criteria_matrix(ranking, criteria)
         assert recommend.anchored_topsis(matrix, matrix, weights, types) == pytest.approx(
             pymcdm_topsis(matrix, weights, types))
+
+
+def test_recommend_names_the_original_of_a_republished_result() -> None:
+    """With `analysis.republished: include` the ranking holds republished results; recommend says what they are."""
+    ranking = pd.DataFrame({"rank": [1, 2], "round": ["v5.1", "v5.0"], "submitter": ["NVIDIA", "NVIDIA"],
+                            "system": ["tyche_new", "tyche"], "accelerator_family": "GB200",
+                            "accelerator_count": 72.0, "time_to_train_min": 10.0, "accelerator_hours": 12.0,
+                            "scaling_efficiency": float("nan"), "score": 0.5,
+                            "republished_of": ["v5.0/NVIDIA/tyche", float("nan")]})
+    details = recommend.published_candidates(ranking)["detail"].tolist()
+    assert details[0].endswith("; republished from v5.0 (the result of v5.0 NVIDIA tyche)")
+    assert "republished" not in details[1]
