@@ -1,6 +1,7 @@
 """Print issue 13's figures on the real data: per benchmark, the first-ranked configuration of its latest round,
 whether any ranked configuration is dominated by one ranked below it, the within-series efficiencies above the
-superlinear threshold, and each finding's verdict with its numbers.
+superlinear threshold with how many the convergence work ratio explains (issue 22), and each finding's verdict
+with its numbers.
 
     python bench/findings.py [BENCHMARK ...]     # default: every analysed benchmark of params.yaml
 
@@ -37,6 +38,7 @@ def main(benchmarks: list[str]) -> None:
             print(f"\n{benchmark}: not analysed ({len(frame)} configurations)")
             continue
         ranking = rank.rank_configurations(frame, criteria)
+        cases = findings.superlinear_cases(frame, settings.superlinear_threshold)
         first = rank.latest_round_ranking(ranking).iloc[0]
         violations = rank.dominance_violations(ranking, "rank")
         round_violations = sum(rank.dominance_violations(group, "round_rank") for _, group in ranking.groupby("round"))
@@ -44,8 +46,8 @@ def main(benchmarks: list[str]) -> None:
               f"{first['system']}, {first['accelerator_count']:.0f} x {first['accelerator_family']}, "
               f"{first['time_to_train_min']:.2f} min, {first['accelerator_hours']:.2f} accelerator-hours; "
               f"dominated pairs ranked wrongly: {violations} over all rounds, {round_violations} within rounds; "
-              f"efficiencies > {settings.superlinear_threshold}: "
-              f"{int((frame['scaling_efficiency'] > settings.superlinear_threshold).sum())}")
+              f"efficiencies > {settings.superlinear_threshold}: {len(cases)}, explained by the convergence work: "
+              f"{sum(case['explained_by'] == findings.WORK for case in cases)}")
         for item in findings.evaluate(frame, settings):
             print(f"  {item['key']:<20} {item['verdict']:<13} {item['evidence']}")
 

@@ -17,11 +17,10 @@ from pydantic_core import ErrorDetails
 from pipeline.core.errors import ParamsError
 from pipeline.core.features import NUMERIC_FEATURES
 from pipeline.core.paths import PARAMS as PARAMS_FILE
+from pipeline.mlperf.availability import params_categories
 from pipeline.mlperf.catalogue import BY_ID, round_version
 
 RANK_CRITERIA = ("time_to_train_min", "accelerator_hours")
-
-AVAILABILITIES = ("available", "onprem", "cloud", "preview", "research", "rdi")
 
 
 class Section(BaseModel):
@@ -75,7 +74,10 @@ class Analysis(Section):
     benchmarks: Literal["all"] | Annotated[list[str], Field(min_length=1)]
     division: Literal["closed", "open", "all"]
     rounds: Literal["all"] | list[str]
-    availability: Literal["all"] | list[str]
+    # "all", or availability categories (pipeline.mlperf.availability.CATEGORIES; its SHORTHANDS are expanded)
+    availability: Literal["all"] | Annotated[list[str], Field(min_length=1)]
+    # Results that repeat an earlier round's (configurations' `republished_of`): left out of the analysis, or kept
+    republished: Literal["exclude", "include"] = "exclude"
     min_configurations: Annotated[int, Field(ge=2)]
 
     @field_validator("benchmark", mode="before")
@@ -109,15 +111,21 @@ class Analysis(Section):
     @field_validator("availability", mode="before")
     @classmethod
     def _availability(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip().lower() == "all":
+            return "all"
         if isinstance(value, str):
-            return value.strip().lower()
+            raise ValueError("must be all or a list of availability categories, such as [available_onprem, "
+                             "available_cloud]")
         if isinstance(value, list):
-            statuses = [str(item).strip().lower() for item in value]
-            unknown = [status for status in statuses if status not in AVAILABILITIES]
-            if unknown:
-                raise ValueError(f"holds {', '.join(unknown)}; the statuses are {', '.join(AVAILABILITIES)}")
-            return statuses
+            if not value:
+                raise ValueError("is an empty list: write all, or the availability categories to keep")
+            return params_categories(value)
         return value
+
+    @field_validator("republished", mode="before")
+    @classmethod
+    def _republished(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _lead_is_analysed(self) -> Analysis:

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.analysis.configurations import efficiency_metrics
+from pipeline.analysis.configurations import build_configurations
+from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.settings import Fetch
 
 MIRROR = Path(__file__).resolve().parents[1].parent / "shared" / "mlperf"
@@ -119,6 +120,25 @@ def mirror() -> Path:
     return MIRROR
 
 
+@pytest.fixture(scope="session")
+def real_tables() -> Any:
+    """The ingest's tables (`rounds.IngestTables`) of every round of params.yaml's fetch.rounds, from the mirror."""
+    from pipeline.core.files import load_params, section
+    from pipeline.mlperf.rounds import ingest
+
+    published = section(load_params(Path(__file__).resolve().parents[1] / "params.yaml"), "fetch")["rounds"]
+    archives = [MIRROR / f"training_results_{round_}.tar.gz" for round_ in published]
+    if not all(archive.is_file() for archive in archives):
+        pytest.skip(f"the MLPerf mirror is not at {MIRROR}")
+    return ingest(archives)
+
+
+@pytest.fixture(scope="session")
+def real_configurations(real_tables: Any) -> pd.DataFrame:
+    """configurations.parquet as the features stage builds it from every round of the mirror."""
+    return build_configurations(real_tables.systems, real_tables.results, real_tables.runs)[0]
+
+
 def assert_accounted(tally: pd.DataFrame) -> None:
     """Every file seen is used or quarantined: logs = runs, system files = parsed + quarantined, and each file
     that is no input has its quarantine row, except the repository's code and docs (counted as repository_files)."""
@@ -130,7 +150,7 @@ def assert_accounted(tally: pd.DataFrame) -> None:
 def configurations(rows: list[dict], benchmark: str = "resnet") -> pd.DataFrame:
     """A configurations table with every documented column and the features stage's efficiency metrics."""
     frame = pd.DataFrame(rows).assign(benchmark=benchmark, benchmark_folder=benchmark, division="closed",
-                                      availability="available", throughput_samples_per_s=float("nan"),
+                                      availability="available_onprem", throughput_samples_per_s=float("nan"),
                                       framework="PyTorch")
     from pipeline.core.schemas import CONFIGURATION_COLUMNS
 

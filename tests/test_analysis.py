@@ -9,26 +9,13 @@ import pytest
 
 from pipeline.analysis import importance, scope
 from pipeline.analysis import ranking as rank
-from pipeline.analysis.configurations import build_configurations, efficiency_metrics
+from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.core.files import load_params, section
-from pipeline.mlperf import rounds
 from pipeline.mlperf.catalogue import identify
 from pipeline.settings import Analysis
 from tests.conftest import pymcdm_topsis
 
 ROOT = Path(__file__).resolve().parents[1]
-MIRROR = ROOT.parent / "shared" / "mlperf"
-
-
-@pytest.fixture(scope="module")
-def real_configurations() -> pd.DataFrame:
-    """configurations.parquet as the features stage builds it from every round of the mirror (a few seconds)."""
-    published = section(load_params(ROOT / "params.yaml"), "fetch")["rounds"]
-    archives = [MIRROR / f"training_results_{round_}.tar.gz" for round_ in published]
-    if not all(archive.is_file() for archive in archives):
-        pytest.skip(f"the MLPerf mirror is not at {MIRROR}")
-    tables = rounds.ingest(archives)
-    return build_configurations(tables.systems, tables.results, tables.runs)[0]
 
 
 def _configurations(counts: list[int], minutes: list[float], family: str = "A100",

@@ -19,6 +19,7 @@ from scipy.stats import t as student_t
 
 from pipeline.analysis import decide, forecast, models_artifact, scaling
 from pipeline.analysis import ranking as rank
+from pipeline.analysis.configurations import republished_of
 from pipeline.analysis.prices import load_prices
 from pipeline.analysis.scope import in_scope
 from pipeline.commands import predict, recommend
@@ -288,12 +289,14 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (H100: t = 100 (n/8)^-0.9 at 8 to 128; A100: t = 200 (n/8)^-0.8 at 8, 32 and 64, not 16), Gaudi2 was only
     published at eight accelerators."""
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    params["analysis"].update(benchmarks=["resnet"], min_configurations=5)
+    # Gaudi2's v4.1 result repeats its v3.0 one: with `include` it is fitted, and still no backtest forecast.
+    params["analysis"].update(benchmarks=["resnet"], min_configurations=5, republished="include")
     params["decide"] = DECIDE_PARAMS
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     rows = (power_law("H100", [8, 16, 32, 64, 128], 100.0, -0.9) + power_law("A100", [8, 32, 64], 200.0, -0.8)
             + power_law("Gaudi2", [8], 150.0, 0.0, rounds=("v3.0", "v4.0", "v4.1")))
     table = configurations(rows)
+    table["republished_of"] = republished_of(table)  # as the features stage marks Gaudi2's v4.1 repeat of v3.0
     (tmp_path / "data/processed").mkdir(parents=True)
     table.to_parquet(tmp_path / "data/processed/configurations.parquet", index=False)
     scoped = in_scope(table, Analysis.model_validate(params["analysis"]), "resnet").assign(cluster=0)
@@ -545,7 +548,7 @@ def test_metrics_hold_the_backtest_headline_and_the_loco_error(project: Path) ->
     metrics = decide_section.metrics_of(decide_section.load_summary("resnet"))
     # v4.0 forecast from v3.0 alone (no drift yet): every v4.0 time is the v3.0 one / 1.02^2, so each of the
     # nine forecasts (H100 5, A100 3, Gaudi2 1) is 1.02^2 - 1 = 4.04% too high. Gaudi2's v4.1 result repeats its
-    # v3.0 time (x 1.02) exactly: a rerun, left out, so v4.0 is the latest fold.
+    # v3.0 time (x 1.02) exactly: republished, left out, so v4.0 is the latest fold.
     assert metrics["backtest_n"] == 9 and metrics["backtest_median_ape_pct"] == round(100 * (1.02 ** 2 - 1), 2)
     assert metrics["latest_fold"] == "v4.0" and metrics["latest_fold_n"] == 9
     assert metrics["naive_median_ape_pct"] == metrics["model_median_ape_pct_vs_naive"] == 4.04
@@ -591,3 +594,15 @@ def test_real_resnet_models_are_accurate_where_there_is_data() -> None:
         matrix, weights, types = rank.criteria_matrix(ranking, criteria)
         assert recommend.anchored_topsis(matrix, matrix, weights, types) == pytest.approx(
             pymcdm_topsis(matrix, weights, types))
+
+
+def test_recommend_names_the_original_of_a_republished_result() -> None:
+    """With `analysis.republished: include` the ranking holds republished results; recommend says what they are."""
+    ranking = pd.DataFrame({"rank": [1, 2], "round": ["v5.1", "v5.0"], "submitter": ["NVIDIA", "NVIDIA"],
+                            "system": ["tyche_new", "tyche"], "accelerator_family": "GB200",
+                            "accelerator_count": 72.0, "time_to_train_min": 10.0, "accelerator_hours": 12.0,
+                            "scaling_efficiency": float("nan"), "score": 0.5,
+                            "republished_of": ["v5.0/NVIDIA/tyche", float("nan")]})
+    details = recommend.published_candidates(ranking)["detail"].tolist()
+    assert details[0].endswith("; republished from v5.0 (the result of v5.0 NVIDIA tyche)")
+    assert "republished" not in details[1]

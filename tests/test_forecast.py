@@ -25,7 +25,7 @@ def results(rows: list[tuple[str, str, float, float]], submitter: str = "Acme") 
     """Model inputs from (round, family, count, minutes) rows, all SXM."""
     return pd.DataFrame([{"round": round_, "accelerator_family": family, "form_factor": "SXM",
                           "accelerator_count": float(count), "time_to_train_min": float(minutes),
-                          "submitter": submitter, "system": f"{family}-{count:g}-{round_}"}
+                          "submitter": submitter, "system": f"{family}-{count:g}-{round_}", "republished_of": None}
                          for round_, family, count, minutes in rows])
 
 
@@ -89,9 +89,10 @@ def test_an_unseen_family_is_forecast_from_its_specifications() -> None:
 def test_backtest_forecasts_each_round_from_the_earlier_ones_and_leaves_reruns_out() -> None:
     frame = pd.concat([SERIES, results([("v2.0", "H100", 32, 30.0), ("v2.0", "H100", 8, 80.0)])],
                       ignore_index=True)
+    frame.loc[4, "republished_of"] = "v1.1/Acme/H100-8-v1.1"  # as the features stage marks it
     forecasts = forecast.backtest_forecasts(frame)
     model = forecasts[forecasts["method"] == forecast.MODEL]
-    # v1.1 from v1.0: 100 min at 8, no drift yet; v2.0 from v1.0 and v1.1: the rerun of 80 min at 8 is left out
+    # v1.1 from v1.0: 100 min at 8, no drift yet; v2.0 from v1.0 and v1.1: the republished 80 min at 8 is left out
     assert model["fold"].tolist() == ["v1.1", "v2.0"]
     assert np.exp(model["forecast_log"].to_numpy(dtype=float)) == pytest.approx([100.0, 40 * 0.8 ** 0.5])
 

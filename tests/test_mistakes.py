@@ -87,7 +87,8 @@ def test_names_are_matched_whatever_their_case() -> None:
                               availability=["Available"])
     settings = settings_from(params)
     assert settings.analysis.division == "closed" and settings.analysis.benchmarks == ["resnet", "bert"]
-    assert settings.analysis.rounds == ["v4.0"] and settings.analysis.availability == ["available"]
+    assert settings.analysis.rounds == ["v4.0"]
+    assert settings.analysis.availability == ["available_onprem", "available_cloud"]
 
 
 def test_params_that_are_not_yaml(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -43,6 +43,10 @@ def test_stages_over_a_real_round(project: Path) -> None:
     assert results["time_to_train_min"].notna().sum() > 100
     configurations = pd.read_parquet("data/processed/configurations.parquet")
     assert (configurations["accelerator_family"].notna().mean()) > 0.9
+    # every scored result of a catalogued benchmark is a configuration, v0.7 Alibaba's three included
+    scored = results[results["time_to_train_min"].notna() & results["benchmark_id"].notna()]
+    assert len(configurations) == len(scored)
+    assert (configurations["submitter"] == "Alibaba").sum() == 3
     ranking = pd.read_csv("reports/ranking.csv")
     assert set(ranking["benchmark"]) == {"resnet", "bert"}
     assert ranking.groupby("benchmark")["rank"].min().eq(1).all()

@@ -24,7 +24,7 @@ import yaml
 from pipeline.analysis import clustering as cluster
 from pipeline.analysis import decide, findings, importance
 from pipeline.analysis import ranking as rank
-from pipeline.analysis.configurations import efficiency_metrics
+from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.core import paths
 from pipeline.core.errors import ContractError, ParamsError
 from pipeline.core.files import write_csv, write_json, write_parquet
@@ -516,6 +516,23 @@ def test_an_analysed_benchmark_without_its_figure_files_is_an_error_naming_the_s
         sections.benchmark_figures(without)
 
 
+def fixture_configurations(outputs: list[inputs.BenchmarkOutputs]) -> pd.DataFrame:
+    """configurations.parquet behind the fixture outputs: the analysed benchmarks' rows and, for the headline,
+    a v3.0 copy of a v1.0 result (republished, so the analysis leaves it out)."""
+    from pipeline.core.schemas import CONFIGURATION_COLUMNS
+
+    frame = pd.concat([item.clustered.drop(columns="cluster") for item in outputs if item.analysed],
+                      ignore_index=True)
+    original = frame[(frame["benchmark"] == HEADLINE) & (frame["round"] == "v1.0")].iloc[0]
+    copy = original.to_frame().T.assign(round="v3.0", system="copy-of-" + original["system"],
+                                        republished_of=f"v1.0/{original['submitter']}/{original['system']}")
+    frame = pd.concat([frame, copy], ignore_index=True).assign(benchmark_folder=lambda f: f["benchmark"])
+    for column in CONFIGURATION_COLUMNS:
+        if column not in frame:
+            frame[column] = None
+    return frame[CONFIGURATION_COLUMNS].infer_objects()
+
+
 def test_main_writes_the_page_and_combined_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     outputs = fixture_outputs(tmp_path / "scratch")
     for item in outputs:
@@ -531,6 +548,7 @@ def test_main_writes_the_page_and_combined_outputs(tmp_path: Path, monkeypatch: 
         (tmp_path / paths.decide_figure(HEADLINE, decide.figure_name(name))).write_bytes(png)
     write_json({"benchmark": OTHER, "status": "skipped", "reason": SKIP_REASON, "efficiency_floor": 0.7,
                 "interval": 0.9}, tmp_path / paths.decide_json(OTHER))
+    write_parquet(fixture_configurations(outputs), tmp_path / paths.CONFIGURATIONS)
     write_parquet(fixture_results(), tmp_path / inputs.RESULTS)
     write_csv(fixture_quarantine(), tmp_path / inputs.QUARANTINE)
     write_csv(fixture_tally(), tmp_path / inputs.TALLY)
@@ -553,6 +571,9 @@ def test_main_writes_the_page_and_combined_outputs(tmp_path: Path, monkeypatch: 
     assert set(json.loads(Path("reports/importance.json").read_text())) == {HEADLINE, OTHER, SKIPPED}
     page_html = Path("reports/index.html").read_text(encoding="utf-8")
     assert "dvc.lock not found" in page_html and page_html.count("<img ") == 14 + len(decide.FIGURES)
+    # the republished copy is left out of the analysis, listed in its benchmark's section and counted per round
+    assert "1 republished result left out" in page_html and "(republished from v1.0)" in page_html
+    assert "Results that repeat an earlier round's result (republished), per round" in page_html
     assert sorted(path.name for path in Path("reports/figures", HEADLINE).iterdir()) == [
         "best_time.png", "efficiency.png", "heatmap.png", "importance.png", "pareto.png", "scaling.png"]
     assert not Path("reports/figures", SKIPPED).exists()
@@ -576,3 +597,17 @@ def test_prediction_error_and_break_even_overview_links_each_benchmark(page: str
     section = page[page.index(f'id="{HEADLINE}-decide"'):page.index(f'id="{OTHER}"')]
     assert "Where not to trust the model" in section and "TPU-v4: only 3 published results" in section
     assert "1.43× the accelerator-hours" in section  # what the 0.7 floor means
+
+
+def test_republished_results_say_so_in_the_tables() -> None:
+    ranking = pd.DataFrame({"rank": [1, 2], "round": ["v2.1", "v2.0"], "submitter": "Acme", "system": ["b", "a"],
+                            "republished_of": ["v2.0/Acme/a", None], "time_to_train_min": [5.0, 5.0],
+                            "accelerator_count": 8.0, "accelerator_family": "A100"})
+    cells = [row[2]["text"] for row in tables.ranking_table(ranking, None)["rows"]]
+    assert cells == ["b (republished from v2.0)", "a"]
+    assert formatting.configuration_name(ranking.iloc[0]) == "v2.1 Acme b (republished from v2.0)"
+    assert tables.republished_rows(ranking.iloc[:1]) == [
+        {"name": "v2.1 Acme b (republished from v2.0)", "hardware": "8 × A100", "time": "5", "original": "v2.0 Acme a"}]
+    assert tables.republished_by_round(ranking) == [
+        {"round": "v2.0", "results": 1, "republished": 0, "share": "0%"},
+        {"round": "v2.1", "results": 1, "republished": 1, "share": "100%"}]

@@ -1,43 +1,50 @@
 """The configurations table: one row per scored result, with its hardware features and efficiency metrics.
 
-Efficiency metrics (defined here, in README.md and in the report):
-- `accelerator_hours` = accelerator_count x time_to_train_min / 60: the hardware time a result consumed.
-- `series`: the scaling series of a result, "round/benchmark/division/submitter/family/form factor/framework":
-  results that differ only in accelerator count (`SERIES_KEY`). Missing when the family or count is unknown.
-- `speedup` = t_base / t within the series, where t_base is the best time at the series' smallest accelerator
-  count (base_count). Missing for a result alone in its series or in a series of one accelerator count: there
-  is nothing to scale against.
-- `scaling_efficiency` = speedup / (accelerator_count / base_count): 1 is ideal linear scaling, below 1 is
-  sublinear; above 1 (superlinear within the series) happens when the larger member also changed what the key
-  does not see (nodes, interconnect, batch size).
-- `relative_accelerator_hours` = the fewest accelerator-hours of any result of the same benchmark, round and
-  division / this result's accelerator-hours: 1 is the most hardware-efficient result of its round, 0.5 used
-  twice its hardware time. It compares submitters fairly within a round.
-- `throughput_per_accelerator` = median training throughput of the result's converged runs (samples/s, see
-  `pipeline.mlperf.logparse.RunFacts.throughput_samples_per_s`) / accelerator_count.
+The efficiency metrics (`series`, accelerator-hours, speed-up, scaling efficiency and its split into throughput
+scaling and convergence work ratio, round-relative accelerator-hours, throughput per accelerator) are defined in
+`pipeline.analysis.efficiency`. Besides them, per result:
+- `throughput_samples_per_s`: the median over its converged runs of the ingest's throughput
+  (`pipeline.mlperf.logparse.RunFacts.throughput_samples_per_s`).
+- `samples_to_converge`, `epochs_to_converge` = medians over the result's converged runs of the log's
+  samples_count and epoch_num at run_stop (or at the last evaluation): the training work done to reach the
+  target. epoch_num counts passes over the training set for most benchmarks and samples for BERT and GPT-3 (they
+  log a sample counter under that key); within one benchmark and software stack it counts the same thing.
+- `republished_of`: "vX.Y/submitter/system" of the earliest result of an earlier round that this one repeats
+  (same benchmark, division, accelerator family and count, time to train equal within a relative
+  `REPUBLISHED_TOLERANCE`, whatever the submitter's or system's spelling: MLCommons publishes some results again
+  in a later round, often with newer software in the system name); None for an original. The metrics above
+  count every published result; `pipeline.analysis.scope.in_scope` recomputes them without the republished ones
+  when the analysis leaves them out (params `analysis.republished`); `pipeline.analysis.scope.republication`
+  names them.
 
 Divisions are "closed" or "open" whatever the spelling of the description (v1.0 PCL writes "close", see
 `DIVISION_SPELLINGS`).
 
-Hardware features come from `pipeline.mlperf.description`.
+Hardware features come from `pipeline.mlperf.description`, availability categories from
+`pipeline.mlperf.availability`. Every scored result of a catalogued benchmark is a row: a result whose system
+description is missing keeps missing hardware values and a note (`description_notes`), and a results folder
+published under another name than its description takes the description `pipeline.mlperf.system_aliases` names.
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
+from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.core import schemas
-from pipeline.mlperf import hardware
-from pipeline.mlperf.description import hardware_features
+from pipeline.mlperf import availability, hardware
+from pipeline.mlperf.catalogue import round_version
+from pipeline.mlperf.description import NOTE_COLUMNS, hardware_features
+from pipeline.mlperf.system_aliases import alias_of, description_names
 
-# A scaling series: one round, benchmark, division, submitter, accelerator family and form factor and software
-# stack; its members differ only in accelerator count.
-SERIES_KEY = ["round", "benchmark", "division", "submitter", "accelerator_family", "accelerator_form_factor",
-              "framework"]
-# The results a round-relative metric compares: the same benchmark, round and division.
-ROUND_GROUP = ["round", "benchmark", "division"]
 # Division spellings of published descriptions, lower-cased by the ingest: v1.0 PCL writes "close". Any other
 # value is kept as written, so a new spelling shows in the report's Division column instead of vanishing.
 DIVISION_SPELLINGS = {"close": "closed", "closed": "closed", "open": "open"}
+# Two results' times to train are the same measurement when they differ by at most this, relatively.
+REPUBLISHED_TOLERANCE = 1e-9
+# What a republished result shares with the one it repeats, besides the time to train.
+REPUBLISHED_KEY = ["benchmark", "division", "accelerator_family", "accelerator_count"]
+RUN_KEY = ["round", "submitter", "system", "benchmark"]
 
 
 def normalise_division(division: pd.Series) -> pd.Series:
@@ -51,57 +58,98 @@ def normalise_division(division: pd.Series) -> pd.Series:
     return division.map(one).astype(object)
 
 
-def series_ids(configurations: pd.DataFrame) -> pd.Series:
-    """The scaling series of each row ("/"-joined `SERIES_KEY`, "-" for a missing part such as an unstated
-    framework), or None where the accelerator family or count is unknown."""
-    usable = configurations["accelerator_count"].notna() & configurations["accelerator_family"].notna()
-    parts = configurations[SERIES_KEY].astype(object).where(configurations[SERIES_KEY].notna(), "-").astype(str)
-    ids = parts.agg("/".join, axis=1) if len(parts) else pd.Series([], dtype=object, index=configurations.index)
-    return ids.where(usable, None).astype(object)
+def result_names(frame: pd.DataFrame) -> pd.Series:
+    """"round/submitter/system" of each row."""
+    if frame.empty:
+        return pd.Series([], dtype=object, index=frame.index)
+    return (frame["round"].astype(str) + "/" + frame["submitter"].astype(str) + "/"
+            + frame["system"].astype(str)).astype(object)
 
 
-def efficiency_metrics(configurations: pd.DataFrame) -> pd.DataFrame:
-    """Add `series`, accelerator-hours, speed-up and scaling efficiency within the series, round-relative
-    accelerator-hours and throughput per accelerator (see the module docstring for the definitions).
+def republished_of(configurations: pd.DataFrame) -> pd.Series:
+    """For each result that repeats a result of an earlier round, the "round/submitter/system" of the earliest one
+    it repeats (see the module docstring); None for an original and where the family, count or time is unknown.
 
-    Needs the columns of `SERIES_KEY`, `accelerator_count`, `time_to_train_min` (minutes) and
-    `throughput_samples_per_s`; returns a copy with the metric columns added, rows in the same order.
+    Needs `round, submitter, system, time_to_train_min` (minutes) and the columns of `REPUBLISHED_KEY`. Of
+    several earlier results, the earliest round wins, then the submitter and system in alphabetical order.
     """
-    missing = sorted(set([*SERIES_KEY, "accelerator_count", "time_to_train_min", "throughput_samples_per_s"])
-                     - set(configurations.columns))
-    if missing:
-        raise ValueError(f"efficiency_metrics needs the columns {missing}")
-    frame = configurations.copy()
-    frame["series"] = series_ids(frame)
-    frame["accelerator_hours"] = frame["accelerator_count"] * frame["time_to_train_min"] / 60.0
-    in_series = frame[frame["series"].notna()]
-    smallest = in_series.groupby("series")["accelerator_count"].transform("min")
-    base = (in_series[in_series["accelerator_count"] == smallest].groupby("series")
-            .agg(base_count=("accelerator_count", "first"), base_time=("time_to_train_min", "min")))
-    counts = in_series.groupby("series")["accelerator_count"].nunique()
-    base = base[counts.reindex(base.index) > 1]  # one accelerator count: nothing to scale against
-    frame = frame.join(base, on="series")
-    frame["speedup"] = frame["base_time"] / frame["time_to_train_min"]
-    frame["scaling_efficiency"] = frame["speedup"] / (frame["accelerator_count"] / frame["base_count"])
-    best_hours = frame.groupby(ROUND_GROUP, dropna=False)["accelerator_hours"].transform("min")
-    frame["relative_accelerator_hours"] = best_hours / frame["accelerator_hours"]
-    frame["throughput_per_accelerator"] = frame["throughput_samples_per_s"] / frame["accelerator_count"]
-    return frame.drop(columns=["base_count", "base_time"])
+    marks = pd.Series([None] * len(configurations), index=configurations.index, dtype=object)
+    usable = configurations.dropna(subset=["accelerator_family", "accelerator_count", "time_to_train_min"])
+    if usable.empty:
+        return marks
+    versions = usable["round"].map(lambda name: round_version(name)[0] * 1000 + round_version(name)[1])
+    usable = usable.assign(_version=versions).sort_values(["_version", "submitter", "system"], kind="mergesort")
+    names = result_names(usable)
+    for _, rows in usable.groupby(REPUBLISHED_KEY, dropna=False, sort=False).indices.items():
+        version = usable["_version"].to_numpy()[rows]
+        minutes = usable["time_to_train_min"].to_numpy(dtype=float)[rows]
+        for position in range(len(rows)):
+            same = np.abs(minutes - minutes[position]) <= REPUBLISHED_TOLERANCE * np.maximum(minutes,
+                                                                                              minutes[position])
+            earlier = np.flatnonzero(same & (version < version[position]))
+            if len(earlier):
+                marks.at[usable.index[rows[position]]] = names.iloc[rows[earlier[0]]]
+    return marks
+
+
+def run_medians(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per result (index `RUN_KEY`, benchmark the results folder), the medians over its converged runs of the
+    throughput (`throughput_samples_per_s`, samples/s), `samples_to_converge` and `epochs_to_converge`."""
+    columns = ["throughput_samples_per_s", "samples_to_converge", "epochs_to_converge"]
+    return runs[runs["converged"]].groupby(RUN_KEY)[columns].median()
+
+
+def description_notes(frame: pd.DataFrame, described: pd.Series) -> pd.DataFrame:
+    """Notes (columns `NOTE_COLUMNS`) on results whose hardware comes from a description of another name
+    (`pipeline.mlperf.system_aliases`), and on results without a description (`described` False): their row is
+    kept with missing hardware values. One note per system, whatever its number of benchmarks."""
+    notes = []
+    for (round_, submitter, system, description), found in zip(
+            frame[["round", "submitter", "system", "description"]].itertuples(index=False, name=None), described):
+        alias = alias_of(round_, submitter, system)
+        if not found:
+            reason = ("no system description of this name (see quarantine.csv): the result is kept, its hardware "
+                      "values are missing")
+        elif alias is not None:
+            reason = f"results folder named differently from its description; hardware from it: {alias.evidence}"
+        else:
+            continue
+        notes.append({"round": round_, "submitter": submitter, "system": system, "field": "system description",
+                      "value": f"{submitter}/systems/{description}.json", "reason": reason})
+    return pd.DataFrame(notes, columns=NOTE_COLUMNS).drop_duplicates()
+
+
+def availability_notes(systems: pd.DataFrame) -> pd.DataFrame:
+    """Notes (columns `NOTE_COLUMNS`) on descriptions whose `status` is no known availability spelling: their
+    availability is missing (`pipeline.mlperf.availability`)."""
+    status = systems["status"] if "status" in systems else pd.Series([None] * len(systems), index=systems.index)
+    unknown = availability.unknown_spellings(status)
+    return pd.DataFrame({
+        "round": systems.loc[unknown, "round"], "submitter": systems.loc[unknown, "submitter"],
+        "system": systems.loc[unknown, "system"], "field": "status", "value": status[unknown],
+        "reason": (f"not an availability category ({', '.join(availability.OFFICIAL_NAMES.values())}) in any "
+                   "known spelling: treated as missing")}, columns=NOTE_COLUMNS)
 
 
 def build_configurations(systems: pd.DataFrame, results: pd.DataFrame,
                          runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Scored results of catalogued benchmarks joined with their system's hardware features, and the notes on
-    description values that became missing (see `drop_implausible`)."""
+    """Every scored result of a catalogued benchmark with its system's hardware features, its runs' medians
+    and the efficiency metrics, one row each; and the notes (columns `NOTE_COLUMNS`) on description values that
+    became missing (see `pipeline.mlperf.description.drop_implausible`), on unknown availability spellings and
+    on results whose description is missing or named otherwise."""
     scored = results[results["time_to_train_min"].notna() & results["benchmark_id"].notna()]
-    throughput = (runs[runs["converged"]].groupby(["round", "submitter", "system", "benchmark"])
-                  ["throughput_samples_per_s"].median().rename("throughput_samples_per_s"))
     frame = scored.rename(columns={"benchmark": "benchmark_folder", "benchmark_id": "benchmark"})
     # Before the efficiency baselines, which are per division: "close" results would otherwise form their own.
     frame = frame.assign(division=normalise_division(frame["division"]))
-    frame = frame.join(throughput, on=["round", "submitter", "system", "benchmark_folder"])
+    frame = frame.join(run_medians(runs), on=["round", "submitter", "system", "benchmark_folder"])
     described, notes = hardware_features(systems)
-    frame = frame.merge(described, on=["round", "submitter", "system"], how="inner", validate="many_to_one")
+    frame = frame.assign(description=description_names(frame))
+    frame = frame.merge(described.rename(columns={"system": "description"}), on=["round", "submitter", "description"],
+                        how="left", validate="many_to_one", indicator="_described")
+    notes = pd.concat([notes, availability_notes(systems),
+                       description_notes(frame, frame["_described"] == "both")], ignore_index=True)
+    notes = notes.sort_values(["round", "submitter", "system", "field", "reason"], kind="mergesort")
+    frame = frame.assign(republished_of=republished_of(frame))
     frame = efficiency_metrics(frame)
     frame = frame[schemas.CONFIGURATION_COLUMNS].sort_values(["benchmark", "round", "submitter", "system"])
-    return schemas.validate_configurations(frame.reset_index(drop=True)), notes
+    return schemas.validate_configurations(frame.reset_index(drop=True)), notes.reset_index(drop=True)

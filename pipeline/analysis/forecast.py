@@ -25,8 +25,9 @@ The naive rule the model has to beat: the family's best time at the nearest coun
 round before the target, scaled linearly by count.
 
 Backtest (forward chaining): for each round r after the first, fit on the rounds before r and forecast every
-result of r. Results that repeat an earlier one (same submitter, family, count and time) are left out: a
-rerun is not a forecast. Errors are absolute percentage errors, |predicted / published - 1|.
+result of r. Results that repeat an earlier round's (`republished_of`, marked by the features stage: see
+`pipeline.analysis.configurations`) are left out, whatever `analysis.republished` says: a republished result is
+no forecast. Errors are absolute percentage errors, |predicted / published - 1|.
 
 Intervals are weighted split-conformal on the log residuals of the backtest: the nominal-level interval of a
 forecast is its centre times / divided by the weighted level (m + 1) / m quantile of the |log residuals| of the
@@ -267,26 +268,26 @@ def ordered_rounds(frame: pd.DataFrame) -> list[str]:
     return sorted(frame["round"].unique(), key=round_version)
 
 
-def reruns(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
-    """Which rows of `test` repeat a row of `train` (same submitter, family, count and time)."""
-    key = ["submitter", "accelerator_family", "accelerator_count", "time_to_train_min"]
-    earlier = set(zip(*(train[name].tolist() for name in key)))
-    return np.array([row in earlier for row in zip(*(test[name].tolist() for name in key))], dtype=bool)
+def republished(test: pd.DataFrame) -> np.ndarray:
+    """Which rows of a fold repeat an earlier round's result (their `republished_of` is set)."""
+    return test["republished_of"].notna().to_numpy()
 
 
 def backtest_forecasts(frame: pd.DataFrame) -> pd.DataFrame:
     """Forward chaining: per round after the first, fit on the earlier rounds and forecast the round's results
-    (reruns left out). One row per result and method (model, naive) that gave a forecast: the result's
-    columns, fold, method, kind, forecast_log, spread_log, fold_time."""
+    (republished results left out; needs the model inputs' `republished_of`). One row per result and method
+    (model, naive) that gave a forecast: the result's columns, fold, method, kind, forecast_log, spread_log,
+    fold_time."""
     rows = []
     # Plain Python strings: pandas' Arrow-backed ones make every grouping and lookup of the folds slower.
-    frame = frame[["round", *UNIT, "submitter", "system", "accelerator_count", "time_to_train_min"]].astype(
+    frame = frame[["round", *UNIT, "submitter", "system", "accelerator_count", "time_to_train_min",
+                   "republished_of"]].astype(
         {name: object for name in ["round", *UNIT, "submitter", "system"]})
     times = frame["round"].map(round_published)
     for fold in ordered_rounds(frame)[1:]:
         fold_time = round_published(fold)
         train, test = frame[times < fold_time], frame[frame["round"] == fold]
-        test = test[~reruns(train, test)]
+        test = test[~republished(test)]
         forecaster = fit(train)
         forecasts = forecaster.forecast(test, fold_time)
         base = test[["accelerator_family", "form_factor", "submitter", "system", "accelerator_count",

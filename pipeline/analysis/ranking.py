@@ -35,7 +35,7 @@ from pipeline.settings import Findings
 RANKING_COLUMNS = [
     "rank", "front", "score", "round_rank", "round_front", "round_score", "pareto", "cluster", "round",
     "submitter", "system", "division", "accelerator_family", "accelerator_count", "time_to_train_min",
-    "accelerator_hours", "relative_accelerator_hours", "scaling_efficiency", "speedup", "series",
+    "accelerator_hours", "relative_accelerator_hours", "scaling_efficiency", "speedup", "series", "republished_of",
 ]
 OUTCOMES = ["time_to_train_min", "accelerator_hours"]  # both minimised: what the fronts are built on
 
@@ -276,10 +276,13 @@ def rank_benchmark(clustered: pd.DataFrame, cluster_summary: dict[str, Any], imp
     ranking = rank_configurations(clustered, criteria)
     clusters = rank_clusters(clustered, criteria)
     found = findings.evaluate(clustered, settings)
+    superlinear = findings.superlinear_cases(clustered, settings.superlinear_threshold)
     return ranking, {"status": "ok", **metrics(ranking, clusters, cluster_summary, importance),
                      **findings_summary(found),
-                     "n_superlinear": int((clustered["scaling_efficiency"] > settings.superlinear_threshold).sum()),
+                     "n_superlinear": len(superlinear),
+                     "n_superlinear_work_explained": sum(case["explained_by"] == findings.WORK
+                                                         for case in superlinear),
                      "clusters": clusters.to_dict(orient="records"),
                      "sensitivity": sensitivity(clustered, criteria, rank_params["sensitivity"], rank_params["top"]),
                      "findings": found,
-                     "superlinear": findings.superlinear_cases(clustered, settings.superlinear_threshold)}
+                     "superlinear": superlinear}

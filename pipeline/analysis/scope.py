@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.core import paths, schemas
 from pipeline.core.errors import ParamsError, UsageError
 from pipeline.mlperf.catalogue import BY_ID, CATALOGUE
@@ -25,8 +26,9 @@ def read_configurations() -> pd.DataFrame:
     return schemas.validate_configurations(pd.read_parquet(paths.CONFIGURATIONS))
 
 
-def in_scope(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
-    """The configurations of one benchmark that the analysis settings select, with a usable accelerator count."""
+def _selected(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
+    """The rows of one benchmark in the division, rounds and availability of `analysis`, with a usable
+    accelerator count, republished ones included."""
     check_benchmark(benchmark)
     division, rounds, availability = analysis.division, analysis.rounds, analysis.availability
     frame = configurations[(configurations["benchmark"] == benchmark) & configurations["accelerator_count"].notna()]
@@ -36,7 +38,34 @@ def in_scope(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -
         frame = frame[frame["round"].isin(rounds)]
     if availability != "all":
         frame = frame[frame["availability"].isin(availability)]
-    return frame.reset_index(drop=True)
+    return frame
+
+
+def in_scope(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
+    """The configurations of one benchmark that the analysis settings select, with a usable accelerator count.
+
+    With `analysis.republished: exclude`, results that repeat an earlier round's (`republished_of`) are left out,
+    and the metrics that compare a result with others of its round (series baselines, speed-up, scaling
+    efficiency and its split, round-relative accelerator-hours) are computed again without them, by
+    `pipeline.analysis.efficiency.efficiency_metrics` over the benchmark's results: the rounds read as if those
+    results had not been published again. Every stage that analyses results (importance, cluster, rank and its
+    findings, backtest, decide, predict, recommend) takes its rows from here.
+    """
+    if analysis.republished == "exclude":
+        originals = configurations[(configurations["benchmark"] == benchmark)
+                                   & configurations["republished_of"].isna()]
+        configurations = efficiency_metrics(originals)
+    return _selected(configurations, analysis, benchmark).reset_index(drop=True)
+
+
+def republished_left_out(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
+    """The results of one benchmark that the scope selects but `analysis.republished: exclude` leaves out (none
+    with `include`), in round, submitter and system order."""
+    if analysis.republished == "include":
+        return configurations.iloc[0:0].reset_index(drop=True)
+    frame = _selected(configurations, analysis, benchmark)
+    return (frame[frame["republished_of"].notna()].sort_values(["round", "submitter", "system"], kind="mergesort")
+            .reset_index(drop=True))
 
 
 def analysed_benchmarks(analysis: Analysis, configurations: pd.DataFrame | None = None) -> list[str]:
@@ -57,3 +86,16 @@ def analysed_benchmarks(analysis: Analysis, configurations: pd.DataFrame | None 
                           f"in scope, fewer than analysis.min_configurations = {analysis.min_configurations}; lead "
                           f"the summary with one of {', '.join(chosen) or '(none)'} or widen the scope")
     return chosen
+
+
+def republished_from(original: str) -> str:
+    """The short label of a republished result, from its `republished_of` ("vX.Y/submitter/system"):
+    "republished from vX.Y"."""
+    return f"republished from {original.partition('/')[0]}"
+
+
+def republication(original: str) -> str:
+    """The long label of a republished result, naming the original: "republished from vX.Y (the result of vX.Y
+    submitter system)"."""
+    round_, _, rest = original.partition("/")
+    return f"{republished_from(original)} (the result of {round_} {rest.replace('/', ' ', 1)})"

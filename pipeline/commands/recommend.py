@@ -45,6 +45,7 @@ from pipeline.analysis.models_artifact import saved_models
 from pipeline.analysis.prices import load_prices
 from pipeline.analysis.ranking import criteria_matrix, nondominated_fronts
 from pipeline.analysis.scaling import canonical_spelling
+from pipeline.analysis.scope import republication
 from pipeline.core import paths
 from pipeline.core.cli import ArgumentParser
 from pipeline.core.errors import ParamsError, UsageError, cli
@@ -70,12 +71,16 @@ class Constraint:
 
 
 def published_candidates(ranking: pd.DataFrame) -> pd.DataFrame:
-    """Every configuration of the whole ranking, with its rank (filter afterwards: the rank is of them all)."""
+    """Every configuration of the whole ranking, with its rank (filter afterwards: the rank is of them all); a
+    republished one (ranked with `analysis.republished: include`) names the original result it repeats."""
+    originals = (ranking["republished_of"] if "republished_of" in ranking
+                 else pd.Series([None] * len(ranking), index=ranking.index))
     return ranking.assign(
         kind="published", label=ranking["round"] + " " + ranking["submitter"] + " " + ranking["system"],
         time_high_min=ranking["time_to_train_min"], forecast=None,
         detail=[f"published result, rank {rank} of {len(ranking)} in the efficiency ranking"
-                for rank in ranking["rank"]])[CANDIDATE_COLUMNS]
+                + ("" if pd.isna(original) else f"; {republication(str(original))}")
+                for rank, original in zip(ranking["rank"], originals)])[CANDIDATE_COLUMNS]
 
 
 def predicted_candidates(fitted: FittedBenchmark, rule: Trust,

@@ -64,23 +64,31 @@ RESULTS = pa.DataFrameSchema(
 
 CONFIGURATION_COLUMNS = [
     "round", "submitter", "system", "benchmark", "benchmark_folder", "division", "availability",
-    "time_to_train_min", "accelerator_name", "accelerator_vendor", "accelerator_family",
+    "republished_of", "time_to_train_min", "accelerator_name", "accelerator_vendor", "accelerator_family",
     "accelerator_form_factor", "accelerator_memory_gib", "accelerator_year", "accelerator_count", "n_nodes",
     "accelerators_per_node", "host_cpu_vendor", "host_cpu_model", "host_cpu_cores", "host_memory_gib",
     "interconnect_intra", "interconnect_intra_gbps", "interconnect_inter", "interconnect_inter_gbps",
-    "framework", "throughput_samples_per_s", "series", "accelerator_hours", "speedup", "scaling_efficiency",
-    "relative_accelerator_hours", "throughput_per_accelerator",
+    "framework", "throughput_samples_per_s", "samples_to_converge", "epochs_to_converge", "series",
+    "accelerator_hours", "speedup", "scaling_efficiency", "relative_accelerator_hours", "throughput_per_accelerator",
+    "throughput_scaling", "convergence_work_ratio",
 ]
 
 CONFIGURATIONS = pa.DataFrameSchema(
     {
         "round": _ROUND, "submitter": _TEXT, "system": _TEXT, "benchmark": _TEXT, "benchmark_folder": _TEXT,
-        "division": _OPTIONAL_TEXT, "time_to_train_min": pa.Column(float, pa.Check.gt(0)),
+        "division": _OPTIONAL_TEXT,
+        "availability": _OPTIONAL_TEXT,  # a category of pipeline.mlperf.availability.CATEGORIES, or missing
+        "republished_of": pa.Column(str, pa.Check.str_matches(r"^v\d+\.\d+/[^/]+/.+$"), nullable=True),
+        "time_to_train_min": pa.Column(float, pa.Check.gt(0)),
         "accelerator_count": pa.Column(float, pa.Check.gt(0), nullable=True),
         "accelerator_hours": pa.Column(float, pa.Check.gt(0), nullable=True),
         "series": _OPTIONAL_TEXT,
         "scaling_efficiency": pa.Column(float, pa.Check.gt(0), nullable=True),
         "relative_accelerator_hours": pa.Column(float, [pa.Check.gt(0), pa.Check.le(1)], nullable=True),
+        "samples_to_converge": pa.Column(float, pa.Check.ge(0), nullable=True),
+        "epochs_to_converge": pa.Column(float, pa.Check.ge(0), nullable=True),
+        "throughput_scaling": pa.Column(float, pa.Check.gt(0), nullable=True),
+        "convergence_work_ratio": pa.Column(float, pa.Check.gt(0), nullable=True),
     },
     unique=["round", "submitter", "system", "benchmark"], strict=False, coerce=True,
 )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from pipeline.mlperf import hardware
+from pipeline.mlperf import availability, hardware
 
 NOTE_COLUMNS = ["round", "submitter", "system", "field", "value", "reason"]
 # A CPU-only system states zero accelerators, and may state zero accelerator memory.
@@ -114,7 +114,7 @@ def _parsed_features(systems: pd.DataFrame) -> pd.DataFrame:
     per_node = _field(systems, "accelerators_per_node").map(hardware.parse_count)
     frame = pd.DataFrame({
         "round": systems["round"], "submitter": systems["submitter"], "system": systems["system"],
-        "availability": _field(systems, "status").map(_lower_or_none),
+        "availability": _field(systems, "status").map(availability.category),
         "accelerator_name": _field(systems, "accelerator_model_name"),
         "accelerator_vendor": [a.vendor for a in accelerators],
         "accelerator_family": [a.family for a in accelerators],

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from pipeline.analysis.scope import republished_from
 from pipeline.core.colours import COLOURBLIND
 from pipeline.mlperf.catalogue import round_version
 
@@ -77,7 +78,10 @@ def round_order(round_: str) -> float:
 
 
 def configuration_name(row: pd.Series | dict[str, Any]) -> str:
-    return f"{row['round']} {row['submitter']} {row['system']}"
+    """"round submitter system", and "(republished from vX.Y)" for a result that repeats an earlier round's."""
+    original = row.get("republished_of")
+    suffix = "" if missing(original) else f" ({republished_from(str(original))})"
+    return f"{row['round']} {row['submitter']} {row['system']}{suffix}"
 
 
 def hardware_name(row: pd.Series | dict[str, Any]) -> str:

@@ -43,6 +43,8 @@ class BenchmarkOutputs:
     decide: dict[str, Any] | None = None
     # The decide stage's scalar metrics (decide_section.metrics_of), for reports/metrics.json.
     decide_metrics: dict[str, Any] | None = None
+    # The results of the benchmark's scope left out as republished (pipeline.analysis.scope.republished_left_out).
+    republished: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def analysed(self) -> bool:
@@ -60,7 +62,8 @@ class Prices:
         return self.path.resolve() == EXAMPLE_PRICES.resolve()
 
 
-def load_benchmark_outputs(benchmark: str) -> BenchmarkOutputs:
+def load_benchmark_outputs(benchmark: str, republished: pd.DataFrame | None = None) -> BenchmarkOutputs:
+    """What the stages wrote for `benchmark`, with the results its scope left out as republished."""
     summary = decide_section.load_summary(benchmark)  # read once, for the fragment and the metrics
     return BenchmarkOutputs(
         benchmark=benchmark, rank=read_artifact("rank", paths.rank_json(benchmark)),
@@ -69,7 +72,8 @@ def load_benchmark_outputs(benchmark: str) -> BenchmarkOutputs:
         importance=read_artifact("importance", paths.importance_json(benchmark)),
         clustered=pd.read_parquet(paths.clusters_table(benchmark)),
         figures=figure_files(benchmark),
-        decide=decide_section.report_section(benchmark, summary), decide_metrics=decide_section.metrics_of(summary))
+        decide=decide_section.report_section(benchmark, summary), decide_metrics=decide_section.metrics_of(summary),
+        republished=pd.DataFrame() if republished is None else republished)
 
 
 def figure_files(benchmark: str, figures_dir: Path = FIGURES_DIR) -> dict[str, bytes]:

@@ -29,6 +29,8 @@ from pipeline.report.tables import (
     importance_rows,
     ranking_rows,
     ranking_table,
+    republished_by_round,
+    republished_rows,
     superlinear_rows,
 )
 
@@ -220,6 +222,7 @@ def benchmark_section(outputs: BenchmarkOutputs, ranking_limit: int | None,
         "latest_round": latest.iloc[0]["round"], "latest": ranking_rows(latest.head(LATEST_ROWS)),
         "n_latest": len(latest), "all_rounds": ranking_rows(all_rounds_view(outputs.ranking)),
         "superlinear": superlinear_rows(outputs), "bands": efficiency_bands(outputs),
+        "republished": republished_rows(outputs.republished),
         "best_profile": best_profile(outputs), "findings": findings_of(outputs),
         "figures": benchmark_figures(outputs), "clusters": cluster_profile_rows(outputs),
         "cluster_notes": cluster_notes(outputs.clusters),
@@ -272,8 +275,10 @@ def quarantine_summary(quarantine: pd.DataFrame, tally: pd.DataFrame | None) -> 
                       for key, short, label, _ in QUARANTINE_KINDS]}
 
 
-def coverage_of(results: pd.DataFrame, quarantine: pd.DataFrame, tally: pd.DataFrame | None = None) -> dict[str, Any]:
-    """What the ingested data holds, over every round and benchmark."""
+def coverage_of(results: pd.DataFrame, quarantine: pd.DataFrame, tally: pd.DataFrame | None = None,
+                configurations: pd.DataFrame | None = None) -> dict[str, Any]:
+    """What the ingested data holds, over every round and benchmark; with the configurations, how many of each
+    round's results repeat an earlier round's."""
     rounds = sorted(results["round"].unique(), key=round_order)
     scored = results[results["time_to_train_min"].notna()]
     unscored = results[results["time_to_train_min"].isna()]
@@ -286,6 +291,8 @@ def coverage_of(results: pd.DataFrame, quarantine: pd.DataFrame, tally: pd.DataF
         "quarantined": len(quarantine), "quarantine": quarantine_summary(quarantine, tally),
         "quarantine_by_reason": counts(quarantine["reason"]),
         "quarantine_rows": quarantine[["round", "path", "reason"]].astype(str).to_dict(orient="records"),
+        "republished": [] if configurations is None else republished_by_round(configurations),
+        "n_republished": 0 if configurations is None else int(configurations["republished_of"].notna().sum()),
     }
 
 
@@ -293,7 +300,7 @@ def coverage_of(results: pd.DataFrame, quarantine: pd.DataFrame, tally: pd.DataF
 
 def report_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, quarantine: pd.DataFrame,
                    params: dict[str, Any], provenance_: dict[str, Any], tally: pd.DataFrame | None = None,
-                   prices: Prices | None = None) -> dict[str, Any]:
+                   prices: Prices | None = None, configurations: pd.DataFrame | None = None) -> dict[str, Any]:
     analysis = params["analysis"]
     headline = analysis.get("benchmark")
     sections = [benchmark_section(item, None if item.benchmark == headline else OTHER_RANKING_ROWS, prices)
@@ -304,7 +311,7 @@ def report_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, q
         "summary": headline_summary(headline_outputs),
         "headline_section": next((s for s in sections if s["id"] == headline), None),
         "sections": sections, "matrix": findings_matrix(sections),
-        "coverage": coverage_of(results, quarantine, tally), "analysis": analysis,
+        "coverage": coverage_of(results, quarantine, tally, configurations), "analysis": analysis,
         "importance_params": params.get("importance", {}), "cluster_params": params.get("cluster", {}),
         "rank_params": params.get("rank", {}), "provenance": provenance_,
         "findings_params": params.get("findings", {}), "best_means": BEST_MEANS, "how_to_read": HOW_TO_READ,

@@ -6,6 +6,7 @@ from typing import Any
 
 import pandas as pd
 
+from pipeline.analysis.scope import republished_from
 from pipeline.report.figures import importance_frame
 from pipeline.report.formatting import (
     FEATURE_LABELS,
@@ -14,6 +15,7 @@ from pipeline.report.formatting import (
     cluster_colour,
     configuration_name,
     hardware_name,
+    missing,
     number,
     round_order,
     table,
@@ -54,7 +56,32 @@ COST_COLUMNS = [
 
 
 def ranking_table(ranking: pd.DataFrame, limit: int | None) -> dict[str, Any]:
+    """The sortable ranking; a republished result (ranked with `analysis.republished: include`) says so after its
+    system name."""
+    if "republished_of" in ranking:
+        labels = [system if missing(original) else f"{system} ({republished_from(str(original))})"
+                  for system, original in zip(ranking["system"], ranking["republished_of"])]
+        ranking = ranking.assign(system=labels)
     return table(ranking, RANKING_COLUMNS, limit)
+
+
+def republished_rows(republished: pd.DataFrame) -> list[dict[str, str]]:
+    """The results the analysis left out as republications (`pipeline.analysis.scope.republished_left_out`): the
+    result, its hardware and time, and the original it repeats."""
+    return [{"name": configuration_name(row), "hardware": hardware_name(row),
+             "time": number(row["time_to_train_min"]), "original": str(row["republished_of"]).replace("/", " ")}
+            for _, row in republished.iterrows()]
+
+
+def republished_by_round(configurations: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per round, in order: the scored results of catalogued benchmarks (every division) and how many of them
+    repeat an earlier round's result (`republished_of`), with the share; rounds without any are listed too."""
+    rows = []
+    for round_, group in configurations.groupby("round"):
+        republished = int(group["republished_of"].notna().sum())
+        rows.append({"round": round_, "results": len(group), "republished": republished,
+                     "share": number(republished / len(group), "share")})
+    return sorted(rows, key=lambda row: round_order(row["round"]))
 
 
 def ranking_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -91,13 +118,16 @@ def cost_table(latest: pd.DataFrame, prices: Prices, limit: int = LATEST_ROWS) -
 
 
 def superlinear_rows(outputs: BenchmarkOutputs) -> list[dict[str, str]]:
-    """Within-series efficiencies above the threshold, both members side by side, with the likely reason."""
+    """Within-series efficiencies above the threshold, both members side by side, with the split of the
+    efficiency (samples to converge and throughput per accelerator, each against the base) and the reason."""
     return [{"round": case["round"], "submitter": case["submitter"],
              "member": f"{case['system']}: {number(case['accelerators'])} accelerators, "
                        f"{number(case['time_to_train_min'])} min",
              "base": f"{case['base_system']}: {number(case['base_accelerators'])} accelerators, "
                      f"{number(case['base_time_to_train_min'])} min",
-             "efficiency": number(case["scaling_efficiency"], "ratio"), "reason": case["reason"]}
+             "efficiency": number(case["scaling_efficiency"], "ratio"),
+             "work": number(case.get("convergence_work_ratio"), "ratio"),
+             "throughput": number(case.get("throughput_scaling"), "ratio"), "reason": case["reason"]}
             for case in outputs.rank.get("superlinear", [])]
 
 

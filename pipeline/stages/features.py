@@ -4,7 +4,7 @@
 
 The logic lives in `pipeline.mlperf.description` (what a description says) and `pipeline.analysis.configurations`
 (the efficiency metrics); this stage reads the ingest's tables and writes the configurations and the notes on
-description values set missing.
+description values set missing or taken from elsewhere.
 """
 from __future__ import annotations
 
@@ -29,8 +29,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     write_parquet(configurations, paths.CONFIGURATIONS)
     write_csv(notes, paths.FEATURE_NOTES)
     n_missing = int(configurations["accelerator_count"].isna().sum())
-    print(f"{len(configurations)} configurations, {n_missing} without an accelerator count, "
-          f"{len(notes)} description values set missing (see {paths.FEATURE_NOTES})")
+    n_republished = int(configurations["republished_of"].notna().sum())
+    print(f"{len(configurations)} configurations, {n_missing} without an accelerator count, {n_republished} "
+          f"republished from an earlier round, {len(notes)} notes on description values (see {paths.FEATURE_NOTES})")
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = load_settings()
     import pandas as pd
 
-    from pipeline.analysis.scope import analysed_benchmarks
+    from pipeline.analysis.scope import analysed_benchmarks, read_configurations, republished_left_out
     from pipeline.report.inputs import load_benchmark_outputs, load_price_table, load_tally
     from pipeline.report.provenance import provenance
     from pipeline.report.sections import render, report_context
@@ -39,7 +39,9 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     params = load_params()
     prices = load_price_table(settings.report.prices)
-    outputs = [load_benchmark_outputs(benchmark) for benchmark in analysed_benchmarks(settings.analysis)]
+    configurations = read_configurations()
+    outputs = [load_benchmark_outputs(benchmark, republished_left_out(configurations, settings.analysis, benchmark))
+               for benchmark in analysed_benchmarks(settings.analysis, configurations)]
     write_csv(combined_ranking(outputs), paths.RANKING)
     write_json(scalar_metrics(outputs), paths.METRICS)
     fresh_dir(paths.HEADLINE_METRICS)
@@ -47,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         write_json(headline_metrics(item), paths.headline_metrics(item.benchmark))
     write_json({item.benchmark: item.importance for item in outputs}, paths.IMPORTANCE_SUMMARY)
     context = report_context(outputs, pd.read_parquet(paths.RESULTS), pd.read_csv(paths.QUARANTINE), params,
-                             provenance(params), load_tally(), prices)
+                             provenance(params), load_tally(), prices, configurations)
     html = render(context)
     write_text(html, paths.INDEX)
     print(f"wrote {paths.INDEX} ({len(html.encode()) // 1024} KiB)")
