@@ -40,6 +40,9 @@ GRACE_SUPERCHIPS = frozenset({"GH200", "GB200", "GB300"})
 INTRA_FIELDS = ("accelerator_interconnect",)
 CORE_FIELDS = ("host_processor_core_count", "host_processors_core_count")
 INTER_FIELDS = ("host_networking",)
+# What `hardware_features(..., details=True)` adds: the sockets, and how the inter-node bandwidth is made up.
+DETAIL_COLUMNS = ["host_sockets", "interconnect_inter_ports", "interconnect_inter_port_gbps",
+                  "interconnect_inter_grade"]
 # Columns kept beside the features while they are checked, dropped before the frame is returned.
 STATED_INTRA, STATED_CORES = "_stated_intra_gbps", "_stated_cpu_cores"
 STATED_PER_PROCESSOR, STATED_VCPUS = "_stated_cores_per_processor", "_stated_vcpus"
@@ -106,8 +109,10 @@ def _accelerator(name: object, memory: object, system_name: object) -> hardware.
     return accelerator
 
 
-def hardware_features(systems: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Normalised hardware features per system description, and the notes on values that became missing.
+def hardware_features(systems: pd.DataFrame, details: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Normalised hardware features per system description, and the notes on values set missing or corrected;
+    with `details`, also the columns DETAIL_COLUMNS (sockets per node, and the ports, the rate of one port and
+    the InfiniBand grade behind interconnect_inter_gbps).
 
     A CPU-only system (no accelerator named, zero accelerators per node) trains on its host processors: they
     are then its accelerators, counted per socket, with family "<CPU model> (CPU)", so such results stay
@@ -124,7 +129,8 @@ def hardware_features(systems: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame
     frame.loc[cpu_only, "accelerator_form_factor"] = "CPU socket"
     frame.loc[cpu_only, "accelerators_per_node"] = frame.loc[cpu_only, "host_sockets"]
     frame["accelerator_count"] = frame["n_nodes"] * frame["accelerators_per_node"]
-    return frame.drop(columns=["host_sockets", STATED_INTRA, STATED_CORES, STATED_PER_PROCESSOR, STATED_VCPUS]), notes
+    helpers = [STATED_INTRA, STATED_CORES, STATED_PER_PROCESSOR, STATED_VCPUS]
+    return frame.drop(columns=helpers if details else [*helpers, *DETAIL_COLUMNS]), notes
 
 
 def _host_cpu(model: object, cores: object, sockets: object, family: str | None) -> hardware.HostCpu:
@@ -164,8 +170,12 @@ def _parsed_features(systems: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
         "framework": _field(systems, "framework").map(hardware.parse_framework),
     })
     frame["host_sockets"] = _field(systems, "host_processors_per_node").map(hardware.parse_count)
+    frame["interconnect_inter_ports"] = [i.ports for i in inter]
+    frame["interconnect_inter_port_gbps"] = [i.port_gbps for i in inter]
+    frame["interconnect_inter_grade"] = [i.grade for i in inter]
     numeric = ["accelerator_memory_gib", "accelerator_year", "n_nodes", "accelerators_per_node", "host_sockets",
-               "host_cpu_cores", "host_memory_gib", "interconnect_intra_gbps", "interconnect_inter_gbps"]
+               "host_cpu_cores", "host_memory_gib", "interconnect_intra_gbps", "interconnect_inter_gbps",
+               "interconnect_inter_ports", "interconnect_inter_port_gbps"]
     frame[numeric] = frame[numeric].astype("float64")
     frame[STATED_INTRA] = frame["interconnect_intra_gbps"]
     frame[STATED_CORES] = frame["host_cpu_cores"]
@@ -242,7 +252,8 @@ def _checked_intra(row: pd.Series) -> tuple[str, float, str] | None:
         rate = f"at {value:g} Gb/s"
     else:
         rate = f"states {value:g} Gb/s, {_intra_mismatch(value, table, per_node)}"
-    return link.link, table, f"{said}; {rate}; {link.describe()} (links.csv): set to {table:g}"
+    joined = f"{said} {rate}" if rate.startswith(("without", "at ")) else f"{said}; {rate}"
+    return link.link, table, f"{joined}; {link.describe()} (links.csv): set to {table:g}"
 
 
 def _hardware_name(family: str | None, form_factor: str | None) -> str:

@@ -12,15 +12,26 @@ Unit rules:
   taken as GB, up to `BARE_NUMBER_MAX_GB`; beyond that its unit cannot be guessed and the result is None.
 - Bandwidth (`parse_interconnect`) is reported in Gbit/s with decimal prefixes: b = bit, B = byte
   ("900 GB/s" -> 7200), Mb = 0.001 Gb, Tb = 1000 Gb. InfiniBand speed grades stand for their link rate when
-  no number is given ("NDR" -> 400, "HDR100" -> 100). A link count in front of a rate gives the total per node
-  ("8x ConnectX-7 IB NDR 400Gb/s" -> 3200). A stated aggregate is reported as written, never divided.
+  no number is given ("NDR" -> 400, "HDR100" -> 100). A link or port count in front of a rate gives the total
+  ("8x ConnectX-7 IB NDR 400Gb/s" -> 3200, "2x ConnectX-6, 100Gb/s" -> 200, a "Dual Port" adapter -> 2 ports);
+  an InfiniBand lane width is no count ("100 Gb/sec (4X EDR)" -> 100). Only the network the accelerators use
+  counts: the "Compute:" part of a labelled value, never a management or storage NIC, never a PCIe bus rate.
+  These parsers report the figure as the text states it. The features' conventions are then applied by
+  `pipeline.mlperf.description` against the package's tables: interconnect_intra_gbps is per accelerator and
+  direction (links.csv: a stated "900 GB/s" NVLink of an H100, the sum of both directions, becomes 3600), and
+  interconnect_inter_gbps per node = ports x the rate of one port, as parsed here.
+- Host CPU cores (`parse_host_cpu`) are per node, as the description's arithmetic gives them (core count per
+  processor x processors); `pipeline.mlperf.description` replaces them with sockets x the model's cores per
+  socket where cpus.csv knows the model.
+- Accelerator families, vendors, single form factors and launch years come from accelerators.csv
+  (`pipeline.mlperf.accelerators`), CPU model aliases from cpus.csv (`pipeline.mlperf.cpus`).
 """
 from __future__ import annotations
 
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pipeline.mlperf import accelerators, cpus
 
@@ -320,12 +331,14 @@ def _cores_per_node(model_name: str | None, core_count: object, processors_per_n
 
 
 def parse_host_cpu(model_name: object, core_count: object, processors_per_node: object) -> HostCpu:
-    """Vendor, short canonical model ("Xeon Platinum 8480C", "EPYC 7763") and cores per node.
+    """Vendor, short canonical model ("Xeon Platinum 8480C", "EPYC 7763") and cores per node as stated.
 
-    MLPerf asks for `core_count` per processor, so cores per node = core_count x processors_per_node, except
-    that "2x 64" is read as a node total and so is a count above the per-processor count the model name states
-    ("AMD EPYC 9454 48-Core Processor" with 96). None for missing inputs and for totals outside
-    1..`MAX_CORES_PER_NODE`.
+    The model is the name cpus.csv lists when the description uses one of its aliases ("Xeon Gold 8280" ->
+    "Xeon Platinum 8280"). MLPerf asks for `core_count` per processor, so cores per node = core_count x
+    processors_per_node, except that "2x 64" is read as a node total and so is a count above the
+    per-processor count the model name states ("AMD EPYC 9454 48-Core Processor" with 96). None for missing
+    inputs and for totals outside 1..`MAX_CORES_PER_NODE`. `pipeline.mlperf.description` checks the count
+    against cpus.csv.
     """
     name = _as_text(model_name)
     if name is not None and _PER_NODE_LISTING.search(name):
@@ -345,6 +358,11 @@ class Interconnect:
     bandwidth_gbps: float | None
     # Why a stated network gives no kind or rate (only a management or storage network is named), else None.
     note: str | None = None
+    # How the bandwidth is made up: links or ports, the rate of one (Gbit/s), and the InfiniBand speed grade
+    # named beside them ("NDR", "HDR100"). Details of `bandwidth_gbps`, left out of comparisons.
+    ports: int | None = field(default=None, compare=False)
+    port_gbps: float | None = field(default=None, compare=False)
+    grade: str | None = field(default=None, compare=False)
 
 
 # In priority order: a description naming several (a management Ethernet beside a compute InfiniBand) is
@@ -415,9 +433,10 @@ def _link_count(segment: str) -> int | None:
     return None if ports is None else _PORTS_PER_WORD[ports["ports"].casefold()]
 
 
-def _segment_gbps(segment: str) -> float | None:
+def _segment_links(segment: str) -> tuple[int, float] | None:
+    """(links or ports, the rate of one in Gbit/s) that a part of a value states, or None without a rate."""
     rates = _rates(segment)
-    return (_link_count(segment) or 1) * max(rates) if rates else None
+    return (_link_count(segment) or 1, max(rates)) if rates else None
 
 
 def _joined_counts(segments: list[str]) -> list[str]:
@@ -471,9 +490,14 @@ def parse_interconnect(value: object) -> Interconnect:
     segments = _joined_counts([segment for segment in _SEGMENT_SEPARATOR.split(compute) if segment.strip()])
     segment_kinds = [_kind(segment) for segment in segments]
     kind = next((kind for kind, _ in INTERCONNECT_KINDS if kind in segment_kinds), None)
-    rates = [rate for segment, segment_kind in zip(segments, segment_kinds)
-             if segment_kind in (kind, None) and (rate := _segment_gbps(segment)) is not None]
-    return Interconnect(kind=kind, bandwidth_gbps=max(rates) if rates else None)
+    stated = [(links[0] * links[1], links, segment) for segment, segment_kind in zip(segments, segment_kinds)
+              if segment_kind in (kind, None) and (links := _segment_links(segment)) is not None]
+    if not stated:
+        return Interconnect(kind=kind, bandwidth_gbps=None)
+    total, (ports, port_gbps), segment = max(stated, key=lambda item: item[0])  # the first of equal totals
+    grade = _INFINIBAND_GRADE.search(segment)
+    return Interconnect(kind=kind, bandwidth_gbps=total, ports=ports, port_gbps=port_gbps,
+                        grade=None if grade is None else grade.group(0).upper())
 
 
 # ------------------------------------------------------------------------------------------------ frameworks

@@ -30,7 +30,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     write_csv(notes, paths.FEATURE_NOTES)
     n_missing = int(configurations["accelerator_count"].isna().sum())
     print(f"{len(configurations)} configurations, {n_missing} without an accelerator count, "
-          f"{len(notes)} description values set missing (see {paths.FEATURE_NOTES})")
+          f"{len(notes)} description values set missing or corrected (see {paths.FEATURE_NOTES})")
 
 
 if __name__ == "__main__":
