@@ -305,7 +305,8 @@ def _thread_count(row: pd.Series, model: str | None) -> tuple[float, str] | None
 def _cores_mismatch(stated: float, expected: float, sockets: float) -> str:
     """What a stated host core count is, given sockets x the part's cores per socket."""
     if stated == 2 * expected:
-        return "twice the part's cores (threads counted as cores)"
+        also = ", or the node's total read as a per-processor count" if sockets == 2 else ""
+        return f"twice the part's cores (threads counted as cores{also})"
     if sockets > 1 and stated == expected * sockets:
         return "the node's total read as a per-processor count"
     if stated < expected:
