@@ -66,7 +66,7 @@ def system_json(accelerators_per_node: int = 8, nodes: int = 1, **fields: object
         "host_processor_model_name": "AMD EPYC 7763 64-Core Processor", "host_processor_core_count": "64",
         "host_memory_capacity": "2 TB", "accelerators_per_node": str(accelerators_per_node),
         "accelerator_model_name": "NVIDIA A100-SXM4-80GB", "accelerator_memory_capacity": "80 GB",
-        "accelerator_interconnect": "NVLink 600 GB/s", "host_networking": "8x 200Gb/s InfiniBand HDR",
+        "accelerator_interconnect": "12xNVLink 25GB/s + 6xNVSwitch", "host_networking": "8x 200Gb/s InfiniBand HDR",
         "framework": "PyTorch NVIDIA Release 22.04",
     }
     description.update(fields)

@@ -68,6 +68,8 @@ def closure(module: str, known: dict[str, Path]) -> set[str]:
 DATA_READERS = {
     "pipeline/mlperf/compliance_rules.json": "pipeline.mlperf.compliance",
     "pipeline/mlperf/accelerators.csv": "pipeline.mlperf.accelerators",
+    "pipeline/mlperf/cpus.csv": "pipeline.mlperf.cpus",
+    "pipeline/mlperf/links.csv": "pipeline.mlperf.links",
     "pipeline/report/templates": "pipeline.report.sections",
 }
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.mlperf import accelerators
 from pipeline.mlperf import hardware as parsers
 from pipeline.mlperf.hardware import Accelerator, HostCpu, Interconnect
 
@@ -86,6 +87,7 @@ def test_parse_memory_gib_gives_none(value: object) -> None:
     ("Nvidia Tesla V100S-PCIe-32GB", None, Accelerator("NVIDIA", "V100S", "PCIe", 32.0, 2019)),
     ("NVIDIA V100-SXM3-32GB (450W)", None, Accelerator("NVIDIA", "V100", "SXM", 32.0, 2017)),
     ("NVIDIA A10G", "24 GB", Accelerator("NVIDIA", "A10G", "PCIe", 24.0, 2021)),
+    ("NVIDIA A40", None, Accelerator("NVIDIA", "A40", "PCIe", None, 2020)),  # launched October 2020
     ("NVIDIA A10", None, Accelerator("NVIDIA", "A10", "PCIe", None, 2021)),
     ("NVIDIA A30-PCIE-24GB", None, Accelerator("NVIDIA", "A30", "PCIe", 24.0, 2021)),
     ("NVIDIA L4", None, Accelerator("NVIDIA", "L4", "PCIe", None, 2023)),
@@ -122,6 +124,15 @@ def test_parse_accelerator(name: object, memory: object, expected: Accelerator) 
     assert parsers.parse_accelerator(name, memory) == expected
 
 
+def test_accelerator_families_are_the_tables_rows_in_order() -> None:
+    table = accelerators.specifications()
+    assert [family.name for family in parsers.ACCELERATOR_FAMILIES] == list(table.index)
+    for family in parsers.ACCELERATOR_FAMILIES:
+        row = table.loc[family.name]
+        assert (family.pattern.pattern, family.vendor, family.year, family.only_form_factor or "") == (
+            row["pattern"], row["vendor"], row["launch_year"], row["only_form_factor"])
+
+
 def test_accelerator_memory_field_wins_over_the_name() -> None:
     assert parsers.parse_accelerator("NVIDIA A100-PCIE-80GB (300W)", "40 GB").memory_gib == 40.0
 
@@ -152,6 +163,9 @@ def test_results_are_frozen() -> None:
     ("Kunpeng 920", "Huawei", "Kunpeng 920"),
     ("Neoverse-V2", "ARM", "Neoverse-V2"),
     ("NVIDIA Grace", "NVIDIA", "Grace"),
+    # Names cpus.csv lists under another tier: the part's own name is reported.
+    ("Intel(R) Xeon(R) Gold 8280 CPU @ 2.60GHz", "Intel", "Xeon Platinum 8280"),
+    ("Intel(R) Xeon(R) Platinum 6458Q", "Intel", "Xeon Gold 6458Q"),
     ("CPUName", None, None),
     ("Node1: AMD EPYC 9755, Node2: AMD EPYC 9575F", None, None),
     ("N/A", None, None),
@@ -232,6 +246,23 @@ def test_parse_host_cpu_whole_result() -> None:
     ("Ethernet, Infiniband", Interconnect("InfiniBand", None)),
     ("Infiniband; Data bandwidth for GPU-PCIe: 504GB/s; PCIe-NIC: 500GB/s", Interconnect("InfiniBand", None)),
     ("18x 5th Gen NVLink, 14.4 TB/s aggregated bandwidth", Interconnect("NVLink", 115200.0)),
+    # Issue 22: a lane width is no port count, a count before the rate's part counts, management NICs never do.
+    ("InfiniBand 100 Gb/sec (4X EDR)", Interconnect("InfiniBand", 100.0)),
+    ("InfiniBand 10 Gb/sec (4X)", Interconnect("InfiniBand", 10.0)),
+    ("2x Mellanox ConnectX-6, 100Gb/s Ethernet", Interconnect("Ethernet", 200.0)),
+    ("2x Mellanox ConnectX-5 Ex 100Gb/s Ethernet", Interconnect("Ethernet", 200.0)),
+    ("4x ConnectX-7 IB NDR 400Gb/s", Interconnect("InfiniBand", 1600.0)),
+    ("Management: 1x Ethernet 10GB/Sec", Interconnect(None, None, parsers.MANAGEMENT_ONLY)),
+    ("Management: 1x ConnectX-5 Ethernet 100Gb/Sec", Interconnect(None, None, parsers.MANAGEMENT_ONLY)),
+    ("Management: iDRAC9, ExpressX5 Compute: Mellanox ConnectX-5 Dual Port 40/ 100GbE QSFP Adapter PCIe",
+     Interconnect("Ethernet", 200.0)),  # two ports of one adapter
+    ("Storage: 1x ConnectX-6 Ethernet 100Gb/sec, Management: 1x Ethernet 1Gb/Sec, "
+     "Compute: 4x ConnectX-6 IB HDR 200Gb/Sec", Interconnect("InfiniBand", 800.0)),
+    ("Storage&Compute: 4x ConnectX-7 IB NDR 400Gb/s, Management: 25Gb/s Ethernet NIC",
+     Interconnect("InfiniBand", 1600.0)),
+    ("Infiniband:Data bandwidth for GPU-PCIe: 504GB/s; PCIe-NIC: 500GB/s", Interconnect("InfiniBand", None)),
+    ("ROCE2; Data bandwidth for GPU-PCIe: 504 GB/s; PCIe-NIC: 500 GB/s", Interconnect("RoCE", None)),
+    ("100Gb OPA", Interconnect("Omni-Path", 100.0)),
     ("Mellanox ConnectX-6", Interconnect(None, None)),
     ("N/A", Interconnect(None, None)),
     ("None", Interconnect(None, None)),
@@ -240,6 +271,19 @@ def test_parse_host_cpu_whole_result() -> None:
 ])
 def test_parse_interconnect(value: object, expected: Interconnect) -> None:
     assert parsers.parse_interconnect(value) == expected
+
+
+@pytest.mark.parametrize(("value", "ports", "port_gbps", "grade"), [
+    ("8x ConnectX-7 IB NDR 400Gb/s + 200Gb/s Ethernet NIC", 8, 400.0, "NDR"),
+    ("InfiniBand 100 Gb/sec (4X EDR)", 1, 100.0, "EDR"),
+    ("Management: 1 x 25 Gb / Sec Ethernet, Compute: 1 x ConnectX - 6 IB HDR100 100 Gb / Sec", 1, 100.0, "HDR100"),
+    ("2x Mellanox ConnectX-6, 100Gb/s Ethernet", 2, 100.0, None),
+    ("Mellanox ConnectX-6", None, None, None),
+])
+def test_parse_interconnect_reports_how_the_bandwidth_is_made_up(value: str, ports: int | None,
+                                                                 port_gbps: float | None, grade: str | None) -> None:
+    interconnect = parsers.parse_interconnect(value)
+    assert (interconnect.ports, interconnect.port_gbps, interconnect.grade) == (ports, port_gbps, grade)
 
 
 @pytest.mark.parametrize(("value", "expected"), [
@@ -291,7 +335,8 @@ def _is_parsed_cpu_model(value: object) -> bool:
 
 def _is_parsed_interconnect(value: object) -> bool:
     interconnect = parsers.parse_interconnect(value)
-    return interconnect.kind is not None or interconnect.bandwidth_gbps is not None
+    # A value naming only a management network is read: it states no fabric, and says so in `note`.
+    return interconnect.kind is not None or interconnect.bandwidth_gbps is not None or interconnect.note is not None
 
 
 IS_PARSED: dict[str, Callable[[object], bool]] = {

@@ -1,14 +1,24 @@
-"""The curated accelerator specification table (accelerators.csv, package data) and its loader.
+"""The curated accelerator table (accelerators.csv, package data) and its loader: the one home of what the project
+knows about an accelerator family.
 
-One row per accelerator family, named as `pipeline.mlperf.hardware.ACCELERATOR_FAMILIES` names it, plus current parts
-not yet in the data (Trainium, Trainium2). Columns, per accelerator (one GPU, one TPU chip, one IPU):
+One row per accelerator family, including current parts not yet in the data (Trainium, Trainium2). Columns, per
+accelerator (one GPU, one TPU chip, one IPU):
 
+- family: the name `pipeline.mlperf.hardware.parse_accelerator` reports;
+- vendor;
+- pattern: the regular expression (case ignored) that finds the family in a model name. The table's row order is
+  the matching priority (first match wins), so a family precedes any family whose pattern also matches its
+  names ("Gaudi 2" matches `\\bgaudi\\b` as well as Gaudi2's pattern);
+- only_form_factor: the form factor of families that ship in a single one (empty otherwise);
 - bf16_tflops: peak dense BF16 tensor TFLOPS (FP16 where the part has no BF16; the `note` says so);
 - fp8_tflops: peak dense FP8 TFLOPS, empty where the part has no FP8;
 - memory_gib: on-package memory as the vendor states it (HBM sizes are binary, so GB there are GiB);
 - bandwidth_tbps: memory bandwidth, TB/s (empty for the IPUs, whose memory is on-chip SRAM);
 - tdp_w: board or module power, W (empty where the vendor does not publish it);
-- launch_year, source (the vendor's datasheet or product page), note (anything estimated or uncertain).
+- launch_year: the year the vendor launched the family (announced it with a product page and availability),
+  even where volume shipments followed the next year (A40: October 2020); the clustering feature
+  `accelerator_year` is this value;
+- source (the vendor's datasheet or product page), note (anything estimated or uncertain).
 
 Dense is half of the "with sparsity" figure most datasheets lead with. Figures were transcribed from the
 vendors' pages; where a vendor publishes only rack or node figures the per-accelerator value is divided out
@@ -16,38 +26,58 @@ and the note says so.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 import pandas as pd
 
 from pipeline.core.errors import ContractError
+from pipeline.mlperf.tables import check_columns, check_sources, check_unique, read_package_table
 
 SPEC_FILE = "accelerators.csv"
-COLUMNS = ["family", "vendor", "bf16_tflops", "fp8_tflops", "memory_gib", "bandwidth_tbps", "tdp_w", "launch_year",
-           "source", "note"]
+COLUMNS = ["family", "vendor", "pattern", "only_form_factor", "bf16_tflops", "fp8_tflops", "memory_gib",
+           "bandwidth_tbps", "tdp_w", "launch_year", "source", "note"]
+FIGURES = ["bf16_tflops", "fp8_tflops", "memory_gib", "bandwidth_tbps", "tdp_w"]
+# The form factors `pipeline.mlperf.hardware` recognises in a model name.
+FORM_FACTORS = ("NVL", "Superchip", "SXM", "OAM", "PCIe")
 # What the specification-based model reads: log of each (a twice-as-fast part should take about half the time).
 SPEC_FEATURES = ["bf16_tflops", "bandwidth_tbps"]
+TEXT_COLUMNS = ("family", "vendor", "pattern", "only_form_factor", "source", "note")
 
 
 @lru_cache(maxsize=1)
 def specifications() -> pd.DataFrame:
-    """The table, indexed by family; checked for its columns, one row per family, positive figures and a
-    source URL on every row."""
-    with resources.files(__package__).joinpath(SPEC_FILE).open(encoding="utf-8") as handle:
-        table = pd.read_csv(handle, dtype={"family": str, "vendor": str, "source": str, "note": str})
-    if list(table.columns) != COLUMNS:
-        raise ContractError(f"{SPEC_FILE}: columns must be {', '.join(COLUMNS)}")
-    if table["family"].duplicated().any():
-        raise ContractError(f"{SPEC_FILE}: families listed twice: "
-                            f"{', '.join(table.loc[table['family'].duplicated(), 'family'])}")
-    numeric = table[["bf16_tflops", "fp8_tflops", "memory_gib", "bandwidth_tbps", "tdp_w"]]
-    if (numeric <= 0).any().any():
+    """The table of the package (see `validate`), indexed by family in its row order, the matching priority."""
+    return validate(read_package_table(SPEC_FILE, TEXT_COLUMNS))
+
+
+def validate(table: pd.DataFrame) -> pd.DataFrame:
+    """`table` indexed by family, after checking its columns, one row per family, a valid pattern on every row,
+    a known single form factor, positive figures, a whole launch year and an https source on every row.
+    Raises ContractError, naming the rows at fault, otherwise."""
+    check_columns(table, SPEC_FILE, COLUMNS)
+    check_unique(table, SPEC_FILE, ["family"])
+    check_sources(table, SPEC_FILE, "family")
+    for family, pattern in zip(table["family"], table["pattern"]):
+        if not pattern:
+            raise ContractError(f"{SPEC_FILE}: {family} has no pattern to find it in a model name")
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            raise ContractError(f"{SPEC_FILE}: the pattern of {family} is not a valid regular expression: "
+                                f"{error}") from None
+    unknown = sorted(set(table["only_form_factor"]) - {"", *FORM_FACTORS})
+    if unknown:
+        raise ContractError(f"{SPEC_FILE}: only_form_factor must be one of {', '.join(FORM_FACTORS)} or empty; "
+                            f"found {', '.join(unknown)}")
+    if (table[FIGURES] <= 0).any().any():
         raise ContractError(f"{SPEC_FILE}: every figure must be positive (leave it empty when unknown)")
-    if not table["source"].str.startswith("https://").all():
-        raise ContractError(f"{SPEC_FILE}: every row needs a vendor datasheet URL in `source`")
-    return table.assign(note=table["note"].fillna("")).set_index("family")
+    years = pd.to_numeric(table["launch_year"], errors="coerce")
+    if years.isna().any() or (years != years.round()).any():
+        raise ContractError(f"{SPEC_FILE}: every family needs a whole launch_year; missing or fractional for "
+                            f"{', '.join(table.loc[years.isna() | (years != years.round()), 'family'])}")
+    return table.assign(launch_year=years.astype(int)).set_index("family")
 
 
 def spec_features(families: pd.Series | np.ndarray) -> np.ndarray:

@@ -4,7 +4,19 @@ The parsers of `pipeline.mlperf.hardware` read each free-text field; this module
 systems table, turns a CPU-only system's host processors into its accelerators, and sets missing (with a note)
 every value that is negative, zero where a count or size must be positive, unreadable as the number it should
 hold, or outside the plausible range of `PLAUSIBLE` (a typo or a unit mix-up such as "999999 TB"), never a guess.
-The notes are the rows of `data/processed/feature_notes.csv` (columns `NOTE_COLUMNS`).
+
+Two values are then checked against the package's reference tables, because the descriptions state them in
+several conventions (`check_against_tables`):
+- interconnect_intra_gbps is per accelerator and direction: the rate of the system's accelerator family, form
+  factor and stated link kind in links.csv. A stated rate that differs (both directions, the node's total, a
+  wrong generation) is replaced by the table's, and so is a link named without a rate; a family or kind the
+  table lacks keeps what the text says.
+- host_cpu_cores is per node: sockets x the model's cores per socket in cpus.csv. A stated count that differs
+  (threads, a node total written per processor, a cloud VM's share) is replaced, and a model named with its
+  sockets but no count gets the product; a model the table lacks keeps the description's arithmetic.
+Each replacement is a note. A host network that names only management or storage NICs gives no inter-node kind
+or rate, also with a note. The notes are the rows of `data/processed/feature_notes.csv` (columns
+`NOTE_COLUMNS`).
 """
 from __future__ import annotations
 
@@ -14,13 +26,28 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from pipeline.mlperf import availability, hardware
+from pipeline.mlperf import availability, cpus, hardware, links
 
 NOTE_COLUMNS = ["round", "submitter", "system", "field", "value", "reason"]
 # A CPU-only system states zero accelerators, and may state zero accelerator memory.
 CPU_ONLY_ZEROS = ("accelerators_per_node", "accelerator_memory_gib")
 # The number a value starts with, sign included: "-8", "0 GB", "- 80GB".
 LEADING_NUMBER = re.compile(r"^\s*(-\s*)?(\d+(?:\.\d+)?)")
+# NVIDIA's superchips pair their GPUs with Grace CPUs, whose cores are Arm Neoverse V2: a description of one that
+# names the core design ("Neoverse-V2") names the Grace.
+GRACE_SUPERCHIPS = frozenset({"GH200", "GB200", "GB300"})
+# The description fields the table checks read; a note names the first one present.
+INTRA_FIELDS = ("accelerator_interconnect",)
+CORE_FIELDS = ("host_processor_core_count", "host_processors_core_count")
+INTER_FIELDS = ("host_networking",)
+# What `hardware_features(..., details=True)` adds: the sockets, and how the inter-node bandwidth is made up.
+DETAIL_COLUMNS = ["host_sockets", "interconnect_inter_ports", "interconnect_inter_port_gbps",
+                  "interconnect_inter_grade"]
+# Columns kept beside the features while they are checked, dropped before the frame is returned.
+STATED_INTRA, STATED_CORES = "_stated_intra_gbps", "_stated_cpu_cores"
+STATED_PER_PROCESSOR, STATED_VCPUS = "_stated_cores_per_processor", "_stated_vcpus"
+# Vendors whose server parts run two threads per core: a core count equal to the vCPU count counts threads.
+SMT_VENDORS = frozenset({"Intel", "AMD"})
 
 
 @dataclass(frozen=True)
@@ -43,7 +70,7 @@ PLAUSIBLE: tuple[Plausible, ...] = (
               "a whole number of accelerators"),
     Plausible("host_sockets", ("host_processors_per_node",), 1, 64, "processors per node",
               "a whole number of processors"),
-    Plausible("host_cpu_cores", ("host_processor_core_count",), 1, hardware.MAX_CORES_PER_NODE, "cores per node",
+    Plausible("host_cpu_cores", CORE_FIELDS, 1, hardware.MAX_CORES_PER_NODE, "cores per node",
               None),
     Plausible("host_memory_gib", ("host_memory_capacity",), 1, 64 * 1024, "GiB", "a memory size"),
     Plausible("accelerator_memory_gib", ("accelerator_memory_capacity", "accelerator_model_name"), 1, 1024, "GiB",
@@ -82,32 +109,45 @@ def _accelerator(name: object, memory: object, system_name: object) -> hardware.
     return accelerator
 
 
-def hardware_features(systems: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Normalised hardware features per system description, and the notes on values that became missing.
+def hardware_features(systems: pd.DataFrame, details: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Normalised hardware features per system description, and the notes on values set missing or corrected;
+    with `details`, also the columns DETAIL_COLUMNS (sockets per node, and the ports, the rate of one port and
+    the InfiniBand grade behind interconnect_inter_gbps).
 
     A CPU-only system (no accelerator named, zero accelerators per node) trains on its host processors: they
     are then its accelerators, counted per socket, with family "<CPU model> (CPU)", so such results stay
     comparable rather than dropping out.
     """
-    frame = _parsed_features(systems)
+    frame, network_notes = _parsed_features(systems)
     cpu_only = (frame["accelerator_family"].isna() & frame["host_cpu_model"].notna()
                 & _field(systems, "accelerators_per_node").map(_is_zero).to_numpy())
-    frame, notes = drop_implausible(frame, systems, zero_allowed=dict.fromkeys(CPU_ONLY_ZEROS, cpu_only))
+    frame, implausible = drop_implausible(frame, systems, zero_allowed=dict.fromkeys(CPU_ONLY_ZEROS, cpu_only))
+    frame, corrected = check_against_tables(frame, systems)
+    notes = _sorted_notes([network_notes, implausible, corrected])
     frame.loc[cpu_only, "accelerator_vendor"] = frame.loc[cpu_only, "host_cpu_vendor"]
     frame.loc[cpu_only, "accelerator_family"] = frame.loc[cpu_only, "host_cpu_model"] + " (CPU)"
     frame.loc[cpu_only, "accelerator_form_factor"] = "CPU socket"
     frame.loc[cpu_only, "accelerators_per_node"] = frame.loc[cpu_only, "host_sockets"]
     frame["accelerator_count"] = frame["n_nodes"] * frame["accelerators_per_node"]
-    return frame.drop(columns=["host_sockets"]), notes
+    helpers = [STATED_INTRA, STATED_CORES, STATED_PER_PROCESSOR, STATED_VCPUS]
+    return frame.drop(columns=helpers if details else [*helpers, *DETAIL_COLUMNS]), notes
 
 
-def _parsed_features(systems: pd.DataFrame) -> pd.DataFrame:
+def _host_cpu(model: object, cores: object, sockets: object, family: str | None) -> hardware.HostCpu:
+    cpu = hardware.parse_host_cpu(model, cores, sockets)
+    if family in GRACE_SUPERCHIPS and cpu.model == "Neoverse-V2":
+        return hardware.HostCpu(vendor="NVIDIA", model="Grace", cores_per_node=cpu.cores_per_node)
+    return cpu
+
+
+def _parsed_features(systems: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The features as the descriptions state them, and the notes on host networks that name no fabric."""
     accelerators = [_accelerator(name, memory, system_name) for name, memory, system_name in
                     zip(_field(systems, "accelerator_model_name"), _field(systems, "accelerator_memory_capacity"),
                         _field(systems, "system_name"))]
-    cpus = [hardware.parse_host_cpu(model, cores, sockets) for model, cores, sockets in
-            zip(_field(systems, "host_processor_model_name"), _field(systems, "host_processor_core_count"),
-                _field(systems, "host_processors_per_node"))]
+    cpus = [_host_cpu(model, cores, sockets, accelerator.family) for model, cores, sockets, accelerator in
+            zip(_field(systems, "host_processor_model_name"), _field(systems, *CORE_FIELDS),
+                _field(systems, "host_processors_per_node"), accelerators)]
     intra = [hardware.parse_interconnect(value) for value in _field(systems, "accelerator_interconnect")]
     inter = [hardware.parse_interconnect(value) for value in _field(systems, "host_networking")]
     nodes = _field(systems, "number_of_nodes", "number of nodes").map(hardware.parse_count)
@@ -130,10 +170,148 @@ def _parsed_features(systems: pd.DataFrame) -> pd.DataFrame:
         "framework": _field(systems, "framework").map(hardware.parse_framework),
     })
     frame["host_sockets"] = _field(systems, "host_processors_per_node").map(hardware.parse_count)
+    frame["interconnect_inter_ports"] = [i.ports for i in inter]
+    frame["interconnect_inter_port_gbps"] = [i.port_gbps for i in inter]
+    frame["interconnect_inter_grade"] = [i.grade for i in inter]
     numeric = ["accelerator_memory_gib", "accelerator_year", "n_nodes", "accelerators_per_node", "host_sockets",
-               "host_cpu_cores", "host_memory_gib", "interconnect_intra_gbps", "interconnect_inter_gbps"]
+               "host_cpu_cores", "host_memory_gib", "interconnect_intra_gbps", "interconnect_inter_gbps",
+               "interconnect_inter_ports", "interconnect_inter_port_gbps"]
     frame[numeric] = frame[numeric].astype("float64")
-    return frame
+    frame[STATED_INTRA] = frame["interconnect_intra_gbps"]
+    frame[STATED_CORES] = frame["host_cpu_cores"]
+    frame[STATED_PER_PROCESSOR] = _field(systems, *CORE_FIELDS).map(hardware.parse_count).astype("float64")
+    frame[STATED_VCPUS] = _field(systems, "host_processor_vcpu_count").map(hardware.parse_count).astype("float64")
+    network_notes = [_note(frame, index, systems, INTER_FIELDS, f"{interconnect.note}: treated as missing")
+                     for index, interconnect in zip(frame.index, inter) if interconnect.note is not None]
+    return frame, pd.DataFrame(network_notes, columns=NOTE_COLUMNS)
+
+
+def _note(frame: pd.DataFrame, index: object, systems: pd.DataFrame, fields: tuple[str, ...],
+          reason: str) -> dict[str, object]:
+    """A row of the notes table on the value of the first of `fields` present in row `index`."""
+    field_name = _field_name(systems, fields).at[index]
+    return {"round": frame.at[index, "round"], "submitter": frame.at[index, "submitter"],
+            "system": frame.at[index, "system"], "field": field_name or fields[0],
+            "value": _field(systems, *fields).at[index], "reason": reason}
+
+
+def _sorted_notes(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    notes = pd.concat([table for table in tables if len(table)], ignore_index=True) \
+        if any(len(table) for table in tables) else pd.DataFrame(columns=NOTE_COLUMNS)
+    return notes.sort_values(["round", "submitter", "system", "field", "reason"], kind="stable").reset_index(drop=True)
+
+
+# ------------------------------------------------------------------------------------------ reference tables
+
+def check_against_tables(frame: pd.DataFrame, systems: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """`frame` with interconnect_intra_gbps and host_cpu_cores set to the values of links.csv and cpus.csv where
+    those tables know the hardware and the description states another value or none (see the module
+    docstring), and one note per value set. `frame` carries the values as stated (before `drop_implausible`) in
+    the STATED_INTRA and STATED_CORES columns: a value dropped as implausible is not filled in."""
+    frame = frame.copy()
+    notes = []
+    for index, row in frame.iterrows():
+        intra = _checked_intra(row)
+        if intra is not None:
+            frame.at[index, "interconnect_intra"], frame.at[index, "interconnect_intra_gbps"] = intra[:2]
+            notes.append(_note(frame, index, systems, INTRA_FIELDS, intra[2]))
+        cores = _checked_cores(row)
+        if cores is not None:
+            frame.at[index, "host_cpu_cores"] = cores[0]
+            notes.append(_note(frame, index, systems, CORE_FIELDS, cores[1]))
+    return frame, pd.DataFrame(notes, columns=NOTE_COLUMNS)
+
+
+def _known(value: object) -> bool:
+    return isinstance(value, str) or (value is not None and not pd.isna(value))
+
+
+def _checked_intra(row: pd.Series) -> tuple[str, float, str] | None:
+    """(the table's link kind, its rate, the note) when the row's intra-node link must change, else None."""
+    family, form_factor, kind = (row[name] if _known(row[name]) else None for name in
+                                 ("accelerator_family", "accelerator_form_factor", "interconnect_intra"))
+    stated, value, per_node = row[STATED_INTRA], row["interconnect_intra_gbps"], row["accelerators_per_node"]
+    link = links.intra_link(family, form_factor, kind, stated, per_node)
+    if link is None:
+        return None
+    table = link.gbps_per_direction
+    if link.link == kind:
+        said = f"names {kind}"
+    elif link.link == "RoCE":
+        said = f"names Ethernet: the {family}'s on-chip Ethernet ports run RoCE"
+    else:
+        said = f"names {kind}, which is not how a {_hardware_name(family, form_factor)} reaches the other " \
+               "accelerators of its node"
+    if math.isnan(stated):
+        rate = "without a rate"
+    elif math.isnan(value):
+        return None  # dropped as implausible, with its note
+    elif math.isclose(value, table, rel_tol=1e-9):
+        if link.link == kind:
+            return None
+        rate = f"at {value:g} Gb/s"
+    else:
+        rate = f"states {value:g} Gb/s, {_intra_mismatch(value, table, per_node)}"
+    joined = f"{said} {rate}" if rate.startswith(("without", "at ")) else f"{said}; {rate}"
+    return link.link, table, f"{joined}; {link.describe()} (links.csv): set to {table:g}"
+
+
+def _hardware_name(family: str | None, form_factor: str | None) -> str:
+    return " ".join(part for part in (family, form_factor) if part)
+
+
+def _intra_mismatch(stated: float, table: float, per_node: float) -> str:
+    """What a stated intra-node rate is, given the table's per-accelerator one-direction rate."""
+    def near(multiple: float) -> bool:
+        return math.isclose(stated, table * multiple, rel_tol=1e-6)
+    if near(2):
+        return "the sum of both directions"
+    if not math.isnan(per_node) and per_node > 1 and near(per_node):
+        return f"the total of the node's {per_node:g} accelerators"
+    if not math.isnan(per_node) and per_node > 1 and near(2 * per_node):
+        return f"both directions summed over the node's {per_node:g} accelerators"
+    return "not this link's rate per accelerator and direction"
+
+
+def _checked_cores(row: pd.Series) -> tuple[float, str] | None:
+    """(sockets x the model's cores per socket, the note) when the row's host cores must change, else None."""
+    model = row["host_cpu_model"] if _known(row["host_cpu_model"]) else None
+    per_socket, sockets = cpus.cores_per_socket(model), row["host_sockets"]
+    if per_socket is None:
+        return _thread_count(row, model)
+    if math.isnan(sockets):
+        return None
+    expected = sockets * per_socket
+    stated, value = row[STATED_CORES], row["host_cpu_cores"]
+    where = f"the {model} has {per_socket} cores per socket (cpus.csv): {sockets:g} x {per_socket} = {expected:g}"
+    if math.isnan(stated):
+        return expected, f"no core count stated: {where}"
+    if math.isnan(value) or value == expected:
+        return None
+    return expected, f"states {value:g} cores per node, {_cores_mismatch(value, expected, sockets)}; {where}: corrected"
+
+
+def _thread_count(row: pd.Series, model: str | None) -> tuple[float, str] | None:
+    """(NaN, the note) when a CPU the table lacks states as many cores per processor as vCPUs: on parts with two
+    threads per core that is the thread count, and without the table the cores cannot be known."""
+    per_processor, vcpus = row[STATED_PER_PROCESSOR], row[STATED_VCPUS]
+    if (row["host_cpu_vendor"] not in SMT_VENDORS or math.isnan(row["host_cpu_cores"]) or math.isnan(vcpus)
+            or per_processor != vcpus):
+        return None
+    return math.nan, (f"states {per_processor:g} cores per processor, as many as its {vcpus:g} vCPUs: threads, "
+                      f"and cpus.csv has no {model or 'such part'} to give the cores: treated as missing")
+
+
+def _cores_mismatch(stated: float, expected: float, sockets: float) -> str:
+    """What a stated host core count is, given sockets x the part's cores per socket."""
+    if stated == 2 * expected:
+        also = ", or the node's total read as a per-processor count" if sockets == 2 else ""
+        return f"twice the part's cores (threads counted as cores{also})"
+    if sockets > 1 and stated == expected * sockets:
+        return "the node's total read as a per-processor count"
+    if stated < expected:
+        return "fewer than the part has (a cloud VM's share of the host, or cores switched off)"
+    return "more than the part has"
 
 
 def _is_zero(value: object) -> bool:
@@ -187,7 +365,3 @@ def _implausibility(spec: Plausible, value: object, parsed: float, zero_ok: bool
         return (f"implausible: {parsed:.6g} {spec.unit}, outside {spec.low:g} to {spec.high:g}: "
                 "treated as missing")
     return None
-
-
-def _lower_or_none(value: object) -> str | None:
-    return None if hardware.is_missing(value) else str(value).strip().lower()

@@ -12,15 +12,28 @@ Unit rules:
   taken as GB, up to `BARE_NUMBER_MAX_GB`; beyond that its unit cannot be guessed and the result is None.
 - Bandwidth (`parse_interconnect`) is reported in Gbit/s with decimal prefixes: b = bit, B = byte
   ("900 GB/s" -> 7200), Mb = 0.001 Gb, Tb = 1000 Gb. InfiniBand speed grades stand for their link rate when
-  no number is given ("NDR" -> 400, "HDR100" -> 100). A link count in front of a rate gives the total per node
-  ("8x ConnectX-7 IB NDR 400Gb/s" -> 3200). A stated aggregate is reported as written, never divided.
+  no number is given ("NDR" -> 400, "HDR100" -> 100). A link or port count in front of a rate gives the total
+  ("8x ConnectX-7 IB NDR 400Gb/s" -> 3200, "2x ConnectX-6, 100Gb/s" -> 200, a "Dual Port" adapter -> 2 ports);
+  an InfiniBand lane width is no count ("100 Gb/sec (4X EDR)" -> 100). Only the network the accelerators use
+  counts: the "Compute:" part of a labelled value, never a management or storage NIC, never a PCIe bus rate.
+  These parsers report the figure as the text states it. The features' conventions are then applied by
+  `pipeline.mlperf.description` against the package's tables: interconnect_intra_gbps is per accelerator and
+  direction (links.csv: a stated "900 GB/s" NVLink of an H100, the sum of both directions, becomes 3600), and
+  interconnect_inter_gbps per node = ports x the rate of one port, as parsed here.
+- Host CPU cores (`parse_host_cpu`) are per node, as the description's arithmetic gives them (core count per
+  processor x processors); `pipeline.mlperf.description` replaces them with sockets x the model's cores per
+  socket where cpus.csv knows the model.
+- Accelerator families, vendors, single form factors and launch years come from accelerators.csv
+  (`pipeline.mlperf.accelerators`), CPU model aliases from cpus.csv (`pipeline.mlperf.cpus`).
 """
 from __future__ import annotations
 
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from pipeline.mlperf import accelerators, cpus
 
 MISSING_TOKENS: frozenset[str] = frozenset({
     "", "-", "--", "?", "n/a", "na", "n.a.", "none", "null", "nil", "nan", "todo", "tbd", "tba",
@@ -179,52 +192,16 @@ class _Family:
     only_form_factor: str | None = None
 
 
-def _family(name: str, pattern: str, vendor: str, year: int, only_form_factor: str | None = None) -> _Family:
-    return _Family(name, re.compile(pattern, re.IGNORECASE), vendor, year, only_form_factor)
+def _families() -> tuple[_Family, ...]:
+    table = accelerators.specifications()
+    return tuple(_Family(str(name), re.compile(row["pattern"], re.IGNORECASE), row["vendor"], int(row["launch_year"]),
+                         row["only_form_factor"] or None) for name, row in table.iterrows())
 
 
-# First match wins, so a family precedes any family whose pattern also matches its names (Gaudi2 before Gaudi).
-# `year` is the public launch year: when the family first became available to customers, cloud previews
-# included. `only_form_factor` is set for families that ship in a single form factor.
-ACCELERATOR_FAMILIES: tuple[_Family, ...] = (
-    _family("V100S", r"\bV100S\b", "NVIDIA", 2019, "PCIe"),
-    _family("V100", r"\bV100\b", "NVIDIA", 2017),
-    _family("A100", r"\bA100\b", "NVIDIA", 2020),
-    _family("A30", r"\bA30\b", "NVIDIA", 2021, "PCIe"),
-    _family("A40", r"\bA40\b", "NVIDIA", 2021, "PCIe"),
-    _family("A10G", r"\bA10G\b", "NVIDIA", 2021, "PCIe"),
-    _family("A10", r"\bA10\b", "NVIDIA", 2021, "PCIe"),
-    _family("RTX A5000", r"\bRTX\s*A5000\b", "NVIDIA", 2021, "PCIe"),
-    _family("RTX 4090", r"\bRTX\s*4090\b", "NVIDIA", 2022, "PCIe"),
-    _family("L4", r"\bL4\b", "NVIDIA", 2023, "PCIe"),
-    _family("L40S", r"\bL40S\b", "NVIDIA", 2023, "PCIe"),
-    _family("L40", r"\bL40\b", "NVIDIA", 2022, "PCIe"),
-    _family("H100", r"\bH100\b", "NVIDIA", 2022),
-    _family("H200", r"\bH200\b", "NVIDIA", 2024),
-    _family("GH200", r"\bGH200\b", "NVIDIA", 2023, "Superchip"),
-    _family("B200", r"\bB200\b", "NVIDIA", 2024, "SXM"),
-    _family("GB200", r"\bGB200\b", "NVIDIA", 2024, "Superchip"),
-    _family("B300", r"\bB300\b", "NVIDIA", 2025, "SXM"),
-    _family("GB300", r"\bGB300\b", "NVIDIA", 2025, "Superchip"),
-    _family("RTX Pro 6000", r"\bRTX\s*Pro\s*6000\b", "NVIDIA", 2025, "PCIe"),
-    _family("TPU-v3", r"\bTPU[\s-]*v3\b", "Google", 2018),
-    _family("TPU-v4", r"\bTPU[\s-]*v4\b", "Google", 2021),
-    _family("TPU-v5e", r"\bTPU[\s-]*v5e\b", "Google", 2023),
-    _family("TPU-v5p", r"\bTPU[\s-]*v5p\b", "Google", 2023),
-    _family("TPU-v6e", r"\bTPU[\s-]*(?:v6e|trillium)\b", "Google", 2024),
-    _family("Gaudi3", r"\bgaudi\s*3\b", "Intel", 2024),
-    _family("Gaudi2", r"\bgaudi\s*2\b", "Intel", 2022, "OAM"),
-    _family("Gaudi", r"\bgaudi\b", "Intel", 2019),
-    _family("MI250", r"\bMI250X?\b", "AMD", 2021, "OAM"),
-    _family("MI300X", r"\bMI300X\b", "AMD", 2023, "OAM"),
-    _family("MI325X", r"\bMI325X\b", "AMD", 2024, "OAM"),
-    _family("MI350X", r"\bMI350X\b", "AMD", 2025, "OAM"),
-    _family("MI355X", r"\bMI355X\b", "AMD", 2025, "OAM"),
-    _family("RX 7900 XTX", r"\b(?:RX\s*)?7900\s*XTX\b", "AMD", 2022, "PCIe"),
-    _family("GC200", r"\bGC200\b|\bIPU-?M2000\b", "Graphcore", 2020),
-    _family("Bow", r"\bBow\b", "Graphcore", 2022),
-    _family("Ascend 910", r"\bAscend\s*910", "Huawei", 2019),
-)
+# Derived from `pipeline.mlperf.accelerators` (accelerators.csv), the one home of these facts: its row order is
+# the matching priority (first match wins), `year` its launch_year, `only_form_factor` set for families that ship
+# in a single form factor.
+ACCELERATOR_FAMILIES: tuple[_Family, ...] = _families()
 
 # For names that state a vendor but no family we know.
 _ACCELERATOR_VENDORS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -354,18 +331,22 @@ def _cores_per_node(model_name: str | None, core_count: object, processors_per_n
 
 
 def parse_host_cpu(model_name: object, core_count: object, processors_per_node: object) -> HostCpu:
-    """Vendor, short canonical model ("Xeon Platinum 8480C", "EPYC 7763") and cores per node.
+    """Vendor, short canonical model ("Xeon Platinum 8480C", "EPYC 7763") and cores per node as stated.
 
-    MLPerf asks for `core_count` per processor, so cores per node = core_count x processors_per_node, except
-    that "2x 64" is read as a node total and so is a count above the per-processor count the model name states
-    ("AMD EPYC 9454 48-Core Processor" with 96). None for missing inputs and for totals outside
-    1..`MAX_CORES_PER_NODE`.
+    The model is the name cpus.csv lists when the description uses one of its aliases ("Xeon Gold 8280" ->
+    "Xeon Platinum 8280"). MLPerf asks for `core_count` per processor, so cores per node = core_count x
+    processors_per_node, except that "2x 64" is read as a node total and so is a count above the
+    per-processor count the model name states ("AMD EPYC 9454 48-Core Processor" with 96). None for missing
+    inputs and for totals outside 1..`MAX_CORES_PER_NODE`. `pipeline.mlperf.description` checks the count
+    against cpus.csv.
     """
     name = _as_text(model_name)
     if name is not None and _PER_NODE_LISTING.search(name):
         name = None
     vendor_and_model = None if name is None else _cpu_model(name)
     vendor, model = vendor_and_model if vendor_and_model is not None else (None, None)
+    if model is not None:  # a name the CPU table knows under another one ("Xeon Gold 8280" is a Platinum)
+        model = cpus.aliases().get(model, model)
     return HostCpu(vendor=vendor, model=model, cores_per_node=_cores_per_node(name, core_count, processors_per_node))
 
 
@@ -375,6 +356,13 @@ def parse_host_cpu(model_name: object, core_count: object, processors_per_node: 
 class Interconnect:
     kind: str | None
     bandwidth_gbps: float | None
+    # Why a stated network gives no kind or rate (only a management or storage network is named), else None.
+    note: str | None = None
+    # How the bandwidth is made up: links or ports, the rate of one (Gbit/s), and the InfiniBand speed grade
+    # named beside them ("NDR", "HDR100"). Details of `bandwidth_gbps`, left out of comparisons.
+    ports: int | None = field(default=None, compare=False)
+    port_gbps: float | None = field(default=None, compare=False)
+    grade: str | None = field(default=None, compare=False)
 
 
 # In priority order: a description naming several (a management Ethernet beside a compute InfiniBand) is
@@ -387,7 +375,7 @@ INTERCONNECT_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("HCCS", r"\bHCCS\b"),
         ("Infinity Fabric", r"\bInfinity\s*Fabric\b|\bxGMI\b"),
         ("InfiniBand", r"\bInfini\s*Band\b|\bIB\b|\b[EFHNX]DR(?:100|200)?\b|\bQuantum\b"),
-        ("Omni-Path", r"\bOmni\s*-?\s*Path\b"),
+        ("Omni-Path", r"\bOmni\s*-?\s*Path\b|\bOPA\b"),
         ("RoCE", r"\bRoCE"),
         ("Ethernet", r"Ethernet|\dG(?:b)?E\b|\bGbE\b"),
         ("PCIe", r"\bPCI\s*-?\s*E"),
@@ -404,46 +392,112 @@ _INFINIBAND_GRADE = re.compile(r"\b(?P<grade>[EFHNX]DR)(?P<lanes>100|200)?\b", r
 _INFINIBAND_GBPS = {"FDR": 56.0, "EDR": 100.0, "HDR": 200.0, "NDR": 400.0, "XDR": 800.0}
 _GIGABIT = re.compile(r"\bGig(?:a|abit)?\b", re.IGNORECASE)
 _LINK_COUNT = re.compile(r"(?<![\w.])(?P<count>\d{1,3})\s*[xX×]")
+# InfiniBand's lane width ("4X EDR", "(4X)"): one port of 4 lanes, not 4 ports. Upper-case X with no space,
+# before a speed grade or a closing bracket, as the InfiniBand specification writes it.
+_LANE_WIDTH = re.compile(r"(?<![\w.])(?:1|2|4|8|12)X(?=\s*(?:[EFHNX]DR|\)))")
+# A rate of the host's PCIe bus quoted beside the network ("Data bandwidth for GPU-PCIe: 504 GB/s; PCIe-NIC:
+# 500 GB/s"): not a network rate.
+_HOST_BUS_RATE = re.compile(
+    rf"(?:\bData\s+bandwidth\s+for\s+)?\b(?:GPU\s*-\s*PCIe|PCIe\s*-\s*NIC)\s*:\s*{_NUMBER}\s*[MGT]?B?\s*(?:/\s*s(?:ec)?)?",
+    re.IGNORECASE)
+# An adapter with several ports of the stated rate ("ConnectX-5 Dual Port 40/ 100GbE"), when no count is given.
+_PORTS_IN_NAME = re.compile(r"\b(?P<ports>single|dual|quad)[\s-]*port\b", re.IGNORECASE)
+_PORTS_PER_WORD = {"single": 1, "dual": 2, "quad": 4}
 _SEGMENT_SEPARATOR = re.compile(r"[,;]|\s+\+\s+|\band\b")
-_COMPUTE_LABEL = re.compile(r"\bCompute\s*:", re.IGNORECASE)
+# "Storage: ..., Management: ..., Compute: ...": the network each part serves. A label holds until the next one.
+_ROLE = r"(?:compute|storage|management)"
+_ROLE_LABEL = re.compile(rf"\b(?P<roles>{_ROLE}(?:\s*[&+/]\s*{_ROLE})*)\s*:", re.IGNORECASE)
+MANAGEMENT_ONLY = "names only a management or storage network, which the accelerators do not train over"
 
 
 def _kind(segment: str) -> str | None:
     return next((kind for kind, pattern in INTERCONNECT_KINDS if pattern.search(segment)), None)
 
 
-def _segment_gbps(segment: str) -> float | None:
+def _rates(segment: str) -> list[float]:
+    """Every rate stated in `segment`, Gbit/s; an InfiniBand grade or "Gigabit" where no number is given."""
     rates = [_number(m["number"]) * _GBPS_PER_PREFIX[m["prefix"]] * (8 if m["bytes"] else 1)
              for m in _RATE.finditer(segment)]
     if not rates and (grade := _INFINIBAND_GRADE.search(segment)):
         rates = [float(grade["lanes"]) if grade["lanes"] else _INFINIBAND_GBPS[grade["grade"].upper()]]
     if not rates and _GIGABIT.search(segment):
         rates = [1.0]
-    if not rates:
-        return None
-    links = _LINK_COUNT.search(segment)
-    return (int(links["count"]) if links else 1) * max(rates)
+    return rates
+
+
+def _link_count(segment: str) -> int | None:
+    links = _LINK_COUNT.search(_LANE_WIDTH.sub(" ", segment))
+    if links is not None:
+        return int(links["count"])
+    ports = _PORTS_IN_NAME.search(segment)
+    return None if ports is None else _PORTS_PER_WORD[ports["ports"].casefold()]
+
+
+def _segment_links(segment: str) -> tuple[int, float] | None:
+    """(links or ports, the rate of one in Gbit/s) that a part of a value states, or None without a rate."""
+    rates = _rates(segment)
+    return (_link_count(segment) or 1, max(rates)) if rates else None
+
+
+def _joined_counts(segments: list[str]) -> list[str]:
+    """`segments` with a count of adapters that states no kind and no rate joined to the rate that follows it:
+    "2x ConnectX-6, 100Gb/s" is two 100 Gb/s adapters."""
+    joined: list[str] = []
+    for segment in segments:
+        previous = joined[-1] if joined else None
+        if (previous is not None and _link_count(previous) and not _rates(previous) and _kind(previous) is None
+                and _rates(segment) and not _link_count(segment)):
+            joined[-1] = f"{previous} {segment}"
+        else:
+            joined.append(segment)
+    return joined
+
+
+def _compute_text(text: str) -> str | None:
+    """The part of a labelled value that serves the accelerators: the parts labelled Compute when there are
+    any, else every part not labelled Management or Storage; None when only such parts remain."""
+    labels = list(_ROLE_LABEL.finditer(text))
+    if not labels:
+        return text
+    parts = [(None, text[:labels[0].start()])] + [
+        (label["roles"].casefold(), text[label.end():following.start() if following else len(text)])
+        for label, following in zip(labels, [*labels[1:], None])]
+    compute = [part for roles, part in parts if roles is not None and "compute" in roles]
+    kept = compute or [part for roles, part in parts if roles is None and part.strip(" ,;+")]
+    return ", ".join(kept) if kept else None
 
 
 def parse_interconnect(value: object) -> Interconnect:
-    """Kind and bandwidth (Gbit/s, total per node) of an `accelerator_interconnect` or `host_networking` value.
+    """Kind and bandwidth (Gbit/s) of an `accelerator_interconnect` or `host_networking` value, as the text
+    states them; the unit rules are in the module docstring.
 
-    The value is split into parts at ",", ";", " + " and "and"; when parts are labelled ("Storage: ...,
-    Compute: ..., Management: ..."), only the "Compute:" part is read. The kind is the highest-priority kind
-    named in the parts (`INTERCONNECT_KINDS`); the bandwidth is the largest rate among the parts of that kind
-    or of no stated kind, so a management NIC or a PCIe figure is not taken for the fabric.
-    "NVSwitch" counts as NVLink and "xGMI" as Infinity Fabric.
+    Parts labelled by the network they serve ("Storage: ..., Compute: ..., Management: ...") are read as the
+    compute part alone; a value naming only management or storage networks gives no kind and no rate, with a
+    `note` saying so. Rates of the host's PCIe bus ("PCIe-NIC: 500 GB/s") are left out. The rest is split into
+    parts at ",", ";", " + " and "and"; the kind is the highest-priority kind named in the parts
+    (`INTERCONNECT_KINDS`: "NVSwitch" counts as NVLink and "xGMI" as Infinity Fabric); the bandwidth is the
+    largest rate among the parts of that kind or of no stated kind, so a management NIC or a PCIe figure is not
+    taken for the fabric. A count in front of a rate multiplies it ("8x ConnectX-7 IB NDR 400Gb/s" -> 3200), also
+    when the rate follows in the next part ("2x ConnectX-6, 100Gb/s" -> 200); an InfiniBand lane width does not
+    ("100 Gb/sec (4X EDR)" -> 100).
     """
     text = _as_text(value)
     if text is None:
         return Interconnect(kind=None, bandwidth_gbps=None)
-    segments = [segment for segment in _SEGMENT_SEPARATOR.split(text) if segment.strip()]
-    segments = [segment for segment in segments if _COMPUTE_LABEL.search(segment)] or segments
+    compute = _compute_text(_HOST_BUS_RATE.sub(" ", text))
+    if compute is None:
+        return Interconnect(kind=None, bandwidth_gbps=None, note=MANAGEMENT_ONLY)
+    segments = _joined_counts([segment for segment in _SEGMENT_SEPARATOR.split(compute) if segment.strip()])
     segment_kinds = [_kind(segment) for segment in segments]
     kind = next((kind for kind, _ in INTERCONNECT_KINDS if kind in segment_kinds), None)
-    rates = [rate for segment, segment_kind in zip(segments, segment_kinds)
-             if segment_kind in (kind, None) and (rate := _segment_gbps(segment)) is not None]
-    return Interconnect(kind=kind, bandwidth_gbps=max(rates) if rates else None)
+    stated = [(links[0] * links[1], links, segment) for segment, segment_kind in zip(segments, segment_kinds)
+              if segment_kind in (kind, None) and (links := _segment_links(segment)) is not None]
+    if not stated:
+        return Interconnect(kind=kind, bandwidth_gbps=None)
+    total, (ports, port_gbps), segment = max(stated, key=lambda item: item[0])  # the first of equal totals
+    grade = _INFINIBAND_GRADE.search(segment)
+    return Interconnect(kind=kind, bandwidth_gbps=total, ports=ports, port_gbps=port_gbps,
+                        grade=None if grade is None else grade.group(0).upper())
 
 
 # ------------------------------------------------------------------------------------------------ frameworks

@@ -31,7 +31,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     n_missing = int(configurations["accelerator_count"].isna().sum())
     n_republished = int(configurations["republished_of"].notna().sum())
     print(f"{len(configurations)} configurations, {n_missing} without an accelerator count, {n_republished} "
-          f"republished from an earlier round, {len(notes)} notes on description values (see {paths.FEATURE_NOTES})")
+          f"republished from an earlier round, {len(notes)} description values set missing or corrected (see "
+          f"{paths.FEATURE_NOTES})")
 
 
 if __name__ == "__main__":
