@@ -5,10 +5,10 @@ accelerator vendor of the mirror, the value each hardware feature should take, w
 and the parts' spec sheets, never copied from the parser; its `comment` column says what the JSON says and why
 the value was chosen where the text is ambiguous. An empty cell is a value expected missing.
 
-The descriptions are read from the mirror with the ingest's own reading (so v0.6's line form and per-node
-listings are read as the pipeline reads them), turned into features by `description.hardware_features`, and
-every field is held to the sample; a failure lists every mismatch at once (round, submitter, system, field,
-expected, got), with the count per field.
+The descriptions are read from the mirror with the ingest's own reading (`pipeline.mlperf.rounds`, so v0.6's
+line form and per-node listings are read as the pipeline reads them), turned into features by
+`description.hardware_features`, and every field is held to the sample; a failure lists every mismatch at once
+(round, submitter, system, field, expected, got), with the count per field.
 """
 from __future__ import annotations
 
@@ -21,10 +21,9 @@ import pandas as pd
 import pytest
 
 from pipeline.core import schemas
-from pipeline.mlperf import hardware
+from pipeline.mlperf import hardware, rounds
 from pipeline.mlperf.description import hardware_features
 from pipeline.mlperf.sources import Kind, classify, iter_members
-from pipeline.stages import ingest
 from tests.conftest import MIRROR
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "golden_systems.csv"
@@ -58,13 +57,13 @@ def read_descriptions(mirror: Path, keys: list[tuple[str, str, str]]) -> pd.Data
     rows = []
     for round_, names in sorted(wanted.items()):
         archive = mirror / f"training_results_{round_}.tar.gz"
-        tables = ingest.RoundTables(round=round_, source=str(archive))
+        tables = rounds.RoundTables(round=round_, source=str(archive))
         for member in iter_members(archive):
             kind, parts = classify(member.path)
             if kind is Kind.SYSTEM and member.data is not None and (parts["submitter"], parts["system"]) in names:
-                ingest._read_system(member, parts, tables)
+                rounds._read_system(member, parts, tables)
         rows += tables.systems
-    return ingest._frame(rows, schemas.SYSTEM_KEY_COLUMNS)
+    return rounds._frame(rows, schemas.SYSTEM_KEY_COLUMNS)
 
 
 def _missing(value: object) -> bool:
