@@ -164,6 +164,21 @@ def test_intra_node_bandwidth_is_per_accelerator_and_direction(name: str, text: 
         assert len(about) == 1 and reason in about["reason"].iloc[0] and about["value"].iloc[0] == text
 
 
+@pytest.mark.parametrize(("name", "memory", "gib", "corrected"), [
+    ("NVIDIA H200-NVL-141GB", "96000 MiB", 141.0, True),  # v5.1 Dell: another part's size in the memory field
+    ("NVIDIA A100-PCIE-80GB", "40 GB", 80.0, True),  # v1.1 Dell
+    ("NVIDIA B200-SXM-180GB", "192 GB", 192.0, False),  # physical against usable HBM of one part: the field stands
+    ("NVIDIA A100-SXM4-40GB", "40 GB", 40.0, False),  # a variant the table does not hold, stated alike twice
+    ("NVIDIA H100-SXM5-80GB", "81559 MiB", 81559 / 1024, False),
+])
+def test_a_memory_field_naming_another_part_yields_to_the_model_name(name: str, memory: str, gib: float,
+                                                                      corrected: bool) -> None:
+    features, notes = _one(accelerator_model_name=name, accelerator_memory_capacity=memory)
+    assert features["accelerator_memory_gib"] == pytest.approx(gib)
+    about = notes[notes["field"] == "accelerator_memory_capacity"]
+    assert len(about) == corrected and (not corrected or "model name states" in about["reason"].iloc[0])
+
+
 def test_one_b200_gets_one_intra_node_value_whatever_the_convention() -> None:
     texts = ["18x 5th Gen NVLink, 14.4 TB/s aggregated bandwidth", "NVLINK Gen5 1800 GB/s + NVSWITCH Gen5",
              "NVLINK Gen5", "NVLINK Gen4 900 GB/s + NVSWITCH Gen3"]

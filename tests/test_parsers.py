@@ -121,7 +121,17 @@ def test_parse_memory_gib_gives_none(value: object) -> None:
     (None, "80 GB", Accelerator(None, None, None, 80.0, None)),
 ])
 def test_parse_accelerator(name: object, memory: object, expected: Accelerator) -> None:
-    assert parsers.parse_accelerator(name, memory) == expected
+    assert dataclasses.replace(parsers.parse_accelerator(name, memory), name_memory_gib=None) == expected
+
+
+@pytest.mark.parametrize(("name", "memory", "in_name"), [
+    ("NVIDIA H200-NVL-141GB", "96000 MiB", 141.0),  # the field's size stands in memory_gib; the name's is kept
+    ("NVIDIA A100-SXM4-80GB (400W)", "80 GB", 80.0),
+    ("NVIDIA L4", "24 GB", None),
+    ("12345", None, None),  # a bare number is no size in a name
+])
+def test_parse_accelerator_keeps_the_size_its_name_states(name: str, memory: object, in_name: float | None) -> None:
+    assert parsers.parse_accelerator(name, memory).name_memory_gib == in_name
 
 
 def test_accelerator_families_are_the_tables_rows_in_order() -> None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from pipeline.mlperf import availability, cpus, hardware, links
+from pipeline.mlperf import accelerators, availability, cpus, hardware, links
 
 NOTE_COLUMNS = ["round", "submitter", "system", "field", "value", "reason"]
 # A CPU-only system states zero accelerators, and may state zero accelerator memory.
@@ -46,6 +46,12 @@ DETAIL_COLUMNS = ["host_sockets", "interconnect_inter_ports", "interconnect_inte
 # Columns kept beside the features while they are checked, dropped before the frame is returned.
 STATED_INTRA, STATED_CORES = "_stated_intra_gbps", "_stated_cpu_cores"
 STATED_PER_PROCESSOR, STATED_VCPUS = "_stated_cores_per_processor", "_stated_vcpus"
+NAME_MEMORY = "_name_memory_gib"
+MEMORY_FIELDS = ("accelerator_memory_capacity",)
+# Two memory sizes agree within this share (81559 MiB is an 80 GB part); beyond MEMORY_CONTRADICTION they name
+# another part, since one part's physical and usable memory differ by less (B200: 192 GB, 180 GB usable).
+MEMORY_TOLERANCE = 0.03
+MEMORY_CONTRADICTION = 0.10
 # Vendors whose server parts run two threads per core: a core count equal to the vCPU count counts threads.
 SMT_VENDORS = frozenset({"Intel", "AMD"})
 
@@ -129,7 +135,7 @@ def hardware_features(systems: pd.DataFrame, details: bool = False) -> tuple[pd.
     frame.loc[cpu_only, "accelerator_form_factor"] = "CPU socket"
     frame.loc[cpu_only, "accelerators_per_node"] = frame.loc[cpu_only, "host_sockets"]
     frame["accelerator_count"] = frame["n_nodes"] * frame["accelerators_per_node"]
-    helpers = [STATED_INTRA, STATED_CORES, STATED_PER_PROCESSOR, STATED_VCPUS]
+    helpers = [STATED_INTRA, STATED_CORES, STATED_PER_PROCESSOR, STATED_VCPUS, NAME_MEMORY]
     return frame.drop(columns=helpers if details else [*helpers, *DETAIL_COLUMNS]), notes
 
 
@@ -178,6 +184,7 @@ def _parsed_features(systems: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
                "interconnect_inter_ports", "interconnect_inter_port_gbps"]
     frame[numeric] = frame[numeric].astype("float64")
     frame[STATED_INTRA] = frame["interconnect_intra_gbps"]
+    frame[NAME_MEMORY] = pd.Series([a.name_memory_gib for a in accelerators], index=frame.index, dtype="float64")
     frame[STATED_CORES] = frame["host_cpu_cores"]
     frame[STATED_PER_PROCESSOR] = _field(systems, *CORE_FIELDS).map(hardware.parse_count).astype("float64")
     frame[STATED_VCPUS] = _field(systems, "host_processor_vcpu_count").map(hardware.parse_count).astype("float64")
@@ -219,6 +226,10 @@ def check_against_tables(frame: pd.DataFrame, systems: pd.DataFrame) -> tuple[pd
         if cores is not None:
             frame.at[index, "host_cpu_cores"] = cores[0]
             notes.append(_note(frame, index, systems, CORE_FIELDS, cores[1]))
+        memory = _checked_memory(row)
+        if memory is not None:
+            frame.at[index, "accelerator_memory_gib"] = memory[0]
+            notes.append(_note(frame, index, systems, MEMORY_FIELDS, memory[1]))
     return frame, pd.DataFrame(notes, columns=NOTE_COLUMNS)
 
 
@@ -254,6 +265,23 @@ def _checked_intra(row: pd.Series) -> tuple[str, float, str] | None:
         rate = f"states {value:g} Gb/s, {_intra_mismatch(value, table, per_node)}"
     joined = f"{said} {rate}" if rate.startswith(("without", "at ")) else f"{said}; {rate}"
     return link.link, table, f"{joined}; {link.describe()} (links.csv): set to {table:g}"
+
+
+def _checked_memory(row: pd.Series) -> tuple[float, str] | None:
+    """(the name's memory size, the note) when the memory field and the model name state sizes that differ by
+    more than MEMORY_CONTRADICTION and the name's is the family's, as accelerators.csv gives it; else None (the
+    field's size stands)."""
+    stated, in_name, family = row["accelerator_memory_gib"], row[NAME_MEMORY], row["accelerator_family"]
+    if math.isnan(stated) or math.isnan(in_name) or not _known(family):
+        return None
+    table = accelerators.specifications()
+    if family not in table.index or math.isclose(stated, in_name, rel_tol=MEMORY_CONTRADICTION):
+        return None
+    specified = float(table.at[family, "memory_gib"])
+    if not math.isclose(in_name, specified, rel_tol=MEMORY_TOLERANCE):
+        return None
+    return in_name, (f"states {stated:g} GiB per accelerator, but the model name states {in_name:g} GiB, the "
+                     f"{family}'s memory (accelerators.csv): set to {in_name:g}")
 
 
 def _hardware_name(family: str | None, form_factor: str | None) -> str:

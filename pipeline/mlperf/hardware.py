@@ -181,6 +181,8 @@ class Accelerator:
     form_factor: str | None
     memory_gib: float | None
     year: int | None
+    # The size the model name states ("H200-NVL-141GB"), GiB per accelerator, whichever field memory_gib came from.
+    name_memory_gib: float | None = None
 
 
 @dataclass(frozen=True)
@@ -237,8 +239,9 @@ def parse_accelerator(model_name: object, memory_capacity: object = None) -> Acc
     text = _as_text(model_name)
     name = None if text is None else _clean_trademarks(text)
     # A bare number is a size only in a memory field: a model name of "12345" states no memory.
-    memory = _memory_parts(memory_capacity) or (
-        None if name is None or _BARE_NUMBER.fullmatch(name) else _memory_parts(name))
+    in_name = None if name is None or _BARE_NUMBER.fullmatch(name) else _memory_parts(name)
+    name_memory_gib = None if in_name is None else in_name[1]
+    memory = _memory_parts(memory_capacity) or in_name
     memory_gib = None if memory is None else memory[1]
     if name is None:
         return Accelerator(vendor=None, family=None, form_factor=None, memory_gib=memory_gib, year=None)
@@ -247,10 +250,10 @@ def parse_accelerator(model_name: object, memory_capacity: object = None) -> Acc
     if family is None:
         vendor = next((vendor for vendor, pattern in _ACCELERATOR_VENDORS if pattern.search(name)), None)
         return Accelerator(vendor=vendor, family=None, form_factor=stated_form_factor, memory_gib=memory_gib,
-                           year=None)
+                           year=None, name_memory_gib=name_memory_gib)
     return Accelerator(vendor=family.vendor, family=family.name,
                        form_factor=stated_form_factor or family.only_form_factor, memory_gib=memory_gib,
-                       year=family.year)
+                       year=family.year, name_memory_gib=name_memory_gib)
 
 
 # -------------------------------------------------------------------------------------------------- host CPU

@@ -174,8 +174,10 @@ def _common_node_values(nodes: list[dict[str, Any]]) -> tuple[dict[str, Any], li
             differing.append(key)
             continue
         fields[field] = given[0] if isinstance(given[0], str) else json.dumps(given[0])
-    if not any(_given(node.get("accelerator")) for node in nodes):
-        fields.pop("accelerators_per_node", None)  # a count of nothing named (a CPU-only node's 0)
+    if not any(_given(node.get("accelerator")) for node in nodes) and _whole_number(
+            fields.get("accelerators_per_node")) != 0:
+        # A count of nothing named; a zero stays, as later rounds write it: a CPU-only node trains on its hosts.
+        fields.pop("accelerators_per_node", None)
     _split_processors(fields)
     notes = [f"kinds of node differ in {', '.join(differing)}: left missing"] if differing else []
     return fields, notes
