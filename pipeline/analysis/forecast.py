@@ -92,6 +92,13 @@ FALLBACK_EXPONENT = -0.8
 # published counts of the latest round shape the curve and the exponent settles what they leave open. On the
 # backtest (every benchmark), median errors 6.6% at 0.01 and 0.1, 7.2% at 1 and 8.8% for a plain power law.
 SLOPE_PRIOR_WEIGHT = 0.1
+# Each submitter's offset from the count curve is pulled towards zero with this weight (against the Huber
+# scale's): where several submitters published, the curve is their typical level and a submitter's own offset
+# is estimated; where one published alone, its offset shrinks and its results shape the curve, minus the offset
+# its shared counts revealed (RetinaNet B200 in v5.1: one submitter 2.5 times slower than the others at 8 and 16,
+# and alone at 32 to 128). On the backtest, median error 6.5% without offsets, 6.7% at 1, 6.4% at 3, 6.5% at 10
+# (v5.1: 3.8%, 3.4%, 3.4%, 3.7%).
+SUBMITTER_PRIOR_WEIGHT = 3.0
 # Huber scale of the count curve's fit, in log minutes: residuals beyond 5% (the run-to-run variation MLCommons
 # states for most benchmarks) count linearly, so one odd result does not set the curve.
 HUBER_SCALE = 0.05
@@ -221,12 +228,15 @@ class CountCurve:
 
 
 def fit_count_curve(log_counts: np.ndarray, log_times: np.ndarray, exponent: float,
-                    prior_weight: float = SLOPE_PRIOR_WEIGHT, scale: float = HUBER_SCALE) -> CountCurve:
+                    prior_weight: float = SLOPE_PRIOR_WEIGHT, scale: float = HUBER_SCALE,
+                    submitters: np.ndarray | None = None,
+                    offset_weight: float = SUBMITTER_PRIOR_WEIGHT) -> CountCurve:
     """The count curve of one round's results (`log_counts`, `log_times`: one entry per result): knots at the
     distinct counts, each step between knots held in [-(log count ratio), 0], fitted by robust least squares
     (Huber loss of scale `scale`, `scipy.optimize.least_squares`) to every result, each slope pulled towards
-    `exponent` with weight `prior_weight` per unit of log count (0: no pull). `exponent` in [-1, 0] is also the
-    slope beyond the knots."""
+    `exponent` with weight `prior_weight` per unit of log count (0: no pull). With `submitters` (one label per
+    result), each submitter of two or more also gets an offset, pulled towards zero with weight `offset_weight`:
+    the curve is then the typical submitter's. `exponent` in [-1, 0] is also the slope beyond the knots."""
     from scipy.optimize import least_squares
 
     if not -1.0 <= exponent <= 0.0:
@@ -238,19 +248,31 @@ def fit_count_curve(log_counts: np.ndarray, log_times: np.ndarray, exponent: flo
     design = np.column_stack([np.ones(len(knots)), cumulative])[position]
     pull = np.sqrt(prior_weight / steps)  # zeros without a pull: rows that never bind
     prior = np.column_stack([np.zeros(len(pull)), np.diag(pull)]).reshape(len(pull), len(knots))
+    if submitters is not None and len(np.unique(submitters)) > 1:
+        names, codes = np.unique(np.asarray(submitters, dtype=str), return_inverse=True)
+        n_groups = len(names)
+        design = np.column_stack([design, np.eye(n_groups)[codes]])
+        prior = np.vstack([np.column_stack([prior, np.zeros((len(pull), n_groups))]),
+                           np.column_stack([np.zeros((n_groups, len(knots))),
+                                            math.sqrt(offset_weight) * np.eye(n_groups)])])
+        target = np.concatenate([pull * exponent * steps, np.zeros(n_groups)])
+    else:
+        n_groups = 0
+        target = pull * exponent * steps
 
     def residuals(parameters: np.ndarray) -> np.ndarray:
-        return np.concatenate([design @ parameters - log_times, prior @ parameters - pull * exponent * steps])
+        return np.concatenate([design @ parameters - log_times, prior @ parameters - target])
 
     def jacobian(parameters: np.ndarray) -> np.ndarray:
         return np.vstack([design, prior])
 
-    lower, upper = np.concatenate([[-np.inf], -steps]), np.concatenate([[np.inf], np.zeros(len(steps))])
+    lower = np.concatenate([[-np.inf], -steps, np.full(n_groups, -np.inf)])
+    upper = np.concatenate([[np.inf], np.zeros(len(steps)), np.full(n_groups, np.inf)])
     start = np.concatenate([[float(np.median(log_times - exponent * (knots[position] - knots[0])))],
-                            exponent * steps])
+                            exponent * steps, np.zeros(n_groups)])
     solution = least_squares(residuals, start, jac=jacobian, bounds=(lower, upper), loss="huber",
                              f_scale=scale, method="trf").x
-    step_values = np.clip(solution[1:], -steps, 0.0)
+    step_values = np.clip(solution[1:len(knots)], -steps, 0.0)
     return CountCurve(knots, solution[0] + np.concatenate([[0.0], np.cumsum(step_values)]), float(exponent))
 
 
@@ -306,24 +328,23 @@ class Forecaster:
         counts = queries["accelerator_count"].to_numpy(dtype=float)
         log_count = np.log(counts)
         families = queries["accelerator_family"].astype(str).to_numpy()
-        keys = list(zip(families, queries["form_factor"].astype(str).to_numpy()))
+        unit_code, unit_keys = _codes(families.tolist(), queries["form_factor"].astype(str).tolist())
         model, monotone = np.full(len(queries), np.nan), np.full(len(queries), np.nan)
         kind = np.full(len(queries), "", dtype=object)
-        low, high = np.full(len(queries), np.nan), np.full(len(queries), np.nan)
-        all_low, all_high = float(self.units["count_min"].min()), float(self.units["count_max"].max())
-        for row, key in enumerate(keys):
+        low = np.full(len(queries), float(self.units["count_min"].min()))
+        high = np.full(len(queries), float(self.units["count_max"].max()))
+        for code, key in enumerate(unit_keys):
+            rows = unit_code == code
             if key in self.curves:
                 unit = self.units.loc[key]
-                model[row] = (self.curves[key].log_time(counts[row])[0]
-                              + DRIFT_DAMPING * self.drift_per_year * (target_time - float(unit["anchor_time"])))
-                kind[row] = FAMILY if bool(unit["own_shape"]) else POOLED
-                low[row], high[row] = float(unit["count_min"]), float(unit["count_max"])
+                model[rows] = (self.curves[key].log_time(counts[rows])
+                               + DRIFT_DAMPING * self.drift_per_year * (target_time - float(unit["anchor_time"])))
+                kind[rows] = FAMILY if bool(unit["own_shape"]) else POOLED
+                low[rows], high[rows] = float(unit["count_min"]), float(unit["count_max"])
             elif key[0] in self.family_ranges:
-                low[row], high[row] = self.family_ranges[key[0]]
-            else:
-                low[row], high[row] = all_low, all_high
+                low[rows], high[rows] = self.family_ranges[key[0]]
             if key[0] in self.monotone_naive:
-                monotone[row] = self.monotone_naive[key[0]].log_time(counts[row])[0]
+                monotone[rows] = self.monotone_naive[key[0]].log_time(counts[rows])
         if self.spec_coefficients is not None:
             spec = (self.spec_intercept + spec_features(pd.Series(families)) @ self.spec_coefficients
                     + self.pooled_exponent * log_count
@@ -332,35 +353,26 @@ class Forecaster:
             model = np.where(use_spec, spec, model)
             kind = np.where(use_spec, SPECIFICATION, kind)
         distance = np.maximum(0.0, np.maximum(log_count - np.log(high), np.log(low) - log_count))
-        return pd.DataFrame({MODEL: model, NAIVE_METHOD: self.naive_log(queries), MONOTONE: monotone,
+        return pd.DataFrame({MODEL: model, NAIVE_METHOD: self.naive_log(families, counts), MONOTONE: monotone,
                              BLEND: BLEND_WEIGHT * model + (1 - BLEND_WEIGHT) * monotone,
                              "kind": pd.Series(kind, index=queries.index).where(kind != ""),
                              "distance": distance}, index=queries.index)
 
-    def naive_log(self, queries: pd.DataFrame) -> np.ndarray:
-        """log of the naive rule's forecast; NaN for a family without results."""
-        nearest = _nearest(queries, self.naive_rows, ["accelerator_family"])
-        return np.log(nearest["time_to_train_min"] * nearest["accelerator_count_published"]
-                      / queries["accelerator_count"].to_numpy(dtype=float)).to_numpy(dtype=float)
-
-
-def _nearest(queries: pd.DataFrame, published: pd.DataFrame, key: list[str]) -> pd.DataFrame:
-    """Per query (in order), the row of `published` with the same `key` whose accelerator_count_published is
-    nearest to the query's count on a log scale (the smaller count on a tie); NaN rows where `key` has none."""
-    rows_of: dict[tuple[Any, ...], list[int]] = {}
-    for row, name in enumerate(zip(*(published[column].tolist() for column in key))):
-        rows_of.setdefault(name, []).append(row)
-    columns = [column for column in published.columns if column not in key]
-    counts = published["accelerator_count_published"].to_numpy(dtype=float)
-    table = published[columns].to_numpy(dtype=float)
-    values = np.full((len(queries), len(columns)), np.nan)
-    log_counts = np.log(queries["accelerator_count"].to_numpy(dtype=float))
-    for query, (name, log_count) in enumerate(zip(zip(*(queries[column].tolist() for column in key)), log_counts)):
-        if name in rows_of:
-            rows = np.asarray(rows_of[name])
-            distance = np.abs(np.log(counts[rows]) - log_count)
-            values[query] = table[rows[np.lexsort((counts[rows], distance))[0]]]
-    return pd.DataFrame(values, columns=columns)
+    def naive_log(self, families: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """log of the naive rule's forecast for each (family, count): the family's best time at the published
+        count of its latest round nearest on a log scale (the smaller on a tie), scaled linearly; NaN for a family
+        without results."""
+        result = np.full(len(counts), np.nan)
+        for family, rows in self.naive_rows.groupby("accelerator_family", sort=False):
+            wanted = families == family
+            if not wanted.any():
+                continue
+            published = rows["accelerator_count_published"].to_numpy(dtype=float)  # increasing
+            distance = np.abs(np.log(published)[None, :] - np.log(counts[wanted])[:, None])
+            nearest = np.argmin(distance, axis=1)  # the first of equal distances: the smaller count
+            best = rows["time_to_train_min"].to_numpy(dtype=float)
+            result[wanted] = np.log(best[nearest] * published[nearest] / counts[wanted])
+        return result
 
 
 def _codes(*columns: list[Any]) -> tuple[np.ndarray, list[tuple[Any, ...]]]:
@@ -430,11 +442,12 @@ def fit(train: pd.DataFrame) -> Forecaster:
     naive_rows = pd.DataFrame(cell_keys, columns=["accelerator_family", "accelerator_count_published"]).assign(
         time_to_train_min=best).sort_values(["accelerator_family", "accelerator_count_published"],
                                             ignore_index=True)
-    # The count curves: each unit's latest round, every result.
+    # The count curves: each unit's latest round, every result, an offset per submitter.
+    submitters = train["submitter"].to_numpy(dtype=object)
     curve_rows = []
     for code, key in enumerate(unit_keys):
         rows = (unit == code) & (times == anchor_time[code])
-        curve = fit_count_curve(log_n[rows], log_t[rows], float(exponent[code]))
+        curve = fit_count_curve(log_n[rows], log_t[rows], float(exponent[code]), submitters=submitters[rows])
         curve_rows += [(*key, float(np.exp(x)), float(y)) for x, y in zip(curve.log_counts, curve.log_times)]
     curve_frame = pd.DataFrame(curve_rows, columns=[*UNIT, "accelerator_count_published", "curve_log"]).sort_values(
         [*UNIT, "accelerator_count_published"], ignore_index=True)
@@ -1010,27 +1023,51 @@ def check_count(count: float) -> int:
     return int(count)
 
 
-def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float, rule: Trust) -> Answer:
-    """Forecast `family` x `count` for the round after the latest `fitted` was fitted on, with the method chosen
-    on the benchmark's backtest, its calibrated interval (wider the further `count` lies outside the published
-    counts), its trust (never trusted when the decide stage did not analyse the benchmark) and notes. Raises
-    UsageError for a count that is not a whole number or is absurd (`check_count`), and when no method can
-    answer."""
-    count = check_count(count)
-    benchmark = fitted.benchmark
-    query = pd.DataFrame({"accelerator_family": [family], "form_factor": [form_factor],
-                          "accelerator_count": [float(count)]})
-    forecast = fitted.forecaster.forecast(query, fitted.target_time).iloc[0]
-    if not np.isfinite(forecast[MODEL]):
+@dataclass(frozen=True)
+class AnswerCurve:
+    """`predict`'s forecasts of one family and form factor at many counts: the method and kind answering, and per
+    count (accelerators) the forecast's log minutes, its interval's log half-width and its distance (log count
+    ratio) outside the published counts."""
+
+    method: str
+    kind: str
+    calibration: Calibration
+    counts: np.ndarray
+    log_minutes: np.ndarray
+    half_width: np.ndarray
+    distance: np.ndarray
+
+
+def answer_curve(fitted: FittedBenchmark, family: str, form_factor: str, counts: np.ndarray) -> AnswerCurve:
+    """The AnswerCurve of `family` in `form_factor` at `counts` (positive), for the round after the latest
+    `fitted` was fitted on: the method chosen on the benchmark's backtest (the model where it has nothing to go
+    on), its calibrated interval, wider the further a count lies outside the published counts. Raises
+    UsageError when no method can answer."""
+    counts = np.asarray(counts, dtype=float)
+    queries = pd.DataFrame({"accelerator_family": family, "form_factor": form_factor, "accelerator_count": counts})
+    forecast = fitted.forecaster.forecast(queries, fitted.target_time)
+    if not np.isfinite(forecast[MODEL]).all():
         missing = ("too few families have specifications to regress on" if family in specifications().index
                    else "no row in the accelerator specification table (pipeline/mlperf/accelerators.csv)")
-        raise UsageError(f"no forecast for {family} on {benchmark}: it has no results in scope and {missing}")
-    method = fitted.method if np.isfinite(forecast[fitted.method]) else MODEL
-    kind = NAIVE if method == MONOTONE else str(forecast["kind"])
-    note = method_note(fitted, method)
+        raise UsageError(f"no forecast for {family} on {fitted.benchmark}: it has no results in scope and {missing}")
+    method = fitted.method if np.isfinite(forecast[fitted.method]).all() else MODEL
+    kind = NAIVE if method == MONOTONE else str(forecast["kind"].iloc[0])
     calibration = fitted.calibrations[(method, kind)]
-    half_width = float(calibration.half_width(float(forecast["distance"])))
-    centre = float(forecast[method])
+    distance = forecast["distance"].to_numpy(dtype=float)
+    return AnswerCurve(method=method, kind=kind, calibration=calibration, counts=counts,
+                       log_minutes=forecast[method].to_numpy(dtype=float),
+                       half_width=np.asarray(calibration.half_width(distance), dtype=float), distance=distance)
+
+
+def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float, rule: Trust) -> Answer:
+    """Forecast `family` x `count` for the round after the latest `fitted` was fitted on (`answer_curve`), with
+    its trust (never trusted when the decide stage did not analyse the benchmark) and notes. Raises UsageError
+    for a count that is not a whole number or is absurd (`check_count`), and when no method can answer."""
+    count = check_count(count)
+    benchmark = fitted.benchmark
+    curve = answer_curve(fitted, family, form_factor, np.array([float(count)]))
+    method, kind = curve.method, curve.kind
+    centre, half_width, distance = float(curve.log_minutes[0]), float(curve.half_width[0]), float(curve.distance[0])
     family_rows = fitted.published[fitted.published["accelerator_family"] == family]
     published = ((float(family_rows["accelerator_count"].min()), float(family_rows["accelerator_count"].max()))
                  if len(family_rows) else None)
@@ -1039,14 +1076,15 @@ def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float,
                             fitted.kind_evidence.get((method, kind), (0, 0, None)), rule)
     if fitted.not_analysed_reason is not None:
         reasons.insert(0, f"the decide stage did not analyse {benchmark}: {fitted.not_analysed_reason}")
+    extrapolated = published is None or not (published[0] / rule.max_count_factor <= count
+                                             <= rule.max_count_factor * published[1])
     notes = []
-    extrapolated = published is not None and not (published[0] / rule.max_count_factor <= count
-                                                  <= rule.max_count_factor * published[1])
-    if extrapolated or published is None:
-        notes.append(f"extrapolated: {count:g} accelerators is far outside the published counts"
-                     + (f" ({published[0]:g} to {published[1]:g})" if published else "")
-                     + f"; the interval widens with the log distance (x{math.exp(half_width):.3g} either way)")
-    elif float(forecast["distance"]) > 0:
+    if extrapolated:
+        where = (f"lies outside the published {published[0]:g} to {published[1]:g}" if published is not None
+                 else f"has no published {family} result to stand on")
+        notes.append(f"extrapolated: {count} accelerators {where}; the interval widens with the log distance from "
+                     f"the published counts (x{math.exp(half_width):.3g} either way here)")
+    elif distance > 0:
         notes.append(f"outside the published counts of {family} {form_factor}: the interval is widened for the "
                      f"distance")
     rising = rising_published(fitted.published, family, form_factor, count)
@@ -1059,8 +1097,8 @@ def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float,
                   predicted_min=math.exp(centre), low_min=math.exp(centre - half_width),
                   high_min=math.exp(centre + half_width), interval=fitted.interval, method=method, kind=kind,
                   trusted=not reasons, reasons=tuple(reasons), rounds=fitted.forecaster.rounds,
-                  calibration=calibration.q_source, note=note, extrapolated=extrapolated or published is None,
-                  notes=tuple(notes))
+                  calibration=curve.calibration.q_source, note=method_note(fitted, method),
+                  extrapolated=extrapolated, notes=tuple(notes))
 
 
 def method_note(fitted: FittedBenchmark, method: str) -> str:
