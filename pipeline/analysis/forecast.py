@@ -221,11 +221,6 @@ class CountCurve:
             return None
         return float(math.exp(xs[-1] + (g[-1] - target) / tail))
 
-    def rises_in_data(self) -> bool:
-        """Whether the fit was held flat somewhere: a knot interval of slope 0 (the data rose with count there,
-        or did not fall)."""
-        return bool(np.any(np.diff(self.log_times) >= -1e-12)) if len(self.log_times) > 1 else False
-
 
 def fit_count_curve(log_counts: np.ndarray, log_times: np.ndarray, exponent: float,
                     prior_weight: float = SLOPE_PRIOR_WEIGHT, scale: float = HUBER_SCALE,
