@@ -854,7 +854,7 @@ class Comparison:
     def better(self) -> str:
         if self.common_n and self.common_naive_median_ape_pct is not None and \
                 self.common_answer_median_ape_pct is not None and \
-                self.common_naive_median_ape_pct < self.common_answer_median_ape_pct:
+                self.common_naive_median_ape_pct < self.common_answer_median_ape_pct - 1e-9:
             return NAIVE_METHOD
         return ANSWER
 

@@ -195,7 +195,7 @@ def fragment(benchmark: str, summary: dict[str, Any] | None, pngs: dict[str, byt
     """What templates/decide.html.j2 renders for one benchmark: decide.json's `summary` (None: the stage has
     not run) and its figures by file name (`decide.FIGURES`), as text and the page's tables."""
     if summary is None:
-        return {"benchmark": benchmark, "status": "missing", "backtest": None,
+        return {"benchmark": benchmark, "status": "missing", "backtest": None, "method": None, "candidates": "",
                 "reason": "the decide stage has not run (dvc repro decide)"}
     interval_pct = f"{100 * summary['interval']:.0f}%"
     medians = summary["candidate_medians"]
