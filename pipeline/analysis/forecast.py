@@ -99,6 +99,11 @@ SLOPE_PRIOR_WEIGHT = 0.1
 # and alone at 32 to 128). On the backtest, median error 6.5% without offsets, 6.7% at 1, 6.4% at 3, 6.5% at 10
 # (v5.1: 3.8%, 3.4%, 3.4%, 3.7%).
 SUBMITTER_PRIOR_WEIGHT = 3.0
+# Each earlier round's offset from the latest round's level is pulled towards zero with this weight: next to
+# nothing, enough to settle a round that shares no count with the others. The curve's shape then comes from
+# every round of the unit and its level from the latest. On the backtest, median error 6.4% with the latest
+# round alone, 6.3% with every round (v5.1: 3.4% and 3.2%); weights 0.001 to 1 all within 0.1 point of it.
+ROUND_PRIOR_WEIGHT = 0.01
 # Huber scale of the count curve's fit, in log minutes: residuals beyond 5% (the run-to-run variation MLCommons
 # states for most benchmarks) count linearly, so one odd result does not set the curve.
 HUBER_SCALE = 0.05
@@ -116,7 +121,8 @@ CHOICE_MARGIN = 0.2
 # The blend's weight on the model (the rest on the monotone naive rule), in log minutes.
 BLEND_WEIGHT = 0.5
 UNCALIBRATED = "uncalibrated"
-SAME_KIND, ANY_KIND = "earlier forecasts of the same kind", "earlier forecasts of any kind"
+SAME_KIND, ANY_KIND = "earlier forecasts of the same kind and trust", "earlier forecasts of the same trust"
+SAME_KIND_ANY_TRUST, ANY_KIND_ANY_TRUST = "earlier forecasts of the same kind", "earlier forecasts of any kind"
 # Calibration: a benchmark's own earlier residuals weigh n / (n + OWN_PRIOR_WEIGHT) against the other benchmarks'
 # and a residual's weight halves every CALIBRATION_HALF_LIFE_YEARS (errors shrink as a benchmark matures).
 OWN_PRIOR_WEIGHT = 20.0
@@ -225,13 +231,16 @@ class CountCurve:
 def fit_count_curve(log_counts: np.ndarray, log_times: np.ndarray, exponent: float,
                     prior_weight: float = SLOPE_PRIOR_WEIGHT, scale: float = HUBER_SCALE,
                     submitters: np.ndarray | None = None,
-                    offset_weight: float = SUBMITTER_PRIOR_WEIGHT) -> CountCurve:
-    """The count curve of one round's results (`log_counts`, `log_times`: one entry per result): knots at the
-    distinct counts, each step between knots held in [-(log count ratio), 0], fitted by robust least squares
-    (Huber loss of scale `scale`, `scipy.optimize.least_squares`) to every result, each slope pulled towards
-    `exponent` with weight `prior_weight` per unit of log count (0: no pull). With `submitters` (one label per
-    result), each submitter of two or more also gets an offset, pulled towards zero with weight `offset_weight`:
-    the curve is then the typical submitter's. `exponent` in [-1, 0] is also the slope beyond the knots."""
+                    offset_weight: float = SUBMITTER_PRIOR_WEIGHT, rounds: np.ndarray | None = None,
+                    round_weight: float = ROUND_PRIOR_WEIGHT) -> CountCurve:
+    """The count curve of results (`log_counts`, `log_times`: one entry per result): knots at the distinct
+    counts, each step between knots held in [-(log count ratio), 0], fitted by robust least squares (Huber loss
+    of scale `scale`, `scipy.optimize.least_squares`) to every result, each slope pulled towards `exponent` with
+    weight `prior_weight` per unit of log count (0: no pull). With `submitters` (one label per result), each
+    submitter of two or more also gets an offset, pulled towards zero with weight `offset_weight`: the curve is
+    then the typical submitter's. With `rounds` (each result's publication time), each round before the latest
+    gets an offset pulled towards zero with weight `round_weight`: the curve is then the latest round's level
+    with the shape of every round. `exponent` in [-1, 0] is also the slope beyond the knots."""
     from scipy.optimize import least_squares
 
     if not -1.0 <= exponent <= 0.0:
@@ -243,17 +252,24 @@ def fit_count_curve(log_counts: np.ndarray, log_times: np.ndarray, exponent: flo
     design = np.column_stack([np.ones(len(knots)), cumulative])[position]
     pull = np.sqrt(prior_weight / steps)  # zeros without a pull: rows that never bind
     prior = np.column_stack([np.zeros(len(pull)), np.diag(pull)]).reshape(len(pull), len(knots))
+    target = pull * exponent * steps
+    n_groups = 0
+    groups = []
     if submitters is not None and len(np.unique(submitters)) > 1:
-        names, codes = np.unique(np.asarray(submitters, dtype=str), return_inverse=True)
-        n_groups = len(names)
-        design = np.column_stack([design, np.eye(n_groups)[codes]])
-        prior = np.vstack([np.column_stack([prior, np.zeros((len(pull), n_groups))]),
-                           np.column_stack([np.zeros((n_groups, len(knots))),
-                                            math.sqrt(offset_weight) * np.eye(n_groups)])])
-        target = np.concatenate([pull * exponent * steps, np.zeros(n_groups)])
-    else:
-        n_groups = 0
-        target = pull * exponent * steps
+        groups.append((np.unique(np.asarray(submitters, dtype=str), return_inverse=True)[1], offset_weight, None))
+    if rounds is not None and len(np.unique(rounds)) > 1:
+        names, codes = np.unique(np.asarray(rounds, dtype=float), return_inverse=True)
+        groups.append((codes, round_weight, len(names) - 1))  # the latest round is the reference
+    for codes, weight, reference in groups:
+        columns = np.eye(codes.max() + 1)[codes]
+        if reference is not None:
+            columns = np.delete(columns, reference, axis=1)
+        count = columns.shape[1]
+        design = np.column_stack([design, columns])
+        prior = np.vstack([np.column_stack([prior, np.zeros((len(prior), count))]),
+                           np.column_stack([np.zeros((count, prior.shape[1])), math.sqrt(weight) * np.eye(count)])])
+        target = np.concatenate([target, np.zeros(count)])
+        n_groups += count
 
     def residuals(parameters: np.ndarray) -> np.ndarray:
         return np.concatenate([design @ parameters - log_times, prior @ parameters - target])
@@ -437,12 +453,13 @@ def fit(train: pd.DataFrame) -> Forecaster:
     naive_rows = pd.DataFrame(cell_keys, columns=["accelerator_family", "accelerator_count_published"]).assign(
         time_to_train_min=best).sort_values(["accelerator_family", "accelerator_count_published"],
                                             ignore_index=True)
-    # The count curves: each unit's latest round, every result, an offset per submitter.
+    # The count curves: every result of each unit, an offset per earlier round and per submitter.
     submitters = train["submitter"].to_numpy(dtype=object)
     curve_rows = []
     for code, key in enumerate(unit_keys):
-        rows = (unit == code) & (times == anchor_time[code])
-        curve = fit_count_curve(log_n[rows], log_t[rows], float(exponent[code]), submitters=submitters[rows])
+        rows = unit == code
+        curve = fit_count_curve(log_n[rows], log_t[rows], float(exponent[code]), submitters=submitters[rows],
+                                rounds=times[rows])
         curve_rows += [(*key, float(np.exp(x)), float(y)) for x, y in zip(curve.log_counts, curve.log_times)]
     curve_frame = pd.DataFrame(curve_rows, columns=[*UNIT, "accelerator_count_published", "curve_log"]).sort_values(
         [*UNIT, "accelerator_count_published"], ignore_index=True)
@@ -598,34 +615,44 @@ class Calibration:
 
 @dataclass(frozen=True)
 class ResidualHistory:
-    """Backtest residuals to calibrate on, as arrays: each point's benchmark, fold_time, method, kind,
-    log_residual and distance."""
+    """Backtest residuals to calibrate on, as arrays: each point's benchmark, fold_time, method, kind, whether it
+    was trusted, log_residual and distance."""
 
     benchmark: np.ndarray
     fold_time: np.ndarray
     method: np.ndarray
     kind: np.ndarray
+    trusted: np.ndarray
     log_residual: np.ndarray
     distance: np.ndarray
 
     @classmethod
     def of(cls, points: pd.DataFrame) -> ResidualHistory:
+        """The history of `points` (benchmark, fold_time, method, kind, log_residual, distance and, optionally,
+        trusted: False where it is missing)."""
+        trusted = (points["trusted"].to_numpy(dtype=bool) if "trusted" in points.columns
+                   else np.zeros(len(points), dtype=bool))
         return cls(benchmark=points["benchmark"].to_numpy(dtype=object),
                    fold_time=points["fold_time"].to_numpy(dtype=float),
                    method=points["method"].to_numpy(dtype=object), kind=points["kind"].to_numpy(dtype=object),
-                   log_residual=points["log_residual"].to_numpy(dtype=float),
+                   trusted=trusted, log_residual=points["log_residual"].to_numpy(dtype=float),
                    distance=points["distance"].to_numpy(dtype=float))
 
     def calibration(self, benchmark: str, method: str, kind: str, level: float, spread_log: float,
-                    target_time: float) -> Calibration:
-        """The Calibration of a forecast of `benchmark` by `method` and `kind` at `target_time`, from residuals
-        of rounds published before it: kappa from every benchmark's forecasts of the method
-        (`extrapolation_slope`); q weighted split-conformal (`calibration_weights`) over the normalised scores
-        of that method and kind, or of every kind of the method when that kind has fewer than MIN_CALIBRATION;
-        else uncalibrated, z x spread_log."""
+                    target_time: float, trusted: bool | None = None) -> Calibration:
+        """The Calibration of a forecast of `benchmark` by `method` and `kind` at `target_time` (`trusted` or not;
+        None: either), from residuals of rounds published before it: kappa from every benchmark's forecasts of
+        the method (`extrapolation_slope`); q weighted split-conformal (`calibration_weights`) over the normalised
+        scores of the first pool with MIN_CALIBRATION residuals among: the method's of that kind and trust, of
+        that trust, of that kind, all of them; else uncalibrated, z x spread_log. Calibrating trusted forecasts
+        on trusted residuals keeps their intervals as honest as the others'."""
         same_method = (self.method == method) & (self.fold_time < target_time)
         kappa, kappa_source = extrapolation_slope(self.log_residual[same_method], self.distance[same_method], level)
-        for source, pool in ((SAME_KIND, same_method & (self.kind == kind)), (ANY_KIND, same_method)):
+        same_trust = same_method if trusted is None else same_method & (self.trusted == trusted)
+        same_kind = self.kind == kind
+        pools = ((SAME_KIND, same_trust & same_kind), (ANY_KIND, same_trust),
+                 (SAME_KIND_ANY_TRUST, same_method & same_kind), (ANY_KIND_ANY_TRUST, same_method))
+        for source, pool in pools[:2] if trusted is None else pools:
             if pool.sum() >= MIN_CALIBRATION:
                 weights = calibration_weights(self.benchmark[pool], self.fold_time[pool], benchmark, target_time)
                 scores = self.log_residual[pool] / (1.0 + kappa * self.distance[pool])
@@ -728,64 +755,66 @@ def _evidence(points: pd.DataFrame, by: str) -> dict[tuple[str, str], Evidence]:
 
 def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFrame:
     """The backtest's points (POINT_COLUMNS) of `backtest_forecasts` of one or more benchmarks (column
-    `benchmark`): each method's forecasts with intervals calibrated on that method's residuals of rounds
-    published before them (`with_intervals`); then, per benchmark and fold, the ANSWER rows: each result's
-    forecast by the method chosen on the earlier folds (`choose_method`; the model where that method has none),
-    with its interval and its trust (`trust_reasons`, on the earlier folds' evidence)."""
+    `benchmark`), fold time after fold time in publication order: each forecast's trust (`trust_reasons`, on the
+    evidence of its method's earlier forecasts of the benchmark), then its interval, calibrated on residuals of
+    rounds published before it of the same method, kind and trust (`ResidualHistory.calibration`); and, per
+    benchmark and fold, the ANSWER rows: a copy of each result's forecast by the method chosen on the earlier
+    folds (`choose_method`; the model where that method has none)."""
     forecasts = forecasts.assign(log_residual=np.log(forecasts["time_to_train_min"].astype(float))
-                                 - forecasts["forecast_log"].astype(float), chosen="", trusted=False, reasons="")
-    points = with_intervals(forecasts, level)
-    answers = pd.concat([_answers(points[points["benchmark"] == benchmark], rule)
-                         for benchmark in sorted(points["benchmark"].unique())], ignore_index=True)
-    return pd.concat([points, answers], ignore_index=True)[POINT_COLUMNS].sort_values(
+                                 - forecasts["forecast_log"].astype(float)).reset_index(drop=True)
+    residual = forecasts["log_residual"].to_numpy(dtype=float)
+    fold_time = forecasts["fold_time"].to_numpy(dtype=float)
+    trusted = np.zeros(len(forecasts), dtype=bool)
+    reasons = np.full(len(forecasts), "", dtype=object)
+    half_width = np.full(len(forecasts), np.nan)
+    sources = np.full(len(forecasts), UNCALIBRATED, dtype=object)
+    points = forecasts.assign(ape_pct=100 * np.abs(np.exp(-residual) - 1), inside_interval=False)
+    for time in sorted(set(fold_time.tolist())):
+        earlier, now = fold_time < time, fold_time == time
+        done = points[earlier].assign(trusted=trusted[earlier], inside_interval=np.abs(residual[earlier])
+                                      <= half_width[earlier])
+        for benchmark, rows in forecasts[now].groupby("benchmark", sort=True):
+            evidence = done[done["benchmark"] == benchmark]
+            by_family, by_kind = _evidence(evidence, "accelerator_family"), _evidence(evidence, "kind")
+            found = [trust_reasons(int(row.family_rounds), float(row.accelerator_count),
+                                   None if row.kind == SPECIFICATION else (float(row.family_count_min),
+                                                                           float(row.family_count_max)),
+                                   by_family.get((str(row.method), str(row.accelerator_family)), (0, 0, None)),
+                                   by_kind.get((str(row.method), str(row.kind)), (0, 0, None)), rule)
+                     for row in rows.itertuples(index=False)]
+            trusted[rows.index] = [not reason for reason in found]
+            reasons[rows.index] = ["; ".join(reason) for reason in found]
+        history = ResidualHistory.of(done)
+        current = forecasts[now].assign(trusted=trusted[now])
+        for (benchmark, method, kind, trust), rows in current.groupby(["benchmark", "method", "kind", "trusted"],
+                                                                      sort=True):
+            calibration = history.calibration(benchmark, method, kind, level, float(rows["spread_log"].iloc[0]),
+                                              time, bool(trust))
+            half_width[rows.index] = calibration.half_width(rows["distance"].to_numpy(dtype=float))
+            sources[rows.index] = calibration.q_source
+    centre = forecasts["forecast_log"].to_numpy(dtype=float)
+    points = points.assign(
+        predicted_min=np.exp(centre), low_min=np.exp(centre - half_width), high_min=np.exp(centre + half_width),
+        inside_interval=np.abs(residual) <= half_width, calibration=sources, chosen="", trusted=trusted,
+        reasons=reasons)
+    answers = [_answers(points[points["benchmark"] == benchmark]) for benchmark in sorted(points["benchmark"].unique())]
+    return pd.concat([points, *answers], ignore_index=True)[POINT_COLUMNS].sort_values(
         ["benchmark", "fold_time", "method", "accelerator_family", "form_factor", "accelerator_count", "submitter",
          "system", "time_to_train_min"], kind="stable").reset_index(drop=True)
 
 
-def with_intervals(forecasts: pd.DataFrame, level: float) -> pd.DataFrame:
-    """`forecasts` (FORECAST_COLUMNS with log_residual) with predicted_min, low_min, high_min, ape_pct,
-    inside_interval and calibration: each interval calibrated (`ResidualHistory.calibration`) on the residuals of
-    the same method and kind of rounds published before its own."""
-    forecasts = forecasts.reset_index(drop=True)
-    half_width = np.full(len(forecasts), np.nan)
-    sources = np.full(len(forecasts), UNCALIBRATED, dtype=object)
-    history = ResidualHistory.of(forecasts)
-    for (benchmark, fold_time, method, kind), rows in forecasts.groupby(["benchmark", "fold_time", "method", "kind"],
-                                                                        sort=True):
-        calibration = history.calibration(benchmark, method, kind, level, float(rows["spread_log"].iloc[0]),
-                                          fold_time)
-        half_width[rows.index] = calibration.half_width(rows["distance"].to_numpy(dtype=float))
-        sources[rows.index] = calibration.q_source
-    centre = forecasts["forecast_log"].to_numpy(dtype=float)
-    residual = forecasts["log_residual"].to_numpy(dtype=float)
-    return forecasts.assign(
-        predicted_min=np.exp(centre), low_min=np.exp(centre - half_width), high_min=np.exp(centre + half_width),
-        ape_pct=100 * np.abs(np.exp(-residual) - 1), inside_interval=np.abs(residual) <= half_width,
-        calibration=sources)
-
-
-def _answers(points: pd.DataFrame, rule: Trust) -> pd.DataFrame:
+def _answers(points: pd.DataFrame) -> pd.DataFrame:
     """The ANSWER rows of one benchmark's calibrated points, fold by fold (see `calibrate`)."""
     done: list[pd.DataFrame] = []
     for fold_time in sorted(points["fold_time"].unique()):
-        earlier = points[points["fold_time"] < fold_time]
-        method, _ = choose_method(earlier)
+        method, _ = choose_method(points[points["fold_time"] < fold_time])
         now = points[points["fold_time"] == fold_time]
         model = now[now["method"] == MODEL]
         chosen = now[now["method"] == method]
         keys = _result_keys(pd.concat([model, chosen]))
         has_chosen = np.isin(keys[:len(model)], keys[len(model):])
-        answer = pd.concat([chosen, model[~has_chosen]]).assign(chosen=lambda frame: frame["method"],
-                                                                 method=ANSWER)
-        by_family, by_kind = _evidence(earlier, "accelerator_family"), _evidence(earlier, "kind")
-        reasons = [trust_reasons(int(row.family_rounds), float(row.accelerator_count),
-                                 None if row.kind == SPECIFICATION else (float(row.family_count_min),
-                                                                         float(row.family_count_max)),
-                                 by_family.get((str(row.chosen), str(row.accelerator_family)), (0, 0, None)),
-                                 by_kind.get((str(row.chosen), str(row.kind)), (0, 0, None)), rule)
-                   for row in answer.itertuples(index=False)]
-        done.append(answer.assign(trusted=[not found for found in reasons],
-                                  reasons=["; ".join(found) for found in reasons]))
+        done.append(pd.concat([chosen, model[~has_chosen]]).assign(chosen=lambda frame: frame["method"],
+                                                                    method=ANSWER))
     return pd.concat(done, ignore_index=True) if done else points.iloc[:0]
 
 
@@ -963,7 +992,7 @@ class FittedBenchmark:
     not_analysed_reason: str | None  # why the decide stage skipped the benchmark; None when it analysed it
     interval: float
     forecaster: Forecaster
-    calibrations: dict[tuple[str, str], Calibration]  # (method, kind) -> its calibration
+    calibrations: dict[tuple[str, str, bool], Calibration]  # (method, kind, trusted) -> its calibration
     method: str  # the method `predict` answers with (one of CANDIDATES)
     candidate_medians: dict[str, float | None]  # each candidate's backtest median error on the common results
     comparison: dict[str, Any]  # `compare` of the benchmark's backtest points, as_dict
@@ -992,9 +1021,10 @@ def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, lev
     forecaster = fit(frame)
     target_time = max(round_published(name) for name in forecaster.rounds) + ROUND_STEP_YEARS
     history = ResidualHistory.of(points[points["method"] != ANSWER])
-    calibrations = {(method, kind): history.calibration(benchmark, method, kind, level, forecaster.spread_log,
-                                                        target_time)
-                    for method in CANDIDATES for kind in ((*KINDS,) if method in (MODEL, BLEND) else (NAIVE,))}
+    calibrations = {(method, kind, trusted): history.calibration(benchmark, method, kind, level,
+                                                                 forecaster.spread_log, target_time, trusted)
+                    for method in CANDIDATES for kind in ((*KINDS,) if method in (MODEL, BLEND) else (NAIVE,))
+                    for trusted in (True, False)}
     own = points[points["benchmark"] == benchmark]
     method, medians = choose_method(own[own["method"] != ANSWER])
     forecasts = own[own["method"] != ANSWER]
@@ -1033,11 +1063,12 @@ class AnswerCurve:
     distance: np.ndarray
 
 
-def answer_curve(fitted: FittedBenchmark, family: str, form_factor: str, counts: np.ndarray) -> AnswerCurve:
+def answer_curve(fitted: FittedBenchmark, family: str, form_factor: str, counts: np.ndarray,
+                 trusted: bool = False) -> AnswerCurve:
     """The AnswerCurve of `family` in `form_factor` at `counts` (positive), for the round after the latest
     `fitted` was fitted on: the method chosen on the benchmark's backtest (the model where it has nothing to go
-    on), its calibrated interval, wider the further a count lies outside the published counts. Raises
-    UsageError when no method can answer."""
+    on), its interval calibrated for forecasts as `trusted` as these (the untrusted, wider one by default),
+    wider the further a count lies outside the published counts. Raises UsageError when no method can answer."""
     counts = np.asarray(counts, dtype=float)
     queries = pd.DataFrame({"accelerator_family": family, "form_factor": form_factor, "accelerator_count": counts})
     forecast = fitted.forecaster.forecast(queries, fitted.target_time)
@@ -1047,7 +1078,7 @@ def answer_curve(fitted: FittedBenchmark, family: str, form_factor: str, counts:
         raise UsageError(f"no forecast for {family} on {fitted.benchmark}: it has no results in scope and {missing}")
     method = fitted.method if np.isfinite(forecast[fitted.method]).all() else MODEL
     kind = NAIVE if method == MONOTONE else str(forecast["kind"].iloc[0])
-    calibration = fitted.calibrations[(method, kind)]
+    calibration = fitted.calibrations[(method, kind, trusted)]
     distance = forecast["distance"].to_numpy(dtype=float)
     return AnswerCurve(method=method, kind=kind, calibration=calibration, counts=counts,
                        log_minutes=forecast[method].to_numpy(dtype=float),
@@ -1062,7 +1093,6 @@ def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float,
     benchmark = fitted.benchmark
     curve = answer_curve(fitted, family, form_factor, np.array([float(count)]))
     method, kind = curve.method, curve.kind
-    centre, half_width, distance = float(curve.log_minutes[0]), float(curve.half_width[0]), float(curve.distance[0])
     family_rows = fitted.published[fitted.published["accelerator_family"] == family]
     published = ((float(family_rows["accelerator_count"].min()), float(family_rows["accelerator_count"].max()))
                  if len(family_rows) else None)
@@ -1071,6 +1101,9 @@ def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float,
                             fitted.kind_evidence.get((method, kind), (0, 0, None)), rule)
     if fitted.not_analysed_reason is not None:
         reasons.insert(0, f"the decide stage did not analyse {benchmark}: {fitted.not_analysed_reason}")
+    if not reasons:  # the interval of trusted forecasts, calibrated on trusted ones
+        curve = answer_curve(fitted, family, form_factor, np.array([float(count)]), trusted=True)
+    centre, half_width, distance = float(curve.log_minutes[0]), float(curve.half_width[0]), float(curve.distance[0])
     extrapolated = published is None or not (published[0] / rule.max_count_factor <= count
                                              <= rule.max_count_factor * published[1])
     notes = []

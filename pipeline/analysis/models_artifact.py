@@ -13,7 +13,7 @@ Structure (`ModelsRecord`; times in minutes, logs natural, years as fractional p
                     "curve_rows": [{"accelerator_family", "form_factor", "accelerator_count_published",
                                     "curve_log"}],
                     "naive_rows": [{"accelerator_family", "accelerator_count_published", "time_to_train_min"}]},
-     "calibration": [{"method", "kind", "q_log", "q_source", "kappa", "kappa_source"}],
+     "calibration": [{"method", "kind", "trusted", "q_log", "q_source", "kappa", "kappa_source"}],
      "method": "model" | "monotone naive" | "blend", "candidate_medians": {method: null | float},
      "comparison": {... `pipeline.analysis.forecast.compare(...).as_dict()` of the benchmark's backtest},
      "evidence": [{"method", "by": "family" | "kind", "key", "inside", "n", "median_ape_pct"}],
@@ -57,7 +57,7 @@ UNIT_COLUMNS = [*UNIT, "exponent", "own_shape", "anchor_time", "n_rounds", "coun
 CURVE_COLUMNS = [*UNIT, "accelerator_count_published", "curve_log"]
 NAIVE_COLUMNS = ["accelerator_family", "accelerator_count_published", "time_to_train_min"]
 FORECASTER_SCALARS = ["pooled_exponent", "drift_per_year", "spread_log"]
-CALIBRATION_COLUMNS = ["method", "kind", "q_log", "q_source", "kappa", "kappa_source"]
+CALIBRATION_COLUMNS = ["method", "kind", "trusted", "q_log", "q_source", "kappa", "kappa_source"]
 EVIDENCE_COLUMNS = ["method", "by", "key", "inside", "n", "median_ape_pct"]
 # What the readers of `comparison` use (the page and `predict`); compare() writes more.
 COMPARISON_KEYS = ["answer_n", "answer_median_ape_pct", "common_n", "common_answer_median_ape_pct",
@@ -105,11 +105,11 @@ def models_record(fitted: FittedBenchmark) -> ModelsRecord:
             "curve_rows": _records(forecaster.curve_rows, CURVE_COLUMNS),
             "naive_rows": _records(forecaster.naive_rows, NAIVE_COLUMNS)},
         # JSON has no infinity: a pool too small for the level is stored as null.
-        "calibration": [{"method": method, "kind": kind,
+        "calibration": [{"method": method, "kind": kind, "trusted": trusted,
                          "q_log": calibration.q if math.isfinite(calibration.q) else None,
                          "q_source": calibration.q_source, "kappa": calibration.kappa,
                          "kappa_source": calibration.kappa_source}
-                        for (method, kind), calibration in sorted(fitted.calibrations.items())],
+                        for (method, kind, trusted), calibration in sorted(fitted.calibrations.items())],
         "method": fitted.method, "candidate_medians": dict(fitted.candidate_medians),
         "comparison": dict(fitted.comparison),
         "evidence": [{"method": method, "by": by, "key": key, "inside": inside, "n": n, "median_ape_pct": median}
@@ -228,15 +228,16 @@ def _forecaster(value: Any) -> Forecaster:
         rounds=tuple(rounds))
 
 
-def _calibration(rows: Any) -> dict[tuple[str, str], Calibration]:
+def _calibration(rows: Any) -> dict[tuple[str, str, bool], Calibration]:
     table = _frame(rows, CALIBRATION_COLUMNS, "calibration")
-    expected = {(method, kind) for method in CANDIDATES
-                for kind in ((*KINDS,) if method in (MODEL, BLEND) else (NAIVE,))}
-    found = set(zip(table["method"], table["kind"]))
-    _require(found == expected, f"calibration must hold one row per method and kind: {sorted(expected)}")
-    return {(str(method), str(kind)): Calibration(math.inf if pd.isna(q) else float(q), str(q_source),
-                                                  _number(kappa, "calibration.kappa"), str(kappa_source))
-            for method, kind, q, q_source, kappa, kappa_source in table[CALIBRATION_COLUMNS].itertuples(
+    expected = {(method, kind, trusted) for method in CANDIDATES
+                for kind in ((*KINDS,) if method in (MODEL, BLEND) else (NAIVE,)) for trusted in (True, False)}
+    found = set(zip(table["method"], table["kind"], table["trusted"]))
+    _require(found == expected, f"calibration must hold one row per method, kind and trust: {sorted(expected)}")
+    return {(str(method), str(kind), bool(trusted)): Calibration(math.inf if pd.isna(q) else float(q), str(q_source),
+                                                                 _number(kappa, "calibration.kappa"),
+                                                                 str(kappa_source))
+            for method, kind, trusted, q, q_source, kappa, kappa_source in table[CALIBRATION_COLUMNS].itertuples(
                 index=False, name=None)}
 
 
