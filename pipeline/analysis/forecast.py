@@ -254,7 +254,8 @@ def fit_count_curve(log_counts: np.ndarray, log_times: np.ndarray, exponent: flo
     prior = np.column_stack([np.zeros(len(pull)), np.diag(pull)]).reshape(len(pull), len(knots))
     target = pull * exponent * steps
     n_groups = 0
-    groups = []
+    # (each result's group code, the offsets' pull, the group without an offset: the reference level, or None)
+    groups: list[tuple[np.ndarray, float, int | None]] = []
     if submitters is not None and len(np.unique(submitters)) > 1:
         groups.append((np.unique(np.asarray(submitters, dtype=str), return_inverse=True)[1], offset_weight, None))
     if rounds is not None and len(np.unique(rounds)) > 1:
