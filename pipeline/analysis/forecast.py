@@ -6,12 +6,14 @@ in one form factor (H100 SXM, H100 PCIe); a group is a unit in one round.
 
     log t(n) = curve[unit](log n) + DRIFT_DAMPING x drift x (years from the unit's latest round to the target)
 
-- curve, the unit's **count curve** (`CountCurve`), is fitted to every result of the unit's latest round (today's
-  software, not an average over years): piecewise linear in log n between the round's published counts, each
-  slope held in [-1, 0] (more accelerators never take longer, and never save more than their count ratio:
-  t(n) / t(n + 1) <= (n + 1) / n), pulled towards the unit's exponent b (`SLOPE_PRIOR_WEIGHT`), with slope b
-  beyond the round's counts. The fit is robust (Huber loss, scale `HUBER_SCALE`), so one odd submission does
-  not move it, and it uses every published count of the round, so no single result sets the level.
+- curve, the unit's **count curve** (`CountCurve`, `fit_count_curve`), is fitted to every result of the unit:
+  piecewise linear in log n between its published counts, each slope held in [-1, 0] (more accelerators never
+  take longer, and never save more than their count ratio: t(n) / t(n + 1) <= (n + 1) / n), pulled towards the
+  unit's exponent b (`SLOPE_PRIOR_WEIGHT`), with slope b beyond the published counts. Each round before the
+  latest gets an offset (`ROUND_PRIOR_WEIGHT`), so the curve's level is the latest round's (today's software)
+  and its shape comes from every round; each submitter an offset pulled towards zero (`SUBMITTER_PRIOR_WEIGHT`),
+  so the curve is the typical submitter's. The fit is robust (Huber loss, scale `HUBER_SCALE`) and uses every
+  published count of the latest round, so no single result sets the level.
 - b, the scaling exponent, comes from all rounds but only from differences *within* a group (same hardware,
   same round, different counts), so software progress between rounds does not pass for scaling: the unit's
   within-group least-squares slope shrunk towards the benchmark's pooled within-group slope
@@ -24,15 +26,16 @@ in one form factor (H100 SXM, H100 PCIe); a group is a unit in one round.
   regressed on a round effect and the two features, with the pooled exponent (kind "specification").
 
 The break-even of a unit is where the curve's scaling efficiency, t(n0) n0 / (t(n) n) with n0 the unit's
-smallest published count, falls below a floor: the same curve as the forecasts, without the drift (a level).
+smallest published count, falls below a floor: the same curve as the forecasts, without the drift (a level
+shift, which cancels).
 
 The naive rule, the bar every forecast must clear: the family's best time at the nearest count (log scale) of
 its latest round, scaled linearly by count. It jumps where the nearest count changes, so `predict` never
 answers with it as such: its **monotone form** joins the latest round's best times (a `CountCurve` without a
 pull, slopes in [-1, 0]) and scales linearly beyond them; the **blend** is the geometric mean of the model and
-the monotone naive rule. Which of the three `predict` answers with is chosen per benchmark by the lowest median
-error on the results all three forecast in the backtest's earlier folds (`choose_method`; the model with no
-earlier fold).
+the monotone naive rule. Each is monotone and smooth in count. Which of the three `predict` answers with is
+chosen per benchmark on the backtest's earlier folds (`choose_method`): the lowest median error on the results
+all three forecast, if lower than the model's by more than `CHOICE_MARGIN` (the model with no earlier fold).
 
 Backtest (forward chaining): for each round r after the first, fit on the rounds before r and forecast every
 result of r, reruns included (a result repeating an earlier one, same submitter, family, count and time, is
@@ -41,17 +44,19 @@ flagged `rerun`: a buyer asks about those too). Errors are absolute percentage e
 Intervals are weighted split-conformal on the backtest's earlier log residuals, normalised by distance: a
 forecast `d` (log count ratio) outside its unit's published counts gets the half-width q x (1 + kappa d), q the
 weighted level (m + 1) / m quantile of the normalised scores |r| / (1 + kappa d) of the m earlier forecasts of
-the same method and kind (of every kind of the method if that kind has fewer than `MIN_CALIBRATION`; if those
-are fewer too, an uncalibrated interval from the fit's within-group and between-round spread). kappa is
-calibrated on the earlier folds' own extrapolations (`extrapolation_slope`). The benchmark's own residuals
-weigh n / (n + OWN_PRIOR_WEIGHT) of the total and older residuals weigh less (half per
-CALIBRATION_HALF_LIFE_YEARS). Calibrating fold r only on folds before r keeps the backtest's coverage honest.
+the same method, kind and trust (falling back to the same trust, then the same kind, then the whole method when
+a pool has fewer than `MIN_CALIBRATION`; with none, an uncalibrated interval from the fit's within-group and
+between-round spread). kappa is calibrated on the earlier folds' own extrapolations (`extrapolation_slope`).
+The benchmark's own residuals weigh n / (n + OWN_PRIOR_WEIGHT) of the total and older residuals weigh less
+(half per CALIBRATION_HALF_LIFE_YEARS). Calibrating fold r only on folds before r keeps the backtest's coverage
+honest; calibrating trusted forecasts on trusted residuals keeps their intervals as honest as the others'.
 
-Trust (`trust_reasons`, one rule for the backtest and `predict`): a forecast is trusted when the family has
-results from `decide.trust.min_rounds` rounds, its count lies between the smallest published and
-`max_count_factor` x the largest, it is not specification-based, and its family's earlier backtest answers (or,
-with too few, the benchmark's of its kind) are covered consistently with `decide.trust.coverage` and have a
-median error within `decide.trust.max_error`.
+Trust (`trust_reasons`, one rule for the backtest, `predict` and the page): a forecast is trusted when the family
+has results from `decide.trust.min_rounds` rounds, its count lies between the smallest published and
+`max_count_factor` x the largest, it is not specification-based, and the method's earlier backtest forecasts of
+the family (or, with fewer than `decide.trust.min_backtest_points`, of the benchmark and kind) are covered
+consistently with `decide.trust.coverage` and have a median error within `decide.trust.max_error`. Counts beyond
+the trusted range are "extrapolated"; more than `ABSURD_COUNT` accelerators are refused.
 """
 from __future__ import annotations
 
