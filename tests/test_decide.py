@@ -319,6 +319,10 @@ def test_recommend_cli_lists_published_and_predicted_with_reasons(project: Path,
     assert "not predicted (forecast not trusted): Gaudi2 SXM" in out
     assert all("x 128" not in label for _, label in listed)  # 128 breaks --max-accelerators
     assert out.count("    why: ") == len(listed)
+    ranks = [int(rank) for rank in re.findall(r"^\s*(\d+)\. \[", out, flags=re.MULTILINE)]
+    assert ranks == list(range(1, len(ranks) + 1))  # listed in the order of the rank printed
+    # resnet's last round is v4.0 in the catalogue: the round after v4.1 will not run it
+    assert "note: resnet was retired from MLPerf Training after v4.0" in out
 
 
 def test_recommend_predicts_gaps_and_scores_them_on_the_published_scale(project: Path) -> None:

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipeline.analysis.forecast import FittedBenchmark, answer
+from pipeline.analysis.forecast import FittedBenchmark, answer, retirement_note
 from pipeline.analysis.models_artifact import saved_models
 from pipeline.analysis.prices import load_prices
 from pipeline.analysis.ranking import criteria_matrix, nondominated_fronts
@@ -365,12 +365,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         wanted = ", ".join(constraint.describe() for constraint in constraints)
         raise UsageError(f"no {fitted.benchmark} configuration meets all of {wanted}:\n  "
                          f"{why_infeasible(candidates, constraints)}")
+    retired = retirement_note(fitted.benchmark, fitted.forecaster.rounds[-1])
     if args.json:
         print("\n".join(as_json(row) for row in chosen.head(args.top).to_dict(orient="records")))
         for line in left_out(candidates, chosen, constraints):
             print(f"note: left out by the constraints: {line}", file=sys.stderr)
     else:
         print(render(chosen, candidates, constraints, fitted.benchmark, families, args.prices, args.top, untrusted))
+    if retired:
+        print(f"note: {retired}", file=sys.stderr if args.json else sys.stdout)
 
 
 if __name__ == "__main__":
