@@ -1145,7 +1145,11 @@ def method_note(fitted: FittedBenchmark, method: str) -> str:
     if medians.get(MODEL) is None:
         return (f"no backtest compares the methods on {fitted.benchmark} (that needs results in two rounds of the "
                 f"same family): the model answers")
-    return f"lowest backtest median error on {fitted.benchmark} of the candidates ({shown}, on the same results)"
+    if method == MODEL:
+        return (f"no other candidate's backtest median error on {fitted.benchmark} is more than "
+                f"{100 * CHOICE_MARGIN:.0f}% below the model's ({shown}, on the same results)")
+    return (f"its backtest median error on {fitted.benchmark} is more than {100 * CHOICE_MARGIN:.0f}% below the "
+            f"model's ({shown}, on the same results)")
 
 
 def _pct(value: float | None) -> str:
