@@ -160,7 +160,7 @@ def summarise(frame: pd.DataFrame, fitted: FittedBenchmark | None, backtest_poin
         return {"status": "skipped", "reason": reason or "no results in scope", **head, "units": [],
                 "forecasts": [], "largest_errors": []}
     units = unit_records(fitted, frame, floor, rule)
-    trusted_answers = answers[answers["trusted"].astype(bool)]
+    trusted_answers = answers[answers["trusted"].astype(bool)].astype({"ape_pct": float})
     largest = trusted_answers.nlargest(LARGEST_ERRORS, "ape_pct")[
         ["fold", "accelerator_family", "form_factor", "submitter", "system", "accelerator_count",
          "time_to_train_min", "predicted_min", "low_min", "high_min", "ape_pct", "chosen"]]
