@@ -1,104 +1,151 @@
-"""Forward-chaining backtest of `pipeline.commands.predict`'s forecasts on the real data, per benchmark and overall.
+"""Forward-chaining backtest of `pipeline.commands.predict`'s answers on the real data, per benchmark and overall.
 
-    python bench/backtest.py            (after `dvc repro features`; runs the backtest afresh, ~10 s)
+    python bench/backtest.py            (after `dvc repro features`; runs the backtest afresh twice, ~30 s:
+                                         republished results left out, as the pipeline does, then included)
 
-For each round, the model is fitted on the earlier rounds and forecasts every result of the round (see
-`pipeline.analysis.forecast`); the naive rule (the family's best time at the nearest count of its latest round, scaled
-linearly) forecasts the same results. Printed per benchmark, overall, and for the latest fold (v5.1 from the
-rounds up to v5.0) on its own: forecasts, median and 90th-percentile absolute percentage error, the share
-inside the 90% interval, and the naive rule's median error with the model's on the results both forecast.
+For each round, the model is fitted on the earlier rounds and every result of the round is
+forecast as `predict` would have answered then: by the method chosen on the earlier folds (the model, the monotone
+naive rule or their blend), with its interval and its trust (see `pipeline.analysis.forecast`). The naive rule (the
+family's best time at the nearest count of its latest round, scaled linearly) is the bar. Printed overall, per
+benchmark and for the latest fold on its own: forecasts, median and 90th-percentile absolute percentage error, the
+share inside the 90% interval with its exact (Clopper-Pearson) 90% interval, the naive rule's median error and the
+answers' on the results both forecast; then trusted against untrusted answers, and the issue's checks.
 """
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
-from scipy.stats import binom, binomtest
+from scipy.stats import binomtest
 
 if __package__ in (None, ""):  # run as `python bench/backtest.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.analysis.forecast import KINDS, MODEL, backtest, compare, coverage_consistent
-from pipeline.settings import load_settings
-from pipeline.stages.backtest import model_inputs_by_benchmark
-
-COLUMNS = {"model_n": "forecasts", "model_median_ape_pct": "median %", "model_p90_ape_pct": "p90 %",
-           "model_coverage": "in 90%", "common_n": "both", "common_model_median_ape_pct": "model median % (both)",
-           "common_naive_median_ape_pct": "naive median % (both)", "better": "better"}
-
-
-def table(points: pd.DataFrame, by: str) -> pd.DataFrame:
-    rows = {name: compare(group) for name, group in points.groupby(by, sort=False)}
-    rows["overall"] = compare(points)
-    frame = pd.DataFrame.from_dict(rows, orient="index")[list(COLUMNS)].rename(columns=COLUMNS)
-    return frame.round({"median %": 1, "p90 %": 1, "in 90%": 2, "model median % (both)": 1,
-                        "naive median % (both)": 1})
+from pipeline.analysis.forecast import (
+    ANSWER,
+    ErrorSummary,
+    backtest,
+    compare,
+    coverage_consistent,
+    model_inputs_by_benchmark,
+)
+from pipeline.settings import Trust, load_settings
 
 
-# Issue 14: every benchmark with at least this many backtest forecasts must have its coverage in range.
-COVERAGE_MIN_FORECASTS = 20
+def _exact(summary: ErrorSummary) -> str:
+    """The exact 90% interval of a summary's coverage, "lo-hi" in percent."""
+    if not summary.n:
+        return ""
+    interval = binomtest(summary.inside, summary.n).proportion_ci(confidence_level=0.9, method="exact")
+    return f"{100 * interval.low:.0f}-{100 * interval.high:.0f}"
 
 
-def coverage_check(points: pd.DataFrame, coverage: tuple[float, float]) -> str:
-    """The 90%-interval coverage of the model's forecasts, overall and for each benchmark with
-    COVERAGE_MIN_FORECASTS or more, against `coverage` (both ends inclusive): the share inside, its exact
-    (Clopper-Pearson) 90% interval, whether the share is in range, and whether it is consistent with the range
-    (`coverage_consistent`: the interval overlaps it). The second verdict is the fair one for a few dozen
-    forecasts: even perfectly calibrated intervals leave a 47-forecast share outside 85-95% one time in four."""
-    model = points[points["method"] == MODEL]
-    by_benchmark = model.groupby("benchmark")["inside_interval"].agg(["sum", "size"])
-    judged = by_benchmark[by_benchmark["size"] >= COVERAGE_MIN_FORECASTS]
-    rows = [("overall", int(model["inside_interval"].sum()), len(model)),
-            *((str(name), int(row["sum"]), int(row["size"])) for name, row in judged.iterrows())]
-    table = pd.DataFrame([{
-        "": name, "inside": inside, "forecasts": n, "coverage": round(inside / n, 3),
-        "exact 90% interval": "{:.3f} to {:.3f}".format(*_exact_interval(inside, n)),
-        "in range": "yes" if coverage[0] <= inside / n <= coverage[1] else "NO",
-        "consistent with range": "yes" if coverage_consistent(inside, n, coverage) else "NO"}
-        for name, inside, n in rows]).set_index("").rename_axis(None)
-    in_range = int((table["in range"].iloc[1:] == "yes").sum())
-    consistent = int((table["consistent with range"].iloc[1:] == "yes").sum())
-    return (f"Coverage of the model's 90% intervals, target {coverage[0]:.2f} to {coverage[1]:.2f}, for the whole "
-            f"backtest and each benchmark with {COVERAGE_MIN_FORECASTS}+ forecasts: {in_range} of {len(judged)} "
-            f"benchmarks in range, {consistent} of {len(judged)} consistent with it. Were every interval exactly "
-            f"calibrated (each forecast inside with probability 0.90, independently), all {len(judged)} shares would "
-            f"be in range with probability {_all_in_range(judged['size'].tolist(), coverage):.3f}.\n"
-            f"{table.to_string()}")
+def _fmt(value: float | None, scale: float = 1.0, digits: int = 1) -> str:
+    return "" if value is None else f"{scale * value:.{digits}f}"
 
 
-def _all_in_range(sizes: list[int], coverage: tuple[float, float], level: float = 0.9) -> float:
-    """Probability that independent Binomial(n, level) shares, one per n in `sizes`, all lie in `coverage`."""
-    probability = 1.0
-    for n in sizes:
-        inside = np.arange(n + 1)
-        probability *= float(binom.pmf(inside, n, level)[(inside >= coverage[0] * n) & (inside <= coverage[1] * n)]
-                             .sum())
-    return probability
+def accuracy_table(points: pd.DataFrame) -> pd.DataFrame:
+    """Per benchmark and overall: predict's answers (forecasts, median, p90, coverage with its exact interval),
+    and on the results the naive rule also forecast: the naive rule's median, the answers' and the model's; the
+    better of answer and naive there; which methods answered."""
+    rows = {}
+    for name, group in [*points.groupby("benchmark", sort=True), ("overall", points)]:
+        comparison = compare(group)
+        answer = comparison.answer
+        rows[name] = {"forecasts": answer.n, "median %": _fmt(answer.median_ape_pct),
+                      "p90 %": _fmt(answer.p90_ape_pct), "in 90% (%)": _fmt(answer.coverage, 100, 0),
+                      "exact 90%": _exact(answer), "both": comparison.common_n,
+                      "naive median %": _fmt(comparison.common_naive_median_ape_pct),
+                      "chosen median %": _fmt(comparison.common_answer_median_ape_pct),
+                      "model median %": _fmt(comparison.common_model_median_ape_pct),
+                      "better": "" if not comparison.common_n else
+                      "chosen" if comparison.better == ANSWER else "naive",
+                      "methods": ", ".join(f"{method} {n}" for method, n in comparison.methods.items())}
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def _exact_interval(inside: int, n: int) -> tuple[float, float]:
-    interval = binomtest(inside, n).proportion_ci(confidence_level=0.9, method="exact")
-    return interval.low, interval.high
+def trust_table(points: pd.DataFrame, coverage: tuple[float, float]) -> pd.DataFrame:
+    """Per benchmark and overall: trusted answers (count, median, p90, coverage, its exact interval, whether it
+    is consistent with `coverage`) against untrusted ones (count, median, p90, coverage), and the p90 ratio."""
+    rows = {}
+    for name, group in [*points.groupby("benchmark", sort=True), ("overall", points)]:
+        comparison = compare(group)
+        trusted, untrusted = comparison.trusted, comparison.untrusted
+        ratio = (trusted.p90_ape_pct / untrusted.p90_ape_pct
+                 if trusted.p90_ape_pct is not None and untrusted.p90_ape_pct else None)
+        rows[name] = {("trusted", "n"): trusted.n, ("trusted", "median %"): _fmt(trusted.median_ape_pct),
+                      ("trusted", "p90 %"): _fmt(trusted.p90_ape_pct),
+                      ("trusted", "in 90% (%)"): _fmt(trusted.coverage, 100, 0),
+                      ("trusted", "exact 90%"): _exact(trusted),
+                      ("trusted", "consistent"): "" if not trusted.n else
+                      "yes" if coverage_consistent(trusted.inside, trusted.n, coverage) else "NO",
+                      ("untrusted", "n"): untrusted.n, ("untrusted", "median %"): _fmt(untrusted.median_ape_pct),
+                      ("untrusted", "p90 %"): _fmt(untrusted.p90_ape_pct),
+                      ("untrusted", "in 90% (%)"): _fmt(untrusted.coverage, 100, 0),
+                      ("", "p90 ratio"): _fmt(ratio, digits=2)}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def checks(points: pd.DataFrame, latest: str, coverage: tuple[float, float]) -> list[str]:
+    """The issue's acceptance checks, one line each."""
+    lines = []
+    for scope, group in (("overall", points), (f"latest fold {latest}", points[points["fold"] == latest])):
+        comparison = compare(group)
+        answer, naive = comparison.common_answer_median_ape_pct, comparison.common_naive_median_ape_pct
+        trusted, untrusted = comparison.trusted.p90_ape_pct, comparison.untrusted.p90_ape_pct
+        half = trusted is not None and bool(untrusted) and trusted <= untrusted / 2
+        lines.append(f"{scope}: chosen median {_fmt(answer)}% against the naive rule's {_fmt(naive)}% on "
+                     f"{comparison.common_n} results: {'beats' if comparison.better == ANSWER else 'does NOT beat'} "
+                     f"it; trusted p90 {_fmt(trusted)}% against untrusted {_fmt(untrusted)}%: "
+                     f"{'at most half' if half else 'NOT at most half'}")
+    answers = points[points["method"] == ANSWER]
+    failing = [f"{benchmark} ({int(group['inside_interval'].sum())} of {len(group)})"
+               for benchmark, group in answers[answers["trusted"].astype(bool)].groupby("benchmark", sort=True)
+               if not coverage_consistent(int(group["inside_interval"].sum()), len(group), coverage)]
+    lines.append(f"trusted coverage consistent with {100 * coverage[0]:.0f}-{100 * coverage[1]:.0f}% (exact "
+                 f"binomial, 90%) in every benchmark: {'yes' if not failing else 'NO: ' + ', '.join(failing)}")
+    return lines
+
+
+def report(points: pd.DataFrame, rule: Trust, scope: str) -> None:
+    """Print the accuracy and trust tables, the answers by kind and the checks of one backtest."""
+    latest = points["fold"].iloc[points["fold_time"].argmax()]
+    for title, subset in (("every fold", points), (f"the latest fold alone ({latest} forecast from the rounds "
+                                                    f"before it)", points[points["fold"] == latest])):
+        print(f"Accuracy of predict's answers, {title} ({scope}):")
+        print(accuracy_table(subset).to_string())
+        print(f"\nTrusted against untrusted answers, {title} ({scope}):")
+        print(trust_table(subset, rule.coverage).to_string())
+        print()
+    answers = points[points["method"] == ANSWER]
+    print(f"Answers by kind (every benchmark and fold, {scope}):")
+    for kind, group in answers.groupby("kind", sort=True):
+        summary = ErrorSummary.of(group)
+        print(f"  {kind}: {summary.n} forecasts, median error {_fmt(summary.median_ape_pct)}%, "
+              f"{_fmt(summary.coverage, 100, 0)}% inside the interval")
+    extrapolated = answers[answers["distance"] > 0]
+    print(f"Answers outside the published counts: {len(extrapolated)}, median error "
+          f"{_fmt(ErrorSummary.of(extrapolated).median_ape_pct)}%, "
+          f"{_fmt(ErrorSummary.of(extrapolated).coverage, 100, 0)}% inside the interval")
+    print(f"\nChecks ({scope}):")
+    for line in checks(points, latest, rule.coverage):
+        print(f"  {line}")
 
 
 def main() -> None:
     settings = load_settings()
-    points = backtest(model_inputs_by_benchmark(settings.analysis), settings.decide.interval)
-    latest = points["fold"].iloc[points["fold_time"].argmax()]
-    print("Per benchmark, every fold:")
-    print(table(points, "benchmark").to_string())
-    print(f"\nThe latest fold alone ({latest} forecast from the rounds before it):")
-    print(table(points[points["fold"] == latest], "benchmark").to_string())
-    print("\n" + coverage_check(points, settings.decide.trust.coverage))
-    model = points[points["method"] == MODEL]
-    print("\nModel forecasts by kind (every benchmark and fold):")
-    for kind in KINDS:
-        chosen = model[model["kind"] == kind]
-        if len(chosen):
-            print(f"  {kind}: {len(chosen)} forecasts, median error {chosen['ape_pct'].median():.1f}%, "
-                  f"{100 * chosen['inside_interval'].mean():.0f}% inside the interval")
+    pd.set_option("display.width", 250)
+    # The pipeline's scope first (params analysis.republished), then the other one: a buyer also asks about
+    # configurations whose result was republished, which the naive rule answers exactly.
+    other = "include" if settings.analysis.republished == "exclude" else "exclude"
+    for republished in (settings.analysis.republished, other):
+        analysis = settings.analysis.model_copy(update={"republished": republished})
+        scope = ("republished results left out" if republished == "exclude"
+                 else "republished results (reruns) included")
+        points = backtest(model_inputs_by_benchmark(analysis), settings.decide.interval, settings.decide.trust)
+        report(points, settings.decide.trust, scope)
+        print("\n" + "=" * 100 + "\n")
 
 
 if __name__ == "__main__":

@@ -251,8 +251,11 @@ class Findings(Section):
 
 
 class Trust(Section):
+    """When a forecast is trusted (see README 'Decision support' and pipeline/analysis/forecast.py)."""
+
     min_rounds: Positive
     min_backtest_points: Positive
+    max_error: Annotated[float, Field(gt=0)]
     max_count_factor: Annotated[float, Field(ge=1)]
     coverage: tuple[Annotated[float, Field(gt=0, le=1)], Annotated[float, Field(gt=0, le=1)]]
 
@@ -269,9 +272,6 @@ class Decide(Section):
 
     efficiency_floor: Fraction
     interval: Fraction
-    min_points: Positive
-    max_error: Annotated[float, Field(gt=0)]
-    saturation_min_counts: Annotated[int, Field(ge=3)]
     trust: Trust
 
 

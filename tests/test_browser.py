@@ -115,7 +115,7 @@ def test_sections_and_figures_render(loaded: WebDriver) -> None:
 
 def test_decision_support_tables_fit_and_the_doubling_table_opens(loaded: WebDriver) -> None:
     assert loaded.find_element(By.ID, "decide").is_displayed()
-    section = loaded.find_element(By.ID, f"{HEADLINE}-decide-error")
+    section = loaded.find_element(By.ID, f"{HEADLINE}-decide-break-even")
     assert section.is_displayed() and loaded.find_element(By.ID, f"{HEADLINE}-decide-trust").is_displayed()
     # Every decision-support table, wrapped headers included, fits a desktop window without scrolling sideways.
     overflowing = loaded.execute_script(

@@ -13,7 +13,7 @@ import yaml
 from pipeline.analysis import findings, scope
 from pipeline.analysis.configurations import availability_notes, build_configurations, republished_of
 from pipeline.analysis.efficiency import efficiency_metrics
-from pipeline.analysis.scaling import model_inputs
+from pipeline.analysis.forecast import model_inputs
 from pipeline.core.errors import ParamsError
 from pipeline.mlperf import availability, rounds
 from pipeline.mlperf.catalogue import round_version

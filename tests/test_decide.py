@@ -1,7 +1,8 @@
-"""Decision support: the scaling model, break-even, recommendations, price files and the three CLIs.
+"""Decision support: the decide stage and its page fragment, break-even, recommendations, price files and the
+predict and recommend commands (the model itself is tested in tests/test_forecast.py).
 
-Synthetic families follow exact power laws, so the fitted exponent, the predictions and the break-even counts
-can be checked by hand; one test runs on the real configurations when the pipeline has produced them.
+Synthetic families follow exact power laws, so the forecasts and the break-even counts can be checked by hand;
+one test runs on the real ranking when the pipeline has produced it.
 """
 from __future__ import annotations
 
@@ -15,9 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from scipy.stats import t as student_t
 
-from pipeline.analysis import decide, forecast, models_artifact, scaling
+from pipeline.analysis import decide, forecast, models_artifact
 from pipeline.analysis import ranking as rank
 from pipeline.analysis.configurations import republished_of
 from pipeline.analysis.prices import load_prices
@@ -32,11 +32,11 @@ from pipeline.stages import decide as decide_stage
 from tests.conftest import configurations, pymcdm_topsis
 
 ROOT = Path(__file__).resolve().parents[1]
-DECIDE_PARAMS = {"efficiency_floor": 0.7, "interval": 0.9, "min_points": 4, "max_error": 0.2,
-                 "saturation_min_counts": 4,
+DECIDE_PARAMS = {"efficiency_floor": 0.7, "interval": 0.9,
                  # The synthetic laws are exact, so the first folds' uncalibrated intervals have no width and hold
                  # nothing: any coverage passes here (tests/test_forecast.py tests the coverage condition).
-                 "trust": {"min_rounds": 2, "min_backtest_points": 5, "max_count_factor": 2, "coverage": [0.01, 1.0]}}
+                 "trust": {"min_rounds": 2, "min_backtest_points": 5, "max_error": 0.2, "max_count_factor": 1,
+                           "coverage": [0.01, 1.0]}}
 SETTINGS = Decide.model_validate(DECIDE_PARAMS)
 CRITERIA = {"time_to_train_min": {"weight": 0.35, "direction": "cost"},
             "accelerator_hours": {"weight": 0.45, "direction": "cost"},
@@ -63,73 +63,10 @@ CLOSED_RESNET = Analysis(benchmark="resnet", benchmarks=["resnet"], division="cl
 
 
 def family_frame(rows: list[dict]) -> pd.DataFrame:
-    return scaling.model_inputs(configurations(rows), CLOSED_RESNET, "resnet")
+    return forecast.model_inputs(configurations(rows), CLOSED_RESNET, "resnet")
 
 
-# --- the scaling model ------------------------------------------------------------------------------------------
-
-def test_power_law_fit_recovers_exponent_intercept_and_spread() -> None:
-    counts = [1, 2, 4, 8, 16]
-    model = scaling.fit_family(family_frame(power_law("A100", counts, 100.0, -0.8)), SETTINGS)
-    assert not model.saturated  # an exact power law has no curvature to fit
-    assert model.exponent == pytest.approx(-0.8)
-    assert model.predict(32).time_min == pytest.approx(100 * 32 ** -0.8)
-    # residuals are +/- log 1.02 at all ten points, with two parameters fitted
-    assert model.residual_sd == pytest.approx(math.log(1.02) * math.sqrt(10 / 8))
-    assert model.dof == 8
-
-
-def test_saturation_count_is_recovered_from_an_exact_curve() -> None:
-    counts = [2.0 ** k for k in range(11)]
-    rows = [{**row, "time_to_train_min": 100 * row["accelerator_count"] ** -1 * (1 + row["accelerator_count"] / 64)}
-            for row in power_law("H100", counts, 1.0, 0.0)]
-    model = scaling.fit_family(family_frame(rows), SETTINGS)
-    assert model.saturated
-    assert model.saturation_count == pytest.approx(64, rel=1e-3)
-    assert model.exponent == pytest.approx(-1.0, abs=1e-3)
-    assert model.doubling_speedup(64)[0] == pytest.approx(2 * (64 + 64) / (64 + 128), rel=1e-3)  # Amdahl's 4/3
-
-
-def test_prediction_interval_is_the_ols_t_interval_in_log_space() -> None:
-    rows = power_law("A100", [4, 8, 64], 50.0, -0.9, spread=1.1)  # three counts: no saturation term
-    rows[0]["time_to_train_min"] *= 1.3  # break the symmetry so the slope carries uncertainty too
-    frame = family_frame(rows)
-    model = scaling.fit_family(frame, SETTINGS)
-    assert not model.saturated
-    design = np.column_stack([np.ones(len(frame)), np.log(frame["accelerator_count"])])
-    y = np.log(frame["time_to_train_min"])
-    beta, rss = np.linalg.lstsq(design, y, rcond=None)[:2]
-    s2 = float(rss[0]) / (len(y) - 2)
-    x0 = np.array([1.0, math.log(32)])
-    half = student_t.ppf(0.95, len(y) - 2) * math.sqrt(s2 * (1 + x0 @ np.linalg.inv(design.T @ design) @ x0))
-    prediction = model.predict(32)
-    assert prediction.time_min == pytest.approx(math.exp(x0 @ beta))
-    assert (prediction.low_min, prediction.high_min) == pytest.approx((math.exp(x0 @ beta - half),
-                                                                       math.exp(x0 @ beta + half)))
-    assert not prediction.extrapolated and model.predict(128).extrapolated
-
-
-def test_form_factor_is_an_offset_and_a_missing_one_takes_the_family_mode() -> None:
-    rows = (power_law("H100", [8, 16, 32], 10.0, -0.9)
-            + power_law("H100", [4, 8], 30.0 * 2 ** 0.9, -0.9, form_factor="PCIe")
-            + power_law("H100", [64], 10.0 * 8 ** -0.9, 0.0, rounds=("v4.1",), form_factor=None, spread=1.0))
-    frame = family_frame(rows)
-    assert frame["form_factor"].value_counts().to_dict() == {"SXM": 7, "PCIe": 4}
-    model = scaling.fit_family(frame, SETTINGS)
-    assert model.form_factors == ("SXM", "PCIe")
-    assert model.count_range("PCIe") == (4.0, 8.0)
-    # SXM: 10 (n/8)**-0.9, PCIe: 30 (n/8)**-0.9, three times slower at any count
-    assert model.predict(8, "PCIe").time_min / model.predict(8, "SXM").time_min == pytest.approx(3.0)
-    assert model.predict(32, "PCIe").extrapolated and not model.predict(32, "SXM").extrapolated
-
-
-def test_efficiency_doubling_and_break_even_of_a_square_root_law() -> None:
-    # t = 60 / sqrt(n): efficiency n**-0.5 relative to one accelerator, each doubling a sqrt(2) speed-up
-    model = scaling.fit_family(family_frame(power_law("TPU-v4", [1, 2, 4, 8], 60.0, -0.5)), SETTINGS)
-    assert model.efficiency([1, 4, 16]) == pytest.approx([1.0, 0.5, 0.25])
-    assert model.doubling_speedup([1, 8]) == pytest.approx([math.sqrt(2)] * 2)
-    assert model.break_even(0.7) == pytest.approx(0.7 ** -2)  # 2.04 accelerators
-
+# --- break-even ------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("count", "beyond", "text"), [
     (40.0, False, "40"), (100.0, True, "100 (extrapolated)"),
@@ -142,54 +79,16 @@ def test_break_even_far_past_the_published_counts_is_not_given_as_a_number(count
     assert decide_section.break_even_text(family) == text
 
 
-def test_linear_scaling_never_breaks_even() -> None:
-    model = scaling.fit_family(family_frame(power_law("A30", [2, 4, 8], 80.0, -1.0)), SETTINGS)
-    assert model.break_even(0.7) is None
-
-
-def test_superlinear_results_are_fitted_at_linear_scaling_so_efficiency_never_exceeds_one() -> None:
-    # t = 100 n**-1.3 (each doubling 2.46x faster) is held at b = -1: t = e**a / n with a the mean of
-    # log t + log n = log 100 - 0.3 log n over n = 1, 2, 4, 8, i.e. e**a = 100 * 2**-0.45 (the round spread cancels).
-    model = scaling.fit_family(family_frame(power_law("MI250", [1, 2, 4, 8], 100.0, -1.3)), SETTINGS)
-    assert model.exponent == -1.0 and not model.saturated
-    assert model.predict(4).time_min == pytest.approx(100 * 2 ** -0.45 / 4)
-    assert model.efficiency([1, 2, 8]) == pytest.approx([1.0, 1.0, 1.0]) and model.break_even(0.7) is None
-    assert model.dof == 8 - 1  # the exponent at its bound is not estimated: only the intercept is
-    assert model.doubling_speedup(2)[0] == pytest.approx(2.0)
-
-
-@pytest.mark.parametrize(("rows", "reason"), [
-    (power_law("L4", [8], 10.0, -1.0, rounds=("v3.0",)), "a single result"),
-    (power_law("L4", [8], 10.0, -1.0), "one accelerator count"),
-    (power_law("L4", [8, 16], 10.0, -1.0, rounds=("v3.0",)), "no residual"),
-    (power_law("L4", [8], 10.0, -1.0) + power_law("L4", [16], 9.0, -1.0, form_factor="PCIe"),
-     "cannot be told apart"),
-])
-def test_families_that_cannot_be_modelled_say_why(rows: list[dict], reason: str) -> None:
-    assessment = scaling.assess_family(family_frame(rows), SETTINGS)
-    assert assessment.model is None and reason in assessment.not_modelled_reason
-    assert not assessment.trusted
-
-
-def test_held_out_errors_of_an_exact_law_are_zero_and_cover_every_result() -> None:
-    assessment = scaling.assess_family(family_frame(power_law("H100", [8, 16, 32, 64], 20.0, -0.9, spread=1.0)),
-                                       SETTINGS)
-    assert assessment.loco.n == 8 and assessment.loro.n == 8  # two rounds of four
-    assert assessment.loco.median_ape_pct == pytest.approx(0.0, abs=1e-9)
-    assert assessment.loro.median_ape_pct == pytest.approx(0.0, abs=1e-9)
-    assert assessment.trusted and assessment.caveats == ()
-
-
-def test_distrust_reasons_name_few_points_high_error_and_a_narrow_range() -> None:
-    noisy = power_law("V100", [8, 16, 512], 100.0, -0.9, rounds=("v0.7",))
-    noisy[1]["time_to_train_min"] *= 2.5
-    reasons = " ".join(scaling.assess_family(family_frame(noisy), SETTINGS).caveats)
-    assert "only 3 published results" in reasons
-    narrow = scaling.assess_family(family_frame(power_law("L40", [8, 10], 30.0, -1.0, spread=1.05)), SETTINGS)
-    assert any("less than a doubling" in caveat for caveat in narrow.caveats)
-    scattered = power_law("A100", [4, 8, 16, 32, 64], 60.0, -0.9, spread=1.6)
-    high = scaling.assess_family(family_frame(scattered), SETTINGS)
-    assert high.loco.median_ape_pct > 20 and any("median error" in caveat for caveat in high.caveats)
+def test_the_break_even_comes_from_the_forecast_curve() -> None:
+    # t = 60 / sqrt(n) in v3.0 and v4.0: the curve of v4.0 has efficiency (n / 1)**-0.5, 0.7 at n = 2.04
+    frame = family_frame(power_law("TPU-v4", [1, 2, 4, 8], 60.0, -0.5))
+    points = pd.DataFrame(columns=forecast.POINT_COLUMNS)
+    fitted = forecast.fit_benchmark("resnet", frame, points, 0.9)
+    [unit] = decide.unit_records(fitted, frame, 0.7, SETTINGS.trust)
+    assert unit.break_even_count == pytest.approx(0.7 ** -2) and not unit.break_even_beyond_published
+    assert unit.slope_at_count_min == pytest.approx(-0.5, abs=1e-5) and unit.latest_round == "v4.0"
+    assert [row["model_efficiency"] for row in unit.doubling] == pytest.approx([1.0, 2 ** -0.5, 0.5, 8 ** -0.5])
+    assert not unit.trusted and "no backtest" not in " ".join(unit.reasons)  # one rule: no evidence, no trust
 
 
 def test_decide_settings_are_checked_where_params_yaml_is_read() -> None:
@@ -242,7 +141,8 @@ def test_constraints_filter_and_predictions_must_meet_the_deadline_at_their_uppe
     assert "12 (upper end of the interval) <= 15 min" in chosen.loc[0, "reason"]
     assert "16 <= 16 accelerators" in chosen.loc[0, "reason"]
     ordered = recommend.recommend(candidates, [], 0.7)
-    assert ordered["label"].tolist() == ["H100 SXM x 16", "b", "a"]  # by score
+    assert ordered["label"].tolist() == ["H100 SXM x 16", "b", "a"]  # by front, then score
+    assert ordered["rank"].tolist() == [1, 2, 3]  # the rank printed is the order listed
     assert "below (past the break-even)" in ordered.loc[1, "reason"]
 
 
@@ -255,6 +155,12 @@ def test_costs_use_the_price_table_and_impossible_constraints_say_what_to_relax(
     message = recommend.why_infeasible(candidates, constraints)
     assert "--max-accelerators 8: relax it to 64 accelerators (published b)" in message
     assert "--deadline-min 5: relax it to 30 min (published a)" in message
+    budget = recommend.constraints_of(None, None, 100.0)
+    chosen = recommend.recommend(candidates, budget, 0.7)
+    assert recommend.left_out(candidates, chosen, budget) == [
+        "A100 (1 candidate): --max-cost 100: no price for it in the price table, so no cost to compare"]
+    few = recommend.constraints_of(32, None, None)
+    assert recommend.left_out(_candidates(), recommend.recommend(_candidates(), few, 0.7), few) == []
 
 
 @pytest.mark.parametrize(("content", "message"), [
@@ -336,8 +242,9 @@ def test_predict_json_and_from_file_answer_one_object_per_row(project: Path, cap
     queries.write_text("benchmark,accelerator,count\nresnet,h100,64\nresnet,Gaudi2,16\n")
     predict.main(["--from", str(queries), "--json"])
     answers = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [(a["accelerator"], a["count"], a["kind"]) for a in answers] == [
-        ("H100", 64.0, "family"), ("Gaudi2", 16.0, "family level, benchmark scaling")]
+    assert [(a["line"], a["accelerator"], a["count"], a["kind"]) for a in answers] == [
+        (2, "H100", 64, "family"), (3, "Gaudi2", 16, "family level, benchmark scaling")]
+    assert all(isinstance(a["count"], int) for a in answers)  # counts are whole numbers in JSON
     assert all({"predicted_min", "low_min", "high_min", "trusted", "reasons", "rounds", "method"} <= set(a)
                for a in answers)
     assert answers[0]["low_min"] < answers[0]["predicted_min"] < answers[0]["high_min"]
@@ -347,7 +254,8 @@ def test_predict_json_and_from_file_answer_one_object_per_row(project: Path, cap
 
 @pytest.mark.parametrize(("argv", "expected"), [
     (["--benchmark", "resnet", "--accelerator", "H900", "--count", "8"], "families with results: A100, Gaudi2, H100"),
-    (["--benchmark", "resnet", "--accelerator", "H100", "--count", "0"], "count must be positive"),
+    (["--benchmark", "resnet", "--accelerator", "H100", "--count", "0"], "count must be a positive whole number"),
+    (["--benchmark", "resnet", "--accelerator", "H100", "--count", "2000000"], "refused: more than 1,000,000"),
     (["--benchmark", "resnet", "--accelerator", "H100", "--count", "x"], "invalid int value"),
     (["--benchmark", "resnet", "--accelerator", "H100", "--count", "8", "--form-factor", "PCIe"],
      "choose one of: SXM"),
@@ -359,7 +267,11 @@ def test_predict_json_and_from_file_answer_one_object_per_row(project: Path, cap
     (["--benchmark", "resnet", "--accelerator", "B200", "--count", "8"], "too few families have specifications"),
     (["--from", "params.yaml", "--count", "8"], "leave out --benchmark"),
     (["--benchmark", "resnet", "--accelerator", "H100", "--count", "8", "--until", "2024"],
-     "'2024' is not a round: rounds are written vX.Y"),
+     "--until '2024' is not a published round; choose one of: v3.0, v4.0, v4.1"),
+    (["--benchmark", "resnet", "--accelerator", "H100", "--count", "8", "--until", "v9.9"],
+     "--until 'v9.9' is not a published round"),
+    (["--benchmark", "resnet", "--accelerator", "H100", "--count", "8", "--until", "v3.1"],
+     "--until 'v3.1' is not a published round"),
 ])
 def test_predict_cli_mistakes_exit_1_with_the_valid_choices(project: Path, capsys, argv: list[str],
                                                             expected: str) -> None:
@@ -371,7 +283,30 @@ def test_predict_from_a_malformed_table_says_what_it_needs(project: Path, capsys
     bad.write_text("benchmark,accelerator\nresnet,H100\n")
     assert "(missing: count)" in _exit_message(predict.main, ["--from", str(bad)], capsys)
     bad.write_text("benchmark,accelerator,count\nresnet,H100,8\nresnet,H100,-2\n")
-    assert "line 3: count must be a positive number" in _exit_message(predict.main, ["--from", str(bad)], capsys)
+    with pytest.raises(SystemExit) as exit_:
+        predict.main(["--from", str(bad)])
+    captured = capsys.readouterr()
+    assert exit_.value.code == 1 and "1 of 2 rows" in captured.err and "(lines 3)" in captured.err
+    assert captured.out.startswith("line 2: resnet, H100 (SXM) x 8: forecast")  # the valid row is answered
+    assert "line 3: error: count must be a positive whole number of accelerators, got '-2'" in captured.out
+
+
+def test_predict_from_answers_every_valid_row_and_reports_each_invalid_one(project: Path, capsys) -> None:
+    queries = project / "queries.csv"
+    queries.write_text("benchmark,accelerator,count\nresnet,H100,64\nresnet,H100,2.5\nimagenet,H100,8\n"
+                       "resnet,H900,8\nresnet,H100,2000000\n,H100,8\nresnet,A100,16\n")
+    with pytest.raises(SystemExit) as exit_:
+        predict.main(["--from", str(queries), "--json"])
+    captured = capsys.readouterr()
+    rows = [json.loads(line) for line in captured.out.splitlines()]
+    assert exit_.value.code == 1 and "6 of 7 rows" not in captured.err and "5 of 7 rows" in captured.err
+    assert [row["line"] for row in rows] == [2, 3, 4, 5, 6, 7, 8]  # in the file's order
+    answered = {row["line"]: row for row in rows if "error" not in row}
+    assert sorted(answered) == [2, 8] and answered[8]["accelerator"] == "A100"
+    errors = {row["line"]: row["error"] for row in rows if "error" in row}
+    assert "positive whole number" in errors[3] and "unknown benchmark 'imagenet'" in errors[4]
+    assert "unknown accelerator family 'H900'" in errors[5] and "refused" in errors[6]
+    assert errors[7] == "benchmark is empty"
 
 
 def test_recommend_cli_lists_published_and_predicted_with_reasons(project: Path, capsys) -> None:
@@ -387,6 +322,10 @@ def test_recommend_cli_lists_published_and_predicted_with_reasons(project: Path,
     assert "not predicted (forecast not trusted): Gaudi2 SXM" in out
     assert all("x 128" not in label for _, label in listed)  # 128 breaks --max-accelerators
     assert out.count("    why: ") == len(listed)
+    ranks = [int(rank) for rank in re.findall(r"^\s*(\d+)\. \[", out, flags=re.MULTILINE)]
+    assert ranks == list(range(1, len(ranks) + 1))  # listed in the order of the rank printed
+    # resnet's last round is v4.0 in the catalogue: the round after v4.1 will not run it
+    assert "note: resnet was retired from MLPerf Training after v4.0" in out
 
 
 def test_recommend_predicts_gaps_and_scores_them_on_the_published_scale(project: Path) -> None:
@@ -441,7 +380,8 @@ def test_family_names_and_price_keys_match_in_any_case(project: Path, capsys, tm
 
 def test_predict_answers_exactly_what_decide_json_states(project: Path, capsys) -> None:
     forecasts = json.loads((project / paths.decide_json("resnet")).read_text())["forecasts"]
-    assert [(f["accelerator"], f["count"]) for f in forecasts] == [("A100", 64.0), ("Gaudi2", 8.0), ("H100", 128.0)]
+    # one per family and form factor, most published first
+    assert [(f["accelerator"], f["count"]) for f in forecasts] == [("H100", 128), ("A100", 64), ("Gaudi2", 8)]
     for stated in forecasts:
         predict.main(["--benchmark", "RESNET", "--accelerator", stated["accelerator"], "--count",
                       f"{stated['count']:g}", "--form-factor", stated["form_factor"], "--json"])
@@ -475,7 +415,8 @@ def test_saved_models_round_trip_and_name_what_is_wrong(project: Path) -> None:
     models_artifact.write_models(models_artifact.models_record(fitted), again)
     assert again.read_text() == path.read_text()  # nothing lost on the way
     record = json.loads(path.read_text())
-    broken = [({**record, "format": 2}, "format 2 is not 1"),
+    broken = [({**record, "format": 1}, "format 1 is not 2"),
+              ({**record, "method": "naive"}, "method must be one of model, monotone naive, blend"),
               ({key: value for key, value in record.items() if key != "calibration"},
                "the top level lacks calibration"),
               ({**record, "calibration": record["calibration"][1:]}, "calibration must hold one row per method"),
@@ -522,15 +463,21 @@ def test_stage_writes_metrics_figures_and_a_report_fragment(project: Path) -> No
     pd.concat([table, hostile]).to_parquet("data/processed/configurations.parquet")  # must reach the report escaped
     decide_stage.main([])
     summary = json.loads(paths.decide_json("resnet").read_text())
-    assert summary["status"] == "ok" and summary["n_families_modelled"] == 2
+    assert summary["status"] == "ok" and summary["n_units"] == 4 and summary["method"] == forecast.MODEL
     # scalars, tables as nested lists, and the backtest's summary
-    assert all(not isinstance(value, dict) for key, value in summary.items() if key != "backtest")
-    assert summary["backtest"]["model_n"] == 9  # v4.0 from v3.0 (see the metrics test)
-    h100 = next(family for family in summary["families"] if family["family"] == "H100")
-    assert h100["exponent_b"] == pytest.approx(-0.9)
-    assert h100["break_even_count"] == pytest.approx(8 * 0.7 ** -10)  # (n/8)**-0.1 = 0.7 at n = 283
-    assert h100["break_even_beyond_published"] and h100["loco_median_ape_pct"] < 5  # the 2% round spread
-    assert [family["family"] for family in summary["not_modelled"]] == ["Gaudi2", "<script>alert(1)</script>"]
+    assert all(not isinstance(value, dict) for key, value in summary.items()
+               if key not in ("backtest", "candidate_medians"))
+    assert summary["backtest"]["answer_n"] == 10  # v4.0 from v3.0 (9), v4.1 from both (1; see the metrics test)
+    h100 = next(unit for unit in summary["units"] if unit["family"] == "H100")
+    # H100's own -0.9, pulled a little towards the pooled slope of H100 and A100 (-0.8)
+    assert h100["exponent_b"] == pytest.approx(-0.9, abs=0.005) and h100["latest_round"] == "v4.0"
+    # the data's slope -0.9 up to 128 (efficiency 16**-0.1 = 0.76 there), then the exponent b: 0.7 at n = 279
+    b = h100["exponent_b"]
+    assert h100["break_even_count"] == pytest.approx(128 * (0.7 / 16 ** -0.1) ** (-1 / (1 + b)), rel=0.01)
+    assert h100["break_even_beyond_published"]
+    hostile_unit = next(unit for unit in summary["units"] if unit["family"].startswith("<script>"))
+    assert not hostile_unit["trusted"] and "results from 1 round (needs 2)" in hostile_unit["reasons"]
+    assert [f["accelerator"] for f in summary["forecasts"]] == [unit["family"] for unit in summary["units"]]
     for name in decide.FIGURES:
         assert paths.decide_figure("resnet", decide.figure_name(name)).read_bytes().startswith(b"\x89PNG")
 
@@ -539,21 +486,25 @@ def test_stage_writes_metrics_figures_and_a_report_fragment(project: Path) -> No
     assert set(re.findall(r"<h(\d)", html)) == {"2", "3"} and html.count("<h2>") == 1
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert html.count("data:image/png;base64,") == 3 and "Gaudi2" in html
+    # the catalogue's resnet ran last in v4.0: the round after v4.1 will not run it, and the page says so
+    assert html.count("resnet was retired from MLPerf Training after v4.0, its last round") == 1
     assert _render(section, trim_blocks=True, lstrip_blocks=True).count("<h3") == \
-        html.count("<h3") == 6  # the report renders with trim_blocks and lstrip_blocks
+        html.count("<h3") == 5  # the report renders with trim_blocks and lstrip_blocks
 
 
-def test_metrics_hold_the_backtest_headline_and_the_loco_error(project: Path) -> None:
+def test_metrics_hold_the_backtest_headline(project: Path) -> None:
     decide_stage.main([])
     metrics = decide_section.metrics_of(decide_section.load_summary("resnet"))
     # v4.0 forecast from v3.0 alone (no drift yet): every v4.0 time is the v3.0 one / 1.02^2, so each of the
-    # nine forecasts (H100 5, A100 3, Gaudi2 1) is 1.02^2 - 1 = 4.04% too high. Gaudi2's v4.1 result repeats its
-    # v3.0 time (x 1.02) exactly: republished, left out, so v4.0 is the latest fold.
+    # nine forecasts (H100 5, A100 3, Gaudi2 1) is 1.02^2 - 1 = 4.04% too high, the naive rule's too. Gaudi2's
+    # v4.1 result repeats its v3.0 time (x 1.02) exactly: republished, left out (analysis.republished: exclude),
+    # so v4.0 is the latest fold.
     assert metrics["backtest_n"] == 9 and metrics["backtest_median_ape_pct"] == round(100 * (1.02 ** 2 - 1), 2)
+    assert metrics["naive_median_ape_pct"] == metrics["answer_median_ape_pct_vs_naive"] == 4.04
+    assert metrics["better"] == "answer"  # a tie goes to the answer
     assert metrics["latest_fold"] == "v4.0" and metrics["latest_fold_n"] == 9
-    assert metrics["naive_median_ape_pct"] == metrics["model_median_ape_pct_vs_naive"] == 4.04
-    assert metrics["better"] == "model"  # a tie goes to the model
-    assert metrics["loco_n"] == 16 and 0 < metrics["loco_median_ape_pct"] < 5
+    assert metrics["trusted_n"] == 0 and metrics["trusted_p90_ape_pct"] is None  # no earlier evidence to trust
+    assert metrics["method"] == "model" and metrics["n_units"] == 3
     assert all(not isinstance(value, (list, dict)) for value in metrics.values())
     assert decide_section.metrics_of(None) == {"status": "missing"}
 
@@ -568,32 +519,19 @@ def test_a_benchmark_without_enough_results_is_skipped_with_outputs(project: Pat
     assert all(paths.decide_figure("resnet", decide.figure_name(name)).is_file() for name in decide.FIGURES)
     sections = {name: decide_section.report_section(name, decide_section.load_summary(name))
                 for name in ("resnet", "bert")}
-    assert "No scaling model for resnet" in _render(sections["resnet"])
+    assert "No forecasts for resnet: 19 configurations in scope" in _render(sections["resnet"])
     assert "the decide stage has not run" in _render(sections["bert"])
 
 
 # --- the real data ------------------------------------------------------------------------------------------------
 
-REAL_CONFIGURATIONS = ROOT / "data/processed/configurations.parquet"
-
-
-@pytest.mark.skipif(not REAL_CONFIGURATIONS.is_file(), reason="the pipeline has not produced configurations")
-def test_real_resnet_models_are_accurate_where_there_is_data() -> None:
-    analysis = Analysis.model_validate(yaml.safe_load((ROOT / "params.yaml").read_text())["analysis"])
-    frame = scaling.model_inputs(pd.read_parquet(REAL_CONFIGURATIONS), analysis, "resnet")
-    assessments = scaling.assess_benchmark(frame, SETTINGS)
-    for family in ("A100", "H100"):
-        assessment = assessments[family]
-        assert assessment.trusted and assessment.loco.n == assessment.n_points
-        assert assessment.loco.median_ape_pct < 20 and assessment.loro.median_ape_pct < 20
-        assert 0.75 <= assessment.loco.coverage <= 1.0  # a 90% interval roughly holds
-    ranking_path = ROOT / paths.ranking_csv("resnet")
-    if ranking_path.is_file():  # on the reference rows themselves, the anchored score is pymcdm's TOPSIS
-        ranking = pd.read_csv(ranking_path)
-        criteria = yaml.safe_load((ROOT / "params.yaml").read_text())["rank"]["criteria"]
-        matrix, weights, types = rank.criteria_matrix(ranking, criteria)
-        assert recommend.anchored_topsis(matrix, matrix, weights, types) == pytest.approx(
-            pymcdm_topsis(matrix, weights, types))
+@pytest.mark.skipif(not (ROOT / paths.ranking_csv("resnet")).is_file(), reason="the rank stage has not run")
+def test_real_anchored_scores_are_pymcdm_topsis_on_the_ranking_itself() -> None:
+    ranking = pd.read_csv(ROOT / paths.ranking_csv("resnet"))
+    criteria = yaml.safe_load((ROOT / "params.yaml").read_text())["rank"]["criteria"]
+    matrix, weights, types = rank.criteria_matrix(ranking, criteria)
+    assert recommend.anchored_topsis(matrix, matrix, weights, types) == pytest.approx(
+        pymcdm_topsis(matrix, weights, types))
 
 
 def test_recommend_names_the_original_of_a_republished_result() -> None:

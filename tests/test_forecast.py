@@ -1,5 +1,6 @@
-"""Forecasts forward in time: the model, the naive rule, the backtest, the calibration, the trust rule and the
-accelerator specification table. Fixtures are small enough to check every number by hand."""
+"""Forecasts forward in time: the count curve, the model, the naive rule, the backtest, the calibration, the method
+choice, the trust rule, the answers and the accelerator specification table. Fixtures are small enough to check
+every number by hand; the last tests run on the real data when the pipeline has produced it."""
 from __future__ import annotations
 
 import math
@@ -10,15 +11,16 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.analysis import forecast
-from pipeline.core.errors import ParamsError
+from pipeline.analysis import forecast, models_artifact
+from pipeline.core import paths
+from pipeline.core.errors import ParamsError, UsageError
 from pipeline.mlperf import accelerators
 from pipeline.mlperf import hardware as parsers
 from pipeline.mlperf.catalogue import round_published
 from pipeline.settings import Trust, settings_from
 
 ROOT = Path(__file__).resolve().parents[1]
-RULE = Trust(min_rounds=2, min_backtest_points=5, max_count_factor=2.0, coverage=(0.85, 0.95))
+RULE = Trust(min_rounds=2, min_backtest_points=5, max_error=0.2, max_count_factor=2.0, coverage=(0.85, 0.95))
 
 
 def results(rows: list[tuple[str, str, float, float]], submitter: str = "Acme") -> pd.DataFrame:
@@ -55,11 +57,13 @@ def test_forecast_anchors_on_the_latest_round_and_applies_half_the_drift() -> No
     query = pd.DataFrame({"accelerator_family": ["H100", "H100"], "form_factor": ["SXM", "SXM"],
                           "accelerator_count": [32.0, 4.0]})
     out = fitted.forecast(query, round_published("v2.0"))  # half a year after v1.1
-    # 80 min at 8 (v1.1), x (32/8)^-0.5, x exp(0.5 x drift x 0.5) = 0.8^0.5
-    assert np.exp(out["model_log"].to_numpy()) == pytest.approx([40 * 0.8 ** 0.5, 80 * 2 ** 0.5 * 0.8 ** 0.5])
+    # 80 min at 8 (v1.1's level), x (32/8)^-0.5 (v1.0's shape), x exp(0.5 x drift x 0.5) = 0.8^0.5; within
+    # 1% since the weak pull on v1.0's offset (ROUND_PRIOR_WEIGHT) leaves a trace of v1.0's level
+    assert np.exp(out[forecast.MODEL].to_numpy()) == pytest.approx([40 * 0.8 ** 0.5, 80 * 2 ** 0.5 * 0.8 ** 0.5],
+                                                                   rel=0.01)
     assert out["kind"].tolist() == [forecast.FAMILY, forecast.FAMILY]
     # naive: the best time at the nearest count of the latest round (80 min at 8), scaled linearly
-    assert np.exp(out["naive_log"].to_numpy()) == pytest.approx([20.0, 160.0])
+    assert np.exp(out[forecast.NAIVE_METHOD].to_numpy()) == pytest.approx([20.0, 160.0])
 
 
 def test_a_family_seen_at_one_count_borrows_the_benchmark_exponent() -> None:
@@ -67,7 +71,7 @@ def test_a_family_seen_at_one_count_borrows_the_benchmark_exponent() -> None:
     out = forecast.fit(train).forecast(pd.DataFrame({"accelerator_family": ["B200"], "form_factor": ["SXM"],
                                                      "accelerator_count": [32.0]}), round_published("v1.1"))
     assert out["kind"].iloc[0] == forecast.POOLED
-    assert math.exp(out["model_log"].iloc[0]) == pytest.approx(40 * 4 ** -0.5)  # no time passes: no drift
+    assert math.exp(out[forecast.MODEL].iloc[0]) == pytest.approx(40 * 4 ** -0.5)  # no time passes: no drift
 
 
 def test_an_unseen_family_is_forecast_from_its_specifications() -> None:
@@ -82,19 +86,24 @@ def test_an_unseen_family_is_forecast_from_its_specifications() -> None:
     out = fitted.forecast(query, round_published("v3.0"))
     assert out["kind"].tolist() == [forecast.SPECIFICATION, forecast.SPECIFICATION]
     # the bandwidth term is not needed to fit an exact law in the TFLOPS, so MI300X comes out exactly
-    assert math.exp(out["model_log"].iloc[0]) == pytest.approx(1e5 / specs.loc["MI300X", "bf16_tflops"], rel=0.05)
-    assert np.isnan(out["naive_log"]).all()  # the naive rule has nothing to go on
+    assert math.exp(out[forecast.MODEL].iloc[0]) == pytest.approx(1e5 / specs.loc["MI300X", "bf16_tflops"], rel=0.05)
+    assert np.isnan(out[forecast.NAIVE_METHOD]).all()  # the naive rule has nothing to go on
 
 
-def test_backtest_forecasts_each_round_from_the_earlier_ones_and_leaves_reruns_out() -> None:
+def test_backtest_forecasts_each_round_from_the_earlier_ones_and_flags_reruns() -> None:
     frame = pd.concat([SERIES, results([("v2.0", "H100", 32, 30.0), ("v2.0", "H100", 8, 80.0)])],
                       ignore_index=True)
     frame.loc[4, "republished_of"] = "v1.1/Acme/H100-8-v1.1"  # as the features stage marks it
     forecasts = forecast.backtest_forecasts(frame)
     model = forecasts[forecasts["method"] == forecast.MODEL]
-    # v1.1 from v1.0: 100 min at 8, no drift yet; v2.0 from v1.0 and v1.1: the republished 80 min at 8 is left out
-    assert model["fold"].tolist() == ["v1.1", "v2.0"]
-    assert np.exp(model["forecast_log"].to_numpy(dtype=float)) == pytest.approx([100.0, 40 * 0.8 ** 0.5])
+    # v1.1 from v1.0: 100 min at 8, no drift yet; v2.0 from v1.0 and v1.1: 80 min at 8 (v1.1) scaled to 32 and
+    # kept at 8, with half the drift; the v2.0 result of 80 min at 8 repeats v1.1's: republished (marked), forecast
+    # and flagged as a rerun; the scope (analysis.republished: exclude) leaves such rows out before the backtest
+    assert model["fold"].tolist() == ["v1.1", "v2.0", "v2.0"]
+    assert np.exp(model["forecast_log"].to_numpy(dtype=float)) == pytest.approx(
+        [100.0, 40 * 0.8 ** 0.5, 80 * 0.8 ** 0.5], rel=0.01)  # within 1%: see the test above
+    assert model["rerun"].tolist() == [False, False, True]
+    assert set(forecasts["method"]) == set(forecast.METHODS)
 
 
 def test_conformal_half_width_is_the_rank_ceil_m_plus_1_times_level() -> None:
@@ -123,43 +132,67 @@ def test_calibration_weights_share_between_the_benchmark_and_the_others_and_deca
     assert alone == pytest.approx([0.5, 0.5])  # no other benchmark: all the weight is the benchmark's
 
 
-def _forecasts(fold: str, residuals: list[float], kind: str = forecast.FAMILY) -> pd.DataFrame:
+def _forecasts(fold: str, residuals: list[float], kind: str = forecast.FAMILY, method: str = forecast.MODEL,
+               distance: float = 0.0) -> pd.DataFrame:
     count = len(residuals)
     return pd.DataFrame({"benchmark": "resnet", "fold": fold, "fold_time": round_published(fold),
                          "accelerator_family": "H100", "form_factor": "SXM", "submitter": "Acme",
                          "system": [f"s{index}" for index in range(count)], "accelerator_count": 8.0,
-                         "time_to_train_min": np.exp(residuals), "method": forecast.MODEL, "kind": kind,
-                         "forecast_log": 0.0, "spread_log": 0.1})
+                         "time_to_train_min": np.exp(residuals), "rerun": False, "family_rounds": 3,
+                         "family_count_min": 8.0, "family_count_max": 8.0, "distance": distance, "spread_log": 0.1,
+                         "method": method, "kind": kind, "forecast_log": 0.0})[forecast.FORECAST_COLUMNS]
 
 
 def test_calibration_uses_only_earlier_rounds() -> None:
     first = [0.01 * step for step in range(1, 11)]  # |residuals| 0.01 .. 0.10
     points = forecast.calibrate(pd.concat([_forecasts("v1.0", first), _forecasts("v1.1", [0.5, -0.05])],
-                                          ignore_index=True), 0.9)
+                                          ignore_index=True), 0.9, RULE)
+    points = points[points["method"] == forecast.MODEL]
     earliest, later = points[points["fold"] == "v1.0"], points[points["fold"] == "v1.1"]
     # v1.0 has nothing before it: uncalibrated, z(0.95) x spread = 1.645 x 0.1, which holds all ten
     assert (earliest["calibration"] == forecast.UNCALIBRATED).all() and earliest["inside_interval"].all()
     assert np.log(earliest["high_min"]).to_numpy() == pytest.approx(1.6449 * 0.1, abs=1e-4)
-    # v1.1 on v1.0's ten residuals: the 10th smallest, 0.10: 0.5 is outside, -0.05 inside
-    assert (later["calibration"] == forecast.SAME_KIND).all()
+    # v1.1 on v1.0's ten residuals: the 10th smallest, 0.10: 0.5 is outside, -0.05 inside. v1.1's forecasts are
+    # trusted (ten earlier ones, all inside, median error 5.6%) and no earlier one was: any trust's residuals
+    assert (later["calibration"] == forecast.SAME_KIND_ANY_TRUST).all() and later["trusted"].all()
     assert np.log(later["high_min"]).to_numpy() == pytest.approx(0.10)
     assert later.sort_values("system")["inside_interval"].tolist() == [False, True]
 
 
-def test_calibration_falls_back_to_other_benchmarks_and_kinds() -> None:
-    history = pd.DataFrame({"benchmark": "bert", "fold_time": 2021.5, "method": forecast.MODEL,
-                            "kind": forecast.FAMILY, "log_residual": np.arange(1.0, 11.0) / 100})
+def _history(frame: pd.DataFrame) -> forecast.ResidualHistory:
+    return forecast.ResidualHistory.of(frame.assign(distance=frame.get("distance", 0.0)))
 
-    def calibrated(method: str, kind: str) -> tuple[float, str]:
-        return forecast.calibrated_half_width(history, "resnet", method, kind, 0.9, 1.0, 2022.0)
+
+def test_calibration_falls_back_to_other_benchmarks_and_kinds() -> None:
+    history = _history(pd.DataFrame({"benchmark": "bert", "fold_time": 2021.5, "method": forecast.MODEL,
+                                     "kind": forecast.FAMILY, "log_residual": np.arange(1.0, 11.0) / 100}))
+
+    def calibrated(method: str, kind: str, time: float = 2022.0) -> tuple[float, str]:
+        calibration = history.calibration("resnet", method, kind, 0.9, 1.0, time)
+        return calibration.q, calibration.q_source
 
     assert calibrated(forecast.MODEL, forecast.FAMILY) == (pytest.approx(0.10), forecast.SAME_KIND)
     assert calibrated(forecast.MODEL, forecast.SPECIFICATION)[1] == forecast.ANY_KIND
     assert calibrated(forecast.NAIVE_METHOD, forecast.NAIVE) == (pytest.approx(1.6449, abs=1e-4),
                                                                  forecast.UNCALIBRATED)
     # residuals of the target round itself or later are never used
-    assert forecast.calibrated_half_width(history, "resnet", forecast.MODEL, forecast.FAMILY, 0.9, 1.0,
-                                          2021.5)[1] == forecast.UNCALIBRATED
+    assert calibrated(forecast.MODEL, forecast.FAMILY, 2021.5)[1] == forecast.UNCALIBRATED
+
+
+def test_the_interval_widens_with_the_distance_outside_the_published_counts() -> None:
+    # A hundred forecasts inside the published counts miss by 0.1; ten extrapolated by d = 1 miss by 0.3. kappa
+    # is the smallest of the grid whose normalised interval holds 90% of the extrapolated: the 100th of the 110
+    # scores |r| / (1 + k d) is 0.1, and 0.1 (1 + 2 x 1) = 0.3 holds all ten at k = 2, none at k = 1.9.
+    residuals = np.r_[np.full(100, 0.1), np.full(10, 0.3)]
+    distances = np.r_[np.zeros(100), np.ones(10)]
+    kappa, source = forecast.extrapolation_slope(residuals, distances, 0.9)
+    assert kappa == pytest.approx(2.0) and source == "10 earlier extrapolations"
+    assert forecast.extrapolation_slope(residuals[:105], distances[:105], 0.9)[0] == \
+        forecast.DEFAULT_EXTRAPOLATION_SLOPE  # five extrapolations are too few
+    history = _history(pd.DataFrame({"benchmark": "resnet", "fold_time": 2021.5, "method": forecast.MODEL,
+                                     "kind": forecast.FAMILY, "log_residual": residuals, "distance": distances}))
+    calibration = history.calibration("resnet", forecast.MODEL, forecast.FAMILY, 0.9, 1.0, 2022.0)
+    assert calibration.half_width(np.array([0.0, 1.0, 3.0])) == pytest.approx([0.1, 0.3, 0.7])
 
 
 def test_a_benchmark_with_many_earlier_residuals_is_calibrated_mostly_on_its_own() -> None:
@@ -170,25 +203,44 @@ def test_a_benchmark_with_many_earlier_residuals_is_calibrated_mostly_on_its_own
                              "method": forecast.MODEL, "kind": forecast.FAMILY,
                              "log_residual": [0.05] * n_own + [0.5] * 20})
 
-    widths = [forecast.calibrated_half_width(history(n), "resnet", forecast.MODEL, forecast.FAMILY, 0.9, 1.0,
-                                             2022.0)[0] for n in (80, 180, 400)]
+    widths = [_history(history(n)).calibration("resnet", forecast.MODEL, forecast.FAMILY, 0.9, 1.0, 2022.0).q
+              for n in (80, 180, 400)]
     assert widths == pytest.approx([0.5, 0.5, 0.05])
 
 
-def test_compare_names_the_better_method_on_the_results_both_forecast() -> None:
+def test_compare_summarises_answers_against_the_naive_rule_on_the_results_both_forecast() -> None:
     base = _forecasts("v1.1", [0.0] * 4).drop(columns=["forecast_log", "spread_log"])
-    model = base.assign(ape_pct=[10.0, 10.0, 10.0, 50.0], inside_interval=True)
+    answers = base.assign(method=forecast.ANSWER, chosen=forecast.MODEL, ape_pct=[10.0, 10.0, 10.0, 50.0],
+                          inside_interval=True, trusted=[True, True, False, False])
+    model = answers.assign(method=forecast.MODEL, chosen="")
     naive = base.iloc[:3].assign(method=forecast.NAIVE_METHOD, kind=forecast.NAIVE, ape_pct=[5.0, 5.0, 20.0],
-                                 inside_interval=[True, False, True])
-    summary = forecast.compare(pd.concat([model, naive]))
-    assert (summary["model_n"], summary["model_median_ape_pct"], summary["naive_n"]) == (4, 10.0, 3)
-    assert summary["common_n"] == 3 and summary["common_model_median_ape_pct"] == 10.0
-    assert summary["common_naive_median_ape_pct"] == 5.0 and summary["better"] == forecast.NAIVE_METHOD
-    assert summary["naive_coverage"] == pytest.approx(2 / 3)
+                                 inside_interval=[True, False, True], trusted=False)
+    summary = forecast.compare(pd.concat([answers, model, naive]))
+    assert (summary.answer.n, summary.answer.median_ape_pct, summary.naive.n) == (4, 10.0, 3)
+    assert summary.common_n == 3 and summary.common_answer_median_ape_pct == 10.0
+    assert summary.common_naive_median_ape_pct == 5.0 and summary.better == forecast.NAIVE_METHOD
+    assert summary.naive.coverage == pytest.approx(2 / 3) and summary.methods == {forecast.MODEL: 4}
+    assert (summary.trusted.n, summary.untrusted.n, summary.untrusted.median_ape_pct) == (2, 2, 30.0)
+    assert summary.as_dict()["better"] == "naive"
 
 
-def _points(inside: int, total: int) -> forecast.Evidence:
-    return inside, total
+def test_the_method_leaves_the_model_only_for_a_clearly_lower_error() -> None:
+    base = _forecasts("v1.1", [0.0] * 3).drop(columns=["forecast_log", "spread_log"])
+
+    def points(model: float, monotone: float, blend: float) -> pd.DataFrame:
+        return pd.concat([base.assign(method=method, ape_pct=error) for method, error in
+                          ((forecast.MODEL, model), (forecast.MONOTONE, monotone), (forecast.BLEND, blend))])
+
+    assert forecast.choose_method(points(10.0, 8.5, 9.0))[0] == forecast.MODEL  # 15% lower: not enough
+    method, medians = forecast.choose_method(points(10.0, 7.9, 9.0))
+    assert method == forecast.MONOTONE and medians == {forecast.MODEL: 10.0, forecast.MONOTONE: 7.9,
+                                                       forecast.BLEND: 9.0}
+    assert forecast.choose_method(points(10.0, 10.0, 10.0))[0] == forecast.MODEL  # a tie goes to the model
+    assert forecast.choose_method(base.iloc[:0].assign(ape_pct=[]))[0] == forecast.MODEL  # no earlier fold
+
+
+def _points(inside: int, total: int, median: float | None = 5.0) -> forecast.Evidence:
+    return inside, total, median
 
 
 @pytest.mark.parametrize(("inside", "total", "consistent"), [(5, 5, True), (3, 10, False), (50, 50, True),
@@ -200,7 +252,7 @@ def test_coverage_is_judged_with_its_clopper_pearson_interval(inside: int, total
 def test_trust_rule_names_each_failed_condition() -> None:
     good = _points(9, 10)
     assert forecast.trust_reasons(3, 64, (8, 64), good, good, RULE) == []
-    assert forecast.trust_reasons(3, 128, (8, 64), good, good, RULE) == []  # twice the largest is allowed
+    assert forecast.trust_reasons(3, 128, (8, 64), good, good, RULE) == []  # twice the largest is allowed here
     [reason] = forecast.trust_reasons(1, 64, (8, 64), good, good, RULE)
     assert reason == "results from 1 round (needs 2)"
     [reason] = forecast.trust_reasons(3, 129, (8, 64), good, good, RULE)
@@ -211,18 +263,86 @@ def test_trust_rule_names_each_failed_condition() -> None:
     assert reason.startswith("the benchmark's (the family has too few) backtest coverage 3 of 10")
     [reason] = forecast.trust_reasons(3, 64, (8, 64), _points(2, 2), _points(4, 4), RULE)
     assert reason == "2 backtest forecasts of the family and 4 of its kind (needs 5)"
-    reasons = forecast.trust_reasons(0, 64, None, _points(0, 0), good, RULE)
+    [reason] = forecast.trust_reasons(3, 64, (8, 64), _points(9, 10, 25.0), good, RULE)
+    assert reason == "the family's backtest median error 25% is above 20%"
+    reasons = forecast.trust_reasons(0, 64, None, _points(0, 0, None), good, RULE)
     assert reasons == ["results from 0 rounds (needs 2)", "no published results of the family: specification-based"]
 
 
 def test_trust_settings_come_from_params_and_are_checked() -> None:
     project = yaml.safe_load((ROOT / "params.yaml").read_text())
-    trust = {"min_rounds": 2, "min_backtest_points": 5, "max_count_factor": 2, "coverage": [0.85, 0.95]}
+    trust = {"min_rounds": 2, "min_backtest_points": 5, "max_error": 0.2, "max_count_factor": 2,
+             "coverage": [0.85, 0.95]}
     assert settings_from({**project, "decide": {**project["decide"], "trust": trust}}).decide.trust == RULE
     with pytest.raises(ParamsError, match=r"decide\.trust\.coverage"):
         settings_from({**project, "decide": {**project["decide"], "trust": {**trust, "coverage": [0.95, 0.85]}}})
     with pytest.raises(ParamsError, match=r"decide\.trust\.min_rounds: is missing"):
         settings_from({**project, "decide": {**project["decide"], "trust": {}}})
+
+
+# --- the count curve --------------------------------------------------------------------------------------------
+
+def test_count_curve_recovers_an_exact_power_law_and_extends_it_with_the_exponent() -> None:
+    counts = np.array([8.0, 16, 32, 64])
+    curve = forecast.fit_count_curve(np.log(counts), np.log(100 * (counts / 8) ** -0.7), -0.7)
+    assert np.exp(curve.log_time([8, 24, 64, 256])) == pytest.approx(100 * (np.array([8, 24, 64, 256]) / 8) ** -0.7)
+    assert np.exp(curve.log_time(4.0)) == pytest.approx(100 * 0.5 ** -0.7)  # below the knots: the exponent too
+
+
+@pytest.mark.parametrize("prior_weight", [0.0, forecast.SLOPE_PRIOR_WEIGHT, 10.0])
+def test_count_curve_never_rises_and_never_gains_more_than_the_count_ratio(prior_weight: float) -> None:
+    # rising from 16 to 32, seven times faster from 32 to 64: the fit stays within its bounds (without a pull,
+    # the robust fit takes the 70 for an outlier and falls linearly to 64)
+    counts = np.array([8.0, 16, 32, 64])
+    curve = forecast.fit_count_curve(np.log(counts), np.log([100.0, 60.0, 70.0, 10.0]), -0.8,
+                                     prior_weight=prior_weight)
+    steps = np.diff(curve.log_times) / np.diff(curve.log_counts)
+    assert np.all(steps <= 1e-12) and np.all(steps >= -1 - 1e-12)
+    if prior_weight == 0:
+        assert steps[-1] == pytest.approx(-1.0)
+    n = np.arange(1.0, 200.0)
+    times = curve.log_time(n)
+    assert np.all(np.diff(times) <= 1e-12) and np.all(times[:-1] - times[1:] <= np.log(n[1:] / n[:-1]) + 1e-12)
+
+
+def test_count_curve_without_a_pull_is_the_isotonic_regression_where_no_slope_bound_binds() -> None:
+    # A library oracle: with a quadratic loss (a huge Huber scale), no pull and one result per count, the bounded
+    # fit is scikit-learn's decreasing isotonic regression when the data never fall faster than linearly.
+    from sklearn.isotonic import IsotonicRegression
+
+    counts = np.array([2.0, 4, 8, 16, 32, 64, 128, 256])
+    log_times = np.array([6.0, 5.7, 5.75, 5.3, 5.35, 5.36, 4.9, 4.6])  # three rises to pool
+    assert np.all(np.diff(log_times) / np.diff(np.log(counts)) > -1)  # so the lower bound never binds
+    curve = forecast.fit_count_curve(np.log(counts), log_times, -0.5, prior_weight=0.0, scale=1e6)
+    oracle = IsotonicRegression(increasing=False).fit_transform(np.log(counts), log_times)
+    assert curve.log_times == pytest.approx(oracle, abs=1e-6)
+
+
+def test_a_submitter_alone_at_large_counts_does_not_set_the_curve() -> None:
+    # Four submitters at 8 and 16 (22 and 13 min); one of them also, alone, at 32 to 128, everywhere 2.5 times
+    # slower than the others. Its offset, learnt where it shares counts, is taken off its lone results.
+    counts = [8, 8, 8, 8, 16, 16, 16, 16, 32, 64, 128]
+    submitters = ["A", "B", "C", "slow", "A", "B", "C", "slow", "slow", "slow", "slow"]
+    typical = {8: 22.0, 16: 13.0, 32: 9.0, 64: 6.0, 128: 4.0}
+    times = [typical[n] * (2.5 if who == "slow" else 1.0) for n, who in zip(counts, submitters)]
+    curve = forecast.fit_count_curve(np.log(counts), np.log(times), -0.7, submitters=np.array(submitters))
+    assert np.exp(curve.log_time([8, 64, 128])) == pytest.approx([22.0, 6.0, 4.0], rel=0.15)
+    alone = forecast.fit_count_curve(np.log(counts), np.log(times), -0.7)  # without offsets: the slow one's
+    assert np.exp(alone.log_time(64))[0] > 12
+
+
+def test_break_even_is_exact_against_a_root_finder() -> None:
+    from scipy.optimize import brentq
+
+    curve = forecast.CountCurve(np.log([8.0, 32, 128]), np.log([100.0, 30.0, 15.0]), -0.3)
+    for floor in (0.9, 0.7, 0.5, 0.2):
+        found = curve.break_even(floor, 8.0)
+        assert found is not None
+        oracle = math.exp(brentq(lambda x, level=floor: curve.efficiency(math.exp(x), 8.0)[0] - level, math.log(8), 20))
+        assert found == pytest.approx(oracle, rel=1e-9)
+    linear = forecast.CountCurve(np.log([8.0, 16]), np.log([10.0, 5.0]), -1.0)
+    assert linear.break_even(0.7, 8.0) is None
+    assert curve.doubling_speedup(8.0)[0] == pytest.approx((100 / 30) ** 0.5)
 
 
 # --- the specification table ----------------------------------------------------------------------------------
@@ -250,37 +370,109 @@ def test_spec_features_are_logs_and_nan_for_the_unknown() -> None:
     assert math.isnan(features[1, 1]) and np.isnan(features[2]).all()  # Bow: SRAM, no bandwidth figure
 
 
+# --- answers ------------------------------------------------------------------------------------------------------
+
+def _fitted() -> forecast.FittedBenchmark:
+    """SERIES with a result off its power law (so the fit has a spread), fitted with no backtest behind it, as
+    `predict` would load it for bert."""
+    empty = pd.DataFrame(columns=forecast.POINT_COLUMNS)
+    return forecast.fit_benchmark("bert", pd.concat([SERIES, results([("v1.0", "H100", 16, 75.0)])]), empty, 0.9)
+
+
+def test_answers_widen_outside_the_published_counts_and_say_extrapolated() -> None:
+    fitted = _fitted()
+    inside, beyond, far = (forecast.answer(fitted, "H100", "SXM", count, RULE) for count in (32, 64, 2048))
+    widths = [math.log(a.high_min / a.predicted_min) for a in (inside, beyond, far)]
+    # uncalibrated q x (1 + kappa d) with the default kappa: d = 0, log 2 and log 64 beyond the largest, 32
+    assert widths[0] > 0
+    assert widths[1] == pytest.approx(widths[0] * (1 + math.log(64 / 32)))
+    assert widths[2] == pytest.approx(widths[0] * (1 + math.log(2048 / 32)))
+    assert not inside.extrapolated and not beyond.extrapolated and far.extrapolated  # RULE allows twice 32
+    assert any(note.startswith("extrapolated: 2048 accelerators lies outside the published 8 to 32")
+               for note in far.notes)
+    assert any(note.startswith("outside the published counts of H100 SXM") for note in beyond.notes)
+    assert far.count == 2048 and isinstance(far.as_dict()["count"], int)
+
+
+@pytest.mark.parametrize(("count", "message"), [(2_000_000, "refused: more than 1,000,000"),
+                                                (2.5, "a positive whole number"), (0, "a positive whole number")])
+def test_absurd_and_fractional_counts_are_refused(count: float, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        forecast.answer(_fitted(), "H100", "SXM", count, RULE)
+
+
+def test_a_retired_benchmark_is_answered_as_history_naming_its_last_round() -> None:
+    # bert's last round is v5.0: fitted up to v1.1 it still runs next round; fitted up to v5.0 it does not
+    assert forecast.retirement_note("bert", "v1.1") is None
+    assert "retired from MLPerf Training after v5.0" in (forecast.retirement_note("bert", "v5.0") or "")
+    assert forecast.retirement_note("llama2_70b_lora", "v5.1") is None  # still run
+
+
+def test_published_times_rising_with_the_count_are_named() -> None:
+    published = results([("v1.0", "H100", 8, 100.0), ("v1.0", "H100", 16, 120.0), ("v1.0", "H100", 32, 50.0)])
+    note = forecast.rising_published(published, "H100", "SXM", 12)
+    assert note is not None and "v1.0: 100 min at 8, 120 min at 16" in note
+    assert forecast.rising_published(published, "H100", "SXM", 24) is None
+
+
 # --- the real data ------------------------------------------------------------------------------------------------
 
 REAL_BACKTEST = ROOT / forecast.BACKTEST
+REAL_MODELS = sorted((ROOT / paths.DECIDE).glob("*.models.json"))
 
 
 @pytest.mark.skipif(not REAL_BACKTEST.is_file(), reason="the backtest stage has not run")
-def test_real_backtest_is_calibrated_and_beats_the_naive_rule() -> None:
+def test_real_answers_beat_the_naive_rule_and_trust_separates() -> None:
     points = pd.read_parquet(REAL_BACKTEST)
-    overall = forecast.compare(points)
-    assert 0.85 <= overall["model_coverage"] <= 0.95
-    assert overall["common_model_median_ape_pct"] < overall["common_naive_median_ape_pct"]
-    latest = forecast.compare(points[points["fold"] == "v5.1"])
-    assert latest["model_n"] >= 50 and latest["better"] == forecast.MODEL
+    project = yaml.safe_load((ROOT / "params.yaml").read_text())["decide"]
+    coverage = tuple(project["trust"]["coverage"])
+    for scope in (points, points[points["fold"] == "v5.1"]):  # every fold, and the latest on its own
+        comparison = forecast.compare(scope)
+        assert comparison.better == forecast.ANSWER and comparison.common_n >= 100
+        assert comparison.common_answer_median_ape_pct < comparison.common_naive_median_ape_pct
+        assert comparison.trusted.p90_ape_pct <= comparison.untrusted.p90_ape_pct / 2
+    # analysis.republished: exclude (params.yaml) leaves republished results out of the backtest (issue 22);
+    # bench/backtest.py prints it with them too
+    assert not points["rerun"].any()
+    answers = points[(points["method"] == forecast.ANSWER) & points["trusted"]]
+    for benchmark, group in answers.groupby("benchmark"):
+        assert forecast.coverage_consistent(int(group["inside_interval"].sum()), len(group), coverage), benchmark
+
+
+@pytest.mark.skipif(not REAL_MODELS, reason="the decide stage has not run")
+def test_real_forecasts_never_rise_with_the_count_nor_gain_more_than_its_ratio() -> None:
+    # The property of issue 24: every fitted family and form factor of every benchmark, as predict answers it
+    # (the method chosen for the benchmark), from 1 accelerator to twice its largest published count.
+    swept = 0
+    for path in REAL_MODELS:
+        fitted = models_artifact.read_models(path)
+        if not isinstance(fitted, forecast.FittedBenchmark):
+            continue
+        for (family, form_factor), largest in fitted.forecaster.units["count_max"].items():
+            counts = np.arange(1.0, 2 * largest + 1)
+            times = forecast.answer_curve(fitted, family, form_factor, counts).log_minutes
+            steps = times[:-1] - times[1:]
+            assert np.all(steps >= -1e-9), (fitted.benchmark, family, form_factor)
+            assert np.all(steps <= np.log(counts[1:] / counts[:-1]) + 1e-9), (fitted.benchmark, family, form_factor)
+            swept += 1
+    assert swept >= 100
 
 
 @pytest.mark.skipif(not REAL_BACKTEST.is_file(), reason="the backtest stage has not run")
 def test_real_gb300_as_of_v5_0_is_a_specification_forecast_with_an_interval_and_reasons() -> None:
-    from pipeline.analysis.scaling import model_inputs  # the real configurations exist when the backtest does
     from pipeline.settings import Analysis
 
     analysis = Analysis(benchmark="llama2_70b_lora", benchmarks=["llama2_70b_lora"], division="closed", rounds="all",
                         availability="all", min_configurations=2)
     configurations = pd.read_parquet(ROOT / "data/processed/configurations.parquet")
-    frame = model_inputs(configurations[configurations["round"].map(round_published)
-                                        <= round_published("v5.0")], analysis, "llama2_70b_lora")
+    frame = forecast.model_inputs(configurations[configurations["round"].map(round_published)
+                                                 <= round_published("v5.0")], analysis, "llama2_70b_lora")
     points = pd.read_parquet(REAL_BACKTEST)
     points = points[points["fold_time"] <= round_published("v5.0")]
     fitted = forecast.fit_benchmark("llama2_70b_lora", frame, points, 0.9)
     result = forecast.answer(fitted, "GB300", "unspecified", 512, RULE)
     assert result.kind == forecast.SPECIFICATION and result.specification_based and not result.trusted
     assert result.low_min < result.predicted_min < result.high_min and result.rounds[-1] == "v5.0"
-    assert "no published results of the family: specification-based" in result.reasons
+    assert "no published results of the family: specification-based" in result.reasons and result.extrapolated
     # GB300 x 512 published 0.40 min in v5.1: inside the interval
     assert result.low_min < 0.403 < result.high_min

@@ -87,36 +87,61 @@ DVC_LOCK = {"schema": "2.0", "stages": {
 }}
 
 
-def _family(family: str, n_points: int, loco: tuple[int, float | None], loro: tuple[int, float | None],
-            trusted: bool) -> dict[str, Any]:
-    """One family of decide.json (the fields the report reads)."""
-    return {"family": family, "n_points": n_points, "count_min": 8.0, "count_max": 64.0, "trusted": trusted,
-            "caveats": [] if trusted else ["only 3 published results (fewer than 4)"],
+def _unit(family: str, n_points: int, trusted: bool) -> dict[str, Any]:
+    """One unit (family and form factor) of decide.json (the fields the report reads)."""
+    return {"family": family, "form_factor": "SXM", "n_points": n_points, "rounds": ["v1.0", "v2.0"],
+            "latest_round": "v2.0", "count_min": 8.0, "count_max": 64.0, "exponent_b": -0.8,
             "slope_at_count_min": -0.9, "slope_at_count_max": -0.7, "reference_count": 8.0,
             "break_even_count": 40.0, "break_even_beyond_published": False, "observed_first_count_below_floor": 64.0,
-            "loco_n": loco[0], "loco_median_ape_pct": loco[1], "loco_p90_ape_pct": loco[1],
-            "loco_interval_coverage": 0.9 if loco[0] else None, "loro_n": loro[0], "loro_median_ape_pct": loro[1],
-            "loro_p90_ape_pct": loro[1], "loro_interval_coverage": 0.9 if loro[0] else None,
+            "trusted": trusted, "reasons": [] if trusted else ["results from 1 round (needs 2)"],
             "doubling": [{"accelerator_count": 8.0, "n_results": 2, "model_efficiency": 1.0,
                           "observed_efficiency": 1.0, "model_doubling_speedup": 1.8, "observed_doubling_speedup": None,
                           "model_time_min": 30.0}]}
 
 
-# decide.json as the decide stage writes it, by hand: A100 held out results of both schemes, H100 of one round
-# only, TPU-v4 none (too few results).
+def _comparison(n: int, median: float, naive: float, trusted_p90: float, untrusted_p90: float) -> dict[str, Any]:
+    """`forecast.compare(...).as_dict()` of a set of backtest points, by hand."""
+    def summary(prefix: str, count: int, value: float) -> dict[str, Any]:
+        return {f"{prefix}_n": count, f"{prefix}_median_ape_pct": value, f"{prefix}_p90_ape_pct": 3 * value,
+                f"{prefix}_coverage": 0.9}
+
+    return {**summary("answer", n, median), **summary("trusted", n // 2, median / 2),
+            "trusted_p90_ape_pct": trusted_p90, **summary("untrusted", n - n // 2, 2 * median),
+            "untrusted_p90_ape_pct": untrusted_p90, **summary("model", n, median), **summary("naive", n, naive),
+            "common_n": n, "common_answer_median_ape_pct": median, "common_model_median_ape_pct": median,
+            "common_naive_median_ape_pct": naive, "answer_methods": {"model": n}, "better": "answer"}
+
+
+# decide.json as the decide stage writes it, by hand: a backtest of 30 forecasts over two rounds, A100 and H100
+# trusted, TPU-v4 not (one round).
 DECIDE_SUMMARY: dict[str, Any] = {
     "benchmark": HEADLINE, "status": "ok", "reason": None, "efficiency_floor": 0.7, "interval": 0.9,
-    "n_configurations": 60, "n_families": 3, "n_families_modelled": 3, "n_families_trusted": 2,
-    "loco_n": 30, "loco_median_ape_pct": 6.4321, "loco_p90_ape_pct": 20.0, "loco_interval_coverage": 0.9,
-    "loro_n": 20, "loro_median_ape_pct": 11.125, "loro_p90_ape_pct": 30.0, "loro_interval_coverage": 0.85,
-    "families": [_family("A100", 20, (20, 5.555), (20, 11.125), True),
-                 _family("H100", 10, (10, 7.0), (0, None), True),
-                 _family("TPU-v4", 3, (0, None), (0, None), False)],
-    "not_modelled": [], "largest_errors": [],
+    "n_configurations": 60, "n_families": 3, "method": "model",
+    "candidate_medians": {"model": 6.4321, "monotone naive": 7.5, "blend": 6.9},
+    "backtest": {**_comparison(30, 6.4321, 7.5, 20.0, 45.0),
+                 "folds": [{"fold": "v2.0", **_comparison(30, 6.4321, 7.5, 20.0, 45.0)}],
+                 "latest_fold": {"fold": "v2.0", **_comparison(30, 6.4321, 7.5, 20.0, 45.0)},
+                 "families": [{"family": "A100", **_comparison(30, 6.4321, 7.5, 20.0, 45.0)}],
+                 "kinds": [{"kind": "family", "answer_n": 30, "answer_median_ape_pct": 6.4321,
+                            "answer_p90_ape_pct": 19.3, "answer_coverage": 0.9}],
+                 "calibrated_share": 1.0},
+    "n_units": 3, "n_units_trusted": 2,
+    "units": [_unit("A100", 20, True), _unit("H100", 10, True), _unit("TPU-v4", 3, False)],
+    "forecasts": [{"benchmark": HEADLINE, "accelerator": "A100", "form_factor": "SXM", "count": 64,
+                   "predicted_min": 5.0, "low_min": 4.0, "high_min": 6.0, "interval": 0.9, "method": "model",
+                   "kind": "family", "specification_based": False, "trusted": True, "reasons": [],
+                   "rounds": ["v1.0", "v2.0"], "calibration": "earlier forecasts of the same kind", "note": "",
+                   "extrapolated": False, "notes": []}],
+    "largest_errors": [],
 }
-# decide_section.metrics_of keeps headline numbers only: no backtest in DECIDE_SUMMARY, so none but its count.
-DECIDE_METRICS = {"status": "ok", "n_families_modelled": 3, "backtest_n": 0, "loco_n": 30,
-                  "loco_median_ape_pct": 6.43}
+# decide_section.metrics_of keeps headline numbers only.
+DECIDE_METRICS = {"status": "ok", "method": "model", "backtest_n": 30, "backtest_median_ape_pct": 6.43,
+                  "backtest_p90_ape_pct": 19.3, "backtest_coverage": 0.9, "naive_median_ape_pct": 7.5,
+                  "answer_median_ape_pct_vs_naive": 6.43, "better": "answer", "trusted_n": 15,
+                  "trusted_p90_ape_pct": 20.0, "trusted_coverage": 0.9, "untrusted_p90_ape_pct": 45.0,
+                  "latest_fold": "v2.0", "latest_fold_n": 30, "latest_fold_median_ape_pct": 6.43,
+                  "latest_fold_naive_median_ape_pct": 7.5, "latest_fold_coverage": 0.9, "n_units": 3,
+                  "n_units_trusted": 2}
 
 
 def synthetic_configurations(benchmark: str, n: int, seed: int) -> pd.DataFrame:
@@ -547,7 +572,8 @@ def test_main_writes_the_page_and_combined_outputs(tmp_path: Path, monkeypatch: 
     for name, png in decide_figures().items():
         (tmp_path / paths.decide_figure(HEADLINE, decide.figure_name(name))).write_bytes(png)
     write_json({"benchmark": OTHER, "status": "skipped", "reason": SKIP_REASON, "efficiency_floor": 0.7,
-                "interval": 0.9}, tmp_path / paths.decide_json(OTHER))
+                "interval": 0.9, "method": None, "candidate_medians": {}, "backtest": None},
+               tmp_path / paths.decide_json(OTHER))
     write_parquet(fixture_configurations(outputs), tmp_path / paths.CONFIGURATIONS)
     write_parquet(fixture_results(), tmp_path / inputs.RESULTS)
     write_csv(fixture_quarantine(), tmp_path / inputs.QUARANTINE)
@@ -566,7 +592,7 @@ def test_main_writes_the_page_and_combined_outputs(tmp_path: Path, monkeypatch: 
     assert all(not isinstance(value, (list, dict)) for values in metrics.values()
                for key, value in values.items() if key != "decide")
     assert metrics[HEADLINE]["decide"] == DECIDE_METRICS
-    assert metrics[OTHER]["decide"] == {"status": "skipped", "backtest_n": 0}
+    assert metrics[OTHER]["decide"] == {"status": "skipped", "method": None, "backtest_n": 0}
     assert metrics[SKIPPED]["decide"] == {"status": "missing"}
     assert set(json.loads(Path("reports/importance.json").read_text())) == {HEADLINE, OTHER, SKIPPED}
     page_html = Path("reports/index.html").read_text(encoding="utf-8")
@@ -580,22 +606,24 @@ def test_main_writes_the_page_and_combined_outputs(tmp_path: Path, monkeypatch: 
     embedded = re.findall(r'src="data:image/png;base64,([^"]+)"', page_html)
     assert base64.b64encode(Path("reports/figures", HEADLINE, "scaling.png").read_bytes()).decode() in embedded
     assert "Cost per training run" not in page_html  # report.prices is absent
-    assert f"No scaling model for {OTHER}: {SKIP_REASON}" in page_html
+    assert f"No forecasts for {OTHER}: {SKIP_REASON}" in page_html
 
 
-def test_decide_metrics_keep_the_errors_of_families_that_held_out_results() -> None:
+def test_decide_metrics_keep_the_backtest_headline() -> None:
     assert decide_section.metrics_of(DECIDE_SUMMARY) == DECIDE_METRICS
 
 
 def test_prediction_error_and_break_even_overview_links_each_benchmark(page: str) -> None:
     overview = page[page.index('<section id="decide"'):page.index("</section>", page.index('<section id="decide"'))]
     assert '<a href="#decide">' in page and f'href="#{HEADLINE}-decide"' in overview
-    # DECIDE_SUMMARY: medians 6.4321% and 11.125%, A100 and H100 trusted with break-even 40 inside 8 to 64
-    assert "6.4% (30)" in overview and "11.1% (20)" in overview and "2 of 3" in overview
-    assert "A100: 40; H100: 40" in overview
+    # DECIDE_SUMMARY: median 6.4321% of 30 forecasts against the naive rule's 7.5%, trusted and untrusted 90th
+    # percentiles 20% and 45%; A100 and H100 trusted with break-even 40 inside 8 to 64
+    assert "6.4% (30)" in overview and "7.5%" in overview and "20.0% / 45.0%" in overview
+    assert "2 of 3" in overview and "A100 (SXM): 40; H100 (SXM): 40" in overview
     assert f'href="#{OTHER}-decide"' not in overview  # no decide output for it
     section = page[page.index(f'id="{HEADLINE}-decide"'):page.index(f'id="{OTHER}"')]
-    assert "Where not to trust the model" in section and "TPU-v4: only 3 published results" in section
+    assert "Where not to trust it" in section and "TPU-v4 (SXM): results from 1 round (needs 2)" in section
+    assert "answers with\nthe <strong>model</strong>" in section or "the <strong>model</strong>" in section
     assert "1.43× the accelerator-hours" in section  # what the 0.7 floor means
 
 

@@ -1,75 +1,96 @@
-"""Stage `decide`: decision support for one benchmark: scaling models, their honest error, break-even points.
+"""Decision support for one benchmark, from the one forecast model (`pipeline.analysis.forecast`): what the decide
+stage writes and draws.
 
-    python -m pipeline.stages.decide
-
-Fits the scaling model of `pipeline.commands.predict` per accelerator family (analysis scope of params `analysis`,
-settings of params `decide`) and writes, under reports/decide/:
-- decide.json: headline held-out errors at the top level; per-family models, errors, caveats and break-even
-  tables in nested lists (the report stage copies the scalar errors into reports/metrics.json, see
-  `metrics_of`);
-- decide_fit.png, decide_break_even.png, decide_errors.png: the fitted curves with their prediction
-  intervals, scaling efficiency against the floor, and held-out predictions against the published times.
-
-Break-even: the accelerator count beyond which the model's scaling efficiency, t(n0) n0 / (t(n) n) with n0
-the family's smallest published count, falls below `decide.efficiency_floor`. Beside it, from the data
-alone: the smallest published count whose median observed scaling efficiency (`pipeline.stages.features`:
-relative to the smallest configuration of the family in the same round) is below the floor, and the
-marginal speed-up of doubling at each published size, t(n) / t(2n), from the model and, where a round
-published both n and 2n, from the best times of that round.
+- decide.json: the backtest of `predict`'s answers against the naive rule (overall, by round, family and kind,
+  trusted against untrusted); per unit (family and form factor with results) the forecast for the next round at
+  its largest published count, exactly as `predict` answers it, with its trust; and the break-even of the same
+  count curve: the count beyond which its scaling efficiency t(n0) n0 / (t(n) n), n0 the unit's smallest
+  published count, falls below `decide.efficiency_floor`. Beside it, from the data alone: the smallest published
+  count whose median observed scaling efficiency (within its series) is below the floor, and the speed-up of
+  doubling at each published count, t(n) / t(2n), from the curve and, where a round published both n and 2n,
+  from the best times of that round.
+- decide_fit.png, decide_break_even.png, decide_errors.png: `predict`'s next-round answer against the count per
+  unit with its interval (wider outside the published counts), the curve's scaling efficiency against the
+  floor, and the backtest's answers against the published times.
 
 The page's part of these outputs is `pipeline.report.decide_section`.
 """
 from __future__ import annotations
 
 import itertools
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from pipeline.analysis.forecast import (
-    MODEL,
-    ErrorSummary,
+    ANSWER,
+    UNSPECIFIED,
     FittedBenchmark,
     answer,
-    fit_benchmark,
     summarise_backtest,
 )
-from pipeline.analysis.models_artifact import ModelsRecord, models_record, not_analysed_record
-from pipeline.analysis.scaling import UNSPECIFIED, FamilyAssessment, ScalingModel, all_held_out
 from pipeline.core import plots
 from pipeline.core.colours import COLOURBLIND
-from pipeline.settings import Decide, Trust
+from pipeline.settings import Trust
 
 FIGURES = {  # file name -> (alt text, caption)
-    "decide_fit.png": ("time to train against accelerators per family, with the scaling model",
-                       "Published results (points) and each family's scaling model (line) with its prediction "
-                       "interval (band), for the family's most common form factor; log-log."),
+    "decide_fit.png": ("forecast time to train against accelerators per family, with the published results",
+                       "The next round's forecast as predict answers it (line) with its interval (band, wider "
+                       "outside the published counts) for the most-published families, and each family's "
+                       "published results of its latest round (points); log-log."),
     "decide_break_even.png": ("scaling efficiency against accelerators per family, with the floor",
-                              "The model's scaling efficiency relative to the family's smallest published count (line, "
-                              "dashed beyond the published range), the median observed efficiency (points, relative to "
-                              "the smallest system of the same round), the floor (dotted) and each family's "
-                              "break-even (X)."),
+                              "The forecast curve's scaling efficiency relative to the family's smallest published "
+                              "count (line, dashed beyond the published range), the median observed efficiency "
+                              "(points, relative to the smallest system of the same series), the floor (dotted) "
+                              "and each family's break-even (X)."),
     "decide_errors.png": ("forecasts of each round from the rounds before it, against the published times",
-                          "Backtest: each result forecast by the model fitted on the rounds before its own, against "
-                          "its published time, coloured by round; on the diagonal the forecast is exact, inside the "
-                          "grey band it is within 20%; log-log."),
+                          "Backtest: each result forecast as predict would have answered from the rounds before "
+                          "its own, against its published time, coloured by round; on the diagonal the forecast "
+                          "is exact, inside the grey band it is within 20%; log-log."),
 }
 # Families drawn in the figures, most published results first: more lines would not be legible.
 FIGURE_FAMILIES = 6
 LARGEST_ERRORS = 5
-# Beyond this many times a family's largest published count a break-even is a power law's tail, not an estimate
+# Beyond this many times a family's largest published count a break-even is the tail's exponent, not an estimate
 # (the figure's dashed extrapolation stops there too).
 EXTRAPOLATION_LIMIT = 4.0
 
 
-def observed_scaling(family_frame: pd.DataFrame) -> pd.DataFrame:
+@dataclass(frozen=True)
+class UnitRecord:
+    """One unit (family and form factor with results) of decide.json: its published results, its count curve
+    (slopes d log t / d log n at its smallest and largest count; the exponent beyond the latest round's counts),
+    the break-even of that curve (None: not below the floor), the data's own scaling and the trust of its
+    next-round forecast at its largest count (the one rule of `predict`)."""
+
+    family: str
+    form_factor: str
+    n_points: int
+    rounds: list[str]
+    latest_round: str
+    count_min: float
+    count_max: float
+    exponent_b: float
+    slope_at_count_min: float
+    slope_at_count_max: float
+    reference_count: float
+    break_even_count: float | None
+    break_even_beyond_published: bool
+    observed_first_count_below_floor: float | None
+    trusted: bool
+    reasons: list[str]
+    doubling: list[dict[str, Any]]
+
+
+def observed_scaling(unit_frame: pd.DataFrame) -> pd.DataFrame:
     """Per published count: results, median observed scaling efficiency, and the observed speed-up of
     doubling (best time at n over best time at 2n in the same round; median over rounds that have both)."""
-    best = family_frame.groupby(["round", "accelerator_count"])["time_to_train_min"].min()
+    best = unit_frame.groupby(["round", "accelerator_count"])["time_to_train_min"].min()
     at_double = best.rename(index=lambda count: count / 2, level="accelerator_count")
     doubling = (best / at_double).dropna().groupby(level="accelerator_count").median()
-    by_count = family_frame.groupby("accelerator_count")
+    by_count = unit_frame.groupby("accelerator_count")
     return pd.DataFrame({"n_results": by_count.size(),
                          "observed_efficiency": by_count["scaling_efficiency"].median(),
                          "observed_doubling_speedup": doubling})
@@ -80,126 +101,129 @@ def first_count_below(efficiency: pd.Series, floor: float) -> float | None:
     return float(below.index.min()) if len(below) else None
 
 
-def family_record(assessment: FamilyAssessment, family_frame: pd.DataFrame, floor: float) -> dict[str, Any]:
-    model = assessment.model
-    assert model is not None  # only modelled families get a record
-    observed = observed_scaling(family_frame)
-    counts = observed.index.to_numpy(dtype=float)
-    break_even = model.break_even(floor)
-    doubling = observed.assign(model_efficiency=model.efficiency(counts),
-                               model_doubling_speedup=model.doubling_speedup(counts),
-                               model_time_min=np.exp(model.log_time(counts)))
-    return {
-        "family": model.family, "n_points": model.n_points, "n_counts": model.n_counts,
-        "rounds": list(model.rounds), "count_min": model.count_min, "count_max": model.count_max,
-        "form_factors": list(model.form_factors), "saturated": model.saturated, "exponent_b": model.exponent,
-        "saturation_count_m": model.saturation_count,
-        "slope_at_count_min": float(model.slope(model.count_min)[0]),
-        "slope_at_count_max": float(model.slope(model.count_max)[0]), "residual_sd_log": model.residual_sd,
-        "dof": model.dof,
-        **_errors("loco", assessment.loco), **_errors("loro", assessment.loro),
-        "trusted": assessment.trusted, "caveats": list(assessment.caveats),
-        "reference_count": model.count_min, "break_even_count": break_even,
-        "break_even_beyond_published": break_even is None or break_even > model.count_max,
-        "observed_first_count_below_floor": first_count_below(observed["observed_efficiency"], floor),
-        "doubling": doubling.rename_axis("accelerator_count").reset_index().to_dict(orient="records"),
-    }
+def _slope(curve: Any, count: float) -> float:
+    """d log t / d log n of a curve at `count` (the right-hand slope; the left one at the largest knot)."""
+    step = 1e-6
+    return float((curve.log_time(count * np.exp(step)) - curve.log_time(count))[0] / step)
 
 
-def _errors(prefix: str, summary: ErrorSummary) -> dict[str, Any]:
-    return summary.as_dict(prefix, coverage_name="interval_coverage")
+def unit_records(fitted: FittedBenchmark, frame: pd.DataFrame, floor: float, rule: Trust) -> list[UnitRecord]:
+    """Every unit with results, most published results first (then by name)."""
+    units = frame.groupby(["accelerator_family", "form_factor"]).size()
+    order = sorted(units.index, key=lambda key: (-units[key], key))
+    records = []
+    for family, form_factor in order:
+        curve = fitted.curve(family, form_factor)
+        assert curve is not None  # every unit with results has one
+        unit_frame = frame[(frame["accelerator_family"] == family) & (frame["form_factor"] == form_factor)]
+        low, high = float(unit_frame["accelerator_count"].min()), float(unit_frame["accelerator_count"].max())
+        observed = observed_scaling(unit_frame)
+        counts = observed.index.to_numpy(dtype=float)
+        break_even = curve.break_even(floor, low)
+        doubling = observed.assign(model_efficiency=curve.efficiency(counts, low),
+                                   model_doubling_speedup=curve.doubling_speedup(counts),
+                                   model_time_min=np.exp(curve.log_time(counts)))
+        forecast = answer(fitted, family, form_factor, high, rule)
+        rounds = sorted(unit_frame["round"].unique(), key=lambda name: fitted.forecaster.rounds.index(name))
+        records.append(UnitRecord(
+            family=family, form_factor=form_factor, n_points=len(unit_frame), rounds=rounds,
+            latest_round=rounds[-1], count_min=low, count_max=high, exponent_b=curve.exponent,
+            slope_at_count_min=_slope(curve, low), slope_at_count_max=_slope(curve, high), reference_count=low,
+            break_even_count=break_even, break_even_beyond_published=break_even is None or break_even > high,
+            observed_first_count_below_floor=first_count_below(observed["observed_efficiency"], floor),
+            trusted=forecast.trusted, reasons=list(forecast.reasons),
+            doubling=doubling.rename_axis("accelerator_count").reset_index().to_dict(orient="records")))
+    return records
 
 
-def summarise(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], settings: Decide,
-              min_configurations: int, backtest_points: pd.DataFrame) -> dict[str, Any]:
-    """decide.json without the benchmark name: scalars first, tables nested; `backtest` is the benchmark's
-    forward-chaining backtest (`pipeline.analysis.forecast.summarise_backtest`, None without backtest points)."""
-    head = {"efficiency_floor": settings.efficiency_floor, "interval": settings.interval,
-            "n_configurations": len(frame), "n_families": len(assessments),
-            "backtest": summarise_backtest(backtest_points) if len(backtest_points) else None}
-    modelled = {family: a for family, a in assessments.items() if a.model is not None}
-    not_modelled = [{"family": family, "n_points": a.n_points, "reason": a.not_modelled_reason}
-                    for family, a in assessments.items() if a.model is None]
-    reason = None
-    if len(frame) < min_configurations:
-        reason = f"{len(frame)} configurations in scope, fewer than analysis.min_configurations = {min_configurations}"
-    elif not modelled:
-        reason = "no accelerator family has enough results to fit a scaling model"
-    if reason is not None:
-        return {"status": "skipped", "reason": reason, **head, "not_modelled": not_modelled}
-    loco = all_held_out(modelled, "configuration")
-    return {
-        "status": "ok", "reason": None, **head, "n_families_modelled": len(modelled),
-        "n_families_trusted": sum(a.trusted for a in modelled.values()),
-        **_errors("loco", ErrorSummary.of(loco)),
-        **_errors("loro", ErrorSummary.of(all_held_out(modelled, "round"))),
-        "families": [family_record(a, frame[frame["accelerator_family"] == family], settings.efficiency_floor)
-                     for family, a in modelled.items()],
-        "not_modelled": not_modelled,
-        "largest_errors": loco.nlargest(LARGEST_ERRORS, "ape_pct").to_dict(orient="records"),
-    }
-
-
-def saved_models(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, summary: dict[str, Any]
-                 ) -> ModelsRecord:
-    """models.json of the benchmark (`pipeline.models_artifact`): its forecast model fitted on `frame`,
-    calibrated on every benchmark's backtest `points`; marked skipped, with the reason, when the stage skipped
-    the benchmark, and without a model when there is no result to fit."""
-    reason = None if summary["status"] == "ok" else summary["reason"]
+def skip_reason(frame: pd.DataFrame, min_configurations: int) -> str | None:
+    """Why the decide stage does not analyse a benchmark with these model inputs; None when it does."""
     if frame.empty:
-        return not_analysed_record(benchmark, reason or "no results in scope", summary["interval"])
-    return models_record(fit_benchmark(benchmark, frame, points, summary["interval"], reason))
+        return "no results in scope"
+    if len(frame) < min_configurations:
+        return f"{len(frame)} configurations in scope, fewer than analysis.min_configurations = {min_configurations}"
+    return None
 
 
-def next_round_forecasts(fitted: FittedBenchmark, rule: Trust) -> list[dict[str, Any]]:
-    """decide.json's `forecasts`: per family and form factor with results, the next-round forecast at its
-    largest published count, as `python -m pipeline.predict` answers it (from the same saved models)."""
-    published = fitted.published.groupby(["accelerator_family", "form_factor"])["accelerator_count"].max()
-    return [answer(fitted, family, form_factor, count, rule).as_dict()
-            for (family, form_factor), count in published.items()]
+def summarise(frame: pd.DataFrame, fitted: FittedBenchmark | None, backtest_points: pd.DataFrame, floor: float,
+              interval: float, reason: str | None, rule: Trust) -> dict[str, Any]:
+    """decide.json without the benchmark name: scalars first, tables nested. `fitted` is the benchmark's saved
+    models (None without a result in scope); `backtest_points` its backtest (POINT_COLUMNS); `reason` why the
+    stage skips it (`skip_reason`), None when it analyses it."""
+    answers = backtest_points[backtest_points["method"] == ANSWER]
+    head = {"efficiency_floor": floor, "interval": interval, "n_configurations": len(frame),
+            "n_families": int(frame["accelerator_family"].nunique()) if len(frame) else 0,
+            "method": None if fitted is None else fitted.method,
+            "candidate_medians": {} if fitted is None else fitted.candidate_medians,
+            "backtest": summarise_backtest(backtest_points) if len(answers) else None}
+    if reason is not None or fitted is None:
+        return {"status": "skipped", "reason": reason or "no results in scope", **head, "units": [],
+                "forecasts": [], "largest_errors": []}
+    units = unit_records(fitted, frame, floor, rule)
+    trusted_answers = answers[answers["trusted"].astype(bool)].astype({"ape_pct": float})
+    largest = trusted_answers.nlargest(LARGEST_ERRORS, "ape_pct")[
+        ["fold", "accelerator_family", "form_factor", "submitter", "system", "accelerator_count",
+         "time_to_train_min", "predicted_min", "low_min", "high_min", "ape_pct", "chosen"]]
+    return {
+        "status": "ok", "reason": None, **head, "n_units": len(units),
+        "n_units_trusted": sum(unit.trusted for unit in units),
+        "units": [asdict(unit) for unit in units],
+        "forecasts": next_round_forecasts(fitted, units, rule),
+        "largest_errors": largest.to_dict(orient="records"),
+    }
 
 
-def _figure_models(assessments: dict[str, FamilyAssessment]) -> dict[str, tuple[ScalingModel, Any]]:
-    """The families drawn (the first FIGURE_FAMILIES modelled ones), each with its model and colour."""
-    models = [a.model for a in assessments.values() if a.model is not None][:FIGURE_FAMILIES]
-    return {model.family: (model, colour) for model, colour in zip(models, COLOURBLIND)}
+def next_round_forecasts(fitted: FittedBenchmark, units: list[UnitRecord], rule: Trust) -> list[dict[str, Any]]:
+    """decide.json's `forecasts`: per unit, the next-round forecast at its largest published count, as
+    `python -m pipeline.commands.predict` answers it (from the same saved models)."""
+    return [answer(fitted, unit.family, unit.form_factor, unit.count_max, rule).as_dict() for unit in units]
 
 
-def fit_figure(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], benchmark: str) -> bytes:
+def _figure_units(units: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Any]]:
+    """The units drawn (the first FIGURE_FAMILIES), each with its colour."""
+    return list(zip(units[:FIGURE_FAMILIES], COLOURBLIND))
+
+
+def _label(unit: dict[str, Any]) -> str:
+    """"A100 (SXM)": the form factor the curve is drawn for, unless the descriptions never name one."""
+    return unit["family"] if unit["form_factor"] == UNSPECIFIED else f"{unit['family']} ({unit['form_factor']})"
+
+
+def fit_figure(frame: pd.DataFrame, fitted: FittedBenchmark, units: list[dict[str, Any]], rule: Trust,
+               benchmark: str) -> bytes:
     figure, axis = plots.subplots(figsize=(7.5, 4.8))
-    for family, (model, colour) in _figure_models(assessments).items():
-        published = frame[frame["accelerator_family"] == family]
-        counts = np.geomspace(*model.count_range(), 60)
-        predictions = [model.predict(count) for count in counts]
-        axis.scatter(published["accelerator_count"], published["time_to_train_min"], color=colour, s=18, alpha=0.7)
-        axis.plot(counts, [p.time_min for p in predictions], color=colour, label=_curve_label(model))
-        axis.fill_between(counts, [p.low_min for p in predictions], [p.high_min for p in predictions],
-                          color=colour, alpha=0.15, linewidth=0)
+    for unit, colour in _figure_units(units):
+        rows = frame[(frame["accelerator_family"] == unit["family"]) & (frame["form_factor"] == unit["form_factor"])
+                     & (frame["round"] == unit["latest_round"])]
+        counts = np.unique(np.round(np.geomspace(max(1.0, unit["count_min"] / 2), 2 * unit["count_max"], 40)))
+        answers = [answer(fitted, unit["family"], unit["form_factor"], count, rule) for count in counts]
+        axis.scatter(rows["accelerator_count"], rows["time_to_train_min"], color=colour, s=18, alpha=0.7)
+        axis.plot(counts, [a.predicted_min for a in answers], color=colour,
+                  label=f"{_label(unit)}, published {unit['latest_round']}")
+        axis.fill_between(counts, [a.low_min for a in answers], [a.high_min for a in answers], color=colour,
+                          alpha=0.15, linewidth=0)
     plots.log_log(axis, xlabel="Accelerators (count, log scale)", ylabel="Time to train (minutes, log scale)",
-                  title=f"{benchmark}: scaling model per accelerator family")
+                  title=f"{benchmark}: next-round forecast per family")
     axis.legend(fontsize="small")
     return plots.png_bytes(figure)
 
 
-def _curve_label(model: ScalingModel) -> str:
-    """"A100 (SXM)": the form factor the curve is drawn for, unless the descriptions never name one."""
-    form_factor = model.form_factors[0]
-    return model.family if form_factor == UNSPECIFIED else f"{model.family} ({form_factor})"
-
-
-def break_even_figure(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], floor: float,
+def break_even_figure(frame: pd.DataFrame, fitted: FittedBenchmark, units: list[dict[str, Any]], floor: float,
                       benchmark: str) -> bytes:
     figure, axis = plots.subplots(figsize=(7.5, 4.8))
-    for family, (model, colour) in _figure_models(assessments).items():
-        break_even = model.break_even(floor)
+    for unit, colour in _figure_units(units):
+        curve = fitted.curve(unit["family"], unit["form_factor"])
+        assert curve is not None
+        low, high, break_even = unit["count_min"], unit["count_max"], unit["break_even_count"]
         # Extrapolate up to the break-even, but not past EXTRAPOLATION_LIMIT times the published range.
-        end = min(max(model.count_max, break_even or 0.0), EXTRAPOLATION_LIMIT * model.count_max)
-        inside = np.geomspace(model.count_min, model.count_max, 60)
-        axis.plot(inside, model.efficiency(inside), color=colour, label=family)
-        if end > model.count_max:
-            beyond = np.geomspace(model.count_max, end, 20)
-            axis.plot(beyond, model.efficiency(beyond), color=colour, linestyle="--")
-        observed = observed_scaling(frame[frame["accelerator_family"] == family])
+        end = min(max(high, break_even or 0.0), EXTRAPOLATION_LIMIT * high)
+        inside = np.geomspace(low, high, 60)
+        axis.plot(inside, curve.efficiency(inside, low), color=colour, label=_label(unit))
+        if end > high:
+            beyond = np.geomspace(high, end, 20)
+            axis.plot(beyond, curve.efficiency(beyond, low), color=colour, linestyle="--")
+        rows = frame[(frame["accelerator_family"] == unit["family"]) & (frame["form_factor"] == unit["form_factor"])]
+        observed = observed_scaling(rows)
         axis.scatter(observed.index, observed["observed_efficiency"], color=colour, s=18, alpha=0.8)
         if break_even is not None and break_even <= end:
             axis.scatter([break_even], [floor], color=colour, marker="X", s=80, edgecolor="black", zorder=3)
@@ -212,7 +236,7 @@ def break_even_figure(frame: pd.DataFrame, assessments: dict[str, FamilyAssessme
 
 
 def errors_figure(backtest_points: pd.DataFrame, benchmark: str) -> bytes:
-    forecasts = backtest_points[backtest_points["method"] == MODEL]
+    forecasts = backtest_points[backtest_points["method"] == ANSWER]
     if forecasts.empty:
         return message_figure(f"{benchmark}: no round could be forecast from earlier ones")
     figure, axis = plots.subplots(figsize=(6.0, 5.0))
@@ -236,13 +260,14 @@ def message_figure(message: str) -> bytes:
     return plots.png_bytes(figure)
 
 
-def figures(frame: pd.DataFrame, assessments: dict[str, FamilyAssessment], summary: dict[str, Any],
-            backtest_points: pd.DataFrame, benchmark: str) -> dict[str, bytes]:
-    if summary["status"] != "ok":
+def figures(frame: pd.DataFrame, fitted: FittedBenchmark | None, summary: dict[str, Any],
+            backtest_points: pd.DataFrame, rule: Trust, benchmark: str) -> dict[str, bytes]:
+    if summary["status"] != "ok" or fitted is None:
         placeholder = message_figure(f"{benchmark}: no decision support ({summary['reason']})")
         return dict.fromkeys(FIGURES, placeholder)
-    return {"decide_fit.png": fit_figure(frame, assessments, benchmark),
-            "decide_break_even.png": break_even_figure(frame, assessments, summary["efficiency_floor"], benchmark),
+    units = summary["units"]
+    return {"decide_fit.png": fit_figure(frame, fitted, units, rule, benchmark),
+            "decide_break_even.png": break_even_figure(frame, fitted, units, summary["efficiency_floor"], benchmark),
             "decide_errors.png": errors_figure(backtest_points, benchmark)}
 
 

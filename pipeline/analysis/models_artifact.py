@@ -4,22 +4,23 @@ the report's.
 
 Structure (`ModelsRecord`; times in minutes, logs natural, years as fractional publication dates):
 
-    {"format": 1, "benchmark": "resnet", "status": "ok" | "skipped", "reason": null | "why it was skipped",
+    {"format": 2, "benchmark": "resnet", "status": "ok" | "skipped", "reason": null | "why it was skipped",
      "interval": 0.9,
      "forecaster": {"rounds": ["v0.7", ...], "pooled_exponent", "drift_per_year", "spread_log",
                     "spec_intercept": null | float, "spec_time": null | float, "spec_coefficients": null | [float],
-                    "units": [{"accelerator_family", "form_factor", "exponent", "own_shape", "anchor_level",
-                               "anchor_time", "n_rounds", "count_min", "count_max"}],
-                    "naive_rows": [{"accelerator_family", "accelerator_count_published", "time_to_train_min"}],
-                    "anchor_rows": [{"accelerator_family", "form_factor", "accelerator_count_published",
-                                     "anchor_log"}]},
-     "calibration": [{"method", "kind", "half_width_log", "source"}],
-     "comparison": {... `pipeline.forecast.compare` of the benchmark's backtest, "better": "model" | "naive"},
-     "evidence": [{"method", "by": "family" | "kind", "key", "inside", "n"}],
+                    "units": [{"accelerator_family", "form_factor", "exponent", "own_shape", "anchor_time",
+                               "n_rounds", "count_min", "count_max"}],
+                    "curve_rows": [{"accelerator_family", "form_factor", "accelerator_count_published",
+                                    "curve_log"}],
+                    "naive_rows": [{"accelerator_family", "accelerator_count_published", "time_to_train_min"}]},
+     "calibration": [{"method", "kind", "trusted", "q_log", "q_source", "kappa", "kappa_source"}],
+     "method": "model" | "monotone naive" | "blend", "candidate_medians": {method: null | float},
+     "comparison": {... `pipeline.analysis.forecast.compare(...).as_dict()` of the benchmark's backtest},
+     "evidence": [{"method", "by": "family" | "kind", "key", "inside", "n", "median_ape_pct"}],
      "published": [{PUBLISHED_COLUMNS}]}
 
 A benchmark without a single result in scope has nothing to forecast from: its file has status "skipped", its
-reason, and null forecaster and comparison (empty lists elsewhere); `read_models` gives a `NotAnalysed` for it.
+reason, and null forecaster, method and comparison (empty elsewhere); `read_models` gives a `NotAnalysed` for it.
 `read_models` raises ContractError naming the first thing that is wrong.
 """
 from __future__ import annotations
@@ -34,12 +35,14 @@ import numpy as np
 import pandas as pd
 
 from pipeline.analysis.forecast import (
+    BLEND,
+    CANDIDATES,
     KINDS,
     MODEL,
     NAIVE,
-    NAIVE_METHOD,
     PUBLISHED_COLUMNS,
     UNIT,
+    Calibration,
     FittedBenchmark,
     Forecaster,
 )
@@ -48,15 +51,17 @@ from pipeline.core.cli import canonical_name
 from pipeline.core.errors import ContractError, UsageError
 from pipeline.core.files import write_json
 
-FORMAT = 1
+FORMAT = 2
 STATUSES = ("ok", "skipped")
-UNIT_COLUMNS = [*UNIT, "exponent", "own_shape", "anchor_level", "anchor_time", "n_rounds", "count_min", "count_max"]
+UNIT_COLUMNS = [*UNIT, "exponent", "own_shape", "anchor_time", "n_rounds", "count_min", "count_max"]
+CURVE_COLUMNS = [*UNIT, "accelerator_count_published", "curve_log"]
 NAIVE_COLUMNS = ["accelerator_family", "accelerator_count_published", "time_to_train_min"]
-ANCHOR_COLUMNS = [*UNIT, "accelerator_count_published", "anchor_log"]
 FORECASTER_SCALARS = ["pooled_exponent", "drift_per_year", "spread_log"]
-COMPARISON_KEYS = [f"{method}_{name}" for method in (MODEL, NAIVE_METHOD)
-                   for name in ("n", "median_ape_pct", "p90_ape_pct", "coverage")] + [
-    "common_n", "common_model_median_ape_pct", "common_naive_median_ape_pct", "better"]
+CALIBRATION_COLUMNS = ["method", "kind", "trusted", "q_log", "q_source", "kappa", "kappa_source"]
+EVIDENCE_COLUMNS = ["method", "by", "key", "inside", "n", "median_ape_pct"]
+# What the readers of `comparison` use (the page and `predict`); compare() writes more.
+COMPARISON_KEYS = ["answer_n", "answer_median_ape_pct", "common_n", "common_answer_median_ape_pct",
+                   "common_naive_median_ape_pct", "better"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,8 @@ class ModelsRecord(TypedDict):
     interval: float
     forecaster: dict[str, Any] | None
     calibration: list[dict[str, Any]]
+    method: str | None
+    candidate_medians: dict[str, float | None]
     comparison: dict[str, Any] | None
     evidence: list[dict[str, Any]]
     published: list[dict[str, Any]]
@@ -90,18 +97,24 @@ def models_record(fitted: FittedBenchmark) -> ModelsRecord:
         "forecaster": {
             "rounds": list(forecaster.rounds), "pooled_exponent": forecaster.pooled_exponent,
             "drift_per_year": forecaster.drift_per_year, "spread_log": forecaster.spread_log,
-            "spec_intercept": forecaster.spec_intercept, "spec_time": forecaster.spec_time,
+            "spec_intercept": forecaster.spec_intercept,
+            "spec_time": None if math.isnan(forecaster.spec_time) else forecaster.spec_time,
             "spec_coefficients": None if forecaster.spec_coefficients is None
             else [float(value) for value in forecaster.spec_coefficients],
             "units": _records(forecaster.units.reset_index(), UNIT_COLUMNS),
-            "naive_rows": _records(forecaster.naive_rows, NAIVE_COLUMNS),
-            "anchor_rows": _records(forecaster.anchor_rows, ANCHOR_COLUMNS)},
-        "calibration": [{"method": method, "kind": kind, "half_width_log": width, "source": source}
-                        for (method, kind), (width, source) in sorted(fitted.half_widths.items())],
+            "curve_rows": _records(forecaster.curve_rows, CURVE_COLUMNS),
+            "naive_rows": _records(forecaster.naive_rows, NAIVE_COLUMNS)},
+        # JSON has no infinity: a pool too small for the level is stored as null.
+        "calibration": [{"method": method, "kind": kind, "trusted": trusted,
+                         "q_log": calibration.q if math.isfinite(calibration.q) else None,
+                         "q_source": calibration.q_source, "kappa": calibration.kappa,
+                         "kappa_source": calibration.kappa_source}
+                        for (method, kind, trusted), calibration in sorted(fitted.calibrations.items())],
+        "method": fitted.method, "candidate_medians": dict(fitted.candidate_medians),
         "comparison": dict(fitted.comparison),
-        "evidence": [{"method": method, "by": by, "key": key, "inside": inside, "n": n}
+        "evidence": [{"method": method, "by": by, "key": key, "inside": inside, "n": n, "median_ape_pct": median}
                      for by, table in (("family", fitted.family_evidence), ("kind", fitted.kind_evidence))
-                     for (method, key), (inside, n) in sorted(table.items())],
+                     for (method, key), (inside, n, median) in sorted(table.items())],
         "published": _records(fitted.published, PUBLISHED_COLUMNS),
     }
 
@@ -118,7 +131,8 @@ def _plain(value: Any) -> Any:
 def not_analysed_record(benchmark: str, reason: str, interval: float) -> ModelsRecord:
     """models.json of a benchmark without a result in scope."""
     return {"format": FORMAT, "benchmark": benchmark, "status": "skipped", "reason": reason, "interval": interval,
-            "forecaster": None, "calibration": [], "comparison": None, "evidence": [], "published": []}
+            "forecaster": None, "calibration": [], "method": None, "candidate_medians": {}, "comparison": None,
+            "evidence": [], "published": []}
 
 
 def saved_models(name: str) -> FittedBenchmark:
@@ -172,18 +186,22 @@ def fitted_from_record(record: Any) -> FittedBenchmark | NotAnalysed:
         return NotAnalysed(record["benchmark"], record["reason"])
     forecaster = _forecaster(record["forecaster"])
     _keys(record["comparison"], COMPARISON_KEYS, "comparison")
-    _require(record["comparison"]["better"] in (MODEL, NAIVE_METHOD), "comparison.better must be model or naive")
+    _require(record["method"] in CANDIDATES, f"method must be one of {', '.join(CANDIDATES)}")
+    medians = record["candidate_medians"]
+    _require(isinstance(medians, dict) and set(medians) == set(CANDIDATES)
+             and all(value is None or isinstance(value, (int, float)) for value in medians.values()),
+             f"candidate_medians must give each of {', '.join(CANDIDATES)} a number or null")
     return FittedBenchmark(
         benchmark=record["benchmark"], not_analysed_reason=record["reason"], interval=interval,
-        forecaster=forecaster, half_widths=_calibration(record["calibration"]),
-        comparison=record["comparison"], family_evidence=_evidence(record["evidence"], "family"),
-        kind_evidence=_evidence(record["evidence"], "kind"),
+        forecaster=forecaster, calibrations=_calibration(record["calibration"]), method=record["method"],
+        candidate_medians=dict(medians), comparison=record["comparison"],
+        family_evidence=_evidence(record["evidence"], "family"), kind_evidence=_evidence(record["evidence"], "kind"),
         published=_frame(record["published"], PUBLISHED_COLUMNS, "published"))
 
 
 def _forecaster(value: Any) -> Forecaster:
     _keys(value, ["rounds", *FORECASTER_SCALARS, "spec_intercept", "spec_time", "spec_coefficients", "units",
-                  "naive_rows", "anchor_rows"], "forecaster")
+                  "curve_rows", "naive_rows"], "forecaster")
     rounds = value["rounds"]
     _require(isinstance(rounds, list) and bool(rounds) and all(isinstance(name, str) for name in rounds),
              "forecaster.rounds must be a non-empty list of round names")
@@ -192,8 +210,12 @@ def _forecaster(value: Any) -> Forecaster:
         _require(isinstance(coefficients, list), "forecaster.spec_coefficients must be a list or null")
         _require(value["spec_intercept"] is not None, "forecaster.spec_intercept is needed with coefficients")
     units = _frame(value["units"], UNIT_COLUMNS, "forecaster.units").set_index(UNIT)
+    curve_rows = _frame(value["curve_rows"], CURVE_COLUMNS, "forecaster.curve_rows")
+    known = set(units.index)
+    _require(all(key in known for key in zip(curve_rows["accelerator_family"], curve_rows["form_factor"])),
+             "forecaster.curve_rows names a unit forecaster.units lacks")
     return Forecaster(
-        units=units.astype({"own_shape": bool}),
+        units=units.astype({"own_shape": bool}), curve_rows=curve_rows,
         pooled_exponent=_number(value["pooled_exponent"], "forecaster.pooled_exponent"),
         drift_per_year=_number(value["drift_per_year"], "forecaster.drift_per_year"),
         spread_log=_number(value["spread_log"], "forecaster.spread_log"),
@@ -203,26 +225,29 @@ def _forecaster(value: Any) -> Forecaster:
         spec_coefficients=None if coefficients is None else np.array(
             [_number(item, "forecaster.spec_coefficients") for item in coefficients]),
         naive_rows=_frame(value["naive_rows"], NAIVE_COLUMNS, "forecaster.naive_rows"),
-        anchor_rows=_frame(value["anchor_rows"], ANCHOR_COLUMNS, "forecaster.anchor_rows"),
         rounds=tuple(rounds))
 
 
-def _calibration(rows: Any) -> dict[tuple[str, str], tuple[float, str]]:
-    table = _frame(rows, ["method", "kind", "half_width_log", "source"], "calibration")
-    expected = {(MODEL, kind) for kind in KINDS} | {(NAIVE_METHOD, NAIVE)}
-    found = set(zip(table["method"], table["kind"]))
-    _require(found == expected, f"calibration must hold one row per method and kind: {sorted(expected)}")
-    # JSON has no infinity: a pool too small for the level is stored as null.
-    return {(method, kind): (math.inf if pd.isna(width) else float(width), str(source))
-            for method, kind, width, source in table.itertuples(index=False, name=None)}
+def _calibration(rows: Any) -> dict[tuple[str, str, bool], Calibration]:
+    table = _frame(rows, CALIBRATION_COLUMNS, "calibration")
+    expected = {(method, kind, trusted) for method in CANDIDATES
+                for kind in ((*KINDS,) if method in (MODEL, BLEND) else (NAIVE,)) for trusted in (True, False)}
+    found = set(zip(table["method"], table["kind"], table["trusted"]))
+    _require(found == expected, f"calibration must hold one row per method, kind and trust: {sorted(expected)}")
+    return {(str(method), str(kind), bool(trusted)): Calibration(math.inf if pd.isna(q) else float(q), str(q_source),
+                                                                 _number(kappa, "calibration.kappa"),
+                                                                 str(kappa_source))
+            for method, kind, trusted, q, q_source, kappa, kappa_source in table[CALIBRATION_COLUMNS].itertuples(
+                index=False, name=None)}
 
 
-def _evidence(rows: Any, by: str) -> dict[tuple[str, str], tuple[int, int]]:
-    table = _frame(rows, ["method", "by", "key", "inside", "n"], "evidence")
+def _evidence(rows: Any, by: str) -> dict[tuple[str, str], tuple[int, int, float | None]]:
+    table = _frame(rows, EVIDENCE_COLUMNS, "evidence")
     table = table[table["by"] == by]
     _require(bool((table["inside"] <= table["n"]).all()), "evidence: inside cannot exceed n")
-    return {(str(method), str(key)): (int(inside), int(n))
-            for method, key, inside, n in table[["method", "key", "inside", "n"]].itertuples(index=False, name=None)}
+    return {(str(method), str(key)): (int(inside), int(n), None if pd.isna(median) else float(median))
+            for method, key, inside, n, median in table[["method", "key", "inside", "n", "median_ape_pct"]]
+            .itertuples(index=False, name=None)}
 
 
 def _frame(rows: Any, columns: list[str], where: str) -> pd.DataFrame:

@@ -2,59 +2,75 @@
 
     python -m pipeline.commands.predict --benchmark resnet --accelerator H100 --count 64 [--form-factor SXM]
 
-The forecast comes from the models the decide stage saved (`pipeline.analysis.forecast`, calibrated on the
-forward-chaining backtest); the scaling model itself is described in `pipeline.analysis.scaling`.
+The forecast comes from the models the decide stage saved (`pipeline.analysis.forecast`: one count curve per
+family and form factor, the method chosen on the forward-chaining backtest, intervals calibrated on it).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from pipeline.analysis.forecast import (
+    UNSPECIFIED,
     Answer,
     FittedBenchmark,
     answer,
     fit_benchmark,
+    form_factor_levels,
     load_backtest,
+    model_inputs,
 )
 from pipeline.analysis.models_artifact import saved_models
-from pipeline.analysis.scaling import (
-    UNSPECIFIED,
-    canonical_spelling,
-    form_factor_levels,
-    model_inputs,
-    nearest_published,
-)
 from pipeline.analysis.scope import read_configurations
-from pipeline.core.cli import ArgumentParser
+from pipeline.core.cli import ArgumentParser, canonical_spelling
 from pipeline.core.errors import UsageError, cli
 from pipeline.mlperf.accelerators import specifications
-from pipeline.mlperf.catalogue import round_published
-from pipeline.settings import Analysis, load_settings, round_name
+from pipeline.mlperf.catalogue import round_published, round_version
+from pipeline.settings import Analysis, Trust, load_settings
+
+QUERY_COLUMNS = ["benchmark", "accelerator", "count"]
+NEAREST_PUBLISHED = 5
 
 
 @dataclass(frozen=True)
 class Query:
+    """One question: a benchmark, an accelerator family and count (whole accelerators), optionally a form
+    factor; `line` is its line in a --from file (None on the command line)."""
+
     benchmark: str
     accelerator: str
-    count: float
+    count: int
     form_factor: str | None = None
+    line: int | None = None
 
 
-QUERY_COLUMNS = ["benchmark", "accelerator", "count"]
+@dataclass(frozen=True)
+class RowError:
+    """A --from row that could not be answered: its line in the file and why."""
+
+    line: int
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "error": self.reason}
 
 
-def read_queries(path: Path) -> list[Query]:
-    """The rows of a CSV with columns benchmark, accelerator, count (and optionally form_factor)."""
+def read_queries(path: Path) -> tuple[list[Query], list[RowError]]:
+    """The rows of a CSV with columns benchmark, accelerator, count (and optionally form_factor): the valid
+    queries and, for each invalid row, its line and why. A file that is missing, unreadable or without the
+    columns is a UsageError."""
     if not path.is_file():
         raise UsageError(f"--from {path}: no such file; it needs the columns {', '.join(QUERY_COLUMNS)}")
     try:
-        table = pd.read_csv(path, dtype=str, skipinitialspace=True)
+        table = pd.read_csv(path, dtype=str, skipinitialspace=True, keep_default_na=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
         raise UsageError(f"--from {path} is not a readable CSV ({error}); it needs the columns "
                          f"{', '.join(QUERY_COLUMNS)}") from None
@@ -62,15 +78,19 @@ def read_queries(path: Path) -> list[Query]:
     if missing or table.empty:
         raise UsageError(f"--from {path} needs a header with {', '.join(QUERY_COLUMNS)} and at least one row"
                          f"{' (missing: ' + ', '.join(missing) + ')' if missing else ''}")
-    counts = pd.to_numeric(table["count"], errors="coerce")
-    bad = table.index[~(counts > 0)]
-    if len(bad):
-        raise UsageError(f"--from {path}, line {bad[0] + 2}: count must be a positive number, got "
-                         f"{table.loc[bad[0], 'count']!r}")
-    form_factors = table["form_factor"] if "form_factor" in table.columns else pd.Series(None, index=table.index)
-    return [Query(str(row.benchmark).strip(), str(row.accelerator).strip(), float(count),
-                  None if pd.isna(form_factor) else str(form_factor).strip())
-            for row, count, form_factor in zip(table.itertuples(), counts, form_factors)]
+    queries, errors = [], []
+    form_factors = table["form_factor"] if "form_factor" in table.columns else pd.Series("", index=table.index)
+    for position, (row, form_factor) in enumerate(zip(table.itertuples(index=False), form_factors)):
+        line = position + 2  # the header is line 1
+        benchmark, accelerator, count = (str(value).strip() for value in (row.benchmark, row.accelerator, row.count))
+        empty = [name for name, value in zip(QUERY_COLUMNS, (benchmark, accelerator, count)) if not value]
+        if empty:
+            errors.append(RowError(line, f"{', '.join(empty)} is empty"))
+        elif not re.fullmatch(r"\+?\d+(\.0*)?", count) or float(count) < 1:
+            errors.append(RowError(line, f"count must be a positive whole number of accelerators, got {count!r}"))
+        else:
+            queries.append(Query(benchmark, accelerator, int(float(count)), str(form_factor).strip() or None, line))
+    return queries, errors
 
 
 def resolve_query(fitted: FittedBenchmark, query: Query) -> tuple[str, str]:
@@ -81,7 +101,7 @@ def resolve_query(fitted: FittedBenchmark, query: Query) -> tuple[str, str]:
     family = canonical_spelling(query.accelerator, known) or canonical_spelling(
         query.accelerator, list(specifications().index))
     if family is None:
-        raise UsageError(f"unknown accelerator family {query.accelerator!r} for {query.benchmark}; families with "
+        raise UsageError(f"unknown accelerator family {query.accelerator!r} for {fitted.benchmark}; families with "
                          f"results: {', '.join(known) or 'none'}; or one of the specification table: "
                          f"{', '.join(specifications().index)}")
     published = frame.loc[frame["accelerator_family"] == family, "form_factor"]
@@ -92,35 +112,38 @@ def resolve_query(fitted: FittedBenchmark, query: Query) -> tuple[str, str]:
         return family, levels[0]
     form_factor = canonical_spelling(query.form_factor, levels)
     if form_factor is None:
-        raise UsageError(f"no {family} results with form factor {query.form_factor!r} in {query.benchmark}; "
+        raise UsageError(f"no {family} results with form factor {query.form_factor!r} in {fitted.benchmark}; "
                          f"choose one of: {', '.join(levels)}")
     return family, form_factor
 
 
-def render_answer(answer: Answer, nearest: pd.DataFrame) -> str:
-    """An answer as text: the forecast and interval, how it was made, its trust, the nearest published."""
-    form = "" if answer.form_factor == UNSPECIFIED else f" ({answer.form_factor})"
-    kind = (f"{answer.kind}, specification-based" if answer.specification_based else answer.kind)
-    lines = [f"{answer.benchmark}, {answer.accelerator}{form} x {answer.count:g}: forecast time to train "
-             f"{answer.predicted_min:.3g} min ({100 * answer.interval:.0f}% interval {answer.low_min:.3g} to "
-             f"{answer.high_min:.3g} min) in the round after {answer.rounds[-1]}",
-             f"method: {answer.method} ({kind}); {answer.note}",
-             f"fitted on rounds {', '.join(answer.rounds)}; interval calibrated on backtest residuals of: "
-             f"{answer.calibration}",
-             "trusted: two rounds or more, enough backtest forecasts with coverage in range, count in range"
-             if answer.trusted else "not trusted: " + "; ".join(answer.reasons)]
+def nearest_published(family_frame: pd.DataFrame, count: float, n: int = NEAREST_PUBLISHED) -> pd.DataFrame:
+    """The family's published results closest in accelerator count (on a log scale), fastest first on ties."""
+    distance = (family_frame["accelerator_count"].astype(float).map(math.log) - math.log(count)).abs()
+    nearest = family_frame.assign(distance=distance).sort_values(["distance", "time_to_train_min"]).head(n)
+    return nearest.assign(accelerator_count=nearest["accelerator_count"].astype(int))[
+        ["round", "submitter", "system", "form_factor", "accelerator_count", "time_to_train_min"]]
+
+
+def render_answer(result: Answer, nearest: pd.DataFrame) -> str:
+    """An answer as text: the forecast and interval, how it was made, its trust, notes, the nearest published."""
+    form = "" if result.form_factor == UNSPECIFIED else f" ({result.form_factor})"
+    kind = f"{result.kind}, specification-based" if result.specification_based else result.kind
+    flag = "EXTRAPOLATED " if result.extrapolated else ""
+    lines = [f"{result.benchmark}, {result.accelerator}{form} x {result.count}: {flag}forecast time to train "
+             f"{result.predicted_min:.3g} min ({100 * result.interval:.0f}% interval {result.low_min:.3g} to "
+             f"{result.high_min:.3g} min) in the round after {result.rounds[-1]}",
+             f"method: {result.method} ({kind}); {result.note}",
+             f"fitted on rounds {', '.join(result.rounds)}; interval calibrated on backtest residuals of: "
+             f"{result.calibration}",
+             "trusted: results from enough rounds, enough backtest forecasts with coverage in range and a small "
+             "error, a count inside the published ones" if result.trusted
+             else "not trusted: " + "; ".join(result.reasons)]
+    lines += [f"note: {note}" for note in result.notes]
     if not nearest.empty:
-        lines.append(f"nearest published {answer.accelerator} results, by accelerator count:")
+        lines.append(f"nearest published {result.accelerator} results, by accelerator count:")
         lines.append(nearest.to_string(index=False, float_format=lambda value: f"{value:.3g}"))
     return "\n".join(lines)
-
-
-def until_round(text: str) -> str:
-    """`--until`'s value: a round name such as v5.0 (any case), checked as params.yaml's rounds are."""
-    try:
-        return round_name(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -131,12 +154,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--count", type=int, help="number of accelerators")
     parser.add_argument("--form-factor", help="e.g. SXM or PCIe (default: the family's most common)")
     parser.add_argument("--from", dest="from_file", type=Path,
-                        help="CSV of queries with columns benchmark, accelerator, count (form_factor optional)")
+                        help="CSV of queries with columns benchmark, accelerator, count (form_factor optional); "
+                             "every valid row is answered, each invalid one reported with its line")
     parser.add_argument("--json", action="store_true", help="one JSON object per answer, one per line")
-    parser.add_argument("--until", type=until_round,
-                        help="forecast as of this round (e.g. v5.0): refit and calibrate on it and the rounds before "
-                             "it only, to compare with what was published next; without it, answers come from the "
-                             "decide stage's saved models")
+    parser.add_argument("--until", help="forecast as of this published round (e.g. v5.0): refit and calibrate on it "
+                                        "and the rounds before it only, to compare with what was published next; "
+                                        "without it, answers come from the decide stage's saved models")
     args = parser.parse_args(argv)
     single = [args.benchmark, args.accelerator, args.count]
     if args.from_file is None and any(value is None for value in single):
@@ -147,43 +170,91 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def models_as_of(fitted: FittedBenchmark, until: str, analysis: Analysis) -> FittedBenchmark:
+def published_round(text: str, configurations: pd.DataFrame) -> str:
+    """`--until`'s round as the data spells it (any case): one of the rounds with published results, else a
+    UsageError listing them."""
+    rounds = sorted(configurations["round"].unique(), key=round_version)
+    match = canonical_spelling(text, rounds)
+    if match is None:
+        raise UsageError(f"--until {text!r} is not a published round; choose one of: {', '.join(rounds)}")
+    return match
+
+
+def models_as_of(fitted: FittedBenchmark, until: str, configurations: pd.DataFrame, analysis: Analysis,
+                 points: pd.DataFrame) -> FittedBenchmark:
     """`fitted`'s benchmark refitted on the rounds up to `until` and calibrated on the backtest folds up to it,
     as the decide stage would have saved it then."""
     cutoff = round_published(until)
-    configurations = read_configurations()
     configurations = configurations[configurations["round"].map(round_published) <= cutoff]
     frame = model_inputs(configurations, analysis, fitted.benchmark)
     if frame.empty:
         raise UsageError(f"no {fitted.benchmark} results in the analysis scope up to {until}")
-    points = load_backtest()
     return fit_benchmark(fitted.benchmark, frame, points[points["fold_time"] <= cutoff], fitted.interval,
                          fitted.not_analysed_reason)
+
+
+class Answerer:
+    """Answers queries from the saved models (refitted as of `until` when given), each benchmark loaded once."""
+
+    def __init__(self, until: str | None, analysis: Analysis, rule: Trust) -> None:
+        self.rule, self.analysis = rule, analysis
+        self.models: dict[str, FittedBenchmark] = {}
+        self.configurations = read_configurations() if until is not None else None
+        self.until = None if self.configurations is None or until is None else published_round(
+            until, self.configurations)
+        self.points = load_backtest() if until is not None else None
+
+    def fitted(self, benchmark: str) -> FittedBenchmark:
+        key = benchmark.strip().casefold()
+        if key not in self.models:
+            models = saved_models(benchmark)
+            if self.until is not None and self.configurations is not None and self.points is not None:
+                models = models_as_of(models, self.until, self.configurations, self.analysis, self.points)
+            self.models[key] = models
+        return self.models[key]
+
+    def __call__(self, query: Query) -> tuple[Answer, pd.DataFrame]:
+        """The answer to `query` and the family's nearest published results; UsageError when it has none."""
+        fitted = self.fitted(query.benchmark)
+        family, form_factor = resolve_query(fitted, query)
+        result = answer(fitted, family, form_factor, query.count, self.rule)
+        family_frame = fitted.published[fitted.published["accelerator_family"] == family]
+        return result, (nearest_published(family_frame, query.count) if len(family_frame) else family_frame)
 
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    queries = (read_queries(args.from_file) if args.from_file is not None
-               else [Query(args.benchmark, args.accelerator, float(args.count), args.form_factor)])
+    errors: list[RowError] = []
+    if args.from_file is not None:
+        queries, errors = read_queries(args.from_file)
+    else:
+        queries = [Query(args.benchmark, args.accelerator, args.count, args.form_factor)]
+    n_rows = len(queries) + len(errors)
     settings = load_settings()
-    rule = settings.decide.trust
-    models: dict[str, FittedBenchmark] = {}
+    answerer = Answerer(args.until, settings.analysis, settings.decide.trust)
+    outputs: list[tuple[int, str]] = [(error.line, _row_error(error, args.json)) for error in errors]
     for query in queries:
-        key = query.benchmark.strip().casefold()
-        if key not in models:
-            models[key] = saved_models(query.benchmark)
-            if args.until is not None:
-                models[key] = models_as_of(models[key], args.until, settings.analysis)
-        fitted = models[key]
-        family, form_factor = resolve_query(fitted, query)
-        result = answer(fitted, family, form_factor, query.count, rule)
-        if args.json:
-            print(json.dumps(result.as_dict(), sort_keys=True))
-        else:
-            family_frame = fitted.published[fitted.published["accelerator_family"] == family]
-            print(render_answer(result, nearest_published(family_frame, query.count)
-                                if len(family_frame) else family_frame))
+        try:
+            result, nearest = answerer(query)
+        except UsageError as error:
+            if query.line is None:
+                raise
+            outputs.append((query.line, _row_error(RowError(query.line, str(error)), args.json)))
+            errors.append(RowError(query.line, str(error)))
+            continue
+        text = (json.dumps({**({"line": query.line} if query.line else {}), **result.as_dict()}, sort_keys=True)
+                if args.json else (f"line {query.line}: " if query.line else "") + render_answer(result, nearest))
+        outputs.append((query.line or 0, text))
+    print(("\n" if args.json else "\n\n").join(text for _, text in sorted(outputs, key=lambda item: item[0])))
+    if errors:
+        lines = ", ".join(str(error.line) for error in sorted(errors, key=lambda error: error.line))
+        raise UsageError(f"{len(errors)} of {n_rows} rows of {args.from_file} could not be answered (lines {lines}); "
+                         f"the others are answered above")
+
+
+def _row_error(error: RowError, as_json: bool) -> str:
+    return json.dumps(error.as_dict(), sort_keys=True) if as_json else f"line {error.line}: error: {error.reason}"
 
 
 if __name__ == "__main__":

@@ -10,15 +10,18 @@ Candidates:
   decide stage saved, as `pipeline.commands.predict` gives it; nothing is refitted) is trusted; scaling efficiency
   from the forecasts, relative to the family's smallest published count.
 
-With --json, one JSON object per listed candidate: its fields, the reason it is listed and, for a forecast,
-the forecast itself (interval, method, kind, trust and its reasons, rounds fitted on).
+With --json, one JSON object per listed candidate: its rank, its fields (the accelerator count a whole number),
+the reason it is listed and, for a forecast, the forecast itself (interval, method, kind, trust and its reasons,
+rounds fitted on). Families with candidates that no constraint-meeting candidate represents are listed with the
+constraint that left them out (a family without a price under --max-cost, say).
 
-Order: as the ranking, by non-dominated front on time to train and accelerator-hours among the listed
-candidates (none is listed above one at least as fast with at most as many accelerator-hours), then by TOPSIS
-score (params `rank.criteria`) within a front. Every candidate is scored against the same reference, the best
-and worst published value
-of each criterion (TOPSIS with min-max normalisation, as `pipeline.analysis.ranking` computes it), a value better than
-the best published counting as the best; so the two kinds of score are comparable and a prediction does not
+Order: the rank printed beside each candidate (1 is best): by non-dominated front on time to train and
+accelerator-hours among the candidates that meet the constraints (none is listed above one at least as fast with
+at most as many accelerator-hours), then by TOPSIS score (params `rank.criteria`) within a front; a published
+result's place in the whole published ranking is not its rank here, since the constraints change the fronts.
+Every candidate is scored against the same reference, the best and worst published value of each criterion
+(TOPSIS with min-max normalisation, as `pipeline.analysis.ranking` computes it), a value better than the best
+published counting as the best; so the two kinds of score are comparable and a prediction does not
 move any published score.
 
 Constraints are conservative for predictions: a predicted configuration meets a deadline or a budget only
@@ -40,14 +43,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipeline.analysis.forecast import FittedBenchmark, answer
+from pipeline.analysis.forecast import FittedBenchmark, answer, retirement_note
 from pipeline.analysis.models_artifact import saved_models
 from pipeline.analysis.prices import load_prices
 from pipeline.analysis.ranking import criteria_matrix, nondominated_fronts
-from pipeline.analysis.scaling import canonical_spelling
 from pipeline.analysis.scope import republication
 from pipeline.core import paths
-from pipeline.core.cli import ArgumentParser
+from pipeline.core.cli import ArgumentParser, canonical_spelling
 from pipeline.core.errors import ParamsError, UsageError, cli
 from pipeline.settings import Trust, load_settings
 
@@ -69,18 +71,24 @@ class Constraint:
     def describe(self) -> str:
         return f"{self.flag} {self.limit:g}"
 
+    def why_not(self, family_candidates: pd.DataFrame) -> str:
+        """Why this constraint leaves out every one of a family's candidates (all of which fail it)."""
+        values = family_candidates[self.column].dropna()
+        if values.empty:
+            return f"{self.describe()}: no price for it in the price table, so no cost to compare"
+        return f"{self.describe()}: its best is {values.min():.3g} {self.unit}"
+
 
 def published_candidates(ranking: pd.DataFrame) -> pd.DataFrame:
-    """Every configuration of the whole ranking, with its rank (filter afterwards: the rank is of them all); a
+    """Every configuration of the whole ranking (filter afterwards: the scores are against them all); a
     republished one (ranked with `analysis.republished: include`) names the original result it repeats."""
     originals = (ranking["republished_of"] if "republished_of" in ranking
                  else pd.Series([None] * len(ranking), index=ranking.index))
     return ranking.assign(
         kind="published", label=ranking["round"] + " " + ranking["submitter"] + " " + ranking["system"],
         time_high_min=ranking["time_to_train_min"], forecast=None,
-        detail=[f"published result, rank {rank} of {len(ranking)} in the efficiency ranking"
-                + ("" if pd.isna(original) else f"; {republication(str(original))}")
-                for rank, original in zip(ranking["rank"], originals)])[CANDIDATE_COLUMNS]
+        detail=["published result" + ("" if pd.isna(original) else f"; {republication(str(original))}")
+                for original in originals])[CANDIDATE_COLUMNS]
 
 
 def predicted_candidates(fitted: FittedBenchmark, rule: Trust,
@@ -195,13 +203,27 @@ def why_infeasible(candidates: pd.DataFrame, constraints: list[Constraint]) -> s
 
 def recommend(candidates: pd.DataFrame, constraints: list[Constraint], floor: float) -> pd.DataFrame:
     """The candidates that meet every constraint, by non-dominated front on time to train and accelerator-hours
-    (as the ranking), best score first within a front, each with the reason it is listed."""
+    (as the ranking), best score first within a front, with their `rank` in that order (1 is best) and the
+    reason each is listed."""
     chosen = candidates[feasible(candidates, constraints)]
     chosen = chosen.assign(front=nondominated_fronts(chosen["time_to_train_min"].to_numpy(dtype=float),
                                                      chosen["accelerator_hours"].to_numpy(dtype=float)))
-    chosen = chosen.sort_values(["front", "score", "accelerator_hours"],
-                                ascending=[True, False, True]).drop(columns="front").reset_index(drop=True)
-    return chosen.assign(reason=[_reason(row, constraints, floor) for row in chosen.to_dict(orient="records")])
+    chosen = chosen.sort_values(["front", "score", "accelerator_hours", "label"],
+                                ascending=[True, False, True, True]).drop(columns="front").reset_index(drop=True)
+    return chosen.assign(rank=np.arange(1, len(chosen) + 1),
+                         reason=[_reason(row, constraints, floor) for row in chosen.to_dict(orient="records")])
+
+
+def left_out(candidates: pd.DataFrame, chosen: pd.DataFrame, constraints: list[Constraint]) -> list[str]:
+    """Each family with candidates but none meeting the constraints, with the constraints that leave all its
+    candidates out."""
+    lines = []
+    for family in sorted(set(candidates["accelerator_family"]) - set(chosen["accelerator_family"])):
+        rows = candidates[candidates["accelerator_family"] == family]
+        failed = [constraint.why_not(rows) for constraint in constraints if not constraint.met(rows).any()]
+        reason = "; ".join(failed) or "no single candidate meets all the constraints at once"
+        lines.append(f"{family} ({len(rows)} candidate{'s' if len(rows) != 1 else ''}): {reason}")
+    return lines
 
 
 def _reason(row: dict[str, Any], constraints: list[Constraint], floor: float) -> str:
@@ -287,16 +309,19 @@ def render(chosen: pd.DataFrame, candidates: pd.DataFrame, constraints: list[Con
     kinds = candidates["kind"].value_counts()
     lines = [f"{benchmark}{' (' + ', '.join(families) + ')' if families else ''}: {len(chosen)} of "
              f"{len(candidates)} candidates ({kinds.get('published', 0)} published, {kinds.get('predicted', 0)} "
-             f"predicted) meet {rule}; by front on time and accelerator-hours, then best score "
-             f"first (every candidate is scored against the published ranking, so the scores are comparable)"]
+             f"predicted) meet {rule}; ordered by rank: front on time and accelerator-hours among them, then best "
+             f"score (every candidate is scored against the published ranking, so the scores are comparable)"]
     if prices_path is not None:
         lines.append(f"cost = accelerator-hours x the price per accelerator-hour in {prices_path}, as given there: "
                      f"this tool has no market data")
     if untrusted:
         lines.append(f"not predicted (forecast not trusted): {', '.join(untrusted)}")
-    for position, row in enumerate(chosen.head(top).to_dict(orient="records"), start=1):
+    excluded = left_out(candidates, chosen, constraints)
+    if excluded:
+        lines.append("families left out by the constraints: " + "; ".join(excluded))
+    for row in chosen.head(top).to_dict(orient="records"):
         cost = "" if "cost" not in row else ", no price" if math.isnan(row["cost"]) else f", cost {row['cost']:.3g}"
-        lines.append(f"{position:2d}. [{row['kind']}] {row['label']}: {row['accelerator_family']} x "
+        lines.append(f"{row['rank']:2d}. [{row['kind']}] {row['label']}: {row['accelerator_family']} x "
                      f"{row['accelerator_count']:g}, {row['time_to_train_min']:.3g} min, "
                      f"{row['accelerator_hours']:.3g} accelerator-hours{cost}, score {row['score']:.3f}")
         lines.append(f"    why: {row['reason']}")
@@ -317,11 +342,11 @@ def build_candidates(fitted: FittedBenchmark, ranking: pd.DataFrame, rule: Trust
 
 
 def as_json(row: dict[str, Any]) -> str:
-    """One candidate as a JSON line: what it is, its time (and for a forecast its interval, method, kind,
-    trust and rounds fitted on), its score and why it is listed."""
-    fields = {key: row[key] for key in ("kind", "label", "accelerator_family", "accelerator_count",
-                                        "time_to_train_min", "time_high_min", "accelerator_hours", "score",
-                                        "reason")}
+    """One candidate as a JSON line: its rank, what it is, its time (and for a forecast its interval, method,
+    kind, trust and rounds fitted on), its score and why it is listed; counts as whole numbers."""
+    fields = {key: row[key] for key in ("rank", "kind", "label", "accelerator_family", "time_to_train_min",
+                                        "time_high_min", "accelerator_hours", "score", "reason")}
+    fields["accelerator_count"] = int(row["accelerator_count"])
     if "cost" in row:
         fields["cost"] = None if math.isnan(row["cost"]) else row["cost"]
     return json.dumps({**fields, "forecast": row["forecast"]}, sort_keys=True)
@@ -345,10 +370,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         wanted = ", ".join(constraint.describe() for constraint in constraints)
         raise UsageError(f"no {fitted.benchmark} configuration meets all of {wanted}:\n  "
                          f"{why_infeasible(candidates, constraints)}")
+    retired = retirement_note(fitted.benchmark, fitted.forecaster.rounds[-1])
     if args.json:
         print("\n".join(as_json(row) for row in chosen.head(args.top).to_dict(orient="records")))
+        for line in left_out(candidates, chosen, constraints):
+            print(f"note: left out by the constraints: {line}", file=sys.stderr)
     else:
         print(render(chosen, candidates, constraints, fitted.benchmark, families, args.prices, args.top, untrusted))
+    if retired:
+        print(f"note: {retired}", file=sys.stderr if args.json else sys.stdout)
 
 
 if __name__ == "__main__":

@@ -40,14 +40,20 @@ class ArgumentParser(argparse.ArgumentParser):
         raise UsageError(f"{message}\n{self.format_usage().strip()}")
 
 
+def canonical_spelling(name: str, known: Iterable[str]) -> str | None:
+    """The one of `known` that `name` spells, whatever the case and surrounding spaces ("h100" is H100); None
+    when none does."""
+    wanted = name.strip().casefold()
+    return next((choice for choice in sorted(set(known), key=str.casefold) if choice.casefold() == wanted), None)
+
+
 def canonical_name(name: str, known: Iterable[str], what: str) -> str:
     """The one of `known` that `name` spells, whatever the case and surrounding spaces; otherwise a
     `UsageError` naming `what` and listing the valid choices."""
     choices = sorted(set(known), key=str.casefold)
-    wanted = name.strip().casefold()
-    for choice in choices:
-        if choice.casefold() == wanted:
-            return choice
+    match = canonical_spelling(name, choices)
+    if match is not None:
+        return match
     raise UsageError(f"unknown {what} {name!r}; choose one of: {', '.join(choices) or '(none)'}")
 
 

@@ -70,7 +70,7 @@ CATALOGUE: tuple[Benchmark, ...] = (
     Benchmark("minigo", "reinforcement learning", "MiniGo", "Go 9x9 self-play", "50% win rate vs. checkpoint", 10,
               "v0.6", "v2.1", ("minigo",), (">=", 0.5)),
     Benchmark("bert", "language modelling", "BERT-large", "Wikipedia 2020-01-01", "0.720 masked-LM accuracy", 10,
-              "v0.7", None, ("bert",), (">=", 0.72), "v1.0"),
+              "v0.7", "v5.0", ("bert",), (">=", 0.72), "v1.0"),
     Benchmark("dlrm", "recommendation", "DLRM", "Criteo 1TB Click Logs", "0.8025 AUC", 5,
               "v0.7", "v2.1", ("dlrm",), (">=", 0.8025)),
     Benchmark("dlrm_dcnv2", "recommendation", "DLRM-DCNv2", "Criteo 4TB multi-hot", "0.80275 AUC", 10,

@@ -1,53 +1,46 @@
-"""Stage `backtest`: forward-chaining forecasts of every analysed benchmark, with calibrated intervals.
+"""Stage `backtest`: forward-chaining forecasts of every analysed benchmark, with calibrated intervals, the answer
+`predict` would have given and its trust.
 
     python -m pipeline.stages.backtest
 
-Writes data/processed/backtest.parquet: one row per result of a round forecast from the rounds before it, and
-per method (the model, the naive rule); columns `pipeline.analysis.forecast.POINT_COLUMNS` (times in minutes, ape_pct
-the absolute percentage error, inside_interval against the `decide.interval` interval, calibration the
-residual pool it was calibrated on). All benchmarks run in one stage because a benchmark with few earlier
-folds calibrates on the other benchmarks' earlier residuals (see `pipeline.analysis.forecast`).
+Writes data/processed/backtest.parquet: one row per result of a round forecast from the rounds before it, per
+method (the model, the naive rule, its monotone form, the blend) and for `predict`'s answer (method "answer", the
+method chosen on the earlier folds in `chosen`, with `trusted` and the `reasons` it is not); columns
+`pipeline.analysis.forecast.POINT_COLUMNS` (times in minutes, ape_pct the absolute percentage error,
+inside_interval against the `decide.interval` interval, calibration the residual pool it was calibrated on,
+rerun whether the result repeats an earlier one). All benchmarks run in one stage because a benchmark with few
+earlier folds calibrates on the other benchmarks' earlier residuals (see `pipeline.analysis.forecast`).
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
 
-import pandas as pd
-
-from pipeline.analysis.forecast import BACKTEST, backtest, compare
-from pipeline.analysis.scaling import model_inputs
-from pipeline.analysis.scope import analysed_benchmarks, read_configurations
+from pipeline.analysis.forecast import BACKTEST, backtest, compare, model_inputs_by_benchmark
 from pipeline.core.cli import for_each, stage_arguments
 from pipeline.core.errors import cli
 from pipeline.core.files import write_parquet
-from pipeline.settings import Analysis, load_settings
-
-
-def model_inputs_by_benchmark(analysis: Analysis) -> dict[str, pd.DataFrame]:
-    """Each analysed benchmark's model inputs (params `analysis`)."""
-    configurations = read_configurations()
-    return {benchmark: model_inputs(configurations, analysis, benchmark)
-            for benchmark in analysed_benchmarks(analysis, configurations)}
+from pipeline.settings import load_settings
 
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.backtest", __doc__, argv)
     settings = load_settings()
-    points = backtest(model_inputs_by_benchmark(settings.analysis), settings.decide.interval,
+    points = backtest(model_inputs_by_benchmark(settings.analysis), settings.decide.interval, settings.decide.trust,
                       partial(for_each, description="backtest"))
     write_parquet(points, BACKTEST)
     overall = compare(points)
-    if not overall["model_n"]:
+    if not overall.answer.n:
         print("backtest: no forecasts, since a forecast needs an earlier round of the same benchmark and "
               "fetch.rounds holds no such pair; predict and recommend will not trust any family")
         return
-    naive = ("no naive forecasts to compare with" if not overall["common_n"] else
-             f"naive rule {overall['common_naive_median_ape_pct']:.1f}% against the model's "
-             f"{overall['common_model_median_ape_pct']:.1f}% on the {overall['common_n']} results both forecast")
-    print(f"backtest: {overall['model_n']} forecasts, median error {overall['model_median_ape_pct']:.1f}%, "
-          f"{100 * overall['model_coverage']:.0f}% inside the {100 * settings.decide.interval:.0f}% interval; {naive}")
+    naive = ("no naive forecasts to compare with" if not overall.common_n else
+             f"the naive rule {overall.common_naive_median_ape_pct:.1f}% against the answers' "
+             f"{overall.common_answer_median_ape_pct:.1f}% on the {overall.common_n} results both forecast")
+    print(f"backtest: {overall.answer.n} answers, median error {overall.answer.median_ape_pct:.1f}%, "
+          f"{100 * (overall.answer.coverage or 0):.0f}% inside the {100 * settings.decide.interval:.0f}% interval; "
+          f"{naive}")
 
 
 if __name__ == "__main__":

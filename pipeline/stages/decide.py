@@ -1,12 +1,13 @@
-"""Stage `decide`: decision support per benchmark: scaling models, their honest error, break-even points.
+"""Stage `decide`: decision support per benchmark from the one forecast model: the next round's forecasts, the
+backtest of `predict`'s answers, the break-even, where not to trust them.
 
     python -m pipeline.stages.decide
 
-For every benchmark analysed (params `analysis.benchmarks`, see
-`pipeline.analysis.scope.analysed_benchmarks`), `pipeline.analysis.decide` fits the scaling models (params
-`decide`), summarises them with the backtest (data/processed/backtest.parquet) and draws their figures; it
-writes reports/decide/<benchmark>.json, the fitted models that predict and recommend answer from
-(<benchmark>.models.json) and the figures <benchmark>.<name>.png beside it.
+For every benchmark analysed (params `analysis.benchmarks`, see `pipeline.analysis.scope.analysed_benchmarks`), fits
+the forecast model (`pipeline.analysis.forecast`) on the results in scope, calibrates it on the backtest
+(data/processed/backtest.parquet) and writes, under reports/decide/: the fitted models that predict and recommend
+answer from (<benchmark>.models.json), the summary of `pipeline.analysis.decide` (<benchmark>.json) and its figures
+(<benchmark>.<name>.png).
 """
 from __future__ import annotations
 
@@ -29,27 +30,28 @@ def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Ana
     """Fit, summarise and draw one benchmark (of the whole configurations table) and write its outputs; the
     line to print."""
     from pipeline.analysis import decide
-    from pipeline.analysis.forecast import FittedBenchmark
-    from pipeline.analysis.models_artifact import read_models, write_models
-    from pipeline.analysis.scaling import assess_benchmark, model_inputs
+    from pipeline.analysis.forecast import FittedBenchmark, fit_benchmark, model_inputs
+    from pipeline.analysis.models_artifact import models_record, not_analysed_record, read_models, write_models
 
     frame = model_inputs(configurations, analysis, benchmark)
-    assessments = assess_benchmark(frame, settings)
+    reason = decide.skip_reason(frame, analysis.min_configurations)
+    record = (not_analysed_record(benchmark, reason or "no results in scope", settings.interval) if frame.empty
+              else models_record(fit_benchmark(benchmark, frame, backtest_points, settings.interval, reason)))
+    write_models(record, paths.models_json(benchmark))
+    saved = read_models(paths.models_json(benchmark))  # what predict reads, so decide.json states its answers
+    fitted = saved if isinstance(saved, FittedBenchmark) else None
     points = backtest_points[backtest_points["benchmark"] == benchmark]
-    summary = decide.summarise(frame, assessments, settings, analysis.min_configurations, points)
-    write_models(decide.saved_models(benchmark, frame, backtest_points, summary), paths.models_json(benchmark))
-    fitted = read_models(paths.models_json(benchmark))  # what predict reads, so decide.json states its answers
-    summary["forecasts"] = (decide.next_round_forecasts(fitted, settings.trust)
-                            if isinstance(fitted, FittedBenchmark) else [])
-    for name, png in decide.figures(frame, assessments, summary, points, benchmark).items():
+    summary = decide.summarise(frame, fitted, points, settings.efficiency_floor, settings.interval, reason,
+                               settings.trust)
+    for name, png in decide.figures(frame, fitted, summary, points, settings.trust, benchmark).items():
         with atomic_path(paths.decide_figure(benchmark, decide.figure_name(name))) as tmp:
             tmp.write_bytes(png)
     write_json({"benchmark": benchmark, **summary}, paths.decide_json(benchmark))
     backtest = summary["backtest"] or {}
-    model_error, loco_error = backtest.get("model_median_ape_pct"), summary.get("loco_median_ape_pct")
-    return (f"{benchmark}: {summary['status']}; backtest median error "
-            f"{'n/a' if model_error is None else f'{model_error:.1f}%'} ({backtest.get('model_n', 0)} forecasts), "
-            f"leave-one-configuration-out {'n/a' if loco_error is None else f'{loco_error:.1f}%'}")
+    error, naive = backtest.get("common_answer_median_ape_pct"), backtest.get("common_naive_median_ape_pct")
+    return (f"{benchmark}: {summary['status']}; predict answers with the {summary['method'] or 'n/a'}; backtest "
+            f"median error {'n/a' if error is None else f'{error:.1f}%'} against the naive rule's "
+            f"{'n/a' if naive is None else f'{naive:.1f}%'} ({backtest.get('common_n', 0)} results)")
 
 
 @cli
