@@ -428,7 +428,7 @@ def test_real_answers_beat_the_naive_rule_and_trust_separates() -> None:
     coverage = tuple(project["trust"]["coverage"])
     for scope in (points, points[points["fold"] == "v5.1"]):  # every fold, and the latest on its own
         comparison = forecast.compare(scope)
-        assert comparison.better == forecast.ANSWER and comparison.common_n >= 100
+        assert comparison.better == forecast.ANSWER and comparison.common_n >= 80
         assert comparison.common_answer_median_ape_pct < comparison.common_naive_median_ape_pct
         assert comparison.trusted.p90_ape_pct <= comparison.untrusted.p90_ape_pct / 2
     # analysis.republished: exclude (params.yaml) leaves republished results out of the backtest (issue 22);
