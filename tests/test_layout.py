@@ -70,6 +70,7 @@ DATA_READERS = {
     "pipeline/mlperf/accelerators.csv": "pipeline.mlperf.accelerators",
     "pipeline/mlperf/cpus.csv": "pipeline.mlperf.cpus",
     "pipeline/mlperf/links.csv": "pipeline.mlperf.links",
+    "pipeline/analysis/price_table.csv": "pipeline.analysis.price_table",
     "pipeline/report/templates": "pipeline.report.sections",
 }
 

@@ -1,0 +1,322 @@
+"""The curated public price table (price_table.csv, package data) and what is built on it: price per
+accelerator-hour, a plausibility check per family, and the cost of a training run as a range over providers.
+
+A price is market data about renting hardware, not MLPerf data, so the table lives with the analysis that uses it
+(beside `prices.py`, the user's own price file) rather than with the MLPerf reference tables in
+`pipeline.mlperf`; its families are spelt as in `pipeline/mlperf/accelerators.csv`, which the loader checks.
+
+One row per quoted price. Columns (docs/prices.md says how to add a row):
+
+- family: the accelerator family, as in accelerators.csv `family`;
+- provider: the cloud that rents it (AWS, Azure, Google Cloud, Oracle Cloud, ...);
+- instance_type: the instance, VM size or offer the price is for;
+- accelerators_per_instance: the accelerators in that instance;
+- price_per_hour: the quoted price, per `price_unit`;
+- price_unit: `instance-hour` (the whole instance) or `accelerator-hour` (the source quotes one accelerator);
+- currency: ISO 4217 code (USD throughout today);
+- price_type: on-demand, spot, capacity-block, committed-1y or committed-3y;
+- region: the provider's region, or `unstated` when the source gives none;
+- date: ISO date the price was published, retrieved or known to be in force (the note says which);
+- source: the https URL the figure was read from; note: what the source is and anything uncertain.
+
+Every figure is a list price a source states; none is estimated. Cost figures built on it are derived metrics,
+not MLPerf results (MLCommons' guidelines ask that they say so and name their basis: `CostRange.describe` does).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+
+from pipeline.core.errors import ContractError
+from pipeline.mlperf.accelerators import specifications
+from pipeline.mlperf.tables import check_columns
+
+PRICE_FILE = "price_table.csv"
+COLUMNS = ["family", "provider", "instance_type", "accelerators_per_instance", "price_per_hour", "price_unit",
+           "currency", "price_type", "region", "date", "source", "note"]
+TEXT_COLUMNS = ("family", "provider", "instance_type", "price_unit", "currency", "price_type", "region", "date",
+                "source", "note")
+PRICE_UNITS = ("instance-hour", "accelerator-hour")
+PRICE_TYPES = ("on-demand", "spot", "capacity-block", "committed-1y", "committed-3y")
+CURRENCIES = ("USD", "EUR", "GBP")
+# The identity of a price: the same offer may be listed again at a later date (the newest is the one in force).
+OFFER = ["family", "provider", "instance_type", "price_type", "region", "currency"]
+
+# Plausibility, per family. A row's price per accelerator-hour must lie within FAMILY_FACTOR of the middle (geometric
+# mean of the lowest and highest) of the other rows of its family in the same currency. FAMILY_FACTOR < sqrt(10) =
+# 3.16, so a figure 10x off from one that passed is always rejected: it is at least 10 / 3 = 3.33x away from that
+# middle, which does not depend on the row itself.
+FAMILY_FACTOR = 3.0
+# Every row, and the only check for a family with a single row: price per accelerator-hour per peak dense BF16
+# PFLOPS (accelerators.csv) between these bounds. The table spans about 1 (MI300X) to 25 (V100) per PFLOPS-hour;
+# the band catches unit slips (an instance price entered per accelerator) but is too wide to catch every 10x typo.
+GENERATION_BAND = (0.3, 60.0)
+
+
+def _read(text_columns: tuple[str, ...]) -> pd.DataFrame:
+    with resources.files(__package__).joinpath(PRICE_FILE).open(encoding="utf-8") as handle:
+        return pd.read_csv(handle, dtype=dict.fromkeys(text_columns, str), keep_default_na=False,
+                           na_values={column: [""] for column in COLUMNS if column not in text_columns})
+
+
+@lru_cache(maxsize=1)
+def price_table() -> pd.DataFrame:
+    """The package's table, validated (see `validate`), with `price_per_accelerator_hour` added."""
+    return validate(_read(TEXT_COLUMNS))
+
+
+def _where(table: pd.DataFrame, mask: pd.Series) -> str:
+    """The rows under `mask`, named for an error message: family / provider / instance / price type."""
+    rows = table.loc[mask, ["family", "provider", "instance_type", "price_type"]]
+    return "; ".join(" / ".join(map(str, row)) for row in rows.itertuples(index=False))
+
+
+def validate(table: pd.DataFrame) -> pd.DataFrame:
+    """`table` (the CSV's columns) with `price_per_accelerator_hour` added, after checking the columns, the family
+    (known to accelerators.csv), positive prices and accelerator counts, the known units, types and currencies,
+    an ISO date, an https source and a note on every row, no offer listed twice on one date, and every price per
+    accelerator-hour within its plausibility bands (`plausibility`). Raises ContractError naming the rows at fault."""
+    check_columns(table, PRICE_FILE, COLUMNS)
+    table = table.copy()
+    for column in TEXT_COLUMNS:
+        table[column] = table[column].astype(str).str.strip()
+    known = set(specifications().index)
+    unknown = ~table["family"].isin(known)
+    if unknown.any():
+        raise ContractError(f"{PRICE_FILE}: family not in accelerators.csv for {_where(table, unknown)}; known "
+                            f"families: {', '.join(sorted(known, key=str.casefold))}")
+    for column in ("provider", "instance_type", "region"):
+        empty = table[column] == ""
+        if empty.any():
+            raise ContractError(f"{PRICE_FILE}: every row needs a {column} (region: `unstated` when the source "
+                                f"gives none); missing for {_where(table, empty)}")
+    for column, allowed in (("price_unit", PRICE_UNITS), ("price_type", PRICE_TYPES), ("currency", CURRENCIES)):
+        bad = ~table[column].isin(allowed)
+        if bad.any():
+            raise ContractError(f"{PRICE_FILE}: {column} must be one of {', '.join(allowed)}; found "
+                                f"{', '.join(sorted(set(table.loc[bad, column])))} for {_where(table, bad)}")
+    price = pd.to_numeric(table["price_per_hour"], errors="coerce")
+    bad = ~(price > 0) | ~np.isfinite(price)
+    if bad.any():
+        raise ContractError(f"{PRICE_FILE}: price_per_hour must be a positive number for {_where(table, bad)}")
+    count = pd.to_numeric(table["accelerators_per_instance"], errors="coerce")
+    bad = ~(count >= 1) | (count != count.round())
+    if bad.any():
+        raise ContractError(f"{PRICE_FILE}: accelerators_per_instance must be a whole number >= 1 for "
+                            f"{_where(table, bad)}")
+    dates = pd.to_datetime(table["date"], format="%Y-%m-%d", errors="coerce")
+    bad = dates.isna() | (table["date"].str.len() != len("2026-01-31"))
+    if bad.any():
+        raise ContractError(f"{PRICE_FILE}: date must be an ISO date (YYYY-MM-DD) for {_where(table, bad)}")
+    unsourced = ~table["source"].str.startswith("https://")
+    if unsourced.any():
+        raise ContractError(f"{PRICE_FILE}: every row needs an https URL in `source`; missing for "
+                            f"{_where(table, unsourced)}")
+    unnoted = table["note"] == ""
+    if unnoted.any():
+        raise ContractError(f"{PRICE_FILE}: every row needs a note saying what its source is; missing for "
+                            f"{_where(table, unnoted)}")
+    repeated = table.duplicated([*OFFER, "date"])
+    if repeated.any():
+        raise ContractError(f"{PRICE_FILE}: the same offer listed twice on one date: {_where(table, repeated)}")
+    table = table.assign(accelerators_per_instance=count.astype(int), price_per_hour=price)
+    per_accelerator = table["price_per_hour"].where(table["price_unit"] == "accelerator-hour",
+                                                    table["price_per_hour"] / table["accelerators_per_instance"])
+    table = table.assign(price_per_accelerator_hour=per_accelerator)
+    check = plausibility(table)
+    implausible = ~check["plausible"]
+    if implausible.any():
+        worst = check.loc[implausible].sort_values("deviation", ascending=False)
+        lines = [f"{row.family} / {row.provider} / {row.instance_type} / {row.price_type}: "
+                 f"{row.price_per_accelerator_hour:.4g} {row.currency} per accelerator-hour, plausible "
+                 f"{row.low:.4g} to {row.high:.4g} ({row.basis})" for row in worst.itertuples()]
+        raise ContractError(f"{PRICE_FILE}: implausible price (a typo, or a price per instance entered per "
+                            f"accelerator?): " + "; ".join(lines))
+    return table.reset_index(drop=True)
+
+
+def plausibility(table: pd.DataFrame) -> pd.DataFrame:
+    """Per row of a table with `price_per_accelerator_hour`: the plausible band (`low`, `high`), its `basis`, the
+    row's `deviation` (the factor it lies outside the band by, 1 inside) and `plausible`.
+
+    The band is the intersection of the family band (within FAMILY_FACTOR of the middle, on a log scale, of the
+    prices per accelerator-hour of the family's other rows in the same currency; none for a family with a single
+    row) and the generation band
+    (GENERATION_BAND per peak dense BF16 PFLOPS of the family, from accelerators.csv; none where it lacks the
+    figure). A row with neither band is checked for a positive price only."""
+    pflops = (table["family"].map(specifications()["bf16_tflops"]) / 1000.0).to_numpy(dtype=float)
+    value = table["price_per_accelerator_hour"].to_numpy(dtype=float)
+    middle = np.full(len(table), np.nan)
+    others = np.zeros(len(table), dtype=int)
+    for positions in table.groupby(["family", "currency"], sort=False).indices.values():
+        if len(positions) < 2:
+            continue
+        prices = value[positions]
+        for k, position in enumerate(positions):
+            rest = np.delete(prices, k)
+            middle[position] = math.sqrt(rest.min() * rest.max())
+            others[position] = len(rest)
+    has_family = np.isfinite(middle)
+    has_generation = np.isfinite(pflops)
+    lows = np.maximum(np.where(has_family, middle / FAMILY_FACTOR, 0.0),
+                      np.where(has_generation, GENERATION_BAND[0] * pflops, 0.0))
+    highs = np.minimum(np.where(has_family, middle * FAMILY_FACTOR, np.inf),
+                       np.where(has_generation, GENERATION_BAND[1] * pflops, np.inf))
+    bases = []
+    for family, fam, gen, mid, count in zip(table["family"], has_family, has_generation, middle, others):
+        basis = []
+        if fam:
+            basis.append(f"within {FAMILY_FACTOR:g}x of {mid:.4g}, the middle of the other {count} {family} rows")
+        if gen:
+            basis.append(f"{GENERATION_BAND[0]:g} to {GENERATION_BAND[1]:g} per BF16 PFLOPS")
+        bases.append("; ".join(basis) or "no band: positive only")
+    out = table.assign(low=lows, high=highs, basis=bases)
+    out["deviation"] = np.maximum(1.0, np.maximum(value / highs, lows / value))
+    out["plausible"] = (value >= lows) & (value <= highs)
+    return out
+
+
+def _centre(rows: pd.DataFrame) -> float:
+    """The middle, on a log scale, of the prices per accelerator-hour of `rows`: the geometric mean of the lowest
+    and the highest. Unlike a median it does not lean towards where most rows sit (many neoclouds, a few dearer
+    hyperscalers), and it ignores how many price types one provider lists."""
+    prices = rows["price_per_accelerator_hour"]
+    return float(math.sqrt(prices.min() * prices.max()))
+
+
+def family_bands(table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per family of the table: the number of rows, the lowest and highest price per accelerator-hour, and the band
+    a new row of that family would have to meet (family band from all its rows, intersected with the generation
+    band), in the table's currency (the first, when a family has several)."""
+    table = price_table() if table is None else table
+    pflops = specifications()["bf16_tflops"] / 1000.0
+    rows = []
+    for family, group in table.groupby("family", sort=True):
+        group = group[group["currency"] == group["currency"].iloc[0]]
+        middle = _centre(group)
+        low, high = middle / FAMILY_FACTOR, middle * FAMILY_FACTOR
+        if np.isfinite(pflops.get(family, np.nan)):
+            low = max(low, GENERATION_BAND[0] * pflops[family])
+            high = min(high, GENERATION_BAND[1] * pflops[family])
+        rows.append({"family": family, "rows": len(group), "currency": group["currency"].iloc[0],
+                     "min": float(group["price_per_accelerator_hour"].min()),
+                     "max": float(group["price_per_accelerator_hour"].max()),
+                     "middle": middle, "band_low": low, "band_high": high})
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------------------------ cost per run
+
+@dataclass(frozen=True)
+class PriceQuote:
+    """One price per accelerator-hour and where it comes from."""
+    provider: str
+    instance_type: str
+    price_type: str
+    region: str
+    date: str
+    per_accelerator_hour: float
+    source: str
+
+    def label(self) -> str:
+        if self.provider == USER_PROVIDER:
+            return "your price file"
+        return f"{self.provider} {self.instance_type}, {self.price_type}, {self.date}"
+
+
+USER_PROVIDER = "your price file"
+
+
+@dataclass(frozen=True)
+class CostRange:
+    """The cost of a training run that took `accelerator_hours` on `family`: `low` to `high` in `currency`, from
+    `cheapest` and `dearest` of `quotes` prices. `basis` is "user" (the user's price file, one price: low = high),
+    "public" (the table's newest price of each offer, over its providers and price types) or "none" (no public
+    price for the family: low, high, the quotes and the currency are None)."""
+    family: str
+    accelerator_hours: float
+    basis: str
+    currency: str | None = None
+    low: float | None = None
+    high: float | None = None
+    cheapest: PriceQuote | None = None
+    dearest: PriceQuote | None = None
+    quotes: int = 0
+
+    @property
+    def has_price(self) -> bool:
+        return self.basis != "none"
+
+    def describe(self) -> str:
+        """One line for a page or a terminal, saying the basis (a derived figure, not an MLPerf result)."""
+        if not self.has_price:
+            return f"{self.family}: no public price (derived cost not available)"
+        assert self.low is not None and self.high is not None and self.cheapest and self.dearest
+        if self.basis == "user":
+            return (f"{self.low:,.2f} (derived: {self.accelerator_hours:,.1f} accelerator-hours x your price "
+                    f"for {self.family}; not an MLPerf result)")
+        unit = f" {self.currency}" if self.currency else ""
+        return (f"{self.low:,.2f} to {self.high:,.2f}{unit} (derived: {self.accelerator_hours:,.1f} "
+                f"accelerator-hours x public list prices, {self.cheapest.label()} to {self.dearest.label()}, "
+                f"{self.quotes} prices; not an MLPerf result)")
+
+
+def current_prices(table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The newest row of each offer (family, provider, instance, price type, region, currency): older rows of the
+    same offer are history, not a second price."""
+    table = price_table() if table is None else table
+    newest = table.sort_values("date").groupby(OFFER, sort=False).tail(1)
+    return newest.sort_values(["family", "price_per_accelerator_hour", "provider"]).reset_index(drop=True)
+
+
+def cost_range(accelerator_hours: float, family: str, *, user_prices: Mapping[str, float] | None = None,
+               table: pd.DataFrame | None = None, price_types: Iterable[str] | None = None,
+               currency: str = "USD") -> CostRange:
+    """The cost of a run of `accelerator_hours` on `family`. The user's prices (`pipeline.analysis.prices.
+    load_prices`: family -> price per accelerator-hour, their currency) win when they name the family; otherwise
+    the range over the table's current prices of the family in `currency`, optionally only of `price_types`
+    (default: every type, spot and commitments included). A family with no price says so (basis "none")."""
+    if not math.isfinite(accelerator_hours) or accelerator_hours < 0:
+        raise ValueError(f"accelerator_hours must be a finite number >= 0, got {accelerator_hours!r}")
+    if user_prices and family in user_prices:
+        price = float(user_prices[family])
+        quote = PriceQuote(USER_PROVIDER, "", "", "", "", price, "")
+        cost = accelerator_hours * price
+        return CostRange(family, accelerator_hours, "user", None, cost, cost, quote, quote, 1)
+    prices = current_prices(table)
+    prices = prices[(prices["family"] == family) & (prices["currency"] == currency)]
+    if price_types is not None:
+        unknown = sorted(set(price_types) - set(PRICE_TYPES))
+        if unknown:
+            raise ValueError(f"unknown price types {', '.join(unknown)}; known: {', '.join(PRICE_TYPES)}")
+        prices = prices[prices["price_type"].isin(list(price_types))]
+    if prices.empty:
+        return CostRange(family, accelerator_hours, "none")
+    ordered = prices.sort_values(["price_per_accelerator_hour", "date"], ascending=[True, False])
+    cheapest, dearest = (_quote(ordered.iloc[0]), _quote(ordered.iloc[-1]))
+    return CostRange(family, accelerator_hours, "public", currency,
+                     accelerator_hours * cheapest.per_accelerator_hour,
+                     accelerator_hours * dearest.per_accelerator_hour, cheapest, dearest, len(prices))
+
+
+def _quote(row: pd.Series) -> PriceQuote:
+    return PriceQuote(str(row["provider"]), str(row["instance_type"]), str(row["price_type"]), str(row["region"]),
+                      str(row["date"]), float(row["price_per_accelerator_hour"]), str(row["source"]))
+
+
+def families_without_price(table: pd.DataFrame | None = None) -> list[str]:
+    """The families of accelerators.csv that the table has no price for, in its order."""
+    priced = set((price_table() if table is None else table)["family"])
+    return [family for family in specifications().index if family not in priced]
+
+
+def table_date(table: pd.DataFrame | None = None) -> dt.date:
+    """The newest date in the table: how current the public prices are at best."""
+    return dt.date.fromisoformat(max((price_table() if table is None else table)["date"]))

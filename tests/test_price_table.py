@@ -1,0 +1,203 @@
+"""The public price table (pipeline/analysis/price_table.csv, issue 26 item 3): every row sourced and dated, every
+price per accelerator-hour plausible for its family, a 10x typo rejected; the cost of a run as a range naming the
+provider at each end, the user's price file winning, families without a price saying so; the electricity default.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+from importlib import resources
+
+import pandas as pd
+import pytest
+
+from pipeline.analysis import price_table as pt
+from pipeline.analysis.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice, energy_cost
+from pipeline.analysis.prices import load_prices
+from pipeline.core.errors import ContractError
+from pipeline.mlperf.accelerators import specifications
+
+
+def _raw() -> pd.DataFrame:
+    """The CSV as shipped, before validation."""
+    return pt._read(pt.TEXT_COLUMNS)
+
+
+# ------------------------------------------------------------------------------------------------ the table
+
+def test_the_packaged_table_loads_and_is_shipped_as_package_data() -> None:
+    table = pt.price_table()
+    assert len(table) >= 50
+    assert resources.files("pipeline.analysis").joinpath(pt.PRICE_FILE).is_file()
+    assert {"AWS", "Azure", "Google Cloud"} <= set(table["provider"])
+    assert len(set(table["provider"])) >= 8
+
+
+def test_every_row_has_an_https_source_and_an_iso_date_not_in_the_future() -> None:
+    table = _raw()
+    assert table["source"].str.startswith("https://").all()
+    assert (table["note"].str.len() > 0).all()
+    dates = [dt.date.fromisoformat(date) for date in table["date"]]
+    assert all(dt.date(2024, 1, 1) <= date <= dt.date.today() for date in dates)
+
+
+def test_every_family_is_spelt_as_in_accelerators_csv() -> None:
+    assert set(pt.price_table()["family"]) <= set(specifications().index)
+
+
+def test_the_hyperscalers_list_the_families_they_rent() -> None:
+    table = pt.price_table()
+    for provider, families in {"AWS": {"A100", "H100", "H200", "Trainium"}, "Azure": {"A100", "H100"},
+                               "Google Cloud": {"A100", "H100", "H200", "L4", "TPU-v4", "TPU-v5e", "TPU-v5p",
+                                                "TPU-v6e"}}.items():
+        assert families <= set(table.loc[table["provider"] == provider, "family"]), provider
+
+
+def test_price_per_accelerator_hour_divides_instance_prices_only() -> None:
+    table = pt.price_table().set_index(["provider", "instance_type", "price_type", "region"])
+    assert table.loc[("AWS", "p5.48xlarge", "on-demand", "us-east-1"), "price_per_accelerator_hour"] == 55.04 / 8
+    assert table.loc[("Azure", "Standard_ND96isr_H100_v5", "on-demand", "unstated"),
+                     "price_per_accelerator_hour"] == 12.29
+
+
+def test_each_price_per_accelerator_hour_falls_in_its_family_band() -> None:
+    checked = pt.plausibility(pt.price_table())
+    assert checked["plausible"].all(), checked.loc[~checked["plausible"]]
+    # every family with two or more rows is checked against the others, not only against the generation band
+    several = checked.groupby("family")["family"].transform("size") > 1
+    assert checked.loc[several, "basis"].str.contains("middle of the other").all()
+
+
+@pytest.mark.parametrize("factor", [10.0, 0.1])
+def test_a_10x_typo_in_any_row_of_a_family_with_several_rows_is_rejected(factor: float) -> None:
+    raw = _raw()
+    families = raw["family"].value_counts()
+    for index in raw.index[raw["family"].map(families) > 1]:
+        wrong = raw.copy()
+        wrong.loc[index, "price_per_hour"] = raw.loc[index, "price_per_hour"] * factor
+        with pytest.raises(ContractError, match="implausible price"):
+            pt.validate(wrong)
+
+
+def test_a_10x_typo_names_the_row_first() -> None:
+    raw = _raw()
+    index = raw.index[(raw["provider"] == "AWS") & (raw["instance_type"] == "p5.48xlarge")
+                      & (raw["price_type"] == "on-demand")][0]
+    raw.loc[index, "price_per_hour"] = 550.4
+    with pytest.raises(ContractError, match=r"implausible price .*?: H100 / AWS / p5\.48xlarge / on-demand: 68\.8"):
+        pt.validate(raw)
+
+
+def test_an_instance_price_entered_per_accelerator_is_rejected() -> None:
+    raw = _raw()
+    index = raw.index[(raw["family"] == "TPU-v4")][0]  # the only TPU v4 row: the generation band alone
+    raw.loc[index, "price_per_hour"] = raw.loc[index, "price_per_hour"] * 64
+    with pytest.raises(ContractError, match="TPU-v4 / Google Cloud"):
+        pt.validate(raw)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda t: t.drop(columns="note"), "columns must be"),
+    (lambda t: t.assign(family=t["family"].replace("H100", "H10O")), "family not in accelerators.csv"),
+    (lambda t: t.assign(price_per_hour=t["price_per_hour"].where(t.index != 0, -1.0)), "positive number"),
+    (lambda t: t.assign(price_per_hour=t["price_per_hour"].where(t.index != 0, math.nan)), "positive number"),
+    (lambda t: t.assign(accelerators_per_instance=t["accelerators_per_instance"].where(t.index != 0, 0)),
+     "whole number"),
+    (lambda t: t.assign(date=t["date"].where(t.index != 0, "09/11/2026")), "ISO date"),
+    (lambda t: t.assign(date=t["date"].where(t.index != 0, "")), "ISO date"),
+    (lambda t: t.assign(source=t["source"].where(t.index != 0, "http://example.com/")), "https URL"),
+    (lambda t: t.assign(source=t["source"].where(t.index != 0, "")), "https URL"),
+    (lambda t: t.assign(note=t["note"].where(t.index != 0, "")), "needs a note"),
+    (lambda t: t.assign(region=t["region"].where(t.index != 0, "")), "needs a region"),
+    (lambda t: t.assign(price_type=t["price_type"].where(t.index != 0, "reserved")), "price_type must be"),
+    (lambda t: t.assign(currency=t["currency"].where(t.index != 0, "usd")), "currency must be"),
+    (lambda t: t.assign(price_unit=t["price_unit"].where(t.index != 0, "GPU-hour")), "price_unit must be"),
+    (lambda t: pd.concat([t, t.iloc[[0]]], ignore_index=True), "listed twice"),
+])
+def test_a_broken_table_is_a_contract_error(change, message: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ContractError, match=message):
+        pt.validate(change(_raw()))
+
+
+def test_a_later_listing_of_an_offer_replaces_the_older_one() -> None:
+    raw = _raw()
+    newer = raw[(raw["provider"] == "AWS") & (raw["instance_type"] == "p5.48xlarge")
+                & (raw["price_type"] == "on-demand")].assign(price_per_hour=50.0, date="2026-11-10")
+    table = pt.validate(pd.concat([raw, newer], ignore_index=True))
+    current = pt.current_prices(table)
+    p5 = current[(current["instance_type"] == "p5.48xlarge") & (current["price_type"] == "on-demand")]
+    assert p5["price_per_hour"].tolist() == [50.0]
+
+
+def test_families_without_a_price_are_listed_and_bands_cover_the_priced_ones() -> None:
+    missing = pt.families_without_price()
+    assert "Gaudi2" in missing and "H100" not in missing
+    bands = pt.family_bands()
+    assert set(bands["family"]) | set(missing) == set(specifications().index)
+    assert (bands["band_low"] <= bands["min"]).all() and (bands["max"] <= bands["band_high"]).all()
+
+
+# ------------------------------------------------------------------------------------------------ cost of a run
+
+def test_cost_range_names_the_provider_at_each_end() -> None:
+    cost = pt.cost_range(1000.0, "H100")
+    table = pt.current_prices()
+    h100 = table.loc[table["family"] == "H100", "price_per_accelerator_hour"]
+    assert cost.basis == "public" and cost.has_price and cost.currency == "USD"
+    assert cost.low == pytest.approx(1000.0 * h100.min()) and cost.high == pytest.approx(1000.0 * h100.max())
+    assert cost.cheapest is not None and cost.dearest is not None
+    assert cost.cheapest.provider != cost.dearest.provider
+    assert cost.quotes == len(h100)
+    text = cost.describe()
+    assert cost.cheapest.provider in text and cost.dearest.provider in text and "not an MLPerf result" in text
+
+
+def test_cost_range_over_chosen_price_types() -> None:
+    every = pt.cost_range(10.0, "H100")
+    on_demand = pt.cost_range(10.0, "H100", price_types=["on-demand"])
+    assert on_demand.quotes < every.quotes
+    assert on_demand.cheapest is not None and on_demand.cheapest.price_type == "on-demand"
+    assert on_demand.dearest is not None and on_demand.dearest.price_type == "on-demand"
+    with pytest.raises(ValueError, match="unknown price types"):
+        pt.cost_range(10.0, "H100", price_types=["reserved"])
+
+
+def test_a_family_without_a_public_price_says_so() -> None:
+    cost = pt.cost_range(100.0, "Gaudi2")
+    assert not cost.has_price and cost.basis == "none" and cost.low is None and cost.cheapest is None
+    assert "no public price" in cost.describe()
+
+
+def test_the_users_price_file_overrides_the_table(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "prices.yaml"
+    path.write_text("H100: 3.0\nGaudi2: 1.2\n", encoding="utf-8")
+    user = load_prices(path)
+    cost = pt.cost_range(100.0, "H100", user_prices=user)
+    assert (cost.basis, cost.low, cost.high, cost.currency) == ("user", 300.0, 300.0, None)
+    assert "your price" in cost.describe()
+    assert pt.cost_range(100.0, "Gaudi2", user_prices=user).low == pytest.approx(120.0)
+    # a family the user file does not name falls back to the table
+    assert pt.cost_range(100.0, "A100", user_prices=user).basis == "public"
+
+
+def test_cost_range_refuses_negative_hours() -> None:
+    with pytest.raises(ValueError):
+        pt.cost_range(-1.0, "H100")
+
+
+# ------------------------------------------------------------------------------------------------ electricity
+
+def test_the_electricity_default_is_dated_and_sourced() -> None:
+    price = DEFAULT_ELECTRICITY_PRICE
+    assert isinstance(price, ElectricityPrice) and price.currency == "USD"
+    assert 0.03 < price.per_kwh < 0.5
+    assert price.source.startswith("https://") and dt.date.fromisoformat(price.date) <= dt.date.today()
+
+
+def test_energy_cost_is_kwh_times_price() -> None:
+    assert energy_cost(1000.0, 0.1) == pytest.approx(100.0)
+    assert energy_cost(1000.0) == pytest.approx(1000.0 * DEFAULT_ELECTRICITY_PRICE.per_kwh)
+    with pytest.raises(ValueError):
+        energy_cost(-1.0, 0.1)
+    with pytest.raises(ValueError):
+        energy_cost(1.0, 0.0)
