@@ -37,7 +37,7 @@ def test_efficiency_metrics_by_hand() -> None:
     # speed-up over the 8-accelerator base divided by the 2x and 8x more accelerators
     assert frame["scaling_efficiency"].tolist() == pytest.approx([1.0, 0.75, 0.5])
     # the fewest accelerator-hours of the round (8) over each result's
-    assert frame["relative_accelerator_hours"].tolist() == pytest.approx([1.0, 8 / (16 * 40 / 60), 0.5])
+    assert frame["round_efficiency"].tolist() == pytest.approx([1.0, 8 / (16 * 40 / 60), 0.5])
     assert frame["throughput_per_accelerator"].tolist() == pytest.approx([1000.0] * 3)
 
 
@@ -56,7 +56,7 @@ def test_another_submitter_or_form_factor_is_another_series() -> None:
     metrics = efficiency_metrics(pd.concat([pcie, sxm], ignore_index=True))
     assert metrics["series"].nunique() == 2
     assert metrics[["speedup", "scaling_efficiency"]].isna().all().all()
-    assert metrics["relative_accelerator_hours"].tolist() == pytest.approx([8 * 27.2 / 396.0, 1.0])
+    assert metrics["round_efficiency"].tolist() == pytest.approx([8 * 27.2 / 396.0, 1.0])
 
 
 def test_a_series_of_one_accelerator_count_has_no_efficiency() -> None:
@@ -68,7 +68,7 @@ def test_missing_count_gives_missing_metrics_not_zero() -> None:
     frame = _configurations([8, 16], [60.0, 40.0])
     frame.loc[1, "accelerator_count"] = np.nan
     metrics = efficiency_metrics(frame)
-    assert metrics.loc[1, ["accelerator_hours", "speedup", "scaling_efficiency", "relative_accelerator_hours"]
+    assert metrics.loc[1, ["accelerator_hours", "speedup", "scaling_efficiency", "round_efficiency"]
                        ].isna().all()
     assert pd.isna(metrics.loc[1, "series"])
     assert metrics.loc[0, ["speedup", "scaling_efficiency"]].isna().all()  # alone in its series now
@@ -106,7 +106,7 @@ def _ranked_frame(minutes: list[float], hours: list[float], rounds: list[str] | 
     return pd.DataFrame({"round": rounds or ["v3.0"] * n, "submitter": "s", "system": [chr(97 + i) for i in range(n)],
                          "division": "closed", "accelerator_family": "A100", "accelerator_count": 8.0, "cluster": 0,
                          "time_to_train_min": minutes, "accelerator_hours": hours,
-                         "scaling_efficiency": np.nan, "speedup": np.nan, "relative_accelerator_hours": np.nan,
+                         "scaling_efficiency": np.nan, "speedup": np.nan, "round_efficiency": np.nan,
                          "series": None})
 
 

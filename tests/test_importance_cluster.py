@@ -219,7 +219,7 @@ def test_clusters_are_ordered_by_round_relative_hours_when_present() -> None:
     frame = pd.DataFrame({"accelerator_hours": [10.0, 12.0, 1.0, 2.0], "time_to_train_min": [5.0, 5.0, 9.0, 9.0]})
     labels = np.array([7, 7, 3, 3])
     assert cluster.order_by_efficiency(frame, labels).tolist() == [1, 1, 0, 0]
-    relative = frame.assign(relative_accelerator_hours=[1.0, 1.1, 3.0, 4.0])
+    relative = frame.assign(round_efficiency=[1.0, 1.1, 3.0, 4.0])
     assert cluster.order_by_efficiency(relative, labels).tolist() == [0, 0, 1, 1]
 
 

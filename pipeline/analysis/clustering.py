@@ -14,7 +14,7 @@ restarts.
 
 Profiles: per cluster the median and range of time to train, accelerator-hours and scaling efficiency (and of the
 round-relative accelerator-hours when configurations.parquet has them); clusters are numbered 0..k-1 from the most
-efficient (lowest median `relative_accelerator_hours`, else lowest median accelerator-hours), named from their
+efficient (lowest median `round_efficiency`, else lowest median accelerator-hours), named from their
 profile, and flagged when smaller than `cluster.min_size`.
 
 Diagnostics for every k in `cluster.k_range` (inertia, silhouette, Davies-Bouldin) and stability: the adjusted
@@ -39,11 +39,11 @@ from threadpoolctl import threadpool_limits
 from pipeline.analysis.scope import ROUND_FEATURE
 from pipeline.core import plots
 from pipeline.core.errors import ParamsError
-from pipeline.core.features import LOG_SCALED, PROFILED, RELATIVE_HOURS
+from pipeline.core.features import LOG_SCALED, PROFILED, ROUND_EFFICIENCY
 from pipeline.settings import Cluster
 
 # What the clusters are profiled and ordered by; never what they are built on.
-OUTCOMES = {"time_to_train_min", "accelerator_hours", "scaling_efficiency", "speedup", "relative_accelerator_hours",
+OUTCOMES = {"time_to_train_min", "accelerator_hours", "scaling_efficiency", "speedup", "round_efficiency",
             "throughput_samples_per_s", "throughput_per_accelerator", ROUND_FEATURE}
 DIGITS = 4  # stored statistics
 NAMED_FAMILY_SHARE, NAMED_COVERAGE = 0.25, 0.75  # which families a cluster's name shows (see cluster_name)
@@ -185,7 +185,8 @@ def k_verdict(k_diagnostics: Sequence[dict[str, float]], k: int, stability_mean:
 
 def efficiency_column(frame: pd.DataFrame) -> str:
     """Round-relative accelerator-hours when the features stage provides them, else accelerator-hours."""
-    return RELATIVE_HOURS if RELATIVE_HOURS in frame and frame[RELATIVE_HOURS].notna().any() else "accelerator_hours"
+    known = ROUND_EFFICIENCY in frame and frame[ROUND_EFFICIENCY].notna().any()
+    return ROUND_EFFICIENCY if known else "accelerator_hours"
 
 
 def order_by_efficiency(frame: pd.DataFrame, labels: np.ndarray) -> np.ndarray:

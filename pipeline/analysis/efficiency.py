@@ -15,7 +15,7 @@ result's converged runs (`pipeline.analysis.configurations`).
 - `scaling_efficiency` = speedup / (accelerator_count / base_count): 1 is ideal linear scaling, below 1 is
   sublinear; above 1 (superlinear within the series) happens when the larger member also changed what the key
   does not see (nodes, interconnect, batch size).
-- `relative_accelerator_hours` = the fewest accelerator-hours of any result of the same benchmark, round and
+- `round_efficiency` = the fewest accelerator-hours of any result of the same benchmark, round and
   division / this result's accelerator-hours: 1 is the most hardware-efficient result of its round, 0.5 used
   twice its hardware time. It compares submitters fairly within a round.
 - `throughput_per_accelerator` = median training throughput of the result's converged runs (samples/s, see
@@ -97,5 +97,5 @@ def efficiency_metrics(configurations: pd.DataFrame) -> pd.DataFrame:
                                                        frame["epochs_to_converge"] / frame["base_epochs"])
     frame["throughput_scaling"] = frame["scaling_efficiency"] * frame["convergence_work_ratio"]
     best_hours = frame.groupby(ROUND_GROUP, dropna=False)["accelerator_hours"].transform("min")
-    frame["relative_accelerator_hours"] = best_hours / frame["accelerator_hours"]
+    frame["round_efficiency"] = best_hours / frame["accelerator_hours"]
     return frame.drop(columns=["base_count", "base_time", "base_samples", "base_epochs"])

@@ -12,7 +12,7 @@ on one of the two. Scaling efficiency is not a criterion: it explains accelerato
 configuration already pays for it in hours) rather than adding to them, and it exists only within a series.
 
 Two rankings: `round_rank` within each round (the page leads with the latest round: hardware and software of
-one era), and `rank` over all rounds. Beside them `relative_accelerator_hours` compares results across rounds
+one era), and `rank` over all rounds. Beside them `round_efficiency` compares results across rounds
 with their round's best. A cluster is ranked the same way on its members' medians. Sensitivity: each weight is
 moved by +/- `rank.sensitivity` (then renormalised) and the overlap of the new top ten with the original is
 reported. The findings (pipeline.analysis.findings, params `findings`) and the superlinear within-series cases go to
@@ -35,7 +35,7 @@ from pipeline.settings import Findings
 RANKING_COLUMNS = [
     "rank", "front", "score", "round_rank", "round_front", "round_score", "pareto", "cluster", "round",
     "submitter", "system", "division", "accelerator_family", "accelerator_count", "time_to_train_min",
-    "accelerator_hours", "relative_accelerator_hours", "scaling_efficiency", "speedup", "series", "republished_of",
+    "accelerator_hours", "round_efficiency", "scaling_efficiency", "speedup", "series", "republished_of",
 ]
 OUTCOMES = ["time_to_train_min", "accelerator_hours"]  # both minimised: what the fronts are built on
 

@@ -35,7 +35,7 @@ RANKING_COLUMNS = [
     Column("accelerator_count", "Accelerators"),
     Column("time_to_train_min", "Time to train (min)"),
     Column("accelerator_hours", "Accelerator-hours"),
-    Column("relative_accelerator_hours", "Hardware efficiency in its round (1 = best)", style="ratio"),
+    Column("round_efficiency", "Hardware efficiency in its round (1 = best)", style="ratio"),
     Column("scaling_efficiency", "Scaling efficiency (series)", style="ratio"),
     Column("speedup", "Speed-up (×)", style="ratio"),
     Column("front", "Trade-off tier (front)"),
@@ -89,7 +89,7 @@ def ranking_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [{"rank": int(row["round_rank"]), "overall_rank": int(row["rank"]), "front": int(row["front"]),
              "round_front": int(row["round_front"]), "name": configuration_name(row), "round": row["round"],
              "hardware": hardware_name(row), "time": number(row["time_to_train_min"]),
-             "hours": number(row["accelerator_hours"]), "relative": number(row["relative_accelerator_hours"], "ratio"),
+             "hours": number(row["accelerator_hours"]), "relative": number(row["round_efficiency"], "ratio"),
              "efficiency": number(row["scaling_efficiency"], "ratio"), "score": number(row["round_score"], "score")}
             for _, row in frame.iterrows()]
 
@@ -97,7 +97,7 @@ def ranking_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
 def all_rounds_view(ranking: pd.DataFrame, top: int = LATEST_ROWS) -> pd.DataFrame:
     """The results of every round with the highest round-relative efficiency (1 = the fewest accelerator-hours
     of its round), ties by time to train."""
-    return ranking.sort_values(["relative_accelerator_hours", "time_to_train_min", "system"],
+    return ranking.sort_values(["round_efficiency", "time_to_train_min", "system"],
                                ascending=[False, True, True]).head(top)
 
 
@@ -190,7 +190,7 @@ def cluster_profile_rows(outputs: BenchmarkOutputs) -> list[dict[str, Any]]:
             "families": ", ".join(f"{name} ({count})" for name, count in families_by_count(profile)),
             "time": _median_range(profile, "time_to_train_min"),
             "hours": _median_range(profile, "accelerator_hours"),
-            "relative_hours": _median_range(profile, "relative_accelerator_hours", "ratio"),
+            "round_efficiency": _median_range(profile, "round_efficiency", "ratio"),
             "efficiency": _median_range(profile, "scaling_efficiency", "ratio"),
             "year": number(profile["accelerator_year_median"], "year"),
             "best": profile["cluster"] == outputs.rank.get("best_cluster"),
