@@ -29,7 +29,7 @@ from pipeline.report import decide_section
 from pipeline.settings import Analysis, Decide, settings_from
 from pipeline.stages import backtest
 from pipeline.stages import decide as decide_stage
-from tests.conftest import configurations, pymcdm_topsis
+from tests.conftest import configurations
 
 ROOT = Path(__file__).resolve().parents[1]
 DECIDE_PARAMS = {"efficiency_floor": 0.7, "interval": 0.9, "min_points": 4, "max_error": 0.2,
@@ -38,9 +38,8 @@ DECIDE_PARAMS = {"efficiency_floor": 0.7, "interval": 0.9, "min_points": 4, "max
                  # nothing: any coverage passes here (tests/test_forecast.py tests the coverage condition).
                  "trust": {"min_rounds": 2, "min_backtest_points": 5, "max_count_factor": 2, "coverage": [0.01, 1.0]}}
 SETTINGS = Decide.model_validate(DECIDE_PARAMS)
-CRITERIA = {"time_to_train_min": {"weight": 0.35, "direction": "cost"},
-            "accelerator_hours": {"weight": 0.45, "direction": "cost"},
-            "scaling_efficiency": {"weight": 0.20, "direction": "benefit"}}
+CRITERIA = {"time_to_train_min": {"weight": 0.5, "direction": "cost"},
+            "accelerator_hours": {"weight": 0.5, "direction": "cost"}}
 
 
 def power_law(family: str, counts: list[float], time_at_first: float, exponent: float,
@@ -213,15 +212,14 @@ def test_observed_break_even_and_doubling_by_hand() -> None:
 
 # --- recommendations --------------------------------------------------------------------------------------------
 
-def test_anchored_topsis_reproduces_the_ranking_and_clips_beyond_the_best() -> None:
-    generator = np.random.default_rng(0)
-    reference = generator.uniform(1, 10, size=(7, 3))
-    weights, types = np.array([0.35, 0.45, 0.2]), np.array([-1, -1, 1])
-    assert recommend.anchored_topsis(reference, reference, weights, types) == \
-        pytest.approx(pymcdm_topsis(reference, weights, types))
-    best = np.array([[0.5, 0.5, 20.0]])  # better than every reference value on every criterion
-    worst = np.array([[reference[:, 0].max(), reference[:, 1].max(), reference[:, 2].min()]])
-    assert recommend.anchored_topsis(reference, np.vstack([best, worst]), weights, types) == pytest.approx([1, 0])
+def test_candidates_are_scored_by_the_rankings_own_score() -> None:
+    """Published and predicted candidates take the ranking's trade-off score, which depends on each candidate
+    alone: a prediction moves no published score."""
+    candidates = _candidates().drop(columns="score")
+    scored = recommend.score_candidates(candidates, CRITERIA)
+    assert scored["score"].tolist() == pytest.approx(rank.scores(candidates, CRITERIA).tolist())
+    alone = recommend.score_candidates(candidates.iloc[:2], CRITERIA)
+    assert alone["score"].tolist() == scored["score"].tolist()[:2]
 
 
 def _candidates() -> pd.DataFrame:
@@ -229,7 +227,7 @@ def _candidates() -> pd.DataFrame:
         "kind": ["published", "published", "predicted"], "label": ["a", "b", "H100 SXM x 16"],
         "accelerator_family": ["A100", "H100", "H100"], "accelerator_count": [8.0, 64.0, 16.0],
         "time_to_train_min": [30.0, 3.0, 9.0], "time_high_min": [30.0, 3.0, 12.0],
-        "accelerator_hours": [4.0, 3.2, 2.4], "scaling_efficiency": [1.0, 0.5, 0.8], "score": [0.6, 0.7, 0.9],
+        "accelerator_hours": [4.0, 3.2, 2.4], "scaling_efficiency": [1.0, 0.5, 0.8], "score": [11.0, 3.1, 4.6],
         "detail": ["published result", "published result", "predicted"]})
 
 
@@ -242,8 +240,8 @@ def test_constraints_filter_and_predictions_must_meet_the_deadline_at_their_uppe
     assert "12 (upper end of the interval) <= 15 min" in chosen.loc[0, "reason"]
     assert "16 <= 16 accelerators" in chosen.loc[0, "reason"]
     ordered = recommend.recommend(candidates, [], 0.7)
-    assert ordered["label"].tolist() == ["H100 SXM x 16", "b", "a"]  # by score
-    assert "below (past the break-even)" in ordered.loc[1, "reason"]
+    assert ordered["label"].tolist() == ["b", "H100 SXM x 16", "a"]  # front 1 by score (lower first), then a
+    assert "below (past the break-even)" in ordered.loc[0, "reason"]
 
 
 def test_costs_use_the_price_table_and_impossible_constraints_say_what_to_relax() -> None:
@@ -400,7 +398,7 @@ def test_recommend_predicts_gaps_and_scores_them_on_the_published_scale(project:
     # anchored on v4.0's 8 (times / 1.02), 200 / 1.02 x 2^b, with half the drift over 0.9 years; b is A100's
     # -0.8 shrunk a little towards the pooled slope of H100 and A100, so within 1% of 2^-0.8
     assert predicted["time_to_train_min"].iloc[0] == pytest.approx(200 * 2 ** -0.8 * 1.02 ** -1.9, rel=0.01)
-    assert 0 < predicted["score"].iloc[0] < 1
+    assert predicted["score"].iloc[0] == pytest.approx(rank.scores(predicted, CRITERIA)[0])
     assert predicted["forecast"].iloc[0]["trusted"] and predicted["forecast"].iloc[0]["kind"] == "family"
 
 
@@ -587,13 +585,6 @@ def test_real_resnet_models_are_accurate_where_there_is_data() -> None:
         assert assessment.trusted and assessment.loco.n == assessment.n_points
         assert assessment.loco.median_ape_pct < 20 and assessment.loro.median_ape_pct < 20
         assert 0.75 <= assessment.loco.coverage <= 1.0  # a 90% interval roughly holds
-    ranking_path = ROOT / paths.ranking_csv("resnet")
-    if ranking_path.is_file():  # on the reference rows themselves, the anchored score is pymcdm's TOPSIS
-        ranking = pd.read_csv(ranking_path)
-        criteria = yaml.safe_load((ROOT / "params.yaml").read_text())["rank"]["criteria"]
-        matrix, weights, types = rank.criteria_matrix(ranking, criteria)
-        assert recommend.anchored_topsis(matrix, matrix, weights, types) == pytest.approx(
-            pymcdm_topsis(matrix, weights, types))
 
 
 def test_recommend_names_the_original_of_a_republished_result() -> None:

@@ -306,8 +306,8 @@ def draw_benchmark(clustered: pd.DataFrame, ranking: pd.DataFrame, clusters: dic
     """The PNG bytes of one analysed benchmark's figures, by name (the file is `<name>.png`).
 
     `clustered`: clusters.parquet (one row per configuration, with `cluster`); `ranking`: ranking.csv;
-    `clusters`: clusters.json; `best_cluster`: rank.json's first-ranked cluster; `importance`: importance.json
-    (its figure only when its status is ok)."""
+    `clusters`: clusters.json; `best_cluster`: rank.json's most hardware-efficient cluster (the highest median
+    round efficiency); `importance`: importance.json (its figure only when its status is ok)."""
     if clustered.empty or "cluster" not in clustered:
         raise ValueError("clustered configurations must be a non-empty table with a `cluster` column")
     names = {int(p["cluster"]): p.get("name", "") for p in clusters.get("profiles", [])}
