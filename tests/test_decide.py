@@ -431,9 +431,9 @@ def test_family_names_and_price_keys_match_in_any_case(project: Path, capsys, tm
     recommend.main(["--benchmark", "resnet", "--family", "h100", "--prices", str(prices), "--top", "1"])
     captured = capsys.readouterr()
     assert captured.out.startswith("resnet (H100): ")
-    # first (front 1, best TOPSIS against the whole ranking): H100 x 32 of v4.0, 100 (32/8)**-0.9 / 1.02 = 28.2 min,
-    # 32 x 28.2 / 60 = 15.0 accelerator-hours at 2.0
-    assert "H100 x 32, 28.2 min, 15 accelerator-hours, cost 30," in captured.out
+    # first (front 1, lowest trade-off score sqrt(minutes x accelerator-hours)): H100 x 128 of v4.0, 8.09 min and
+    # 128 x 8.09 / 60 = 17.2 accelerator-hours, sqrt(8.09 x 17.2) = 11.8, at 2.0 per accelerator-hour
+    assert "H100 x 128, 8.09 min, 17.2 accelerator-hours, cost 34.5, trade-off score 11.8" in captured.out
     assert "MI300X (families with results: A100, Gaudi2, H100)" in captured.err  # known, without resnet results
 
 

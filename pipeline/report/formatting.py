@@ -18,7 +18,7 @@ from pipeline.core.colours import COLOURBLIND
 from pipeline.mlperf.catalogue import round_version
 
 # How a number reads: `readable` as many digits as a reader needs (4,320 / 13.5 / 1.80 / 0.358), `ratio` two
-# decimals (efficiencies, speed-ups, R²), `score` three (TOPSIS scores), `year` none (2023), `money` two with
+# decimals (efficiencies, speed-ups, R²), `score` three (importances), `year` none (2023), `money` two with
 # thousands separators (prices and costs), `percent` a value already in percent with one decimal (an error,
 # 7.4%), `share` a fraction as a whole percentage (coverage, 0.913 -> 91%), `times` a factor (1.85×).
 Style = Literal["readable", "ratio", "score", "year", "money", "percent", "share", "times"]
