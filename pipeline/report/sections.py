@@ -46,14 +46,13 @@ BEST_MEANS = ("The answer is the set of configurations none beats on both time t
               "weighs alike at equal weights), a rule that no other result's presence or absence can change. "
               "Below the front, results are ranked front by front, then by that score.")
 HOW_TO_READ = ("How to read this: each row is one published system trained to MLPerf's quality target. Time to "
-               "train is how long you wait; accelerator-hours (accelerators × hours) is the hardware time it took, "
-               "not a price: an hour of one accelerator costs more than an hour of another.",
-               "Round efficiency = the round's fewest accelerator-hours ÷ this result's: 1 is the most "
-               "hardware-efficient result of its round, 0.5 took twice its hardware time. Lower is better for time "
-               "and accelerator-hours, higher for round efficiency.",
-               "The answer for each benchmark is its front: the configurations no other beats on both time and "
-               "hardware time. Clusters are groups of similar hardware found by k-means, k the number of groups; "
-               "the diagnostics (how well separated and how stable the groups are) say which k the data support.")
+               "train is how long you wait; accelerator-hours (accelerators × hours) are the hardware time it took, "
+               "not a price.",
+               "Round efficiency = the round's fewest accelerator-hours ÷ this result's (1 = best). Lower is better "
+               "for time and accelerator-hours.",
+               "A benchmark's answer is its front: the configurations none beats on both time and hardware time. "
+               "Clusters are groups of similar hardware (k-means, k groups); the diagnostics say how well separated "
+               "and stable they are, and which k the data support.")
 
 # The quarantine list by what it means to a reader, in this order: key, short label, label in a sentence, and the
 # phrases of ingest's reasons that make a record of that kind (the first match wins; any other reason is a

@@ -216,6 +216,9 @@ def scalar_metrics(outputs: Sequence[BenchmarkOutputs]) -> dict[str, dict[str, A
 HEADLINE_METRICS = {
     "configurations": ("rank", "n_configurations"),
     "pareto": ("rank", "pareto_size"),
+    "front": ("rank", "latest_front_size"),
+    "pick_stability": ("rank", "pick_stability"),
+    "k_data": ("rank", "k_supported"),
     "violations": ("rank", "dominance_violations"),
     "supported": ("rank", "findings_supported"),
     "contradicted": ("rank", "findings_contradicted"),
