@@ -4,8 +4,9 @@
     python bench/gate_and_clusters.py
 
 Per benchmark: the out-of-fold R^2 (mean +- s.d. over the repeats) of both targets and whether it clears
-`importance.min_r2`; the clustering features, where they came from, the dropped ones and why; the k the diagnostics
-prefer against `cluster.k`; cluster sizes and the flagged small ones.
+`importance.min_r2`; the clustering features, where they came from, the dropped ones and why; the distinct
+configurations clustered; the k the diagnostics prefer and the k they support against `cluster.k`; cluster sizes,
+the flagged small ones, names and median round efficiencies (cluster 0 the highest); and a summary line.
 """
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ def main() -> None:
     benchmarks = sorted(path.stem for path in (ROOT / paths.CLUSTERS).glob("*.json"))
     if not benchmarks:
         sys.exit(f"no {paths.CLUSTERS}/*.json: run `dvc repro cluster` first")
+    supported: dict[str, int | None] = {}
+    repeated: list[float] = []
     for benchmark in benchmarks:
         importance = json.loads((ROOT / paths.importance_json(benchmark)).read_text(encoding="utf-8"))
         clusters = json.loads((ROOT / paths.clusters_json(benchmark)).read_text(encoding="utf-8"))
@@ -42,11 +45,21 @@ def main() -> None:
             print(f"  dropped {dropped['feature']}: {dropped['reason']}")
         verdict = clusters["k_verdict"]
         sizes = [profile["size"] for profile in clusters["profiles"]]
+        supported[benchmark] = verdict["supported_k"]
+        repeated.append(clusters["share_repeated"])
+        print(f"  {clusters['n_distinct']} distinct configurations ({clusters['share_repeated']:.0%} of the results "
+              f"repeat one)")
         print(f"  k = {clusters['k']}: {'supported' if verdict['supported'] else 'NOT supported'} (silhouette "
               f"{verdict['silhouette_k']:.2f}, best {verdict['silhouette_best']:.2f}, bootstrap ARI "
-              f"{clusters['stability_ari_mean']:.2f}), preferred k = {verdict['preferred_k']}; sizes {sizes}; "
-              f"small {clusters['small_clusters'] or 'none'}")
-        print("  names: " + " | ".join(profile["name"] for profile in clusters["profiles"]))
+              f"{clusters['stability_ari_mean']:.2f}), preferred k = {verdict['preferred_k']}, k supported by the "
+              f"data = {verdict['supported_k']}; sizes {sizes}; small {clusters['small_clusters'] or 'none'}")
+        print("  names (median round efficiency): " + " | ".join(
+            f"{profile['name']} ({profile.get('round_efficiency_median') or float('nan'):.2f})"
+            for profile in clusters["profiles"]))
+    k = json.loads((ROOT / paths.clusters_json(benchmarks[0])).read_text(encoding="utf-8"))["k"]
+    print(f"k the diagnostics support: {', '.join(f'{name} {value}' for name, value in supported.items())}; "
+          f"k = {k} supported in {sum(value == k for value in supported.values())} of {len(supported)}; results "
+          f"repeating a configuration: {min(repeated):.0%} to {max(repeated):.0%}")
 
 
 if __name__ == "__main__":

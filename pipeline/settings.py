@@ -219,6 +219,8 @@ class Rank(Section):
     criteria: Annotated[dict[str, Criterion], Field(min_length=1)]
     top: Positive
     sensitivity: Annotated[float, Field(ge=0, lt=1)]
+    bootstrap: Positive
+    seed: int
 
     @field_validator("criteria")
     @classmethod

@@ -4,12 +4,10 @@ from __future__ import annotations
 import io
 import json
 import tarfile
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -175,20 +173,6 @@ def project_params_with(path: str, value: object) -> dict[str, Any]:
     else:
         node[key] = value
     return params
-
-
-def pymcdm_topsis(matrix: np.ndarray, weights: np.ndarray, types: np.ndarray) -> np.ndarray:
-    """The oracle of the pipeline's TOPSIS: pymcdm's closeness of each row, with a criterion on which every row is
-    equal left out (pymcdm cannot normalise it; all equal: every row scores 1)."""
-    from pymcdm.methods import TOPSIS
-
-    varies = np.ptp(matrix, axis=0) > 0
-    if len(matrix) == 1 or not varies.any():
-        return np.ones(len(matrix))
-    matrix, weights, types = matrix[:, varies], weights[varies] / weights[varies].sum(), types[varies]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pymcdm warns about dominated alternatives, which a ranking expects
-        return np.asarray(TOPSIS()(matrix, weights, types), dtype=float)
 
 
 def fetch_settings(mirror: Path, upstream: str, *rounds: str) -> Fetch:

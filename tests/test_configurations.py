@@ -75,7 +75,7 @@ def test_excluded_republished_results_leave_their_round_as_if_unpublished() -> N
     assert excluded["system"].tolist() == ["box8", "box16", "box16_new"]
     new = excluded.set_index("system").loc["box16_new"]
     # alone in its round's series: no base to scale against; the best of its round
-    assert pd.isna(new["scaling_efficiency"]) and new["relative_accelerator_hours"] == 1.0
+    assert pd.isna(new["scaling_efficiency"]) and new["round_efficiency"] == 1.0
     left_out = scope.republished_left_out(table, analysis(), "resnet")
     assert left_out["system"].tolist() == ["box8_new"]
     included = scope.in_scope(table, analysis(republished="include"), "resnet").set_index("system")

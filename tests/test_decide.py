@@ -12,7 +12,6 @@ import re
 from pathlib import Path
 
 import jinja2
-import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -29,7 +28,7 @@ from pipeline.report import decide_section
 from pipeline.settings import Analysis, Decide, settings_from
 from pipeline.stages import backtest
 from pipeline.stages import decide as decide_stage
-from tests.conftest import configurations, pymcdm_topsis
+from tests.conftest import configurations
 
 ROOT = Path(__file__).resolve().parents[1]
 DECIDE_PARAMS = {"efficiency_floor": 0.7, "interval": 0.9,
@@ -38,9 +37,8 @@ DECIDE_PARAMS = {"efficiency_floor": 0.7, "interval": 0.9,
                  "trust": {"min_rounds": 2, "min_backtest_points": 5, "max_error": 0.2, "max_count_factor": 1,
                            "coverage": [0.01, 1.0]}}
 SETTINGS = Decide.model_validate(DECIDE_PARAMS)
-CRITERIA = {"time_to_train_min": {"weight": 0.35, "direction": "cost"},
-            "accelerator_hours": {"weight": 0.45, "direction": "cost"},
-            "scaling_efficiency": {"weight": 0.20, "direction": "benefit"}}
+CRITERIA = {"time_to_train_min": {"weight": 0.5, "direction": "cost"},
+            "accelerator_hours": {"weight": 0.5, "direction": "cost"}}
 
 
 def power_law(family: str, counts: list[float], time_at_first: float, exponent: float,
@@ -112,15 +110,14 @@ def test_observed_break_even_and_doubling_by_hand() -> None:
 
 # --- recommendations --------------------------------------------------------------------------------------------
 
-def test_anchored_topsis_reproduces_the_ranking_and_clips_beyond_the_best() -> None:
-    generator = np.random.default_rng(0)
-    reference = generator.uniform(1, 10, size=(7, 3))
-    weights, types = np.array([0.35, 0.45, 0.2]), np.array([-1, -1, 1])
-    assert recommend.anchored_topsis(reference, reference, weights, types) == \
-        pytest.approx(pymcdm_topsis(reference, weights, types))
-    best = np.array([[0.5, 0.5, 20.0]])  # better than every reference value on every criterion
-    worst = np.array([[reference[:, 0].max(), reference[:, 1].max(), reference[:, 2].min()]])
-    assert recommend.anchored_topsis(reference, np.vstack([best, worst]), weights, types) == pytest.approx([1, 0])
+def test_candidates_are_scored_by_the_rankings_own_score() -> None:
+    """Published and predicted candidates take the ranking's trade-off score, which depends on each candidate
+    alone: a prediction moves no published score."""
+    candidates = _candidates().drop(columns="score")
+    scored = recommend.score_candidates(candidates, CRITERIA)
+    assert scored["score"].tolist() == pytest.approx(rank.scores(candidates, CRITERIA).tolist())
+    alone = recommend.score_candidates(candidates.iloc[:2], CRITERIA)
+    assert alone["score"].tolist() == scored["score"].tolist()[:2]
 
 
 def _candidates() -> pd.DataFrame:
@@ -128,7 +125,7 @@ def _candidates() -> pd.DataFrame:
         "kind": ["published", "published", "predicted"], "label": ["a", "b", "H100 SXM x 16"],
         "accelerator_family": ["A100", "H100", "H100"], "accelerator_count": [8.0, 64.0, 16.0],
         "time_to_train_min": [30.0, 3.0, 9.0], "time_high_min": [30.0, 3.0, 12.0],
-        "accelerator_hours": [4.0, 3.2, 2.4], "scaling_efficiency": [1.0, 0.5, 0.8], "score": [0.6, 0.7, 0.9],
+        "accelerator_hours": [4.0, 3.2, 2.4], "scaling_efficiency": [1.0, 0.5, 0.8], "score": [11.0, 3.1, 4.6],
         "detail": ["published result", "published result", "predicted"]})
 
 
@@ -141,9 +138,9 @@ def test_constraints_filter_and_predictions_must_meet_the_deadline_at_their_uppe
     assert "12 (upper end of the interval) <= 15 min" in chosen.loc[0, "reason"]
     assert "16 <= 16 accelerators" in chosen.loc[0, "reason"]
     ordered = recommend.recommend(candidates, [], 0.7)
-    assert ordered["label"].tolist() == ["H100 SXM x 16", "b", "a"]  # by front, then score
+    assert ordered["label"].tolist() == ["b", "H100 SXM x 16", "a"]  # front 1 by score (lower first), then a
     assert ordered["rank"].tolist() == [1, 2, 3]  # the rank printed is the order listed
-    assert "below (past the break-even)" in ordered.loc[1, "reason"]
+    assert "below (past the break-even)" in ordered.loc[0, "reason"]
 
 
 def test_costs_use_the_price_table_and_impossible_constraints_say_what_to_relax() -> None:
@@ -339,7 +336,7 @@ def test_recommend_predicts_gaps_and_scores_them_on_the_published_scale(project:
     # anchored on v4.0's 8 (times / 1.02), 200 / 1.02 x 2^b, with half the drift over 0.9 years; b is A100's
     # -0.8 shrunk a little towards the pooled slope of H100 and A100, so within 1% of 2^-0.8
     assert predicted["time_to_train_min"].iloc[0] == pytest.approx(200 * 2 ** -0.8 * 1.02 ** -1.9, rel=0.01)
-    assert 0 < predicted["score"].iloc[0] < 1
+    assert predicted["score"].iloc[0] == pytest.approx(rank.scores(predicted, CRITERIA)[0])
     assert predicted["forecast"].iloc[0]["trusted"] and predicted["forecast"].iloc[0]["kind"] == "family"
 
 
@@ -372,9 +369,9 @@ def test_family_names_and_price_keys_match_in_any_case(project: Path, capsys, tm
     recommend.main(["--benchmark", "resnet", "--family", "h100", "--prices", str(prices), "--top", "1"])
     captured = capsys.readouterr()
     assert captured.out.startswith("resnet (H100): ")
-    # first (front 1, best TOPSIS against the whole ranking): H100 x 32 of v4.0, 100 (32/8)**-0.9 / 1.02 = 28.2 min,
-    # 32 x 28.2 / 60 = 15.0 accelerator-hours at 2.0
-    assert "H100 x 32, 28.2 min, 15 accelerator-hours, cost 30," in captured.out
+    # first (front 1, lowest trade-off score sqrt(minutes x accelerator-hours)): H100 x 128 of v4.0, 8.09 min and
+    # 128 x 8.09 / 60 = 17.2 accelerator-hours, sqrt(8.09 x 17.2) = 11.8, at 2.0 per accelerator-hour
+    assert "H100 x 128, 8.09 min, 17.2 accelerator-hours, cost 34.5, trade-off score 11.8" in captured.out
     assert "MI300X (families with results: A100, Gaudi2, H100)" in captured.err  # known, without resnet results
 
 
@@ -529,13 +526,6 @@ def test_a_benchmark_without_enough_results_is_skipped_with_outputs(project: Pat
 
 # --- the real data ------------------------------------------------------------------------------------------------
 
-@pytest.mark.skipif(not (ROOT / paths.ranking_csv("resnet")).is_file(), reason="the rank stage has not run")
-def test_real_anchored_scores_are_pymcdm_topsis_on_the_ranking_itself() -> None:
-    ranking = pd.read_csv(ROOT / paths.ranking_csv("resnet"))
-    criteria = yaml.safe_load((ROOT / "params.yaml").read_text())["rank"]["criteria"]
-    matrix, weights, types = rank.criteria_matrix(ranking, criteria)
-    assert recommend.anchored_topsis(matrix, matrix, weights, types) == pytest.approx(
-        pymcdm_topsis(matrix, weights, types))
 
 
 def test_recommend_names_the_original_of_a_republished_result() -> None:

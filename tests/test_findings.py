@@ -115,7 +115,7 @@ def test_shrinking_gain_per_chip_is_a_sign_test_over_series() -> None:
 
 
 def _round(relative: list[float], counts: list[float], round_: str = "v3.0") -> pd.DataFrame:
-    return pd.DataFrame({"round": round_, "relative_accelerator_hours": relative, "accelerator_count": counts})
+    return pd.DataFrame({"round": round_, "round_efficiency": relative, "accelerator_count": counts})
 
 
 def test_the_top_share_of_each_round_and_its_ties() -> None:

@@ -197,41 +197,49 @@ def _diagnostics(silhouettes: dict[int, float]) -> list[dict[str, float]]:
 
 def test_k_is_supported_within_the_tolerance_of_the_best_silhouette() -> None:
     verdict = cluster.k_verdict(_diagnostics({2: 0.40, 3: 0.50, 4: 0.62, 5: 0.60}), 5, 0.8, 0.05, 0.6)
-    assert verdict["supported"] and verdict["preferred_k"] == 4
+    assert verdict.supported and verdict.preferred_k == 4 and verdict.supported_k == 5
 
 
 def test_k_is_not_supported_when_another_k_separates_better() -> None:
-    verdict = cluster.k_verdict(_diagnostics({2: 0.40, 5: 0.55, 8: 0.61, 10: 0.70}), 5, 0.8, 0.05, 0.6)
-    assert verdict["supported"] is False and verdict["preferred_k"] == 10
-    assert "silhouette 0.55 at k = 5 against 0.70 at k = 10" in verdict["message"]
-    assert "the largest k compared" in verdict["message"]
+    verdict = cluster.k_verdict(_diagnostics({2: 0.40, 5: 0.55, 8: 0.61, 10: 0.70}), 5, 0.8, 0.05, 0.6, 0.75)
+    assert verdict.supported is False and verdict.preferred_k == 10 and verdict.supported_k == 10
+    assert "silhouette 0.55 at k = 5 against 0.70 at k = 10" in verdict.message
+    assert "they prefer k = 10 (bootstrap ARI 0.75)" in verdict.message
+    assert "the largest k compared" in verdict.message
+    unstable = cluster.k_verdict(_diagnostics({2: 0.40, 5: 0.55, 8: 0.61, 10: 0.70}), 5, 0.8, 0.05, 0.6, 0.3)
+    assert unstable.supported_k is None and "not stable either" in unstable.message
 
 
 def test_k_is_not_supported_when_its_clusters_are_unstable() -> None:
     verdict = cluster.k_verdict(_diagnostics({2: 0.50, 3: 0.50}), 3, 0.4, 0.05, 0.6)
-    assert verdict["supported"] is False and verdict["preferred_k"] == 2  # a tie goes to the smaller k
-    assert "bootstrap ARI 0.40 below 0.6" in verdict["message"]
+    assert verdict.supported is False and verdict.preferred_k == 2  # a tie goes to the smaller k
+    assert "bootstrap ARI 0.40 below 0.6" in verdict.message
 
 
 # Order, names, sizes
 
-def test_clusters_are_ordered_by_round_relative_hours_when_present() -> None:
+def test_clusters_are_numbered_from_the_highest_median_round_efficiency() -> None:
     frame = pd.DataFrame({"accelerator_hours": [10.0, 12.0, 1.0, 2.0], "time_to_train_min": [5.0, 5.0, 9.0, 9.0]})
     labels = np.array([7, 7, 3, 3])
-    assert cluster.order_by_efficiency(frame, labels).tolist() == [1, 1, 0, 0]
-    relative = frame.assign(relative_accelerator_hours=[1.0, 1.1, 3.0, 4.0])
-    assert cluster.order_by_efficiency(relative, labels).tolist() == [0, 0, 1, 1]
+    assert cluster.order_by_efficiency(frame, labels).tolist() == [1, 1, 0, 0]  # fewest accelerator-hours first
+    efficient = frame.assign(round_efficiency=[1.0, 0.9, 0.3, 0.2])  # 1 = the round's fewest accelerator-hours
+    assert cluster.order_by_efficiency(efficient, labels).tolist() == [0, 0, 1, 1]
 
 
 def test_cluster_name_from_its_profile() -> None:
     group = pd.DataFrame({"accelerator_count": [8.0, 16.0, 64.0, 8.0, 8.0],
                           "accelerator_family": ["H100", "H100", "A100", "H100", "H100"],
+                          "accelerator_vendor": "NVIDIA",
                           "interconnect_intra": ["NVLink", "NVLink", None, "PCIe", "NVLink"]})
-    assert cluster.cluster_name(group) == "8-64 H100, NVLink"  # A100 is 20% of the cluster: not named
-    quarter = group.iloc[1:]  # A100 is 25%
-    assert cluster.cluster_name(quarter) == "8-64 H100/A100, NVLink"
-    mixed = group.iloc[:3].assign(accelerator_family=["H100", "A100", "TPU-v4"], interconnect_intra=None)
-    assert cluster.cluster_name(mixed) == "8-64 A100/H100 and others"  # two thirds named, ties by name
+    assert cluster.cluster_name(group) == "8-64 mostly H100, NVLink"  # H100 holds 80%
+    assert cluster.cluster_name(group[group["accelerator_family"] == "H100"]) == "8-16 H100, NVLink"
+    mixed = group.iloc[:4].assign(accelerator_family=["H100", "A100", "TPU-v4", "TPU-v4"],
+                                  accelerator_vendor=["NVIDIA", "NVIDIA", "Google", "Google"],
+                                  accelerator_form_factor=["SXM", "SXM", None, None], interconnect_intra=None)
+    # half is not most: mixed; each vendor's link by its name, a TPU's from the link table (ICI), never NVLink
+    assert cluster.cluster_name(mixed) == "8-64 mixed, ICI (Google), NVLink (NVIDIA)"
+    tpus = mixed.iloc[2:]
+    assert cluster.cluster_name(tpus) == "8-64 TPU-v4, ICI"
 
 
 def test_clusters_are_profiled_ordered_and_small_ones_flagged() -> None:

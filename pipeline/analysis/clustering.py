@@ -12,19 +12,29 @@ log nodes + log accelerators per node, for one). Kept features are log10-scaled 
 (counts, memory, bandwidth), median-imputed and standardised. k = `cluster.k` with a fixed seed and `cluster.n_init`
 restarts.
 
-Profiles: per cluster the median and range of time to train, accelerator-hours and scaling efficiency (and of the
-round-relative accelerator-hours when configurations.parquet has them); clusters are numbered 0..k-1 from the most
-efficient (lowest median `relative_accelerator_hours`, else lowest median accelerator-hours), named from their
-profile, and flagged when smaller than `cluster.min_size`.
+Distinct configurations: many results share one point in feature space (the same count and hardware,
+submitted again or by another submitter). k-means runs on the distinct points, each weighted by how many results
+it stands for (`sample_weight`), which is k-means on the results with no point counted as separate evidence of
+structure; every result takes its point's cluster. Silhouette and Davies-Bouldin are measured on the distinct
+points (identical points would otherwise count as perfectly cohesive pairs), and bootstrap stability resamples the
+results and compares the labels of the distinct points (adjusted Rand index).
 
-Diagnostics for every k in `cluster.k_range` (inertia, silhouette, Davies-Bouldin) and stability: the adjusted
-Rand index between the clustering of the data and of bootstrap resamples. The k verdict: the diagnostics prefer the
-k of highest silhouette (the smaller on a tie); they support `cluster.k` when its silhouette is within
-`cluster.silhouette_tolerance` of that best and its mean bootstrap ARI is at least `cluster.min_stability`.
+Profiles: per cluster the median and range of time to train, accelerator-hours, round efficiency and scaling
+efficiency; clusters are numbered 0..k-1 from the highest median `round_efficiency` (round's fewest
+accelerator-hours / this result's, 1 = best; ties: the faster median time), so cluster 0 is the most
+hardware-efficient group (else, without round efficiency, from the lowest median accelerator-hours). Each is named
+from its profile (`cluster_name`) and flagged when smaller than `cluster.min_size`.
+
+Diagnostics for every k in `cluster.k_range` (inertia, silhouette, Davies-Bouldin) and stability. The k verdict
+(`KVerdict`): the diagnostics prefer the k of highest silhouette (the smaller on a tie); they support `cluster.k`
+when its silhouette is within `cluster.silhouette_tolerance` of that best and its mean bootstrap ARI is at least
+`cluster.min_stability`; the k they support is `cluster.k` when so, else the preferred k when it is that stable,
+else none.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,17 +46,19 @@ from sklearn.metrics import adjusted_rand_score, davies_bouldin_score, silhouett
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
+from pipeline.analysis.efficiency import efficiency_column, order_by_efficiency
 from pipeline.analysis.scope import ROUND_FEATURE
 from pipeline.core import plots
 from pipeline.core.errors import ParamsError
-from pipeline.core.features import LOG_SCALED, PROFILED, RELATIVE_HOURS
+from pipeline.core.features import LOG_SCALED, PROFILED, ROUND_EFFICIENCY
+from pipeline.mlperf.links import link_table
 from pipeline.settings import Cluster
 
 # What the clusters are profiled and ordered by; never what they are built on.
-OUTCOMES = {"time_to_train_min", "accelerator_hours", "scaling_efficiency", "speedup", "relative_accelerator_hours",
+OUTCOMES = {"time_to_train_min", "accelerator_hours", "scaling_efficiency", "speedup", "round_efficiency",
             "throughput_samples_per_s", "throughput_per_accelerator", ROUND_FEATURE}
 DIGITS = 4  # stored statistics
-NAMED_FAMILY_SHARE, NAMED_COVERAGE = 0.25, 0.75  # which families a cluster's name shows (see cluster_name)
+NAMED_VENDOR_SHARE = 0.25  # a mixed cluster's name gives the link of each vendor with at least this share
 
 
 def candidate_features(importance: dict[str, Any], default_features: Sequence[str]) -> tuple[list[str], str]:
@@ -119,50 +131,103 @@ def design_matrix(frame: pd.DataFrame, features: Sequence[str]) -> np.ndarray:
     return StandardScaler().fit_transform(values.fillna(values.median()).to_numpy())
 
 
-def fit(x: np.ndarray, k: int, n_init: int, seed: int) -> KMeans:
-    return KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(x)
+@dataclass(frozen=True)
+class DistinctPoints:
+    """The distinct rows of a design matrix: `points` (m x features), `counts` (m,) how many rows each stands for,
+    `inverse` (n,) the distinct point of each row (points[inverse] == x)."""
+    points: np.ndarray
+    counts: np.ndarray
+    inverse: np.ndarray
+
+    @property
+    def share_repeated(self) -> float:
+        """The share of rows that repeat a point another row already has (0 when every row is distinct)."""
+        return 1 - len(self.points) / len(self.inverse) if len(self.inverse) else 0.0
 
 
-def diagnostics(x: np.ndarray, k_range: Sequence[int], n_init: int, seed: int,
+def distinct_points(x: np.ndarray) -> DistinctPoints:
+    """`x` (rows x features) as its distinct rows (in lexicographic order) with their counts."""
+    points, inverse, counts = np.unique(x, axis=0, return_inverse=True, return_counts=True)
+    return DistinctPoints(points, counts.astype(float), inverse.reshape(-1))
+
+
+def fit(points: np.ndarray, weights: np.ndarray, k: int, n_init: int, seed: int) -> KMeans:
+    """k-means of `points` (m x features), each weighted by `weights` (m,): the clustering of the rows they
+    stand for."""
+    return KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(points, sample_weight=weights)
+
+
+def diagnostics(distinct: DistinctPoints, k_range: Sequence[int], n_init: int, seed: int,
                 fitted: dict[int, KMeans] | None = None) -> list[dict[str, float]]:
-    """Inertia, silhouette and Davies-Bouldin index for each k of `k_range` (inclusive) that the data allow;
-    `fitted` holds models already fitted on `x` with these settings, by k (they are not fitted again)."""
+    """Inertia (weighted by the rows each point stands for), silhouette and Davies-Bouldin index (on the distinct
+    points) for each k of `k_range` (inclusive) that the distinct points allow (k below their number); `fitted`
+    holds models already fitted on them with these settings, by k (they are not fitted again)."""
     rows = []
-    for k in range(k_range[0], min(k_range[1], len(np.unique(x, axis=0)) - 1) + 1):
-        model = (fitted or {}).get(k) or fit(x, k, n_init, seed)
+    for k in range(k_range[0], min(k_range[1], len(distinct.points) - 1) + 1):
+        model = (fitted or {}).get(k) or fit(distinct.points, distinct.counts, k, n_init, seed)
+        if len(np.unique(model.labels_)) < 2:
+            continue
         rows.append({"k": k, "inertia": round(float(model.inertia_), DIGITS),
-                     "silhouette": round(float(silhouette_score(x, model.labels_)), DIGITS),
-                     "davies_bouldin": round(float(davies_bouldin_score(x, model.labels_)), DIGITS)})
+                     "silhouette": round(float(silhouette_score(distinct.points, model.labels_)), DIGITS),
+                     "davies_bouldin": round(float(davies_bouldin_score(distinct.points, model.labels_)), DIGITS)})
     return rows
 
 
-def stability(x: np.ndarray, k: int, n_init: int, seed: int, resamples: int,
+def stability(distinct: DistinctPoints, k: int, n_init: int, seed: int, resamples: int,
               reference: np.ndarray | None = None) -> list[float]:
-    """ARI between the full-data labels (`reference`, else fitted here) and a model fitted on a bootstrap resample,
-    over all the points."""
-    reference = fit(x, k, n_init, seed).labels_ if reference is None else reference
+    """Adjusted Rand index, over the distinct points, between their labels (`reference`, else fitted here) and the
+    labels a model fitted on a bootstrap resample of the rows (results) gives them; a resample with fewer than k
+    distinct points is skipped."""
+    points = distinct.points
+    reference = fit(points, distinct.counts, k, n_init, seed).labels_ if reference is None else reference
     rng = np.random.default_rng(seed)
     scores = []
     for _ in range(resamples):
-        sample = rng.choice(len(x), size=len(x), replace=True)
-        if len(np.unique(x[sample], axis=0)) < k:
+        drawn = np.bincount(distinct.inverse[rng.choice(len(distinct.inverse), size=len(distinct.inverse))],
+                            minlength=len(points)).astype(float)
+        present = drawn > 0
+        if present.sum() <= k:
             continue
-        labels = fit(x[sample], k, n_init, seed).predict(x)
+        labels = fit(points[present], drawn[present], k, n_init, seed).predict(points)
         scores.append(round(float(adjusted_rand_score(reference, labels)), DIGITS))
     return scores
 
 
+@dataclass(frozen=True)
+class KVerdict:
+    """What the diagnostics say of k: whether they support `k` (the study's, `cluster.k`), the k of highest
+    silhouette (`preferred_k`) with its bootstrap ARI, and `supported_k`, the k they support: `k` when supported,
+    else the preferred k when it is stable enough, else None."""
+    k: int
+    supported: bool | None
+    preferred_k: int | None
+    supported_k: int | None
+    silhouette_k: float | None
+    silhouette_best: float | None
+    stability_ari_mean: float | None
+    preferred_stability_ari_mean: float | None
+    rule: str
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 def k_verdict(k_diagnostics: Sequence[dict[str, float]], k: int, stability_mean: float | None,
-              tolerance: float, min_stability: float) -> dict[str, Any]:
+              tolerance: float, min_stability: float, preferred_stability: float | None = None) -> KVerdict:
     """Whether the diagnostics support k: the preferred k has the highest silhouette (the smaller on a tie); k is
-    supported when its silhouette is within `tolerance` of it and its bootstrap ARI mean is >= `min_stability`."""
+    supported when its silhouette is within `tolerance` of it and its bootstrap ARI mean is >= `min_stability`.
+    `preferred_stability`: the preferred k's bootstrap ARI mean (when it is not k)."""
+    rule = (f"preferred k: highest silhouette; k supported when its silhouette is within {tolerance} of the best "
+            f"and its mean bootstrap ARI >= {min_stability}")
     silhouettes = {int(row["k"]): row["silhouette"] for row in k_diagnostics}
     if not silhouettes:
-        return {"supported": None, "preferred_k": None, "message": "No k could be compared"}
+        return KVerdict(k, None, None, None, None, None, stability_mean, None, rule, "No k could be compared")
     preferred = min(silhouettes, key=lambda candidate: (-silhouettes[candidate], candidate))
     own = silhouettes.get(k)
     close = own is not None and own >= silhouettes[preferred] - tolerance
     stable = stability_mean is not None and stability_mean >= min_stability
+    preferred_ari = stability_mean if preferred == k else preferred_stability
     reasons = []
     if not close:
         reasons.append(f"silhouette {own:.2f} at k = {k} against {silhouettes[preferred]:.2f} at k = {preferred}"
@@ -171,29 +236,23 @@ def k_verdict(k_diagnostics: Sequence[dict[str, float]], k: int, stability_mean:
         reasons.append("bootstrap stability unknown" if stability_mean is None else
                        f"bootstrap ARI {stability_mean:.2f} below {min_stability}")
     supported = close and stable
-    message = (f"The diagnostics support k = {k} (silhouette within {tolerance} of the best, k = {preferred}; "
-               f"bootstrap ARI {stability_mean:.2f})" if supported else
-               f"The diagnostics do not support k = {k}: {'; '.join(reasons)}; " +
-               (f"they prefer k = {preferred}" if preferred != k else "no other k separates better") +
-               (" (the largest k compared: more clusters may separate better still)"
-                if preferred == max(silhouettes) and preferred != k else ""))
-    return {"supported": supported, "preferred_k": preferred, "silhouette_k": own,
-            "silhouette_best": silhouettes[preferred], "stability_ari_mean": stability_mean,
-            "rule": f"preferred k: highest silhouette; k supported when its silhouette is within {tolerance} of the "
-                    f"best and its mean bootstrap ARI >= {min_stability}", "message": message}
-
-
-def efficiency_column(frame: pd.DataFrame) -> str:
-    """Round-relative accelerator-hours when the features stage provides them, else accelerator-hours."""
-    return RELATIVE_HOURS if RELATIVE_HOURS in frame and frame[RELATIVE_HOURS].notna().any() else "accelerator_hours"
-
-
-def order_by_efficiency(frame: pd.DataFrame, labels: np.ndarray) -> np.ndarray:
-    """Clusters numbered 0..k-1 from the lowest median of `efficiency_column` (ties: the faster median time)."""
-    medians = frame.assign(label=labels).groupby("label")[[efficiency_column(frame), "time_to_train_min"]].median()
-    order = medians.sort_values([efficiency_column(frame), "time_to_train_min"]).index
-    mapping = {old: new for new, old in enumerate(order)}
-    return np.array([mapping[label] for label in labels])
+    preferred_stable = preferred_ari is not None and preferred_ari >= min_stability
+    supported_k = k if supported else preferred if preferred != k and preferred_stable else None
+    if supported:
+        message = (f"The diagnostics support k = {k} (silhouette within {tolerance} of the best, k = {preferred}; "
+                   f"bootstrap ARI {stability_mean:.2f})")
+    else:
+        message = f"The diagnostics do not support k = {k}: {'; '.join(reasons)}; "
+        if preferred == k:
+            message += "no other k separates better"
+        else:
+            message += (f"they prefer k = {preferred}" + (f" (bootstrap ARI {preferred_ari:.2f}"
+                        f"{'' if preferred_stable else f', below {min_stability}: not stable either'})"
+                        if preferred_ari is not None else ""))
+            if preferred == max(silhouettes):
+                message += " (the largest k compared: more clusters may separate better still)"
+    return KVerdict(k, supported, preferred, supported_k, own, silhouettes[preferred], stability_mean,
+                    preferred_ari, rule, message)
 
 
 def _optional(value: Any) -> float | None:
@@ -211,16 +270,63 @@ def family_counts(group: pd.DataFrame) -> pd.Series:
     return counts.iloc[sorted(range(len(counts)), key=lambda i: (-counts.iloc[i], counts.index[i]))]
 
 
+def table_link(family: Any, form_factor: Any) -> str | None:
+    """The accelerator-to-accelerator link kind of `family` in `form_factor` when pipeline/mlperf/links.csv lists a
+    single one for it (its rows of that form factor, else its rows for every form factor): ICI for a TPU, NVLink
+    for an H100 SXM; None when the table lists none or several (an A100 PCIe may have an NVLink bridge or not)."""
+    table = link_table()
+    rows = table[table["family"] == family]
+    if isinstance(form_factor, str) and (rows["form_factor"] == form_factor).any():
+        rows = rows[rows["form_factor"] == form_factor]
+    elif (rows["form_factor"] == "").any():
+        rows = rows[rows["form_factor"] == ""]
+    kinds = rows["link"].unique()
+    return str(kinds[0]) if len(kinds) == 1 else None
+
+
+def member_links(group: pd.DataFrame) -> pd.Series:
+    """Each member's intra-node link kind: the one its description states (`interconnect_intra`), else the one the
+    link table gives its family and form factor (`table_link`), else missing."""
+    stated = group.get("interconnect_intra", pd.Series(None, index=group.index, dtype=object))
+    form = group.get("accelerator_form_factor", pd.Series(None, index=group.index, dtype=object))
+    return pd.Series([link if isinstance(link, str) else table_link(family, form_factor)
+                      for link, family, form_factor in zip(stated, group["accelerator_family"], form)],
+                     index=group.index, dtype=object)
+
+
+def vendor_links(group: pd.DataFrame) -> dict[str, str]:
+    """The most common intra-node link kind (`member_links`) of each accelerator vendor's members, vendors with
+    most members first; a vendor none of whose members has a known link is left out."""
+    links = member_links(group)
+    vendors = group.get("accelerator_vendor", pd.Series("unknown", index=group.index)).fillna("unknown").astype(str)
+    order = vendors.value_counts()
+    found = {}
+    for vendor in sorted(order.index, key=lambda name: (-order[name], name)):
+        link = _most_common(links[vendors == vendor])
+        if link:
+            found[vendor] = link
+    return found
+
+
 def cluster_name(group: pd.DataFrame) -> str:
-    """A short name from the profile, e.g. "8-64 H100, NVLink": the accelerator range, the families of at least a
-    quarter of the members (two at most; "and others" when they cover less than three quarters) and the most common
-    intra-node link."""
+    """A short name from the profile: the accelerator range, the family when it holds most members ("8-64 H100"
+    when it holds all, "8-64 mostly H100" when more than half, "8-64 mixed" otherwise), and the intra-node link by
+    its name: the dominant family's most common link, or in a mixed cluster the link of each vendor holding at
+    least `NAMED_VENDOR_SHARE` of the members ("NVLink (NVIDIA), ICI (Google)"). Links come from `member_links`,
+    so a TPU's is ICI, never another vendor's NVLink."""
     low, high = int(group["accelerator_count"].min()), int(group["accelerator_count"].max())
     shares = family_counts(group) / len(group)
-    shown = shares[shares >= NAMED_FAMILY_SHARE].head(2) if shares.iloc[0] >= NAMED_FAMILY_SHARE else shares.head(1)
-    family = "/".join(shown.index) + (" and others" if shown.sum() < NAMED_COVERAGE else "")
-    link = _most_common(group.get("interconnect_intra", pd.Series(dtype=object)))
-    return f"{low if low == high else f'{low}-{high}'} {family}" + (f", {link}" if link else "")
+    top, share = str(shares.index[0]), float(shares.iloc[0])
+    size = f"{low}" if low == high else f"{low}-{high}"
+    if share > 0.5:
+        family = top if share == 1 else f"mostly {top}"
+        link = _most_common(member_links(group)[group["accelerator_family"].fillna("unknown").astype(str) == top])
+        return f"{size} {family}" + (f", {link}" if link else "")
+    vendors = group.get("accelerator_vendor", pd.Series("unknown", index=group.index)).fillna("unknown").astype(str)
+    named = {vendor: link for vendor, link in vendor_links(group).items()
+             if (vendors == vendor).mean() >= NAMED_VENDOR_SHARE}
+    links = ", ".join(f"{link} ({vendor})" for vendor, link in named.items())
+    return f"{size} mixed" + (f", {links}" if links else "")
 
 
 def profiles(frame: pd.DataFrame, min_size: int) -> list[dict[str, Any]]:
@@ -234,7 +340,8 @@ def profiles(frame: pd.DataFrame, min_size: int) -> list[dict[str, Any]]:
             "accelerators_min": float(group["accelerator_count"].min()),
             "accelerators_max": float(group["accelerator_count"].max()),
             "families": {str(name): int(count) for name, count in families.head(4).items()},
-            "interconnect_intra": _most_common(group.get("interconnect_intra", pd.Series(dtype=object))),
+            "family_share": round(float(families.iloc[0] / len(group)), DIGITS),
+            "links": vendor_links(group),
             "accelerator_year_median": _optional(group["accelerator_year"].median()),
         }
         for column in PROFILED:
@@ -251,14 +358,17 @@ def profiles(frame: pd.DataFrame, min_size: int) -> list[dict[str, Any]]:
 
 
 def describe(profile: dict[str, Any]) -> str:
-    families = ", ".join(list(profile["families"])[:2])
+    """One sentence of a profile: "12 results on 8-64 accelerators (H100 9, A100 3): median 20.1 min, 12.0
+    accelerator-hours, round efficiency 0.61, scaling efficiency 0.85"."""
+    families = ", ".join(f"{name} {count}" for name, count in list(profile["families"].items())[:3])
     low, high = int(profile["accelerators_min"]), int(profile["accelerators_max"])
     size = f"{low}" if low == high else f"{low}-{high}"
-    efficiency = profile.get("scaling_efficiency_median")
-    efficiency_text = "" if efficiency is None else f", median scaling efficiency {efficiency:.2f}"
-    return (f"{profile['size']} results on {size} accelerators (mostly {families}): median "
-            f"{profile['time_to_train_min_median']:.1f} min and {profile['accelerator_hours_median']:.1f} "
-            f"accelerator-hours{efficiency_text}")
+    extra = "".join(f", {label} {profile[key]:.2f}" for key, label in
+                    ((f"{ROUND_EFFICIENCY}_median", "round efficiency"),
+                     ("scaling_efficiency_median", "scaling efficiency")) if profile.get(key) is not None)
+    return (f"{profile['size']} results on {size} accelerators ({families}): median "
+            f"{profile['time_to_train_min_median']:.1f} min, {profile['accelerator_hours_median']:.1f} "
+            f"accelerator-hours{extra}")
 
 
 def _skipped(frame: pd.DataFrame, reason: str, k: int, **details: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -271,7 +381,9 @@ def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: 
                       feature_source: str = "importance") -> tuple[pd.DataFrame, dict[str, Any]]:
     """k-means of one benchmark's configurations (one row per result) on `candidates` that survive the checks.
 
-    Returns the frame with a `cluster` column (0 = most efficient) and clusters.json's content.
+    Returns the frame with a `cluster` column (0 = the highest median round efficiency) and clusters.json's
+    content (`n_distinct` distinct configurations, `share_repeated` of the results repeating one, the k verdict as
+    `KVerdict.as_dict`).
     """
     k, n_init, seed = settings.k, settings.n_init, settings.seed
     if len(frame) <= k:
@@ -283,27 +395,36 @@ def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: 
         return _skipped(frame, "no configuration feature is usable for clustering (see dropped_features)", k,
                         **{**chosen, "features": []})
     x = design_matrix(frame, features)
-    if len(np.unique(x, axis=0)) <= k:
+    distinct = distinct_points(x)
+    if len(distinct.points) <= k:
         return _skipped(frame, f"fewer than {k + 1} distinct configurations on {', '.join(features)}", k,
                         **{**chosen, "features": []})
     # One thread: start-up costs more than it saves on a few hundred points. The data are finite and the
     # settings checked, so sklearn's per-call checks (a good part of a fit this small) are skipped.
     with threadpool_limits(1), config_context(assume_finite=True, skip_parameter_validation=True):
-        model = fit(x, k, n_init, seed)
-        labels = order_by_efficiency(frame, model.labels_)
-        ari = stability(x, k, n_init, seed, settings.bootstrap, reference=model.labels_)
-        k_diagnostics = diagnostics(x, settings.k_range, n_init, seed, fitted={k: model})
+        model = fit(distinct.points, distinct.counts, k, n_init, seed)
+        labels = order_by_efficiency(frame, model.labels_[distinct.inverse])
+        ari = stability(distinct, k, n_init, seed, settings.bootstrap, reference=model.labels_)
+        k_diagnostics = diagnostics(distinct, settings.k_range, n_init, seed, fitted={k: model})
+        ari_mean = _mean(ari)
+        preferred = k_verdict(k_diagnostics, k, ari_mean, settings.silhouette_tolerance,
+                              settings.min_stability).preferred_k
+        preferred_ari = (_mean(stability(distinct, preferred, n_init, seed, settings.bootstrap))
+                         if preferred is not None and preferred != k else None)
+    verdict = k_verdict(k_diagnostics, k, ari_mean, settings.silhouette_tolerance, settings.min_stability,
+                        preferred_ari)
     clustered = frame.assign(cluster=labels)
     cluster_profiles = profiles(clustered, settings.min_size)
-    ari_mean = round(float(np.mean(ari)), DIGITS) if ari else None
     summary = {"status": "ok", "k": k, **chosen, "ordered_by": efficiency_column(frame),
+               "n_distinct": len(distinct.points), "share_repeated": round(distinct.share_repeated, DIGITS),
                "profiles": cluster_profiles, "diagnostics": k_diagnostics, "stability_ari": ari,
-               "stability_ari_mean": ari_mean,
-               "k_verdict": k_verdict(k_diagnostics, k, ari_mean, settings.silhouette_tolerance,
-                                      settings.min_stability),
-               "min_size": settings.min_size,
+               "stability_ari_mean": ari_mean, "k_verdict": verdict.as_dict(), "min_size": settings.min_size,
                "small_clusters": [p["cluster"] for p in cluster_profiles if p["small"]]}
     return clustered, summary
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return round(float(np.mean(values)), DIGITS) if len(values) else None
 
 
 def plot_diagnostics(summary: dict[str, Any], benchmark: str, target: Path) -> None:
@@ -315,10 +436,14 @@ def plot_diagnostics(summary: dict[str, Any], benchmark: str, target: Path) -> N
         if not data.empty:
             axis.plot(data["k"], data[column], marker="o")
             axis.axvline(summary["k"], color="grey", linestyle="--", linewidth=1)
+            preferred = summary.get("k_verdict", {}).get("preferred_k")
+            if preferred is not None and preferred != summary["k"]:
+                axis.axvline(preferred, color="grey", linestyle=":", linewidth=1)
         axis.set_xlabel("Number of clusters k")
         axis.set_ylabel(label)
     axes[3].hist(summary["stability_ari"] or [np.nan], bins=10, range=(-0.1, 1.0))
     axes[3].set_xlabel(f"Adjusted Rand index, k = {summary['k']}")
     axes[3].set_ylabel("Bootstrap resamples")
-    figure.suptitle(f"{benchmark}: choosing k and how stable the clusters are")
+    figure.suptitle(f"{benchmark}: choosing k (dashed: the study's k, dotted: the best silhouette) and how stable "
+                    f"the clusters are")
     plots.save(figure, target)

@@ -15,9 +15,10 @@ result's converged runs (`pipeline.analysis.configurations`).
 - `scaling_efficiency` = speedup / (accelerator_count / base_count): 1 is ideal linear scaling, below 1 is
   sublinear; above 1 (superlinear within the series) happens when the larger member also changed what the key
   does not see (nodes, interconnect, batch size).
-- `relative_accelerator_hours` = the fewest accelerator-hours of any result of the same benchmark, round and
+- `round_efficiency` = the fewest accelerator-hours of any result of the same benchmark, round and
   division / this result's accelerator-hours: 1 is the most hardware-efficient result of its round, 0.5 used
-  twice its hardware time. It compares submitters fairly within a round.
+  twice its hardware time. It compares submitters fairly within a round. A group of results (a cluster) is the
+  more hardware-efficient the higher its median round efficiency (`order_by_efficiency`).
 - `throughput_per_accelerator` = median training throughput of the result's converged runs (samples/s, see
   `pipeline.mlperf.logparse.RunFacts.throughput_samples_per_s`) / accelerator_count.
 - Within a series, scaling efficiency splits into two factors against the series' base result (the best time at
@@ -38,6 +39,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+from pipeline.core.features import ROUND_EFFICIENCY
 
 # A scaling series: one round, benchmark, division, submitter, accelerator family and form factor and software
 # stack; its members differ only in accelerator count.
@@ -97,5 +100,24 @@ def efficiency_metrics(configurations: pd.DataFrame) -> pd.DataFrame:
                                                        frame["epochs_to_converge"] / frame["base_epochs"])
     frame["throughput_scaling"] = frame["scaling_efficiency"] * frame["convergence_work_ratio"]
     best_hours = frame.groupby(ROUND_GROUP, dropna=False)["accelerator_hours"].transform("min")
-    frame["relative_accelerator_hours"] = best_hours / frame["accelerator_hours"]
+    frame["round_efficiency"] = best_hours / frame["accelerator_hours"]
     return frame.drop(columns=["base_count", "base_time", "base_samples", "base_epochs"])
+
+
+def efficiency_column(frame: pd.DataFrame) -> str:
+    """What groups of results are ordered by: round efficiency when the frame has any, else accelerator-hours."""
+    known = ROUND_EFFICIENCY in frame and frame[ROUND_EFFICIENCY].notna().any()
+    return ROUND_EFFICIENCY if known else "accelerator_hours"
+
+
+def order_by_efficiency(frame: pd.DataFrame, labels: np.ndarray | pd.Series) -> np.ndarray:
+    """Groups numbered 0..k-1 from the most hardware-efficient: the highest median round efficiency (ties: the
+    faster median time to train); without round efficiency, the lowest median accelerator-hours. One group label
+    per row of `frame` in, the new label of each row out (group 0 holds the most hardware-efficient rows)."""
+    column = efficiency_column(frame)
+    labels = np.asarray(labels)
+    medians = frame.assign(label=labels).groupby("label")[[column, "time_to_train_min"]].median()
+    order = medians.sort_values([column, "time_to_train_min"],
+                                ascending=[column == "accelerator_hours", True], kind="mergesort").index
+    mapping = {old: new for new, old in enumerate(order)}
+    return np.array([mapping[label] for label in labels])

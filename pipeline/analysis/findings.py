@@ -12,7 +12,7 @@ no evidence either way.
 - diminishing: within each series of at least three counts, efficiency falls with the count (Spearman rho per
   series; a sign test over the series; bootstrap interval of the median rho).
 - moderate / latest: the top `top_share` of each round by round-relative hardware efficiency
-  (`relative_accelerator_hours`) holds more results with `moderate` accelerators (or with the round's newest
+  (`round_efficiency`) holds more results with `moderate` accelerators (or with the round's newest
   accelerator generation) than all results do (one-sided Fisher exact test; bootstrap interval of the difference
   in shares).
 - host: that top share has more host CPU cores per node and faster intra-node links than the rest (one-sided
@@ -246,7 +246,7 @@ def diminishing(frame: pd.DataFrame, settings: Findings) -> dict[str, Any]:
 def top_by_round(frame: pd.DataFrame, share: float) -> pd.Series:
     """True for the best `share` of each round by round-relative hardware efficiency (at least one per round;
     results tied with the last one kept are kept too)."""
-    efficiency = frame["relative_accelerator_hours"]
+    efficiency = frame["round_efficiency"]
     ranks = efficiency.groupby(frame["round"]).rank(ascending=False, method="min")
     sizes = frame.groupby("round")["round"].transform("size")
     return (ranks <= np.maximum(1, np.floor(share * sizes))) & efficiency.notna()
@@ -340,7 +340,7 @@ def largest(frame: pd.DataFrame, settings: Findings) -> list[dict[str, Any]]:
     results = []
     for key, values, label, bigger in (
             ("largest_fastest", relative_time, "time over the round's best time", False),
-            ("largest_inefficient", frame["relative_accelerator_hours"], "round-relative hardware efficiency",
+            ("largest_inefficient", frame["round_efficiency"], "round-relative hardware efficiency",
              False)):
         first, second = values[big].to_numpy(float), values[~big].to_numpy(float)
         verdict, p_value, interval = compare_groups(first, second, settings, bigger)
@@ -360,7 +360,7 @@ def evaluate(frame: pd.DataFrame, settings: Findings) -> list[dict[str, Any]]:
     """Every finding of `CLAIMS` tested on one benchmark's in-scope results (configurations.parquet columns),
     in the order of `CLAIMS`."""
     required = {"round", "series", "accelerator_count", "time_to_train_min", "scaling_efficiency",
-                "relative_accelerator_hours", "accelerator_year", "host_cpu_cores", "interconnect_intra_gbps"}
+                "round_efficiency", "accelerator_year", "host_cpu_cores", "interconnect_intra_gbps"}
     missing = sorted(required - set(frame.columns))
     if missing:
         raise ValueError(f"evaluate needs the columns {missing}")

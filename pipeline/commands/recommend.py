@@ -15,14 +15,11 @@ the reason it is listed and, for a forecast, the forecast itself (interval, meth
 rounds fitted on). Families with candidates that no constraint-meeting candidate represents are listed with the
 constraint that left them out (a family without a price under --max-cost, say).
 
-Order: the rank printed beside each candidate (1 is best): by non-dominated front on time to train and
-accelerator-hours among the candidates that meet the constraints (none is listed above one at least as fast with
-at most as many accelerator-hours), then by TOPSIS score (params `rank.criteria`) within a front; a published
-result's place in the whole published ranking is not its rank here, since the constraints change the fronts.
-Every candidate is scored against the same reference, the best and worst published value of each criterion
-(TOPSIS with min-max normalisation, as `pipeline.analysis.ranking` computes it), a value better than the best
-published counting as the best; so the two kinds of score are comparable and a prediction does not
-move any published score.
+Order: the rank printed beside each candidate (1 is best), as the ranking orders: by non-dominated front on time to
+train and accelerator-hours among the listed candidates (none is listed above one at least as fast with at most as
+many accelerator-hours), then by the ranking's trade-off score (`pipeline.analysis.ranking.scores` on params
+`rank.criteria`, lower is better) within a front. A candidate's score depends on that candidate alone, so published
+and predicted scores are comparable and a prediction moves no published score.
 
 Constraints are conservative for predictions: a predicted configuration meets a deadline or a budget only
 if the upper end of its prediction interval does. Costs are accelerator-hours times the price per
@@ -46,16 +43,15 @@ import pandas as pd
 from pipeline.analysis.forecast import FittedBenchmark, answer, retirement_note
 from pipeline.analysis.models_artifact import saved_models
 from pipeline.analysis.prices import load_prices
-from pipeline.analysis.ranking import criteria_matrix, nondominated_fronts
+from pipeline.analysis.ranking import nondominated_fronts, scores
 from pipeline.analysis.scope import republication
 from pipeline.core import paths
 from pipeline.core.cli import ArgumentParser, canonical_spelling
-from pipeline.core.errors import ParamsError, UsageError, cli
+from pipeline.core.errors import UsageError, cli
 from pipeline.settings import Trust, load_settings
 
 CANDIDATE_COLUMNS = ["kind", "label", "accelerator_family", "accelerator_count", "time_to_train_min",
                      "time_high_min", "accelerator_hours", "scaling_efficiency", "score", "detail", "forecast"]
-PREDICTED_CRITERIA = ["time_to_train_min", "accelerator_hours", "scaling_efficiency"]
 
 
 @dataclass(frozen=True)
@@ -121,43 +117,17 @@ def predicted_candidates(fitted: FittedBenchmark, rule: Trust,
                     "score": np.nan, "forecast": forecast.as_dict(),
                     "detail": f"forecast for the next round by the {forecast.method} ({forecast.kind}), "
                               f"{100 * fitted.interval:.0f}% interval {forecast.low_min:.3g} to "
-                              f"{forecast.high_min:.3g} min, scored against the published ranking"})
+                              f"{forecast.high_min:.3g} min, scored as published results are"})
     return pd.DataFrame(rows, columns=CANDIDATE_COLUMNS), untrusted
 
 
-def anchored_topsis(reference: np.ndarray, candidates: np.ndarray, weights: np.ndarray,
-                    types: np.ndarray) -> np.ndarray:
-    """TOPSIS scores of `candidates` with the min-max normalisation and ideal points of `reference`.
-
-    On the reference rows themselves this is exactly pymcdm's TOPSIS (as in pipeline.analysis.ranking). Normalised
-    values are clipped to [0, 1]: better than the best reference value scores as the best.
-    """
-    low, high = reference.min(axis=0), reference.max(axis=0)
-    span = np.where(high > low, high - low, 1.0)
-
-    def normalised(matrix: np.ndarray) -> np.ndarray:
-        scaled = np.where(types > 0, matrix - low, high - matrix) / span
-        return np.where(high > low, np.clip(scaled, 0.0, 1.0), 1.0)  # a constant criterion: pymcdm gives 1
-
-    weighted_reference = normalised(reference) * weights
-    ideal, anti_ideal = weighted_reference.max(axis=0), weighted_reference.min(axis=0)
-    weighted = normalised(candidates) * weights
-    to_ideal = np.sqrt(((weighted - ideal) ** 2).sum(axis=1))
-    to_anti_ideal = np.sqrt(((weighted - anti_ideal) ** 2).sum(axis=1))
-    return to_anti_ideal / (to_ideal + to_anti_ideal)
-
-
-def score_candidates(candidates: pd.DataFrame, ranking: pd.DataFrame, criteria: dict[str, Any]) -> pd.DataFrame:
-    """`candidates` with `score`: TOPSIS anchored on the whole published ranking (see `anchored_topsis`)."""
+def score_candidates(candidates: pd.DataFrame, criteria: dict[str, Any]) -> pd.DataFrame:
+    """`candidates` with `score`: the ranking's trade-off score (`pipeline.analysis.ranking.scores`) on params
+    `rank.criteria`, which name time to train and accelerator-hours only (`pipeline.settings.RANK_CRITERIA`), both
+    known for a prediction."""
     if candidates.empty:
         return candidates
-    unknown = [name for name in criteria if name not in PREDICTED_CRITERIA]
-    if unknown:
-        raise ParamsError(f"params.yaml rank.criteria uses {', '.join(unknown)}, which a prediction does not have; "
-                          f"predicted configurations can be scored on {', '.join(PREDICTED_CRITERIA)}")
-    reference, weights, types = criteria_matrix(ranking, criteria)
-    values = candidates[list(criteria)].astype(float).to_numpy()
-    return candidates.assign(score=anchored_topsis(reference, values, weights, types))
+    return candidates.assign(score=scores(candidates, criteria))
 
 
 def with_costs(candidates: pd.DataFrame, prices: dict[str, float] | None) -> pd.DataFrame:
@@ -203,13 +173,13 @@ def why_infeasible(candidates: pd.DataFrame, constraints: list[Constraint]) -> s
 
 def recommend(candidates: pd.DataFrame, constraints: list[Constraint], floor: float) -> pd.DataFrame:
     """The candidates that meet every constraint, by non-dominated front on time to train and accelerator-hours
-    (as the ranking), best score first within a front, with their `rank` in that order (1 is best) and the
-    reason each is listed."""
+    (as the ranking), lowest trade-off score first within a front, with their `rank` in that order (1 is best)
+    and the reason each is listed."""
     chosen = candidates[feasible(candidates, constraints)]
     chosen = chosen.assign(front=nondominated_fronts(chosen["time_to_train_min"].to_numpy(dtype=float),
                                                      chosen["accelerator_hours"].to_numpy(dtype=float)))
     chosen = chosen.sort_values(["front", "score", "accelerator_hours", "label"],
-                                ascending=[True, False, True, True]).drop(columns="front").reset_index(drop=True)
+                                kind="mergesort").drop(columns="front").reset_index(drop=True)
     return chosen.assign(rank=np.arange(1, len(chosen) + 1),
                          reason=[_reason(row, constraints, floor) for row in chosen.to_dict(orient="records")])
 
@@ -309,8 +279,8 @@ def render(chosen: pd.DataFrame, candidates: pd.DataFrame, constraints: list[Con
     kinds = candidates["kind"].value_counts()
     lines = [f"{benchmark}{' (' + ', '.join(families) + ')' if families else ''}: {len(chosen)} of "
              f"{len(candidates)} candidates ({kinds.get('published', 0)} published, {kinds.get('predicted', 0)} "
-             f"predicted) meet {rule}; ordered by rank: front on time and accelerator-hours among them, then best "
-             f"score (every candidate is scored against the published ranking, so the scores are comparable)"]
+             f"predicted) meet {rule}; ordered by rank: front on time and accelerator-hours, then lowest trade-off "
+             f"score first (the ranking's: each candidate's own, so published and predicted scores compare)"]
     if prices_path is not None:
         lines.append(f"cost = accelerator-hours x the price per accelerator-hour in {prices_path}, as given there: "
                      f"this tool has no market data")
@@ -323,7 +293,7 @@ def render(chosen: pd.DataFrame, candidates: pd.DataFrame, constraints: list[Con
         cost = "" if "cost" not in row else ", no price" if math.isnan(row["cost"]) else f", cost {row['cost']:.3g}"
         lines.append(f"{row['rank']:2d}. [{row['kind']}] {row['label']}: {row['accelerator_family']} x "
                      f"{row['accelerator_count']:g}, {row['time_to_train_min']:.3g} min, "
-                     f"{row['accelerator_hours']:.3g} accelerator-hours{cost}, score {row['score']:.3f}")
+                     f"{row['accelerator_hours']:.3g} accelerator-hours{cost}, trade-off score {row['score']:.4g}")
         lines.append(f"    why: {row['reason']}")
     return "\n".join(lines)
 
@@ -336,8 +306,8 @@ def build_candidates(fitted: FittedBenchmark, ranking: pd.DataFrame, rule: Trust
     if families:
         published = published[published["accelerator_family"].isin(families)]
     predicted, untrusted = predicted_candidates(fitted, rule, families)
-    # Both kinds are scored against the whole published ranking, so their scores are comparable.
-    published, predicted = (score_candidates(candidates, ranking, criteria) for candidates in (published, predicted))
+    # Both kinds are scored by the ranking's own score, which depends on each candidate alone.
+    published, predicted = (score_candidates(candidates, criteria) for candidates in (published, predicted))
     return with_costs(pd.concat([published, predicted], ignore_index=True), prices), untrusted
 
 

@@ -42,10 +42,14 @@ class Clusters(Artifact):
     features: list[str]
     profiles: list[dict[str, Any]]
     diagnostics: list[dict[str, Any]]
+    k_verdict: dict[str, Any] | None = None  # pipeline.analysis.clustering.KVerdict.as_dict
     reason: str | None = None
 
 
 class Rank(Artifact):
+    pick: dict[str, Any] | None = None  # pipeline.analysis.ranking.Pick.as_dict
+    clusters: list[dict[str, Any]] = []  # pipeline.analysis.ranking.ClusterStanding.as_dict, by cluster
+    most_efficient_cluster: int | None = None
     reason: str | None = None
 
 

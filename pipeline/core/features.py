@@ -12,8 +12,8 @@ CATEGORICAL_FEATURES = [
 ]
 
 # Outcomes each cluster is profiled on, and the columns clustered and drawn on a log scale (they span decades).
-RELATIVE_HOURS = "relative_accelerator_hours"  # accelerator-hours over the round's best (features stage)
-PROFILED = ["time_to_train_min", "accelerator_hours", "scaling_efficiency", RELATIVE_HOURS]
+ROUND_EFFICIENCY = "round_efficiency"  # accelerator-hours over the round's best (features stage)
+PROFILED = ["time_to_train_min", "accelerator_hours", "scaling_efficiency", ROUND_EFFICIENCY]
 LOG_SCALED = {"time_to_train_min", "accelerator_hours", "accelerator_count", "n_nodes", "accelerators_per_node",
               "accelerator_memory_gib", "host_cpu_cores", "host_memory_gib", "interconnect_intra_gbps",
               "interconnect_inter_gbps"}

@@ -69,7 +69,7 @@ CONFIGURATION_COLUMNS = [
     "accelerators_per_node", "host_cpu_vendor", "host_cpu_model", "host_cpu_cores", "host_memory_gib",
     "interconnect_intra", "interconnect_intra_gbps", "interconnect_inter", "interconnect_inter_gbps",
     "framework", "throughput_samples_per_s", "samples_to_converge", "epochs_to_converge", "series",
-    "accelerator_hours", "speedup", "scaling_efficiency", "relative_accelerator_hours", "throughput_per_accelerator",
+    "accelerator_hours", "speedup", "scaling_efficiency", "round_efficiency", "throughput_per_accelerator",
     "throughput_scaling", "convergence_work_ratio",
 ]
 
@@ -84,7 +84,7 @@ CONFIGURATIONS = pa.DataFrameSchema(
         "accelerator_hours": pa.Column(float, pa.Check.gt(0), nullable=True),
         "series": _OPTIONAL_TEXT,
         "scaling_efficiency": pa.Column(float, pa.Check.gt(0), nullable=True),
-        "relative_accelerator_hours": pa.Column(float, [pa.Check.gt(0), pa.Check.le(1)], nullable=True),
+        "round_efficiency": pa.Column(float, [pa.Check.gt(0), pa.Check.le(1)], nullable=True),
         "samples_to_converge": pa.Column(float, pa.Check.ge(0), nullable=True),
         "epochs_to_converge": pa.Column(float, pa.Check.ge(0), nullable=True),
         "throughput_scaling": pa.Column(float, pa.Check.gt(0), nullable=True),

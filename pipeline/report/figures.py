@@ -77,7 +77,7 @@ def _scatter_by_cluster(axis: Any, clustered: pd.DataFrame, x: str, y: str, best
     jitter = np.random.default_rng(0).uniform(-JITTER, JITTER, len(clustered))
     clustered = clustered.assign(**{x: clustered[x] * (1 + jitter)})
     # Hollow markers of distinct shapes: where clusters overlap (they do, at 8 accelerators) every one shows
-    # through; the best cluster is filled and drawn on top.
+    # through; the most hardware-efficient cluster is filled and drawn on top.
     for cluster, group in clustered.groupby("cluster"):
         best = int(cluster) == best_cluster
         colour = cluster_colour(int(cluster))
@@ -87,9 +87,11 @@ def _scatter_by_cluster(axis: Any, clustered: pd.DataFrame, x: str, y: str, best
 
 
 def cluster_label(cluster: int, names: dict[int, str], best: bool = False) -> str:
-    """"2: 2-64 H100, NVLink (best)": the cluster's id and profile name, wrapped for a legend."""
+    """"0: 2-64 H100, NVLink (most hardware-efficient)": the cluster's id and profile name, and whether it is the
+    most hardware-efficient cluster (`best`), wrapped for a legend."""
     name = names.get(cluster, "")
-    text = f"{cluster}: {name}{' (best)' if best else ''}" if name else f"{cluster}{' (best)' if best else ''}"
+    mark = " (most hardware-efficient)" if best else ""
+    text = f"{cluster}: {name}{mark}" if name else f"{cluster}{mark}"
     return textwrap.fill(text, LEGEND_WIDTH, subsequent_indent="   ")
 
 
@@ -306,8 +308,8 @@ def draw_benchmark(clustered: pd.DataFrame, ranking: pd.DataFrame, clusters: dic
     """The PNG bytes of one analysed benchmark's figures, by name (the file is `<name>.png`).
 
     `clustered`: clusters.parquet (one row per configuration, with `cluster`); `ranking`: ranking.csv;
-    `clusters`: clusters.json; `best_cluster`: rank.json's first-ranked cluster; `importance`: importance.json
-    (its figure only when its status is ok)."""
+    `clusters`: clusters.json; `best_cluster`: rank.json's most hardware-efficient cluster (the highest median
+    round efficiency); `importance`: importance.json (its figure only when its status is ok)."""
     if clustered.empty or "cluster" not in clustered:
         raise ValueError("clustered configurations must be a non-empty table with a `cluster` column")
     names = {int(p["cluster"]): p.get("name", "") for p in clusters.get("profiles", [])}

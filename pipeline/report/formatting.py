@@ -18,7 +18,7 @@ from pipeline.core.colours import COLOURBLIND
 from pipeline.mlperf.catalogue import round_version
 
 # How a number reads: `readable` as many digits as a reader needs (4,320 / 13.5 / 1.80 / 0.358), `ratio` two
-# decimals (efficiencies, speed-ups, R²), `score` three (TOPSIS scores), `year` none (2023), `money` two with
+# decimals (efficiencies, speed-ups, R²), `score` three (importances), `year` none (2023), `money` two with
 # thousands separators (prices and costs), `percent` a value already in percent with one decimal (an error,
 # 7.4%), `share` a fraction as a whole percentage (coverage, 0.913 -> 91%), `times` a factor (1.85×).
 Style = Literal["readable", "ratio", "score", "year", "money", "percent", "share", "times"]
@@ -41,7 +41,7 @@ FEATURE_LABELS = {
     "accelerator_form_factor": "accelerator form factor", "host_cpu_vendor": "host CPU vendor",
     "interconnect_intra": "intra-node link kind", "interconnect_inter": "inter-node link kind",
     "framework": "framework", "round_year": "round (software era)",
-    "relative_accelerator_hours": "accelerator-hours / round's best",
+    "round_efficiency": "round efficiency",
 }
 TARGET_LABELS = {"log_time_to_train": "time to train", "log_accelerator_hours": "accelerator-hours"}
 

@@ -35,18 +35,24 @@ from pipeline.report.tables import (
 )
 
 TEMPLATE = "report.html.j2"
+STUDY_K = 5  # the published study's number of clusters, named beside `cluster.k` and the k the data support
 # Other benchmarks show their best configurations only; reports/ranking.csv has every row.
 OTHER_RANKING_ROWS = 50
-SUMMARY_TOP = 5
-# The method's names come after what they mean to a buyer, here and in the template.
-BEST_MEANS = ("Best means the best trade-off of time and hardware: fastest to train with the fewest "
-              "accelerator-hours. No configuration is placed above one that is at least as fast with at most as "
-              "many accelerator-hours (non-dominated fronts); within a front, the one closest to the ideal of both "
-              "comes first (TOPSIS).")
-HOW_TO_READ = ("How to read this: each row is one published system trained to MLPerf's quality target; time to "
-               "train is how long you wait, accelerator-hours (accelerators × hours) is the hardware you pay for.",
-               "Lower is better on both; the ranking never puts a configuration above one that beats it on both, "
-               "and the groups (clusters) are named by their hardware.")
+# The method's names come after what they mean to a reader, here and in the template.
+BEST_MEANS = ("The answer is the set of configurations none beats on both time to train and hardware time "
+              "(accelerator-hours): a configuration at least as fast with at most as many accelerator-hours, and "
+              "better on one, would beat it (the non-dominated front). Where one configuration is shown, it is the "
+              "pick: the lowest weighted geometric mean of time and accelerator-hours (a 10% change of either "
+              "weighs alike at equal weights), a rule that no other result's presence or absence can change. "
+              "Below the front, results are ranked front by front, then by that score.")
+HOW_TO_READ = ("How to read this: each row is one published system trained to MLPerf's quality target. Time to "
+               "train is how long you wait; accelerator-hours (accelerators × hours) are the hardware time it took, "
+               "not a price.",
+               "Round efficiency = the round's fewest accelerator-hours ÷ this result's (1 = best). Lower is better "
+               "for time and accelerator-hours.",
+               "A benchmark's answer is its front: the configurations none beats on both time and hardware time. "
+               "Clusters are groups of similar hardware (k-means, k groups); the diagnostics say how well separated "
+               "and stable they are, and which k the data support.")
 
 # The quarantine list by what it means to a reader, in this order: key, short label, label in a sentence, and the
 # phrases of ingest's reasons that make a record of that kind (the first match wins; any other reason is a
@@ -85,8 +91,9 @@ FINDING_CLAIMS = findings.CLAIMS
 # ----------------------------------------------------------------------------------------------------- findings
 
 def best_profile(outputs: BenchmarkOutputs) -> dict[str, Any] | None:
-    return next((p for p in outputs.clusters.get("profiles", []) if p["cluster"] == outputs.rank.get("best_cluster")),
-                None)
+    """The profile of the most hardware-efficient cluster: the highest median round efficiency (rank.json)."""
+    chosen = outputs.rank.get("most_efficient_cluster")
+    return next((p for p in outputs.clusters.get("profiles", []) if p["cluster"] == chosen), None)
 
 
 def findings_of(outputs: BenchmarkOutputs) -> list[Finding]:
@@ -139,9 +146,12 @@ def scope_of(clustered: pd.DataFrame) -> dict[str, Any]:
 
 def cluster_notes(clusters: dict[str, Any]) -> dict[str, Any]:
     """What the page says about how the clusters were made: inputs and where they came from, the dropped
-    candidates with the reason, the k verdict and the clusters too small to read much into."""
+    candidates with the reason, the distinct configurations clustered, the k verdict and the k the diagnostics
+    support, and the clusters too small to read much into."""
     verdict = clusters.get("k_verdict") or {}
     return {
+        "n_distinct": clusters.get("n_distinct"), "share_repeated": clusters.get("share_repeated"),
+        "k_supported_by_data": verdict.get("supported_k"),
         "features": [FEATURE_LABELS.get(f, f) for f in clusters.get("features", [])],
         "from_importance": clusters.get("feature_source") == "importance",
         "dropped": [{"feature": FEATURE_LABELS.get(d["feature"], d["feature"]), "reason": d["reason"]}
@@ -176,8 +186,8 @@ def benchmark_figures(outputs: BenchmarkOutputs) -> dict[str, Figure]:
             f"Log-log scatter plot of time to train against accelerator-hours for {model}; the "
             f"{int(ranking['pareto'].astype(bool).sum())} results on the Pareto front are highlighted and "
             f"labelled with their accelerator count and family.",
-            "The best trade-offs of time and hardware (the Pareto front): no other result is both faster and "
-            "cheaper in accelerator-hours than a point on it. Lower left is better."),
+            "The best trade-offs of time and hardware time (the Pareto front): no other result is both faster and "
+            "uses fewer accelerator-hours than a point on it. Lower left is better."),
         "best_time": (
             f"Line chart of the best time to train per round (log scale) over the years for the most-submitted "
             f"accelerator families of {model}.",
@@ -196,8 +206,9 @@ def benchmark_figures(outputs: BenchmarkOutputs) -> dict[str, Figure]:
         "k_selection": (
             f"Four panels of k-means diagnostics for {model}: inertia, silhouette and Davies-Bouldin index for "
             f"{k_range}, and a histogram of bootstrap adjusted Rand indices for the chosen k.",
-            f"Choosing k: the chosen k = {outputs.clusters.get('k')} is dashed; the histogram shows how stable the "
-            f"clusters are under bootstrap resampling (1 = identical)."),
+            f"Choosing k: the study's k = {outputs.clusters.get('k')} is dashed, the k of best silhouette dotted "
+            f"(silhouette and Davies-Bouldin on the distinct configurations); the histogram shows how stable the "
+            f"clusters are under bootstrap resampling of the results (1 = identical)."),
     }
     expected = {"scaling", "efficiency", "pareto", "best_time", "heatmap"}
     expected |= {"importance"} if outputs.importance.get("status") == "ok" else set()
@@ -206,6 +217,45 @@ def benchmark_figures(outputs: BenchmarkOutputs) -> dict[str, Figure]:
         raise ContractError(f"{outputs.benchmark}: no figure file for {', '.join(absent)} in reports/figures/"
                             f"{outputs.benchmark}/: run `dvc repro figures` (or python -m pipeline.stages.figures)")
     return {name: embed(outputs.figures[name], *text[name]) for name in text if name in outputs.figures}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the page answers for one benchmark: its latest round's front (the configurations none beats on both
+    time and hardware time, fastest first, as `ranking_rows`), the pick shown among them (rank.json's `pick`,
+    with its stability under the runs' noise), the most hardware-efficient cluster's profile (highest median
+    round efficiency) and the clusters whose medians trade time against hardware time (their own front,
+    fastest median first)."""
+    round: str
+    n_round: int
+    front: list[dict[str, Any]]
+    pick: dict[str, Any]
+    pick_name: str
+    efficient: dict[str, Any] | None
+    efficient_colour: str | None
+    trade_off: list[dict[str, Any]]
+    k: int | None
+    k_supported: int | None
+
+
+def answer_of(outputs: BenchmarkOutputs) -> Answer:
+    """The `Answer` of an analysed benchmark, from its ranking, rank.json and clusters.json."""
+    latest = latest_round_ranking(outputs.ranking)
+    front = latest[latest["round_front"] == 1].sort_values(["time_to_train_min", "round_rank"], kind="mergesort")
+    pick = outputs.rank.get("pick") or {}
+    rows = [{**row, "pick": row["rank"] == 1} for row in ranking_rows(front)]
+    efficient = best_profile(outputs)
+    profiles = {p["cluster"]: p for p in outputs.clusters.get("profiles", [])}
+    trade_off = sorted((standing for standing in outputs.rank.get("clusters", []) if standing["trade_off_front"] == 1),
+                       key=lambda standing: standing["time_to_train_min"])
+    verdict = outputs.clusters.get("k_verdict") or {}
+    return Answer(
+        round=str(latest.iloc[0]["round"]), n_round=len(latest), front=rows, pick=pick,
+        pick_name=next((row["name"] for row in rows if row["pick"]), ""), efficient=efficient,
+        efficient_colour=cluster_colour(efficient["cluster"]) if efficient else None,
+        trade_off=[{**standing, "name": profiles.get(standing["cluster"], {}).get("name", ""),
+                    "colour": cluster_colour(standing["cluster"])} for standing in trade_off],
+        k=outputs.clusters.get("k"), k_supported=verdict.get("supported_k"))
 
 
 def benchmark_section(outputs: BenchmarkOutputs, ranking_limit: int | None,
@@ -217,13 +267,13 @@ def benchmark_section(outputs: BenchmarkOutputs, ranking_limit: int | None,
     latest = latest_round_ranking(outputs.ranking)
     importance_ok = outputs.importance.get("status") == "ok"
     return {
-        **title, "analysed": True, "scope": scope_of(outputs.clustered),
-        "top": latest.iloc[0].to_dict(), "metrics": outputs.rank, "decide": outputs.decide,
+        **title, "analysed": True, "scope": scope_of(outputs.clustered), "answer": answer_of(outputs),
+        "metrics": outputs.rank, "decide": outputs.decide,
         "latest_round": latest.iloc[0]["round"], "latest": ranking_rows(latest.head(LATEST_ROWS)),
         "n_latest": len(latest), "all_rounds": ranking_rows(all_rounds_view(outputs.ranking)),
         "superlinear": superlinear_rows(outputs), "bands": efficiency_bands(outputs),
         "republished": republished_rows(outputs.republished),
-        "best_profile": best_profile(outputs), "findings": findings_of(outputs),
+        "findings": findings_of(outputs),
         "figures": benchmark_figures(outputs), "clusters": cluster_profile_rows(outputs),
         "cluster_notes": cluster_notes(outputs.clusters),
         "ranking": ranking_table(outputs.ranking, ranking_limit),
@@ -234,21 +284,16 @@ def benchmark_section(outputs: BenchmarkOutputs, ranking_limit: int | None,
     }
 
 
-def headline_summary(outputs: BenchmarkOutputs | None, top: int = SUMMARY_TOP) -> dict[str, Any] | None:
-    """The summary card of the headline benchmark: the latest round it ran in, its best configurations there, the
-    first-ranked cluster with its profile name, and how the published findings fared."""
+def headline_summary(outputs: BenchmarkOutputs | None) -> dict[str, Any] | None:
+    """The summary card of the headline benchmark: its `Answer` (the latest round's front with the pick, the most
+    hardware-efficient cluster and the clusters' trade-off), and how the published findings fared."""
     if outputs is None or not outputs.analysed:
         return None
-    best = best_profile(outputs)
-    latest = latest_round_ranking(outputs.ranking)
     found = findings_of(outputs)
+    answer = answer_of(outputs)
     return {
-        **benchmark_title(outputs.benchmark), "scope": scope_of(outputs.clustered),
-        "round": latest.iloc[0]["round"], "n_latest": len(latest),
-        "latest_fronts": int(latest["round_front"].max()),
-        "top": ranking_rows(latest.head(top)),
-        "best": best, "best_families": [name for name, _ in families_by_count(best)[:2]] if best else [],
-        "best_colour": cluster_colour(best["cluster"]) if best else None,
+        **benchmark_title(outputs.benchmark), "scope": scope_of(outputs.clustered), "answer": answer,
+        "best_families": [name for name, _ in families_by_count(answer.efficient)[:2]] if answer.efficient else [],
         "pareto_size": outputs.rank.get("pareto_size"),
         "verdicts": verdict_counts(found), "n_findings": len(found),
         "supported": [item.claim for item in found if item.verdict == findings.SUPPORTED],
@@ -315,6 +360,7 @@ def report_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, q
         "importance_params": params.get("importance", {}), "cluster_params": params.get("cluster", {}),
         "rank_params": params.get("rank", {}), "provenance": provenance_,
         "findings_params": params.get("findings", {}), "best_means": BEST_MEANS, "how_to_read": HOW_TO_READ,
+        "study_k": STUDY_K,
         "other_ranking_rows": OTHER_RANKING_ROWS,
         "prices": None if prices is None else {"path": str(prices.path), "illustrative": prices.illustrative},
     }

@@ -22,7 +22,7 @@ from pipeline.report.formatting import (
 )
 from pipeline.report.inputs import BenchmarkOutputs, Prices
 
-# Rows of each benchmark's latest-round ranking and of its all-rounds view by round-relative efficiency.
+# Rows of each benchmark's latest-round ranking and of its all-rounds view by round efficiency.
 LATEST_ROWS = 10
 
 # Who and what first, then the criteria, then the analysis' labels: on a phone the first columns are what shows.
@@ -33,13 +33,13 @@ RANKING_COLUMNS = [
     Column("round", "Round", style=None, sort_key=round_order),
     Column("accelerator_family", "Accelerator", numeric=False, style=None),
     Column("accelerator_count", "Accelerators"),
-    Column("time_to_train_min", "Time to train (min)"),
-    Column("accelerator_hours", "Accelerator-hours"),
-    Column("relative_accelerator_hours", "Hardware efficiency in its round (1 = best)", style="ratio"),
-    Column("scaling_efficiency", "Scaling efficiency (series)", style="ratio"),
-    Column("speedup", "Speed-up (×)", style="ratio"),
-    Column("front", "Trade-off tier (front)"),
-    Column("score", "Score in tier (TOPSIS)", style="score"),
+    Column("time_to_train_min", "Time to train (min, lower is better)"),
+    Column("accelerator_hours", "Accelerator-hours (hardware time, lower is better)"),
+    Column("round_efficiency", "Round efficiency (round's fewest accelerator-hours ÷ this, 1 = best)", style="ratio"),
+    Column("scaling_efficiency", "Scaling efficiency in its series (1 = linear)", style="ratio"),
+    Column("speedup", "Speed-up in its series (×)", style="ratio"),
+    Column("front", "Front (1 = none beats it on both time and hardware time)"),
+    Column("score", "Trade-off score (geometric mean of time and accelerator-hours, lower is better)"),
     Column("round_rank", "Rank in round"),
     Column("cluster", "Cluster", swatch=True),
     Column("division", "Division", numeric=False, style=None),
@@ -89,15 +89,15 @@ def ranking_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [{"rank": int(row["round_rank"]), "overall_rank": int(row["rank"]), "front": int(row["front"]),
              "round_front": int(row["round_front"]), "name": configuration_name(row), "round": row["round"],
              "hardware": hardware_name(row), "time": number(row["time_to_train_min"]),
-             "hours": number(row["accelerator_hours"]), "relative": number(row["relative_accelerator_hours"], "ratio"),
-             "efficiency": number(row["scaling_efficiency"], "ratio"), "score": number(row["round_score"], "score")}
+             "hours": number(row["accelerator_hours"]), "round_efficiency": number(row["round_efficiency"], "ratio"),
+             "efficiency": number(row["scaling_efficiency"], "ratio"), "score": number(row["score"])}
             for _, row in frame.iterrows()]
 
 
 def all_rounds_view(ranking: pd.DataFrame, top: int = LATEST_ROWS) -> pd.DataFrame:
-    """The results of every round with the highest round-relative efficiency (1 = the fewest accelerator-hours
-    of its round), ties by time to train."""
-    return ranking.sort_values(["relative_accelerator_hours", "time_to_train_min", "system"],
+    """The results of every round with the highest round efficiency (1 = the fewest accelerator-hours of its
+    round), ties by time to train."""
+    return ranking.sort_values(["round_efficiency", "time_to_train_min", "system"],
                                ascending=[False, True, True]).head(top)
 
 
@@ -177,25 +177,26 @@ def _median_range(profile: dict[str, Any], column: str, style: str = "readable")
 
 
 def cluster_profile_rows(outputs: BenchmarkOutputs) -> list[dict[str, Any]]:
-    """Cluster profiles (clusters.json) with their efficiency rank and score (rank.json), best first."""
-    ranked = {row["cluster"]: row for row in outputs.rank.get("clusters", [])}
+    """Cluster profiles (clusters.json) by cluster number, i.e. from the highest median round efficiency, each with
+    whether its medians are on the clusters' trade-off front of time and accelerator-hours (rank.json)."""
+    standings = {row["cluster"]: row for row in outputs.rank.get("clusters", [])}
     rows = []
-    for profile in outputs.clusters.get("profiles", []):
-        ranking = ranked.get(profile["cluster"], {})
+    for profile in sorted(outputs.clusters.get("profiles", []), key=lambda item: item["cluster"]):
+        standing = standings.get(profile["cluster"], {})
         rows.append({
             "cluster": profile["cluster"], "colour": cluster_colour(profile["cluster"]),
-            "name": profile.get("name", ""), "small": bool(profile.get("small")),
-            "rank": ranking.get("rank"), "score": ranking.get("score"), "size": profile["size"],
+            "name": profile.get("name", ""), "small": bool(profile.get("small")), "size": profile["size"],
             "accelerators": _median_range(profile, "accelerators"),
             "families": ", ".join(f"{name} ({count})" for name, count in families_by_count(profile)),
             "time": _median_range(profile, "time_to_train_min"),
             "hours": _median_range(profile, "accelerator_hours"),
-            "relative_hours": _median_range(profile, "relative_accelerator_hours", "ratio"),
+            "round_efficiency": _median_range(profile, "round_efficiency", "ratio"),
             "efficiency": _median_range(profile, "scaling_efficiency", "ratio"),
             "year": number(profile["accelerator_year_median"], "year"),
-            "best": profile["cluster"] == outputs.rank.get("best_cluster"),
+            "trade_off": standing.get("trade_off_front") == 1,
+            "best": profile["cluster"] == outputs.rank.get("most_efficient_cluster"),
         })
-    return sorted(rows, key=lambda row: (row["rank"] is None, row["rank"] or 0, row["cluster"]))
+    return rows
 
 
 def combined_ranking(outputs: Sequence[BenchmarkOutputs]) -> pd.DataFrame:
@@ -215,6 +216,9 @@ def scalar_metrics(outputs: Sequence[BenchmarkOutputs]) -> dict[str, dict[str, A
 HEADLINE_METRICS = {
     "configurations": ("rank", "n_configurations"),
     "pareto": ("rank", "pareto_size"),
+    "front": ("rank", "latest_front_size"),
+    "pick_stability": ("rank", "pick_stability"),
+    "k_data": ("rank", "k_supported"),
     "violations": ("rank", "dominance_violations"),
     "supported": ("rank", "findings_supported"),
     "contradicted": ("rank", "findings_contradicted"),

@@ -32,7 +32,7 @@ def draw(benchmark: str) -> tuple[str, dict[str, bytes]]:
     return benchmark, draw_benchmark(pd.read_parquet(paths.clusters_table(benchmark)),
                                      pd.read_csv(paths.ranking_csv(benchmark)),
                                      read_artifact("clusters", paths.clusters_json(benchmark)),
-                                     rank.get("best_cluster"),
+                                     rank.get("most_efficient_cluster"),
                                      read_artifact("importance", paths.importance_json(benchmark)))
 
 

@@ -4,8 +4,9 @@
 
 For every benchmark analysed (params `analysis.benchmarks`, see
 `pipeline.analysis.scope.analysed_benchmarks`): `pipeline.analysis.ranking.rank_benchmark` (params `rank`
-and `findings`) ranks the clustered configurations; it writes reports/rank/<benchmark>.json and the ranking
-table reports/rank/<benchmark>.csv.
+and `findings`) ranks the clustered configurations, and measures its latest round's pick against `rank.bootstrap`
+resamples of every result's runs (data/interim/runs.parquet and results.parquet, `pipeline.analysis.run_noise`);
+it writes reports/rank/<benchmark>.json and the ranking table reports/rank/<benchmark>.csv.
 """
 from __future__ import annotations
 
@@ -25,10 +26,14 @@ def rank(benchmark: str, settings: Settings) -> str:
     import pandas as pd
 
     from pipeline.analysis import ranking
+    from pipeline.analysis.run_noise import RunNoise
 
+    noise = RunNoise(pd.read_parquet(paths.RUNS), pd.read_parquet(paths.RESULTS), settings.rank.bootstrap,
+                     settings.rank.seed)
     table, result = ranking.rank_benchmark(
         pd.read_parquet(paths.clusters_table(benchmark)), read_artifact("clusters", paths.clusters_json(benchmark)),
-        read_artifact("importance", paths.importance_json(benchmark)), settings.rank.model_dump(), settings.findings)
+        read_artifact("importance", paths.importance_json(benchmark)), settings.rank.model_dump(), settings.findings,
+        noise.times)
     write_csv(table, paths.ranking_csv(benchmark))
     write_json({"benchmark": benchmark, **result}, paths.rank_json(benchmark))
     return f"{benchmark}: ranked {len(table)} configurations"

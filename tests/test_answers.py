@@ -1,0 +1,166 @@
+"""Issue 23's answers: clusters of distinct configurations weighted by their results and numbered from the most
+hardware-efficient, the pick's stability under the runs' noise, and both held on the real data."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from sklearn.cluster import KMeans
+from sklearn.metrics import adjusted_rand_score
+
+from pipeline.analysis import clustering, ranking, run_noise
+from pipeline.analysis.scope import analysed_benchmarks, in_scope
+from pipeline.core import paths
+from pipeline.mlperf.scoring import olympic_score
+from pipeline.report import inputs, sections
+from pipeline.settings import Analysis, Cluster
+
+ROOT = Path(__file__).resolve().parents[1]
+PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+SETTINGS = Cluster.model_validate({**PARAMS["cluster"], "k": 3, "k_range": [2, 4], "bootstrap": 4})
+
+
+# --- clusters of distinct configurations -------------------------------------------------------------------------
+
+def _groups(seed: int = 0) -> np.ndarray:
+    """Three well-separated groups of points in the plane, many of them repeated (as results of one configuration
+    are): 40 rows, 9 distinct points."""
+    rng = np.random.default_rng(seed)
+    centres = np.array([[0.0, 0.0], [8.0, 0.0], [0.0, 8.0]])
+    points = np.vstack([centre + rng.normal(0, 0.3, (3, 2)) for centre in centres])
+    return points[rng.choice(len(points), 40)]
+
+
+def test_weighted_kmeans_of_the_distinct_points_is_kmeans_of_the_rows() -> None:
+    """The oracle: sklearn's k-means on every row (repeats included) finds the same partition and inertia as the
+    weighted fit on the distinct points."""
+    rows = _groups()
+    distinct = clustering.distinct_points(rows)
+    assert len(distinct.points) == 9 and distinct.counts.sum() == 40
+    assert (distinct.points[distinct.inverse] == rows).all()
+    assert distinct.share_repeated == pytest.approx(1 - 9 / 40)
+    weighted = clustering.fit(distinct.points, distinct.counts, 3, 10, 0)
+    plain = KMeans(n_clusters=3, n_init=10, random_state=0).fit(rows)
+    assert adjusted_rand_score(plain.labels_, weighted.labels_[distinct.inverse]) == 1.0
+    assert weighted.inertia_ == pytest.approx(plain.inertia_)
+
+
+def test_diagnostics_and_stability_are_measured_on_the_distinct_points() -> None:
+    distinct = clustering.distinct_points(_groups())
+    rows = clustering.diagnostics(distinct, [2, 10], 4, 0)
+    assert [row["k"] for row in rows] == list(range(2, 9))  # up to one below the 9 distinct points
+    best = max(rows, key=lambda row: row["silhouette"])
+    assert best["k"] == 3
+    assert clustering.stability(distinct, 3, 4, 0, 5) == [1.0] * 5  # three groups this clear never move
+
+
+def _efficiency_fixture() -> pd.DataFrame:
+    """Three hardware groups whose round efficiencies are known: 64 accelerators of 2018 (0.2), 8 of 2022 (0.9)
+    and 8 of 2018 (0.5)."""
+    groups = [(64.0, 2018.0, 0.2, "V100", 5.0), (8.0, 2022.0, 0.9, "H100", 20.0), (8.0, 2018.0, 0.5, "V100", 60.0)]
+    rows = []
+    for count, year, efficiency, family, minutes in groups:
+        for i in range(6):
+            rows.append({"accelerator_count": count * (1 + (i % 2)), "accelerator_year": year,
+                         "round_efficiency": efficiency + 0.01 * i, "accelerator_family": family,
+                         "accelerator_vendor": "NVIDIA", "accelerator_form_factor": "SXM",
+                         "interconnect_intra": "NVLink", "time_to_train_min": minutes,
+                         "accelerator_hours": count * minutes / 60, "scaling_efficiency": np.nan})
+    return pd.DataFrame(rows)
+
+
+def test_clusters_are_numbered_from_the_most_hardware_efficient_on_a_fixture_of_known_order() -> None:
+    clustered, summary = clustering.cluster_benchmark(_efficiency_fixture(), ["accelerator_count", "accelerator_year"],
+                                                      SETTINGS, "default")
+    medians = clustered.groupby("cluster")["round_efficiency"].median()
+    assert medians.round(3).tolist() == [0.925, 0.525, 0.225]  # H100 8-16, then V100 8-16, then V100 64-128
+    assert [profile["name"] for profile in summary["profiles"]] == ["8-16 H100, NVLink", "8-16 V100, NVLink",
+                                                                   "64-128 V100, NVLink"]
+    assert summary["ordered_by"] == "round_efficiency" and summary["n_distinct"] == 6
+    standings = ranking.cluster_standings(clustered)
+    assert ranking.most_efficient_cluster(standings) == 0
+    # the trade-off is named apart: the 64-128 V100 group is the fastest, the H100 group the least hardware time
+    assert [item.trade_off_front for item in standings] == [1, 2, 1]
+
+
+# --- the runs' noise ---------------------------------------------------------------------------------------------
+
+def test_resampled_times_score_each_resample_of_the_runs_as_mlcommons_does() -> None:
+    """The oracle: the official olympic score (`olympic_score`, itself tested against mlperf-logging) of the same
+    resampled runs, one resample at a time."""
+    samples = [run_noise.RunTimes(np.array([10.0, 11.0, 12.5, 13.0, 20.0]), 0, 1, 1.0),
+               None,
+               run_noise.RunTimes(np.array([30.0, 31.0, 35.0, 40.0]), 1, 1, 1.5)]
+    published = np.array([12.166666666666666, 7.0, 1.5 * (31.0 + 35.0 + 40.0) / 3])
+    drawn = run_noise.resampled_times(samples, published, 200, 3)
+    rng = np.random.default_rng(3)
+    for column, sample in enumerate(samples):
+        if sample is None:
+            assert (drawn[:, column] == 7.0).all()
+            continue
+        indices = rng.integers(0, len(sample.times), (200, len(sample.times)))
+        expected = [olympic_score(list(sample.times[row]), sample.n_failed, sample.drop) * sample.factor
+                    for row in indices]
+        assert drawn[:, column] == pytest.approx(expected)
+    assert [sample.score() for sample in samples if sample] == pytest.approx([published[0], published[2]])
+
+
+# --- the real data -----------------------------------------------------------------------------------------------
+
+needs_outputs = pytest.mark.skipif(not (ROOT / paths.RANK).is_dir() or not (ROOT / paths.CONFIGURATIONS).is_file(),
+                                   reason="run the pipeline first (dvc repro)")
+
+
+def _analysed(root: Path) -> list[str]:
+    return [benchmark for benchmark in (path.stem for path in sorted((root / paths.RANK).glob("*.json")))
+            if json.loads((root / paths.rank_json(benchmark)).read_text(encoding="utf-8"))["status"] == "ok"]
+
+
+@needs_outputs
+def test_on_the_real_data_cluster_0_is_the_most_hardware_efficient_and_the_page_says_so(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23: in every analysed benchmark, cluster 0 has the highest median round efficiency, and it is the group
+    the page calls most hardware-efficient."""
+    monkeypatch.chdir(ROOT)
+    benchmarks = _analysed(ROOT)
+    assert len(benchmarks) >= 15
+    page = (ROOT / paths.INDEX).read_text(encoding="utf-8") if (ROOT / paths.INDEX).is_file() else None
+    for benchmark in benchmarks:
+        clustered = pd.read_parquet(paths.clusters_table(benchmark))
+        medians = clustered.groupby("cluster")["round_efficiency"].median()
+        assert medians.idxmax() == 0 and medians.is_monotonic_decreasing, benchmark
+        rank_json = json.loads(paths.rank_json(benchmark).read_text(encoding="utf-8"))
+        clusters_json = json.loads(paths.clusters_json(benchmark).read_text(encoding="utf-8"))
+        assert rank_json["most_efficient_cluster"] == 0, benchmark
+        outputs = inputs.BenchmarkOutputs(benchmark, rank_json, pd.read_csv(paths.ranking_csv(benchmark)),
+                                          clusters_json, {}, clustered)
+        answer = sections.answer_of(outputs)
+        assert answer.efficient is not None and answer.efficient["cluster"] == 0, benchmark
+        if page is not None:
+            section = page[page.index(f'<section id="{benchmark}"'):]
+            section = section[:section.index("</section>")]
+            assert "Most hardware-efficient group: cluster 0," in section, benchmark
+            assert "<span class=\"pill\">most hardware-efficient</span>" in section, benchmark
+
+
+@needs_outputs
+def test_on_the_real_data_no_result_off_the_front_moves_a_pick() -> None:
+    """Issue 23: removing any one result that is not on its round's first front changes no benchmark's pick (any
+    result other than the pick, in fact: the rule scores each result on its own)."""
+    analysis = Analysis.model_validate(PARAMS["analysis"])
+    criteria = PARAMS["rank"]["criteria"]
+    configurations = pd.read_parquet(ROOT / paths.CONFIGURATIONS)
+    for benchmark in analysed_benchmarks(analysis, configurations):
+        frame = in_scope(configurations, analysis, benchmark)
+        latest = ranking.latest_round_ranking(ranking.rank_configurations(frame, criteria))
+        pick = ranking.configuration_key(latest.iloc[0])
+        keys = frame["round"] + " " + frame["submitter"] + " " + frame["system"]
+        for gone in latest["round"] + " " + latest["submitter"] + " " + latest["system"]:
+            if gone == pick:
+                continue
+            again = ranking.latest_round_ranking(ranking.rank_configurations(frame[keys != gone], criteria))
+            assert ranking.configuration_key(again.iloc[0]) == pick, (benchmark, gone)
