@@ -7,11 +7,18 @@ For each round the archive is unpacked into a fresh temporary folder (the summar
 and every official score is compared with ours for the same archive. A score that differs by more than 1e-9
 relative, and a score only one side gives, is an exception; each is printed with its reason, read from the
 summarizer's log (kept with its CSV in bench/out/parity/) and, where the official checker rejected runs, checked
-by rescoring our runs without them.
+by rescoring our runs without them. Where the summarizer crashes on a round, it is run on each organisation
+alone (its unit, a submission package): the organisations it scores are compared, the others are listed with
+the crash.
+
+What the summarizer gives for a round is also kept as a fixture, keyed by the archive's SHA-256, so that the
+tests compare without running it (`python bench/parity_fixtures.py` writes them to tests/data/parity/).
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import math
 import os
 import re
@@ -29,7 +36,7 @@ import pandas as pd
 if __package__ in (None, ""):  # run as `python bench/parity.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import OUT, archive_path, extract, format_table, mirror_rounds, timed
+from bench._common import OUT, ROOT, archive_path, extract, format_table, mirror_rounds, timed
 from pipeline.mlperf.catalogue import identify, round_version
 from pipeline.mlperf.compliance import round_ruleset
 from pipeline.stages.ingest import IngestTables, ingest, olympic_score
@@ -37,6 +44,7 @@ from pipeline.stages.ingest import IngestTables, ingest, olympic_score
 RELATIVE_TOLERANCE = 1e-9
 EXCEPTION_BUDGET = 0.01  # share of a round's compared scores
 LOG_DIR = OUT / "parity"
+FIXTURES = ROOT / "tests" / "data" / "parity"
 # The summarizer names a benchmark column after its folder, except for these (its `_benchmark_alias`).
 OFFICIAL_ALIASES = {"mask": "maskrcnn"}
 DETAILS_URL = re.compile(r"/blob/main/(?P<desc_submitter>.+)/systems/(?P<system>[^/]+)\.json$")
@@ -46,7 +54,7 @@ RUN_ERROR = re.compile(r"^(?P<error>.+?) in (?P<path>\S+/result_[^/\s]*\.txt)$")
 RULE = re.compile(r"^(?:WARNING:root: *)?(?P<rule>Failed checks for .+|Required .+ occurrence.*|failed test: .+"
                   r"|CHECK for .+ failed.*)$")
 # Lines after which a pending compliance rule no longer belongs to the next rejected run.
-CONTEXT_BREAK = re.compile(r"^(?:NOTICE|ERROR|CRITICAL|\*\* CRITICAL|WARNING: RCP|Detected)")
+CONTEXT_BREAK = re.compile(r"^(?:NOTICE|ERROR|CRITICAL|\*\* CRITICAL|WARNING: RCP|Detected|== )")
 EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(?P<line>\w*(?:Error|Exception)\b.*)$")
 
 MATCHED, MISMATCHED, OFFICIAL_ONLY, OURS_ONLY = "matched", "mismatched", "official-only", "ours-only"
@@ -59,20 +67,28 @@ REPRODUCES = "reproduces the official one"
 AGREES = "agrees with the official summarizer's none"
 
 
-def run_summarizer(folder: Path, round_: str, log_path: Path) -> Path | None:
-    """Score every organisation of a round folder with the official summarizer; its CSV, or None if it crashed.
+def run_summarizer(folder: Path, round_: str, log_path: Path, organisation: str | None = None) -> Path | None:
+    """Score every organisation of a round folder (or one alone) with the official summarizer; its CSV, or None
+    if it crashed.
 
     stdout and stderr go to `log_path`, unbuffered so that they interleave in order; the CSV lands beside it.
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
     csv = log_path.with_suffix(".csv")
     csv.unlink(missing_ok=True)
-    command = [sys.executable, "-m", "mlperf_logging.result_summarizer", f"{folder}/{{*}}", "training",
+    target = str(folder / organisation) if organisation else f"{folder}/{{*}}"
+    command = [sys.executable, "-m", "mlperf_logging.result_summarizer", target, "training",
                round_ruleset(round_), "--csv", str(csv)]
     with log_path.open("w", encoding="utf-8") as log:
         done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, cwd=log_path.parent,
                               env={**os.environ, "PYTHONUNBUFFERED": "1"}, check=False)
     return csv if done.returncode == 0 and csv.is_file() else None
+
+
+def organisations(folder: Path) -> list[str]:
+    """The organisation folders of a round, as the summarizer finds them (a systems/ and a results/ folder)."""
+    return sorted(child.name for child in folder.iterdir()
+                  if (child / "systems").is_dir() and (child / "results").is_dir())
 
 
 def crash_summary(log_text: str) -> str:
@@ -127,6 +143,139 @@ class SummarizerLog:
 
     def about(self, fragment: str) -> list[str]:
         return [line for line in self.lines if fragment in line]
+
+
+SCORE_COLUMNS = ["desc_submitter", "system", "benchmark", "official_min"]
+
+
+@dataclass
+class Official:
+    """What the official summarizer gives for one round archive: its scores, the lines of its log that say why
+    a run or a system was left out (paths relative to the round folder), and the organisations it crashed on."""
+
+    round: str
+    sha256: str
+    scores: pd.DataFrame  # SCORE_COLUMNS, one row per score, in key order
+    log: list[str]
+    crashed: dict[str, str] = field(default_factory=dict)  # organisation ("*": the whole round) -> crash summary
+    per_organisation: bool = False  # run on each organisation alone, the round as a whole having crashed
+    seconds: float = math.nan
+
+    @property
+    def log_text(self) -> str:
+        return "\n".join(self.log)
+
+    @property
+    def scored_everything(self) -> bool:
+        return not self.crashed
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def run_official(round_: str, archive: Path, log_dir: Path = LOG_DIR) -> Official:
+    """Run the summarizer on a fresh copy of the round; where it crashes, on each organisation alone (a fresh
+    copy again, as the crashed run may have written scaling.json files)."""
+    sha256 = sha256_of(archive)
+    with timed() as clock:
+        with tempfile.TemporaryDirectory(prefix=f"parity-{round_}-") as tmp:
+            folder = extract(archive, Path(tmp))
+            log_path = log_dir / f"{round_}.log"
+            csv = run_summarizer(folder, round_, log_path)
+            text = log_path.read_text(encoding="utf-8", errors="replace")
+            if csv is not None:
+                return Official(round_, sha256, _sorted_scores(parse_official_csv(csv)), _kept_lines(text),
+                                seconds=clock.elapsed())
+            whole_round_crash = crash_summary(text)
+        with tempfile.TemporaryDirectory(prefix=f"parity-{round_}-") as tmp:
+            folder = extract(archive, Path(tmp))
+            scores, log, crashed = [], [], {}
+            for organisation in organisations(folder):
+                log_path = log_dir / round_ / f"{organisation}.log"
+                csv = run_summarizer(folder, round_, log_path, organisation)
+                text = log_path.read_text(encoding="utf-8", errors="replace")
+                log += [f"== {organisation}: the official summarizer run on this organisation alone",
+                        *_kept_lines(text)]
+                if csv is None:
+                    crashed[organisation] = crash_summary(text)
+                else:
+                    scores.append(parse_official_csv(csv))
+    table = pd.concat(scores, ignore_index=True) if scores else pd.DataFrame(columns=SCORE_COLUMNS)
+    log.insert(0, f"== the whole round: crashed: {whole_round_crash}")
+    return Official(round_, sha256, _sorted_scores(table), log, crashed, per_organisation=True,
+                    seconds=clock.elapsed())
+
+
+def _sorted_scores(scores: pd.DataFrame) -> pd.DataFrame:
+    return scores[SCORE_COLUMNS].sort_values(SCORE_COLUMNS[:3]).reset_index(drop=True)
+
+
+def _kept_lines(log_text: str) -> list[str]:
+    """The lines of a summarizer log that `SummarizerLog` and `Evidence` read, paths made relative to the round
+    folder: the compliance rules a run broke and the run they rejected, the errors that dropped a run, the
+    notices about a result, and any line naming a system or results folder. The long context dumps of the
+    compliance checker are left out."""
+    kept = []
+    for line in log_text.splitlines():
+        line = ROUND_PATH.sub(r"\g<relative>", line)
+        if (RULE.match(line) or COMPLIANCE_FAILED.match(line) or RUN_ERROR.match(line)
+                or CONTEXT_BREAK.match(line) or "/systems/" in line or "/results/" in line):
+            kept.append(line.rstrip())
+    return kept
+
+
+def fixture_paths(round_: str, directory: Path = FIXTURES) -> tuple[Path, Path]:
+    """(scores CSV, manifest JSON) of a round's fixture."""
+    return directory / f"{round_}.csv", directory / f"{round_}.json"
+
+
+def write_fixture(official: Official, archive: Path, directory: Path = FIXTURES) -> None:
+    from importlib.metadata import version
+    scores_path, manifest_path = fixture_paths(official.round, directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    official.scores.to_csv(scores_path, index=False, lineterminator="\n")
+    manifest = {
+        "round": official.round,
+        "archive": archive.name,
+        "sha256": official.sha256,
+        "summarizer": f"mlperf-logging {version('mlperf-logging')}, mlperf_logging.result_summarizer, "
+                      f"ruleset {round_ruleset(official.round)}",
+        "regenerate": f"python bench/parity_fixtures.py {official.round}",
+        "run": "each organisation alone (the round as a whole crashed)" if official.per_organisation
+               else "the whole round",
+        "crashed": official.crashed,
+        "scores": len(official.scores),
+        "summarizer_seconds": round(official.seconds, 1),
+        "log": official.log,
+    }
+    manifest_path.write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def read_fixture(round_: str, directory: Path = FIXTURES) -> Official | None:
+    """A round's committed fixture, or None where there is none."""
+    scores_path, manifest_path = fixture_paths(round_, directory)
+    if not manifest_path.is_file():
+        return None
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    scores = (pd.read_csv(scores_path, dtype={"desc_submitter": str, "system": str, "benchmark": str},
+                          keep_default_na=False, na_values={"official_min": [""]})
+              if scores_path.is_file() else pd.DataFrame(columns=SCORE_COLUMNS))
+    return Official(round_, manifest["sha256"], _sorted_scores(scores), manifest["log"], manifest["crashed"],
+                    manifest["run"] != "the whole round", manifest["summarizer_seconds"])
+
+
+def compare_official(official: Official, ours: IngestTables) -> pd.DataFrame:
+    """`compare` for the organisations the summarizer scored: those it crashed on are left out on our side too."""
+    if official.crashed:
+        crashed = set(official.crashed)
+        keep = ~((ours.results["round"] == official.round) & ours.results["submitter"].isin(crashed))
+        ours = IngestTables(ours.systems, ours.runs, ours.results[keep], ours.quarantine, ours.tally)
+    return compare(official.scores, ours, official.round, official.log_text)
 
 
 def compare(official: pd.DataFrame, ours: IngestTables, round_: str, log_text: str = "") -> pd.DataFrame:
