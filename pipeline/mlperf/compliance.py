@@ -120,10 +120,10 @@ def violations(data: bytes, facts: RunFacts, round_: str) -> list[str]:
         return []
     ruleset = checks.ruleset
     broken = list(checks.missing_files)
-    if facts.bad_lines:
+    if facts.parse_errors:
         # The checker rejects a log any of whose :::MLLOG lines does not parse ("Log lines had parsing errors"),
         # and checks the rest of the log without those lines: a key logged only there is missing too.
-        broken.append(f"{facts.bad_lines} :::MLLOG line(s) that do not parse (the checker rejects a log with "
+        broken.append(f"{facts.parse_errors} :::MLLOG line(s) that do not parse (the checker rejects a log with "
                       "parsing errors)")
         data = readable(data)[0]
     present = _Presence(data, facts, checks.virtual_keys)

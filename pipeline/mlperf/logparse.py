@@ -16,7 +16,7 @@ them: split at `\n`, `\r\n` and `\r` (Python's universal newlines), and a line h
 the official parser cannot read (not JSON, such as two processes' writes interleaved, or cut off) counts as
 absent: it is counted in `bad_lines` and blanked before anything else is read (see `damaged_lines`). The official
 checker rejects a log with any such line (pipeline.mlperf.compliance). Nothing else in a log is trusted either:
-a wanted record that nests too deeply or has no finite timestamp is skipped.
+a wanted record that nests too deeply or has no finite timestamp is skipped, and counted in `bad_lines` too.
 """
 from __future__ import annotations
 
@@ -105,6 +105,8 @@ class RunFacts:
     log_accelerators_per_node: float = math.nan
     # The last init_stop - the first init_start, which the official checker limits (pipeline.mlperf.compliance).
     init_time_ms: float = math.nan
+    # Lines skipped: those the official parser cannot read (`parse_errors`), and records of wanted keys that are
+    # not usable (no finite timestamp, nested too deeply).
     bad_lines: int = 0
     # Set by the caller, who knows the benchmark's quality target; None where it is not checked.
     reached_target: bool | None = None
@@ -112,6 +114,12 @@ class RunFacts:
     compliance: str | None = None
     _eval_values: list[float] = field(default_factory=list, repr=False)
     _keys_found: frozenset[str] = field(default=frozenset(), repr=False)
+    _parse_errors: int = field(default=0, repr=False)
+
+    @property
+    def parse_errors(self) -> int:
+        """:::MLLOG lines that the official parser cannot read: the official checker rejects the log."""
+        return self._parse_errors
 
     @property
     def eval_values(self) -> list[float]:
@@ -175,7 +183,8 @@ def parse_log(data: bytes, also_find: frozenset[str] = frozenset()) -> RunFacts:
     found: set[str] = set()
     if MLLOG_TOKEN in data:
         facts.log_format = "mllog"
-        data, facts.bad_lines = readable(data)
+        data, facts._parse_errors = readable(data)
+        facts.bad_lines = facts._parse_errors
         records, evaluations = _mllog_records(data, facts, also_find, found)
         # init_start is read apart from the wanted keys: some logs give it once per process, 50 times a run.
         init_start = next((time_ms for time_ms, _ in records_of(data, "init_start")), None)
@@ -288,7 +297,8 @@ def _mllog_records(data: bytes, facts: RunFacts, also_find: frozenset[str],
             continue
         decoded = _decoded(text)
         if decoded is None:
-            continue  # readable to the official parser (damaged lines are gone), but not a usable record
+            facts.bad_lines += 1  # the official parser reads it (damaged lines are gone), but it is no usable record
+            continue
         key, time_ms, entry = decoded
         if not isinstance(key, str) or key not in _WANTED:
             continue  # the wanted key's text sat inside another record's value
@@ -302,7 +312,7 @@ def _mllog_records(data: bytes, facts: RunFacts, also_find: frozenset[str],
             done.add(key.encode())
     evaluations = _evaluations(evaluation_texts)
     if evaluations is None:
-        evaluations = _evaluations_one_by_one(evaluation_texts, evaluations_before, records)
+        evaluations = _evaluations_one_by_one(evaluation_texts, evaluations_before, records, facts)
     return records, evaluations
 
 
@@ -335,15 +345,17 @@ def _evaluations(texts: list[bytes]) -> list[Evaluation] | None:
     return list(zip(map(float, stamps), entries))
 
 
-def _evaluations_one_by_one(texts: list[bytes], before: list[int], records: list[Record]) -> list[Evaluation]:
+def _evaluations_one_by_one(texts: list[bytes], before: list[int], records: list[Record],
+                            facts: RunFacts) -> list[Evaluation]:
     """The evaluation records of these texts, each read on its own: unusable ones (no finite timestamp) are
-    skipped, and a record of another wanted key whose line held the evaluation key's text is put in its place in
-    `records`."""
+    counted and skipped, and a record of another wanted key whose line held the evaluation key's text is put in
+    its place in `records`."""
     evaluations: list[Evaluation] = []
     misplaced: list[tuple[int, Record]] = []
     for text, index in zip(texts, before):
         decoded = _decoded(text)
         if decoded is None:
+            facts.bad_lines += 1
             continue
         key, time_ms, entry = decoded
         if key == EVALUATION_KEY:
