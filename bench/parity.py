@@ -305,7 +305,7 @@ def _with_submitter(official: pd.DataFrame, systems: pd.DataFrame, round_: str) 
     systems = systems[systems["round"] == round_]
     folders = systems.groupby(["desc_submitter", "system"])["submitter"].agg(list).to_dict()
     submitter = [_single(folders.get(key)) or key[0] for key in zip(official["desc_submitter"], official["system"])]
-    return official.assign(submitter=submitter)
+    return official.assign(submitter=pd.Series(submitter, index=official.index, dtype=object))
 
 
 def _single(values: list[str] | None) -> str | None:
