@@ -92,12 +92,12 @@ def organisations(folder: Path) -> list[str]:
 
 
 def crash_summary(log_text: str) -> str:
-    """The exception lines of a crashed summarizer's last traceback, cause first
+    """The exception lines of a crashed summarizer's last traceback, cause first and each once
     (`FieldError: ... -> NameError: ...`)."""
     lines = log_text.splitlines()
     start = next((i for i, line in enumerate(lines) if line.startswith("Traceback")), len(lines))
     chain = [match.group("line") for line in lines[start:] if (match := EXCEPTION_LINE.match(line))]
-    return " -> ".join(chain) or (lines[-1] if lines else "no output")
+    return " -> ".join(dict.fromkeys(chain)) or (lines[-1] if lines else "no output")
 
 
 def parse_official_csv(path: Path) -> pd.DataFrame:
@@ -417,7 +417,7 @@ class RoundParity:
     def cells(self) -> list[str]:
         timing = [f"{self.summarizer_s:.1f}", f"{self.ingest_s:.2f}", f"{self.summarizer_s / self.ingest_s:.0f}x"]
         if self.comparison is None:  # a speed-up over a crash would mean nothing
-            return [self.round, "crashed", *["-"] * 7, *timing[:2], "-", "-"]
+            return [self.round, "crashed", *["-"] * 7, *timing[:2], "-", "-", "-"]
         counts = self.comparison["status"].value_counts()
         bad = exceptions(self.comparison)
         share = exception_share(self.comparison)
@@ -425,28 +425,37 @@ class RoundParity:
         official = sum(int(counts.get(status, 0)) for status in (MATCHED, MISMATCHED, OFFICIAL_ONLY))
         return [self.round, str(official), *(str(int(counts.get(status, 0))) for status in STATUSES),
                 str(len(bad)), f"{100 * share:.2f}%", str(rescored_to_official(self.comparison)), *timing,
+                ", ".join(sorted(organisation for organisation, _ in self.crashed())) or "-",
                 "PASS" if met else "FAIL"]
+
+    def crashed(self) -> list[tuple[str, str]]:
+        """(organisation, crash) of each organisation the summarizer crashed on, from `crash`."""
+        return [tuple(part.split(": ", 1)) for part in self.crash.split("; ") if ": " in part]  # type: ignore[misc]
 
 
 HEADER = ["round", "official scores", "reproduced", "mismatched", "official-only", "ours-only", "exceptions",
-          "exception %", "rescored = official", "summarizer s", "ingest s", "speed-up", "target"]
+          "exception %", "rescored = official", "summarizer s", "ingest s", "speed-up", "not scored (crashed on)",
+          "target"]
 
 
-def check_round(round_: str, log_dir: Path = LOG_DIR) -> RoundParity:
+def check_round(round_: str, log_dir: Path = LOG_DIR, from_fixtures: bool = False) -> RoundParity:
+    """Our ingest of a round against the summarizer, run now or read from the round's committed fixture."""
     archive = archive_path(round_)
     with timed() as ingest_clock:
         ours = ingest([archive])
-    log_path = log_dir / f"{round_}.log"
-    with tempfile.TemporaryDirectory(prefix=f"parity-{round_}-") as tmp:
-        folder = extract(archive, Path(tmp))
-        with timed() as official_clock:
-            csv = run_summarizer(folder, round_, log_path)
-    log_text = log_path.read_text(encoding="utf-8", errors="replace")
-    if csv is None:
-        return RoundParity(round_, official_clock.seconds, ingest_clock.seconds, None, crash_summary(log_text),
-                           own_scores(ours, round_))
-    comparison = compare(parse_official_csv(csv), ours, round_, log_text)
-    return RoundParity(round_, official_clock.seconds, ingest_clock.seconds, comparison)
+    if from_fixtures:
+        official = read_fixture(round_)
+        if official is None:
+            raise SystemExit(f"no parity fixture for {round_}: python bench/parity_fixtures.py {round_}")
+        if official.sha256 != sha256_of(archive):
+            raise SystemExit(f"{archive} is not the archive the {round_} fixture was made from: "
+                             f"python bench/parity_fixtures.py {round_}")
+    else:
+        official = run_official(round_, archive, log_dir)
+    crash = "; ".join(f"{who}: {why}" for who, why in official.crashed.items())
+    if official.crashed and official.scores.empty:  # nothing scored: nothing to compare
+        return RoundParity(round_, official.seconds, ingest_clock.seconds, None, crash, own_scores(ours, round_))
+    return RoundParity(round_, official.seconds, ingest_clock.seconds, compare_official(official, ours), crash)
 
 
 OWN_HEADER = ["round", "results", "scored", "runs", "converged runs", "runs of scored results"]
@@ -483,6 +492,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python bench/parity.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("rounds", nargs="*", metavar="ROUND", help="e.g. v5.0 (default: every round in the mirror)")
     parser.add_argument("--log-dir", type=Path, default=LOG_DIR, help=f"summarizer logs and CSVs (default {LOG_DIR})")
+    parser.add_argument("--from-fixtures", action="store_true",
+                        help="compare with the committed fixtures (tests/data/parity) instead of running the "
+                             "summarizer; summarizer s is then the time it took when the fixture was made")
     return parser.parse_args(argv)
 
 
@@ -495,10 +507,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(f"no archive for {', '.join(unknown)} in the mirror (has: {', '.join(available)})")
     checked = []
     for round_ in rounds:
-        print(f"{round_}: running the official summarizer ...", flush=True)
-        parity = check_round(round_, args.log_dir)
-        if parity.comparison is None:
-            print(f"{round_}: the official summarizer crashed: {parity.crash}", flush=True)
+        if not args.from_fixtures:
+            print(f"{round_}: running the official summarizer ...", flush=True)
+        parity = check_round(round_, args.log_dir, args.from_fixtures)
+        if parity.crash:
+            print(f"{round_}: the official summarizer crashed on {parity.crash}", flush=True)
         checked.append(parity)
     print()
     print(format_table(HEADER, [parity.cells() for parity in checked]))
@@ -510,9 +523,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                for line in exception_lines(parity.comparison)]
     print(f"\nexceptions ({len(details)}):")
     print("\n".join(details) or "  none")
+    for parity in checked:
+        for organisation, crash in parity.crashed():
+            print(f"{parity.round} crashed on {organisation}: {crash}")
     crashed = [parity for parity in checked if parity.comparison is None]
-    for parity in crashed:
-        print(f"{parity.round} crashed: {parity.crash}")
     if crashed:
         print("\nwhere the summarizer crashed, our own scores (nothing to compare them with):\n")
         print(format_table(OWN_HEADER, [own_cells(parity.round, parity.own_scores) for parity in crashed]))
