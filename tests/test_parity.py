@@ -11,14 +11,17 @@ import re
 import tarfile
 from pathlib import Path, PurePosixPath
 
+import pandas as pd
 import pytest
 
 from bench._common import MIRROR, archive_path, extract
 from bench.parity import (
     MATCHED,
     REPRODUCES,
+    Official,
     SummarizerLog,
     _by_rule,
+    _kept_lines,
     compare,
     compare_official,
     crash_summary,
@@ -28,6 +31,7 @@ from bench.parity import (
     run_official,
     run_summarizer,
     sha256_of,
+    write_fixture,
 )
 from bench.parity_fixtures import differences
 from pipeline.stages.ingest import IngestTables, ingest
@@ -191,3 +195,23 @@ def test_runs_named_after_their_job_are_read_from_the_summarizer_log() -> None:
     assert rejected == [("result_5119-2405_06.txt", "ValueError: no run_stop"),
                         ("result_3.txt", "ValueError: no run_stop")]
     assert _by_rule(rejected) == "result_3,5119-2405_06.txt: ValueError: no run_stop"
+
+
+def test_a_fixture_reads_back_as_written(tmp_path: Path) -> None:
+    scores = pd.DataFrame({"desc_submitter": ["Org A", "NA"], "system": ["a_1", "b"], "benchmark": ["bert", "dlrm"],
+                           "official_min": [1 / 3, 25.123456789012345]})
+    rule = "WARNING:root: Failed checks for eval_accuracy :  v['value'] >= 0.908"
+    log = _kept_lines(f"Detected organizations: OrgA\n{rule}\ncurrent context[s]={{\n"
+                      "Compliance check failed in /tmp/x/training_results_v1.0/OrgA/results/a_1/bert/result_3.txt\n")
+    assert log == ["Detected organizations: OrgA", rule,
+                   "Compliance check failed in OrgA/results/a_1/bert/result_3.txt"]
+    archive = tmp_path / "training_results_v1.0.tar.gz"
+    archive.write_bytes(b"not really an archive")
+    official = Official("v1.0", sha256_of(archive), scores.sort_values(["desc_submitter"]).reset_index(drop=True),
+                        log, {"Org C": "FieldError: ..."}, per_organisation=True, seconds=12.25)
+    write_fixture(official, archive, tmp_path)
+    again = read_fixture("v1.0", tmp_path)
+    assert again is not None and differences(again, official) == []
+    assert again.scores["official_min"].tolist() == official.scores["official_min"].tolist()  # to the last bit
+    assert again.per_organisation and again.crashed == {"Org C": "FieldError: ..."}
+    assert read_fixture("v9.9", tmp_path) is None
