@@ -22,6 +22,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -160,6 +161,8 @@ class Official:
     crashed: dict[str, str] = field(default_factory=dict)  # organisation ("*": the whole round) -> crash summary
     per_organisation: bool = False  # run on each organisation alone, the round as a whole having crashed
     seconds: float = math.nan
+    # organisation -> the crash of its energy computation, where it was scored again without its power logs
+    without_power: dict[str, str] = field(default_factory=dict)
 
     @property
     def log_text(self) -> str:
@@ -180,7 +183,9 @@ def sha256_of(path: Path) -> str:
 
 def run_official(round_: str, archive: Path, log_dir: Path = LOG_DIR) -> Official:
     """Run the summarizer on a fresh copy of the round; where it crashes, on each organisation alone (a fresh
-    copy again, as the crashed run may have written scaling.json files)."""
+    copy again, as the crashed run may have written scaling.json files); where an organisation with power logs
+    crashes, on a fresh copy of it without them (the energy computation that crashes does not feed a time to
+    train: the summarizer then scores the times alone)."""
     sha256 = sha256_of(archive)
     with timed() as clock:
         with tempfile.TemporaryDirectory(prefix=f"parity-{round_}-") as tmp:
@@ -191,24 +196,38 @@ def run_official(round_: str, archive: Path, log_dir: Path = LOG_DIR) -> Officia
             if csv is not None:
                 return Official(round_, sha256, _sorted_scores(parse_official_csv(csv)), _kept_lines(text),
                                 seconds=clock.elapsed())
-            whole_round_crash = crash_summary(text)
+            log = [f"== the whole round: crashed: {crash_summary(text)}"]
+        scores, crashed, without_power = [], {}, {}
         with tempfile.TemporaryDirectory(prefix=f"parity-{round_}-") as tmp:
             folder = extract(archive, Path(tmp))
-            scores, log, crashed = [], [], {}
             for organisation in organisations(folder):
                 log_path = log_dir / round_ / f"{organisation}.log"
                 csv = run_summarizer(folder, round_, log_path, organisation)
                 text = log_path.read_text(encoding="utf-8", errors="replace")
                 log += [f"== {organisation}: the official summarizer run on this organisation alone",
                         *_kept_lines(text)]
-                if csv is None:
+                if csv is not None:
+                    scores.append(parse_official_csv(csv))
+                elif not any((folder / organisation).glob("results/*/*/power")):
                     crashed[organisation] = crash_summary(text)
                 else:
-                    scores.append(parse_official_csv(csv))
+                    with tempfile.TemporaryDirectory(prefix=f"parity-{round_}-{organisation}-") as alone:
+                        copy = extract(archive, Path(alone), (organisation,))
+                        for power in list(copy.glob(f"{organisation}/results/*/*/power")):
+                            shutil.rmtree(power)
+                        log_path = log_dir / round_ / f"{organisation}.without-power.log"
+                        csv = run_summarizer(copy, round_, log_path, organisation)
+                    again = log_path.read_text(encoding="utf-8", errors="replace")
+                    log += [f"== {organisation}: run again without its power logs, its energy having crashed: "
+                            f"{crash_summary(text)}", *_kept_lines(again)]
+                    if csv is None:
+                        crashed[organisation] = crash_summary(again)
+                    else:
+                        scores.append(parse_official_csv(csv))
+                        without_power[organisation] = crash_summary(text)
     table = pd.concat(scores, ignore_index=True) if scores else pd.DataFrame(columns=SCORE_COLUMNS)
-    log.insert(0, f"== the whole round: crashed: {whole_round_crash}")
     return Official(round_, sha256, _sorted_scores(table), log, crashed, per_organisation=True,
-                    seconds=clock.elapsed())
+                    seconds=clock.elapsed(), without_power=without_power)
 
 
 def _sorted_scores(scores: pd.DataFrame) -> pd.DataFrame:
@@ -249,6 +268,7 @@ def write_fixture(official: Official, archive: Path, directory: Path = FIXTURES)
         "run": "each organisation alone (the round as a whole crashed)" if official.per_organisation
                else "the whole round",
         "crashed": official.crashed,
+        "scored_without_power_logs": official.without_power,
         "scores": len(official.scores),
         "summarizer_seconds": round(official.seconds, 1),
         "log": official.log,
@@ -266,7 +286,8 @@ def read_fixture(round_: str, directory: Path = FIXTURES) -> Official | None:
                           keep_default_na=False, na_values={"official_min": [""]})
               if scores_path.is_file() else pd.DataFrame(columns=SCORE_COLUMNS))
     return Official(round_, manifest["sha256"], _sorted_scores(scores), manifest["log"], manifest["crashed"],
-                    manifest["run"] != "the whole round", manifest["summarizer_seconds"])
+                    manifest["run"] != "the whole round", manifest["summarizer_seconds"],
+                    manifest.get("scored_without_power_logs", {}))
 
 
 def compare_official(official: Official, ours: IngestTables) -> pd.DataFrame:

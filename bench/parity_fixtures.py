@@ -3,7 +3,8 @@
     python bench/parity_fixtures.py [ROUND ...] [--check]     (default: every round in the mirror)
 
 For each round, `mlperf_logging.result_summarizer` runs on a fresh copy of the mirror's archive (on each
-organisation alone where it crashes on the whole round), and tests/data/parity/ gets:
+organisation alone where it crashes on the whole round, and without an organisation's power logs where its
+energy computation crashes: times to train do not depend on them), and tests/data/parity/ gets:
   <round>.csv   one row per official score: desc_submitter, system (the description's file name), benchmark,
                 official_min (minutes, as the summarizer's CSV gives them);
   <round>.json  the archive's SHA-256 (the fixture's key: tests/test_parity.py skips a round whose archive
@@ -40,6 +41,9 @@ def differences(fresh: Official, committed: Official) -> list[str]:
         found.append(f"{len(changed)} score(s) differ:\n{changed.to_string(index=False)}")
     if fresh.crashed != committed.crashed:
         found.append(f"crashed on {fresh.crashed} against the fixture's {committed.crashed}")
+    if fresh.without_power != committed.without_power:
+        found.append(f"scored without power logs {fresh.without_power} against the fixture's "
+                     f"{committed.without_power}")
     if sorted(fresh.log) != sorted(committed.log):  # the summarizer's order of folders is the file system's
         only_fresh = sorted(set(fresh.log) - set(committed.log))
         only_committed = sorted(set(committed.log) - set(fresh.log))
@@ -71,8 +75,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{round_}: running the official summarizer ...", flush=True)
         official = run_official(round_, archive, args.log_dir)
         crashed = "; ".join(f"{who}: {why}" for who, why in official.crashed.items())
+        energy = "; ".join(f"{who}: {why}" for who, why in official.without_power.items())
         print(f"{round_}: {len(official.scores)} scores in {official.seconds:.1f} s"
-              + (f", run per organisation, crashed on {crashed}" if official.crashed else ""), flush=True)
+              + (", run per organisation" if official.per_organisation else "")
+              + (f", crashed on {crashed}" if official.crashed else "")
+              + (f", scored without power logs where energy crashed: {energy}" if energy else ""), flush=True)
         if args.check:
             committed = read_fixture(round_, args.out)
             found = ["no committed fixture"] if committed is None else differences(official, committed)

@@ -109,6 +109,8 @@ def test_official_scores_are_reproduced(round_: str, every_round: IngestTables, 
     matched = int((comparison["status"] == MATCHED).sum())
     unscored = (f"; the summarizer crashed on {', '.join(official.crashed)} (not compared)"
                 if official.crashed else "")
+    unscored += (f"; {', '.join(official.without_power)} scored without their power logs (the summarizer's "
+                 "energy crashed)" if official.without_power else "")
     summary = (f"{round_}: {len(official.scores)} official scores, {len(comparison)} compared (official and "
                f"ours), {matched} matched{unscored}")
     parity_report.append(summary)
