@@ -207,7 +207,7 @@ def run_official(round_: str, archive: Path, log_dir: Path = LOG_DIR) -> Officia
                 log += [f"== {organisation}: the official summarizer run on this organisation alone",
                         *_kept_lines(text)]
                 if csv is not None:
-                    scores.append(parse_official_csv(csv))
+                    scores.append(parse_official_csv(csv).assign(organisation=organisation))
                 elif not any((folder / organisation).glob("results/*/*/power")):
                     crashed[organisation] = crash_summary(text)
                 else:
@@ -223,7 +223,7 @@ def run_official(round_: str, archive: Path, log_dir: Path = LOG_DIR) -> Officia
                     if csv is None:
                         crashed[organisation] = crash_summary(again)
                     else:
-                        scores.append(parse_official_csv(csv))
+                        scores.append(parse_official_csv(csv).assign(organisation=organisation))
                         without_power[organisation] = crash_summary(text)
     table = pd.concat(scores, ignore_index=True) if scores else pd.DataFrame(columns=SCORE_COLUMNS)
     return Official(round_, sha256, _sorted_scores(table), log, crashed, per_organisation=True,
@@ -231,7 +231,10 @@ def run_official(round_: str, archive: Path, log_dir: Path = LOG_DIR) -> Officia
 
 
 def _sorted_scores(scores: pd.DataFrame) -> pd.DataFrame:
-    return scores[SCORE_COLUMNS].sort_values(SCORE_COLUMNS[:3]).reset_index(drop=True)
+    """The scores in key order; with the organisation folder each came from where the summarizer ran on each
+    alone (the description's submitter, which is all its CSV gives, can be that of several folders)."""
+    columns = SCORE_COLUMNS + [column for column in ("organisation",) if column in scores.columns]
+    return scores[columns].sort_values([*SCORE_COLUMNS[:3], *columns[4:]]).reset_index(drop=True)
 
 
 def _kept_lines(log_text: str) -> list[str]:
@@ -282,7 +285,8 @@ def read_fixture(round_: str, directory: Path = FIXTURES) -> Official | None:
     if not manifest_path.is_file():
         return None
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    scores = (pd.read_csv(scores_path, dtype={"desc_submitter": str, "system": str, "benchmark": str},
+    scores = (pd.read_csv(scores_path, dtype={"desc_submitter": str, "system": str, "benchmark": str,
+                                              "organisation": str},
                           keep_default_na=False, na_values={"official_min": [""]})
               if scores_path.is_file() else pd.DataFrame(columns=SCORE_COLUMNS))
     return Official(round_, manifest["sha256"], _sorted_scores(scores), manifest["log"], manifest["crashed"],
@@ -322,10 +326,14 @@ def compare(official: pd.DataFrame, ours: IngestTables, round_: str, log_text: s
 
 
 def _with_submitter(official: pd.DataFrame, systems: pd.DataFrame, round_: str) -> pd.DataFrame:
-    """Our submitter folder for each official row; the description's submitter where none of ours matches."""
+    """Our submitter folder for each official row: the organisation the summarizer ran on where it ran on each
+    alone, else the one folder whose description names that submitter and system; the description's submitter
+    where none of ours matches."""
     systems = systems[systems["round"] == round_]
     folders = systems.groupby(["desc_submitter", "system"])["submitter"].agg(list).to_dict()
     submitter = [_single(folders.get(key)) or key[0] for key in zip(official["desc_submitter"], official["system"])]
+    if "organisation" in official.columns:
+        submitter = [organisation or folder for organisation, folder in zip(official["organisation"], submitter)]
     return official.assign(submitter=pd.Series(submitter, index=official.index, dtype=object))
 
 

@@ -34,7 +34,8 @@ def differences(fresh: Official, committed: Official) -> list[str]:
     if fresh.sha256 != committed.sha256:
         found.append(f"archive SHA-256 {fresh.sha256} against the fixture's {committed.sha256}")
     if not fresh.scores.equals(committed.scores):
-        merged = fresh.scores.merge(committed.scores, how="outer", on=list(fresh.scores.columns[:3]),
+        keys = [column for column in fresh.scores.columns if column != "official_min"]
+        merged = fresh.scores.merge(committed.scores, how="outer", on=keys,
                                     suffixes=("_fresh", "_fixture"), indicator=True)
         changed = merged[(merged["_merge"] != "both")
                          | (merged["official_min_fresh"] != merged["official_min_fixture"])]
