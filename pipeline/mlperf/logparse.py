@@ -51,8 +51,9 @@ MAX_PLAUSIBLE_EPOCHS = 1000
 # escapes or control characters, values nested at most three deep, an integer time_ms. It is a subset of what
 # json.loads reads (an integer of more than 4,300 digits is a ValueError to it, and float() of one of more than
 # 308 overflows: 300 digits at most here), so a line it matches is never a parse error; `damaged_lines` asks the
-# exact question of the few lines it does not match. One pass of it over a log costs about what orjson takes to
-# decode all of its lines, without building a single object.
+# exact question, in the official parser's own terms, of the few lines it does not match. A pass of it costs
+# about what decoding every line with orjson would (about 1 s of CPU per 250 MB of log), without building any
+# object; it roughly doubles the time to read a round.
 _STRING = rb'"[^"\\\x00-\x1f]*+"'
 _INTEGER = rb"-?+(?:0|[1-9][0-9]{0,299}+)"
 _NUMBER = _INTEGER + rb"(?:\.[0-9]++)?+(?:[eE][-+]?+[0-9]++)?+"
