@@ -298,7 +298,7 @@ def _mllog_records(data: bytes, facts: RunFacts, also_find: frozenset[str],
             continue
         decoded = _decoded(text)
         if decoded is None:
-            facts.bad_lines += 1  # the official parser reads it (damaged lines are gone), but it is no usable record
+            facts.bad_lines += 1  # not a damaged line (those are gone), but no usable record either
             continue
         key, time_ms, entry = decoded
         if not isinstance(key, str) or key not in _WANTED:
