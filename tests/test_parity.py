@@ -140,6 +140,23 @@ def test_the_interleaved_lines_of_v4_1_lambda_are_rejected_as_the_summarizer_rej
         assert f"result_{row['run']}.txt" in {run for run, _ in rejected[folder]}, folder
 
 
+@pytest.mark.parametrize("round_", ["v4.0", "v4.1"])
+def test_results_of_logs_named_after_their_job_are_compared_and_matched(round_: str,
+                                                                        every_round: IngestTables) -> None:
+    official = read_fixture(round_)
+    if official is None or not archive_path(round_).is_file() or sha256_of(archive_path(round_)) != official.sha256:
+        pytest.skip(f"no {round_} archive, or no fixture made from it")
+    key = ["submitter", "system", "benchmark"]
+    runs = every_round.runs[every_round.runs["round"] == round_]
+    runs = runs[~runs["submitter"].isin(official.crashed)]  # organisations the summarizer does not score
+    named = runs[~runs["run"].str.fullmatch(r"\d+")][key].drop_duplicates()
+    results = every_round.results[every_round.results["round"] == round_]
+    named_scored = named.merge(results[results["time_to_train_min"].notna()][key])
+    comparison = compare_official(official, every_round)
+    matched = comparison[comparison["status"] == MATCHED][key]
+    assert len(named_scored.merge(matched)) == len(named_scored) > 0, named_scored.merge(matched, how="left")
+
+
 @pytest.mark.slow
 def test_the_official_summarizer_still_gives_the_committed_fixture(tmp_path: Path) -> None:
     committed = read_fixture(LIVE_ROUND)
