@@ -14,21 +14,18 @@ from pathlib import Path, PurePosixPath
 import pandas as pd
 import pytest
 
-from bench._common import MIRROR, archive_path, extract
+from bench._common import MIRROR, archive_path
 from bench.parity import (
     MATCHED,
     Official,
     SummarizerLog,
     _by_rule,
     _kept_lines,
-    compare,
     compare_official,
-    crash_summary,
     exceptions,
     parse_official_csv,
     read_fixture,
     run_official,
-    run_summarizer,
     sha256_of,
     write_fixture,
 )
@@ -57,6 +54,18 @@ def _archive(round_: str) -> Path:
     if not path.is_file():
         pytest.skip(f"{path} is absent: the mirror of MLPerf archives is not here")
     return path
+
+
+def _fixture(round_: str) -> Official:
+    """The round's committed fixture; the test is skipped where there is none, or the archive is not its own."""
+    archive = _archive(round_)
+    official = read_fixture(round_)
+    if official is None:
+        pytest.skip(f"no parity fixture for {round_}: python bench/parity_fixtures.py {round_}")
+    if (sha256 := sha256_of(archive)) != official.sha256:
+        pytest.skip(f"{archive.name} (SHA-256 {sha256[:12]}...) is not the archive the {round_} fixture was made "
+                    f"from ({official.sha256[:12]}...): regenerate it, python bench/parity_fixtures.py {round_}")
+    return official
 
 
 def count_members(archive: Path) -> tuple[int, int]:
@@ -98,13 +107,7 @@ def test_every_log_and_system_file_is_accounted_for(round_: str, every_round: In
 
 @pytest.mark.parametrize("round_", ROUNDS)
 def test_official_scores_are_reproduced(round_: str, every_round: IngestTables, parity_report: list[str]) -> None:
-    archive = _archive(round_)
-    official = read_fixture(round_)
-    if official is None:
-        pytest.skip(f"no parity fixture for {round_}: python bench/parity_fixtures.py {round_}")
-    if (sha256 := sha256_of(archive)) != official.sha256:
-        pytest.skip(f"{archive.name} (SHA-256 {sha256[:12]}...) is not the archive the {round_} fixture was made "
-                    f"from ({official.sha256[:12]}...): regenerate it, python bench/parity_fixtures.py {round_}")
+    official = _fixture(round_)
     comparison = compare_official(official, every_round)
     matched = int((comparison["status"] == MATCHED).sum())
     unscored = (f"; the summarizer crashed on {', '.join(official.crashed)} (not compared)"
@@ -128,9 +131,7 @@ def test_official_scores_are_reproduced(round_: str, every_round: IngestTables, 
 
 def test_the_interleaved_lines_of_v4_1_lambda_are_rejected_as_the_summarizer_rejects_them(
         every_round: IngestTables) -> None:
-    official = read_fixture("v4.1")
-    if official is None or not archive_path("v4.1").is_file():
-        pytest.skip("no v4.1 archive or fixture")
+    official = _fixture("v4.1")
     runs = every_round.runs[(every_round.runs["round"] == "v4.1") & (every_round.runs["submitter"] == "Lambda")]
     damaged = runs[runs["compliance"].fillna("").str.contains("do not parse")]
     assert sorted(damaged["benchmark"]) == ["llama2_70b_lora", "stable_diffusion", "stable_diffusion"]
@@ -143,9 +144,7 @@ def test_the_interleaved_lines_of_v4_1_lambda_are_rejected_as_the_summarizer_rej
 @pytest.mark.parametrize("round_", ["v4.0", "v4.1"])
 def test_results_of_logs_named_after_their_job_are_compared_and_matched(round_: str,
                                                                         every_round: IngestTables) -> None:
-    official = read_fixture(round_)
-    if official is None or not archive_path(round_).is_file() or sha256_of(archive_path(round_)) != official.sha256:
-        pytest.skip(f"no {round_} archive, or no fixture made from it")
+    official = _fixture(round_)
     key = ["submitter", "system", "benchmark"]
     runs = every_round.runs[every_round.runs["round"] == round_]
     runs = runs[~runs["submitter"].isin(official.crashed)]  # organisations the summarizer does not score
@@ -159,32 +158,9 @@ def test_results_of_logs_named_after_their_job_are_compared_and_matched(round_: 
 
 @pytest.mark.slow
 def test_the_official_summarizer_still_gives_the_committed_fixture(tmp_path: Path) -> None:
-    committed = read_fixture(LIVE_ROUND)
-    archive = _archive(LIVE_ROUND)
-    if committed is None:
-        pytest.skip(f"no parity fixture for {LIVE_ROUND}")
-    fresh = run_official(LIVE_ROUND, archive, tmp_path)
+    committed = _fixture(LIVE_ROUND)
+    fresh = run_official(LIVE_ROUND, archive_path(LIVE_ROUND), tmp_path)
     assert differences(fresh, committed) == []
-
-
-# Log names of fresh clones that the mirror lacks: v4.0 Sustainable Metal Cloud's `result_<job id>_NN.txt`, and
-# v4.1 Lambda's, given here to a small real round (v4.0 tinycorp, 20 logs, about 10 s of summarizer).
-JOB_NAMES = {"tinybox_green": "result_5119-240510190348838227199_{run:02d}.txt", "tinybox_red": "result_3093_{run}.txt"}
-
-
-@pytest.mark.slow
-def test_logs_named_after_their_job_score_as_the_summarizer_scores_them(tmp_path: Path) -> None:
-    folder = extract(_archive("v4.0"), tmp_path, ("tinycorp",))
-    for system, name in JOB_NAMES.items():
-        for log in (folder / "tinycorp" / "results" / system / "resnet").glob("result_*.txt"):
-            log.rename(log.with_name(name.format(run=int(log.stem.removeprefix("result_")))))
-    ours = ingest([folder])
-    assert ours.runs["run"].str.fullmatch(r"5119-240510190348838227199_\d\d|3093_\d").all()
-    log = tmp_path / "summarizer.log"
-    csv = run_summarizer(folder, "v4.0", log)
-    assert csv is not None, crash_summary(log.read_text(encoding="utf-8", errors="replace"))
-    comparison = compare(parse_official_csv(csv), ours, "v4.0")
-    assert comparison["status"].tolist() == ["matched", "matched"]
 
 
 def test_official_csv_and_log_are_read(tmp_path: Path) -> None:
