@@ -230,7 +230,7 @@ def test_damaged_lines_are_those_the_official_parser_fails_on() -> None:
                     line.insert(at, rng.choice(alphabet))
                 elif at < len(line):
                     line[at: at + 1] = [] if op < 0.75 else [rng.choice(alphabet)]
-        data = ("\n".join("".join(line) for line in lines) + rng.choice(["", "\n", "\r\n"])).encode("latin-1")
+        data = "".join("".join(line) + rng.choice(["\n", "\r\n", "\r", ""]) for line in lines).encode("latin-1")
         try:
             _, failed = parser.parse_generator(io.TextIOWrapper(io.BytesIO(data), encoding="latin-1"))
         except (KeyError, TypeError):

@@ -72,11 +72,12 @@ _FLAT = rb"(?:" + _SCALAR + rb"|" + _array(_SCALAR) + rb"|" + _object(_SCALAR) +
 _VALUE = rb"(?:" + _SCALAR + rb"|" + _array(_FLAT) + rb"|" + _object(_FLAT) + rb")"
 _PLAIN_RECORD = (rb'\{"namespace": ' + _STRING + rb', "time_ms": ' + _INTEGER + rb'(?:, "event_type": ' + _STRING
                  + rb')?+, "key": ' + _STRING + rb', "value": ' + _VALUE + rb', "metadata": ?' + _object(_FLAT)
-                 + rb"\}[ \t]*+(?:\n|\Z)")
+                 + rb"\}[ \t]*+(?:\r?\n|\Z)")
 # A token whose line may be damaged: what follows it is not a plain record up to the end of the line. Every
 # token is looked at: one inside another record's string is the line's last, the one the official parser reads.
 _MAYBE_DAMAGED = re.compile(MLLOG_TOKEN + rb"(?!" + _PLAIN_RECORD + rb")")
 _REST_OF_LINE = re.compile(rb"[^\n]*")
+_LONE_CR = re.compile(rb"\r(?!\n)")
 
 
 @dataclass
@@ -209,10 +210,11 @@ def parse_log(data: bytes, also_find: frozenset[str] = frozenset()) -> RunFacts:
 
 
 def readable(data: bytes) -> tuple[bytes, int]:
-    """The log as the official parser reads it, and how many of its lines it cannot read: line ends made `\n`
-    (it splits lines at `\n`, `\r\n` and `\r`), and each line holding `:::MLLOG ` whose record does not parse
-    blanked, since the parser leaves it out of the records the checks see. The log itself when nothing changes."""
-    if b"\r" in data:
+    """The log as the official parser reads it, and how many of its lines it cannot read: a `\r` that ends a line
+    alone made `\n` (the parser splits lines at `\n`, `\r\n` and `\r`; a log whose only `\r`s end `\r\n`
+    pairs is left as it is), and each line holding `:::MLLOG ` whose record does not parse blanked, since the
+    parser leaves it out of the records the checks see. The log itself when nothing changes."""
+    if b"\r" in data and _LONE_CR.search(data) is not None:  # a CR alone ends a line too
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     damaged = damaged_lines(data)
     if not damaged:
@@ -226,9 +228,9 @@ def readable(data: bytes) -> tuple[bytes, int]:
 
 
 def damaged_lines(data: bytes) -> list[tuple[int, int]]:
-    """(start, end) of each line of a log (lines ending in `\n`) that holds `:::MLLOG ` and that the official
-    parser cannot read (`official_reads`). A line whose last token is followed by a plain record, as MLLOG writes
-    them, is readable without asking; the others are asked one by one."""
+    """(start, end) of each line of a log (lines ending in `\n` or `\r\n`, no `\r` standing alone) that holds
+    `:::MLLOG ` and that the official parser cannot read (`official_reads`). A line whose last token is followed
+    by a plain record, as MLLOG writes them, is readable without asking; the others are asked one by one."""
     damaged = []
     position = 0
     while (match := _MAYBE_DAMAGED.search(data, position)) is not None:
