@@ -53,17 +53,21 @@ def _submitter(name: str, top: str) -> str | None:
 @dataclass
 class Stopwatch:
     seconds: float = 0.0
+    started: float = 0.0
+
+    def elapsed(self) -> float:
+        """Seconds since the block started (`seconds` is set when it ends)."""
+        return time.perf_counter() - self.started
 
 
 @contextmanager
 def timed() -> Iterator[Stopwatch]:
     """`with timed() as clock: ...` leaves the block's wall time in `clock.seconds`."""
-    clock = Stopwatch()
-    start = time.perf_counter()
+    clock = Stopwatch(started=time.perf_counter())
     try:
         yield clock
     finally:
-        clock.seconds = time.perf_counter() - start
+        clock.seconds = clock.elapsed()
 
 
 def format_table(header: list[str], rows: list[list[str]]) -> str:

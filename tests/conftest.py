@@ -16,6 +16,20 @@ from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.settings import Fetch
 
 MIRROR = Path(__file__).resolve().parents[1].parent / "shared" / "mlperf"
+PARITY_REPORT: list[str] = []
+
+
+@pytest.fixture(scope="session")
+def parity_report() -> list[str]:
+    """Lines the parity tests leave for the end of the run (how many official scores each round compared)."""
+    return PARITY_REPORT
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if PARITY_REPORT:
+        terminalreporter.section("parity with the official summarizer")
+        for line in sorted(PARITY_REPORT, key=lambda text: [int(part) for part in text[1:].split(":")[0].split(".")]):
+            terminalreporter.write_line(line)
 
 
 def mllog(key: str, time_ms: float, value: object = None, **metadata: object) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.mlperf import compliance
-from pipeline.mlperf.logparse import parse_log
+from pipeline.mlperf.logparse import parse_log, readable
 from pipeline.mlperf.rounds import ingest
 from tests.conftest import mllog, run_log, small_round
 
@@ -85,7 +85,7 @@ def test_a_required_key_is_found_wherever_its_text_stands() -> None:
 
 def test_a_required_key_logged_again_is_not_read_again() -> None:
     eval_samples = next(line for line in run_log(10).splitlines() if '"eval_samples"' in line)
-    log = run_log(10) + eval_samples[:-5] + "\n"  # logged again, cut off: not a wanted record, not read
+    log = run_log(10) + eval_samples.replace("50000", "50000 ") + "\n"  # again, the same value: not read again
     facts = parse_log(log.encode(), also_find=compliance.presence_keys())
     assert "eval_samples" in facts.keys_found and facts.bad_lines == 0
     assert check(log) == []
@@ -151,6 +151,93 @@ def test_a_rule_breaking_run_counts_as_non_converged_and_is_quarantined(make_arc
     assert tables.results["n_converged"].tolist() == [4]
     [reason] = tables.quarantine.loc[tables.quarantine["path"] == log, "reason"]
     assert reason.startswith("result log breaks the official checker's logging rules (no eval_samples record")
+
+
+# Two processes' writes interleaved, as in v4.1 Lambda's published logs: the other process's output replaced the
+# end of a record's value ("adamw", "/workspace/... of the record's own metadata) up to a path's tail.
+INTERLEAVED = ('"value": "sgd", "metadata"', '"value": "sgd"Lambdaorkspace/rn50/callbacks.py", "metadata"')
+
+
+def officially_clean(log: str) -> str:
+    """run_log with the block's epoch_count, which the official checker tests and ingest does not."""
+    return log.replace('"block_start", "value": null, "metadata": {"first_epoch_num": 1}',
+                       '"block_start", "value": null, "metadata": {"first_epoch_num": 1, "epoch_count": 2}')
+
+
+def official_verdict_of(log: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, round_: str = "v3.0") -> bool:
+    pytest.importorskip("mlperf_logging")
+    monkeypatch.chdir(tmp_path)  # the official checker writes compliance_checker.log where it runs
+    path = tmp_path / "result_0.txt"
+    path.write_bytes(log.encode("latin-1"))
+    return official_verdict(path, round_)
+
+
+def test_a_line_that_does_not_parse_is_absent_and_rejects_the_run(tmp_path: Path, monkeypatch) -> None:
+    log = officially_clean(run_log(10)).replace(*INTERLEAVED)
+    assert "Lambdaorkspace" in log
+    facts = parse_log(log.encode(), also_find=compliance.presence_keys())
+    assert facts.bad_lines == 1 and "opt_name" not in facts.keys_found and facts.optimizer is None
+    assert check(log) == ["1 :::MLLOG line(s) that do not parse (the checker rejects a log with parsing errors)",
+                          "no opt_name record (3.0.0 requires EXACTLY_ONE)"]
+    assert not official_verdict_of(log, tmp_path, monkeypatch)
+    assert official_verdict_of(officially_clean(run_log(10)), tmp_path, monkeypatch)
+
+
+def test_a_damaged_line_of_a_key_no_rule_asks_for_still_rejects_the_run(tmp_path: Path, monkeypatch) -> None:
+    stats = mllog("tracked_stats", START + 5, {"throughput": 1.5})
+    assert official_verdict_of(officially_clean(run_log(10)) + stats + "\n", tmp_path, monkeypatch)
+    log = officially_clean(run_log(10)) + stats.replace('": {"thr', '": nullX{"thr') + "\n"
+    assert check(log) == ["1 :::MLLOG line(s) that do not parse (the checker rejects a log with parsing errors)"]
+    assert not official_verdict_of(log, tmp_path, monkeypatch)
+
+
+@pytest.mark.parametrize(("damage", "status"), [
+    (lambda line: line[:-7], "no run_stop"),  # cut off
+    (lambda line: line.replace('"status"', "\r\"status\""), "no run_stop"),  # a carriage return ends a line
+    (lambda line: line.replace(":::MLLOG ", ":::MLLOG :::MLLOG "), "success"),  # the text after the last token
+])
+def test_lines_are_split_and_read_as_the_official_parser_reads_them(damage, status: str) -> None:
+    lines = run_log(10).splitlines()
+    stop = next(index for index, line in enumerate(lines) if '"run_stop"' in line)
+    lines[stop] = damage(lines[stop])
+    facts = parse_log(("\n".join(lines) + "\n").encode())
+    assert facts.status == status
+    assert facts.bad_lines == (status != "success")
+
+
+def test_damaged_lines_are_those_the_official_parser_fails_on() -> None:
+    """Random damage to records of every shape, judged by the official parser itself."""
+    import io
+    import random
+    parser = pytest.importorskip("mlperf_logging.compliance_checker.mlp_parser.ruleset_500")
+    shapes = [mllog("tracked_stats", START, {"throughput": 56591.045814767414}, epoch_num=1602186),
+              "0: " + mllog("opt_name", START, "adamw", file="/workspace/sd/callbacks.py", lineno=257),
+              mllog("run_stop", START, None, status="success", x=[1, 2.5e-3, -0.0], y={"a": [True, False]}),
+              mllog("eval_accuracy", START, float("nan")),
+              "output :::MLLOG " + mllog("k", 12, [[1, 2], {"b": "c"}]).removeprefix(":::MLLOG "),
+              "a line of other output"]
+    alphabet = '{}[]",:0123456789.-eE \\/tnrufalsNIy\x00\x0c\r\xa0\xe9'
+    rng = random.Random(22)
+    compared = 0
+    for _ in range(3000):
+        lines = [list(rng.choice(shapes)) for _ in range(rng.randint(1, 3))]
+        for line in lines:
+            for _ in range(rng.choice([0, 1, 1, 2, 3])):
+                at, op = rng.randrange(len(line) + 1), rng.random()
+                if op < 0.05:
+                    line[at:at] = list(":::MLLOG ")
+                elif op < 0.45:
+                    line.insert(at, rng.choice(alphabet))
+                elif at < len(line):
+                    line[at: at + 1] = [] if op < 0.75 else [rng.choice(alphabet)]
+        data = "".join("".join(line) + rng.choice(["\n", "\r\n", "\r", ""]) for line in lines).encode("latin-1")
+        try:
+            _, failed = parser.parse_generator(io.TextIOWrapper(io.BytesIO(data), encoding="latin-1"))
+        except (KeyError, TypeError):
+            continue  # the official parser stops on a record that is no object or lacks a key
+        assert readable(data)[1] == len(failed), data
+        compared += 1
+    assert compared > 2000
 
 
 # Real logs, one per kind of rule, and ones that meet them all, judged by the official checker.

@@ -15,6 +15,10 @@ line; ingest does not run them, it applies the parts that reject published runs:
 - the limit on initialisation, init_stop minus the first init_start: 20 minutes (0.7.0), 30 (1.0.0, 1.1.0),
   and from 2.0.0 30 in the closed division and 240 in the open one.
 
+A `:::MLLOG` line that the checker's parser cannot read (`logparse.damaged_lines`: the record after the line's
+last token is not JSON, such as two processes' writes interleaved) makes the checker reject the log, and the
+rest of the log is checked without it (`parse_log` blanks it), so a key logged only there is also missing.
+
 A key counts as logged where its record's text, `"key": "<name>"`, stands anywhere in the log. The keys some
 rule file requires exactly once are noted by `parse_log` in its own pass over the log (ask it with
 `also_find=presence_keys()`); any other is searched for from both ends of the log, where one of its many
@@ -43,7 +47,7 @@ import yaml
 from pipeline.core.cli import ArgumentParser
 from pipeline.core.errors import UsageError, cli
 from pipeline.core.files import write_json
-from pipeline.mlperf.logparse import RunFacts, key_pattern, records_of
+from pipeline.mlperf.logparse import RunFacts, key_pattern, readable, records_of
 
 RULES_FILE = "compliance_rules.json"
 # Which log value names the next rule file, as the rule files' POST code does with enqueue_config().
@@ -114,9 +118,15 @@ def violations(data: bytes, facts: RunFacts, round_: str) -> list[str]:
                         facts.optimizer)
     if checks is None:
         return []
-    present = _Presence(data, facts, checks.virtual_keys)
     ruleset = checks.ruleset
     broken = list(checks.missing_files)
+    if facts.parse_errors:
+        # The checker rejects a log any of whose :::MLLOG lines does not parse ("Log lines had parsing errors"),
+        # and checks the rest of the log without those lines: a key logged only there is missing too.
+        broken.append(f"{facts.parse_errors} :::MLLOG line(s) that do not parse (the checker rejects a log with "
+                      "parsing errors)")
+        data = readable(data)[0]
+    present = _Presence(data, facts, checks.virtual_keys)
     for key in sorted(checks.single.keys() - present.known):
         if not present.has(key):
             broken.append(f"no {key} record ({ruleset} requires {checks.single[key]})")
