@@ -82,8 +82,10 @@ def run_summarizer(folder: Path, round_: str, log_path: Path, organisation: str 
     command = [sys.executable, "-m", "mlperf_logging.result_summarizer", target, "training",
                round_ruleset(round_), "--csv", str(csv)]
     with log_path.open("w", encoding="utf-8") as log:
+        # A fixed hash seed: the checker lists the members of sets in its messages, in an order that changes
+        # with it from run to run otherwise.
         done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, cwd=log_path.parent,
-                              env={**os.environ, "PYTHONUNBUFFERED": "1"}, check=False)
+                              env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": "0"}, check=False)
     return csv if done.returncode == 0 and csv.is_file() else None
 
 

@@ -16,6 +16,7 @@ With --check nothing is written: each round is regenerated and compared with its
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +27,19 @@ if __package__ in (None, ""):  # run as `python bench/parity_fixtures.py`
 from bench._common import MIRROR, archive_path, mirror_rounds
 from bench.parity import FIXTURES, LOG_DIR, Official, read_fixture, run_official, write_fixture
 from pipeline.mlperf.catalogue import round_version
+
+# Lines where the checker lists the members of a Python set, in an order that changes from run to run.
+ALTERNATIVES = re.compile(r"^(?P<head>.*Required AT_LEAST_ONE occurrence of )(?P<names>'[^']*'(?: or '[^']*')+)$")
+VALUES = re.compile(r"^(?P<head>.* with different values: \[)(?P<values>.*)\]$")
+
+
+def unordered(line: str) -> str:
+    """A summarizer log line with the members of a set it lists in one order."""
+    if (match := ALTERNATIVES.match(line)) is not None:
+        return match["head"] + " or ".join(sorted(match["names"].split(" or ")))
+    if (match := VALUES.match(line)) is not None:
+        return match["head"] + ", ".join(sorted(match["values"].split(", "))) + "]"
+    return line
 
 
 def differences(fresh: Official, committed: Official) -> list[str]:
@@ -45,9 +59,10 @@ def differences(fresh: Official, committed: Official) -> list[str]:
     if fresh.without_power != committed.without_power:
         found.append(f"scored without power logs {fresh.without_power} against the fixture's "
                      f"{committed.without_power}")
-    if sorted(fresh.log) != sorted(committed.log):  # the summarizer's order of folders is the file system's
-        only_fresh = sorted(set(fresh.log) - set(committed.log))
-        only_committed = sorted(set(committed.log) - set(fresh.log))
+    fresh_log, committed_log = sorted(map(unordered, fresh.log)), sorted(map(unordered, committed.log))
+    if fresh_log != committed_log:  # the summarizer's order of folders is the file system's
+        only_fresh = sorted(set(fresh_log) - set(committed_log))
+        only_committed = sorted(set(committed_log) - set(fresh_log))
         found.append(f"log lines differ: {len(only_fresh)} new, such as {only_fresh[:3]}; "
                      f"{len(only_committed)} gone, such as {only_committed[:3]}")
     return found

@@ -29,7 +29,7 @@ from bench.parity import (
     sha256_of,
     write_fixture,
 )
-from bench.parity_fixtures import differences
+from bench.parity_fixtures import differences, unordered
 from pipeline.mlperf.rounds import IngestTables, ingest
 
 ROUNDS = ["v0.6", "v0.7", "v1.0", "v1.1", "v2.0", "v2.1", "v3.0", "v3.1", "v4.0", "v4.1", "v5.0", "v5.1"]
@@ -213,3 +213,11 @@ def test_a_fixture_reads_back_as_written(tmp_path: Path) -> None:
     assert again.scores["official_min"].tolist() == official.scores["official_min"].tolist()  # to the last bit
     assert again.per_organisation and again.crashed == {"Org C": "FieldError: ..."}
     assert read_fixture("v9.9", tmp_path) is None
+
+
+def test_lines_listing_a_set_compare_in_any_order() -> None:
+    assert unordered("Required AT_LEAST_ONE occurrence of 'epoch_stop' or 'block_stop'") == unordered(
+        "Required AT_LEAST_ONE occurrence of 'block_stop' or 'epoch_stop'")
+    line = "WARNING:root: Required EXACTLY_ONE occurrence of 'seed' but found 2 with different values: [{}, {}]"
+    assert unordered(line.format(1, 2)) == unordered(line.format(2, 1)) != unordered(line.format(1, 3))
+    assert unordered("Compliance check failed in a/b.txt") == "Compliance check failed in a/b.txt"
