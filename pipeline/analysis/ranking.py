@@ -15,13 +15,12 @@ Two rankings: `round_rank` within each round (the page leads with the latest rou
 one era), and `rank` over all rounds. Beside them `relative_accelerator_hours` compares results across rounds
 with their round's best. A cluster is ranked the same way on its members' medians. Sensitivity: each weight is
 moved by +/- `rank.sensitivity` (then renormalised) and the overlap of the new top ten with the original is
-reported. The findings (pipeline.analysis.findings, params `findings`) and the superlinear within-series cases go to
-rank.json.
+reported. The superlinear within-series cases (pipeline.analysis.findings, params `findings`) go to rank.json; the
+rank stage adds the findings, tested over every benchmark at once.
 """
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -260,12 +259,6 @@ def configuration_key(row: pd.Series) -> str:
     return f"{row['round']} {row['submitter']} {row['system']}"
 
 
-def findings_summary(found: Sequence[dict[str, Any]]) -> dict[str, int]:
-    """How many findings each verdict got (scalars for `dvc metrics`)."""
-    return {f"findings_{verdict}": sum(item["verdict"] == verdict for item in found)
-            for verdict in (findings.SUPPORTED, findings.CONTRADICTED, findings.INCONCLUSIVE)}
-
-
 def rank_benchmark(clustered: pd.DataFrame, cluster_summary: dict[str, Any], importance: dict[str, Any],
                    rank_params: dict[str, Any], settings: Findings) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The ranking table (columns `RANKING_COLUMNS`) and rank.json's content for one benchmark's clustered
@@ -275,14 +268,11 @@ def rank_benchmark(clustered: pd.DataFrame, cluster_summary: dict[str, Any], imp
         return pd.DataFrame(columns=RANKING_COLUMNS), {"status": "skipped", "reason": cluster_summary.get("reason")}
     ranking = rank_configurations(clustered, criteria)
     clusters = rank_clusters(clustered, criteria)
-    found = findings.evaluate(clustered, settings)
     superlinear = findings.superlinear_cases(clustered, settings.superlinear_threshold)
     return ranking, {"status": "ok", **metrics(ranking, clusters, cluster_summary, importance),
-                     **findings_summary(found),
                      "n_superlinear": len(superlinear),
                      "n_superlinear_work_explained": sum(case["explained_by"] == findings.WORK
                                                          for case in superlinear),
                      "clusters": clusters.to_dict(orient="records"),
                      "sensitivity": sensitivity(clustered, criteria, rank_params["sensitivity"], rank_params["top"]),
-                     "findings": found,
                      "superlinear": superlinear}
