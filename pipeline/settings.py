@@ -163,8 +163,6 @@ class Select(Section):
 class Importance(Section):
     """Which hardware features explain the outcomes (see pipeline/analysis/importance.py)."""
 
-    folds: Annotated[int, Field(ge=2)]
-    repeats: Positive
     permutation_repeats: Positive
     seed: int
     bootstrap: Annotated[int, Field(ge=100)]

@@ -3,23 +3,22 @@ accelerator families the model has not seen.
 
     python -m pipeline.stages.importance
 
-A gradient-boosted model (settings in params `importance.model`) predicts log10(time to train) and
-log10(accelerator-hours) from the hardware features and the round's publication date (`round_year`, the software
-era: the same hardware often trains twice as fast two rounds later, and without this covariate accelerator year or
-memory would be credited with that progress).
-
-- **Folds hold out whole accelerator families** (`GroupKFold` on `accelerator_family`, at most `importance.folds`
-  folds, one family per fold when there are fewer): every submitter's copies of an accelerator are on the same
-  side of a split, so the out-of-fold R^2 measures how the model carries over to hardware it has not seen. With
-  more families than folds the split is repeated `importance.repeats` times with shuffled fold assignments; with
-  one family per fold every repeat would be the same split, so it runs once.
-- **Baseline**: least squares of the log target on log2(accelerator count) and the round date, fitted on the same
-  folds (the scaling law and the software era, no hardware description).
+- **Folds hold out whole accelerator families**, one family at a time (`LeaveOneGroupOut` on `accelerator_family`):
+  every submitter's copies of an accelerator are on the same side of a split, so the out-of-fold R^2 measures how
+  the model carries over to hardware it has not seen. The family's name is then no feature (it never carries to an
+  unseen family). The split involves no randomness.
+- **Baseline**: least squares of the log target on log2(accelerator count) and the round's publication date
+  (`round_year`: the same hardware often trains twice as fast two rounds later), fitted on the same folds: the
+  scaling law and the software era, no hardware description.
+- **Model**: the baseline plus a gradient-boosted model (params `importance.model`) fitted to its residuals from
+  every hardware feature and the round date: the trees learn what the hardware adds, and for a held-out family
+  beyond the trained ones (trees predict flat there) the prediction keeps the baseline's trend.
 - **Gain** = out-of-fold R^2 of the model - the baseline's, with a 95% percentile interval from a cluster bootstrap
-  over accelerator families (`importance.bootstrap` resamples of the families, the out-of-fold predictions fixed).
+  over accelerator families (`importance.bootstrap` resamples of the families; the out-of-fold predictions fixed,
+  the target's variance held at the data's, `resampled_mse`).
 - **Permutation importance** of a feature = out-of-fold R^2 lost when the feature is shuffled over all rows (values
   then come from other families) and every row is predicted by the model that did not see its family; mean and
-  s.d. over the CV repeats x `permutation_repeats` shuffles.
+  s.d. over `permutation_repeats` shuffles.
 - **Gate** (per target): hardware features are credited only when the benchmark has at least
   `importance.min_families` accelerator families, the model's out-of-fold R^2 is at least `importance.min_r2` and
   the gain's interval lies above 0.
@@ -45,7 +44,7 @@ from sklearn import config_context
 from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.feature_selection import mutual_info_regression
 from sklearn.metrics import median_absolute_error, r2_score
-from sklearn.model_selection import GroupKFold
+from sklearn.model_selection import LeaveOneGroupOut
 from threadpoolctl import threadpool_limits
 
 from pipeline.analysis.scope import ROUND_FEATURE
@@ -71,7 +70,7 @@ def feature_columns(frame: pd.DataFrame) -> tuple[list[str], list[str]]:
     round when the frame has it."""
     candidates = NUMERIC_FEATURES + ([ROUND_FEATURE] if ROUND_FEATURE in frame else [])
     numeric = [c for c in candidates if frame[c].nunique(dropna=True) > 1]
-    categorical = [c for c in CATEGORICAL_FEATURES if frame[c].nunique(dropna=True) > 1]
+    categorical = [c for c in CATEGORICAL_FEATURES if c != GROUP and frame[c].nunique(dropna=True) > 1]
     return numeric, categorical
 
 
@@ -101,38 +100,56 @@ def family_groups(frame: pd.DataFrame) -> np.ndarray:
     return pd.factorize(frame[GROUP].fillna("?").astype(str), sort=True)[0]
 
 
-def family_folds(groups: np.ndarray, folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(train, test) row indices of a `GroupKFold` that holds out whole families: min(`folds`, families) folds,
-    fold assignment shuffled by `seed`."""
-    splits = min(folds, len(np.unique(groups)))
-    return list(GroupKFold(n_splits=splits, shuffle=True, random_state=seed).split(groups, groups=groups))
+def family_folds(groups: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train, test) row indices holding out one family at a time (`LeaveOneGroupOut`), in family order."""
+    return list(LeaveOneGroupOut().split(groups, groups=groups))
 
 
 class OutOfFold:
     """The fitted models of one cross-validation, as one predictor: row i of any (copies x n rows) stack is
     predicted by the model of the fold that held row i out.
 
-    A column with no known value in a fold's training rows is set to 0 for that fold's model, in training and
-    prediction alike: the model cannot learn from it, and sklearn's binning fails on a column with no value
+    Each fold's model is the baseline (`baseline_design`: least squares on log2 accelerator count and round date)
+    plus the boosted trees fitted to its residuals: the trees learn what the hardware adds to the scaling law and
+    the software era, and where a held-out family lies beyond the trained ones (trees predict flat there) the
+    prediction falls back on the baseline's trend rather than on the nearest family's level.
+
+    A column with no known value in a fold's training rows is set to 0 for that fold's trees, in training and
+    prediction alike: they cannot learn from it, and sklearn's binning fails on a column with no value
     (`ValueError: window shape cannot be larger than input array shape`, the crash of gnmt for seeds 2-5, where
     some shuffles left a family's only known values in the test fold).
     """
 
     def __init__(self, x: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]],
-                 n_categorical: int, model: Model, seed: int) -> None:
-        self.n_rows = len(x)
-        self.folds = [(test, _unknown_in(x[train])) for train, test in folds]
+                 n_categorical: int, model: Model, seed: int, count: int, round_: int | None) -> None:
+        self.n_rows, self.count, self.round = len(x), count, round_
+        design = baseline_design(x[:, count], None if round_ is None else x[:, round_])
+        self.folds = [(test, _unknown_in(x[train]), np.linalg.lstsq(design[train], y[train], rcond=None)[0])
+                      for train, test in folds]
         self.models = [make_model(n_categorical, x.shape[1] - n_categorical, model, seed).fit(
-            _blank(x[train], unknown), y[train]) for (train, _), (_, unknown) in zip(folds, self.folds)]
+            _blank(x[train], unknown), y[train] - design[train] @ coefficients)
+            for (train, _), (_, unknown, coefficients) in zip(folds, self.folds)]
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """Predictions for `x`, (copies x n rows) x features stacked as rows, each row by its fold's model."""
+        design = baseline_design(x[:, self.count], None if self.round is None else x[:, self.round])
         stacked = x.reshape(-1, self.n_rows, x.shape[1])
+        trend = design.reshape(len(stacked), self.n_rows, -1)
         predicted = np.empty(stacked.shape[:2])
-        for model, (test, unknown) in zip(self.models, self.folds):
+        for model, (test, unknown, coefficients) in zip(self.models, self.folds):
             rows = _blank(stacked[:, test, :], unknown)
-            predicted[:, test] = model.predict(rows.reshape(-1, x.shape[1])).reshape(len(stacked), len(test))
+            predicted[:, test] = (model.predict(rows.reshape(-1, x.shape[1])).reshape(len(stacked), len(test))
+                                  + trend[:, test, :] @ coefficients)
         return predicted.reshape(-1)
+
+
+def baseline_design(count: np.ndarray, round_year: np.ndarray | None) -> np.ndarray:
+    """The baseline's design matrix: [1, log2 accelerator count, round date - 2020] (no round column when the
+    round does not vary)."""
+    columns = [np.ones(len(count)), np.log2(count)]
+    if round_year is not None:
+        columns.append(round_year - 2020.0)
+    return np.column_stack(columns)
 
 
 def _unknown_in(x: np.ndarray) -> np.ndarray:
@@ -147,11 +164,10 @@ def _blank(x: np.ndarray, columns: np.ndarray) -> np.ndarray:
     return x
 
 
-def baseline_predictions(count: np.ndarray, round_year: np.ndarray, y: np.ndarray,
-                         folds: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-    """Out-of-fold predictions of the baseline: least squares of `y` on [1, log2 `count`, `round_year`] fitted on
-    each fold's training rows (numpy's minimum-norm solution where the round does not vary there)."""
-    design = np.column_stack([np.ones(len(y)), np.log2(count), round_year - round_year.mean()])
+def baseline_predictions(design: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]]
+                         ) -> np.ndarray:
+    """Out-of-fold predictions of the baseline: least squares of `y` on `design` (`baseline_design`, rows x terms)
+    fitted on each fold's training rows (numpy's minimum-norm solution where a term does not vary there)."""
     predicted = np.full(len(y), np.nan)
     for train, test in folds:
         coefficients = np.linalg.lstsq(design[train], y[train], rcond=None)[0]
@@ -238,8 +254,6 @@ class TargetFit:
     repeat of the split), the gain's cluster-bootstrap draws and interval, permutation importance (R^2 lost; mean
     and s.d. per feature), its draws per resample for the selection, and the model-free views."""
     oof_r2: float
-    oof_r2_std: float
-    oof_r2_repeats: list[float]
     baseline_r2: float
     gain: float
     gain_low: float
@@ -266,39 +280,27 @@ def cross_validated_importance(frame: pd.DataFrame, target: str, settings: Impor
     y = np.log10(frame[target].to_numpy(dtype=float))
     groups = family_groups(frame)
     weights = family_weights(groups, settings.bootstrap, settings.seed)
-    count = frame["accelerator_count"].to_numpy(dtype=float)
-    round_year = frame["round"].map(round_published).to_numpy(dtype=float)
-    one_split = len(np.unique(groups)) <= settings.folds  # one family per fold: every repeat is the same split
-    repeats = 1 if one_split else settings.repeats
-    r2_by_repeat, baseline_by_repeat, error_by_repeat = [], [], []
-    gains, lost, lost_draws = [], [], []
-    for repeat in range(repeats):
-        seed = settings.seed + repeat
-        folds = family_folds(groups, settings.folds, seed)
-        model = OutOfFold(x, y, folds, len(categorical), settings.model, seed)
-        predicted, permuted = permuted_predictions(model, x, settings.permutation_repeats, seed)
-        baseline = baseline_predictions(count, round_year, y, folds)
-        r2_by_repeat.append(float(r2_score(y, predicted)))
-        baseline_by_repeat.append(float(r2_score(y, baseline)))
-        error_by_repeat.append(float(median_absolute_error(y, predicted)))
-        variance = float(y.var()) or 1.0
-        drawn = resampled_mse(np.stack([(y - predicted) ** 2, (y - baseline) ** 2]), groups, weights) / variance
-        gains.append(drawn[1] - drawn[0])
-        lost.append(_r2(y, predicted) - _r2(y, permuted))  # features x permutation repeats
-        lost_draws.append(resampled_mse((y - permuted) ** 2, groups, weights) / variance - drawn[0][None, None])
-    gain_draws = np.mean(gains, axis=0)
+    count = columns.index("accelerator_count")
+    round_ = columns.index(ROUND_FEATURE) if ROUND_FEATURE in columns else None
+    design = baseline_design(x[:, count], None if round_ is None else x[:, round_])
+    folds = family_folds(groups)
+    model = OutOfFold(x, y, folds, len(categorical), settings.model, settings.seed, count, round_)
+    predicted, permuted = permuted_predictions(model, x, settings.permutation_repeats, settings.seed)
+    baseline = baseline_predictions(design, y, folds)
+    variance = float(y.var()) or 1.0
+    drawn = resampled_mse(np.stack([(y - predicted) ** 2, (y - baseline) ** 2]), groups, weights) / variance
+    gain_draws = drawn[1] - drawn[0]
     low, high = np.nanpercentile(gain_draws, [(1 - LEVEL) / 2 * 100, (1 + LEVEL) / 2 * 100])
-    importances = np.concatenate(lost, axis=1)  # features x (repeats x permutation repeats)
-    draws = np.mean(np.concatenate(lost_draws, axis=1), axis=1)  # features x resamples
-    r2 = _stats(r2_by_repeat)
+    importances = _r2(y, predicted) - _r2(y, permuted)  # features x permutation repeats
+    # features x resamples: R^2 lost in each resample, the mean over the shuffles
+    draws = (resampled_mse((y - permuted) ** 2, groups, weights) / variance - drawn[0]).mean(axis=1)
+    r2, baseline_r2 = float(r2_score(y, predicted)), float(r2_score(y, baseline))
     per_feature = {column: _stats(values) for column, values in zip(columns, importances)}
     by_feature = dict(zip(columns, draws))
     return TargetFit(
-        oof_r2=r2["mean"], oof_r2_std=r2["std"], oof_r2_repeats=[round(value, DIGITS) for value in r2_by_repeat],
-        baseline_r2=round(float(np.mean(baseline_by_repeat)), DIGITS),
-        gain=round(float(np.mean(r2_by_repeat) - np.mean(baseline_by_repeat)), DIGITS),
+        oof_r2=round(r2, DIGITS), baseline_r2=round(baseline_r2, DIGITS), gain=round(r2 - baseline_r2, DIGITS),
         gain_low=round(float(low), DIGITS), gain_high=round(float(high), DIGITS),
-        oof_median_abs_error_log10=round(float(np.mean(error_by_repeat)), DIGITS),
+        oof_median_abs_error_log10=round(float(median_absolute_error(y, predicted)), DIGITS),
         permutation_importance=per_feature,
         stability=_rounded(kept_shares({"target": by_feature}, settings.select.min_importance,
                                        settings.select.max_features)),
