@@ -92,7 +92,8 @@ def seed_check(frames: dict, seeds: list[int], project: object) -> None:
         moved += len(gates) > 1 or len(selections) > 1
         rows.append([benchmark, "same" if len(gates) == 1 else f"{len(gates)} different",
                      "same" if len(selections) == 1 else f"{len(selections)} different",
-                     " | ".join(", ".join(sorted(selection)) or "none" for selection in sorted(selections, key=sorted))])
+                     " | ".join(", ".join(sorted(selection)) or "none"
+                                for selection in sorted(selections, key=sorted))])
     print(f"\nseeds {seeds[0]}-{seeds[-1]}: the stage ran for every seed and benchmark; gate verdicts or selection "
           f"(as sets) moved in {moved} of {len(frames)} benchmarks")
     print(format_table(["benchmark", "gate verdicts", "selection", "selections seen"], rows))
