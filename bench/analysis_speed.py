@@ -52,7 +52,7 @@ def run_benchmark(frame: pd.DataFrame, settings: Settings) -> tuple[dict[str, fl
                 "ranking": ranking[["round", "submitter", "system", "rank", "round_rank", "front"]].to_dict("records"),
                 "clusters": [item.as_dict() for item in rank.cluster_standings(clustered)],
                 "sensitivity": rank.sensitivity(clustered, criteria, rank_params["sensitivity"], rank_params["top"]),
-                "findings": findings.evaluate(clustered, settings.findings),
+                "findings": [item.as_json() for item in findings.evaluate(clustered, settings.findings)],
                 "superlinear": findings.superlinear_cases(clustered, settings.findings.superlinear_threshold)}
     seconds["rank"] = clock.seconds
     return seconds, answers

@@ -1,7 +1,8 @@
 """Print issue 13's figures on the real data: per benchmark, the first-ranked configuration of its latest round,
 whether any ranked configuration is dominated by one ranked below it, the within-series efficiencies above the
 superlinear threshold with how many the convergence work ratio explains (issue 22), and each finding's verdict
-with its numbers.
+with its numbers; first, how many findings and tests are supported before and after Holm's correction over every
+analysed benchmark (issue 23: the page's headline figure).
 
     python bench/findings.py [BENCHMARK ...]     # default: every analysed benchmark of params.yaml
 
@@ -32,11 +33,19 @@ def main(benchmarks: list[str]) -> None:
           f"benchmarks): {int((in_division['scaling_efficiency'] > settings.superlinear_threshold).sum())} of "
           f"{int(in_division['scaling_efficiency'].notna().sum())}, none outside a series: "
           f"{bool(in_division.loc[in_division['scaling_efficiency'] > 1, 'series'].notna().all())}")
-    for benchmark in benchmarks or scope.analysed_benchmarks(analysis, configurations):
-        frame = scope.in_scope(configurations, analysis, benchmark)
-        if len(frame) < analysis.min_configurations:
-            print(f"\n{benchmark}: not analysed ({len(frame)} configurations)")
+    analysed = scope.analysed_benchmarks(analysis, configurations)
+    frames = {benchmark: scope.in_scope(configurations, analysis, benchmark) for benchmark in analysed}
+    frames = {benchmark: frame for benchmark, frame in frames.items() if len(frame) >= analysis.min_configurations}
+    adjusted, correction = findings.adjust({benchmark: findings.evaluate(frame, settings)
+                                            for benchmark, frame in frames.items()}, settings.alpha)
+    print(f"{correction.statement()}; tests: {correction.tests_supported} of {correction.tests} supported after the "
+          f"correction, {correction.tests_supported_raw} before; findings not tested for too few submitters or "
+          f"results: {sum(all(t.p_raw is None for t in item.tests) for items in adjusted.values() for item in items)}")
+    for benchmark in benchmarks or analysed:
+        if benchmark not in frames:
+            print(f"\n{benchmark}: not analysed")
             continue
+        frame = frames[benchmark]
         ranking = rank.rank_configurations(frame, criteria)
         cases = findings.superlinear_cases(frame, settings.superlinear_threshold)
         first = rank.latest_round_ranking(ranking).iloc[0]
@@ -48,9 +57,9 @@ def main(benchmarks: list[str]) -> None:
               f"dominated pairs ranked wrongly: {violations} over all rounds, {round_violations} within rounds; "
               f"efficiencies > {settings.superlinear_threshold}: {len(cases)}, explained by the convergence work: "
               f"{sum(case['explained_by'] == findings.WORK for case in cases)}")
-        for item in findings.evaluate(frame, settings):
-            print(f"  {item['key']:<20} {item['verdict']:<13} {item['evidence']}")
-
+        for item in adjusted[benchmark]:
+            before = "" if item.verdict_raw == item.verdict else f" (raw: {item.verdict_raw})"
+            print(f"  {item.key:<20} {item.verdict + before:<28} {item.evidence()}")
 
 if __name__ == "__main__":
     main(sys.argv[1:])

@@ -3,10 +3,11 @@
     dvc repro cluster
     python bench/gate_and_clusters.py
 
-Per benchmark: the out-of-fold R^2 (mean +- s.d. over the repeats) of both targets and whether it clears
-`importance.min_r2`; the clustering features, where they came from, the dropped ones and why; the distinct
-configurations clustered; the k the diagnostics prefer and the k they support against `cluster.k`; cluster sizes,
-the flagged small ones, names and median round efficiencies (cluster 0 the highest); and a summary line.
+Per benchmark: the R^2 of both targets on held-out accelerator families, the baseline's, and whether the gate
+credits hardware (`python bench/importance_check.py` says why); the clustering features, where they came from, the
+dropped ones and why; the distinct configurations clustered; the k the diagnostics prefer and the k they support
+against `cluster.k`; cluster sizes, the flagged small ones, names and median round efficiencies (cluster 0 the
+highest); and a summary line.
 """
 from __future__ import annotations
 
@@ -33,8 +34,8 @@ def main() -> None:
             print(f"{benchmark}: {importance['reason']}")
             continue
         verdicts = importance["gate"]["targets"]
-        r2 = "; ".join(f"{name.removeprefix('log_')} R2 {v['oof_r2']:.2f} +- {v['oof_r2_std']:.2f} "
-                       f"{'passes' if v['passes'] else 'FAILS'}" for name, v in verdicts.items())
+        r2 = "; ".join(f"{name.removeprefix('log_')} R2 {v['oof_r2']:.2f} (baseline {v['baseline_r2']:.2f}) "
+                       f"{'credits hardware' if v['passes'] else 'not credited'}" for name, v in verdicts.items())
         print(f"{benchmark} (n = {importance['n_configurations']}): {r2}")
         print(f"  selected: {importance['selected_features'] or 'none'}")
         if clusters["status"] != "ok":

@@ -37,8 +37,8 @@ from pipeline.core.files import load_params
 from pipeline.settings import Settings, settings_from
 
 IMPORTANCE_OPTIONS = {
-    "importance.repeats 3 -> 2": {"repeats": 2},
-    "importance.folds 5 -> 3": {"folds": 3},
+    "importance.permutation_repeats 20 -> 5": {"permutation_repeats": 5},
+    "importance.bootstrap 2000 -> 500": {"bootstrap": 500},
     "importance.model 30 rounds at 0.3 -> 15 at 0.6": {"model": {"max_iter": 15, "learning_rate": 0.6}},
 }
 CLUSTER_OPTIONS = {

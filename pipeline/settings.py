@@ -157,15 +157,16 @@ class Model(Section):
 class Select(Section):
     min_importance: Annotated[float, Field(ge=0)]
     max_features: Positive
+    min_stability: Annotated[float, Field(gt=0, le=1)]
 
 
 class Importance(Section):
     """Which hardware features explain the outcomes (see pipeline/analysis/importance.py)."""
 
-    folds: Annotated[int, Field(ge=2)]
-    repeats: Positive
     permutation_repeats: Positive
     seed: int
+    bootstrap: Annotated[int, Field(ge=100)]
+    min_families: Annotated[int, Field(ge=2)]
     min_r2: Annotated[float, Field(le=1)]
     model: Model
     select: Select
@@ -243,6 +244,8 @@ class Findings(Section):
     largest_share: Fraction
     superlinear_threshold: Annotated[float, Field(ge=1)]
     min_group: Annotated[int, Field(ge=2)]
+    min_submitters: Annotated[int, Field(ge=2)]
+    latest_peak_share: Annotated[float, Field(gt=0, le=1)]
 
     @field_validator("bands")
     @classmethod

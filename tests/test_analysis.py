@@ -233,8 +233,13 @@ def test_every_superlinear_efficiency_comes_from_within_a_series(real_configurat
 
 
 def test_selection_rule_keeps_numeric_features_above_the_threshold() -> None:
-    targets = {"t": {"permutation_importance": {
-        "accelerator_count": {"mean": 0.5, "std": 0.1}, "accelerator_family": {"mean": 0.9, "std": 0.1},
-        "host_memory_gib": {"mean": 0.005, "std": 0.01}, "accelerator_year": {"mean": 0.2, "std": 0.1}}}}
-    assert importance.select_features(targets, 0.01, 5) == ["accelerator_count", "accelerator_year"]
-    assert importance.select_features(targets, 0.01, 1) == ["accelerator_count"]
+    # every resample sees the same importances: count 0.5, year 0.2, host memory 0.005 (below the threshold), the
+    # family 0.9 (categorical: never selected)
+    means = {"accelerator_count": 0.5, "accelerator_family": 0.9, "host_memory_gib": 0.005, "accelerator_year": 0.2}
+    fit = importance.TargetFit(0.8, 0.5, 0.3, 0.1, 0.5, 0.1, {name: {"mean": value, "std": 0.0}
+                                                           for name, value in means.items()},
+                               {}, {}, {}, {name: np.full(10, value) for name, value in means.items()})
+    assert importance.select_features({"t": fit}, ["t"], 0.01, 5, 0.7) == (
+        ["accelerator_count", "accelerator_year"], {"accelerator_count": 1.0, "accelerator_year": 1.0})
+    assert importance.select_features({"t": fit}, ["t"], 0.01, 1, 0.7)[0] == ["accelerator_count"]
+    assert importance.select_features({"t": fit}, [], 0.01, 5, 0.7) == ([], {})  # no target passed the gate

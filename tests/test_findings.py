@@ -1,6 +1,9 @@
-"""The published study's findings as tests (pipeline.analysis.findings), on small fixtures with hand-checked numbers."""
+"""The published study's findings as tests (pipeline.analysis.findings), on small fixtures with hand-checked numbers,
+the cluster-robust standard error against its formula, Holm against statsmodels, and the real configurations when
+they are built."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -9,14 +12,16 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.analysis import findings
+from pipeline.analysis import findings, scope
 from pipeline.core.errors import ParamsError
-from pipeline.settings import Findings, settings_from
+from pipeline.core.paths import CONFIGURATIONS
+from pipeline.settings import Findings, load_settings, settings_from
 
 ROOT = Path(__file__).resolve().parents[1]
 
 PARAMS = {"alpha": 0.05, "bootstrap": 200, "seed": 0, "bands": [2, 4, 8, 16], "moderate": [4, 16],
-          "top_share": 0.2, "largest_share": 0.2, "superlinear_threshold": 1.05, "min_group": 5}
+          "top_share": 0.2, "largest_share": 0.2, "superlinear_threshold": 1.05, "min_group": 5,
+          "min_submitters": 5, "latest_peak_share": 0.5}
 SETTINGS = Findings.model_validate(PARAMS)
 
 
@@ -32,6 +37,8 @@ def test_settings_name_the_missing_key_and_check_ranges() -> None:
     project = yaml.safe_load((ROOT / "params.yaml").read_text())
     for broken, message in [({key: value for key, value in PARAMS.items() if key != "min_group"},
                              r"findings\.min_group: is missing"),
+                            ({**PARAMS, "min_submitters": 1}, r"findings\.min_submitters"),
+                            ({**PARAMS, "latest_peak_share": 0}, r"findings\.latest_peak_share"),
                             ({**PARAMS, "alpha": 1.5}, r"findings\.alpha"),
                             ({**PARAMS, "bands": [8, 4]}, r"findings\.bands")]:
         with pytest.raises(ParamsError, match=message):
@@ -54,43 +61,191 @@ def test_bootstrap_interval_by_hand_and_one_matrix_of_resamples() -> None:
         findings.bootstrap_interval([values], np.median, SETTINGS)
 
 
-@pytest.mark.parametrize("alternative", ["less", "greater"])
-def test_signed_rank_p_equals_scipys_wilcoxon(alternative: str) -> None:
+# The test engine
+
+def test_cluster_robust_interval_and_p_follow_the_cr1_formula() -> None:
     from scipy import stats
-    tied = np.array([-0.3, -0.3, -0.1, 0.2, -0.5, -0.1, 0.4, -0.2, -0.2, -0.6, 0.1, -0.4])  # exact permutation test
-    untied = np.array([-0.31, -0.12, 0.05, -0.44, -0.27, 0.18, -0.09])  # scipy's exact distribution
-    for values in (tied, untied):
-        assert findings.signed_rank_p(values, alternative) == stats.wilcoxon(values, alternative=alternative).pvalue
+    # intercept only: estimate = mean; CR1 variance = G / (G - 1) * sum over clusters of (sum of residuals)^2 / N^2
+    # ((N - 1) / (N - K) = 1 for K = 1), t with G - 1 degrees of freedom
+    y = np.array([0.1, -0.3, -0.2, -0.5, 0.0, -0.4, -0.1, -0.6, -0.2, 0.05, -0.35, -0.15])
+    clusters = np.array(["a", "a", "b", "b", "c", "c", "d", "d", "e", "e", "f", "f"])
+    residual = y - y.mean()
+    sums = pd.Series(residual).groupby(clusters).sum().to_numpy()
+    groups, n = len(sums), len(y)
+    error = math.sqrt(groups / (groups - 1) * (sums ** 2).sum() / n ** 2)
+    fitted = findings.clustered_coefficient(y, None, None, clusters, 0.05)
+    assert fitted is not None
+    assert fitted.estimate == pytest.approx(y.mean())
+    t = stats.t(groups - 1)
+    assert fitted.p_value == pytest.approx(2 * t.sf(abs(y.mean()) / error))
+    assert (fitted.low, fitted.high) == pytest.approx((y.mean() - t.ppf(0.975) * error,
+                                                      y.mean() + t.ppf(0.975) * error))
+    # one cluster, or no spread: no test
+    assert findings.clustered_coefficient(y, None, None, np.full(len(y), "a"), 0.05) is None
+    assert findings.clustered_coefficient(np.zeros(len(y)), None, None, clusters, 0.05) is None
 
 
-def test_a_verdict_needs_the_test_and_the_interval_to_agree() -> None:
-    assert findings._verdict(0.01, 0.99, 0.05, True) == findings.SUPPORTED
-    assert findings._verdict(0.99, 0.01, 0.05, True) == findings.CONTRADICTED
-    assert findings._verdict(0.2, 0.8, 0.05, True) == findings.INCONCLUSIVE
-    assert findings._verdict(math.nan, math.nan, 0.05, True) == findings.INCONCLUSIVE
-    assert findings._agree(findings.SUPPORTED, (0.1, 0.3), 0.0, True) == findings.SUPPORTED
-    assert findings._agree(findings.SUPPORTED, (0.0, 0.3), 0.0, True) == findings.INCONCLUSIVE  # a tie: no
-    assert findings._agree(findings.CONTRADICTED, (-0.3, -0.1), 0.0, True) == findings.CONTRADICTED
+def test_round_strata_compare_results_within_their_round() -> None:
+    # in each round the flagged results are 0.2 above the rest; v4.0 is 5 higher and has more flagged results, so a
+    # pooled comparison would credit the flag with the round; with a dummy per round the difference is 0.2
+    def round_rows(level: float, flagged: int, rest: int) -> list[tuple[float, float]]:
+        spread = [0.05 * (-1) ** i for i in range(max(flagged, rest))]
+        return ([(level + 0.2 + spread[i], 1.0) for i in range(flagged)] +
+                [(level + spread[i], 0.0) for i in range(rest)])
+    rows = round_rows(0.0, 2, 6) + round_rows(5.0, 6, 2)
+    outcome, flag = (np.array(column) for column in zip(*rows))
+    strata = np.array(["v3.0"] * 8 + ["v4.0"] * 8)
+    clusters = np.array([f"s{i % 6}" for i in range(16)])
+    fitted = findings.clustered_coefficient(outcome, flag, strata, clusters, 0.05)
+    assert fitted is not None and fitted.estimate == pytest.approx(0.2)
+    assert outcome[flag == 1].mean() - outcome[flag == 0].mean() > 2  # what the pooled difference would say
+    # a flag that never varies within a round is not identified
+    assert findings.clustered_coefficient(outcome, (strata == "v4.0").astype(float), strata, clusters, 0.05) is None
 
 
-def test_sublinear_scaling_within_series() -> None:
-    # six series, base efficiency 1 at 8 accelerators, the member at 16 below 1: every log efficiency is
-    # negative, so the exact one-sided Wilcoxon p is 1 / 2**6
-    frame = pd.concat([_series(f"s{i}", [8.0, 16.0], [1.0, 0.9 - 0.05 * i]) for i in range(6)], ignore_index=True)
+def _submitters(frame: pd.DataFrame) -> int:
+    return frame["submitter"].nunique()
+
+
+def test_sublinear_is_the_geometric_mean_efficiency_clustered_by_submitter() -> None:
+    efficiencies = [0.9, 0.8, 0.85, 0.7, 0.95, 0.75]
+    frame = pd.concat([_series(f"s{i}", [8.0, 16.0], [1.0, e]) for i, e in enumerate(efficiencies)],
+                      ignore_index=True)
     result = findings.sublinear(frame, SETTINGS)
-    assert result["verdict"] == findings.SUPPORTED
-    assert result["n"] == 6
-    assert result["p_value"] == pytest.approx(1 / 64, rel=1e-3)
-    assert result["median"] == pytest.approx(0.775)  # median of 0.9, 0.85, ..., 0.65
-    assert result["high"] < 1
-    assert [band["band"] for band in result["bands"]] == ["16+"]
+    (test,) = result.tests
+    assert (test.n, test.submitters) == (6, 6)
+    assert test.estimate == pytest.approx(math.exp(np.log(efficiencies).mean()))
+    assert test.high < 1 and test.p_raw < 0.05
+    assert result.verdict == result.verdict_raw == findings.SUPPORTED  # not adjusted yet
+    assert [band["band"] for band in result.bands] == ["16+"]
+    # the same six series from four submitters: too few to test
+    few = frame.assign(submitter=[f"s{min(i // 2, 3)}" for i in range(len(frame))])
+    (test,) = findings.sublinear(few, SETTINGS).tests
+    assert test.p_raw is None and test.verdict == findings.INCONCLUSIVE
+    assert test.note == "4 submitters, fewer than 5"
+    assert "not tested, 4 submitters, fewer than 5 (n = 6, 4 submitters)" in test.evidence()
 
 
-def test_superlinear_series_contradict_and_ties_are_no_evidence() -> None:
+def test_superlinear_series_contradict_and_linear_ones_are_no_evidence() -> None:
     above = pd.concat([_series(f"s{i}", [8.0, 16.0], [1.0, 1.1 + 0.01 * i]) for i in range(6)], ignore_index=True)
-    assert findings.sublinear(above, SETTINGS)["verdict"] == findings.CONTRADICTED
+    assert findings.sublinear(above, SETTINGS).verdict == findings.CONTRADICTED
     linear = pd.concat([_series(f"s{i}", [8.0, 16.0], [1.0, 1.0]) for i in range(6)], ignore_index=True)
-    assert findings.sublinear(linear, SETTINGS)["verdict"] == findings.INCONCLUSIVE
+    assert findings.sublinear(linear, SETTINGS).verdict == findings.INCONCLUSIVE
+
+
+def test_shrinking_gain_per_chip_is_the_efficiency_ratio_per_doubling_within_series() -> None:
+    # five series, members at 4, 8 and 16 accelerators with efficiency c x 0.9^log2(count) times a wiggle whose
+    # slope is 0: the ratio per doubling is 0.9 exactly, whatever each series' level c
+    wiggle = np.array([1.02, 1 / 1.02 ** 2, 1.02])
+    frame = pd.concat([_series(f"s{i}", [2.0, 4.0, 8.0, 16.0],
+                               [1.0, *(0.8 + 0.03 * i) * 0.9 ** np.array([2.0, 3.0, 4.0]) * wiggle])
+                       for i in range(5)], ignore_index=True)
+    result = findings.diminishing(frame, SETTINGS)
+    (test,) = result.tests
+    assert test.estimate == pytest.approx(0.9) and test.high < 1
+    assert (test.n, test.submitters) == (15, 5) and result.verdict == findings.SUPPORTED
+    two_counts = pd.concat([_series(f"s{i}", [2.0, 4.0], [1.0, 0.9]) for i in range(5)], ignore_index=True)
+    (test,) = findings.diminishing(two_counts, SETTINGS).tests
+    assert test.p_raw is None and "0 series of three or more counts" in test.note
+
+
+def test_shares_compare_the_top_with_the_rest_of_their_round() -> None:
+    # two rounds of ten results from ten submitters, five marked top in each; 4 of 5 top vs 1 of 5 others are
+    # flagged in v3.0, 3 of 5 vs 0 of 5 in v4.0: the difference in shares is 0.6 in both, so 0.6 overall
+    frame = pd.DataFrame({"round": ["v3.0"] * 10 + ["v4.0"] * 10,
+                          "submitter": [f"s{i % 10}" for i in range(20)]})
+    top = pd.Series([True] * 5 + [False] * 5 + [True] * 5 + [False] * 5)
+    flag = pd.Series([1, 1, 1, 1, 0, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0], dtype=float)
+    test = findings.Test("share flagged", "top minus rest", ratio=False, claim_above=True, n=0, submitters=0)
+    result = findings.compare_groups(test, flag, top, frame, SETTINGS)
+    assert result.estimate == pytest.approx(0.6) and (result.n, result.submitters) == (20, 5)  # five each side
+    assert result.effect_text().startswith("+60 points (95% CI ")
+    # four submitters on the top side: not tested
+    narrow = frame.assign(submitter=[f"s{i % 4}" if top[i] else f"s{i % 10}" for i in range(20)])
+    result = findings.compare_groups(test, flag, top, narrow, SETTINGS)
+    assert result.p_raw is None and result.note == "4 submitters on one side, fewer than 5"
+
+
+def test_latest_generation_is_the_newest_available_at_the_round_by_peak() -> None:
+    cases = [("v0.6", "V100", 1.0), ("v0.6", "TPU-v3", 1.0), ("v1.0", "A100", 1.0), ("v2.1", "A100", 0.0),
+             ("v2.1", "H100", 1.0), ("v3.0", "H100", 1.0), ("v3.0", "L4", 0.0), ("v3.1", "H100", 1.0),
+             ("v3.1", "L40S", 0.0), ("v5.0", "B200", 1.0), ("v5.0", "H200", 0.0),
+             ("v3.0", "Xeon Platinum 8480+ (CPU)", math.nan)]
+    frame = pd.DataFrame(cases, columns=["round", "accelerator_family", "expected"])
+    flags = findings.latest_generation(frame, 0.5)
+    np.testing.assert_array_equal(flags.to_numpy(), frame["expected"].to_numpy())
+
+
+def _finding(key: str, *p_values: float, estimate: float = 0.8) -> findings.Finding:
+    tests = [findings.Test(f"test {i}", "ratio", ratio=True, claim_above=False, n=50, submitters=6,
+                           estimate=estimate, low=estimate - 0.1, high=estimate + 0.1, p_raw=p)
+             for i, p in enumerate(p_values)]
+    raw = [test.direction() if test.p_raw is not None and test.p_raw < 0.05 else findings.INCONCLUSIVE
+           for test in tests]
+    return findings.Finding(key, "a test", tuple(dataclasses.replace(test, verdict_raw=verdict, verdict=verdict)
+                                                 for test, verdict in zip(tests, raw)))
+
+
+def test_holm_runs_over_every_test_of_every_benchmark() -> None:
+    from statsmodels.stats.multitest import multipletests
+    untested = findings.Finding("moderate", "a test", (findings.Test("t", "ratio", True, True, 3, 2,
+                                                                      note="2 submitters, fewer than 5"),))
+    found = {"resnet": [_finding("sublinear", 0.001), _finding("host", 0.004, 0.03), untested],
+             "bert": [_finding("sublinear", 0.02), _finding("largest_fastest", 0.0002, estimate=1.3)]}
+    adjusted, correction = findings.adjust(found, 0.05)
+    expected = multipletests([0.001, 0.004, 0.03, 0.02, 0.0002], method="holm")[1]
+    got = [test.p_adjusted for items in adjusted.values() for item in items for test in item.tests
+           if test.p_raw is not None]
+    assert got == pytest.approx(expected)  # 0.004, 0.016, 0.04, 0.04, 0.001
+    resnet, bert = adjusted["resnet"], adjusted["bert"]
+    assert resnet[0].verdict == findings.SUPPORTED
+    assert resnet[1].verdict_raw == findings.SUPPORTED and resnet[1].verdict == findings.SUPPORTED
+    assert bert[0].verdict == findings.SUPPORTED
+    # an effect on the other side of the claim contradicts it
+    assert bert[1].verdict == findings.CONTRADICTED
+    assert resnet[2].verdict == findings.INCONCLUSIVE and resnet[2].tests[0].p_adjusted is None
+    assert (correction.tests, correction.tests_supported_raw, correction.findings) == (5, 4, 5)
+    assert (correction.findings_supported_raw, correction.findings_supported) == (3, 3)
+    # a larger family: 0.03 no longer passes, and host needs both of its tests
+    found["bert"] += [_finding("latest", 0.01), _finding("moderate", 0.012), _finding("diminishing", 0.02)]
+    adjusted, correction = findings.adjust(found, 0.05)
+    assert adjusted["resnet"][1].tests[1].verdict == findings.INCONCLUSIVE
+    assert adjusted["resnet"][1].verdict == findings.INCONCLUSIVE and adjusted["resnet"][1].verdict_raw == "supported"
+    assert "Holm-adjusted p = " in adjusted["resnet"][1].evidence()
+    record = adjusted["resnet"][1].as_json()
+    assert [(test["p_raw"], test["verdict"]) for test in record["tests"]] == [(0.004, "supported"),
+                                                                              (0.03, "inconclusive")]
+    assert correction.statement().startswith("Holm's correction over all 8 tests of the 2 benchmarks")
+
+
+def test_a_finding_of_two_tests_needs_both() -> None:
+    assert findings.combined([findings.SUPPORTED, findings.SUPPORTED]) == findings.SUPPORTED
+    assert findings.combined([findings.SUPPORTED, findings.INCONCLUSIVE]) == findings.INCONCLUSIVE
+    assert findings.combined([findings.SUPPORTED, findings.CONTRADICTED]) == findings.CONTRADICTED
+
+
+@pytest.mark.skipif(not (ROOT / CONFIGURATIONS).is_file(), reason="run `dvc repro features` first")
+def test_on_the_real_results_every_verdict_has_its_numbers_and_correction_only_removes() -> None:
+    project = load_settings(ROOT / "params.yaml")
+    configurations = pd.read_parquet(ROOT / CONFIGURATIONS)
+    found = {benchmark: findings.evaluate(scope.in_scope(configurations, project.analysis, benchmark),
+                                          project.findings)
+             for benchmark in scope.analysed_benchmarks(project.analysis, configurations)}
+    adjusted, correction = findings.adjust(found, project.findings.alpha)
+    tests = [test for items in adjusted.values() for item in items for test in item.tests]
+    tested = [test for test in tests if test.p_raw is not None]
+    assert correction.tests == len(tested) > 0
+    for test in tested:
+        assert test.submitters >= project.findings.min_submitters and test.n > 0
+        assert test.p_adjusted is not None and test.p_adjusted >= test.p_raw
+        assert test.low is not None and test.high is not None and test.low <= test.estimate <= test.high
+        if test.verdict != findings.INCONCLUSIVE:
+            assert test.verdict_raw == test.verdict
+    assert all(test.verdict == findings.INCONCLUSIVE for test in tests if test.p_raw is None)
+    assert correction.findings_supported <= correction.findings_supported_raw
+    # the page's headline numbers are the corrected ones
+    assert correction.findings_supported == sum(item.verdict == findings.SUPPORTED
+                                                for items in adjusted.values() for item in items)
 
 
 def test_efficiency_bands_hold_members_above_their_base() -> None:
@@ -100,18 +255,6 @@ def test_efficiency_bands_hold_members_above_their_base() -> None:
     # 4: a's 0.9; 8 to 15: a's 0.8 and b's 0.6; too few for an interval
     assert [(b["band"], b["n"], b["median"]) for b in bands] == [("4 to 7", 1, 0.9), ("8 to 15", 2, 0.7)]
     assert bands[0]["low"] is None
-
-
-def test_shrinking_gain_per_chip_is_a_sign_test_over_series() -> None:
-    falling = pd.concat([_series(f"s{i}", [2.0, 4.0, 8.0], [1.0, 0.9, 0.7 + 0.01 * i]) for i in range(5)],
-                        ignore_index=True)
-    result = findings.diminishing(falling, SETTINGS)
-    # five series of rho = -1: one-sided binomial p = 1 / 2**5
-    assert (result["negative"], result["positive"]) == (5, 0)
-    assert result["p_value"] == pytest.approx(1 / 32)
-    assert result["verdict"] == findings.SUPPORTED
-    two_counts = pd.concat([_series(f"s{i}", [2.0, 4.0], [1.0, 0.9]) for i in range(5)], ignore_index=True)
-    assert findings.diminishing(two_counts, SETTINGS)["verdict"] == findings.INCONCLUSIVE
 
 
 def _round(relative: list[float], counts: list[float], round_: str = "v3.0") -> pd.DataFrame:
@@ -126,34 +269,11 @@ def test_the_top_share_of_each_round_and_its_ties() -> None:
     assert findings.top_by_round(frame, 0.4).tolist() == [True, True, True, False, False, True, False]
 
 
-def test_moderate_counts_among_the_most_efficient_by_fisher_exact() -> None:
-    # 25 results: the 5 most efficient all use 8 accelerators; 5 of the other 20 do (the rest 64). One-sided
-    # Fisher: P(all 5 drawn from the 10 moderate ones) = C(10, 5) / C(25, 5) = 252 / 53130
-    relative = [1.0 - 0.01 * i for i in range(25)]
-    counts = [8.0] * 5 + [8.0] * 5 + [64.0] * 15
-    frame = _round(relative, counts)
-    result = findings.moderate(frame, findings.top_by_round(frame, 0.2), SETTINGS)
-    assert result["p_value"] == pytest.approx(252 / 53130, rel=1e-3)
-    assert (result["share_top"], result["share_all"]) == (1.0, 0.4)
-    assert result["verdict"] == findings.SUPPORTED
-
-
 def test_the_largest_of_each_round_are_above_its_smallest() -> None:
     frame = _round([1.0] * 6, [8, 8, 8, 8, 8, 8]).pipe(
         lambda f: pd.concat([f, _round([1.0] * 5, [1, 2, 4, 64, 512], "v4.0")], ignore_index=True))
     # a round of equal counts has no largest systems; in v4.0, 20% of five is the 512
     assert findings.largest_by_round(frame, 0.2).tolist() == [False] * 6 + [False, False, False, False, True]
-
-
-def test_compare_groups_by_mann_whitney() -> None:
-    # every value of the first group below the second: exact one-sided p = 1 / C(10, 5)
-    first, second = np.arange(1.0, 6.0), np.arange(6.0, 11.0)
-    verdict, p_value, interval = findings.compare_groups(first, second, SETTINGS, first_is_greater=False)
-    assert verdict == findings.SUPPORTED
-    assert p_value == pytest.approx(1 / 252)
-    assert interval[1] < 0
-    assert findings.compare_groups(first, second, SETTINGS, first_is_greater=True)[0] == findings.CONTRADICTED
-    assert findings.compare_groups(first[:3], second, SETTINGS, True)[0] == findings.INCONCLUSIVE  # too few
 
 
 def test_superlinear_cases_name_both_members_and_what_differs() -> None:

@@ -33,7 +33,7 @@ MISTAKES = [
     ("a round without its v", "analysis.rounds", ["4.0"], ["4.0", "rounds are written vX.Y"]),
     ("an unknown availability", "analysis.availability", ["onprem", "hybrid"], ["hybrid", "available"]),
     ("a minimum of one configuration", "analysis.min_configurations", 1, ["min_configurations", "2"]),
-    ("one fold", "importance.folds", 1, ["importance.folds", "2"]),
+    ("one family", "importance.min_families", 1, ["importance.min_families", "2"]),
     ("an R^2 above one", "importance.min_r2", 1.5, ["importance.min_r2", "less than or equal to 1"]),
     ("a zero learning rate", "importance.model.learning_rate", 0, ["learning_rate", "greater than 0"]),
     ("a section deleted", "cluster", KeyError, ["cluster", "missing"]),

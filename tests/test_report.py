@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import markupsafe
 import numpy as np
 import pandas as pd
@@ -45,7 +46,8 @@ CRITERIA = {
     "accelerator_hours": {"weight": 0.6, "direction": "cost"},
 }
 FINDINGS = {"alpha": 0.05, "bootstrap": 200, "seed": 0, "bands": [2, 4, 8, 16, 64, 256, 1024], "moderate": [4, 16],
-            "top_share": 0.1, "largest_share": 0.1, "superlinear_threshold": 1.05, "min_group": 5}
+            "top_share": 0.1, "largest_share": 0.1, "superlinear_threshold": 1.05, "min_group": 5,
+            "min_submitters": 5, "latest_peak_share": 0.5}
 PARAMS: dict[str, Any] = {
     "fetch": {"mirror": "../shared/mlperf", "rounds": ["v1.0", "v2.0", "v3.0"],
               "upstream": "https://github.com/mlcommons/training_results_{round}"},
@@ -58,19 +60,20 @@ PARAMS: dict[str, Any] = {
     "decide": PROJECT_PARAMS["decide"],
     "report": {"prices": None},
 }
-IMPORTANCE_TARGETS = {
-    name: {"oof_r2": r2, "oof_r2_std": 0.05, "oof_median_abs_error_log10": 0.05, "mutual_information": {},
-           "spearman": {"accelerator_count": {"rho": -0.9, "p_value": 1e-5, "n": 40}},
-           "permutation_importance": {"accelerator_count": {"mean": 0.9 * r2, "std": 0.1},
-                                      "accelerator_year": {"mean": 0.2, "std": 0.05},
-                                      "round_year": {"mean": 0.1, "std": 0.05},
-                                      "accelerator_family": {"mean": 0.05, "std": 0.02},
-                                      "host_cpu_cores": {"mean": -0.01, "std": 0.01}}}
-    for name, r2 in (("log_time_to_train", 0.95), ("log_accelerator_hours", 0.3))}
-IMPORTANCE = {
-    "status": "ok", "n_configurations": 40, "selected_features": ["accelerator_count", "accelerator_year"],
-    "round_feature": "round_year", "targets": IMPORTANCE_TARGETS, "gate": importance.gate(IMPORTANCE_TARGETS, 0.5),
-}
+IMPORTANCE_FITS = {
+    name: importance.TargetFit(
+        oof_r2=r2, baseline_r2=r2 - 0.2, gain=0.2, gain_low=low, gain_high=0.4, oof_median_abs_error_log10=0.05,
+        permutation_importance={"accelerator_count": {"mean": 0.9 * r2, "std": 0.1},
+                                "accelerator_year": {"mean": 0.2, "std": 0.05},
+                                "round_year": {"mean": 0.1, "std": 0.05},
+                                "host_cpu_cores": {"mean": -0.01, "std": 0.01}},
+        stability={"accelerator_count": 1.0, "accelerator_year": 0.8}, mutual_information={},
+        spearman={"accelerator_count": {"rho": -0.9, "p_value": 1e-5, "n": 40}}, importance_draws={})
+    for name, r2, low in (("log_time_to_train", 0.95, 0.1), ("log_accelerator_hours", 0.3, -0.1))}
+IMPORTANCE = importance.ImportanceReport(
+    "ok", 40, IMPORTANCE_FITS, ["accelerator_count", "accelerator_year"], n_families=6, round_feature="round_year",
+    baseline=importance.BASELINE, gate=importance.gate(IMPORTANCE_FITS, 0.5, 5, 6),
+    selection_stability={"accelerator_count": 1.0, "accelerator_year": 0.8}).as_json()
 FAMILY_YEAR = {"A100": 2020, "H100": 2022, "TPU-v4": 2021}
 DVC_LOCK = {"schema": "2.0", "stages": {
     "fetch": {"cmd": "python -m pipeline.stages.fetch",
@@ -185,7 +188,8 @@ def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> inputs
                                            PARAMS["rank"], settings,
                                            lambda rows: np.tile(rows["time_to_train_min"].to_numpy(), (10, 1)))
     write_csv(ranking, scratch / "ranking.csv")
-    rank_json = _as_written({"benchmark": benchmark, **content}, scratch / "rank.json")
+    rank_json = _as_written({"benchmark": benchmark, **content, **_tested(benchmark, clustered, settings)},
+                            scratch / "rank.json")
     ranking = pd.read_csv(scratch / "ranking.csv")
     clusters_json = _as_written(summary, scratch / "clusters.json")
     importance_json = {"benchmark": benchmark, **IMPORTANCE}
@@ -194,6 +198,14 @@ def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> inputs
     return inputs.BenchmarkOutputs(
         benchmark=benchmark, rank=rank_json, ranking=ranking, clusters=clusters_json, importance=importance_json,
         clustered=clustered, figures={**drawn, "k_selection": (scratch / "k_selection.png").read_bytes()})
+
+
+def _tested(benchmark: str, clustered: pd.DataFrame, settings: Findings) -> dict[str, Any]:
+    """rank.json's findings part for one benchmark, corrected as if it were the page's only one (as the rank stage
+    writes it)."""
+    adjusted, correction = findings.adjust({benchmark: findings.evaluate(clustered, settings)}, settings.alpha)
+    return {**findings.summary(adjusted[benchmark]), "findings": [item.as_json() for item in adjusted[benchmark]],
+            "findings_correction": dataclasses.asdict(correction)}
 
 
 def skipped_outputs(benchmark: str) -> inputs.BenchmarkOutputs:
@@ -463,15 +475,59 @@ def _findings(*tested: dict[str, Any]) -> dict[str, sections.Finding]:
 
 
 def test_findings_show_the_rank_stage_verdicts_and_untested_ones_are_inconclusive() -> None:
-    found = _findings({"key": "sublinear", "verdict": "supported", "test": "Wilcoxon",
-                       "evidence": "median within-series efficiency 0.81"},
-                      {"key": "host", "verdict": "contradicted", "test": "Mann-Whitney", "evidence": "fewer cores"})
+    tested = findings.Test("within-series efficiency", "geometric mean", ratio=True, claim_above=False, n=40,
+                           submitters=7, estimate=0.81, low=0.7, high=0.93, p_raw=0.004, p_adjusted=0.02,
+                           verdict_raw="supported", verdict="supported")
+    untested = findings.Test("host CPU cores per node", "top / rest", ratio=True, claim_above=True, n=30,
+                             submitters=3, note="3 submitters on one side, fewer than 5")
+    found = _findings(findings.Finding("sublinear", "clustered t-test", (tested,)).as_json(),
+                      {"key": "host", "verdict": "contradicted", "test": "Mann-Whitney", "evidence": "fewer cores"},
+                      findings.Finding("largest_fastest", "clustered", (untested,)).as_json())
     assert list(found) == list(findings.CLAIMS)
-    assert (found["sublinear"].verdict_text, found["sublinear"].evidence) == (
-        "supported", "median within-series efficiency 0.81")
-    assert found["host"].verdict == findings.CONTRADICTED
+    sublinear = found["sublinear"]
+    assert sublinear.verdict_text == "supported" and sublinear.evidence.startswith("within-series efficiency: ")
+    (row,) = sublinear.tests
+    assert (row.n, row.submitters, row.p_raw, row.p_adjusted) == (40, 7, "0.004", "0.02")
+    assert row.effect == "geometric mean 0.81 (95% CI 0.70 to 0.93)" and row.note == ""
+    (row,) = found["largest_fastest"].tests
+    assert (row.effect, row.p_raw, row.note) == ("", "", "3 submitters on one side, fewer than 5")
+    assert found["host"].verdict == findings.CONTRADICTED and found["host"].tests == ()
     assert found["moderate"].verdict == findings.INCONCLUSIVE and found["moderate"].test == "not run"
     assert sections.verdict_counts(list(found.values())) == {"supported": 1, "contradicted": 1, "inconclusive": 5}
+
+
+def test_every_finding_on_the_page_shows_n_submitters_effect_and_both_p_values(page: str) -> None:
+    shown = page[page.index('<section id="findings"'):page.index("</section>", page.index('<section id="findings"'))]
+    assert "Holm" in shown and "together for multiple testing" in shown
+    header = ('<th scope="col">Compared</th><th scope="col" class="num">n</th><th scope="col" class="num">'
+              'Submitters</th>')
+    assert shown.count(header) == len(findings.CLAIMS)  # the headline benchmark's findings, one table each
+    summary_html = page[page.index('id="summary"'):page.index('id="findings"')]
+    assert "Findings supported, all benchmarks (after correction)" in summary_html
+    # a test that ran shows its effect, interval and both p-values; one that did not, why
+    tested = findings.Test("within-series efficiency", "geometric mean", ratio=True, claim_above=False, n=40,
+                           submitters=7, estimate=0.81, low=0.7, high=0.93, p_raw=0.004, p_adjusted=0.02,
+                           verdict_raw="supported", verdict="inconclusive")
+    untested = findings.Test("time over the round's best", "largest / rest", ratio=True, claim_above=False, n=30,
+                             submitters=3, note="3 submitters on one side, fewer than 5")
+    found = _findings(findings.Finding("sublinear", "clustered", (tested,)).as_json(),
+                      findings.Finding("largest_fastest", "clustered", (untested,)).as_json())
+    environment = jinja2.Environment(loader=jinja2.PackageLoader("pipeline.report", "templates"), autoescape=True)
+    rendered = environment.from_string('{% from "macros.html.j2" import finding_list %}{{ finding_list(found) }}'
+                                       ).render(found=[found["sublinear"], found["largest_fastest"]])
+    text = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", rendered)))
+    assert "within-series efficiency 40 7 geometric mean 0.81 (95% CI 0.70 to 0.93) 0.004 0.02 inconclusive" in text
+    assert "(supported before the correction)" in text
+    assert "time over the round's best 30 3 not tested: 3 submitters on one side, fewer than 5" in text
+
+
+def test_the_headline_figure_is_the_count_supported_after_correction(tmp_path: Path) -> None:
+    outputs = [analysed_outputs(HEADLINE, 60, 0, tmp_path / HEADLINE), skipped_outputs(SKIPPED)]
+    correction = sections.findings_correction(outputs)
+    assert correction is not None and correction["method"] == "Holm"
+    metrics = tables.findings_metrics(correction)
+    assert metrics["supported"] == sum(item.verdict == findings.SUPPORTED for item in sections.findings_of(outputs[0]))
+    assert metrics["supported"] <= metrics["supported_raw"] and metrics["findings"] == len(findings.CLAIMS)
 
 
 def test_findings_section_states_verdicts_for_every_benchmark(page: str) -> None:

@@ -1,41 +1,52 @@
-"""The published study's findings (BRIEF.md, "Its findings") as hypothesis tests on one benchmark's results.
+"""The published study's findings (BRIEF.md, "Its findings") as hypothesis tests, on every analysed benchmark.
 
-Each finding is a stated hypothesis with a test, an interval and a verdict: "supported" when the one-sided test in
-the hypothesised direction has p < `alpha` and the interval excludes no effect on the hypothesised side,
-"contradicted" when the opposite one-sided test does, "inconclusive" otherwise (too few data, or a tie). No
-verdict rests on one median or on a tie: medians only appear with their bootstrap interval, and equal values give
-no evidence either way.
+Each finding is one or two tests, each a regression with standard errors clustered by submitter (CR1, t with G - 1
+degrees of freedom for G submitters; statsmodels OLS `cov_type="cluster"`), so the results of one submitter, who
+shares hardware, software and tuning across them, count as one cluster of evidence and not as independent draws.
+Comparisons across results of different rounds are stratified by round (a dummy per round: each result is
+compared with the others of its round). Every p-value is two-sided; `adjust` applies Holm's step-down correction
+(`statsmodels.stats.multitest.multipletests`) to every test of every benchmark on the page together. A test's
+verdict is "supported" when its Holm-adjusted p is below `alpha` and the effect lies on the claimed side,
+"contradicted" when it lies on the other, "inconclusive" otherwise; a test is not run (inconclusive) when fewer
+than `min_submitters` submitters, or fewer than `min_group` results, stand on either side of its comparison. A
+finding of two tests (host) is supported when both are, contradicted when either is.
 
-- sublinear: within-series scaling efficiency of the results larger than their series' base is below 1
-  (one-sided Wilcoxon signed-rank on log efficiency; bootstrap interval of the median), also shown by
-  accelerator-count band (`bands`).
-- diminishing: within each series of at least three counts, efficiency falls with the count (Spearman rho per
-  series; a sign test over the series; bootstrap interval of the median rho).
-- moderate / latest: the top `top_share` of each round by round-relative hardware efficiency
-  (`round_efficiency`) holds more results with `moderate` accelerators (or with the round's newest
-  accelerator generation) than all results do (one-sided Fisher exact test; bootstrap interval of the difference
-  in shares).
-- host: that top share has more host CPU cores per node and faster intra-node links than the rest (one-sided
-  Mann-Whitney each; both must hold).
+- sublinear: the geometric mean of the within-series scaling efficiencies of the results larger than their
+  series' base is below 1 (log efficiency on a constant).
+- diminishing: within a series, efficiency falls as accelerators are added: the slope of log efficiency on log2
+  accelerator count among the members above the base, with a dummy per series (series of three counts or more),
+  reported as the efficiency ratio per doubling.
+- moderate / latest: within a round, the share of results with `moderate` accelerators (or of the latest
+  generation, `latest_generation`) is higher among the `top_share` most hardware-efficient results
+  (`round_efficiency`) than among the rest (a linear probability model: the difference in shares).
+- host: those top results have more host CPU cores per node and faster intra-node links than the rest of their
+  round (log value on the top flag: the ratio of geometric means), both.
 - largest_fastest / largest_inefficient: the largest `largest_share` of each round by accelerator count train
-  faster (time over the round's best time) and use more hardware per training (lower round-relative efficiency)
-  than the rest of their round (one-sided Mann-Whitney; bootstrap interval of the difference in medians).
+  faster relative to the round's best time, and have a lower round-relative efficiency, than the rest of their
+  round (ratio of geometric means).
 
-Thresholds, bootstrap resamples and the seed come from params `findings`.
+Series lie within one round and one submitter, so the two scaling findings need no round strata. Thresholds,
+sizes, the bootstrap of the efficiency bands (descriptive, no test) and its seed come from params `findings`.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from pipeline.core.features import ROUND_EFFICIENCY
 from pipeline.settings import Findings
 
 SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"
+VERDICTS = (SUPPORTED, CONTRADICTED, INCONCLUSIVE)
+CORRECTION = "Holm"  # the multiple-testing correction, over every test of the page
+LAUNCH_OFFSET = 0.5  # a family counts as launched in the middle of its launch year (accelerators.csv)
 
 # The claims, in the order of the study, as short headers and sentences.
 CLAIMS = {
@@ -43,34 +54,220 @@ CLAIMS = {
     "diminishing": ("Shrinking gain per chip", "Within a series, efficiency falls as accelerators are added"),
     "moderate": ("Best: 4 to 16 accelerators",
                  "The most hardware-efficient results use a moderate number (4 to 16) of accelerators"),
-    "latest": ("Best: latest generation", "The most hardware-efficient results use the round's newest accelerators"),
+    "latest": ("Best: latest generation",
+               "The most hardware-efficient results use accelerators of the newest generation available then"),
     "host": ("Best: strong host, fast links",
              "The most hardware-efficient results have more host CPU cores and faster intra-node links"),
     "largest_fastest": ("Largest systems fastest", "The largest systems of a round have the shortest times"),
     "largest_inefficient": ("Largest systems least efficient",
                             "The largest systems of a round use the most hardware time per training"),
 }
+REQUIRED = {"round", "submitter", "series", "accelerator_family", "accelerator_count", "time_to_train_min",
+            "scaling_efficiency", ROUND_EFFICIENCY, "host_cpu_cores", "interconnect_intra_gbps"}
 
 
-def _verdict(p_greater: float, p_less: float, alpha: float, hypothesis_is_greater: bool) -> str:
-    """A verdict from the two one-sided p-values of a test (NaN when it could not run)."""
-    p_for, p_against = (p_greater, p_less) if hypothesis_is_greater else (p_less, p_greater)
-    if not math.isnan(p_for) and p_for < alpha:
+# ------------------------------------------------------------------------------------------ results, typed
+
+@dataclass(frozen=True)
+class Test:
+    """One test of a finding, as the page shows it.
+
+    `estimate`, `low` and `high` are the effect and its 1 - alpha interval on the reported scale: a ratio (no
+    effect = 1) when `ratio`, else a difference (no effect = 0). `n` results of `submitters` submitters (for a
+    comparison of two groups: the fewer of the two groups' submitters). `p_raw` is the two-sided p-value (None when
+    the test was not run: `note` says why), `p_adjusted` the Holm-adjusted one (None before `adjust`);
+    `verdict_raw` judges `p_raw`, `verdict` judges `p_adjusted` (before `adjust`: the same as `verdict_raw`).
+    """
+    label: str
+    effect: str
+    ratio: bool
+    claim_above: bool  # the claim says the effect is above "no effect"
+    n: int
+    submitters: int
+    estimate: float | None = None
+    low: float | None = None
+    high: float | None = None
+    p_raw: float | None = None
+    p_adjusted: float | None = None
+    verdict_raw: str = INCONCLUSIVE
+    verdict: str = INCONCLUSIVE
+    note: str = ""
+
+    @property
+    def null(self) -> float:
+        return 1.0 if self.ratio else 0.0
+
+    def direction(self) -> str:
+        """SUPPORTED when the estimate is on the claimed side of no effect, else CONTRADICTED."""
+        assert self.estimate is not None
+        return SUPPORTED if (self.estimate > self.null) == self.claim_above else CONTRADICTED
+
+    def evidence(self) -> str:
+        """The test in words: effect, interval, n, submitters, raw and adjusted p (or why it was not run)."""
+        size = f"n = {self.n}, {self.submitters} submitter{'s' if self.submitters != 1 else ''}"
+        if self.p_raw is None or self.estimate is None:
+            return f"{self.label}: not tested, {self.note} ({size})"
+        adjusted = "not adjusted" if self.p_adjusted is None else f"{CORRECTION}-adjusted p = {_p(self.p_adjusted)}"
+        return (f"{self.label}: {self.effect} {self.effect_text()}, {size}; p = {_p(self.p_raw)}, {adjusted}")
+
+    def effect_text(self) -> str:
+        """The estimate and its interval: "0.75 (95% CI 0.64 to 0.89)", or "+29 points (95% CI +14 to +43)" for a
+        difference in shares; empty when the test did not run."""
+        if self.estimate is None or self.low is None or self.high is None:
+            return ""
+        if self.ratio:
+            return f"{self.estimate:.2f} (95% CI {self.low:.2f} to {self.high:.2f})"
+        return f"{self.estimate * 100:+.0f} points (95% CI {self.low * 100:+.0f} to {self.high * 100:+.0f})"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding of `CLAIMS` tested on one benchmark: its tests, the method in words and, for `sublinear`, the
+    efficiency by accelerator-count band (descriptive)."""
+    key: str
+    method: str
+    tests: tuple[Test, ...]
+    bands: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def short(self) -> str:
+        return CLAIMS[self.key][0]
+
+    @property
+    def claim(self) -> str:
+        return CLAIMS[self.key][1]
+
+    @property
+    def verdict(self) -> str:
+        return combined([test.verdict for test in self.tests])
+
+    @property
+    def verdict_raw(self) -> str:
+        return combined([test.verdict_raw for test in self.tests])
+
+    def evidence(self) -> str:
+        return "; ".join(test.evidence() for test in self.tests)
+
+    def as_json(self) -> dict[str, Any]:
+        """rank.json's record of the finding (NaN as null, floats to 4 significant digits)."""
+        return _plain({"key": self.key, "short": self.short, "claim": self.claim, "verdict": self.verdict,
+                       "verdict_raw": self.verdict_raw, "test": self.method, "evidence": self.evidence(),
+                       "tests": [dataclasses.asdict(test) for test in self.tests],
+                       **({"bands": self.bands} if self.key == "sublinear" else {})})
+
+
+def combined(verdicts: Sequence[str]) -> str:
+    """A finding's verdict from its tests': supported when all are, contradicted when any is."""
+    if verdicts and all(verdict == SUPPORTED for verdict in verdicts):
         return SUPPORTED
-    if not math.isnan(p_against) and p_against < alpha:
-        return CONTRADICTED
-    return INCONCLUSIVE
+    return CONTRADICTED if CONTRADICTED in verdicts else INCONCLUSIVE
 
 
-def _agree(verdict: str, interval: tuple[float, float], null: float, hypothesis_is_greater: bool) -> str:
-    """The test's verdict, kept only where the interval agrees (excludes the null on the same side)."""
-    low, high = interval
-    if verdict == SUPPORTED and not (low > null if hypothesis_is_greater else high < null):
-        return INCONCLUSIVE
-    if verdict == CONTRADICTED and not (high < null if hypothesis_is_greater else low > null):
-        return INCONCLUSIVE
-    return verdict
+@dataclass(frozen=True)
+class Correction:
+    """The multiple-testing correction of the page: Holm over `tests` p-values of `benchmarks` benchmarks at
+    `alpha`, and how many tests and findings were supported before and after it."""
+    method: str
+    alpha: float
+    benchmarks: int
+    tests: int
+    tests_supported_raw: int
+    tests_supported: int
+    findings: int
+    findings_supported_raw: int
+    findings_supported: int
 
+    def statement(self) -> str:
+        return (f"{self.method}'s correction over all {self.tests} tests of the {self.benchmarks} benchmarks at "
+                f"alpha = {self.alpha:g}: {self.findings_supported} of {self.findings} findings supported "
+                f"({self.findings_supported_raw} before correction)")
+
+
+# ------------------------------------------------------------------------------------------ the test engine
+
+@dataclass(frozen=True)
+class Coefficient:
+    """One regression coefficient with its two-sided interval and p-value, on the model's scale."""
+    estimate: float
+    low: float
+    high: float
+    p_value: float
+
+
+def clustered_coefficient(outcome: np.ndarray, regressor: np.ndarray | None, strata: np.ndarray | None,
+                          clusters: np.ndarray, alpha: float) -> Coefficient | None:
+    """The coefficient of `regressor` (of the constant when None) in the OLS of `outcome` on a constant, the
+    regressor and a dummy per stratum but the first, with cluster-robust (CR1) standard errors by `clusters` and
+    a t distribution with G - 1 degrees of freedom: its estimate, 1 - `alpha` interval and two-sided p-value.
+    All arrays have one value per row. None when the coefficient is not identified (the regressor does not vary
+    within any stratum, fewer than two clusters) or the outcome has no spread around the fit."""
+    import statsmodels.api as sm
+
+    columns = [np.ones(len(outcome))]
+    if regressor is not None:
+        columns.append(np.asarray(regressor, dtype=float))
+    if strata is not None:
+        dummies = pd.get_dummies(pd.Series(strata).astype(str), drop_first=True, dtype=float)
+        columns += [dummies[column].to_numpy() for column in dummies]
+    design = np.column_stack(columns)
+    groups = pd.factorize(pd.Series(clusters).astype(str))[0]
+    if len(np.unique(groups)) < 2 or len(outcome) <= design.shape[1]:
+        return None
+    if regressor is not None and strata is not None and not _varies_within(np.asarray(regressor, float), strata):
+        return None
+    if np.linalg.matrix_rank(design) < design.shape[1]:
+        return None
+    fit = sm.OLS(np.asarray(outcome, dtype=float), design).fit(cov_type="cluster", cov_kwds={"groups": groups},
+                                                             use_t=True)
+    index = 0 if regressor is None else 1
+    with np.errstate(invalid="ignore"):  # more strata than clusters: some dummies' variances are not estimable
+        error = float(fit.bse[index])
+    if not math.isfinite(error) or error <= 0:
+        return None
+    low, high = fit.conf_int(alpha)[index]
+    return Coefficient(float(fit.params[index]), float(low), float(high), float(fit.pvalues[index]))
+
+
+def _varies_within(values: np.ndarray, strata: np.ndarray) -> bool:
+    return bool((pd.Series(values).groupby(pd.Series(strata).astype(str).to_numpy()).nunique() > 1).any())
+
+
+def run_test(test: Test, outcome: np.ndarray, regressor: np.ndarray | None, strata: np.ndarray | None,
+             clusters: np.ndarray, settings: Findings) -> Test:
+    """`test` (its label, effect, scale, claimed side, n and submitters set) with the coefficient's estimate,
+    interval, raw p-value and raw verdict filled in; not run when it has fewer than `min_submitters` submitters
+    (the note says so) or the coefficient is not identified."""
+    if test.submitters < settings.min_submitters:
+        return dataclasses.replace(test, note=f"{test.submitters} submitters, fewer than {settings.min_submitters}")
+    fitted = clustered_coefficient(outcome, regressor, strata, clusters, settings.alpha)
+    if fitted is None:
+        return dataclasses.replace(test, note="no variation to test")
+    scale: Callable[[float], float] = math.exp if test.ratio else float
+    filled = dataclasses.replace(test, estimate=scale(fitted.estimate), low=scale(fitted.low),
+                                 high=scale(fitted.high), p_raw=fitted.p_value)
+    verdict = filled.direction() if fitted.p_value < settings.alpha else INCONCLUSIVE
+    return dataclasses.replace(filled, verdict_raw=verdict, verdict=verdict)
+
+
+def compare_groups(test: Test, values: pd.Series, group: pd.Series, frame: pd.DataFrame, settings: Findings) -> Test:
+    """A round-stratified, submitter-clustered comparison of `values` (one per row of `frame`, on the model's
+    scale: a log or a 0/1 flag) between the rows where `group` is true and the rest; rows without a finite value
+    are left out. Not run when either side has fewer than `min_group` results."""
+    known = np.isfinite(values.to_numpy(dtype=float))
+    rows, inside = frame[known], group[known].to_numpy(dtype=bool)
+    sizes = (int(inside.sum()), int((~inside).sum()))
+    submitters = min(rows.loc[inside, "submitter"].nunique(), rows.loc[~inside, "submitter"].nunique())
+    test = dataclasses.replace(test, n=int(known.sum()), submitters=int(submitters))
+    if min(sizes) < settings.min_group:
+        return dataclasses.replace(test, note=f"{_results(min(sizes))} on one side, fewer than {settings.min_group}")
+    if submitters < settings.min_submitters:
+        return dataclasses.replace(test, note=f"{_results(submitters, 'submitter')} on one side, fewer than "
+                                              f"{settings.min_submitters}")
+    return run_test(test, values.to_numpy(dtype=float)[known], inside.astype(float), rows["round"].to_numpy(),
+                    rows["submitter"].to_numpy(), settings)
+
+
+# ------------------------------------------------------------------------------------------------- helpers
 
 def bootstrap_interval(values: Sequence[np.ndarray], statistic: Callable[..., np.ndarray], settings: Findings,
                        level: float = 0.95) -> tuple[float, float]:
@@ -78,8 +275,8 @@ def bootstrap_interval(values: Sequence[np.ndarray], statistic: Callable[..., np
     sample is empty.
 
     `statistic` takes one (resamples x len(sample)) matrix per sample and returns one value per row, so all
-    `settings.bootstrap` resamples are one numpy call (e.g. `lambda a, b: np.median(a, axis=1) - np.median(b,
-    axis=1)`). The resamples of each sample are one (resamples x n) index matrix, drawn sample after sample.
+    `settings.bootstrap` resamples are one numpy call (e.g. `lambda a: np.median(a, axis=1)`). The resamples of
+    each sample are one (resamples x n) index matrix, drawn sample after sample.
     """
     if any(len(v) == 0 for v in values):
         return (math.nan, math.nan)
@@ -97,19 +294,6 @@ def _row_median(sample: np.ndarray) -> np.ndarray:
     return np.median(sample, axis=1)
 
 
-def _row_median_difference(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    return np.median(first, axis=1) - np.median(second, axis=1)
-
-
-def _row_mean_difference(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    return first.mean(axis=1) - second.mean(axis=1)
-
-
-def _result(key: str, verdict: str, test: str, evidence: str, **numbers: Any) -> dict[str, Any]:
-    return {"key": key, "short": CLAIMS[key][0], "claim": CLAIMS[key][1], "verdict": verdict, "test": test,
-            "evidence": evidence, **{name: _plain(value) for name, value in numbers.items()}}
-
-
 def _plain(value: Any) -> Any:
     """JSON-ready: NaN to None, numpy scalars to Python, floats to 4 significant digits (stable output)."""
     if isinstance(value, (list, tuple)):
@@ -118,17 +302,25 @@ def _plain(value: Any) -> Any:
         return {name: _plain(item) for name, item in value.items()}
     if isinstance(value, (np.integer,)):
         return int(value)
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
     if isinstance(value, (float, np.floating)):
         return None if math.isnan(value) else float(f"{float(value):.4g}")
     return value
 
 
-def _fmt(value: float) -> str:
-    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.2f}"
+def _results(count: int, what: str = "result") -> str:
+    return f"{count} {what}{'' if count == 1 else 's'}"
 
 
 def _p(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value:.2g}"
+
+
+def _log(values: pd.Series) -> pd.Series:
+    """Natural log of the positive values, NaN elsewhere."""
+    numbers = values.astype(float)
+    return np.log(numbers.where(numbers > 0))
 
 
 # ------------------------------------------------------------------------------------------------- scaling
@@ -142,7 +334,8 @@ def scaled_members(frame: pd.DataFrame) -> pd.DataFrame:
 
 def efficiency_bands(frame: pd.DataFrame, settings: Findings) -> list[dict[str, Any]]:
     """Median within-series efficiency (members above their base) per accelerator-count band, with its bootstrap
-    interval and the share below 1. Bands with fewer than `min_group` results are listed without an interval."""
+    interval and the share below 1 (descriptive: no test). Bands with fewer than `min_group` results are listed
+    without an interval."""
     members = scaled_members(frame)
     edges = [*settings.bands, math.inf]
     rows = []
@@ -160,85 +353,36 @@ def efficiency_bands(frame: pd.DataFrame, settings: Findings) -> list[dict[str, 
     return rows
 
 
-def sublinear(frame: pd.DataFrame, settings: Findings) -> dict[str, Any]:
-    values = scaled_members(frame)["scaling_efficiency"].to_numpy(float)
-    bands = efficiency_bands(frame, settings)
-    test = "one-sided Wilcoxon signed-rank of log efficiency against 0 (ties with 1 dropped)"
-    logs = np.log(values)
-    logs = logs[logs != 0]
-    if len(logs) < settings.min_group:
-        return _result("sublinear", INCONCLUSIVE, test, f"{len(values)} results above their series' base",
-                       n=len(values), bands=bands)
-    p_less, p_greater = signed_rank_p(logs, "less"), signed_rank_p(logs, "greater")
-    interval = bootstrap_interval([values], _row_median, settings)
-    verdict = _agree(_verdict(p_greater, p_less, settings.alpha, False), interval, 1.0, False)
-    median = float(np.median(values))
-    return _result("sublinear", verdict, test,
-                   f"median within-series efficiency {_fmt(median)} (95% CI {_fmt(interval[0])} to "
-                   f"{_fmt(interval[1])}) over {len(values)} results above their series' base, "
-                   f"{(values < 1).mean():.0%} below 1; p = {_p(p_less)}",
-                   n=len(values), median=median, low=interval[0], high=interval[1], p_value=p_less,
-                   share_below_1=float((values < 1).mean()), bands=bands)
+def sublinear(frame: pd.DataFrame, settings: Findings) -> Finding:
+    members = scaled_members(frame)
+    logs = _log(members["scaling_efficiency"]).to_numpy()
+    test = Test("within-series efficiency above the base", "geometric mean", ratio=True, claim_above=False,
+                n=len(members), submitters=int(members["submitter"].nunique()))
+    if len(members) < settings.min_group:
+        test = dataclasses.replace(test, note=f"{len(members)} results above their series' base, fewer than "
+                                              f"{settings.min_group}")
+    else:
+        test = run_test(test, logs, None, None, members["submitter"].to_numpy(), settings)
+    return Finding("sublinear", "mean log within-series efficiency against 0, clustered by submitter",
+                   (test,), efficiency_bands(frame, settings))
 
 
-EXACT_SIGNED_RANK_MAX = 13  # scipy's wilcoxon enumerates every sign pattern of a tied sample up to this size
-
-
-def signed_rank_p(values: np.ndarray, alternative: str) -> float:
-    """One-sided Wilcoxon signed-rank p-value of `values` (none zero) against 0, as `scipy.stats.wilcoxon` gives it.
-
-    For a sample with tied magnitudes of at most `EXACT_SIGNED_RANK_MAX` values scipy's p-value is an exact
-    permutation test over all 2^n sign patterns, with its statistic called once per pattern (seconds); here the
-    same test runs with the statistic vectorised, giving the same p-value in milliseconds.
-    """
-    from scipy import stats
-
-    values = np.asarray(values, dtype=float)
-    if (values == 0).any():
-        raise ValueError("signed_rank_p takes no zeros (the Wilcoxon test drops them)")
-    tied = len(np.unique(np.abs(values))) < len(values)
-    if not tied or len(values) > EXACT_SIGNED_RANK_MAX:
-        return float(stats.wilcoxon(values, alternative=alternative).pvalue)
-
-    def positive_rank_sum(sample: np.ndarray, axis: int) -> np.ndarray:
-        return np.where(sample > 0, stats.rankdata(np.abs(sample), axis=axis), 0.0).sum(axis=axis)
-
-    return float(stats.permutation_test((values,), positive_rank_sum, permutation_type="samples", vectorized=True,
-                                        alternative=alternative, n_resamples=9999).pvalue)
-
-
-def series_correlations(frame: pd.DataFrame) -> pd.Series:
-    """Spearman rho of scaling efficiency with accelerator count in each series of three or more counts."""
-    from scipy import stats
-
-    has = frame[frame["scaling_efficiency"].notna()]
-    rhos = {}
-    for series, group in has.groupby("series"):
-        if group["accelerator_count"].nunique() >= 3 and group["scaling_efficiency"].nunique() > 1:
-            rhos[series] = stats.spearmanr(group["accelerator_count"], group["scaling_efficiency"]).statistic
-    return pd.Series(rhos, dtype=float)
-
-
-def diminishing(frame: pd.DataFrame, settings: Findings) -> dict[str, Any]:
-    from scipy import stats
-
-    rhos = series_correlations(frame).dropna()
-    test = "sign test over series of Spearman rho (efficiency vs accelerators, series of 3+ counts; rho = 0 dropped)"
-    negative, positive = int((rhos < 0).sum()), int((rhos > 0).sum())
-    if negative + positive < settings.min_group:
-        return _result("diminishing", INCONCLUSIVE, test,
-                       f"{len(rhos)} series with three or more accelerator counts", n_series=len(rhos))
-    n = negative + positive
-    p_less = float(stats.binomtest(negative, n, 0.5, alternative="greater").pvalue)  # rho mostly negative
-    p_greater = float(stats.binomtest(positive, n, 0.5, alternative="greater").pvalue)
-    interval = bootstrap_interval([rhos.to_numpy()], _row_median, settings)
-    verdict = _agree(_verdict(p_greater, p_less, settings.alpha, False), interval, 0.0, False)
-    return _result("diminishing", verdict, test,
-                   f"efficiency falls with count in {negative} of {n} series, rises in {positive}; median rho "
-                   f"{_fmt(float(rhos.median()))} (95% CI {_fmt(interval[0])} to {_fmt(interval[1])}); "
-                   f"p = {_p(p_less)}",
-                   n_series=n, negative=negative, positive=positive, median_rho=float(rhos.median()),
-                   low=interval[0], high=interval[1], p_value=p_less)
+def diminishing(frame: pd.DataFrame, settings: Findings) -> Finding:
+    members = scaled_members(frame)
+    counts = members.groupby("series")["accelerator_count"].transform("nunique")
+    members = members[counts >= 2]  # the series has three counts or more, its base included
+    test = Test("efficiency per doubling of accelerators, within series", "ratio", ratio=True, claim_above=False,
+                n=len(members), submitters=int(members["submitter"].nunique()))
+    n_series = members["series"].nunique()
+    if n_series < settings.min_group:
+        test = dataclasses.replace(test, note=f"{n_series} series of three or more counts, fewer than "
+                                              f"{settings.min_group}")
+    else:
+        test = run_test(test, _log(members["scaling_efficiency"]).to_numpy(),
+                        np.log2(members["accelerator_count"].to_numpy(float)), members["series"].to_numpy(),
+                        members["submitter"].to_numpy(), settings)
+    return Finding("diminishing", "slope of log efficiency on log2 accelerators with a dummy per series (members "
+                   "above the base of series of three or more counts), clustered by submitter", (test,))
 
 
 # ------------------------------------------------------------------------------------- the most efficient results
@@ -246,80 +390,64 @@ def diminishing(frame: pd.DataFrame, settings: Findings) -> dict[str, Any]:
 def top_by_round(frame: pd.DataFrame, share: float) -> pd.Series:
     """True for the best `share` of each round by round-relative hardware efficiency (at least one per round;
     results tied with the last one kept are kept too)."""
-    efficiency = frame["round_efficiency"]
+    efficiency = frame[ROUND_EFFICIENCY]
     ranks = efficiency.groupby(frame["round"]).rank(ascending=False, method="min")
     sizes = frame.groupby("round")["round"].transform("size")
     return (ranks <= np.maximum(1, np.floor(share * sizes))) & efficiency.notna()
 
 
-def share_test(key: str, flag: pd.Series, top: pd.Series, what: str, settings: Findings) -> dict[str, Any]:
-    """Is `flag` more common among the `top` results than among all? One-sided Fisher exact test on top vs rest,
-    and a bootstrap interval of share(top) - share(all)."""
-    from scipy import stats
+def latest_generation(frame: pd.DataFrame, share: float) -> pd.Series:
+    """1.0 where the result's accelerator is of the newest generation available at its round, 0.0 where it is
+    not, NaN where its peak is unknown (CPUs, families without a BF16 figure in accelerators.csv).
 
-    flag = flag.fillna(False).astype(bool)
-    top_flags, rest_flags = flag[top].to_numpy(), flag[~top].to_numpy()
-    test = "one-sided Fisher exact test, top vs the rest; bootstrap CI of share(top) - share(all)"
-    if len(top_flags) < settings.min_group or len(rest_flags) < settings.min_group:
-        return _result(key, INCONCLUSIVE, test, f"{len(top_flags)} top results", n_top=len(top_flags))
-    table = [[int(top_flags.sum()), int((~top_flags).sum())], [int(rest_flags.sum()), int((~rest_flags).sum())]]
-    p_greater = float(stats.fisher_exact(table, alternative="greater").pvalue)
-    p_less = float(stats.fisher_exact(table, alternative="less").pvalue)
-    everyone = flag.to_numpy()
-    interval = bootstrap_interval([top_flags, everyone], _row_mean_difference, settings)
-    verdict = _agree(_verdict(p_greater, p_less, settings.alpha, True), interval, 0.0, True)
-    return _result(key, verdict, test,
-                   f"{top_flags.mean():.0%} of the {len(top_flags)} most hardware-efficient results {what}, "
-                   f"vs {everyone.mean():.0%} of all {len(everyone)} (difference 95% CI {interval[0]:+.0%} to "
-                   f"{interval[1]:+.0%}); p = {_p(p_greater)}",
-                   n_top=len(top_flags), share_top=float(top_flags.mean()), share_all=float(everyone.mean()),
-                   low=interval[0], high=interval[1], p_value=p_greater)
+    Newest generation: peak dense BF16 at least `share` of the highest peak among the families launched before
+    the round was published (a family counts as launched in the middle of its `launch_year`,
+    `pipeline.mlperf.catalogue.round_published` dates the round). So H100 is the latest generation in v3.0 and
+    v3.1 (L4 and L40S, launched later, are a fraction of its peak) and A100 is not once H100 is out.
+    """
+    from pipeline.mlperf.accelerators import specifications
+    from pipeline.mlperf.catalogue import round_published
+
+    table = specifications()
+    peak = frame["accelerator_family"].map(table["bf16_tflops"]).astype(float)
+    launched = table["launch_year"].astype(float) + LAUNCH_OFFSET
+    frontier = {round_: float(table.loc[launched < round_published(round_), "bf16_tflops"].max())
+                for round_ in frame["round"].unique()}
+    best = frame["round"].map(frontier).astype(float)
+    return (peak >= share * best).astype(float).where(peak.notna() & best.notna())
 
 
-def moderate(frame: pd.DataFrame, top: pd.Series, settings: Findings) -> dict[str, Any]:
+def moderate(frame: pd.DataFrame, top: pd.Series, settings: Findings) -> Finding:
     low, high = settings.moderate
-    flag = frame["accelerator_count"].between(low, high)
-    return share_test("moderate", flag, top, f"use {low:g} to {high:g} accelerators", settings)
+    flag = frame["accelerator_count"].between(low, high).astype(float)
+    test = Test(f"share with {low:g} to {high:g} accelerators", "top minus rest of the round", ratio=False,
+                claim_above=True, n=0, submitters=0)
+    return Finding("moderate", _share_method(settings), (compare_groups(test, flag, top, frame, settings),))
 
 
-def latest(frame: pd.DataFrame, top: pd.Series, settings: Findings) -> dict[str, Any]:
-    newest = frame.groupby("round")["accelerator_year"].transform("max")
-    flag = frame["accelerator_year"].notna() & (frame["accelerator_year"] == newest)
-    return share_test("latest", flag, top, "use their round's newest accelerator generation", settings)
+def latest(frame: pd.DataFrame, top: pd.Series, settings: Findings) -> Finding:
+    flag = latest_generation(frame, settings.latest_peak_share)
+    test = Test("share of the latest generation", "top minus rest of the round", ratio=False, claim_above=True,
+                n=0, submitters=0)
+    return Finding("latest", _share_method(settings) + f"; latest generation: peak BF16 at least "
+                   f"{settings.latest_peak_share:g} of the best launched before the round",
+                   (compare_groups(test, flag, top, frame, settings),))
 
 
-def compare_groups(first: np.ndarray, second: np.ndarray, settings: Findings,
-                   first_is_greater: bool) -> tuple[str, float, tuple[float, float]]:
-    """One-sided Mann-Whitney of `first` against `second` and the bootstrap interval of the difference in their
-    medians: (verdict, p for the hypothesis, interval)."""
-    from scipy import stats
-
-    first, second = first[~np.isnan(first)], second[~np.isnan(second)]
-    if len(first) < settings.min_group or len(second) < settings.min_group:
-        return INCONCLUSIVE, math.nan, (math.nan, math.nan)
-    p_greater = float(stats.mannwhitneyu(first, second, alternative="greater").pvalue)
-    p_less = float(stats.mannwhitneyu(first, second, alternative="less").pvalue)
-    interval = bootstrap_interval([first, second], _row_median_difference, settings)
-    verdict = _agree(_verdict(p_greater, p_less, settings.alpha, first_is_greater), interval, 0.0, first_is_greater)
-    return verdict, (p_greater if first_is_greater else p_less), interval
+def _share_method(settings: Findings) -> str:
+    return (f"difference in shares between the round's most hardware-efficient {settings.top_share:.0%} and the "
+            "rest (linear probability model with a dummy per round), clustered by submitter")
 
 
-def host(frame: pd.DataFrame, top: pd.Series, settings: Findings) -> dict[str, Any]:
-    parts, numbers = [], {}
-    verdicts = []
+def host(frame: pd.DataFrame, top: pd.Series, settings: Findings) -> Finding:
+    tests = []
     for column, label in (("host_cpu_cores", "host CPU cores per node"),
                           ("interconnect_intra_gbps", "intra-node link Gbit/s")):
-        first, second = frame.loc[top, column].to_numpy(float), frame.loc[~top, column].to_numpy(float)
-        verdict, p_value, interval = compare_groups(first, second, settings, True)
-        verdicts.append(verdict)
-        parts.append(f"{label}: median {_fmt(float(np.nanmedian(first)) if np.isfinite(first).any() else math.nan)}"
-                     f" vs {_fmt(float(np.nanmedian(second)) if np.isfinite(second).any() else math.nan)} "
-                     f"(difference 95% CI {_fmt(interval[0])} to {_fmt(interval[1])}, p = {_p(p_value)})")
-        numbers[column] = {"verdict": verdict, "p_value": p_value, "low": interval[0], "high": interval[1]}
-    overall = SUPPORTED if all(v == SUPPORTED for v in verdicts) else \
-        CONTRADICTED if CONTRADICTED in verdicts else INCONCLUSIVE
-    return _result("host", overall, "one-sided Mann-Whitney, top vs the rest, for each; both must hold",
-                   "; ".join(parts), **numbers)
+        test = Test(label, "top / rest of the round (geometric means)", ratio=True, claim_above=True, n=0,
+                    submitters=0)
+        tests.append(compare_groups(test, _log(frame[column]), top, frame, settings))
+    return Finding("host", "log value on the top flag with a dummy per round, clustered by submitter; both must "
+                   "hold", tuple(tests))
 
 
 # ------------------------------------------------------------------------------------------- the largest systems
@@ -334,34 +462,26 @@ def largest_by_round(frame: pd.DataFrame, share: float) -> pd.Series:
     return (ranks <= np.maximum(1, np.floor(share * sizes))) & (counts > smallest)
 
 
-def largest(frame: pd.DataFrame, settings: Findings) -> list[dict[str, Any]]:
+def largest(frame: pd.DataFrame, settings: Findings) -> list[Finding]:
     big = largest_by_round(frame, settings.largest_share)
     relative_time = frame["time_to_train_min"] / frame.groupby("round")["time_to_train_min"].transform("min")
-    results = []
-    for key, values, label, bigger in (
-            ("largest_fastest", relative_time, "time over the round's best time", False),
-            ("largest_inefficient", frame["round_efficiency"], "round-relative hardware efficiency",
-             False)):
-        first, second = values[big].to_numpy(float), values[~big].to_numpy(float)
-        verdict, p_value, interval = compare_groups(first, second, settings, bigger)
-        results.append(_result(
-            key, verdict, "one-sided Mann-Whitney, largest of each round vs the rest; bootstrap CI of the "
-            "difference in medians",
-            f"{label}: median {_fmt(float(np.median(first)) if len(first) else math.nan)} for the {len(first)} "
-            f"largest results vs {_fmt(float(np.median(second)) if len(second) else math.nan)} for the other "
-            f"{len(second)} (difference 95% CI {_fmt(interval[0])} to {_fmt(interval[1])}); p = {_p(p_value)}",
-            n_largest=len(first), n_rest=len(second), p_value=p_value, low=interval[0], high=interval[1]))
-    return results
+    method = (f"log value on the flag of the round's largest {settings.largest_share:.0%} by accelerators, with a "
+              "dummy per round, clustered by submitter")
+    found = []
+    for key, values, label in (("largest_fastest", relative_time, "time over the round's best time"),
+                               ("largest_inefficient", frame[ROUND_EFFICIENCY], "round-relative efficiency")):
+        test = Test(label, "largest / rest of the round (geometric means)", ratio=True, claim_above=False, n=0,
+                    submitters=0)
+        found.append(Finding(key, method, (compare_groups(test, _log(values), big, frame, settings),)))
+    return found
 
 
 # -------------------------------------------------------------------------------------------------------- entry
 
-def evaluate(frame: pd.DataFrame, settings: Findings) -> list[dict[str, Any]]:
-    """Every finding of `CLAIMS` tested on one benchmark's in-scope results (configurations.parquet columns),
-    in the order of `CLAIMS`."""
-    required = {"round", "series", "accelerator_count", "time_to_train_min", "scaling_efficiency",
-                "round_efficiency", "accelerator_year", "host_cpu_cores", "interconnect_intra_gbps"}
-    missing = sorted(required - set(frame.columns))
+def evaluate(frame: pd.DataFrame, settings: Findings) -> list[Finding]:
+    """Every finding of `CLAIMS` tested on one benchmark's in-scope results (configurations.parquet columns), in
+    the order of `CLAIMS`; p-values not yet adjusted (`adjust` does that over every benchmark of the page)."""
+    missing = sorted(REQUIRED - set(frame.columns))
     if missing:
         raise ValueError(f"evaluate needs the columns {missing}")
     frame = frame.reset_index(drop=True)
@@ -369,6 +489,39 @@ def evaluate(frame: pd.DataFrame, settings: Findings) -> list[dict[str, Any]]:
     return [sublinear(frame, settings), diminishing(frame, settings), moderate(frame, top, settings),
             latest(frame, top, settings), host(frame, top, settings), *largest(frame, settings)]
 
+
+def adjust(found: Mapping[str, Sequence[Finding]], alpha: float) -> tuple[dict[str, list[Finding]], Correction]:
+    """`found` (benchmark -> its findings) with every test's p-value adjusted by Holm's method over all the tests
+    that ran, of all benchmarks together, and the verdicts judged on the adjusted p; and the correction's
+    summary."""
+    from statsmodels.stats.multitest import multipletests
+
+    places = [(benchmark, i, j) for benchmark, items in found.items() for i, item in enumerate(items)
+              for j, test in enumerate(item.tests) if test.p_raw is not None]
+    raw = [found[benchmark][i].tests[j].p_raw for benchmark, i, j in places]
+    adjusted = multipletests(raw, alpha=alpha, method="holm")[1] if raw else []
+    result = {benchmark: list(items) for benchmark, items in found.items()}
+    for (benchmark, i, j), p_value in zip(places, adjusted):
+        item = result[benchmark][i]
+        test = item.tests[j]
+        verdict = test.direction() if p_value < alpha else INCONCLUSIVE
+        tests = (*item.tests[:j], dataclasses.replace(test, p_adjusted=float(p_value), verdict=verdict),
+                 *item.tests[j + 1:])
+        result[benchmark][i] = dataclasses.replace(item, tests=tests)
+    every = [item for items in result.values() for item in items]
+    tests_run = [test for item in every for test in item.tests if test.p_raw is not None]
+    return result, Correction(
+        CORRECTION, alpha, len(found), len(tests_run), sum(test.verdict_raw == SUPPORTED for test in tests_run),
+        sum(test.verdict == SUPPORTED for test in tests_run), len(every),
+        sum(item.verdict_raw == SUPPORTED for item in every), sum(item.verdict == SUPPORTED for item in every))
+
+
+def summary(found: Sequence[Finding]) -> dict[str, int]:
+    """One benchmark's verdict counts after correction, supported before it, and its tests run (scalars for `dvc
+    metrics`)."""
+    return {**{f"findings_{verdict}": sum(item.verdict == verdict for item in found) for verdict in VERDICTS},
+            "findings_supported_raw": sum(item.verdict_raw == SUPPORTED for item in found),
+            "findings_tests": sum(test.p_raw is not None for item in found for test in item.tests)}
 
 
 def superlinear_cases(frame: pd.DataFrame, threshold: float) -> list[dict[str, Any]]:

@@ -1,27 +1,40 @@
-"""Stage `importance`: which hardware features explain time to train and accelerator-hours, for one benchmark.
+"""Stage `importance`: which hardware features explain time to train and accelerator-hours, for one benchmark, on
+accelerator families the model has not seen.
 
     python -m pipeline.stages.importance
 
-A gradient-boosted model (settings in params `importance.model`) predicts log10(time to train) and
-log10(accelerator-hours) from the hardware features and the round's publication date (`round_year`, the software
-era: the same hardware often trains twice as fast two rounds later, and without this covariate accelerator year or
-memory would be credited with that progress). Folds are grouped by system family (submitter and accelerator
-family) so one family's results never sit on both sides of a split; the grouped split is repeated
-`importance.repeats` times with shuffled fold assignments. Reported per target: the out-of-fold R^2 (mean and s.d.
-over the repeats), the median absolute error, permutation importance on the held-out folds (mean and s.d. over
-folds x repeats x `permutation_repeats`), and two model-free views: Spearman's rank correlation and mutual
-information of each feature with the target.
+- **Folds hold out whole accelerator families**, one family at a time (`LeaveOneGroupOut` on `accelerator_family`):
+  every submitter's copies of an accelerator are on the same side of a split, so the out-of-fold R^2 measures how
+  the model carries over to hardware it has not seen. The family's name is then no feature (it never carries to an
+  unseen family). The split involves no randomness.
+- **Baseline**: least squares of the log target on log2(accelerator count) and the round's publication date
+  (`round_year`: the same hardware often trains twice as fast two rounds later), fitted on the same folds: the
+  scaling law and the software era, no hardware description.
+- **Model**: the baseline plus a gradient-boosted model (params `importance.model`) fitted to its residuals from
+  every hardware feature and the round date: the trees learn what the hardware adds, and for a held-out family
+  beyond the trained ones (trees predict flat there) the prediction keeps the baseline's trend.
+- **Gain** = out-of-fold R^2 of the model - the baseline's, with a 95% percentile interval from a cluster bootstrap
+  over accelerator families (`importance.bootstrap` resamples of the families; the out-of-fold predictions fixed,
+  the target's variance held at the data's, `resampled_mse`).
+- **Permutation importance** of a feature = out-of-fold R^2 lost when the feature is shuffled over all rows (values
+  then come from other families) and every row is predicted by the model that did not see its family; mean and
+  s.d. over `permutation_repeats` shuffles.
+- **Gate** (per target): hardware features are credited only when the benchmark has at least
+  `importance.min_families` accelerator families, the model's out-of-fold R^2 is at least `importance.min_r2` and
+  the gain's interval lies above 0.
+- **Selection by stability** (params `importance.select`): in each bootstrap resample of the families, the rule
+  "numeric hardware features (never the round) costing at least `min_importance` R^2 for a target that passed the
+  gate, the strongest `max_features`" picks a set; a feature is selected when it is picked in at least
+  `min_stability` of the resamples (the most stable first, at most `max_features`). No target passes: nothing is
+  selected.
 
-Gate (params `importance.min_r2`): a target's importances count only when its out-of-fold R^2 minus one s.d. over
-the repeats is at least `min_r2`; otherwise importance.json says the features do not explain it. Selection (params
-`importance.select`): among the targets that pass, a numeric hardware feature is selected for clustering when its
-mean permutation importance for either is at least `min_importance` (R^2 lost); the strongest `max_features` are
-kept. The round is reported like any feature but never selected. No target passes: nothing is selected.
+Spearman's rank correlation and mutual information with each target are reported as model-free views.
 """
 from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -31,7 +44,7 @@ from sklearn import config_context
 from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.feature_selection import mutual_info_regression
 from sklearn.metrics import median_absolute_error, r2_score
-from sklearn.model_selection import GroupKFold
+from sklearn.model_selection import LeaveOneGroupOut
 from threadpoolctl import threadpool_limits
 
 from pipeline.analysis.scope import ROUND_FEATURE
@@ -42,6 +55,9 @@ from pipeline.settings import Importance, Model
 TARGETS = {"log_time_to_train": "time_to_train_min", "log_accelerator_hours": "accelerator_hours"}
 DIGITS = 4  # stored statistics: enough for a 0.001 R^2 difference, stable across platforms
 MIN_SPEARMAN_PAIRS = 5  # fewer complete pairs than this give no rank correlation
+LEVEL = 0.95  # the gain's bootstrap interval
+GROUP = "accelerator_family"  # what a fold holds out
+BASELINE = "least squares on log2 accelerator count and round date"
 
 
 def with_round_year(frame: pd.DataFrame) -> pd.DataFrame:
@@ -54,7 +70,7 @@ def feature_columns(frame: pd.DataFrame) -> tuple[list[str], list[str]]:
     round when the frame has it."""
     candidates = NUMERIC_FEATURES + ([ROUND_FEATURE] if ROUND_FEATURE in frame else [])
     numeric = [c for c in candidates if frame[c].nunique(dropna=True) > 1]
-    categorical = [c for c in CATEGORICAL_FEATURES if frame[c].nunique(dropna=True) > 1]
+    categorical = [c for c in CATEGORICAL_FEATURES if c != GROUP and frame[c].nunique(dropna=True) > 1]
     return numeric, categorical
 
 
@@ -78,27 +94,98 @@ def make_model(n_categorical: int, n_numeric: int, model: Model, seed: int) -> H
                                          random_state=seed)
 
 
-def system_families(frame: pd.DataFrame) -> np.ndarray:
-    return (frame["submitter"].astype(str) + "|" + frame["accelerator_family"].fillna("?").astype(str)).to_numpy()
+def family_groups(frame: pd.DataFrame) -> np.ndarray:
+    """One integer per row naming its accelerator family (missing families share one code): the folds' groups and
+    the bootstrap's clusters."""
+    return pd.factorize(frame[GROUP].fillna("?").astype(str), sort=True)[0]
 
 
-def _stats(values: Sequence[float]) -> dict[str, float]:
-    return {"mean": round(float(np.mean(values)), DIGITS), "std": round(float(np.std(values)), DIGITS)}
+def family_folds(groups: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train, test) row indices holding out one family at a time (`LeaveOneGroupOut`), in family order."""
+    return list(LeaveOneGroupOut().split(groups, groups=groups))
 
 
-def stacked_permutation_importance(model: Any, x: np.ndarray, y: np.ndarray, repeats: int, seed: int) -> np.ndarray:
-    """R^2 lost when each column of `x` (rows x features) is shuffled, `repeats` times: features x repeats.
+class OutOfFold:
+    """The fitted models of one cross-validation, as one predictor: row i of any (copies x n rows) stack is
+    predicted by the model of the fold that held row i out.
 
-    The same values as `sklearn.inspection.permutation_importance(model, x, y, n_repeats=repeats,
-    random_state=seed, scoring="r2")`, with its shuffles (one seed drawn from `seed`, one shuffle sequence that
-    every column replays, each shuffle applied to the previous one), but with every shuffled copy of the matrix
-    stacked into one `model.predict` call: sklearn predicts once per feature and repeat, and on a few hundred rows
-    the per-call overhead is nearly all of its time.
+    Each fold's model is the baseline (`baseline_design`: least squares on log2 accelerator count and round date)
+    plus the boosted trees fitted to its residuals: the trees learn what the hardware adds to the scaling law and
+    the software era, and where a held-out family lies beyond the trained ones (trees predict flat there) the
+    prediction falls back on the baseline's trend rather than on the nearest family's level.
+
+    A column with no known value in a fold's training rows is set to 0 for that fold's trees, in training and
+    prediction alike: they cannot learn from it, and sklearn's binning fails on a column with no value
+    (`ValueError: window shape cannot be larger than input array shape`, the crash of gnmt for seeds 2-5, where
+    some shuffles left a family's only known values in the test fold).
+    """
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]],
+                 n_categorical: int, model: Model, seed: int, count: int, round_: int | None) -> None:
+        self.n_rows, self.count, self.round = len(x), count, round_
+        design = baseline_design(x[:, count], None if round_ is None else x[:, round_])
+        self.folds = [(test, _unknown_in(x[train]), np.linalg.lstsq(design[train], y[train], rcond=None)[0])
+                      for train, test in folds]
+        self.models = [make_model(n_categorical, x.shape[1] - n_categorical, model, seed).fit(
+            _blank(x[train], unknown), y[train] - design[train] @ coefficients)
+            for (train, _), (_, unknown, coefficients) in zip(folds, self.folds)]
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """Predictions for `x`, (copies x n rows) x features stacked as rows, each row by its fold's model."""
+        design = baseline_design(x[:, self.count], None if self.round is None else x[:, self.round])
+        stacked = x.reshape(-1, self.n_rows, x.shape[1])
+        trend = design.reshape(len(stacked), self.n_rows, -1)
+        predicted = np.empty(stacked.shape[:2])
+        for model, (test, unknown, coefficients) in zip(self.models, self.folds):
+            rows = _blank(stacked[:, test, :], unknown)
+            predicted[:, test] = (model.predict(rows.reshape(-1, x.shape[1])).reshape(len(stacked), len(test))
+                                  + trend[:, test, :] @ coefficients)
+        return predicted.reshape(-1)
+
+
+def baseline_design(count: np.ndarray, round_year: np.ndarray | None) -> np.ndarray:
+    """The baseline's design matrix: [1, log2 accelerator count, round date - 2020] (no round column when the
+    round does not vary)."""
+    columns = [np.ones(len(count)), np.log2(count)]
+    if round_year is not None:
+        columns.append(round_year - 2020.0)
+    return np.column_stack(columns)
+
+
+def _unknown_in(x: np.ndarray) -> np.ndarray:
+    return np.isnan(x).all(axis=0)
+
+
+def _blank(x: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    if not columns.any():
+        return x
+    x = x.copy()
+    x[..., columns] = 0.0
+    return x
+
+
+def baseline_predictions(design: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]]
+                         ) -> np.ndarray:
+    """Out-of-fold predictions of the baseline: least squares of `y` on `design` (`baseline_design`, rows x terms)
+    fitted on each fold's training rows (numpy's minimum-norm solution where a term does not vary there)."""
+    predicted = np.full(len(y), np.nan)
+    for train, test in folds:
+        coefficients = np.linalg.lstsq(design[train], y[train], rcond=None)[0]
+        predicted[test] = design[test] @ coefficients
+    return predicted
+
+
+def permuted_predictions(model: Any, x: np.ndarray, repeats: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The predictions of `model` for `x` (rows x features), and for `x` with each column shuffled, `repeats`
+    times: (rows,) and (features, repeats, rows).
+
+    The shuffles are sklearn's `permutation_importance(model, x, y, n_repeats=repeats, random_state=seed)`: one
+    seed drawn from `seed`, one shuffle sequence that every column replays, each shuffle applied to the previous
+    one. Every shuffled copy of the matrix is stacked into one `model.predict` call (sklearn predicts once per
+    feature and repeat, and on a few hundred rows the per-call overhead is nearly all of its time). A column with
+    one value (or none) is the same after any shuffle: its rows repeat the unshuffled prediction.
     """
     n_rows, n_features = x.shape
-    if n_rows < 2 or len(y) != n_rows:
-        raise ValueError(f"permutation importance needs at least two rows and one target per row (got {n_rows} "
-                         f"rows, {len(y)} targets)")
     shuffles = np.random.RandomState(np.random.RandomState(seed).randint(np.iinfo(np.int32).max + 1))
     index = np.arange(n_rows)
     orders = []  # orders[r][i]: which original row the i-th row's value comes from after r + 1 shuffles
@@ -107,58 +194,144 @@ def stacked_permutation_importance(model: Any, x: np.ndarray, y: np.ndarray, rep
         shuffles.shuffle(index)
         current = current[index]
         orders.append(current)
-    # A column with one value (or none) in these rows is the same after any shuffle: it loses exactly 0.
     constant = np.array([np.isnan(column).all() or (column == column[0]).all() for column in x.T])
     shuffled = np.flatnonzero(~constant)
     stacked = np.repeat(x[None], len(shuffled) * repeats + 1, axis=0)  # copy 0 is the unshuffled baseline
     for position, feature in enumerate(shuffled):
         for repeat, order in enumerate(orders):
             stacked[1 + position * repeats + repeat, :, feature] = x[order, feature]
-    predicted = model.predict(stacked.reshape(-1, n_features)).reshape(len(stacked), n_rows)
-    residual = ((y[None] - predicted) ** 2).sum(axis=1)
+    predicted = np.asarray(model.predict(stacked.reshape(-1, n_features))).reshape(len(stacked), n_rows)
+    permuted = np.repeat(predicted[0][None, None], n_features, axis=0).repeat(repeats, axis=1)
+    permuted[shuffled] = predicted[1:].reshape(len(shuffled), repeats, n_rows)
+    return predicted[0], permuted
+
+
+def stacked_permutation_importance(model: Any, x: np.ndarray, y: np.ndarray, repeats: int, seed: int) -> np.ndarray:
+    """R^2 lost when each column of `x` (rows x features) is shuffled, `repeats` times: features x repeats; the
+    values of `sklearn.inspection.permutation_importance(model, x, y, n_repeats=repeats, random_state=seed,
+    scoring="r2")` (see `permuted_predictions`)."""
+    n_rows = x.shape[0]
+    if n_rows < 2 or len(y) != n_rows:
+        raise ValueError(f"permutation importance needs at least two rows and one target per row (got {n_rows} "
+                         f"rows, {len(y)} targets)")
+    base, permuted = permuted_predictions(model, x, repeats, seed)
+    return _r2(y, base) - _r2(y, permuted)
+
+
+def _r2(y: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+    """r2_score along the last axis, with its conventions for a constant target (1 for a perfect prediction, else
+    0)."""
+    residual = ((y - predicted) ** 2).sum(axis=-1)
     total = ((y - y.mean()) ** 2).sum()
-    # r2_score's conventions for a constant target: 1 for a perfect prediction, else 0
-    r2 = 1 - residual / total if total > 0 else np.where(residual == 0, 1.0, 0.0)
-    importances = np.zeros((n_features, repeats))
-    importances[shuffled] = (r2[0] - r2[1:]).reshape(len(shuffled), repeats)
-    return importances
+    return 1 - residual / total if total > 0 else np.where(residual == 0, 1.0, 0.0)
 
 
-def cross_validated_importance(frame: pd.DataFrame, target: str, settings: Importance) -> dict[str, Any]:
-    """Out-of-fold R^2 (over repeated grouped splits) and permutation importance of one target.
+def family_weights(groups: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """Cluster-bootstrap weights: how often each family is drawn in each of `resamples` resamples of the families
+    with replacement, (resamples x families)."""
+    families = int(groups.max()) + 1
+    rng = np.random.default_rng(seed)
+    return np.stack([np.bincount(draw, minlength=families)
+                     for draw in rng.integers(0, families, (resamples, families))]).astype(float)
 
-    `frame` holds the features and the positive target column; the target is modelled on log10.
+
+def resampled_mse(squared_errors: np.ndarray, groups: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Mean squared error in each cluster-bootstrap resample, a family drawn w times counting w times:
+    `squared_errors` (..., rows), `weights` (resamples x families) -> (..., resamples). Equals
+    `mean_squared_error` on the resampled rows (a test checks it).
+
+    Divided by the variance of the target, the difference of two models' resampled errors is the difference of
+    their R^2 with the scale held at the data's: resampling the families moves the errors, not the yardstick (a
+    resample of few similar families has a tiny variance, and R^2 computed on it swings by whole units).
     """
+    membership = np.eye(weights.shape[1])[groups]  # rows x families
+    return (squared_errors @ membership @ weights.T) / (weights @ membership.sum(axis=0))
+
+
+@dataclass(frozen=True)
+class TargetFit:
+    """One target's cross-validation on held-out families: R^2 of the model and of the baseline (unitless, per
+    repeat of the split), the gain's cluster-bootstrap draws and interval, permutation importance (R^2 lost; mean
+    and s.d. per feature), its draws per resample for the selection, and the model-free views."""
+    oof_r2: float
+    baseline_r2: float
+    gain: float
+    gain_low: float
+    gain_high: float
+    oof_median_abs_error_log10: float
+    permutation_importance: dict[str, dict[str, float]]
+    stability: dict[str, float]
+    mutual_information: dict[str, float]
+    spearman: dict[str, dict[str, float]]
+    importance_draws: dict[str, np.ndarray] = field(repr=False, compare=False)  # feature -> (resamples,)
+
+    def as_json(self) -> dict[str, Any]:
+        content = asdict(self)
+        del content["importance_draws"]
+        return content
+
+
+def cross_validated_importance(frame: pd.DataFrame, target: str, settings: Importance) -> TargetFit:
+    """The family-held-out cross-validation of one target (see the module's docstring); `frame` holds the
+    features and the positive target column, modelled on log10."""
     numeric, categorical = feature_columns(frame)
     columns = categorical + numeric
     x = encode(frame, numeric, categorical)
     y = np.log10(frame[target].to_numpy(dtype=float))
-    groups = system_families(frame)
-    folds = min(settings.folds, len(set(groups)))
-    r2_by_repeat, error_by_repeat = [], []
-    samples: dict[str, list[float]] = {column: [] for column in columns}
-    for repeat in range(settings.repeats):
-        seed = settings.seed + repeat
-        predicted = np.full(len(y), np.nan)
-        for train, test in GroupKFold(n_splits=folds, shuffle=True, random_state=seed).split(x, y, groups):
-            model = make_model(len(categorical), len(numeric), settings.model, seed).fit(x[train], y[train])
-            predicted[test] = model.predict(x[test])
-            if len(test) < 2:
-                continue
-            importances = stacked_permutation_importance(model, x[test], y[test], settings.permutation_repeats, seed)
-            for column, values in zip(columns, importances):
-                samples[column].extend(values.tolist())
-        r2_by_repeat.append(float(r2_score(y, predicted)))
-        error_by_repeat.append(float(median_absolute_error(y, predicted)))
-    r2 = _stats(r2_by_repeat)
-    return {
-        "oof_r2": r2["mean"], "oof_r2_std": r2["std"],
-        "oof_r2_repeats": [round(value, DIGITS) for value in r2_by_repeat],
-        "oof_median_abs_error_log10": round(float(np.mean(error_by_repeat)), DIGITS),
-        "permutation_importance": {column: _stats(values) for column, values in samples.items() if values},
-        "mutual_information": mutual_information(frame, numeric, categorical, y, settings.seed),
-        "spearman": spearman(frame, numeric, y),
-    }
+    groups = family_groups(frame)
+    weights = family_weights(groups, settings.bootstrap, settings.seed)
+    count = columns.index("accelerator_count")
+    round_ = columns.index(ROUND_FEATURE) if ROUND_FEATURE in columns else None
+    design = baseline_design(x[:, count], None if round_ is None else x[:, round_])
+    folds = family_folds(groups)
+    model = OutOfFold(x, y, folds, len(categorical), settings.model, settings.seed, count, round_)
+    predicted, permuted = permuted_predictions(model, x, settings.permutation_repeats, settings.seed)
+    baseline = baseline_predictions(design, y, folds)
+    variance = float(y.var()) or 1.0
+    drawn = resampled_mse(np.stack([(y - predicted) ** 2, (y - baseline) ** 2]), groups, weights) / variance
+    gain_draws = drawn[1] - drawn[0]
+    low, high = np.nanpercentile(gain_draws, [(1 - LEVEL) / 2 * 100, (1 + LEVEL) / 2 * 100])
+    importances = _r2(y, predicted) - _r2(y, permuted)  # features x permutation repeats
+    # features x resamples: R^2 lost in each resample, the mean over the shuffles
+    draws = (resampled_mse((y - permuted) ** 2, groups, weights) / variance - drawn[0]).mean(axis=1)
+    r2, baseline_r2 = float(r2_score(y, predicted)), float(r2_score(y, baseline))
+    per_feature = {column: _stats(values) for column, values in zip(columns, importances)}
+    by_feature = dict(zip(columns, draws))
+    return TargetFit(
+        oof_r2=round(r2, DIGITS), baseline_r2=round(baseline_r2, DIGITS), gain=round(r2 - baseline_r2, DIGITS),
+        gain_low=round(float(low), DIGITS), gain_high=round(float(high), DIGITS),
+        oof_median_abs_error_log10=round(float(median_absolute_error(y, predicted)), DIGITS),
+        permutation_importance=per_feature,
+        stability=_rounded(kept_shares({"target": by_feature}, settings.select.min_importance,
+                                       settings.select.max_features)),
+        mutual_information=mutual_information(frame, numeric, categorical, y, settings.seed),
+        spearman=spearman(frame, numeric, y), importance_draws=by_feature)
+
+
+def _stats(values: Sequence[float] | np.ndarray) -> dict[str, float]:
+    return {"mean": round(float(np.mean(values)), DIGITS), "std": round(float(np.std(values)), DIGITS)}
+
+
+def _rounded(values: dict[str, float]) -> dict[str, float]:
+    return {name: round(value, DIGITS) for name, value in values.items()}
+
+
+def kept_shares(draws: dict[str, dict[str, np.ndarray]], min_importance: float, max_features: int) -> dict[str, float]:
+    """Per numeric hardware feature (never the round), the share of bootstrap resamples in which the selection
+    rule keeps it: its importance (R^2 lost) for any target of `draws` (target -> feature -> one value per
+    resample) is at least `min_importance` and among the `max_features` strongest of that resample. Features never
+    kept are left out; the most often kept first."""
+    names = [name for name in NUMERIC_FEATURES if any(name in by_feature for by_feature in draws.values())]
+    if not names:
+        return {}
+    resamples = len(next(iter(next(iter(draws.values())).values())))
+    missing = np.full(resamples, -np.inf)
+    strength = np.max([[by_feature.get(name, missing) for name in names] for by_feature in draws.values()], axis=0)
+    strength = np.nan_to_num(strength, nan=-np.inf)  # features x resamples
+    ranks = (-strength).argsort(axis=0, kind="stable").argsort(axis=0, kind="stable")
+    kept = ((strength >= min_importance) & (ranks < max_features)).mean(axis=1)
+    shares = {name: float(share) for name, share in zip(names, kept) if share > 0}
+    return dict(sorted(shares.items(), key=lambda item: (-item[1], item[0])))
 
 
 def mutual_information(frame: pd.DataFrame, numeric: list[str], categorical: list[str], y: np.ndarray,
@@ -190,43 +363,108 @@ def spearman(frame: pd.DataFrame, numeric: list[str], y: np.ndarray) -> dict[str
     return result
 
 
-def gate(targets: dict[str, dict[str, Any]], min_r2: float) -> dict[str, Any]:
-    """Which targets the features explain: out-of-fold R^2 mean minus one s.d. over the repeats >= `min_r2`."""
+@dataclass(frozen=True)
+class TargetVerdict:
+    """The gate's verdict on one target: family-held-out R^2 of the model and the baseline, the gain with its
+    interval, and whether hardware features are credited (`passes`)."""
+    oof_r2: float
+    baseline_r2: float
+    gain: float
+    gain_low: float
+    gain_high: float
+    passes: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Which targets credit hardware features (`passing`), and why the others do not (`message`)."""
+    min_r2: float
+    min_families: int
+    n_families: int
+    rule: str
+    targets: dict[str, TargetVerdict]
+    passing: list[str]
+    explained: bool
+    message: str
+
+
+def gate(targets: dict[str, TargetFit], min_r2: float, min_families: int, n_families: int) -> Gate:
+    """A target credits hardware features when the data hold at least `min_families` accelerator families, its
+    family-held-out R^2 is at least `min_r2` and the 95% interval of its gain over the baseline lies above 0."""
     verdicts = {}
-    for name, report in targets.items():
-        lower = report["oof_r2"] - report["oof_r2_std"]
-        verdicts[name] = {"oof_r2": report["oof_r2"], "oof_r2_std": report["oof_r2_std"],
-                          "lower": round(lower, DIGITS), "passes": bool(lower >= min_r2)}
-    passing = [name for name, verdict in verdicts.items() if verdict["passes"]]
+    for name, fit in targets.items():
+        if n_families < min_families:
+            reason = f"{n_families} accelerator families, fewer than {min_families}"
+        elif fit.oof_r2 < min_r2:
+            reason = f"R^2 {fit.oof_r2:.2f} on held-out families, below {min_r2}"
+        elif not fit.gain_low > 0:
+            reason = (f"gain over the baseline {fit.gain:+.2f} (95% CI {fit.gain_low:+.2f} to {fit.gain_high:+.2f}) "
+                      "not above 0")
+        else:
+            reason = ""
+        verdicts[name] = TargetVerdict(fit.oof_r2, fit.baseline_r2, fit.gain, fit.gain_low, fit.gain_high,
+                                       not reason, reason)
+    passing = [name for name, verdict in verdicts.items() if verdict.passes]
     failing = [name for name in verdicts if name not in passing]
-    explained = ", ".join(passing) or "none"
-    message = (f"targets explained (out-of-fold R^2 - 1 s.d. >= {min_r2}): {explained}" +
-               ("" if not failing else "; the hardware features do not explain " + ", ".join(
-                   f"{name} (R^2 {verdicts[name]['oof_r2']:.2f} +- {verdicts[name]['oof_r2_std']:.2f})"
-                   for name in failing)))
-    return {"min_r2": min_r2, "rule": "out-of-fold R^2 mean - 1 s.d. over repeats >= min_r2",
-            "targets": verdicts, "passing": passing, "explained": bool(passing), "message": message}
+    message = (f"targets crediting hardware (held-out families: R^2 >= {min_r2} and gain over the baseline > 0): "
+               f"{', '.join(passing) or 'none'}" +
+               ("" if not failing else "; not credited: " + ", ".join(
+                   f"{name} ({verdicts[name].reason})" for name in failing)))
+    return Gate(min_r2, min_families, n_families,
+                f"at least {min_families} accelerator families, R^2 on held-out families >= {min_r2}, and the 95% "
+                f"cluster-bootstrap interval of the gain over the baseline ({BASELINE}) above 0",
+                verdicts, passing, bool(passing), message)
 
 
-def select_features(targets: dict[str, dict[str, Any]], min_importance: float, max_features: int) -> list[str]:
-    """The numeric hardware features (never the round) whose mean importance for any of `targets` is at least
-    `min_importance`, strongest first, at most `max_features`."""
-    strength: dict[str, float] = {}
-    for report in targets.values():
-        for column, stats in report["permutation_importance"].items():
-            if column in NUMERIC_FEATURES:
-                strength[column] = max(strength.get(column, -np.inf), stats["mean"])
-    ranked = sorted((column for column, value in strength.items() if value >= min_importance),
-                    key=lambda column: (-strength[column], column))
-    return ranked[:max_features]
+def select_features(targets: dict[str, TargetFit], passing: Sequence[str], min_importance: float, max_features: int,
+                    min_stability: float) -> tuple[list[str], dict[str, float]]:
+    """The selected features and every feature's selection share: the share of resamples in which the rule
+    (`kept_shares`) keeps it for any `passing` target; selected when at least `min_stability`, most stable first
+    (then the stronger mean importance), at most `max_features`."""
+    if not passing:
+        return [], {}
+    shares = kept_shares({name: targets[name].importance_draws for name in passing}, min_importance, max_features)
+    strength = {column: max(targets[name].permutation_importance.get(column, {}).get("mean", -np.inf)
+                            for name in passing) for column in shares}
+    stable = sorted((column for column, share in shares.items() if share >= min_stability),
+                    key=lambda column: (-shares[column], -strength[column], column))
+    return stable[:max_features], _rounded(shares)
 
 
-def analyse(frame: pd.DataFrame, settings: Importance, min_configurations: int) -> dict[str, Any]:
-    """importance.json's content for one benchmark's in-scope configurations (one row per result)."""
-    if len(frame) < min_configurations:
-        return {"status": "skipped", "n_configurations": len(frame),
-                "reason": f"{len(frame)} configurations in scope, fewer than analysis.min_configurations "
-                          f"= {min_configurations}", "targets": {}, "selected_features": []}
+@dataclass(frozen=True)
+class ImportanceReport:
+    """importance.json's content for one benchmark (`as_json`)."""
+    status: str
+    n_configurations: int
+    targets: dict[str, TargetFit]
+    selected_features: list[str]
+    reason: str | None = None
+    n_families: int | None = None
+    round_feature: str | None = None
+    baseline: str | None = None
+    gate: Gate | None = None
+    selection_stability: dict[str, float] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        content: dict[str, Any] = {"status": self.status, "n_configurations": self.n_configurations}
+        if self.status != "ok":
+            return {**content, "reason": self.reason, "targets": {}, "selected_features": []}
+        assert self.gate is not None
+        return {**content, "n_families": self.n_families, "round_feature": self.round_feature,
+                "baseline": self.baseline, "targets": {name: fit.as_json() for name, fit in self.targets.items()},
+                "gate": asdict(self.gate), "selected_features": self.selected_features,
+                "selection_stability": self.selection_stability}
+
+
+def study(frame: pd.DataFrame, settings: Importance, min_configurations: int) -> ImportanceReport:
+    """The importance analysis of one benchmark's in-scope configurations (one row per result)."""
+    n_families = int(frame[GROUP].fillna("?").nunique()) if GROUP in frame else 0
+    if len(frame) < min_configurations or n_families < 2:
+        reason = (f"{len(frame)} configurations in scope, fewer than analysis.min_configurations = "
+                  f"{min_configurations}" if len(frame) < min_configurations else
+                  "one accelerator family: no family can be held out")
+        return ImportanceReport("skipped", len(frame), {}, [], reason=reason)
     frame = with_round_year(frame)
     # One OpenMP thread: on data this small, thread start-up dominates and is 8x slower than serial.
     # sklearn's per-call input checks are a good part of a fit or predict this small; the matrix is built and
@@ -235,8 +473,13 @@ def analyse(frame: pd.DataFrame, settings: Importance, min_configurations: int) 
             config_context(assume_finite=True, skip_parameter_validation=True):
         warnings.simplefilter("ignore", UserWarning)  # sklearn warns on all-NaN columns in small folds
         targets = {name: cross_validated_importance(frame, column, settings) for name, column in TARGETS.items()}
-    verdict = gate(targets, settings.min_r2)
-    selected = select_features({name: targets[name] for name in verdict["passing"]},
-                               settings.select.min_importance, settings.select.max_features)
-    return {"status": "ok", "n_configurations": len(frame), "n_system_families": len(set(system_families(frame))),
-            "round_feature": ROUND_FEATURE, "targets": targets, "gate": verdict, "selected_features": selected}
+    verdict = gate(targets, settings.min_r2, settings.min_families, n_families)
+    selected, shares = select_features(targets, verdict.passing, settings.select.min_importance,
+                                       settings.select.max_features, settings.select.min_stability)
+    return ImportanceReport("ok", len(frame), targets, selected, n_families=n_families, round_feature=ROUND_FEATURE,
+                            baseline=BASELINE, gate=verdict, selection_stability=shares)
+
+
+def analyse(frame: pd.DataFrame, settings: Importance, min_configurations: int) -> dict[str, Any]:
+    """importance.json's content for one benchmark's in-scope configurations (`study`, as JSON)."""
+    return study(frame, settings, min_configurations).as_json()

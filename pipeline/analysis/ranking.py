@@ -25,8 +25,9 @@ result's, 1 = best) compares results across rounds with their round's best. Clus
 members' medians: the most hardware-efficient cluster is the one of highest median round efficiency (cluster 0,
 as the cluster stage numbers them), and the trade-off between them is their medians' own non-dominated fronts on
 time and accelerator-hours, named separately. Sensitivity: each weight is moved by +/- `rank.sensitivity` (then
-renormalised) and the overlap of the new top ten with the original is reported. The findings
-(pipeline.analysis.findings, params `findings`) and the superlinear within-series cases go to rank.json.
+renormalised) and the overlap of the new top ten with the original is reported. The superlinear within-series
+cases (pipeline.analysis.findings, params `findings`) go to rank.json; the rank stage adds the findings, tested
+over every benchmark at once.
 """
 from __future__ import annotations
 
@@ -328,12 +329,6 @@ def configuration_key(row: pd.Series) -> str:
     return f"{row['round']} {row['submitter']} {row['system']}"
 
 
-def findings_summary(found: Sequence[dict[str, Any]]) -> dict[str, int]:
-    """How many findings each verdict got (scalars for `dvc metrics`)."""
-    return {f"findings_{verdict}": sum(item["verdict"] == verdict for item in found)
-            for verdict in (findings.SUPPORTED, findings.CONTRADICTED, findings.INCONCLUSIVE)}
-
-
 def rank_benchmark(clustered: pd.DataFrame, cluster_summary: dict[str, Any], importance: dict[str, Any],
                    rank_params: dict[str, Any], settings: Findings,
                    noise: Callable[[pd.DataFrame], np.ndarray] | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -356,15 +351,12 @@ def rank_benchmark(clustered: pd.DataFrame, cluster_summary: dict[str, Any], imp
                  round(pick_stability(times, latest["accelerator_count"].to_numpy(), 0, criteria), 4))
     pick = pick_of(latest, criteria, stability, 0 if times is None else len(times))
     standings = cluster_standings(clustered)
-    found = findings.evaluate(clustered, settings)
     superlinear = findings.superlinear_cases(clustered, settings.superlinear_threshold)
     return ranking, {"status": "ok", **metrics(ranking, standings, cluster_summary, importance, pick),
-                     **findings_summary(found),
                      "n_superlinear": len(superlinear),
                      "n_superlinear_work_explained": sum(case["explained_by"] == findings.WORK
                                                          for case in superlinear),
                      "pick": pick.as_dict(),
                      "clusters": [item.as_dict() for item in standings],
                      "sensitivity": sensitivity(clustered, criteria, rank_params["sensitivity"], rank_params["top"]),
-                     "findings": found,
                      "superlinear": superlinear}

@@ -14,7 +14,8 @@ stage and a benchmark added to `analysis.benchmarks` needs no new stage.
     reports/rank/                   rank: <benchmark>.json, <benchmark>.csv (the ranking)
     reports/decide/                 decide: <benchmark>.json, <benchmark>.models.json, <benchmark>.<figure>.png
     reports/figures/                figures: <benchmark>/<figure>.png, the page's figures
-    reports/metrics/                report: <benchmark>.json, the headline numbers (DVC metrics, in git)
+    reports/metrics/                report: <benchmark>.json, the headline numbers (DVC metrics, in git), and
+                                    findings.json, the findings of every benchmark after the correction
     reports/index.html ...          report: the page, metrics.json (every scalar), ranking.csv, importance.json
 """
 from __future__ import annotations
@@ -46,6 +47,7 @@ FIGURES = REPORTS / "figures"
 INDEX = REPORTS / "index.html"
 METRICS = REPORTS / "metrics.json"
 HEADLINE_METRICS = REPORTS / "metrics"
+FINDINGS_METRICS = HEADLINE_METRICS / "findings.json"  # no benchmark is called "findings"
 RANKING = REPORTS / "ranking.csv"
 IMPORTANCE_SUMMARY = REPORTS / "importance.json"
 

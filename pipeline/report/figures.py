@@ -194,16 +194,17 @@ def importance_frame(importance: dict[str, Any], top: int = IMPORTANCE_TOP) -> p
 
 
 def _target_label(importance: dict[str, Any], target: str) -> str:
-    """A target's name with its out-of-fold R² (mean ± s.d. over the repeats) and the gate's verdict."""
+    """A target's name with its R² on held-out accelerator families, the baseline's, and whether the gate credits
+    hardware on it."""
     result = importance["targets"][target]
     passes = importance.get("gate", {}).get("targets", {}).get(target, {}).get("passes")
-    return (f"{TARGET_LABELS.get(target, target)} (out-of-fold R² {number(result['oof_r2'], 'ratio')} ± "
-            f"{number(result.get('oof_r2_std'), 'ratio')}{'' if passes else ', not explained'})")
+    return (f"{TARGET_LABELS.get(target, target)} (R² {number(result['oof_r2'], 'ratio')} on held-out families, "
+            f"baseline {number(result.get('baseline_r2'), 'ratio')}{'' if passes else ', hardware not credited'})")
 
 
 def importance_figure(importance: dict[str, Any]) -> bytes:
-    """The strongest features for both targets (importance.json), bars at the mean over folds x repeats,
-    whiskers one s.d., the legend above the bars it names."""
+    """The strongest features for both targets (importance.json), bars at the mean over the shuffles, whiskers one
+    s.d., the legend above the bars it names."""
     data = importance_frame(importance)
     features = list(data["feature"].cat.categories)
     targets = list(importance["targets"])

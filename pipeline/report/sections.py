@@ -71,17 +71,51 @@ QUARANTINE_KINDS = (
 
 
 @dataclass(frozen=True)
+class FindingTest:
+    """One test of a finding as a row of the page: what it compares, n, submitters, the effect with its 95% interval,
+    raw and Holm-adjusted p (blank when it did not run: `note` says why), and its verdict."""
+    label: str
+    n: int
+    submitters: int
+    effect: str
+    p_raw: str
+    p_adjusted: str
+    verdict: str
+    note: str
+
+
+@dataclass(frozen=True)
 class Finding:
-    """One finding of the published study as tested by pipeline.findings (rank.json's `findings`)."""
+    """One finding of the published study as the rank stage tested it (rank.json's `findings`): the verdict after
+    the correction, the one before it, and its tests."""
     key: str
     claim: str
-    verdict: str  # findings.SUPPORTED, CONTRADICTED or INCONCLUSIVE
+    verdict: str  # findings.SUPPORTED, CONTRADICTED or INCONCLUSIVE, after the correction
     test: str
     evidence: str
+    verdict_raw: str = findings.INCONCLUSIVE
+    tests: tuple[FindingTest, ...] = ()
 
     @property
     def verdict_text(self) -> str:
         return self.verdict
+
+
+def finding_test(record: dict[str, Any]) -> FindingTest:
+    """A test of rank.json's `findings[].tests` as a row of the page."""
+    ran = record.get("p_raw") is not None
+    effect = ""
+    if ran and record.get("estimate") is not None:
+        effect = findings.Test(**{name: record[name] for name in (
+            "label", "effect", "ratio", "claim_above", "n", "submitters", "estimate", "low", "high")}).effect_text()
+        effect = f"{record['effect']} {effect}"
+    return FindingTest(record["label"], int(record["n"]), int(record["submitters"]), effect,
+                       _p_value(record.get("p_raw")), _p_value(record.get("p_adjusted")),
+                       record.get("verdict", findings.INCONCLUSIVE), "" if ran else record.get("note", ""))
+
+
+def _p_value(value: float | None) -> str:
+    return "" if value is None else f"{value:.2g}"
 
 
 # The published study's findings, as short table headers and claims (tested in pipeline.findings).
@@ -100,9 +134,17 @@ def findings_of(outputs: BenchmarkOutputs) -> list[Finding]:
     """The published study's findings as the rank stage tested them, in the order of `FINDING_CLAIMS`; one the
     rank stage did not test reads as inconclusive."""
     tested = {item["key"]: item for item in outputs.rank.get("findings", [])}
-    return [Finding(key, claim, tested[key]["verdict"], tested[key]["test"], tested[key]["evidence"])
+    return [Finding(key, claim, tested[key]["verdict"], tested[key]["test"], tested[key]["evidence"],
+                    tested[key].get("verdict_raw", tested[key]["verdict"]),
+                    tuple(finding_test(record) for record in tested[key].get("tests", [])))
             if key in tested else Finding(key, claim, findings.INCONCLUSIVE, "not run", "not tested by the rank stage")
             for key, (_, claim) in FINDING_CLAIMS.items()]
+
+
+def findings_correction(outputs: Sequence[BenchmarkOutputs]) -> dict[str, Any] | None:
+    """The page's multiple-testing correction (rank.json's `findings_correction`, the same in every analysed
+    benchmark): how many findings and tests were supported before and after it."""
+    return next((item.rank["findings_correction"] for item in outputs if item.rank.get("findings_correction")), None)
 
 
 def verdict_counts(found: Sequence[Finding]) -> dict[str, int]:
@@ -196,8 +238,8 @@ def benchmark_figures(outputs: BenchmarkOutputs) -> dict[str, Figure]:
         "importance": (
             f"Horizontal bar chart of permutation importance of the strongest hardware features for predicting "
             f"time to train and accelerator-hours of {model}, with whiskers of one standard deviation.",
-            "What explains time to train and accelerator-hours: the R² a gradient-boosted model loses when one "
-            "feature is shuffled, on held-out system families (drawn by the importance stage)."),
+            "What explains time to train and accelerator-hours: the R² the model (baseline plus boosted trees) loses "
+            "when one feature is shuffled, on accelerator families it has not seen (drawn by the importance stage)."),
         "heatmap": (
             f"Heatmap of features by cluster for {model}: colour is the standardised median, the number in each "
             f"cell the median itself.",
@@ -355,7 +397,7 @@ def report_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, q
         "headline": headline, "headline_title": benchmark_title(headline) if headline else None,
         "summary": headline_summary(headline_outputs),
         "headline_section": next((s for s in sections if s["id"] == headline), None),
-        "sections": sections, "matrix": findings_matrix(sections),
+        "sections": sections, "matrix": findings_matrix(sections), "correction": findings_correction(outputs),
         "coverage": coverage_of(results, quarantine, tally, configurations), "analysis": analysis,
         "importance_params": params.get("importance", {}), "cluster_params": params.get("cluster", {}),
         "rank_params": params.get("rank", {}), "provenance": provenance_,

@@ -131,35 +131,46 @@ def superlinear_rows(outputs: BenchmarkOutputs) -> list[dict[str, str]]:
             for case in outputs.rank.get("superlinear", [])]
 
 
-def _r2(importance: dict[str, Any], target: str) -> str:
-    result = importance["targets"][target]
-    return f"{number(result['oof_r2'], 'ratio')} ± {number(result.get('oof_r2_std'), 'ratio')}"
-
-
 def importance_rows(importance: dict[str, Any]) -> dict[str, Any]:
-    """The numbers behind the importance figure: per feature and target the permutation importance (mean ± s.d.)
-    and Spearman's rho with the target (the model-free view); which features were selected; per target the
-    out-of-fold R² (mean ± s.d.) and whether it clears the gate."""
+    """The numbers behind the importance figure: per feature and target the permutation importance on held-out
+    families (mean ± s.d. over the shuffles), the share of the families' bootstrap resamples in which the selection
+    rule keeps it, and Spearman's rho with the target (the model-free view); which features were selected; per
+    target the R² on held-out families, the baseline's, the gain with its interval and the gate's verdict."""
     data = importance_frame(importance)
     targets = list(importance.get("targets", {}))
     selected = set(importance.get("selected_features", []))
     gate = importance.get("gate", {})
+    verdicts = gate.get("targets", {})
     rows = []
     for feature, group in data.groupby("feature", observed=True, sort=True):
         by_target = group.set_index("target")
-        rho = [importance["targets"][t].get("spearman", {}).get(str(feature), {}).get("rho") for t in targets]
-        rows.append({"feature": FEATURE_LABELS.get(str(feature), str(feature)), "selected": feature in selected,
+        name = str(feature)
+        rho = [importance["targets"][t].get("spearman", {}).get(name, {}).get("rho") for t in targets]
+        kept = [importance["targets"][t].get("stability", {}).get(name) for t in targets]
+        rows.append({"feature": FEATURE_LABELS.get(name, name), "selected": feature in selected,
                      "covariate": feature == importance.get("round_feature"),
                      "cells": [f"{number(by_target.at[t, 'mean'], 'score')} ± {number(by_target.at[t, 'std'], 'score')}"
                                if t in by_target.index else "" for t in targets],
+                     "kept": ["" if value is None else f"{value:.0%}" for value in kept],
                      "rho": ["" if value is None else f"{value:+.2f}" for value in rho]})
-    verdicts = gate.get("targets", {})
     return {"targets": [TARGET_LABELS.get(t, t) for t in targets], "rows": rows,
-            "r2": [_r2(importance, t) for t in targets],
+            "r2": [number(importance["targets"][t]["oof_r2"], "ratio") for t in targets],
+            "baseline": [number(importance["targets"][t].get("baseline_r2"), "ratio") for t in targets],
+            "gain": [_gain(verdicts.get(t, {})) for t in targets],
             "passes": [bool(verdicts.get(t, {}).get("passes")) for t in targets],
-            "min_r2": gate.get("min_r2"), "explained": bool(gate.get("explained")),
-            "not_explained": [f"{TARGET_LABELS.get(t, t)} (out-of-fold R² {_r2(importance, t)})"
-                              for t in targets if not verdicts.get(t, {}).get("passes")]}
+            "min_r2": gate.get("min_r2"), "min_families": gate.get("min_families"),
+            "n_families": gate.get("n_families"), "explained": bool(gate.get("explained")),
+            "not_explained": [f"{TARGET_LABELS.get(t, t)} ({verdicts.get(t, {}).get('reason', 'no gate verdict')})"
+                              for t in targets if not verdicts.get(t, {}).get("passes")],
+            "stability": {FEATURE_LABELS.get(name, name): f"{share:.0%}"
+                          for name, share in importance.get("selection_stability", {}).items() if name in selected}}
+
+
+def _gain(verdict: dict[str, Any]) -> str:
+    """"+0.18 (95% CI +0.07 to +0.59)"; blank without a verdict."""
+    if verdict.get("gain") is None:
+        return ""
+    return f"{verdict['gain']:+.2f} (95% CI {verdict['gain_low']:+.2f} to {verdict['gain_high']:+.2f})"
 
 
 def families_by_count(profile: dict[str, Any]) -> list[tuple[str, int]]:
@@ -220,12 +231,21 @@ HEADLINE_METRICS = {
     "pick_stability": ("rank", "pick_stability"),
     "k_data": ("rank", "k_supported"),
     "violations": ("rank", "dominance_violations"),
-    "supported": ("rank", "findings_supported"),
+    "supported": ("rank", "findings_supported"),  # after the page's correction
     "contradicted": ("rank", "findings_contradicted"),
     "error_pct": ("decide", "backtest_median_ape_pct"),
     "naive_pct": ("decide", "naive_median_ape_pct"),
     "coverage": ("decide", "backtest_coverage"),
 }
+
+
+def findings_metrics(correction: dict[str, Any]) -> dict[str, Any]:
+    """The page's findings after the correction (rank.json's `findings_correction`) as DVC metrics: findings
+    supported after and before it, of how many, and the same for the tests run."""
+    return {"method": correction["method"], "supported": correction["findings_supported"],
+            "supported_raw": correction["findings_supported_raw"], "findings": correction["findings"],
+            "tests": correction["tests"], "tests_supported": correction["tests_supported"],
+            "tests_supported_raw": correction["tests_supported_raw"]}
 
 
 def headline_metrics(item: BenchmarkOutputs) -> dict[str, Any]:

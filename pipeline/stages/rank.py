@@ -3,15 +3,19 @@
     python -m pipeline.stages.rank
 
 For every benchmark analysed (params `analysis.benchmarks`, see
-`pipeline.analysis.scope.analysed_benchmarks`): `pipeline.analysis.ranking.rank_benchmark` (params `rank`
-and `findings`) ranks the clustered configurations, and measures its latest round's pick against `rank.bootstrap`
-resamples of every result's runs (data/interim/runs.parquet and results.parquet, `pipeline.analysis.run_noise`);
-it writes reports/rank/<benchmark>.json and the ranking table reports/rank/<benchmark>.csv.
+`pipeline.analysis.scope.analysed_benchmarks`): `pipeline.analysis.ranking.rank_benchmark` (params `rank`) ranks
+the clustered configurations and measures its latest round's pick against `rank.bootstrap` resamples of every
+result's runs (data/interim/runs.parquet and results.parquet, `pipeline.analysis.run_noise`), and
+`pipeline.analysis.findings.evaluate` (params `findings`) tests the published findings on them. Then
+`findings.adjust` corrects every test's p-value over all benchmarks together (Holm: the page shows them side by
+side), and the stage writes reports/rank/<benchmark>.json (the findings and the correction included) and the
+ranking table reports/rank/<benchmark>.csv.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from pipeline.core import paths
 from pipeline.core.artifacts import read_artifact
@@ -20,35 +24,53 @@ from pipeline.core.errors import cli
 from pipeline.core.files import fresh_dir, write_csv, write_json
 from pipeline.settings import Settings, load_settings
 
-
-def rank(benchmark: str, settings: Settings) -> str:
-    """Rank one benchmark and write its outputs; the line to print."""
+if TYPE_CHECKING:
     import pandas as pd
 
-    from pipeline.analysis import ranking
+    from pipeline.analysis.findings import Finding
+
+
+def rank(benchmark: str, settings: Settings) -> tuple[str, pd.DataFrame, dict[str, Any], list[Finding]]:
+    """One benchmark's ranking table, rank.json content (without the findings) and findings (p not adjusted)."""
+    import pandas as pd
+
+    from pipeline.analysis import findings, ranking
     from pipeline.analysis.run_noise import RunNoise
 
     noise = RunNoise(pd.read_parquet(paths.RUNS), pd.read_parquet(paths.RESULTS), settings.rank.bootstrap,
                      settings.rank.seed)
+    clustered = pd.read_parquet(paths.clusters_table(benchmark))
     table, result = ranking.rank_benchmark(
-        pd.read_parquet(paths.clusters_table(benchmark)), read_artifact("clusters", paths.clusters_json(benchmark)),
+        clustered, read_artifact("clusters", paths.clusters_json(benchmark)),
         read_artifact("importance", paths.importance_json(benchmark)), settings.rank.model_dump(), settings.findings,
         noise.times)
-    write_csv(table, paths.ranking_csv(benchmark))
-    write_json({"benchmark": benchmark, **result}, paths.rank_json(benchmark))
-    return f"{benchmark}: ranked {len(table)} configurations"
+    found = findings.evaluate(clustered, settings.findings) if result["status"] == "ok" else []
+    return benchmark, table, result, found
 
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.rank", __doc__, argv)
     settings = load_settings()
+    from dataclasses import asdict
+
+    from pipeline.analysis import findings
     from pipeline.analysis.scope import analysed_benchmarks
 
     benchmarks = analysed_benchmarks(settings.analysis)
+    ranked = list(for_each(partial(rank, settings=settings), benchmarks, "rank"))
+    adjusted, correction = findings.adjust({benchmark: found for benchmark, _, _, found in ranked},
+                                           settings.findings.alpha)
     fresh_dir(paths.RANK)
-    for line in for_each(partial(rank, settings=settings), benchmarks, "rank"):
-        print(line)
+    for benchmark, table, result, _ in ranked:
+        found = adjusted[benchmark]
+        extra = {} if result["status"] != "ok" else {
+            **findings.summary(found), "findings": [item.as_json() for item in found],
+            "findings_correction": asdict(correction)}
+        write_csv(table, paths.ranking_csv(benchmark))
+        write_json({"benchmark": benchmark, **result, **extra}, paths.rank_json(benchmark))
+        print(f"{benchmark}: ranked {len(table)} configurations")
+    print(correction.statement())
 
 
 if __name__ == "__main__":
