@@ -12,7 +12,6 @@ line form and per-node listings are read as the pipeline reads them), turned int
 """
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from importlib import resources
 from pathlib import Path
@@ -21,7 +20,7 @@ import pandas as pd
 import pytest
 
 from pipeline.core import schemas
-from pipeline.mlperf import hardware, rounds
+from pipeline.mlperf import audit, hardware, rounds
 from pipeline.mlperf.description import hardware_features
 from pipeline.mlperf.sources import Kind, classify, iter_members
 from tests.conftest import MIRROR
@@ -37,8 +36,6 @@ FIELDS = ["accelerator_vendor", "accelerator_family", "accelerator_form_factor",
           "n_nodes", "accelerators_per_node", "host_cpu_model", "host_cpu_cores", "host_memory_gib",
           "interconnect_intra", "interconnect_intra_gbps", "interconnect_inter", "interconnect_inter_gbps",
           "framework"]
-# The sample writes GiB from MiB with six decimals ("81559 MiB" -> 79.647461).
-REL_TOL = 1e-6
 ROUNDS = ["v0.6", "v0.7", "v1.0", "v1.1", "v2.0", "v2.1", "v3.0", "v3.1", "v4.0", "v4.1", "v5.0", "v5.1"]
 VENDORS = {"NVIDIA", "Google", "Intel", "AMD", "Graphcore", "Huawei"}
 FORM_FACTORS = {"NVL", "Superchip", "SXM", "OAM", "PCIe", "CPU socket"}
@@ -66,52 +63,13 @@ def read_descriptions(mirror: Path, keys: list[tuple[str, str, str]]) -> pd.Data
     return rounds._frame(rows, schemas.SYSTEM_KEY_COLUMNS)
 
 
-def _missing(value: object) -> bool:
-    if value is None or (isinstance(value, str) and value == ""):
-        return True
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
-
-
-def _shown(value: object) -> str:
-    return "missing" if _missing(value) else repr(value.item() if hasattr(value, "item") else value)
-
-
-def agrees(field: str, expected: str, got: object) -> bool:
-    """Whether a parsed value is the golden one: both missing, the same text, or numbers within REL_TOL."""
-    if expected == "":
-        return _missing(got)
-    if _missing(got):
-        return False
-    if field in NUMERIC:
-        return math.isclose(float(expected), float(got), rel_tol=REL_TOL)  # type: ignore[arg-type]
-    return str(got) == expected
-
-
-def mismatches(golden: pd.DataFrame, parsed: pd.DataFrame) -> list[tuple[str, str, str, str, str, str]]:
-    """(round, submitter, system, field, expected, got) for every golden value the parsed features miss."""
-    by_key = {tuple(row[KEY]): row for _, row in parsed.iterrows()}
-    found = []
-    for _, row in golden.iterrows():
-        key = tuple(row[KEY])
-        features = by_key.get(key)
-        if features is None:
-            found.append((*key, "(description)", "read from the mirror", "not found"))
-            continue
-        for field in FIELDS:
-            if not agrees(field, row[field], features[field]):
-                found.append((*key, field, row[field] or "missing", _shown(features[field])))
-    return found
-
-
-def report(found: list[tuple[str, str, str, str, str, str]], n_values: int) -> str:
-    per_field = Counter(field for *_, field, _, _ in found)
+def report(found: pd.DataFrame, n_values: int) -> str:
+    """The mismatches (`audit.golden_mismatches`) in one readable message, with a count per field."""
+    per_field = Counter(found["field"])
     lines = [f"{len(found)} of {n_values} golden values differ from the parser's "
              f"(per field: {', '.join(f'{field} {count}' for field, count in per_field.most_common())}):"]
     lines += [f"  {round_} {submitter} {system} | {field}: expected {expected}, got {got}"
-              for round_, submitter, system, field, expected, got in found]
+              for round_, submitter, system, field, expected, got in found.itertuples(index=False)]
     return "\n".join(lines)
 
 
@@ -165,6 +123,6 @@ def golden_and_parsed() -> tuple[pd.DataFrame, pd.DataFrame]:
 def test_every_golden_description_parses_to_its_hand_checked_values(
         golden_and_parsed: tuple[pd.DataFrame, pd.DataFrame]) -> None:
     golden, parsed = golden_and_parsed
-    found = mismatches(golden, parsed)
-    if found:
+    found = audit.golden_mismatches(golden, parsed)
+    if len(found):
         pytest.fail(report(found, len(golden) * len(FIELDS)), pytrace=False)
