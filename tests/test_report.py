@@ -474,12 +474,18 @@ def _findings(*tested: dict[str, Any]) -> dict[str, sections.Finding]:
     return {finding.key: finding for finding in sections.findings_of(outputs)}
 
 
-def test_findings_show_the_rank_stage_verdicts_and_untested_ones_are_inconclusive() -> None:
+def _example_tests(verdict: str) -> tuple[findings.Test, findings.Test]:
+    """A test that ran (adjusted verdict `verdict`) and one not run for want of submitters."""
     tested = findings.Test("within-series efficiency", "geometric mean", ratio=True, claim_above=False, n=40,
                            submitters=7, estimate=0.81, low=0.7, high=0.93, p_raw=0.004, p_adjusted=0.02,
-                           verdict_raw="supported", verdict="supported")
-    untested = findings.Test("host CPU cores per node", "top / rest", ratio=True, claim_above=True, n=30,
+                           verdict_raw="supported", verdict=verdict)
+    untested = findings.Test("time over the round's best", "largest / rest", ratio=True, claim_above=False, n=30,
                              submitters=3, note="3 submitters on one side, fewer than 5")
+    return tested, untested
+
+
+def test_findings_show_the_rank_stage_verdicts_and_untested_ones_are_inconclusive() -> None:
+    tested, untested = _example_tests("supported")
     found = _findings(findings.Finding("sublinear", "clustered t-test", (tested,)).as_json(),
                       {"key": "host", "verdict": "contradicted", "test": "Mann-Whitney", "evidence": "fewer cores"},
                       findings.Finding("largest_fastest", "clustered", (untested,)).as_json())
@@ -505,11 +511,7 @@ def test_every_finding_on_the_page_shows_n_submitters_effect_and_both_p_values(p
     summary_html = page[page.index('id="summary"'):page.index('id="findings"')]
     assert "Findings supported, all benchmarks (after correction)" in summary_html
     # a test that ran shows its effect, interval and both p-values; one that did not, why
-    tested = findings.Test("within-series efficiency", "geometric mean", ratio=True, claim_above=False, n=40,
-                           submitters=7, estimate=0.81, low=0.7, high=0.93, p_raw=0.004, p_adjusted=0.02,
-                           verdict_raw="supported", verdict="inconclusive")
-    untested = findings.Test("time over the round's best", "largest / rest", ratio=True, claim_above=False, n=30,
-                             submitters=3, note="3 submitters on one side, fewer than 5")
+    tested, untested = _example_tests("inconclusive")
     found = _findings(findings.Finding("sublinear", "clustered", (tested,)).as_json(),
                       findings.Finding("largest_fastest", "clustered", (untested,)).as_json())
     environment = jinja2.Environment(loader=jinja2.PackageLoader("pipeline.report", "templates"), autoescape=True)

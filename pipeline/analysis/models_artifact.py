@@ -1,6 +1,6 @@
-"""The decide stage's saved forecast models (reports/benchmarks/<benchmark>/models.json): written once by
-`pipeline.decide`, read by `pipeline.predict` and `pipeline.recommend`, which never refit, so their answers are
-the report's.
+"""The decide stage's saved forecast models (reports/decide/<benchmark>.models.json): written once by
+`pipeline.stages.decide`, read by `pipeline.commands.predict` and `pipeline.commands.recommend`, which never refit,
+so their answers are the report's.
 
 Structure (`ModelsRecord`; times in minutes, logs natural, years as fractional publication dates):
 

@@ -118,7 +118,7 @@ def _p_value(value: float | None) -> str:
     return "" if value is None else f"{value:.2g}"
 
 
-# The published study's findings, as short table headers and claims (tested in pipeline.findings).
+# The published study's findings, as short table headers and claims (tested in pipeline.analysis.findings).
 FINDING_CLAIMS = findings.CLAIMS
 
 
