@@ -49,7 +49,7 @@ COMPLIANT_HEADER = {
 
 def run_log(minutes: float, status: str = "success", start_ms: float = 1_600_000_000_000, **extra: object) -> str:
     """A minimal converged (or not) MLLOG result log whose time to train is `minutes`; it meets the logging
-    rules that ingest checks for a closed ResNet result of v3.0 (see pipeline/compliance.py)."""
+    rules that ingest checks for a closed ResNet result of v3.0 (see pipeline/mlperf/compliance.py)."""
     stop_ms = start_ms + minutes * 60_000
     lines = [
         mllog("submission_benchmark", start_ms - 10, "resnet"),
