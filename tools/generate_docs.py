@@ -135,17 +135,22 @@ def parameter_rows(model: type[BaseModel], values: object, prefix: str) -> list[
     return rows
 
 
+PARAMETERS_INTRO = " ".join("""
+`params.yaml` holds every knob; `pipeline/settings.py` validates the whole file before any stage does any work, so a
+mistake stops the run at once with a message that names the key, what it holds and what it may hold (exit status 1):
+a misspelt, missing or extra key, a value of the wrong type or out of range, an unknown benchmark, round,
+availability, criterion or feature. Names are matched in any case (`division: Closed` is `closed`). A scope that
+leaves every benchmark with too few configurations stops the importance stage, naming each benchmark and its count.
+`tests/test_mistakes.py` walks such mistakes. Change a value with `dvc exp run -S key=value` or by editing the file,
+then `dvc repro`: only the stages that read it run again ([dvc](dvc.md)).
+""".split())
+
+
 def parameters_page(params_file: Path = ROOT / "params.yaml") -> str:
     params = yaml.safe_load(params_file.read_text(encoding="utf-8"))
     lines = [HEADER.format(source="pipeline/settings.py (the settings models) and params.yaml (the values)"),
              "# Parameters: every key of params.yaml\n",
-             "`params.yaml` holds every knob; `pipeline/settings.py` validates the whole file before any stage does "
-             "any work, so a mistake stops the run at once with a message that names the key, what it holds and what "
-             "it may hold (exit status 1): a misspelt, missing or extra key, a value of the wrong type or out of "
-             "range, an unknown benchmark, round, availability, criterion or feature. Names are matched in any case "
-             "(`division: Closed` is `closed`). `tests/test_mistakes.py` walks such mistakes. Change a value with "
-             "`dvc exp run -S key=value` or by editing the file, then `dvc repro`: only the stages that read it run "
-             "again ([dvc](dvc.md)).\n",
+             PARAMETERS_INTRO + "\n",
              "\"default\" is the value the code takes when the key is absent (\"required\": the key must be there); "
              "\"params.yaml\" is the project's value.\n",
              "| key | type | range | default | params.yaml | meaning |", "|---|---|---|---|---|---|"]
