@@ -135,10 +135,10 @@ def mirror() -> Path:
 @pytest.fixture(scope="session")
 def real_tables() -> Any:
     """The ingest's tables (`rounds.IngestTables`) of every round of params.yaml's fetch.rounds, from the mirror."""
-    from pipeline.core.files import load_params, section
     from pipeline.mlperf.rounds import ingest
+    from pipeline.settings import load_settings
 
-    published = section(load_params(Path(__file__).resolve().parents[1] / "params.yaml"), "fetch")["rounds"]
+    published = load_settings(Path(__file__).resolve().parents[1] / "params.yaml").fetch.rounds
     archives = [MIRROR / f"training_results_{round_}.tar.gz" for round_ in published]
     if not all(archive.is_file() for archive in archives):
         pytest.skip(f"the MLPerf mirror is not at {MIRROR}")
