@@ -26,6 +26,7 @@ RUN_COLUMNS = [
 RESULT_COLUMNS = [
     "round", "submitter", "system", "benchmark", "benchmark_id", "division", "n_runs", "n_converged",
     "runs_required", "complete", "scaling_factor", "time_to_train_min", "score_note",
+    "energy_j", "energy_rule", "power_measurement", "power_conversion_eff", "power_nodes", "power_switches",
 ]
 
 QUARANTINE_COLUMNS = ["round", "path", "reason"]
@@ -58,6 +59,12 @@ RESULTS = pa.DataFrameSchema(
         "runs_required": pa.Column(float, nullable=True), "complete": pa.Column(bool),
         "scaling_factor": pa.Column(float, nullable=True), "time_to_train_min": _MINUTES,
         "score_note": _OPTIONAL_TEXT,
+        # Energy to train (J) where the runs have power logs, by the round's summarizer rule (pipeline.mlperf.power)
+        "energy_j": pa.Column(float, pa.Check.gt(0), nullable=True), "energy_rule": _OPTIONAL_TEXT,
+        "power_measurement": pa.Column(str, pa.Check.isin(["AC", "DC", "AC and DC"]), nullable=True),
+        "power_conversion_eff": pa.Column(float, [pa.Check.gt(0), pa.Check.le(1)], nullable=True),
+        "power_nodes": pa.Column(float, pa.Check.ge(0), nullable=True),
+        "power_switches": pa.Column(float, pa.Check.ge(0), nullable=True),
     },
     unique=["round", "submitter", "system", "benchmark"], strict=True, coerce=True,
 )
