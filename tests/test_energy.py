@@ -29,6 +29,8 @@ from bench.energy import (
     run_summarizer,
 )
 from bench.parity import sha256_of
+from pipeline.analysis.configurations import REPUBLISHED_KEY, REPUBLISHED_TOLERANCE, result_names
+from pipeline.analysis.energy import energy_metrics, same_runs_as
 from pipeline.mlperf import power
 from pipeline.mlperf.rounds import ingest
 from tests.conftest import mllog, run_log, small_round, system_json
@@ -202,3 +204,51 @@ def test_the_installed_summarizer_gives_our_energies_live_on_v4_1_and_v5_0() -> 
     table = comparison(results, run_summarizer(results))
     assert len(table) == 5 and table["summarizer_j"].notna().all(), table.to_string()
     assert (table["rel_summarizer"] <= RELATIVE_TOLERANCE).all(), table.to_string()
+
+
+def _smc_like() -> pd.DataFrame:
+    """The v4.0 pattern: one set of runs published as performance, AC-measured and DC-measured results, and an
+    unrelated result."""
+    rows = [("smc", math.nan, None), ("smc-ac-power", 1.8e6, "AC"), ("smc-dc-power", 1.7e6, "DC"),
+            ("other", math.nan, None)]
+    frame = pd.DataFrame([{"round": "v4.0", "submitter": submitter, "system": "1xbox", "benchmark": "bert",
+                           "division": "closed", "accelerator_family": "H100", "accelerator_count": 8.0,
+                           "time_to_train_min": 5.0 if submitter != "other" else 6.0, "energy_j": energy,
+                           "power_measurement": measurement}
+                          for submitter, energy, measurement in rows])
+    return frame
+
+
+def test_ac_and_dc_measurements_of_the_same_runs_are_one_configuration_with_two_figures() -> None:
+    frame = _smc_like()
+    names = result_names(frame)
+    frame = frame.assign(same_runs_as=same_runs_as(frame, REPUBLISHED_KEY, REPUBLISHED_TOLERANCE, names))
+    assert frame["same_runs_as"].tolist() == ["v4.0/smc-ac-power/1xbox", None, "v4.0/smc-ac-power/1xbox", None]
+    frame = energy_metrics(frame, names)
+    kept = frame.iloc[1]
+    assert kept["power_measurement"] == "AC and DC"
+    assert kept["energy_kwh"] == pytest.approx(0.5) and kept["energy_dc_kwh"] == pytest.approx(1.7e6 / 3.6e6)
+    assert kept["energy_dc_source"] == "v4.0/smc-dc-power/1xbox"
+    # 0.5 kWh over 5 min on 8 accelerators: 750 W each, host share included; H100 SXM's TDP is 700 W.
+    assert kept["power_per_accelerator_w"] == pytest.approx(750.0)
+    assert kept["power_share_of_tdp"] == pytest.approx(750.0 / 700.0)
+    # Nothing is estimated where nothing was measured.
+    assert frame.iloc[[0, 3]][["energy_kwh", "power_per_accelerator_w", "power_share_of_tdp"]].isna().all().all()
+
+
+def test_results_of_the_same_runs_stay_listed_but_out_of_the_analysis_scope() -> None:
+    from pipeline.analysis.scope import in_scope, same_runs_left_out
+    from pipeline.settings import Analysis
+    from tests.conftest import configurations
+
+    frame = _smc_like()
+    marks = same_runs_as(frame, REPUBLISHED_KEY, REPUBLISHED_TOLERANCE, result_names(frame))
+    table = configurations([{"round": "v4.0", "submitter": row.submitter, "system": "1xbox",
+                             "accelerator_family": "H100", "accelerator_form_factor": "SXM", "accelerator_count": 8.0,
+                             "time_to_train_min": row.time_to_train_min} for row in frame.itertuples()],
+                           benchmark="bert").assign(same_runs_as=marks.to_numpy())
+    for republished in ("exclude", "include"):
+        analysis = Analysis(benchmark="bert", benchmarks=["bert"], division="all", rounds="all",
+                            availability="all", republished=republished, min_configurations=2)
+        assert in_scope(table, analysis, "bert")["submitter"].tolist() == ["smc-ac-power", "other"]
+        assert same_runs_left_out(table, analysis, "bert")["submitter"].tolist() == ["smc", "smc-dc-power"]

@@ -77,7 +77,8 @@ CONFIGURATION_COLUMNS = [
     "interconnect_intra", "interconnect_intra_gbps", "interconnect_inter", "interconnect_inter_gbps",
     "framework", "throughput_samples_per_s", "samples_to_converge", "epochs_to_converge", "series",
     "accelerator_hours", "speedup", "scaling_efficiency", "round_efficiency", "throughput_per_accelerator",
-    "throughput_scaling", "convergence_work_ratio",
+    "throughput_scaling", "convergence_work_ratio", "same_runs_as", "energy_kwh", "energy_dc_kwh",
+    "energy_dc_source", "power_measurement", "power_conversion_eff", "power_per_accelerator_w", "power_share_of_tdp",
 ]
 
 CONFIGURATIONS = pa.DataFrameSchema(
@@ -96,6 +97,14 @@ CONFIGURATIONS = pa.DataFrameSchema(
         "epochs_to_converge": pa.Column(float, pa.Check.ge(0), nullable=True),
         "throughput_scaling": pa.Column(float, pa.Check.gt(0), nullable=True),
         "convergence_work_ratio": pa.Column(float, pa.Check.gt(0), nullable=True),
+        # pipeline.analysis.energy
+        "same_runs_as": pa.Column(str, pa.Check.str_matches(r"^v\d+\.\d+/[^/]+/.+$"), nullable=True),
+        "energy_kwh": pa.Column(float, pa.Check.gt(0), nullable=True),
+        "energy_dc_kwh": pa.Column(float, pa.Check.gt(0), nullable=True),
+        "energy_dc_source": pa.Column(str, pa.Check.str_matches(r"^v\d+\.\d+/[^/]+/.+$"), nullable=True),
+        "power_measurement": pa.Column(str, pa.Check.isin(["AC", "DC", "AC and DC"]), nullable=True),
+        "power_per_accelerator_w": pa.Column(float, pa.Check.gt(0), nullable=True),
+        "power_share_of_tdp": pa.Column(float, pa.Check.gt(0), nullable=True),
     },
     unique=["round", "submitter", "system", "benchmark"], strict=False, coerce=True,
 )
