@@ -2,7 +2,8 @@
 
 A round is `training_results_vX.Y.tar.gz` or a folder (or fresh clone) `training_results_vX.Y/`; the round is read
 from the name. A run log is any `result_*.txt` of a benchmark folder, as the official summarizer reads them, and its
-run id the text after `result_`. `ingest` returns the systems, runs, results (`pipeline.mlperf.scoring`),
+run id the text after `result_`; its power logs, where it has any, are `power/result_<run>/node_*.txt` and `sw_*.txt`
+beside it (`pipeline.mlperf.power`). `ingest` returns the systems, runs, results (`pipeline.mlperf.scoring`),
 quarantine and tally (`pipeline.mlperf.accounting`) tables, columns documented in `pipeline.core.schemas`.
 """
 from __future__ import annotations
