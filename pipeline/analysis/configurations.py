@@ -17,6 +17,10 @@ scaling and convergence work ratio, round-relative accelerator-hours, throughput
   when the analysis leaves them out (params `analysis.republished`); `pipeline.analysis.scope.republication`
   names them.
 
+Energy to train where MLPerf measured it, the power metrics derived from it, and `same_runs_as` (a result that
+publishes the same runs as another of its round, such as v4.0's AC and DC measurements of the same Sustainable
+Metal Cloud runs) are defined in `pipeline.analysis.energy`.
+
 Divisions are "closed" or "open" whatever the spelling of the description (v1.0 PCL writes "close", see
 `DIVISION_SPELLINGS`).
 
@@ -31,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.analysis.efficiency import efficiency_metrics
+from pipeline.analysis.energy import energy_metrics, same_runs_as
 from pipeline.core import schemas
 from pipeline.mlperf import availability, hardware
 from pipeline.mlperf.catalogue import round_version
@@ -149,7 +154,9 @@ def build_configurations(systems: pd.DataFrame, results: pd.DataFrame,
     notes = pd.concat([notes, availability_notes(systems),
                        description_notes(frame, frame["_described"] == "both")], ignore_index=True)
     notes = notes.sort_values(["round", "submitter", "system", "field", "reason"], kind="mergesort")
-    frame = frame.assign(republished_of=republished_of(frame))
-    frame = efficiency_metrics(frame)
+    names = result_names(frame)
+    frame = frame.assign(republished_of=republished_of(frame),
+                         same_runs_as=same_runs_as(frame, REPUBLISHED_KEY, REPUBLISHED_TOLERANCE, names))
+    frame = energy_metrics(efficiency_metrics(frame), names)
     frame = frame[schemas.CONFIGURATION_COLUMNS].sort_values(["benchmark", "round", "submitter", "system"])
     return schemas.validate_configurations(frame.reset_index(drop=True)), notes.reset_index(drop=True)

@@ -26,12 +26,16 @@ def read_configurations() -> pd.DataFrame:
     return schemas.validate_configurations(pd.read_parquet(paths.CONFIGURATIONS))
 
 
-def _selected(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
+def _selected(configurations: pd.DataFrame, analysis: Analysis, benchmark: str,
+              same_runs: bool = False) -> pd.DataFrame:
     """The rows of one benchmark in the division, rounds and availability of `analysis`, with a usable
-    accelerator count, republished ones included."""
+    accelerator count, republished ones included; the results that publish the same runs as another
+    (`same_runs_as`, `pipeline.analysis.energy`) only with `same_runs`, never otherwise."""
     check_benchmark(benchmark)
     division, rounds, availability = analysis.division, analysis.rounds, analysis.availability
-    frame = configurations[(configurations["benchmark"] == benchmark) & configurations["accelerator_count"].notna()]
+    duplicate = configurations["same_runs_as"].notna()
+    frame = configurations[(configurations["benchmark"] == benchmark) & configurations["accelerator_count"].notna()
+                           & (duplicate if same_runs else ~duplicate)]
     if division != "all":
         frame = frame[frame["division"] == division]
     if rounds != "all":
@@ -48,12 +52,14 @@ def in_scope(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -
     and the metrics that compare a result with others of its round (series baselines, speed-up, scaling
     efficiency and its split, round-relative accelerator-hours) are computed again without them, by
     `pipeline.analysis.efficiency.efficiency_metrics` over the benchmark's results: the rounds read as if those
-    results had not been published again. Every stage that analyses results (importance, cluster, rank and its
+    results had not been published again. A result that publishes the same runs as another of its round
+    (`same_runs_as`: v4.0's AC and DC measurements of one set of runs) is always left out: the one kept carries
+    both measurements. Every stage that analyses results (importance, cluster, rank and its
     findings, backtest, decide, predict, recommend) takes its rows from here.
     """
     if analysis.republished == "exclude":
         originals = configurations[(configurations["benchmark"] == benchmark)
-                                   & configurations["republished_of"].isna()]
+                                   & configurations["republished_of"].isna() & configurations["same_runs_as"].isna()]
         configurations = efficiency_metrics(originals)
     return _selected(configurations, analysis, benchmark).reset_index(drop=True)
 
@@ -66,6 +72,13 @@ def republished_left_out(configurations: pd.DataFrame, analysis: Analysis, bench
     frame = _selected(configurations, analysis, benchmark)
     return (frame[frame["republished_of"].notna()].sort_values(["round", "submitter", "system"], kind="mergesort")
             .reset_index(drop=True))
+
+
+def same_runs_left_out(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
+    """The results of one benchmark that the scope would select but that publish the same runs as another result of
+    their round (`same_runs_as`), in round, submitter and system order: listed, never analysed."""
+    return (_selected(configurations, analysis, benchmark, same_runs=True)
+            .sort_values(["round", "submitter", "system"], kind="mergesort").reset_index(drop=True))
 
 
 def analysed_benchmarks(analysis: Analysis, configurations: pd.DataFrame | None = None) -> list[str]:

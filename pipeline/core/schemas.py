@@ -26,6 +26,7 @@ RUN_COLUMNS = [
 RESULT_COLUMNS = [
     "round", "submitter", "system", "benchmark", "benchmark_id", "division", "n_runs", "n_converged",
     "runs_required", "complete", "scaling_factor", "time_to_train_min", "score_note",
+    "energy_j", "energy_rule", "power_measurement", "power_conversion_eff", "power_nodes", "power_switches",
 ]
 
 QUARANTINE_COLUMNS = ["round", "path", "reason"]
@@ -58,6 +59,12 @@ RESULTS = pa.DataFrameSchema(
         "runs_required": pa.Column(float, nullable=True), "complete": pa.Column(bool),
         "scaling_factor": pa.Column(float, nullable=True), "time_to_train_min": _MINUTES,
         "score_note": _OPTIONAL_TEXT,
+        # Energy to train (J) where the runs have power logs, by the round's summarizer rule (pipeline.mlperf.power)
+        "energy_j": pa.Column(float, pa.Check.gt(0), nullable=True), "energy_rule": _OPTIONAL_TEXT,
+        "power_measurement": pa.Column(str, pa.Check.isin(["AC", "DC", "AC and DC"]), nullable=True),
+        "power_conversion_eff": pa.Column(float, [pa.Check.gt(0), pa.Check.le(1)], nullable=True),
+        "power_nodes": pa.Column(float, pa.Check.ge(0), nullable=True),
+        "power_switches": pa.Column(float, pa.Check.ge(0), nullable=True),
     },
     unique=["round", "submitter", "system", "benchmark"], strict=True, coerce=True,
 )
@@ -70,7 +77,8 @@ CONFIGURATION_COLUMNS = [
     "interconnect_intra", "interconnect_intra_gbps", "interconnect_inter", "interconnect_inter_gbps",
     "framework", "throughput_samples_per_s", "samples_to_converge", "epochs_to_converge", "series",
     "accelerator_hours", "speedup", "scaling_efficiency", "round_efficiency", "throughput_per_accelerator",
-    "throughput_scaling", "convergence_work_ratio",
+    "throughput_scaling", "convergence_work_ratio", "same_runs_as", "energy_kwh", "energy_dc_kwh",
+    "energy_dc_source", "power_measurement", "power_conversion_eff", "power_per_accelerator_w", "power_share_of_tdp",
 ]
 
 CONFIGURATIONS = pa.DataFrameSchema(
@@ -89,6 +97,14 @@ CONFIGURATIONS = pa.DataFrameSchema(
         "epochs_to_converge": pa.Column(float, pa.Check.ge(0), nullable=True),
         "throughput_scaling": pa.Column(float, pa.Check.gt(0), nullable=True),
         "convergence_work_ratio": pa.Column(float, pa.Check.gt(0), nullable=True),
+        # pipeline.analysis.energy
+        "same_runs_as": pa.Column(str, pa.Check.str_matches(r"^v\d+\.\d+/[^/]+/.+$"), nullable=True),
+        "energy_kwh": pa.Column(float, pa.Check.gt(0), nullable=True),
+        "energy_dc_kwh": pa.Column(float, pa.Check.gt(0), nullable=True),
+        "energy_dc_source": pa.Column(str, pa.Check.str_matches(r"^v\d+\.\d+/[^/]+/.+$"), nullable=True),
+        "power_measurement": pa.Column(str, pa.Check.isin(["AC", "DC", "AC and DC"]), nullable=True),
+        "power_per_accelerator_w": pa.Column(float, pa.Check.gt(0), nullable=True),
+        "power_share_of_tdp": pa.Column(float, pa.Check.gt(0), nullable=True),
     },
     unique=["round", "submitter", "system", "benchmark"], strict=False, coerce=True,
 )

@@ -38,7 +38,7 @@ def not_an_input(path: str) -> str:
     if LOG_NAME.fullmatch(name):
         return ("result log is not at <submitter>/results/<system>/<benchmark>/result_<run>.txt, where the rules "
                 "put logs: not read")
-    return "not a system description, result log or scaling.json: not an input, ignored"
+    return "not a system description, result log, scaling.json or power log: not an input, ignored"
 
 
 def orphans(systems: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
@@ -56,7 +56,8 @@ def orphans(systems: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
 
 
 def result_problems(results: pd.DataFrame) -> pd.DataFrame:
-    """A row for each results folder of an unknown benchmark or with fewer runs than the rules require."""
+    """A row for each results folder of an unknown benchmark or with fewer runs than the rules require, and for
+    each with power logs but no energy to train."""
     rows = []
     for result in results.itertuples(index=False):
         path = f"{result.submitter}/results/{result.system}/{result.benchmark}/"
@@ -69,8 +70,13 @@ def result_problems(results: pd.DataFrame) -> pd.DataFrame:
             done = "scored from the runs present" if not math.isnan(result.time_to_train_min) else "not scored"
             reason = f"results folder holds fewer result logs than the rules require: {done}"
         else:
-            continue
-        rows.append({"round": result.round, "path": path, "reason": reason})
+            reason = None
+        if reason is not None:
+            rows.append({"round": result.round, "path": path, "reason": reason})
+        if not math.isnan(result.power_nodes) and math.isnan(result.energy_j):
+            rows.append({"round": result.round, "path": f"{path}power/",
+                         "reason": "result has power logs but no energy to train: a run its olympic mean keeps has "
+                                   "no power logs, or logs no energy can be computed from"})
     return pd.DataFrame(rows, columns=schemas.QUARANTINE_COLUMNS)
 
 
@@ -93,6 +99,7 @@ def tally(files: Mapping[str, Counter[str]], systems: pd.DataFrame, runs: pd.Dat
             "other_files": counted[Kind.OTHER.value] - counted[REPOSITORY_FILE],
             "repository_files": counted[REPOSITORY_FILE],
             "quarantined": int((quarantine["round"] == round_).sum()),
+            "power_files": counted[Kind.POWER.value],
         })
     return pd.DataFrame(rows)
 

@@ -2,7 +2,8 @@
 
 A round is `training_results_vX.Y.tar.gz` or a folder (or fresh clone) `training_results_vX.Y/`; the round is read
 from the name. A run log is any `result_*.txt` of a benchmark folder, as the official summarizer reads them, and its
-run id the text after `result_`. `ingest` returns the systems, runs, results (`pipeline.mlperf.scoring`),
+run id the text after `result_`; its power logs, where it has any, are `power/result_<run>/node_*.txt` and `sw_*.txt`
+beside it (`pipeline.mlperf.power`). `ingest` returns the systems, runs, results (`pipeline.mlperf.scoring`),
 quarantine and tally (`pipeline.mlperf.accounting`) tables, columns documented in `pipeline.core.schemas`.
 """
 from __future__ import annotations
@@ -36,6 +37,7 @@ from pipeline.mlperf.accounting import (
 from pipeline.mlperf.catalogue import identify
 from pipeline.mlperf.decoding import decode_description, field_text
 from pipeline.mlperf.logparse import parse_log
+from pipeline.mlperf.power import PowerLog, read_power_log, run_power
 from pipeline.mlperf.scoring import scaling_factor, score_results
 from pipeline.mlperf.sources import Kind, Member, classify, iter_members, round_of, run_order
 
@@ -57,6 +59,7 @@ class RoundTables:
     systems: list[dict[str, Any]] = field(default_factory=list)
     runs: list[dict[str, Any]] = field(default_factory=list)
     scaling: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    power: list[PowerLog] = field(default_factory=list)
     quarantine: list[dict[str, str]] = field(default_factory=list)
     files: Counter[str] = field(default_factory=Counter)
     paths_seen: set[str] = field(default_factory=set)
@@ -141,6 +144,8 @@ def _read_member(member: Member, tables: RoundTables) -> None:
         if math.isnan(factor):
             tables.quarantined(member.path, "scaling.json has no positive numeric scaling_factor: "
                                "the result is not scored")
+    elif kind is Kind.POWER:
+        tables.power.append(read_power_log(member.path, parts, member.data, tables.round))
     elif is_repository_file(member.path):
         tables.files[REPOSITORY_FILE] += 1
     else:
@@ -158,6 +163,10 @@ def _read_refused(member: Member, kind: Kind, parts: dict[str, str], tables: Rou
     elif kind is Kind.SCALING:
         tables.scaling[parts["submitter"], parts["system"], parts["benchmark"]] = math.nan
         reason += "; the result is not scored"
+    elif kind is Kind.POWER:
+        # Read as an empty log, so that its run gets no energy from the other logs alone.
+        tables.power.append(read_power_log(member.path, parts, b"", tables.round))
+        reason += "; its run and result get no energy"
     tables.quarantined(member.path, reason)
 
 
@@ -248,9 +257,11 @@ def assemble(per_round: Sequence[RoundTables]) -> IngestTables:
     # Each round's table is in RUN_ORDER already, and round leads it.
     runs = pd.concat([tables.finish() for tables in per_round], ignore_index=True)
     scaling = {(tables.round, *key): factor for tables in per_round for key, factor in tables.scaling.items()}
-    results = score_results(runs, systems, scaling)
+    measured = run_power(runs, [log for tables in per_round for log in tables.power])
+    results = score_results(runs, systems, scaling, measured.runs)
     quarantine = _frame([row for tables in per_round for row in tables.quarantine], schemas.QUARANTINE_COLUMNS)
-    quarantine = pd.concat([quarantine, orphans(systems, results), result_problems(results)], ignore_index=True)
+    quarantine = pd.concat([quarantine, measured.quarantine, orphans(systems, results), result_problems(results)],
+                           ignore_index=True)
     quarantine = quarantine.sort_values(["round", "path", "reason"], kind="stable").reset_index(drop=True)
     counted = tally({tables.round: tables.files for tables in per_round}, systems, runs, results, quarantine)
     return IngestTables(

@@ -40,6 +40,12 @@ LOG_NAME = re.compile(r"result_(?P<run>[^/]*)\.txt")
 LOG_PATH = re.compile(
     r"(?P<submitter>[^/]+)/results/(?P<system>[^/]+)/(?:(?P<benchmark>[^/]+(?:/[^/]+)*)/)?" + LOG_NAME.pattern
 )
+# A power log the official summarizer reads for energy to train: beside run log result_<run>.txt, one per node
+# and per switch (v4.0 on).
+POWER_PATH = re.compile(
+    r"(?P<submitter>[^/]+)/results/(?P<system>[^/]+)/(?P<benchmark>[^/]+)/power/result_(?P<run>[^/]*)/"
+    r"(?P<device>node|sw)_[^/]*\.txt"
+)
 SCALING_PATH = re.compile(r"(?P<submitter>[^/]+)/results/(?P<system>[^/]+)/(?P<benchmark>[^/]+)/scaling\.json")
 
 
@@ -47,6 +53,7 @@ class Kind(Enum):
     SYSTEM = "system"
     LOG = "log"
     SCALING = "scaling"
+    POWER = "power"
     OTHER = "other"
 
 
@@ -67,7 +74,8 @@ class Member:
 
 
 def classify(path: str) -> tuple[Kind, dict[str, str]]:
-    for kind, pattern in ((Kind.LOG, LOG_PATH), (Kind.SYSTEM, SYSTEM_PATH), (Kind.SCALING, SCALING_PATH)):
+    for kind, pattern in ((Kind.LOG, LOG_PATH), (Kind.SYSTEM, SYSTEM_PATH), (Kind.SCALING, SCALING_PATH),
+                          (Kind.POWER, POWER_PATH)):
         match = pattern.fullmatch(path)
         if match:
             return kind, {name: value for name, value in match.groupdict().items() if value is not None}
