@@ -89,7 +89,14 @@ RESULTS = Table(
      "scaling_factor": "from `scaling.json`, else 1",
      "time_to_train_min": "the official score: the olympic mean of the converged runs x scaling factor, minutes "
                           "(lower is better)",
-     "score_note": "why there is no score; empty when there is one"},
+     "score_note": "why there is no score; empty when there is one",
+     "energy_j": "energy to train, J: the olympic mean of the runs' energies x scaling factor, by the round's "
+                 "summarizer rule (docs/energy.md); empty without power logs",
+     "energy_rule": "which summarizer release's energy rule was applied",
+     "power_measurement": "AC or DC: where the power was measured",
+     "power_conversion_eff": "the power logs' conversion efficiency (1: none applied)",
+     "power_nodes": "nodes whose power was measured",
+     "power_switches": "switches whose power was measured"},
 )
 
 QUARANTINE = Table(
@@ -112,7 +119,8 @@ TALLY = Table(
      "other_files": "input files that are neither a log nor a description",
      "repository_files": "files outside every `<submitter>/systems/` and `<submitter>/results/` (a clone's code "
                          "and docs): not inputs, not listed one by one",
-     "quarantined": "rows of quarantine.csv"},
+     "quarantined": "rows of quarantine.csv",
+     "power_files": "power log files (`power/result_*/node_*.txt`, `sw_*.txt`) read"},
 )
 
 CONFIGURATIONS = Table(
@@ -158,7 +166,18 @@ CONFIGURATIONS = Table(
      "throughput_per_accelerator": "throughput_samples_per_s / accelerator_count, samples/s",
      "throughput_scaling": "training work per accelerator-minute / the series base's",
      "convergence_work_ratio": "samples (else epochs) to converge / the series base's (below 1: it needed less "
-                               "work)"},
+                               "work)",
+     "same_runs_as": "\"vX.Y/submitter/system\" of the result of the same round publishing the same runs (such as "
+                     "an AC and a DC measurement of one training); always out of scope, listed",
+     "energy_kwh": "measured energy to train, kWh (the AC measurement where both exist); empty without power logs",
+     "energy_dc_kwh": "the DC measurement of the same runs, kWh, where one was published",
+     "energy_dc_source": "the result the DC measurement comes from",
+     "power_measurement": "AC, DC, or AC and DC",
+     "power_conversion_eff": "the power logs' conversion efficiency (1: none applied)",
+     "power_per_accelerator_w": "derived, not an MLPerf result: energy / time to train / accelerators, W, host and "
+                                "switch share included",
+     "power_share_of_tdp": "derived: power_per_accelerator_w / the accelerator's TDP (above 1: the host and "
+                           "switches' share)"},
     note="Definitions of the efficiency metrics: docs/methods.md. A result without a system description keeps "
          "its row with missing hardware values and a note in feature_notes.csv.",
 )
