@@ -283,7 +283,9 @@ class Decide(Section):
 class Report(Section):
     """The page (see README "The report")."""
 
-    prices: str | None = None  # a price YAML (accelerator family -> price per accelerator-hour), or none
+    prices: str | None = None  # a price YAML (accelerator family -> USD per accelerator-hour), or none
+    # USD per kWh for the energy cost of measured energy; None: pipeline.analysis.electricity's dated default
+    electricity_usd_per_kwh: Annotated[float, Field(gt=0, lt=10)] | None = None
 
 
 class Settings(Section):
