@@ -223,8 +223,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--from", dest="from_file", type=Path,
                         help="CSV of queries with columns benchmark, accelerator, count (form_factor optional); "
                              "every valid row is answered, each invalid one reported with its line")
-    parser.add_argument("--prices", type=Path, help="your prices, YAML: accelerator family -> USD per "
-                                                    "accelerator-hour; they replace the public ones it names")
+    parser.add_argument("--prices", type=Path, metavar="FILE",
+                        help="your prices, YAML: accelerator family -> USD per accelerator-hour (each replaces "
+                             "the public prices of its family)")
     parser.add_argument("--json", action="store_true", help="one JSON object per answer, one per line")
     parser.add_argument("--until", help="forecast as of this published round (e.g. v5.0): refit and calibrate on it "
                                         "and the rounds before it only, to compare with what was published next; "

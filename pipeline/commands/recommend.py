@@ -250,12 +250,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--benchmark", required=True, help="benchmark id of the catalogue, e.g. bert (any case)")
     parser.add_argument("--max-accelerators", type=int, help="at most this many accelerators")
     parser.add_argument("--deadline-min", type=float, help="train within this many minutes")
-    parser.add_argument("--max-cost", type=float, help="at most this cost to train, USD at the cheapest public "
-                                                       "list price (or your --prices)")
-    parser.add_argument("--prices", type=Path, help="your prices, YAML: accelerator family -> USD per "
-                                                    "accelerator-hour; they replace the public ones it names")
-    parser.add_argument("--max-energy-kwh", type=float, help="at most this measured energy to train (only the few "
-                                                             "results with MLPerf power logs have one)")
+    parser.add_argument("--max-cost", type=float, metavar="USD",
+                        help="at most this cost to train at the cheapest public list price (or your --prices)")
+    parser.add_argument("--prices", type=Path, metavar="FILE",
+                        help="your prices, YAML: accelerator family -> USD per accelerator-hour (each replaces "
+                             "the public prices of its family)")
+    parser.add_argument("--max-energy-kwh", type=float, metavar="KWH",
+                        help="at most this measured energy to train (only the few results with MLPerf power logs "
+                             "have one)")
     parser.add_argument("--family", action="append", help="only this accelerator family (repeatable)")
     parser.add_argument("--top", type=int, default=10, help="how many to list (default 10)")
     parser.add_argument("--json", action="store_true", help="one JSON object per candidate, one per line")
@@ -270,18 +272,22 @@ def check_arguments(args: argparse.Namespace) -> None:
             raise UsageError(f"{flag} must be positive, got {value:g}")
 
 
-def check_energy(configurations: pd.DataFrame, candidates: pd.DataFrame, benchmark: str) -> None:
-    """Before --max-energy-kwh: a UsageError when no candidate has measured energy, saying which benchmarks do
-    (or that the configurations table has no energy at all)."""
+def check_energy(configurations: pd.DataFrame, candidates: pd.DataFrame, benchmark: str,
+                 families: list[str] | None) -> None:
+    """Before --max-energy-kwh: a UsageError when no candidate has measured energy, saying where some is (the
+    benchmark's families, or the benchmarks, with measured energy), or that the configurations have none at all."""
     if candidates["energy_kwh"].notna().any():
         return
     if "energy_kwh" not in configurations:
         raise UsageError("--max-energy-kwh: the configurations table has no measured energy (no energy_kwh column: "
                          "features from before power logs were read); run `dvc repro` to rebuild it")
-    measured = sorted(configurations.loc[configurations["energy_kwh"].notna(), "benchmark"].unique())
-    raise UsageError(f"--max-energy-kwh: none of the {len(candidates)} {benchmark} candidates has measured energy "
-                     f"(only MLPerf power results, v4.0 on, measure it); benchmarks with measured energy: "
-                     f"{', '.join(measured) or 'none'}")
+    measured = configurations[configurations["energy_kwh"].notna()]
+    chosen = f" {', '.join(families)}" if families else ""
+    own = sorted(measured.loc[measured["benchmark"] == benchmark, "accelerator_family"].dropna().unique())
+    where = (f"{benchmark} families with measured energy: {', '.join(own)}" if own else
+             f"benchmarks with measured energy: {', '.join(sorted(measured['benchmark'].unique())) or 'none'}")
+    raise UsageError(f"--max-energy-kwh: none of the {len(candidates)} {benchmark}{chosen} candidates has measured "
+                     f"energy (only MLPerf power results measure it, from v4.0 on, for few submissions); {where}")
 
 
 def load_ranking(benchmark: str) -> pd.DataFrame:
@@ -401,7 +407,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                                              settings.rank.model_dump()["criteria"], families, prices,
                                              measured_energy(configurations, fitted.benchmark), electricity)
     if args.max_energy_kwh is not None:
-        check_energy(configurations, candidates, fitted.benchmark)
+        check_energy(configurations, candidates, fitted.benchmark, families)
     constraints = constraints_of(args.max_accelerators, args.deadline_min, args.max_cost, args.max_energy_kwh)
     chosen = recommend(candidates, constraints, settings.decide.efficiency_floor)
     if chosen.empty:
