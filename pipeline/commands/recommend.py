@@ -38,7 +38,7 @@ import json
 import math
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +77,8 @@ class Constraint:
     column: str  # the conservative value a candidate is checked on
     limit: float
     unit: str
-    missing: str = field(default="")  # why a candidate may have no value to compare (no price, not measured)
+    missing: str = ""  # why a candidate may have no value to compare (no price, not measured)
+    money: bool = False  # shown in whole dollars
 
     def met(self, candidates: pd.DataFrame) -> pd.Series:
         return candidates[self.column] <= self.limit  # a missing value (no price) never meets a limit
@@ -86,7 +87,7 @@ class Constraint:
         return f"{self.flag} {self.limit:g}"
 
     def show(self, value: float) -> str:
-        return usd(value) if self.unit.startswith("USD") else f"{value:.3g}"
+        return usd(value) if self.money else f"{value:.3g}"
 
     def why_not(self, family_candidates: pd.DataFrame) -> str:
         """Why this constraint leaves out every one of a family's candidates (all of which fail it)."""
@@ -166,14 +167,15 @@ def with_costs(candidates: pd.DataFrame, prices: dict[str, float] | None,
 
 def constraints_of(max_accelerators: int | None, deadline_min: float | None, max_cost: float | None,
                    max_energy_kwh: float | None = None) -> list[Constraint]:
-    wanted = [("--max-accelerators", "accelerator_count", max_accelerators, "accelerators", ""),
-              ("--deadline-min", "time_high_min", deadline_min, "min", ""),
-              ("--max-cost", "cost_budget_usd", max_cost, "USD at the cheapest listed price",
-               "no public price for it (nor in your price file), so no cost to compare"),
-              ("--max-energy-kwh", "energy_kwh", max_energy_kwh, "kWh measured",
-               "no measured energy (no MLPerf power result; predictions have none)")]
-    return [Constraint(flag, column, float(limit), unit, missing)
-            for flag, column, limit, unit, missing in wanted if limit is not None]
+    cost = dict(missing="no public price for it (nor in your price file), so no cost to compare", money=True)
+    energy = dict(missing="no measured energy (no MLPerf power result; predictions have none)")
+    wanted: list[tuple[str, str, float | None, str, dict[str, Any]]] = [
+        ("--max-accelerators", "accelerator_count", max_accelerators, "accelerators", {}),
+        ("--deadline-min", "time_high_min", deadline_min, "min", {}),
+        ("--max-cost", "cost_budget_usd", max_cost, "USD at the cheapest listed price", cost),
+        ("--max-energy-kwh", "energy_kwh", max_energy_kwh, "kWh measured", energy)]
+    return [Constraint(flag, column, float(limit), unit, **extra)
+            for flag, column, limit, unit, extra in wanted if limit is not None]
 
 
 def feasible(candidates: pd.DataFrame, constraints: list[Constraint]) -> pd.Series:
