@@ -27,6 +27,7 @@ import pandas as pd
 from pipeline.analysis.costs import (
     COST_LABEL,
     ENERGY_COLUMNS,
+    NO_PRICE,
     RESULT_KEY,
     basis_lines,
     cost_text,
@@ -35,7 +36,12 @@ from pipeline.analysis.costs import (
     usd,
     with_measured_energy,
 )
-from pipeline.analysis.electricity import ElectricityPrice, electricity_price, energy_cost
+from pipeline.analysis.electricity import (
+    DEFAULT_ELECTRICITY_PRICE,
+    ElectricityPrice,
+    electricity_price,
+    energy_cost,
+)
 from pipeline.analysis.forecast import (
     UNSPECIFIED,
     Answer,
@@ -178,7 +184,7 @@ def measured_rows(nearest: pd.DataFrame) -> list[dict[str, Any]]:
 
 def render_cost(cost: dict[str, Any]) -> str:
     """The forecast's cost (`predicted_cost`) in one line."""
-    if cost["cost_basis"] == "none":
+    if cost["cost_basis"] == NO_PRICE:
         return "cost: no public price for this family (give yours with --prices)"
     interval = ("" if cost["interval_low_usd"] is None else
                 f"; over the interval {usd(cost['interval_low_usd'])} to {usd(cost['interval_high_usd'])} USD")
@@ -267,9 +273,8 @@ class Answerer:
     """Answers queries from the saved models (refitted as of `until` when given), each benchmark loaded once."""
 
     def __init__(self, until: str | None, analysis: Analysis, rule: Trust,
-                 electricity: ElectricityPrice | None = None) -> None:
-        self.rule, self.analysis = rule, analysis
-        self.electricity = electricity_price(None) if electricity is None else electricity
+                 electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE) -> None:
+        self.rule, self.analysis, self.electricity = rule, analysis, electricity
         self.models: dict[str, FittedBenchmark] = {}
         # --until refits on them; otherwise they only add the measured energy of the nearest published results,
         # and the saved models answer without them
