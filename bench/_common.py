@@ -1,6 +1,6 @@
 """Helpers shared by the benchmark scripts: where the mirror is, which rounds it holds, extracting and timing.
 
-The scripts run as `python bench/NAME.py` from the project root: each puts the root on `sys.path` first, so
+The scripts run as `python bench/<name>.py` from the project root: each puts the root on `sys.path` first, so
 `bench` and `pipeline` import the same way as under pytest.
 """
 from __future__ import annotations

@@ -8,7 +8,7 @@
     /proc, since the workers run at the same time);
 (c) the official `mlperf_logging.result_summarizer` on the unpacked v4.0 round against our ingest of v4.0.
 (a) and (b) run N times, alternately, since a shared machine's speed drifts; the medians are compared.
-Prints a Markdown table (no assertions): paste it into the README.
+Prints a Markdown table (no assertions): paste it into docs/speed.md.
 """
 from __future__ import annotations
 

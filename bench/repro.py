@@ -11,8 +11,8 @@ way), then times, each as one `dvc` command:
 - a `cluster.k` change: params.yaml's `cluster.k` set to 6, then `dvc repro` (what `dvc exp run -S cluster.k=6`
   runs, without the experiment bookkeeping);
 - each stage alone, forced (`dvc repro -f -s STAGE`), in pipeline order.
-The clone is removed afterwards unless --keep. Nothing here asserts a target: the figures are printed for the
-README and for the reader to judge.
+The clone is removed afterwards unless --keep. Nothing here asserts a target: the figures are printed for
+docs/speed.md and for the reader to judge.
 """
 from __future__ import annotations
 

@@ -3,9 +3,9 @@ the real data, and what it changes against params.yaml's.
 
     python bench/speed_options.py      (after `dvc repro importance`; about five minutes on two cores)
 
-The full-run and `cluster.k` time targets of the README's "Speed and fidelity" cannot be met with today's outputs;
-this prints the evidence for deciding which outputs may change. For each option it runs the step's pure function
-over every analysed benchmark in this one process and prints the CPU seconds against params.yaml's settings and:
+The full-run and `cluster.k` time targets (docs/speed.md) cannot be met with today's outputs; this prints the
+evidence for deciding which outputs may change. For each option it runs the step's pure function over every
+analysed benchmark in this one process and prints the CPU seconds against params.yaml's settings and:
 - importance options (`pipeline.analysis.importance.analyse`): the benchmarks whose gate verdict flips for a
   target, those for which other features are selected for clustering (their clusters change), and those whose
   selection only comes in another order (which decides which of a collinear pair is kept);

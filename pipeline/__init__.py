@@ -1,1 +1,2 @@
-"""MLPerf Training efficiency pipeline: fetch, ingest, features, importance, cluster, rank, report."""
+"""MLPerf Training efficiency pipeline: the stages fetch, ingest, features, importance, cluster, rank, backtest,
+decide, figures and report (dvc.yaml; the layers: docs/architecture.md)."""

@@ -24,7 +24,7 @@ RANK_CRITERIA = ("time_to_train_min", "accelerator_hours")
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=False, use_attribute_docstrings=True)
 
 
 def round_name(value: object) -> str:
@@ -39,11 +39,14 @@ def round_name(value: object) -> str:
 
 
 class Fetch(Section):
-    """Where the rounds come from (see pipeline/fetch.py)."""
+    """Where the rounds come from (see pipeline/stages/fetch.py and docs/data.md)."""
 
     mirror: str
+    """Folder of `training_results_vX.Y.tar.gz` archives or `training_results_vX.Y/` folders (a clone works too)."""
     rounds: Annotated[list[str], Field(min_length=1)]
+    """The rounds to fetch and analyse, written vX.Y."""
     upstream: str
+    """URL cloned (shallow, sparse) for a round the mirror lacks, with {round} where the round goes."""
 
     @field_validator("rounds", mode="before")
     @classmethod
@@ -70,15 +73,22 @@ class Analysis(Section):
     """What the analysis covers."""
 
     benchmark: str
-    # "all": every benchmark of the catalogue with at least min_configurations in scope (pipeline.analysis.scope)
+    """The benchmark the report's summary leads with."""
     benchmarks: Literal["all"] | Annotated[list[str], Field(min_length=1)]
+    """Benchmarks analysed: all (every catalogue benchmark with at least min_configurations in scope) or a list of
+    catalogue ids."""
     division: Literal["closed", "open", "all"]
+    """The division analysed: closed, open or all."""
     rounds: Literal["all"] | list[str]
-    # "all", or availability categories (pipeline.mlperf.availability.CATEGORIES; its SHORTHANDS are expanded)
+    """The rounds analysed: all, or a list such as [v4.0, v4.1]."""
     availability: Literal["all"] | Annotated[list[str], Field(min_length=1)]
-    # Results that repeat an earlier round's (configurations' `republished_of`): left out of the analysis, or kept
+    """all, or availability categories (available_onprem, available_cloud, preview, research; the shorthands
+    available, onprem, cloud and rdi are read too)."""
     republished: Literal["exclude", "include"] = "exclude"
+    """Results that repeat an earlier round's (`republished_of`): exclude leaves them out of the analysis, include
+    analyses them as results of the round that republished them."""
     min_configurations: Annotated[int, Field(ge=2)]
+    """A benchmark with fewer configurations in scope is reported as not analysed."""
 
     @field_validator("benchmark", mode="before")
     @classmethod
@@ -150,42 +160,67 @@ class Model(Section):
     """sklearn HistGradientBoostingRegressor settings of the importance model."""
 
     max_iter: Positive
+    """Boosting rounds."""
     learning_rate: Annotated[float, Field(gt=0, le=1)]
+    """Learning rate."""
     min_samples_leaf: Positive
+    """Fewest results in a leaf."""
 
 
 class Select(Section):
     min_importance: Annotated[float, Field(ge=0)]
+    """A feature is a candidate when shuffling it costs at least this R^2."""
     max_features: Positive
+    """The strongest this many candidates, per resample."""
     min_stability: Annotated[float, Field(gt=0, le=1)]
+    """Selected when kept in at least this share of the bootstrap resamples."""
 
 
 class Importance(Section):
     """Which hardware features explain the outcomes (see pipeline/analysis/importance.py)."""
 
     permutation_repeats: Positive
+    """Shuffles per feature of the permutation importance."""
     seed: int
+    """Random seed."""
     bootstrap: Annotated[int, Field(ge=100)]
+    """Bootstrap resamples of the accelerator families (the gain's interval, the selection)."""
     min_families: Annotated[int, Field(ge=2)]
+    """Gate: hardware is credited only with at least this many accelerator families."""
     min_r2: Annotated[float, Field(le=1)]
+    """Gate: and an R^2 of at least this on families the model has not seen."""
     model: Model
+    """The gradient-boosting model fitted to the baseline's residuals."""
     select: Select
+    """Selection by stability."""
 
 
 class Cluster(Section):
     """k-means on the configuration (see pipeline/analysis/clustering.py)."""
 
     k: Annotated[int, Field(ge=2)]
+    """Clusters (5, the published study's choice)."""
     n_init: Positive
+    """k-means restarts."""
     seed: int
+    """Random seed."""
     k_range: tuple[Annotated[int, Field(ge=2)], Annotated[int, Field(ge=2)]]
+    """The k of the diagnostics, [low, high]."""
     bootstrap: Positive
+    """Resamples of the results for the stability of each k."""
     default_features: Annotated[list[str], Field(min_length=1)]
+    """Inputs when the importance gate selects nothing, in order of priority (of an exactly collinear set the later
+    ones are dropped)."""
     max_imputed_share: Annotated[float, Field(ge=0, le=1)]
+    """A feature missing for more of the configurations is dropped, not median-imputed."""
     max_collinear_r2: Annotated[float, Field(gt=0, le=1)]
+    """R^2 of a feature on the ones kept before it at which it counts as exactly collinear."""
     min_size: Positive
+    """Smaller clusters are flagged."""
     silhouette_tolerance: Annotated[float, Field(ge=0)]
+    """k is supported when its silhouette is this close to the best k's."""
     min_stability: Annotated[float, Field(ge=-1, le=1)]
+    """And its mean bootstrap adjusted Rand index at least this."""
 
     @field_validator("default_features")
     @classmethod
@@ -206,7 +241,9 @@ class Cluster(Section):
 
 class Criterion(Section):
     weight: Annotated[float, Field(gt=0)]
+    """Its weight in the trade-off score."""
     direction: Literal["cost", "benefit"]
+    """cost (lower is better) or benefit."""
 
     @field_validator("direction", mode="before")
     @classmethod
@@ -218,10 +255,15 @@ class Rank(Section):
     """How configurations are ranked (see pipeline/analysis/ranking.py)."""
 
     criteria: Annotated[dict[str, Criterion], Field(min_length=1)]
+    """The trade-off score's criteria (time_to_train_min, accelerator_hours) and their weights."""
     top: Positive
+    """The sensitivity check compares the top this many configurations."""
     sensitivity: Annotated[float, Field(ge=0, lt=1)]
+    """Each weight is moved by +/- this share (then renormalised) in the sensitivity check."""
     bootstrap: Positive
+    """Resamples of every result's runs, for the pick's stability under run-to-run noise."""
     seed: int
+    """Random seed."""
 
     @field_validator("criteria")
     @classmethod
@@ -236,16 +278,27 @@ class Findings(Section):
     """The published study's findings as hypothesis tests (see pipeline/analysis/findings.py)."""
 
     alpha: Fraction
+    """Family-wise level: a verdict needs its Holm-adjusted two-sided p below this."""
     bootstrap: Annotated[int, Field(ge=100)]
+    """Resamples of the efficiency bands' intervals (95%, descriptive)."""
     seed: int
+    """Random seed."""
     bands: Annotated[list[Annotated[float, Field(gt=0)]], Field(min_length=1)]
+    """Lower edges of the accelerator-count bands of within-series efficiency."""
     moderate: tuple[Annotated[float, Field(gt=0)], Annotated[float, Field(gt=0)]]
+    """The study's moderate number of accelerators, inclusive."""
     top_share: Fraction
+    """The most hardware-efficient share of each round (round_efficiency)."""
     largest_share: Fraction
+    """The largest share of each round by accelerator count."""
     superlinear_threshold: Annotated[float, Field(ge=1)]
+    """Within-series efficiencies above this are listed with their likely reason."""
     min_group: Annotated[int, Field(ge=2)]
+    """Fewer results than this on a side of a comparison: not tested (inconclusive)."""
     min_submitters: Annotated[int, Field(ge=2)]
+    """Fewer submitters than this on a side of a test: not tested (inconclusive)."""
     latest_peak_share: Annotated[float, Field(gt=0, le=1)]
+    """Latest generation: peak BF16 at least this share of the highest among the families launched before the round."""
 
     @field_validator("bands")
     @classmethod
@@ -256,13 +309,18 @@ class Findings(Section):
 
 
 class Trust(Section):
-    """When a forecast is trusted (see README 'Decision support' and pipeline/analysis/forecast.py)."""
+    """When a forecast is trusted (see docs/predictions.md and pipeline/analysis/forecast.py)."""
 
     min_rounds: Positive
+    """Results from at least this many rounds."""
     min_backtest_points: Positive
+    """Backtest forecasts of the family (else of its benchmark and kind) needed."""
     max_error: Annotated[float, Field(gt=0)]
+    """Whose median error is at most this fraction."""
     max_count_factor: Annotated[float, Field(ge=1)]
+    """A count from the smallest published up to this many times the largest."""
     coverage: tuple[Annotated[float, Field(gt=0, le=1)], Annotated[float, Field(gt=0, le=1)]]
+    """The backtest coverage must be consistent with this range (Clopper-Pearson, 90%)."""
 
     @field_validator("coverage")
     @classmethod
@@ -273,32 +331,46 @@ class Trust(Section):
 
 
 class Decide(Section):
-    """Predictions and break-even (see README 'Decision support')."""
+    """Predictions and break-even (see docs/predictions.md)."""
 
     efficiency_floor: Fraction
+    """Break-even: the accelerator count beyond which scaling efficiency falls below this."""
     interval: Fraction
+    """Width of the prediction interval."""
     trust: Trust
+    """What a forecast needs to be trusted."""
 
 
 class Report(Section):
-    """The page (see README "The report")."""
+    """The page (see docs/report.md)."""
 
-    prices: str | None = None  # a price YAML (accelerator family -> USD per accelerator-hour), or none
-    # USD per kWh for the energy cost of measured energy; None: pipeline.analysis.electricity's dated default
+    prices: str | None = None
+    """A price YAML (accelerator family -> USD per accelerator-hour) for the page's cost per training run, or null
+    for none."""
     electricity_usd_per_kwh: Annotated[float, Field(gt=0, lt=10)] | None = None
+    """USD per kWh for the energy cost of measured energy (MLPerf power results only); null: the dated, sourced
+    default of pipeline/analysis/electricity.py."""
 
 
 class Settings(Section):
     """Every section of params.yaml."""
 
     fetch: Fetch
+    """Where the rounds come from."""
     analysis: Analysis
+    """What the analysis covers."""
     importance: Importance
+    """Which hardware features explain the outcomes."""
     cluster: Cluster
+    """k-means on the configuration."""
     rank: Rank
+    """How configurations are ranked."""
     findings: Findings
+    """The published study's findings as tests."""
     decide: Decide
+    """Predictions and break-even."""
     report: Report
+    """The page."""
 
 
 def _location(error: ErrorDetails) -> str:

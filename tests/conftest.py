@@ -49,7 +49,7 @@ COMPLIANT_HEADER = {
 
 def run_log(minutes: float, status: str = "success", start_ms: float = 1_600_000_000_000, **extra: object) -> str:
     """A minimal converged (or not) MLLOG result log whose time to train is `minutes`; it meets the logging
-    rules that ingest checks for a closed ResNet result of v3.0 (see pipeline/compliance.py)."""
+    rules that ingest checks for a closed ResNet result of v3.0 (see pipeline/mlperf/compliance.py)."""
     stop_ms = start_ms + minutes * 60_000
     lines = [
         mllog("submission_benchmark", start_ms - 10, "resnet"),
@@ -135,10 +135,10 @@ def mirror() -> Path:
 @pytest.fixture(scope="session")
 def real_tables() -> Any:
     """The ingest's tables (`rounds.IngestTables`) of every round of params.yaml's fetch.rounds, from the mirror."""
-    from pipeline.core.files import load_params, section
     from pipeline.mlperf.rounds import ingest
+    from pipeline.settings import load_settings
 
-    published = section(load_params(Path(__file__).resolve().parents[1] / "params.yaml"), "fetch")["rounds"]
+    published = load_settings(Path(__file__).resolve().parents[1] / "params.yaml").fetch.rounds
     archives = [MIRROR / f"training_results_{round_}.tar.gz" for round_ in published]
     if not all(archive.is_file() for archive in archives):
         pytest.skip(f"the MLPerf mirror is not at {MIRROR}")

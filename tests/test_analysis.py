@@ -10,9 +10,8 @@ import pytest
 from pipeline.analysis import importance, scope
 from pipeline.analysis import ranking as rank
 from pipeline.analysis.efficiency import efficiency_metrics
-from pipeline.core.files import load_params, section
 from pipeline.mlperf.catalogue import identify
-from pipeline.settings import Analysis
+from pipeline.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -83,10 +82,10 @@ def test_a_folder_name_is_not_a_benchmark(round_: str, folder: str, expected: st
     assert (benchmark.id if benchmark else None) == expected
 
 
-def test_pareto_front() -> None:
+def test_the_first_front_is_the_pareto_front() -> None:
     time = np.array([1.0, 2.0, 3.0, 2.5])
     cost = np.array([5.0, 3.0, 1.0, 3.5])
-    assert rank.pareto_front(time, cost).tolist() == [True, True, True, False]
+    assert (rank.nondominated_fronts(time, cost) == 1).tolist() == [True, True, True, False]
 
 
 def test_nondominated_fronts_peel_the_pareto_front_and_keep_ties_together() -> None:
@@ -206,14 +205,14 @@ def test_rounds_are_ranked_on_their_own_and_the_latest_leads() -> None:
 def test_ranking_respects_dominance_on_the_real_data(real_configurations: pd.DataFrame) -> None:
     """Issue 13: for every analysed benchmark, no configuration ranks above one that dominates it, over all rounds
     and within each round."""
-    params = load_params(ROOT / "params.yaml")
-    analysis = Analysis.model_validate(section(params, "analysis"))
+    settings = load_settings(ROOT / "params.yaml")
+    analysis = settings.analysis
     ranked = 0
     for benchmark in scope.analysed_benchmarks(analysis, real_configurations):
         frame = scope.in_scope(real_configurations, analysis, benchmark)
         if len(frame) < analysis.min_configurations:
             continue
-        ranking = rank.rank_configurations(frame, section(params, "rank")["criteria"])
+        ranking = rank.rank_configurations(frame, settings.rank.model_dump()["criteria"])
         assert rank.dominance_violations(ranking, "rank") == 0, benchmark
         for round_, group in ranking.groupby("round"):
             assert rank.dominance_violations(group, "round_rank") == 0, (benchmark, round_)

@@ -34,7 +34,7 @@ def test_the_rule_table_is_the_installed_checkers() -> None:
     pytest.importorskip("mlperf_logging")
     vendored = json.loads((Path(compliance.__file__).with_name(compliance.RULES_FILE)).read_text())
     assert vendored == json.loads(json.dumps(compliance.rules_document(compliance.checker_dir()))), (
-        "pipeline/compliance_rules.json is stale: run python -m pipeline.mlperf.compliance")
+        "pipeline/mlperf/compliance_rules.json is stale: run python -m pipeline.mlperf.compliance")
 
 
 def test_the_fixture_log_meets_the_rules() -> None:

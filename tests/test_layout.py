@@ -1,12 +1,12 @@
 """The package's architecture, held by tests over its import statements and dvc.yaml.
 
-Layers, lowest first (README "Layout"): a module imports only from its own layer or lower ones, and nothing
+Layers, lowest first (docs/architecture.md): a module imports only from its own layer or lower ones, and nothing
 imports a stage or a command.
 
     core       paths, settings-free helpers: files, errors, cli, schemas, artifacts, plots
     mlperf     what MLPerf publishes: catalogue, sources, logparse, compliance, hardware, accelerators
     settings   params.yaml validated against the catalogue
-    analysis   scope, importance, clustering, ranking, findings, forecast, scaling
+    analysis   configurations, efficiency, scope, importance, clustering, ranking, findings, forecast, decide
     report     the page
     stages     one module per DVC stage (a thin main)
     commands   predict and recommend

@@ -1,4 +1,4 @@
-"""The efficiency metrics of the configurations table (defined here, in README.md and in the report).
+"""The efficiency metrics of the configurations table (defined here; explained in docs/methods.md and in the report).
 
 They compare a result with others of its scaling series or its round, so they depend on which results count: the
 features stage computes them over every published result (`pipeline.analysis.configurations`), and

@@ -80,11 +80,6 @@ def trade_off_score(values: np.ndarray, weights: np.ndarray, types: np.ndarray) 
     return np.exp(np.log(values) @ exponents) if len(values) else np.zeros(0)
 
 
-def pareto_front(time: np.ndarray, cost: np.ndarray) -> np.ndarray:
-    """True where no other point is at least as good on both and strictly better on one."""
-    return nondominated_fronts(time, cost) == 1
-
-
 def dominators(time: np.ndarray, cost: np.ndarray) -> np.ndarray:
     """n x n boolean matrix: [i, j] is True when j dominates i (at least as good on both, better on one)."""
     time, cost = np.asarray(time, dtype=float), np.asarray(cost, dtype=float)

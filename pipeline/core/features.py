@@ -1,4 +1,4 @@
-"""The configuration features (columns of data/processed/configurations.parquet, README "Tables") that the
+"""The configuration features (columns of data/processed/configurations.parquet, docs/outputs.md) that the
 analysis may use and params may name."""
 
 # Hardware features; the importance stage selects among the numeric ones for clustering.

@@ -175,13 +175,6 @@ def load_params(path: Path | str = PARAMS_FILE) -> dict[str, Any]:
     return params
 
 
-def section(params: dict[str, Any], name: str) -> dict[str, Any]:
-    value = params.get(name)
-    if not isinstance(value, dict):
-        raise ParamsError(f"params.yaml has no '{name}:' section; restore it from the project's params.yaml")
-    return value
-
-
 def show_progress() -> bool:
     """Progress bars on a terminal, none in CI logs or pipes."""
     return sys.stderr.isatty() and not os.environ.get("CI")

@@ -1,7 +1,7 @@
 """The contracts between stages: every Parquet table's columns, checked where a stage writes and reads it.
 
 A broken contract raises `ContractError` naming the table and the failing checks, so it fails loudly and early.
-Column meanings are documented in README.md ("Tables").
+Column meanings are declared in pipeline/core/columns.py (docs/outputs.md is generated from it).
 """
 from __future__ import annotations
 

@@ -76,7 +76,7 @@ def result_problems(results: pd.DataFrame) -> pd.DataFrame:
 
 def tally(files: Mapping[str, Counter[str]], systems: pd.DataFrame, runs: pd.DataFrame, results: pd.DataFrame,
           quarantine: pd.DataFrame) -> pd.DataFrame:
-    """The file accounting per round (columns of README's `tally.csv`), from the files counted by kind while each
+    """The file accounting per round (columns `pipeline.core.columns.TALLY`), from the files counted by kind while each
     round was read (`files`: round -> count per `Kind` value, `SYSTEM_QUARANTINED` and `REPOSITORY_FILE`) and
     the tables made from them."""
     rows = []

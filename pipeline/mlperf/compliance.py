@@ -372,7 +372,8 @@ def rules_document(checker: Path) -> dict[str, Any]:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = ArgumentParser("pipeline.mlperf.compliance",
                             "Extract the logging rules ingest applies from mlperf-logging.")
-    parser.add_argument("--out", type=Path, default=Path(__file__).with_name(RULES_FILE))
+    parser.add_argument("--out", type=Path, default=Path(__file__).with_name(RULES_FILE), metavar="FILE",
+                        help=f"where to write the rules (default: the package's {RULES_FILE})")
     return parser.parse_args(argv)
 
 
