@@ -345,8 +345,11 @@ class Report(Section):
     """The page (see docs/report.md)."""
 
     prices: str | None = None
-    """A price YAML (accelerator family -> price per accelerator-hour) for the page's cost per training run, or null
+    """A price YAML (accelerator family -> USD per accelerator-hour) for the page's cost per training run, or null
     for none."""
+    electricity_usd_per_kwh: Annotated[float, Field(gt=0, lt=10)] | None = None
+    """USD per kWh for the energy cost of measured energy (MLPerf power results only); null: the dated, sourced
+    default of pipeline/analysis/electricity.py."""
 
 
 class Settings(Section):

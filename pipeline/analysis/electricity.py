@@ -38,6 +38,14 @@ US_COMMERCIAL_AVERAGE = ElectricityPrice(
 DEFAULT_ELECTRICITY_PRICE = US_COMMERCIAL_AVERAGE
 
 
+def electricity_price(usd_per_kwh: float | None) -> ElectricityPrice:
+    """params `report.electricity_usd_per_kwh`: the user's tariff in USD per kWh, or None for the dated default."""
+    if usd_per_kwh is None:
+        return DEFAULT_ELECTRICITY_PRICE
+    return ElectricityPrice(per_kwh=float(usd_per_kwh), currency="USD", what="your electricity price",
+                            date="", source="params.yaml report.electricity_usd_per_kwh")
+
+
 def energy_cost(kwh: float, price: float | ElectricityPrice = DEFAULT_ELECTRICITY_PRICE) -> float:
     """The cost of `kwh` of measured energy at `price` per kWh (a number, or an ElectricityPrice), in the price's
     currency."""

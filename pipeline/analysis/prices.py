@@ -1,7 +1,9 @@
-"""A user's price table: accelerator family -> price per accelerator-hour (any currency, the user's own).
+"""A user's price table: accelerator family -> USD per accelerator-hour (the user's own prices).
 
-The project has no market data; examples/prices.yaml holds made-up illustrative prices. `recommend --prices` and
-the report's cost view (params `report.prices`) read tables through `load_prices`.
+They override the shipped public price table (`pipeline.analysis.price_table`) family by family, so they are read
+as USD like it; examples/prices.yaml holds made-up illustrative prices. `recommend --prices`, `predict --prices` and
+the report's cost view (params `report.prices`) read tables through `load_prices`; `pipeline.analysis.costs` applies
+them.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ SHOWN_VALUE_CHARS = 60
 
 
 def load_prices(path: Path) -> dict[str, float]:
-    """A price table: accelerator family -> price per accelerator-hour (any currency, the user's own), keyed by
+    """A price table: accelerator family -> USD per accelerator-hour (the user's own), keyed by
     the catalogue's spelling of each family (`pipeline.mlperf.hardware.ACCELERATOR_FAMILIES`, matched in any case).
 
     An unknown family is a UsageError listing the known ones: a misspelt family (H10O) would otherwise silently

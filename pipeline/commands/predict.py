@@ -1,9 +1,15 @@
 """Predict a configuration's time to train from its accelerator family and count, with an honest error.
 
     python -m pipeline.commands.predict --benchmark resnet --accelerator H100 --count 64 [--form-factor SXM]
+                                        [--prices FILE]
 
 The forecast comes from the models the decide stage saved (`pipeline.analysis.forecast`: one count curve per
 family and form factor, the method chosen on the forward-chaining backtest, intervals calibrated on it).
+
+Beside it (`pipeline.analysis.costs`; derived, not MLPerf results): the cost of the forecast's accelerator-hours at
+the dated public list prices of pipeline/analysis/price_table.csv (your --prices file, family -> USD per
+accelerator-hour, replaces them for the families it names), and the measured energy of the nearest published
+results that have one (MLPerf power results; a forecast has no measured energy).
 """
 from __future__ import annotations
 
@@ -18,6 +24,24 @@ from typing import Any
 
 import pandas as pd
 
+from pipeline.analysis.costs import (
+    COST_LABEL,
+    ENERGY_COLUMNS,
+    NO_PRICE,
+    RESULT_KEY,
+    basis_lines,
+    cost_text,
+    measured_energy,
+    training_costs,
+    usd,
+    with_measured_energy,
+)
+from pipeline.analysis.electricity import (
+    DEFAULT_ELECTRICITY_PRICE,
+    ElectricityPrice,
+    electricity_price,
+    energy_cost,
+)
 from pipeline.analysis.forecast import (
     UNSPECIFIED,
     Answer,
@@ -29,7 +53,9 @@ from pipeline.analysis.forecast import (
     model_inputs,
 )
 from pipeline.analysis.models_artifact import saved_models
+from pipeline.analysis.prices import load_prices
 from pipeline.analysis.scope import read_configurations
+from pipeline.core import paths
 from pipeline.core.cli import ArgumentParser, canonical_spelling
 from pipeline.core.errors import UsageError, cli
 from pipeline.mlperf.accelerators import specifications
@@ -125,8 +151,50 @@ def nearest_published(family_frame: pd.DataFrame, count: float, n: int = NEAREST
         ["round", "submitter", "system", "form_factor", "accelerator_count", "time_to_train_min"]]
 
 
-def render_answer(result: Answer, nearest: pd.DataFrame) -> str:
-    """An answer as text: the forecast and interval, how it was made, its trust, notes, the nearest published."""
+def predicted_cost(result: Answer, prices: dict[str, float] | None) -> dict[str, Any]:
+    """The cost of the forecast (`pipeline.analysis.costs.training_costs` of its accelerator-hours, count x
+    predicted minutes / 60, without the energy cost: a forecast has no measured energy), with `accelerator_hours`,
+    `label` and the range over the interval: `interval_low_usd` (the cheapest price at the interval's lower end)
+    and `interval_high_usd` (the dearest at its upper end); missing figures as None."""
+    hours = result.count * result.predicted_min / 60
+    costs = training_costs(pd.DataFrame({"accelerator_family": [result.accelerator], "accelerator_hours": [hours]}),
+                           prices).drop(columns="energy_cost_usd").iloc[0]
+    fields: dict[str, Any] = {"accelerator_hours": hours, "label": COST_LABEL, **costs.to_dict(),
+                              "interval_low_usd": result.count * result.low_min / 60 * costs[
+                                  "cost_low_usd_per_accelerator_hour"],
+                              "interval_high_usd": result.count * result.high_min / 60 * costs[
+                                  "cost_high_usd_per_accelerator_hour"]}
+    return {key: None if pd.isna(value) else value.item() if hasattr(value, "item") else value
+            for key, value in fields.items()}
+
+
+def with_energy_cost(nearest: pd.DataFrame, electricity: ElectricityPrice) -> pd.DataFrame:
+    """The nearest published results with `energy_cost_usd` where their energy was measured."""
+    return nearest.assign(energy_cost_usd=[math.nan if pd.isna(kwh) else energy_cost(kwh, electricity)
+                                           for kwh in nearest["energy_kwh"]])
+
+
+def measured_rows(nearest: pd.DataFrame) -> list[dict[str, Any]]:
+    """The nearest published results with measured energy, for JSON: the result, its energy, point, cost."""
+    rows = nearest.loc[nearest["energy_kwh"].notna(),
+                       [*RESULT_KEY, "accelerator_count", *ENERGY_COLUMNS, "energy_cost_usd"]]
+    return [{key: None if pd.isna(value) else value for key, value in row.items()}
+            for row in rows.to_dict(orient="records")]
+
+
+def render_cost(cost: dict[str, Any]) -> str:
+    """The forecast's cost (`predicted_cost`) in one line."""
+    if cost["cost_basis"] == NO_PRICE:
+        return "cost: no public price for this family (give yours with --prices)"
+    interval = ("" if cost["interval_low_usd"] is None else
+                f"; over the interval {usd(cost['interval_low_usd'])} to {usd(cost['interval_high_usd'])} USD")
+    return (f"cost ({COST_LABEL}): {cost_text(cost, lead='')} for {cost['accelerator_hours']:.3g} "
+            f"accelerator-hours of hardware time at the forecast{interval}")
+
+
+def render_answer(result: Answer, nearest: pd.DataFrame, cost: dict[str, Any] | None = None) -> str:
+    """An answer as text: the forecast and interval, how it was made, its trust, notes, its cost, the nearest
+    published (with their measured energy, where they have one)."""
     form = "" if result.form_factor == UNSPECIFIED else f" ({result.form_factor})"
     kind = f"{result.kind}, specification-based" if result.specification_based else result.kind
     flag = "EXTRAPOLATED " if result.extrapolated else ""
@@ -140,9 +208,14 @@ def render_answer(result: Answer, nearest: pd.DataFrame) -> str:
              "error, a count inside the published ones" if result.trusted
              else "not trusted: " + "; ".join(result.reasons)]
     lines += [f"note: {note}" for note in result.notes]
+    if cost is not None:
+        lines.append(render_cost(cost))
     if not nearest.empty:
-        lines.append(f"nearest published {result.accelerator} results, by accelerator count:")
-        lines.append(nearest.to_string(index=False, float_format=lambda value: f"{value:.3g}"))
+        measured = "energy_kwh" in nearest and nearest["energy_kwh"].notna().any()
+        shown = nearest if measured else nearest.drop(columns=[*ENERGY_COLUMNS, "energy_cost_usd"], errors="ignore")
+        lines.append(f"nearest published {result.accelerator} results, by accelerator count"
+                     f"{' (energy: measured by the result on its row)' if measured else ''}:")
+        lines.append(shown.to_string(index=False, na_rep="", float_format=lambda value: f"{value:.3g}"))
     return "\n".join(lines)
 
 
@@ -156,6 +229,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--from", dest="from_file", type=Path,
                         help="CSV of queries with columns benchmark, accelerator, count (form_factor optional); "
                              "every valid row is answered, each invalid one reported with its line")
+    parser.add_argument("--prices", type=Path, metavar="FILE",
+                        help="your prices, YAML: accelerator family -> USD per accelerator-hour (each replaces "
+                             "the public prices of its family)")
     parser.add_argument("--json", action="store_true", help="one JSON object per answer, one per line")
     parser.add_argument("--until", help="forecast as of this published round (e.g. v5.0): refit and calibrate on it "
                                         "and the rounds before it only, to compare with what was published next; "
@@ -196,10 +272,14 @@ def models_as_of(fitted: FittedBenchmark, until: str, configurations: pd.DataFra
 class Answerer:
     """Answers queries from the saved models (refitted as of `until` when given), each benchmark loaded once."""
 
-    def __init__(self, until: str | None, analysis: Analysis, rule: Trust) -> None:
-        self.rule, self.analysis = rule, analysis
+    def __init__(self, until: str | None, analysis: Analysis, rule: Trust,
+                 electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE) -> None:
+        self.rule, self.analysis, self.electricity = rule, analysis, electricity
         self.models: dict[str, FittedBenchmark] = {}
-        self.configurations = read_configurations() if until is not None else None
+        # --until refits on them; otherwise they only add the measured energy of the nearest published results,
+        # and the saved models answer without them
+        self.configurations = (read_configurations() if until is not None or paths.CONFIGURATIONS.is_file()
+                               else None)
         self.until = None if self.configurations is None or until is None else published_round(
             until, self.configurations)
         self.points = load_backtest() if until is not None else None
@@ -214,12 +294,18 @@ class Answerer:
         return self.models[key]
 
     def __call__(self, query: Query) -> tuple[Answer, pd.DataFrame]:
-        """The answer to `query` and the family's nearest published results; UsageError when it has none."""
+        """The answer to `query` and the family's nearest published results with their measured energy
+        (`pipeline.analysis.costs.measured_energy`, and its cost); UsageError when it has none."""
         fitted = self.fitted(query.benchmark)
         family, form_factor = resolve_query(fitted, query)
         result = answer(fitted, family, form_factor, query.count, self.rule)
         family_frame = fitted.published[fitted.published["accelerator_family"] == family]
-        return result, (nearest_published(family_frame, query.count) if len(family_frame) else family_frame)
+        if not len(family_frame):
+            return result, family_frame
+        energy = measured_energy(pd.DataFrame() if self.configurations is None else self.configurations,
+                                 fitted.benchmark)
+        nearest = with_measured_energy(nearest_published(family_frame, query.count), energy)
+        return result, with_energy_cost(nearest, self.electricity)
 
 
 @cli
@@ -232,8 +318,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         queries = [Query(args.benchmark, args.accelerator, args.count, args.form_factor)]
     n_rows = len(queries) + len(errors)
     settings = load_settings()
-    answerer = Answerer(args.until, settings.analysis, settings.decide.trust)
+    prices = load_prices(args.prices) if args.prices is not None else None
+    electricity = electricity_price(settings.report.electricity_usd_per_kwh)
+    answerer = Answerer(args.until, settings.analysis, settings.decide.trust, electricity)
     outputs: list[tuple[int, str]] = [(error.line, _row_error(error, args.json)) for error in errors]
+    measured = False  # whether any answer shows measured energy, for the footer saying what it is
     for query in queries:
         try:
             result, nearest = answerer(query)
@@ -243,10 +332,15 @@ def main(argv: Sequence[str] | None = None) -> None:
             outputs.append((query.line, _row_error(RowError(query.line, str(error)), args.json)))
             errors.append(RowError(query.line, str(error)))
             continue
-        text = (json.dumps({**({"line": query.line} if query.line else {}), **result.as_dict()}, sort_keys=True)
-                if args.json else (f"line {query.line}: " if query.line else "") + render_answer(result, nearest))
+        cost = predicted_cost(result, prices)
+        measured |= bool(len(nearest)) and bool(nearest["energy_kwh"].notna().any())
+        text = (json.dumps({**({"line": query.line} if query.line else {}), **result.as_dict(), "cost": cost,
+                            "measured_energy": measured_rows(nearest) if len(nearest) else []}, sort_keys=True)
+                if args.json else (f"line {query.line}: " if query.line else "") + render_answer(result, nearest, cost))
         outputs.append((query.line or 0, text))
     print(("\n" if args.json else "\n\n").join(text for _, text in sorted(outputs, key=lambda item: item[0])))
+    if not args.json and len(outputs) > len(errors):
+        print("\n" + "\n".join(basis_lines(args.prices, electricity, energy=measured)))
     if errors:
         lines = ", ".join(str(error.line) for error in sorted(errors, key=lambda error: error.line))
         raise UsageError(f"{len(errors)} of {n_rows} rows of {args.from_file} could not be answered (lines {lines}); "

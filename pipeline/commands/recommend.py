@@ -1,7 +1,7 @@
 """Recommend configurations for a benchmark under constraints: published results and model predictions.
 
     python -m pipeline.commands.recommend --benchmark bert [--max-accelerators N] [--deadline-min M]
-                                 [--prices FILE [--max-cost C]] [--family H100 --family A100 ...] [--top K] [--json]
+        [--max-cost USD] [--prices FILE] [--max-energy-kwh E] [--family H100 --family A100 ...] [--top K] [--json]
 
 Candidates:
 - published: every configuration of the benchmark's efficiency ranking (reports/rank/B.csv);
@@ -22,9 +22,14 @@ many accelerator-hours), then by the ranking's trade-off score (`pipeline.analys
 and predicted scores are comparable and a prediction moves no published score.
 
 Constraints are conservative for predictions: a predicted configuration meets a deadline or a budget only
-if the upper end of its prediction interval does. Costs are accelerator-hours times the price per
-accelerator-hour of the user's price table (YAML: accelerator family -> price); the tool has no market data,
-and examples/prices.yaml holds made-up illustrative prices.
+if the upper end of its prediction interval does.
+
+Cost (derived, not an MLPerf result; `pipeline.analysis.costs`): accelerator-hours x price per accelerator-hour, a
+range over the dated public list prices of pipeline/analysis/price_table.csv naming the provider at each end; your
+--prices file (YAML: accelerator family -> USD per accelerator-hour) replaces them for the families it names. A
+budget (--max-cost, USD) is met at the cheapest listed price. Accelerator-hours alone are hardware time, not what
+you pay. Energy is only what MLPerf power results measured (few results have it): --max-energy-kwh leaves out every
+candidate without a measurement, predictions included; its cost uses params `report.electricity_usd_per_kwh`.
 """
 from __future__ import annotations
 
@@ -40,18 +45,30 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pipeline.analysis.costs import (
+    COST_COLUMNS,
+    ENERGY_COLUMNS,
+    basis_lines,
+    cost_text,
+    measured_energy,
+    training_costs,
+    usd,
+    with_measured_energy,
+)
+from pipeline.analysis.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice, electricity_price
 from pipeline.analysis.forecast import FittedBenchmark, answer, retirement_note
 from pipeline.analysis.models_artifact import saved_models
 from pipeline.analysis.prices import load_prices
 from pipeline.analysis.ranking import nondominated_fronts, scores
-from pipeline.analysis.scope import republication
+from pipeline.analysis.scope import read_configurations, republication
 from pipeline.core import paths
 from pipeline.core.cli import ArgumentParser, canonical_spelling
 from pipeline.core.errors import UsageError, cli
 from pipeline.settings import Trust, load_settings
 
 CANDIDATE_COLUMNS = ["kind", "label", "accelerator_family", "accelerator_count", "time_to_train_min",
-                     "time_high_min", "accelerator_hours", "scaling_efficiency", "score", "detail", "forecast"]
+                     "time_high_min", "accelerator_hours", "scaling_efficiency", "score", "detail", "forecast",
+                     *ENERGY_COLUMNS]
 
 
 @dataclass(frozen=True)
@@ -60,6 +77,8 @@ class Constraint:
     column: str  # the conservative value a candidate is checked on
     limit: float
     unit: str
+    missing: str = ""  # why a candidate may have no value to compare (no price, not measured)
+    money: bool = False  # shown in whole dollars
 
     def met(self, candidates: pd.DataFrame) -> pd.Series:
         return candidates[self.column] <= self.limit  # a missing value (no price) never meets a limit
@@ -67,19 +86,24 @@ class Constraint:
     def describe(self) -> str:
         return f"{self.flag} {self.limit:g}"
 
+    def show(self, value: float) -> str:
+        return usd(value) if self.money else f"{value:.3g}"
+
     def why_not(self, family_candidates: pd.DataFrame) -> str:
         """Why this constraint leaves out every one of a family's candidates (all of which fail it)."""
         values = family_candidates[self.column].dropna()
         if values.empty:
-            return f"{self.describe()}: no price for it in the price table, so no cost to compare"
-        return f"{self.describe()}: its best is {values.min():.3g} {self.unit}"
+            return f"{self.describe()}: {self.missing}"
+        return f"{self.describe()}: its best is {self.show(values.min())} {self.unit}"
 
 
-def published_candidates(ranking: pd.DataFrame) -> pd.DataFrame:
-    """Every configuration of the whole ranking (filter afterwards: the scores are against them all); a
-    republished one (ranked with `analysis.republished: include`) names the original result it repeats."""
+def published_candidates(ranking: pd.DataFrame, energy: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every configuration of the whole ranking (filter afterwards: the scores are against them all), with its
+    measured energy where `energy` (`pipeline.analysis.costs.measured_energy`) has it; a republished one (ranked
+    with `analysis.republished: include`) names the original result it repeats."""
     originals = (ranking["republished_of"] if "republished_of" in ranking
                  else pd.Series([None] * len(ranking), index=ranking.index))
+    ranking = with_measured_energy(ranking, measured_energy(pd.DataFrame(), "") if energy is None else energy)
     return ranking.assign(
         kind="published", label=ranking["round"] + " " + ranking["submitter"] + " " + ranking["system"],
         time_high_min=ranking["time_to_train_min"], forecast=None,
@@ -130,20 +154,28 @@ def score_candidates(candidates: pd.DataFrame, criteria: dict[str, Any]) -> pd.D
     return candidates.assign(score=scores(candidates, criteria))
 
 
-def with_costs(candidates: pd.DataFrame, prices: dict[str, float] | None) -> pd.DataFrame:
-    if prices is None:
-        return candidates
-    price = candidates["accelerator_family"].map(prices).astype(float)
-    return candidates.assign(cost=candidates["accelerator_hours"] * price,
-                             cost_high=candidates["accelerator_count"] * candidates["time_high_min"] / 60 * price)
+def with_costs(candidates: pd.DataFrame, prices: dict[str, float] | None,
+               electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE) -> pd.DataFrame:
+    """`candidates` with the cost columns (`pipeline.analysis.costs.training_costs`: public list prices, `prices`
+    overriding them) and `cost_budget_usd`, the cost a budget is checked on: the cheapest price times the
+    accelerator-hours at the upper end of the time (of the interval, for a prediction)."""
+    costs = training_costs(candidates, prices, electricity=electricity)
+    budget_hours = candidates["accelerator_count"] * candidates["time_high_min"] / 60
+    return pd.concat([candidates.drop(columns=[c for c in COST_COLUMNS if c in candidates]), costs], axis=1).assign(
+        cost_budget_usd=budget_hours * costs["cost_low_usd_per_accelerator_hour"])
 
 
-def constraints_of(max_accelerators: int | None, deadline_min: float | None,
-                   max_cost: float | None) -> list[Constraint]:
-    wanted = [("--max-accelerators", "accelerator_count", max_accelerators, "accelerators"),
-              ("--deadline-min", "time_high_min", deadline_min, "min"),
-              ("--max-cost", "cost_high", max_cost, "in your price units")]
-    return [Constraint(flag, column, float(limit), unit) for flag, column, limit, unit in wanted if limit is not None]
+def constraints_of(max_accelerators: int | None, deadline_min: float | None, max_cost: float | None,
+                   max_energy_kwh: float | None = None) -> list[Constraint]:
+    cost = dict(missing="no public price for it (nor in your price file), so no cost to compare", money=True)
+    energy = dict(missing="no measured energy (no MLPerf power result; predictions have none)")
+    wanted: list[tuple[str, str, float | None, str, dict[str, Any]]] = [
+        ("--max-accelerators", "accelerator_count", max_accelerators, "accelerators", {}),
+        ("--deadline-min", "time_high_min", deadline_min, "min", {}),
+        ("--max-cost", "cost_budget_usd", max_cost, "USD at the cheapest listed price", cost),
+        ("--max-energy-kwh", "energy_kwh", max_energy_kwh, "kWh measured", energy)]
+    return [Constraint(flag, column, float(limit), unit, **extra)
+            for flag, column, limit, unit, extra in wanted if limit is not None]
 
 
 def feasible(candidates: pd.DataFrame, constraints: list[Constraint]) -> pd.Series:
@@ -164,8 +196,8 @@ def why_infeasible(candidates: pd.DataFrame, constraints: list[Constraint]) -> s
             lines.append(f"{constraint.describe()}: relaxing it alone is not enough (nothing meets the others)")
             continue
         best = pool.loc[pool[constraint.column].idxmin()]
-        lines.append(f"{constraint.describe()}: relax it to {best[constraint.column]:.3g} {constraint.unit} "
-                     f"({best['kind']} {best['label']})")
+        lines.append(f"{constraint.describe()}: relax it to {constraint.show(best[constraint.column])} "
+                     f"{constraint.unit} ({best['kind']} {best['label']})")
     alone = ", ".join(f"{c.describe()} by {int(c.met(candidates).sum())}" for c in constraints)
     lines.append(f"of {len(candidates)} candidates, met on its own: {alone}")
     return "\n  ".join(lines)
@@ -202,7 +234,7 @@ def _reason(row: dict[str, Any], constraints: list[Constraint], floor: float) ->
         # Predictions are checked on the upper end of their interval (see the module docstring).
         bound = " (upper end of the interval)" if row["kind"] == "predicted" and constraint.column != \
             "accelerator_count" else ""
-        parts.append(f"{row[constraint.column]:.3g}{bound} <= {constraint.limit:g} {constraint.unit}")
+        parts.append(f"{constraint.show(row[constraint.column])}{bound} <= {constraint.limit:g} {constraint.unit}")
     efficiency = row["scaling_efficiency"]
     if not math.isnan(efficiency):
         side = "at or above" if efficiency >= floor else "below (past the break-even)"
@@ -220,9 +252,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--benchmark", required=True, help="benchmark id of the catalogue, e.g. bert (any case)")
     parser.add_argument("--max-accelerators", type=int, help="at most this many accelerators")
     parser.add_argument("--deadline-min", type=float, help="train within this many minutes")
-    parser.add_argument("--prices", type=Path, help="YAML price table: accelerator family -> price per "
-                                                    "accelerator-hour (see examples/prices.yaml)")
-    parser.add_argument("--max-cost", type=float, help="at most this cost to train (needs --prices)")
+    parser.add_argument("--max-cost", type=float, metavar="USD",
+                        help="at most this cost to train at the cheapest public list price (or your --prices)")
+    parser.add_argument("--prices", type=Path, metavar="FILE",
+                        help="your prices, YAML: accelerator family -> USD per accelerator-hour (each replaces "
+                             "the public prices of its family)")
+    parser.add_argument("--max-energy-kwh", type=float, metavar="KWH",
+                        help="at most this measured energy to train (only the few results with MLPerf power logs "
+                             "have one)")
     parser.add_argument("--family", action="append", help="only this accelerator family (repeatable)")
     parser.add_argument("--top", type=int, default=10, help="how many to list (default 10)")
     parser.add_argument("--json", action="store_true", help="one JSON object per candidate, one per line")
@@ -231,11 +268,28 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def check_arguments(args: argparse.Namespace) -> None:
     for flag, value in [("--max-accelerators", args.max_accelerators), ("--deadline-min", args.deadline_min),
-                        ("--max-cost", args.max_cost), ("--top", args.top)]:
+                        ("--max-cost", args.max_cost), ("--max-energy-kwh", args.max_energy_kwh),
+                        ("--top", args.top)]:
         if value is not None and not value > 0:
             raise UsageError(f"{flag} must be positive, got {value:g}")
-    if args.max_cost is not None and args.prices is None:
-        raise UsageError("--max-cost needs --prices FILE: a price per accelerator-hour for each family")
+
+
+def check_energy(configurations: pd.DataFrame, candidates: pd.DataFrame, benchmark: str,
+                 families: list[str] | None) -> None:
+    """Before --max-energy-kwh: a UsageError when no candidate has measured energy, saying where some is (the
+    benchmark's families, or the benchmarks, with measured energy), or that the configurations have none at all."""
+    if candidates["energy_kwh"].notna().any():
+        return
+    if "energy_kwh" not in configurations:
+        raise UsageError("--max-energy-kwh: the configurations table has no measured energy (no energy_kwh column: "
+                         "features from before power logs were read); run `dvc repro` to rebuild it")
+    measured = configurations[configurations["energy_kwh"].notna()]
+    chosen = f" {', '.join(families)}" if families else ""
+    own = sorted(measured.loc[measured["benchmark"] == benchmark, "accelerator_family"].dropna().unique())
+    where = (f"{benchmark} families with measured energy: {', '.join(own)}" if own else
+             f"benchmarks with measured energy: {', '.join(sorted(measured['benchmark'].unique())) or 'none'}")
+    raise UsageError(f"--max-energy-kwh: none of the {len(candidates)} {benchmark}{chosen} candidates has measured "
+                     f"energy (only MLPerf power results measure it, from v4.0 on, for few submissions); {where}")
 
 
 def load_ranking(benchmark: str) -> pd.DataFrame:
@@ -273,52 +327,69 @@ def price_families(prices: dict[str, float], available: list[str], path: Path, b
     return matched
 
 
+def energy_text(row: dict[str, Any]) -> str:
+    """A candidate's measured energy and its cost ("" when it has none)."""
+    if pd.isna(row["energy_kwh"]):
+        return ""
+    point = f", {row['power_measurement']}" if isinstance(row["power_measurement"], str) else ""
+    return (f", energy {row['energy_kwh']:.3g} kWh measured{point} (energy cost {usd(row['energy_cost_usd'])} "
+            f"USD)")
+
+
 def render(chosen: pd.DataFrame, candidates: pd.DataFrame, constraints: list[Constraint], benchmark: str,
-           families: list[str] | None, prices_path: Path | None, top: int, untrusted: list[str]) -> str:
+           families: list[str] | None, prices_path: Path | None, top: int, untrusted: list[str],
+           electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE) -> str:
     rule = ", ".join(constraint.describe() for constraint in constraints) or "no constraints"
     kinds = candidates["kind"].value_counts()
     lines = [f"{benchmark}{' (' + ', '.join(families) + ')' if families else ''}: {len(chosen)} of "
              f"{len(candidates)} candidates ({kinds.get('published', 0)} published, {kinds.get('predicted', 0)} "
              f"predicted) meet {rule}; ordered by rank: front on time and accelerator-hours, then lowest trade-off "
              f"score first (the ranking's: each candidate's own, so published and predicted scores compare)"]
-    if prices_path is not None:
-        lines.append(f"cost = accelerator-hours x the price per accelerator-hour in {prices_path}, as given there: "
-                     f"this tool has no market data")
+    published = candidates[candidates["kind"] == "published"]
+    measured = int(published["energy_kwh"].notna().sum())
+    lines += basis_lines(prices_path, electricity, energy=measured > 0)
+    if measured or any(constraint.column == "energy_kwh" for constraint in constraints):
+        lines.append(f"measured energy: {measured} of {len(published)} published candidates (predictions: none)")
     if untrusted:
         lines.append(f"not predicted (forecast not trusted): {', '.join(untrusted)}")
     excluded = left_out(candidates, chosen, constraints)
     if excluded:
         lines.append("families left out by the constraints: " + "; ".join(excluded))
     for row in chosen.head(top).to_dict(orient="records"):
-        cost = "" if "cost" not in row else ", no price" if math.isnan(row["cost"]) else f", cost {row['cost']:.3g}"
         lines.append(f"{row['rank']:2d}. [{row['kind']}] {row['label']}: {row['accelerator_family']} x "
                      f"{row['accelerator_count']:g}, {row['time_to_train_min']:.3g} min, "
-                     f"{row['accelerator_hours']:.3g} accelerator-hours{cost}, trade-off score {row['score']:.4g}")
+                     f"{row['accelerator_hours']:.3g} accelerator-hours, {cost_text(row)}{energy_text(row)}, "
+                     f"trade-off score {row['score']:.4g}")
         lines.append(f"    why: {row['reason']}")
     return "\n".join(lines)
 
 
 def build_candidates(fitted: FittedBenchmark, ranking: pd.DataFrame, rule: Trust, criteria: dict[str, Any],
-                     families: list[str] | None, prices: dict[str, float] | None) -> tuple[pd.DataFrame, list[str]]:
-    """Published and predicted candidates of the chosen families (all when None), and the families whose
-    forecasts are not trusted, with the reasons."""
-    published = published_candidates(ranking)
+                     families: list[str] | None, prices: dict[str, float] | None, energy: pd.DataFrame | None = None,
+                     electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE) -> tuple[pd.DataFrame, list[str]]:
+    """Published (with their measured `energy`, `pipeline.analysis.costs.measured_energy`) and predicted candidates
+    of the chosen families (all when None), with their costs (`with_costs`), and the families whose forecasts are
+    not trusted, with the reasons."""
+    published = published_candidates(ranking, energy)
     if families:
         published = published[published["accelerator_family"].isin(families)]
     predicted, untrusted = predicted_candidates(fitted, rule, families)
     # Both kinds are scored by the ranking's own score, which depends on each candidate alone.
     published, predicted = (score_candidates(candidates, criteria) for candidates in (published, predicted))
-    return with_costs(pd.concat([published, predicted], ignore_index=True), prices), untrusted
+    candidates = pd.concat([published, predicted], ignore_index=True).astype({"energy_kwh": float})
+    return with_costs(candidates, prices, electricity), untrusted
 
 
 def as_json(row: dict[str, Any]) -> str:
     """One candidate as a JSON line: its rank, what it is, its time (and for a forecast its interval, method,
-    kind, trust and rounds fitted on), its score and why it is listed; counts as whole numbers."""
+    kind, trust and rounds fitted on), its score and why it is listed, its cost and measured energy (null where
+    there is none); counts as whole numbers."""
     fields = {key: row[key] for key in ("rank", "kind", "label", "accelerator_family", "time_to_train_min",
                                         "time_high_min", "accelerator_hours", "score", "reason")}
     fields["accelerator_count"] = int(row["accelerator_count"])
-    if "cost" in row:
-        fields["cost"] = None if math.isnan(row["cost"]) else row["cost"]
+    # cost and energy columns (`pipeline.analysis.costs`), empty ones as null
+    fields.update({key: None if pd.isna(row[key]) else row[key]
+                   for key in [*COST_COLUMNS, "cost_budget_usd", *ENERGY_COLUMNS]})
     return json.dumps({**fields, "forecast": row["forecast"]}, sort_keys=True)
 
 
@@ -332,9 +403,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     families = check_families(args.family or [], fitted.families(), fitted.benchmark) or None
     prices = (price_families(load_prices(args.prices), fitted.families(), args.prices, fitted.benchmark)
               if args.prices is not None else None)
+    configurations = read_configurations()
+    electricity = electricity_price(settings.report.electricity_usd_per_kwh)
     candidates, untrusted = build_candidates(fitted, ranking, settings.decide.trust,
-                                             settings.rank.model_dump()["criteria"], families, prices)
-    constraints = constraints_of(args.max_accelerators, args.deadline_min, args.max_cost)
+                                             settings.rank.model_dump()["criteria"], families, prices,
+                                             measured_energy(configurations, fitted.benchmark), electricity)
+    if args.max_energy_kwh is not None:
+        check_energy(configurations, candidates, fitted.benchmark, families)
+    constraints = constraints_of(args.max_accelerators, args.deadline_min, args.max_cost, args.max_energy_kwh)
     chosen = recommend(candidates, constraints, settings.decide.efficiency_floor)
     if chosen.empty:
         wanted = ", ".join(constraint.describe() for constraint in constraints)
@@ -346,7 +422,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         for line in left_out(candidates, chosen, constraints):
             print(f"note: left out by the constraints: {line}", file=sys.stderr)
     else:
-        print(render(chosen, candidates, constraints, fitted.benchmark, families, args.prices, args.top, untrusted))
+        print(render(chosen, candidates, constraints, fitted.benchmark, families, args.prices, args.top, untrusted,
+                     electricity))
     if retired:
         print(f"note: {retired}", file=sys.stderr if args.json else sys.stdout)
 

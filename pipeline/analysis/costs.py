@@ -1,0 +1,170 @@
+"""Cost to train per configuration, and the energy cost of measured energy: the columns `predict`, `recommend` and
+the page show.
+
+Cost per training run = accelerator-hours x price per accelerator-hour, as a range over the current prices of the
+public price table (`pipeline.analysis.price_table`: its providers and price types, the provider named at each end),
+or the user's own price where their price file (`--prices`, params `report.prices`) names the family. Energy cost =
+measured energy (kWh, MLPerf power results only) x an electricity price (params `report.electricity_usd_per_kwh`,
+default `pipeline.analysis.electricity.DEFAULT_ELECTRICITY_PRICE`). Every figure here is derived, not an MLPerf
+result (COST_LABEL): MLCommons asks derived figures to say so and to name their basis.
+
+Accelerator-hours alone are hardware time (accelerators x time to train), not what anyone pays: only a price turns
+them into money. All money is in USD: the table's prices are, and a user's price file is read as USD per
+accelerator-hour, since it replaces the table's prices family by family.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from pipeline.analysis.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice, energy_cost
+from pipeline.analysis.price_table import CostRange, PriceQuote, cost_range, table_date
+from pipeline.core.errors import ContractError
+
+COST_LABEL = "derived, not an MLPerf result"
+HARDWARE_TIME = "hardware time (accelerators x time to train), not what you pay"
+CURRENCY = "USD"
+# A configuration's cost basis: public list prices, the user's price file, or no public price for its family.
+PUBLIC, USER, NO_PRICE = "public", "user", "none"
+NO_PRICE_TEXT = "no public price"
+
+# The identity of a published result within a benchmark, and what the features stage says of its measured energy.
+RESULT_KEY = ["round", "submitter", "system"]
+ENERGY_COLUMNS = ["energy_kwh", "power_measurement"]
+
+_END = {"usd": "float64", "usd_per_accelerator_hour": "float64", "provider": "string", "instance": "string",
+        "price_type": "string", "date": "string", "source": "string"}
+# The columns of `training_costs`, with their dtypes. Per end (low: the cheapest price, high: the dearest):
+# cost_<end>_usd                        cost per training run, USD (accelerator_hours x the price);
+# cost_<end>_usd_per_accelerator_hour   that price, USD per accelerator-hour;
+# cost_<end>_provider                   the provider quoting it ("your price file" for the user's price);
+# cost_<end>_instance, _price_type      the instance and price type (on-demand, spot, ...; empty for the user's);
+# cost_<end>_date, _source              the ISO date of the price and its source URL (empty for the user's).
+# cost_basis: "public", "user" or "none" (no public price: every cost column empty); cost_prices: how many current
+# prices the range spans (1 for the user's, 0 for none); energy_cost_usd: energy_kwh x the electricity price, only
+# where energy_kwh is measured (empty otherwise, and everywhere when the frame has no energy_kwh).
+COST_COLUMNS: dict[str, str] = {
+    "cost_basis": "string",
+    **{f"cost_low_{name}": dtype for name, dtype in _END.items()},
+    **{f"cost_high_{name}": dtype for name, dtype in _END.items()},
+    "cost_prices": "int64",
+    "energy_cost_usd": "float64",
+}
+
+
+def _end(quote: PriceQuote | None) -> dict[str, Any]:
+    """One end of a range per accelerator-hour: its price and where it comes from (empty text as missing)."""
+    if quote is None:
+        return {name: None for name in _END if name != "usd"}
+    return {"usd_per_accelerator_hour": quote.per_accelerator_hour, "provider": quote.provider,
+            "instance": quote.instance_type or None, "price_type": quote.price_type or None,
+            "date": quote.date or None, "source": quote.source or None}
+
+
+def _family_prices(family: object, user_prices: Mapping[str, float] | None,
+                   table: pd.DataFrame | None) -> dict[str, Any]:
+    """The price range per accelerator-hour of one family (`cost_range` of one hour), as cost columns without
+    the costs."""
+    priced: CostRange | None = (None if not isinstance(family, str) else
+                                cost_range(1.0, family, user_prices=user_prices, table=table, currency=CURRENCY))
+    basis = NO_PRICE if priced is None else priced.basis
+    low, high = (None, None) if priced is None else (priced.cheapest, priced.dearest)
+    return {"cost_basis": basis, **{f"cost_low_{key}": value for key, value in _end(low).items()},
+            **{f"cost_high_{key}": value for key, value in _end(high).items()},
+            "cost_prices": 0 if priced is None else priced.quotes}
+
+
+def training_costs(configurations: pd.DataFrame, user_prices: Mapping[str, float] | None = None, *,
+                   electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE,
+                   table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The cost columns (COST_COLUMNS, with their dtypes) of each row of `configurations`, on its index.
+
+    `configurations` needs `accelerator_family` (as in accelerators.csv) and `accelerator_hours` (hours of one
+    accelerator x count, the hardware time of a run); `energy_kwh` (measured energy to train, kWh) is optional.
+    `user_prices` (`pipeline.analysis.prices.load_prices`: family -> USD per accelerator-hour) replaces the public
+    table (`table`, default the shipped one) for the families it names. A row whose family has no price, or whose
+    accelerator-hours are missing, has empty costs; a family without a price has cost_basis "none"."""
+    missing = [column for column in ("accelerator_family", "accelerator_hours") if column not in configurations]
+    if missing:
+        raise ContractError(f"training costs need the columns {', '.join(missing)}")
+    if electricity.currency != CURRENCY:
+        raise ValueError(f"the electricity price must be in {CURRENCY}, got {electricity.currency}")
+    families = configurations["accelerator_family"].astype(object)
+    per_family = {family: _family_prices(family, user_prices, table) for family in families.dropna().unique()}
+    none = _family_prices(None, None, None)
+    out = pd.DataFrame([per_family.get(family, none) if isinstance(family, str) else none for family in families],
+                       index=configurations.index, columns=[c for c in COST_COLUMNS if not c.endswith("_usd")])
+    hours = pd.to_numeric(configurations["accelerator_hours"], errors="coerce").astype(float)
+    for end in ("low", "high"):
+        out[f"cost_{end}_usd"] = hours * out[f"cost_{end}_usd_per_accelerator_hour"].astype(float)
+    energy = (pd.to_numeric(configurations["energy_kwh"], errors="coerce").astype(float)
+              if "energy_kwh" in configurations else pd.Series(math.nan, index=configurations.index))
+    if (energy < 0).any():
+        raise ContractError("energy_kwh must be >= 0 where it is measured")
+    out["energy_cost_usd"] = energy.map(lambda kwh: math.nan if math.isnan(kwh) else energy_cost(kwh, electricity))
+    return out[list(COST_COLUMNS)].astype(COST_COLUMNS)
+
+
+# ------------------------------------------------------------------------------------------------- measured energy
+
+def measured_energy(configurations: pd.DataFrame, benchmark: str) -> pd.DataFrame:
+    """The results of `benchmark` with measured energy: RESULT_KEY, `energy_kwh` and `power_measurement` (AC, DC,
+    "AC and DC"; None where the table does not state it). Empty, with those columns, when `configurations` has no
+    `energy_kwh` (features from before the power logs were read)."""
+    columns = [*RESULT_KEY, *ENERGY_COLUMNS]
+    if "energy_kwh" not in configurations:
+        return pd.DataFrame(columns=columns)
+    rows = configurations[(configurations["benchmark"] == benchmark) & configurations["energy_kwh"].notna()]
+    rows = rows.assign(power_measurement=rows["power_measurement"] if "power_measurement" in rows else None)
+    return rows[columns].reset_index(drop=True)
+
+
+def with_measured_energy(frame: pd.DataFrame, energy: pd.DataFrame) -> pd.DataFrame:
+    """`frame` (results with RESULT_KEY) with ENERGY_COLUMNS from `measured_energy` (empty where not measured)."""
+    merged = frame.drop(columns=[c for c in ENERGY_COLUMNS if c in frame]).merge(
+        energy, on=RESULT_KEY, how="left", validate="many_to_one")
+    merged.index = frame.index
+    return merged.astype({"energy_kwh": "float64"})
+
+
+# ------------------------------------------------------------------------------------------------- as text
+
+def usd(value: float) -> str:
+    """Money as the commands print it: whole dollars with separators from 100 up, three significant digits below."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def _offer(row: Mapping[str, Any], end: str) -> str:
+    parts = [row[f"cost_{end}_{name}"] for name in ("provider", "price_type", "date")]
+    return " ".join(str(part) for part in parts if isinstance(part, str) and part)
+
+
+def cost_text(row: Mapping[str, Any], lead: str = "cost ") -> str:
+    """A row of `training_costs` in a few words after `lead`: "cost 1,234 to 5,678 USD (RunPod on-demand
+    2025-05-29 to Azure on-demand 2026-11-09)", "cost 345 USD (your price file)"; or "no public price"."""
+    if row["cost_basis"] == NO_PRICE:
+        return NO_PRICE_TEXT
+    low, high = row["cost_low_usd"], row["cost_high_usd"]
+    if low is None or pd.isna(low):
+        return f"{lead}unknown (no accelerator-hours)"
+    if row["cost_basis"] == USER:
+        return f"{lead}{usd(low)} {CURRENCY} (your price file)"
+    return f"{lead}{usd(low)} to {usd(high)} {CURRENCY} ({_offer(row, 'low')} to {_offer(row, 'high')})"
+
+
+def basis_lines(user_prices_path: object | None, electricity: ElectricityPrice, energy: bool) -> list[str]:
+    """What the cost (and, with `energy`, the energy cost) columns of an answer are, for its header."""
+    source = (f"; your price file {user_prices_path} (USD per accelerator-hour) overrides it for the families it "
+              f"names" if user_prices_path is not None else "")
+    lines = [f"accelerator-hours: {HARDWARE_TIME}; cost ({COST_LABEL}) = accelerator-hours x price per "
+             f"accelerator-hour, a range over the public list prices of pipeline/analysis/price_table.csv "
+             f"(providers and price types, the newest dated {table_date().isoformat()}){source}"]
+    if energy:
+        dated = f", {electricity.date}, {electricity.source}" if electricity.date else ""
+        lines.append(f"energy: measured by MLPerf power results (the result on the row; AC or DC, the point of "
+                     f"measurement); energy cost ({COST_LABEL}) = kWh x {electricity.per_kwh:g} {CURRENCY}/kWh "
+                     f"({electricity.what}{dated})")
+    return lines
