@@ -4,6 +4,7 @@ One home for paths: stages, commands, the report and dvc.yaml name the same file
 own folder, one file per benchmark where the stage works per benchmark, so dvc.yaml can state one output per
 stage and a benchmark added to `analysis.benchmarks` needs no new stage.
 
+    data/mirror.json                validate: what fetch copies from the mirror, by content (or clones)
     data/raw/                       fetch: one archive or folder per round
     data/interim/                   ingest: systems, runs, results (Parquet), quarantine.csv and tally.csv
     data/processed/                 features: configurations.parquet, feature_notes.csv
@@ -24,6 +25,9 @@ from pathlib import Path
 
 PARAMS = Path("params.yaml")
 
+MIRROR_LISTING = Path("data/mirror.json")
+# The mirror archives' SHA-256 by path, size and time, so an unchanged mirror is not read again (not an output).
+MIRROR_HASHES = Path("data/.mirror-hashes.json")
 RAW = Path("data/raw")
 INTERIM = Path("data/interim")
 SYSTEMS = INTERIM / "systems.parquet"

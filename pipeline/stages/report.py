@@ -26,6 +26,10 @@ from pipeline.core.errors import cli
 from pipeline.core.files import fresh_dir, load_params, write_csv, write_json, write_text
 from pipeline.settings import load_settings
 
+# The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
+# into dvc.yaml; tests/test_params_deps.py checks).
+PARAMS: tuple[str, ...] = ("fetch", "analysis", "importance", "cluster", "rank", "findings", "decide", "report")
+
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
