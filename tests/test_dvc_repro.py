@@ -90,8 +90,8 @@ def test_dvc_repro_without_a_mirror_clones_and_builds_the_report(tmp_path: Path,
     status = subprocess.run([sys.executable, "-m", "dvc", "status"], cwd=project, env=env, capture_output=True,
                             text=True, timeout=600)
     assert status.returncode == 0 and "changed" not in status.stdout, status.stdout
-    assert sorted(path.name for path in (project / "reports" / "metrics").iterdir()) == ["bert.json", "findings.json",
-                                                                                   "resnet.json"]
+    assert sorted(path.name for path in (project / "reports" / "metrics").iterdir()) == ["bert.json", "resnet.json",
+                                                                                   "summary.json"]
 
     # `dvc pull` into a copy without outputs (as a fresh clone of the committed project) restores the report.
     store = tmp_path / "store"

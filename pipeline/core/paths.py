@@ -16,7 +16,7 @@ stage and a benchmark added to `analysis.benchmarks` needs no new stage.
     reports/decide/                 decide: <benchmark>.json, <benchmark>.models.json, <benchmark>.<figure>.png
     reports/figures/                figures: <benchmark>/<figure>.png, the page's figures
     reports/metrics/                report: <benchmark>.json, the headline numbers (DVC metrics, in git), and
-                                    findings.json, the findings of every benchmark after the correction
+                                    summary.json, over every benchmark (mean silhouette, findings supported)
     reports/index.html ...          report: the page, metrics.json (every scalar), ranking.csv, importance.json
 """
 from __future__ import annotations
@@ -51,7 +51,7 @@ FIGURES = REPORTS / "figures"
 INDEX = REPORTS / "index.html"
 METRICS = REPORTS / "metrics.json"
 HEADLINE_METRICS = REPORTS / "metrics"
-FINDINGS_METRICS = HEADLINE_METRICS / "findings.json"  # no benchmark is called "findings"
+SUMMARY_METRICS = HEADLINE_METRICS / "summary.json"  # no benchmark is called "summary"
 RANKING = REPORTS / "ranking.csv"
 IMPORTANCE_SUMMARY = REPORTS / "importance.json"
 
