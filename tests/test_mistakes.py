@@ -174,9 +174,9 @@ REPRO_MISTAKES = [
      ["fetch.mirror", "mlperff does not exist", "null"]),
     ("an unknown availability", [("analysis.availability", ["onprem", "hybrid"])], None,
      ["analysis.availability", "hybrid"]),
-    ("a round to fetch that exists nowhere", [("fetch.rounds", ["v0.6", "v9.9"]),
+    ("a round to fetch that exists nowhere", [("fetch.mirror", "empty-mirror"), ("fetch.rounds", ["v9.9"]),
                                               ("fetch.upstream", "file:///nowhere/training_results_{round}")],
-     None, ["round v9.9", "cannot be reached"]),
+     None, ["round v9.9: it is not in the mirror empty-mirror", "cannot be reached"]),
 ]
 
 
@@ -218,6 +218,7 @@ def test_a_mistake_under_dvc_repro_loses_no_output(what: str, edits: list[tuple[
     params_file.write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
     if prices is not None:
         (repro_clone / "prices.yaml").write_text(prices, encoding="utf-8")
+    (repro_clone / "empty-mirror").mkdir(exist_ok=True)
     before = _outputs(repro_clone)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
            "DVC_NO_ANALYTICS": "1", "CI": "true"}
