@@ -89,7 +89,9 @@ def test_dvc_repro_without_a_mirror_clones_and_builds_the_report(tmp_path: Path,
     assert '<section id="resnet"' in html and '<section id="bert"' in html
     status = subprocess.run([sys.executable, "-m", "dvc", "status"], cwd=project, env=env, capture_output=True,
                             text=True, timeout=600)
-    assert status.returncode == 0 and "changed" not in status.stdout, status.stdout
+    # validate runs on every repro (DVC lists it as "always changed"); nothing else is out of date
+    stale = [line for line in status.stdout.splitlines() if "changed" in line and "always changed" not in line]
+    assert status.returncode == 0 and stale == [], status.stdout
     assert sorted(path.name for path in (project / "reports" / "metrics").iterdir()) == ["bert.json", "resnet.json",
                                                                                    "summary.json"]
 

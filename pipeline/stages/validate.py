@@ -30,9 +30,10 @@ PARAMS: tuple[str, ...] = ("fetch", "analysis", "importance", "cluster", "rank",
 def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.validate", __doc__, argv)
     settings = load_settings()
-    from pipeline.report.inputs import load_price_table
+    if settings.report.prices is not None:  # imported only then: pandas would double this stage's time
+        from pipeline.report.inputs import load_price_table
 
-    load_price_table(settings.report.prices)
+        load_price_table(settings.report.prices)
     fetch = settings.fetch
     sources = plan(fetch.mirror, fetch.upstream, fetch.rounds)
     for source in sources:
