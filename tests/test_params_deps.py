@@ -56,3 +56,10 @@ def test_the_script_inserts_and_replaces_a_params_list() -> None:
     assert "      - data/x  # kept\n" in written and "pipeline/old.py" not in written
     assert "      - pipeline/mlperf/fetching.py\n" in written
     assert sync.rewrite(written) == written
+
+
+@pytest.mark.parametrize("stage", sorted(set(STAGES) - UNDECLARED))
+def test_a_stage_declares_params_if_and_only_if_it_reads_them(stage: str) -> None:
+    source = (ROOT / "pipeline" / "stages" / f"{stage}.py").read_text(encoding="utf-8")
+    reads = "load_settings(" in source or "load_params(" in source
+    assert bool(sync.declared(stage)) == reads, stage
