@@ -127,9 +127,10 @@ def test_a_scope_that_leaves_nothing_stops_the_analysis(project: Path, capsys: p
     assert "min_configurations" in message
 
 
-MODULES = ["pipeline.stages.fetch", "pipeline.stages.ingest", "pipeline.stages.features", "pipeline.stages.importance",
-           "pipeline.stages.cluster", "pipeline.stages.rank", "pipeline.stages.backtest", "pipeline.stages.decide",
-           "pipeline.commands.predict", "pipeline.commands.recommend", "pipeline.mlperf.compliance"]
+MODULES = ["pipeline.stages.validate", "pipeline.stages.fetch", "pipeline.stages.ingest", "pipeline.stages.features",
+           "pipeline.stages.importance", "pipeline.stages.cluster", "pipeline.stages.rank", "pipeline.stages.backtest",
+           "pipeline.stages.decide", "pipeline.commands.predict", "pipeline.commands.recommend",
+           "pipeline.mlperf.compliance"]
 
 
 @pytest.mark.parametrize("module", MODULES)
