@@ -179,22 +179,23 @@ def test_a_killed_ingest_leaves_no_partial_output_and_its_repetition_the_same_by
 
 
 def _stages_with_threads(project: Path, threads: int) -> dict[str, bytes]:
-    """Run the importance and cluster stages in `project` with `threads` OpenMP and BLAS threads; every output's
-    bytes by path."""
+    """Run the importance, cluster and backtest stages in `project` with `threads` OpenMP and BLAS threads; every
+    output's bytes by path."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": str(threads),
            "OPENBLAS_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), "CI": "true"}
-    for stage in ("importance", "cluster"):
+    for stage in ("importance", "cluster", "backtest"):
         subprocess.run([sys.executable, "-m", f"pipeline.stages.{stage}"], cwd=project, env=env, check=True,
                        capture_output=True)
     return {path.relative_to(project).as_posix(): path.read_bytes()
-            for folder in ("reports", "data/processed/clusters") for path in sorted((project / folder).rglob("*"))
-            if path.is_file()}
+            for folder in ("reports", "data/processed") for path in sorted((project / folder).rglob("*"))
+            if path.is_file() and path.name != "configurations.parquet"}
 
 
 @pytest.mark.slow
 def test_thread_counts_change_no_byte(tmp_path: Path) -> None:
-    """The learners (gradient boosting, k-means) and BLAS run on 1 or 2 threads: the outputs DVC hashes are the
-    same bytes, so a clean clone's dvc.lock holds on a machine with another number of cores."""
+    """The learners (gradient boosting, k-means, the forecasts' least squares) and BLAS run on 1 or 2 threads: the
+    outputs DVC hashes are the same bytes, so a clean clone's dvc.lock holds on a machine with another number of
+    cores."""
     configurations = ROOT / "data" / "processed" / "configurations.parquet"
     if not configurations.is_file():
         pytest.skip("needs data/processed/configurations.parquet (dvc pull or dvc repro features)")
