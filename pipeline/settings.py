@@ -39,10 +39,11 @@ def round_name(value: object) -> str:
 
 
 class Fetch(Section):
-    """Where the rounds come from (see pipeline/stages/fetch.py and docs/data.md)."""
+    """Where the rounds come from (see pipeline/mlperf/fetching.py and docs/data.md)."""
 
-    mirror: str
-    """Folder of `training_results_vX.Y.tar.gz` archives or `training_results_vX.Y/` folders (a clone works too)."""
+    mirror: str | None
+    """Folder of `training_results_vX.Y.tar.gz` archives or `training_results_vX.Y/` folders (a clone works too), or
+    empty (null): every round is cloned from upstream."""
     rounds: Annotated[list[str], Field(min_length=1)]
     """The rounds to fetch and analyse, written vX.Y."""
     upstream: str
@@ -112,11 +113,13 @@ class Analysis(Section):
     @field_validator("rounds", mode="before")
     @classmethod
     def _rounds(cls, value: object) -> object:
-        if isinstance(value, str):
-            return value.strip().lower()
-        if isinstance(value, list):
-            return [round_name(item) for item in value]
-        return value
+        if isinstance(value, str) and value.strip().lower() == "all":
+            return "all"
+        if isinstance(value, str) or not isinstance(value, list):
+            raise ValueError("must be all or a list of rounds, such as [v4.0, v4.1]")
+        if not value:
+            raise ValueError("is an empty list: write all, or the rounds to analyse, such as [v4.0, v4.1]")
+        return [round_name(item) for item in value]
 
     @field_validator("availability", mode="before")
     @classmethod
@@ -372,20 +375,53 @@ class Settings(Section):
     report: Report
     """The page."""
 
+    @model_validator(mode="after")
+    def _rounds_are_fetched(self) -> Settings:
+        if self.analysis.rounds != "all":
+            unknown = [round_ for round_ in self.analysis.rounds if round_ not in self.fetch.rounds]
+            if unknown:
+                raise ValueError(f"analysis.rounds: {', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} "
+                                 f"not among fetch.rounds ({', '.join(self.fetch.rounds)}), so there is no data for "
+                                 f"{'it' if len(unknown) == 1 else 'them'}: add to fetch.rounds, or drop from "
+                                 "analysis.rounds")
+        return self
+
 
 def _location(error: ErrorDetails) -> str:
-    return ".".join(str(part) for part in error["loc"] if not str(part).startswith("function-"))
+    # pydantic names the branch of a union (literal['all'], list[str]) and the validator function in the
+    # location: the user wrote a key, so only the keys (and list positions) are shown.
+    return ".".join(str(part) for part in error["loc"]
+                    if not str(part).startswith("function-") and "[" not in str(part))
 
 
 def _message(error: ErrorDetails) -> str:
     message = str(error["msg"]).removeprefix("Value error, ")
     given = error.get("input")
+    if _fixed_length_short(error):
+        return "has too few values: it is a list of a fixed length, as in the project's params.yaml"
     if error["type"] == "missing":
         return "is missing; restore it from the project's params.yaml"
     if error["type"] == "extra_forbidden":
         return "is not a setting here (misspelt?); see the project's params.yaml for the valid keys"
+    if error["type"] == "too_short":
+        return f"is empty or too short: it needs at least {error.get('ctx', {}).get('min_length', 1)} item(s)"
     shown = f" (got {given!r})" if given is not None and not isinstance(given, dict | list) else ""
     return f"{message}{shown}"
+
+
+def _fixed_length_short(error: ErrorDetails) -> bool:
+    return error["type"] == "missing" and isinstance(error["loc"][-1], int)
+
+
+def _problems(errors: list[ErrorDetails]) -> list[str]:
+    """One line per key: of a union's branches (`all` or a list), the error of the branch the value was
+    written for, not 'Input should be all' beside it."""
+    located = [(_location(item).rsplit(".", 1)[0] if _fixed_length_short(item) else _location(item), item)
+               for item in errors]
+    keys = {key for key, item in located if item["type"] != "literal_error"}
+    lines = [f"{key}: {_message(item)}" if key else _message(item) for key, item in located
+             if not (item["type"] == "literal_error" and key in keys)]
+    return list(dict.fromkeys(lines))
 
 
 def settings_from(params: object, source: str = "params.yaml") -> Settings:
@@ -395,7 +431,7 @@ def settings_from(params: object, source: str = "params.yaml") -> Settings:
     try:
         return Settings.model_validate(params)
     except ValidationError as error:
-        problems = [f"{_location(item)}: {_message(item)}" for item in error.errors()]
+        problems = _problems(error.errors())
         raise ParamsError(f"{source} has {len(problems)} problem{'s' if len(problems) > 1 else ''}: "
                           + "; ".join(problems)) from None
 

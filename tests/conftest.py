@@ -190,5 +190,5 @@ def project_params_with(path: str, value: object) -> dict[str, Any]:
 
 
 def fetch_settings(mirror: Path, upstream: str, *rounds: str) -> Fetch:
-    """params.yaml's `fetch` section for these rounds, as `pipeline.stages.fetch.fetch` takes it."""
+    """params.yaml's `fetch` section for these rounds, as `pipeline.mlperf.fetching.fetch` takes it."""
     return Fetch(mirror=str(mirror), upstream=upstream, rounds=list(rounds))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -175,3 +176,38 @@ def test_a_killed_ingest_leaves_no_partial_output_and_its_repetition_the_same_by
     _finished_run(sources, out)
     assert read_bytes(out, INGEST_OUTPUTS) == expected
     assert sorted(os.listdir(out)) == sorted(INGEST_OUTPUTS), "the temporaries of the killed runs were not removed"
+
+
+def _stages_with_threads(project: Path, threads: int) -> dict[str, bytes]:
+    """Run the importance, cluster and backtest stages in `project` with `threads` OpenMP and BLAS threads; every
+    output's bytes by path."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": str(threads),
+           "OPENBLAS_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), "CI": "true"}
+    for stage in ("importance", "cluster", "backtest"):
+        subprocess.run([sys.executable, "-m", f"pipeline.stages.{stage}"], cwd=project, env=env, check=True,
+                       capture_output=True)
+    return {path.relative_to(project).as_posix(): path.read_bytes()
+            for folder in ("reports", "data/processed") for path in sorted((project / folder).rglob("*"))
+            if path.is_file() and path.name != "configurations.parquet"}
+
+
+@pytest.mark.slow
+def test_thread_counts_change_no_byte(tmp_path: Path) -> None:
+    """The learners (gradient boosting, k-means, the forecasts' least squares) and BLAS run on 1 or 2 threads: the
+    outputs DVC hashes are the same bytes, so a clean clone's dvc.lock holds on a machine with another number of
+    cores."""
+    configurations = ROOT / "data" / "processed" / "configurations.parquet"
+    if not configurations.is_file():
+        pytest.skip("needs data/processed/configurations.parquet (dvc pull or dvc repro features)")
+    from tests.conftest import project_params_with
+
+    params = project_params_with("analysis.benchmarks", ["resnet", "bert"])
+    outputs = []
+    for threads in (1, 2):
+        project = tmp_path / f"threads-{threads}"
+        (project / "data" / "processed").mkdir(parents=True)
+        shutil.copyfile(configurations, project / "data" / "processed" / "configurations.parquet")
+        (project / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+        outputs.append(_stages_with_threads(project, threads))
+    assert outputs[0].keys() == outputs[1].keys() and len(outputs[0]) >= 6
+    assert [name for name in outputs[0] if outputs[0][name] != outputs[1][name]] == []

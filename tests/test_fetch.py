@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from pipeline.core.errors import MirrorError
+from pipeline.mlperf import fetching as fetch
 from pipeline.mlperf import rounds
-from pipeline.stages import fetch
+from pipeline.settings import Fetch
 from tests.conftest import fetch_settings, small_round, write_archive, write_folder
 
 
@@ -53,24 +54,28 @@ def test_round_missing_from_mirror_is_cloned_sparse_and_packed(tmp_path: Path, u
     assert scores == pytest.approx([12.0])
 
 
-def test_no_mirror_at_all_clones_every_round(tmp_path: Path, upstream: str) -> None:
-    [path] = fetch.fetch(fetch_settings(tmp_path / "no-such-mirror", upstream, "v3.0"), tmp_path / "raw")
+def no_mirror(upstream: str, *rounds_: str) -> Fetch:
+    return Fetch(mirror=None, upstream=upstream, rounds=list(rounds_))
+
+
+def test_no_mirror_at_all_clones_every_round_and_says_why(tmp_path: Path, upstream: str, capsys) -> None:
+    [path] = fetch.fetch(no_mirror(upstream, "v3.0"), tmp_path / "raw")
     assert path.name == "training_results_v3.0.tar.gz" and path.is_file()
+    announced = capsys.readouterr().err
+    assert "round v3.0: there is no mirror (fetch.mirror: null)" in announced and "about 21 MB" in announced
+
+
+def test_a_misspelt_mirror_clones_nothing(tmp_path: Path, upstream: str) -> None:
+    with pytest.raises(MirrorError, match=r"fetch.mirror .*no-such-mirror does not exist \(misspelt\?\).* null"):
+        fetch.fetch(fetch_settings(tmp_path / "no-such-mirror", upstream, "v3.0"), tmp_path / "raw")
+    assert not (tmp_path / "raw").exists()
 
 
 def test_a_packed_clone_is_the_same_bytes_every_time(tmp_path: Path, upstream: str) -> None:
-    settings = fetch_settings(tmp_path / "no-such-mirror", upstream, "v3.0")
+    settings = no_mirror(upstream, "v3.0")
     first = fetch.fetch(settings, tmp_path / "raw1")[0].read_bytes()
     second = fetch.fetch(settings, tmp_path / "raw2")[0].read_bytes()
     assert first == second
-
-
-def test_help_runs_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) as exit_:
-        fetch.main(["--help"])
-    assert exit_.value.code == 0 and "fetch.rounds" in capsys.readouterr().out
-    assert list(tmp_path.iterdir()) == []
 
 
 def test_unreachable_round_names_round_mirror_and_url(tmp_path: Path) -> None:
@@ -80,3 +85,26 @@ def test_unreachable_round_names_round_mirror_and_url(tmp_path: Path) -> None:
                     tmp_path / "raw")
     message = str(error.value)
     assert "v9.9" in message and str(tmp_path / "mirror") in message and "none/v9.9" in message
+
+
+def test_the_listing_is_by_content_and_sees_a_replaced_archive(tmp_path: Path, upstream: str) -> None:
+    """The fetch stage depends on this listing: touching an archive changes nothing, replacing it changes it,
+    and the archive's hash is read once per size and time."""
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    archive = write_archive(mirror / "training_results_v3.0.tar.gz", small_round())
+    hashes = tmp_path / "hashes.json"
+    sources = fetch.plan(str(mirror), upstream, ["v3.0", "v3.1"])
+    first = fetch.mirror_listing(sources, hashes)
+    assert first[0]["sha256"] == fetch._sha256(archive) and first[1] == {"round": "v3.1",
+                                                                         "clone": upstream.format(round="v3.1")}
+    archive.touch()
+    assert fetch.mirror_listing(sources, hashes) == first
+    write_archive(archive, {**small_round(), "Acme/systems/other.json": "{}"})
+    assert fetch.mirror_listing(sources, hashes)[0]["sha256"] != first[0]["sha256"]
+
+
+def test_a_round_to_clone_that_cannot_be_reached_is_found_before_anything_is_fetched(tmp_path: Path) -> None:
+    [source] = fetch.plan(None, (tmp_path / "none").as_uri() + "/{round}", ["v9.9"])
+    with pytest.raises(MirrorError, match=r"round v9\.9: there is no mirror, and .*none/v9\.9 cannot be reached"):
+        fetch.check_reachable(source, None)

@@ -2,6 +2,8 @@
 exit status 1 (issue 16). A stage validates all of params.yaml first, so the importance stage stands for all."""
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -125,9 +127,10 @@ def test_a_scope_that_leaves_nothing_stops_the_analysis(project: Path, capsys: p
     assert "min_configurations" in message
 
 
-MODULES = ["pipeline.stages.fetch", "pipeline.stages.ingest", "pipeline.stages.features", "pipeline.stages.importance",
-           "pipeline.stages.cluster", "pipeline.stages.rank", "pipeline.stages.backtest", "pipeline.stages.decide",
-           "pipeline.commands.predict", "pipeline.commands.recommend", "pipeline.mlperf.compliance"]
+MODULES = ["pipeline.stages.validate", "pipeline.stages.fetch", "pipeline.stages.ingest", "pipeline.stages.features",
+           "pipeline.stages.importance", "pipeline.stages.cluster", "pipeline.stages.rank", "pipeline.stages.backtest",
+           "pipeline.stages.decide", "pipeline.commands.predict", "pipeline.commands.recommend",
+           "pipeline.mlperf.compliance"]
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -151,3 +154,86 @@ def test_a_price_file_with_an_unknown_family_is_refused_with_the_known_ones(tmp_
         load_prices(prices)
     prices.write_text("h100: 3.0\na100: 1.5\n", encoding="utf-8")
     assert load_prices(prices) == {"H100": 3.0, "A100": 1.5}
+
+
+# ------------------------------------------------------------------ mistakes under `dvc repro`: nothing is lost
+
+# (what the user did, params.yaml edits as (key, value), a price file's text or None, words the message must hold)
+REPRO_MISTAKES = [
+    ("k below two", [("cluster.k", 1)], None, ["cluster.k", "greater than or equal to 2"]),
+    ("k spelt out", [("cluster.k", "five")], None, ["cluster.k", "five"]),
+    ("a round that does not exist", [("analysis.rounds", ["v9.9"])], None, ["analysis.rounds", "v9.9",
+                                                                           "fetch.rounds"]),
+    ("a round not fetched", [("analysis.rounds", ["v4.5"])], None, ["v4.5", "not among fetch.rounds"]),
+    ("no rounds at all", [("analysis.rounds", [])], None, ["analysis.rounds", "empty list"]),
+    ("an empty feature list", [("cluster.default_features", [])], None, ["cluster.default_features", "empty"]),
+    ("a price file that is not there", [("report.prices", "examples/no-such-prices.yaml")], None,
+     ["report.prices", "no-such-prices.yaml", "not found"]),
+    ("a price for an unknown family", [("report.prices", "prices.yaml")], "H10O: 3.0\n",
+     ["report.prices", "H10O", "unknown accelerator families"]),
+    ("a misspelt mirror", [("fetch.mirror", "../shared/mlperff")], None,
+     ["fetch.mirror", "mlperff does not exist", "null"]),
+    ("an unknown availability", [("analysis.availability", ["onprem", "hybrid"])], None,
+     ["analysis.availability", "hybrid"]),
+    ("a round to fetch that exists nowhere", [("fetch.mirror", "empty-mirror"), ("fetch.rounds", ["v9.9"]),
+                                              ("fetch.upstream", "file:///nowhere/training_results_{round}")],
+     None, ["round v9.9: it is not in the mirror empty-mirror", "cannot be reached"]),
+]
+
+
+def _outputs(clone: Path) -> dict[str, tuple[int, int, int]]:
+    """Every file of the pipeline's outputs, by path: (inode, size, modification time). A file DVC deleted and a
+    stage wrote again has another inode or time."""
+    return {path.relative_to(clone).as_posix(): (path.stat().st_ino, path.stat().st_size, path.stat().st_mtime_ns)
+            for folder in ("data", "reports") for path in sorted((clone / folder).rglob("*")) if path.is_file()}
+
+
+@pytest.fixture(scope="module")
+def repro_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A git clone of the project with this checkout's outputs (hard links), as after `dvc repro`."""
+    if not (ROOT / "reports" / "index.html").is_file() or not (ROOT / "data" / "mirror.json").is_file():
+        pytest.skip("needs this checkout's outputs: run dvc repro (or dvc pull) first")
+    clone = tmp_path_factory.mktemp("mistakes") / "project"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    for folder in ("data", "reports"):  # the git-tracked metrics come with the clone
+        shutil.copytree(ROOT / folder, clone / folder, dirs_exist_ok=True,
+                        copy_function=lambda source, target: Path(target).exists() or os.link(source, target))
+    return clone
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("what", "edits", "prices", "words"), REPRO_MISTAKES, ids=[m[0] for m in REPRO_MISTAKES])
+def test_a_mistake_under_dvc_repro_loses_no_output(what: str, edits: list[tuple[str, Any]], prices: str | None,
+                                                   words: list[str], repro_clone: Path) -> None:
+    """DVC deletes a stage's outputs before running it: the validate stage, first of all, stops the run before
+    that, with a message naming the mistake, and every output (git-tracked metrics included) stays as it was."""
+    params_file = repro_clone / "params.yaml"
+    original = params_file.read_text(encoding="utf-8")
+    params = yaml.safe_load(original)
+    for key, value in edits:
+        node = params
+        *parents, last = key.split(".")
+        for part in parents:
+            node = node[part]
+        node[last] = value
+    params_file.write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+    if prices is not None:
+        (repro_clone / "prices.yaml").write_text(prices, encoding="utf-8")
+    (repro_clone / "empty-mirror").mkdir(exist_ok=True)
+    before = _outputs(repro_clone)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "DVC_NO_ANALYTICS": "1", "CI": "true"}
+    try:
+        repro = subprocess.run([sys.executable, "-m", "dvc", "repro"], cwd=repro_clone, env=env, capture_output=True,
+                               text=True, timeout=600)
+    finally:
+        params_file.write_text(original, encoding="utf-8")
+        (repro_clone / "prices.yaml").unlink(missing_ok=True)
+    output = repro.stdout + repro.stderr
+    assert repro.returncode != 0 and "failed to reproduce 'validate'" in output and "exited with 1" in output, output
+    assert "Traceback" not in output
+    for word in words:
+        assert word in output, (what, word, output)
+    after = _outputs(repro_clone)
+    assert sorted(set(before) - set(after)) == [], f"{what}: deleted"
+    assert [name for name in before if before[name] != after[name]] == [], f"{what}: rewritten"

@@ -25,7 +25,7 @@ from pipeline.analysis.configurations import build_configurations
 from pipeline.core import files as pipeline_io
 from pipeline.core import paths
 from pipeline.core.errors import MirrorError, SourceError
-from pipeline.mlperf import decoding, rounds, scoring, sources
+from pipeline.mlperf import decoding, fetching, rounds, scoring, sources
 from pipeline.mlperf import hardware as parsers
 from pipeline.mlperf.description import NOTE_COLUMNS
 from pipeline.mlperf.logparse import parse_log
@@ -620,7 +620,7 @@ def test_fetch_copies_no_link_and_writes_only_under_raw(tmp_path: Path, capsys) 
     folder = write_folder(mirror / "training_results_v3.1", small_round())
     (folder / "Acme" / "leak.txt").symlink_to("/etc/hostname")
     raw = tmp_path / "project" / "data" / "raw"
-    fetch.fetch(fetch_settings(mirror, "file:///nowhere/{round}", "v3.1"), raw)
+    fetching.fetch(fetch_settings(mirror, "file:///nowhere/{round}", "v3.1"), raw)
     copied = {path.relative_to(raw).as_posix() for path in raw.rglob("*")}
     assert "training_results_v3.1/Acme/systems/box.json" in copied
     assert "training_results_v3.1/Acme/leak.txt" not in copied
@@ -634,9 +634,9 @@ def test_a_failed_fetch_leaves_the_previous_raw_folder(tmp_path: Path) -> None:
     mirror.mkdir()
     write_archive(mirror / "training_results_v3.0.tar.gz", small_round())
     raw = tmp_path / "data" / "raw"
-    fetch.fetch(fetch_settings(mirror, "file:///nowhere/{round}", "v3.0"), raw)
+    fetching.fetch(fetch_settings(mirror, "file:///nowhere/{round}", "v3.0"), raw)
     with pytest.raises(MirrorError):
-        fetch.fetch(fetch_settings(mirror, (tmp_path / "none").as_uri() + "/{round}", "v3.0", "v9.9"), raw)
+        fetching.fetch(fetch_settings(mirror, (tmp_path / "none").as_uri() + "/{round}", "v3.0", "v9.9"), raw)
     assert [path.name for path in raw.iterdir()] == ["training_results_v3.0.tar.gz"]
     assert {path.name for path in raw.parent.iterdir()} == {"raw"}
 
@@ -701,16 +701,27 @@ def _run_fetch(project: Path, mirror: Path, upstream: str, capsys, monkeypatch: 
     return int(exit_.value.code), capsys.readouterr().err
 
 
-def test_a_missing_mirror_and_no_network_give_one_clear_line(tmp_path: Path, capsys, monkeypatch) -> None:
+def test_a_missing_mirror_is_named_and_nothing_is_cloned(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A misspelt fetch.mirror must not silently clone every round from GitHub: null says there is no mirror."""
     mirror = tmp_path / "no-mirror"
+    code, error = _run_fetch(tmp_path, mirror, "file:///nowhere/{round}", capsys, monkeypatch)
+    assert code == 1 and error.count("\n") == 1
+    assert error.startswith(f"error: fetch.mirror {mirror} does not exist (misspelt?)") and "null" in error
+    assert not (tmp_path / "data").exists() or not any((tmp_path / "data").iterdir())
+
+
+def test_a_round_missing_from_the_mirror_and_no_network_give_one_clear_line(tmp_path: Path, capsys,
+                                                                            monkeypatch) -> None:
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
     upstream = (tmp_path / "nowhere").as_uri() + "/training_results_{round}"
     code, error = _run_fetch(tmp_path, mirror, upstream, capsys, monkeypatch)
     assert code == 1
-    assert error.startswith("error: round v3.0 is not in the mirror") and error.count("\n") == 1
-    assert str(mirror) in error and "which does not exist" in error
-    assert "training_results_v3.0.tar.gz" in error and upstream.format(round="v3.0") in error
-    assert "fetch.mirror" in error
-    assert not (tmp_path / "data").exists() or not any((tmp_path / "data").iterdir())
+    lines = error.splitlines()
+    assert lines[0].startswith("fetch: round v3.0: the mirror") and "about 21 MB" in lines[0]  # announced first
+    assert lines[1].startswith("error: round v3.0: it is not in the mirror") and len(lines) == 2
+    assert str(mirror) in lines[1] and "training_results_v3.0.tar.gz" in lines[1]
+    assert upstream.format(round="v3.0") in lines[1] and "fetch.mirror" in lines[1]
 
 
 def test_a_corrupt_archive_in_a_mirror_with_checksums_fails_in_fetch(tmp_path: Path, capsys, monkeypatch) -> None:

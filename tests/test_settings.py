@@ -48,3 +48,31 @@ def test_a_misspelt_key_is_named() -> None:
     params = project_params_with("analysis.divison", "closed")
     with pytest.raises(ParamsError, match=r"analysis\.divison: is not a setting here"):
         settings_from(params)
+
+
+# Every list param: an empty, short or unknown list is named by its key with what it needs (issue 28).
+@pytest.mark.parametrize(("path", "value", "expected"), [
+    ("analysis.rounds", [], "analysis.rounds: is an empty list: write all, or the rounds to analyse"),
+    ("analysis.rounds", ["v9.9"], "analysis.rounds: v9.9 is not among fetch.rounds"),
+    ("analysis.rounds", ["v4.0", "v4.5"], "v4.5 is not among fetch.rounds (v0.6,"),
+    ("analysis.rounds", "v4.0", "analysis.rounds: must be all or a list of rounds"),
+    ("analysis.benchmarks", [], "analysis.benchmarks: is empty or too short: it needs at least 1 item"),
+    ("analysis.availability", [], "analysis.availability: is an empty list"),
+    ("fetch.rounds", [], "fetch.rounds: is empty or too short"),
+    ("cluster.default_features", [], "cluster.default_features: is empty or too short"),
+    ("cluster.k_range", [2], "cluster.k_range: has too few values: it is a list of a fixed length"),
+    ("findings.bands", [], "findings.bands: is empty or too short"),
+    ("findings.moderate", [4], "findings.moderate: has too few values"),
+    ("decide.trust.coverage", [], "decide.trust.coverage: has too few values"),
+    ("rank.criteria", {}, "rank.criteria: is empty or too short"),
+])
+def test_every_list_mistake_is_named_once(path: str, value: object, expected: str) -> None:
+    with pytest.raises(ParamsError) as error:
+        settings_from(project_params_with(path, value))
+    message = str(error.value)
+    assert expected in message and message.startswith("params.yaml has 1 problem: "), message
+    assert "literal" not in message and "Input should be 'all'" not in message
+
+
+def test_no_mirror_is_null() -> None:
+    assert settings_from(project_params_with("fetch.mirror", None)).fetch.mirror is None

@@ -20,10 +20,16 @@ if TYPE_CHECKING:
     import pandas as pd
 
 PARAMS_FILE = PARAMS
-# Floats in JSON and CSV outputs keep this many significant digits: far more than any measurement here
-# supports, and few enough that the last-bit differences of a BLAS thread count or a summation order do not
-# change the bytes DVC hashes (a fresh clone's `dvc repro` must give the committed dvc.lock).
+# Floats in every output (JSON, CSV and Parquet) keep this many significant digits, rounded here, at the write
+# boundary, by `stored_float` and `stored_frame`: far more than any quantity here means (a time to train of 1000
+# minutes to 1e-6 min, a microsecond of a minute; a share to 1e-10), and few enough that the last-bit
+# differences of another CPU, a BLAS thread count or a summation order do not change the bytes DVC hashes (a
+# fresh clone's `dvc repro` must give the committed dvc.lock on any machine). Whole numbers are kept whole.
 STORED_SIGNIFICANT_DIGITS = 10
+# Where significant digits do not fit a column's meaning: a time since 1970 in ms (`*_ms`, 13 digits) is kept to
+# the microsecond, and a seed, an identifier, exactly.
+STORED_DECIMALS_BY_SUFFIX = {"_ms": 3}
+STORED_EXACT = frozenset({"seed"})
 _STORED_FLOAT = f"%.{STORED_SIGNIFICANT_DIGITS}g"
 
 
@@ -123,12 +129,35 @@ def fresh_dir(target: Path | str) -> Path:
 
 def write_parquet(frame: pd.DataFrame, target: Path | str) -> None:
     with atomic_path(target) as tmp:
-        frame.to_parquet(tmp, index=False)
+        stored_frame(frame).to_parquet(tmp, index=False)
 
 
 def write_csv(frame: pd.DataFrame, target: Path | str) -> None:
     with atomic_path(target) as tmp:
-        frame.to_csv(tmp, index=False, lineterminator="\n", float_format=_STORED_FLOAT)
+        stored_frame(frame).to_csv(tmp, index=False, lineterminator="\n", float_format=_STORED_FLOAT)
+
+
+def stored_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with every float column as the outputs store it (`stored_float`, NaN kept as NaN); the caller's
+    frame is not changed."""
+    floats = [column for column in frame.select_dtypes("floating").columns if column not in STORED_EXACT]
+    if not floats:
+        return frame
+    stored = frame.copy()
+    for column in floats:
+        decimals = next((places for suffix, places in STORED_DECIMALS_BY_SUFFIX.items()
+                         if str(column).endswith(suffix)), None)
+        values = frame[column].round(decimals) + 0.0 if decimals is not None else frame[column].map(_significant)
+        stored[column] = values.astype(frame[column].dtype)
+    return stored
+
+
+def _significant(value: float) -> float:
+    # A whole number (a count, or a time in ms since 1970, stored as a float because some are missing) is exact
+    # and is kept whole; no rounding noise makes a fraction whole.
+    if not math.isfinite(value) or value.is_integer():
+        return value + 0.0
+    return float(_STORED_FLOAT % value) + 0.0
 
 
 def write_text(text: str, target: Path | str) -> None:
@@ -157,9 +186,7 @@ def _plain(value: Any) -> Any:
 def stored_float(value: float) -> float | None:
     """`value` as the outputs store it: `STORED_SIGNIFICANT_DIGITS` significant digits, no negative zero, and
     None for NaN and infinities."""
-    if not math.isfinite(value):
-        return None
-    return float(_STORED_FLOAT % value) + 0.0
+    return _significant(value) if math.isfinite(value) else None
 
 
 def load_params(path: Path | str = PARAMS_FILE) -> dict[str, Any]:

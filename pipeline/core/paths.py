@@ -4,6 +4,7 @@ One home for paths: stages, commands, the report and dvc.yaml name the same file
 own folder, one file per benchmark where the stage works per benchmark, so dvc.yaml can state one output per
 stage and a benchmark added to `analysis.benchmarks` needs no new stage.
 
+    data/mirror.json                validate: what fetch copies from the mirror, by content (or clones)
     data/raw/                       fetch: one archive or folder per round
     data/interim/                   ingest: systems, runs, results (Parquet), quarantine.csv and tally.csv
     data/processed/                 features: configurations.parquet, feature_notes.csv
@@ -15,7 +16,7 @@ stage and a benchmark added to `analysis.benchmarks` needs no new stage.
     reports/decide/                 decide: <benchmark>.json, <benchmark>.models.json, <benchmark>.<figure>.png
     reports/figures/                figures: <benchmark>/<figure>.png, the page's figures
     reports/metrics/                report: <benchmark>.json, the headline numbers (DVC metrics, in git), and
-                                    findings.json, the findings of every benchmark after the correction
+                                    summary.json, over every benchmark (mean silhouette, findings supported)
     reports/index.html ...          report: the page, metrics.json (every scalar), ranking.csv, importance.json
 """
 from __future__ import annotations
@@ -24,6 +25,9 @@ from pathlib import Path
 
 PARAMS = Path("params.yaml")
 
+MIRROR_LISTING = Path("data/mirror.json")
+# The mirror archives' SHA-256 by path, size and time, so an unchanged mirror is not read again (not an output).
+MIRROR_HASHES = Path("data/.mirror-hashes.json")
 RAW = Path("data/raw")
 INTERIM = Path("data/interim")
 SYSTEMS = INTERIM / "systems.parquet"
@@ -47,7 +51,7 @@ FIGURES = REPORTS / "figures"
 INDEX = REPORTS / "index.html"
 METRICS = REPORTS / "metrics.json"
 HEADLINE_METRICS = REPORTS / "metrics"
-FINDINGS_METRICS = HEADLINE_METRICS / "findings.json"  # no benchmark is called "findings"
+SUMMARY_METRICS = HEADLINE_METRICS / "summary.json"  # no benchmark is called "summary"
 RANKING = REPORTS / "ranking.csv"
 IMPORTANCE_SUMMARY = REPORTS / "importance.json"
 

@@ -22,8 +22,10 @@ for both available categories, `onprem`, `cloud`, `rdi` and `internal` for the o
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # only annotations: params validation (pipeline.settings) runs without loading pandas
+    import pandas as pd
 
 AVAILABLE_ONPREM, AVAILABLE_CLOUD, PREVIEW, RESEARCH = "available_onprem", "available_cloud", "preview", "research"
 CATEGORIES = (AVAILABLE_ONPREM, AVAILABLE_CLOUD, PREVIEW, RESEARCH)

@@ -222,30 +222,30 @@ def scalar_metrics(outputs: Sequence[BenchmarkOutputs]) -> dict[str, dict[str, A
             for item in outputs}
 
 
-# The few numbers per benchmark that `dvc metrics show` and `dvc exp show` print (reports/metrics/<benchmark>.json),
-# short names so one benchmark's row stays readable: name -> (where it comes from, key).
+# The few numbers per benchmark that `dvc metrics show` prints (reports/metrics/<benchmark>.json), short names so
+# the table stays within 160 columns: name -> (where it comes from, key). None of them depends on the clustering,
+# so a cluster change shows in the summary's one column, not in one per benchmark (`dvc exp show --only-changed`).
 HEADLINE_METRICS = {
-    "configurations": ("rank", "n_configurations"),
+    "configs": ("rank", "n_configurations"),
     "pareto": ("rank", "pareto_size"),
-    "front": ("rank", "latest_front_size"),
     "pick_stability": ("rank", "pick_stability"),
-    "k_data": ("rank", "k_supported"),
-    "violations": ("rank", "dominance_violations"),
-    "supported": ("rank", "findings_supported"),  # after the page's correction
-    "contradicted": ("rank", "findings_contradicted"),
     "error_pct": ("decide", "backtest_median_ape_pct"),
-    "naive_pct": ("decide", "naive_median_ape_pct"),
     "coverage": ("decide", "backtest_coverage"),
 }
+# Decimals of the summary's mean silhouette: finer digits are noise in `dvc metrics diff`.
+SILHOUETTE_DECIMALS = 4
 
 
-def findings_metrics(correction: dict[str, Any]) -> dict[str, Any]:
-    """The page's findings after the correction (rank.json's `findings_correction`) as DVC metrics: findings
-    supported after and before it, of how many, and the same for the tests run."""
-    return {"method": correction["method"], "supported": correction["findings_supported"],
-            "supported_raw": correction["findings_supported_raw"], "findings": correction["findings"],
-            "tests": correction["tests"], "tests_supported": correction["tests_supported"],
-            "tests_supported_raw": correction["tests_supported_raw"]}
+def summary_metrics(outputs: list[BenchmarkOutputs], correction: dict[str, Any] | None) -> dict[str, Any]:
+    """The page's headline over every benchmark (reports/metrics/summary.json): how many benchmarks were
+    analysed, the mean silhouette of their clusterings at the k used (higher: better separated; it moves with
+    params `cluster`), and the findings supported after the page's correction (rank.json's
+    `findings_correction`; None without one)."""
+    analysed = [item for item in outputs if item.analysed]
+    silhouettes = [item.rank["silhouette"] for item in analysed if item.rank.get("silhouette") is not None]
+    return {"benchmarks": len(analysed),
+            "silhouette": round(sum(silhouettes) / len(silhouettes), SILHOUETTE_DECIMALS) if silhouettes else None,
+            "supported": None if correction is None else correction["findings_supported"]}
 
 
 def headline_metrics(item: BenchmarkOutputs) -> dict[str, Any]:

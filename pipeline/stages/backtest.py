@@ -22,6 +22,10 @@ from pipeline.core.errors import cli
 from pipeline.core.files import write_parquet
 from pipeline.settings import load_settings
 
+# The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
+# into dvc.yaml; tests/test_params_deps.py checks).
+PARAMS: tuple[str, ...] = ("analysis", "decide.interval", "decide.trust")
+
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:

@@ -21,6 +21,10 @@ from pipeline.core.errors import cli
 from pipeline.core.files import fresh_dir, write_json, write_parquet
 from pipeline.settings import Settings, load_settings
 
+# The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
+# into dvc.yaml; tests/test_params_deps.py checks).
+PARAMS: tuple[str, ...] = ("analysis", "cluster")
+
 if TYPE_CHECKING:
     import pandas as pd
 

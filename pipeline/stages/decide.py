@@ -21,6 +21,10 @@ from pipeline.core.errors import cli
 from pipeline.core.files import atomic_path, fresh_dir, write_json
 from pipeline.settings import Analysis, Decide, load_settings
 
+# The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
+# into dvc.yaml; tests/test_params_deps.py checks).
+PARAMS: tuple[str, ...] = ("analysis", "decide")
+
 if TYPE_CHECKING:
     import pandas as pd
 

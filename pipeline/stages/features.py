@@ -18,6 +18,10 @@ from pipeline.core.cli import stage_arguments
 from pipeline.core.errors import cli
 from pipeline.core.files import write_csv, write_parquet
 
+# The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
+# into dvc.yaml; tests/test_params_deps.py checks).
+PARAMS: tuple[str, ...] = ()
+
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:

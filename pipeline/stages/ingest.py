@@ -23,6 +23,10 @@ from pipeline.core.files import write_csv, write_parquet
 from pipeline.mlperf.accounting import format_tally
 from pipeline.mlperf.rounds import IngestTables, expand_sources, ingest
 
+# The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
+# into dvc.yaml; tests/test_params_deps.py checks).
+PARAMS: tuple[str, ...] = ()
+
 
 def write_outputs(tables: IngestTables, out: Path) -> None:
     write_parquet(tables.systems, out / "systems.parquet")

@@ -13,8 +13,8 @@ embedded as they are, and the only script is inline, so the file opens offline.
 Also writes `reports/ranking.csv` (every benchmark's ranking, with a `benchmark` column), `reports/metrics.json`
 (keyed by benchmark, scalar metrics only, the decide stage's held-out errors nested under `decide`; `dvc metrics
 show` prints it), `reports/importance.json` (keyed by benchmark), `reports/metrics/<benchmark>.json` (a few headline
-numbers each) and `reports/metrics/findings.json` (the findings supported after the page's correction: the
-headline figure).
+numbers each) and `reports/metrics/summary.json` (over every benchmark: the mean silhouette and the findings
+supported after the page's correction, the headline figure).
 """
 from __future__ import annotations
 
@@ -25,6 +25,10 @@ from pipeline.core.cli import stage_arguments
 from pipeline.core.errors import cli
 from pipeline.core.files import fresh_dir, load_params, write_csv, write_json, write_text
 from pipeline.settings import load_settings
+
+# The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
+# into dvc.yaml; tests/test_params_deps.py checks).
+PARAMS: tuple[str, ...] = ("fetch", "analysis", "importance", "cluster", "rank", "findings", "decide", "report")
 
 
 @cli
@@ -37,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     from pipeline.report.inputs import load_benchmark_outputs, load_price_table, load_tally
     from pipeline.report.provenance import provenance
     from pipeline.report.sections import findings_correction, render, report_context
-    from pipeline.report.tables import combined_ranking, findings_metrics, headline_metrics, scalar_metrics
+    from pipeline.report.tables import combined_ranking, headline_metrics, scalar_metrics, summary_metrics
 
     params = load_params()
     prices = load_price_table(settings.report.prices)
@@ -50,8 +54,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for item in outputs:
         write_json(headline_metrics(item), paths.headline_metrics(item.benchmark))
     correction = findings_correction(outputs)
-    if correction is not None:
-        write_json(findings_metrics(correction), paths.FINDINGS_METRICS)
+    write_json(summary_metrics(outputs, correction), paths.SUMMARY_METRICS)
     write_json({item.benchmark: item.importance for item in outputs}, paths.IMPORTANCE_SUMMARY)
     context = report_context(outputs, pd.read_parquet(paths.RESULTS), pd.read_csv(paths.QUARANTINE), params,
                              provenance(params), load_tally(), prices, configurations)

@@ -1,0 +1,49 @@
+"""Stage `validate`: check params.yaml, the price file and the mirror before any other stage deletes an output.
+
+    python -m pipeline.stages.validate
+
+DVC removes a stage's outputs before running it, so a mistake found by the stage itself would cost its outputs.
+This stage runs first on every `dvc repro` (every other stage is downstream of it) and stops the run, exit 1
+with a message naming the mistake, when params.yaml does not validate (`pipeline.settings`), when
+`report.prices` names a price file that does not load, when `fetch.mirror` is not a folder, or when a round to
+clone cannot be reached. It writes `data/mirror.json`, what the fetch stage will copy, by content (each mirror
+archive's SHA-256, each folder's file list, each clone's URL): the fetch stage depends on it, so a replaced
+archive reruns the fetch, and an unchanged mirror writes the same bytes and reruns nothing.
+"""
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from pipeline.core import paths
+from pipeline.core.cli import stage_arguments
+from pipeline.core.errors import cli
+from pipeline.core.files import write_json
+from pipeline.mlperf.fetching import check_reachable, clone_reason, mirror_listing, plan
+from pipeline.settings import load_settings
+
+# The settings this stage reads (tools/sync_dvc_params.py writes them into dvc.yaml; tests/test_params_deps.py checks).
+PARAMS: tuple[str, ...] = ("fetch", "analysis", "importance", "cluster", "rank", "findings", "decide", "report")
+
+
+@cli
+def main(argv: Sequence[str] | None = None) -> None:
+    stage_arguments("pipeline.stages.validate", __doc__, argv)
+    settings = load_settings()
+    if settings.report.prices is not None:  # imported only then: pandas would double this stage's time
+        from pipeline.report.inputs import load_price_table
+
+        load_price_table(settings.report.prices)
+    fetch = settings.fetch
+    sources = plan(fetch.mirror, fetch.upstream, fetch.rounds)
+    for source in sources:
+        if source.path is None:
+            print(f"validate: {clone_reason(source, fetch.mirror)}", file=sys.stderr)
+            check_reachable(source, fetch.mirror)
+    write_json(mirror_listing(sources, paths.MIRROR_HASHES), paths.MIRROR_LISTING)
+    print(f"params.yaml is valid; {sum(source.path is not None for source in sources)} of {len(sources)} rounds "
+          "are in the mirror")
+
+
+if __name__ == "__main__":
+    main()
