@@ -227,8 +227,6 @@ def test_max_cost_uses_the_public_table_and_your_prices_override_it(project: Pat
 
 
 def test_max_energy_kwh_without_any_measured_energy_says_so(project: Path, capsys) -> None:
-    message = _exit_message(recommend.main, ["--benchmark", "resnet", "--max-energy-kwh", "10"], capsys)
-    assert "the configurations table has no measured energy (no energy_kwh column" in message
     _add_energy(project, None)
     message = _exit_message(recommend.main, ["--benchmark", "resnet", "--max-energy-kwh", "10"], capsys)
     assert "none of the 20 resnet candidates has measured energy" in message

@@ -49,11 +49,11 @@ def test_a_stage_that_reads_the_analysis_scope_declares_all_of_it() -> None:
 
 
 def test_the_script_inserts_and_replaces_a_params_list() -> None:
-    text = ("stages:\n  fetch:\n    cmd: python -m pipeline.stages.fetch\n    deps:\n      - data/x  # kept\n"
-            "      - pipeline/old.py\n    outs:\n      - data/raw\n")
+    text = ("stages:\n  fetch:\n    cmd: python -m pipeline.stages.fetch\n    deps:\n      - data/no-such-dep  # kept\n"
+            "      - pipeline/no_such_module.py\n    outs:\n      - data/raw\n")
     written = sync.rewrite(text)
     assert "    params:\n      - fetch\n    outs:" in written
-    assert "      - data/x  # kept\n" in written and "pipeline/old.py" not in written
+    assert "      - data/no-such-dep  # kept\n" in written and "pipeline/no_such_module.py" not in written
     assert "      - pipeline/mlperf/fetching.py\n" in written
     assert sync.rewrite(written) == written
 

@@ -249,6 +249,10 @@ TABLES: tuple[Table, ...] = (SYSTEMS, RUNS, RESULTS, QUARANTINE, TALLY, CONFIGUR
 
 # Every file the pipeline writes (<b>: a benchmark id), what it holds; the tables' columns are in TABLES.
 FILES: dict[str, str] = {
+    "data/mirror.json": "the validate stage's listing of what fetch copies, by content (each archive's name, size "
+                        "and SHA-256, each folder's files, each clone's URL): fetch reruns when it changes",
+    "data/.mirror-hashes.json": "the archives' SHA-256 cached by size and modification time (git-ignored, not "
+                                "tracked by DVC)",
     "data/raw/": "the rounds as fetched: `training_results_vX.Y.tar.gz` from the mirror, or a sparse clone packed "
                  "into one",
     "data/interim/systems.parquet": "one row per system description",
@@ -292,6 +296,7 @@ FILES: dict[str, str] = {
     "reports/metrics.json": "every scalar of `rank` and `decide`, by benchmark",
     "reports/metrics/<b>.json": "the DVC metrics: a few headline numbers per benchmark, one row each in "
                                 "`dvc metrics show`",
-    "reports/metrics/findings.json": "the findings of every benchmark after the correction over the page",
+    "reports/metrics/summary.json": "over every benchmark: benchmarks analysed, mean silhouette at the k used, "
+                                    "findings supported after the correction over the page",
     "reports/index.html": "the report, self-contained (docs/report.md)",
 }
