@@ -83,8 +83,8 @@ def _round_selector(key: str, rounds: Sequence[str]) -> alt.Parameter:
 
 
 def _spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
-    spec = chart.configure_view(stroke=None).configure_axis(labelFontSize=11, titleFontSize=12).configure_legend(
-        columns=4, labelLimit=110).to_dict()
+    spec = chart.configure_view(stroke=None).configure_axis(labelFontSize=11, titleFontSize=12).configure_axisY(
+        labelLimit=220).configure_legend(columns=4, labelLimit=110).to_dict()
     spec.pop("$schema", None)  # the bundled library is the one version; the URL would only be a link out
     return spec
 
@@ -106,7 +106,7 @@ def trade_off_chart(key: str, ranking: pd.DataFrame, colours: dict[str, str], mo
     rounds = sorted(data["round"].unique(), key=_round_key, reverse=True)
     legend = _legend_filter(key)
     base = alt.Chart(data).mark_point(filled=True).encode(
-        x=alt.X("hours:Q", scale=LOG, title="Accelerator-hours (hardware time, lower is better)"),
+        x=alt.X("hours:Q", scale=LOG, title="Accelerator-hours (lower is better)"),
         y=alt.Y("time:Q", scale=LOG, title="Time to train (min, lower is better)"),
         color=_colour(data, colours),
         shape=alt.Shape("front:N", title="In its round",
@@ -284,12 +284,12 @@ def family_comparison_chart(key: str, rows: pd.DataFrame, colours: dict[str, str
             alt.Tooltip("low:Q", title="Least efficient", format=".2f"),
             alt.Tooltip("high:Q", title="Most efficient", format=".2f")]
     rows = rows.assign(row=[f"{b}: {f}" for b, f in zip(rows["benchmark"], rows["family"])])
-    y = alt.Y("row:N", title=None, sort=list(rows["row"]), axis=alt.Axis(labelLimit=220))
+    y = alt.Y("row:N", title=None, sort=list(rows["row"]))
     opacity = alt.condition(legend, alt.value(0.95), alt.value(0.06))
     chart = alt.layer(
         alt.Chart(rows).mark_rule(strokeWidth=2).encode(
             x=alt.X("low:Q", scale=alt.Scale(domain=[0, 1]),
-                    title="Hardware efficiency in the round (1 = the round's fewest accelerator-hours)"),
+                    title="Hardware efficiency (1 = best of its round)"),
             x2="high:Q", y=y, color=colour, opacity=opacity, tooltip=tips),
         alt.Chart(rows).mark_point(filled=True, size=POINT_SIZE, shape="diamond").encode(
             x="median:Q", y=y, color=colour, opacity=opacity, tooltip=tips)).add_params(legend)

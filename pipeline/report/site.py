@@ -157,7 +157,7 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
              for item in outputs]
     return {**shared, "newest": newest, "today": today, "colours": colours,
             "comparison": None if comparison.empty else embed(
-                charts.family_comparison_chart("families", comparison, colours, str(newest))),
+                charts.family_comparison_chart("family_comparison", comparison, colours, str(newest))),
             "comparison_rows": [{**row, "median": number(row["median"], "ratio"), "low": number(row["low"], "ratio"),
                                  "high": number(row["high"], "ratio")} for row in comparison.to_dict("records")],
             "history": [page for page in pages if not page["current"]],

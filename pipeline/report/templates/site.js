@@ -69,11 +69,17 @@
     }
   }
 
-  // Charts: legends in two columns where the chart is narrow; a failure is logged, the text alternative stays.
+  // Charts: where a chart is narrow (a phone), legends in two columns and labels and titles cut to fit; a failure
+  // is logged, the text alternative stays.
   for (const element of document.querySelectorAll("div.vega[data-spec]")) {
     const spec = JSON.parse(document.getElementById(element.dataset.spec).textContent);
-    const narrow = element.clientWidth < 600;
-    spec.config = { ...(spec.config || {}), legend: { ...((spec.config || {}).legend || {}), columns: narrow ? 2 : 4 } };
+    const width = element.clientWidth;
+    if (width < 600) {
+      const config = spec.config || {};
+      spec.config = { ...config, legend: { ...(config.legend || {}), columns: 2 },
+                      axis: { ...(config.axis || {}), titleLimit: width - 70 },
+                      axisY: { ...(config.axisY || {}), labelLimit: Math.round(width / 3) } };
+    }
     window.vegaEmbed(element, spec, { actions: false, renderer: "svg" })
       .catch((error) => console.error(`chart ${element.id}: ${error}`));
   }
