@@ -26,9 +26,11 @@ CHROMEDRIVER = Path("/usr/bin/chromedriver")
 SCREEN = (1400, 900)
 WIDTHS = (1366, 390)
 
-# Visible elements that reach past the viewport's right edge, or boxes (tables, charts, their wrappers) whose
-# content is wider than they are; the skip link and a phone's hidden table headers sit off-screen on purpose.
+# With every collapsed part opened: visible elements that reach past the viewport's right edge, or boxes (tables,
+# charts, their wrappers) whose content is wider than they are; the skip link and a phone's hidden table headers
+# sit off-screen on purpose.
 OVERFLOW_JS = """
+for (const details of document.querySelectorAll('details')) details.open = true;
 const width = document.documentElement.clientWidth;
 const found = [];
 const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') +

@@ -283,7 +283,10 @@ def family_comparison_chart(key: str, rows: pd.DataFrame, colours: dict[str, str
             alt.Tooltip("n:Q", title="Results"), alt.Tooltip("median:Q", title="Median efficiency", format=".2f"),
             alt.Tooltip("low:Q", title="Least efficient", format=".2f"),
             alt.Tooltip("high:Q", title="Most efficient", format=".2f")]
-    rows = rows.assign(row=[f"{b}: {f}" for b, f in zip(rows["benchmark"], rows["family"])])
+    order = list(dict.fromkeys(rows["benchmark"]))  # the benchmarks in the page's order, each's best family first
+    rows = rows.assign(row=[f"{b}: {f}" for b, f in zip(rows["benchmark"], rows["family"])],
+                       place=rows["benchmark"].map(order.index)).sort_values(
+        ["place", "median", "family"], ascending=[True, False, True]).drop(columns="place")
     y = alt.Y("row:N", title=None, sort=list(rows["row"]))
     opacity = alt.condition(legend, alt.value(0.95), alt.value(0.06))
     chart = alt.layer(
