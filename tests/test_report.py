@@ -505,7 +505,7 @@ def test_ranking_table_shows_every_row_collapsed_and_searchable(pages: dict[str,
 
 
 def test_sort_keys_are_numbers_and_blank_when_missing() -> None:
-    frame = pd.DataFrame({"round": ["v0.7", "v10.0"], "scaling_efficiency": [np.nan, 0.5]})
+    frame = pd.DataFrame({"round": ["v0.7", "v10.0"], "round_efficiency": [np.nan, 0.5]})
     columns = [column for column in tables.RANKING_COLUMNS if column.name in frame]
     rows = formatting.table(frame, columns)["rows"]
     assert [row[0]["text"] for row in rows] == ["v0.7", "v10.0"]
