@@ -92,11 +92,11 @@ def open_page(driver: WebDriver, path: Path, timeout: float = 20) -> None:
     time.sleep(0.2)
 
 
-def set_width(driver: WebDriver, width: int) -> None:
-    """Resize so the page's viewport (not the window) is `width` CSS pixels wide."""
-    driver.set_window_size(width, SCREEN[1])
-    inner = driver.execute_script("return window.innerWidth")
-    driver.set_window_size(2 * width - inner, SCREEN[1])
+def set_width(driver: WebDriver, width: int, height: int = SCREEN[1]) -> None:
+    """Resize so the page's viewport (not the window with its frame) is `width` x `height` CSS pixels."""
+    driver.set_window_size(width, height)
+    inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")
+    driver.set_window_size(2 * width - inner[0], 2 * height - inner[1])
 
 
 def measure(driver: WebDriver, path: Path) -> dict[str, Any]:

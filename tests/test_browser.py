@@ -54,8 +54,8 @@ def entry(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_fixture_site(tmp_path_factory.mktemp("site"), energy=True)
 
 
-def load(driver: WebDriver, path: Path, width: int = SCREEN[0]) -> WebDriver:
-    set_width(driver, width)
+def load(driver: WebDriver, path: Path, width: int = SCREEN[0], height: int = SCREEN[1]) -> WebDriver:
+    set_width(driver, width, height)
     open_page(driver, path)
     return driver
 
@@ -94,8 +94,8 @@ def first_screen_text(driver: WebDriver) -> str:
 
 def test_the_entrys_first_screen_names_the_newest_round_a_current_benchmark_and_its_best(
         driver: WebDriver, entry: Path) -> None:
-    driver.set_window_size(*SCREEN)
     load(driver, entry)
+    assert driver.execute_script("return [window.innerWidth, window.innerHeight]") == list(SCREEN)
     text = first_screen_text(driver)
     assert "v3.0" in text and "R-GAT" in text
     assert driver.find_element(By.CSS_SELECTOR, "table.glance tbody td strong").text in text  # the fastest system
@@ -176,8 +176,7 @@ def test_a_link_into_a_collapsed_part_opens_it(driver: WebDriver, entry: Path) -
 def test_screenshots_on_a_desktop_and_a_phone(driver: WebDriver, entry: Path, tmp_path: Path) -> None:
     for page in (entry, entry.parent / site.benchmark_page(HEADLINE)):
         for name, size in (("desktop", SCREEN), ("phone", PHONE)):
-            driver.set_window_size(*size)
-            load(driver, page, size[0])
+            load(driver, page, *size)
             target = tmp_path / f"{page.stem}-{name}.png"
             driver.save_screenshot(str(target))
             assert target.stat().st_size > 10_000
@@ -196,7 +195,6 @@ def test_refresh_docs_screenshot(driver: WebDriver) -> None:
     real = REAL_SITE / site.INDEX
     if not real.is_file():
         pytest.skip("no reports/index.html: run `dvc repro` first")
-    driver.set_window_size(*SCREEN)
     load(driver, real)
     driver.save_screenshot(str(DOCS_SCREENSHOT))
     from PIL import Image
