@@ -853,3 +853,15 @@ def test_family_order_puts_the_newest_rounds_families_first() -> None:
 
 def test_the_same_inputs_give_the_same_site(tmp_path: Path, pages: dict[str, str]) -> None:
     assert render_fixture_site(tmp_path) == pages
+
+
+# The methods' names and statistics a buyer should not need: they are on the methods page only.
+JARGON = ("TOPSIS", "Pareto", "LOCO", "LORO", "silhouette", "ARI", "p =", "k-means", "cluster", "Holm", "R²")
+
+
+def test_a_benchmark_page_speaks_plainly_until_its_long_tables(pages: dict[str, str]) -> None:
+    for benchmark in (HEADLINE, OTHER):
+        page_html = pages[site.benchmark_page(benchmark)]
+        top = page_text(page_html[:page_html.index('id="results"')])
+        assert [word for word in JARGON if word in top] == [], benchmark
+    assert "silhouette" in page_text(pages[site.METHODS]).lower() and "Holm" in pages[site.METHODS]
