@@ -21,8 +21,9 @@ import pandas as pd
 # (`family_order`), so the ones shown together on today's pages never share a colour.
 FAMILY_PALETTE = ("#0072b2", "#e69f00", "#009e73", "#d55e00", "#cc79a7", "#56b4e9", "#332288", "#999933",
                   "#882255", "#44aa99", "#000000", "#cc6677", "#117733", "#aa4499", "#88ccee", "#ddcc77")
-# Marks: hollow for most results, filled and outlined for the non-dominated ones.
-POINT_SIZE, FRONT_SIZE = 70, 140
+# Marks: the non-dominated results larger and outlined in black.
+POINT_SIZE, FRONT_SIZE = 60, 150
+SHAPES = ("circle", "square", "triangle-up", "cross")
 HEIGHT = 340
 # Log axes end at the data (padded a little), not at the next power of ten.
 LOG = alt.Scale(type="log", nice=False, padding=8)
@@ -71,6 +72,18 @@ def _colour(frame: pd.DataFrame, colours: dict[str, str], title: str = "Accelera
                      legend=alt.Legend(orient="bottom", symbolLimit=40))
 
 
+def _shape(frame: pd.DataFrame, colours: dict[str, str], title: str = "Accelerator") -> alt.Shape:
+    """A second channel per family, fixed like its colour: the first len(FAMILY_PALETTE) families in `colours`'
+    order are circles, the next squares, and so on, so two families never share both colour and shape. Same field
+    and title as `_colour`, so the two make one legend."""
+    order = list(colours)
+    shown = [f for f in colours if f in set(frame["family"])]
+    return alt.Shape("family:N", title=title, sort=shown,
+                     scale=alt.Scale(domain=shown,
+                                     range=[SHAPES[order.index(f) // len(FAMILY_PALETTE) % len(SHAPES)]
+                                            for f in shown]))
+
+
 def _legend_filter(key: str) -> alt.Parameter:
     return alt.selection_point(name=f"{key}_family", fields=["family"], bind="legend")
 
@@ -108,12 +121,12 @@ def trade_off_chart(key: str, ranking: pd.DataFrame, colours: dict[str, str], mo
     base = alt.Chart(data).mark_point(filled=True).encode(
         x=alt.X("hours:Q", scale=LOG, title="Accelerator-hours (lower is better)"),
         y=alt.Y("time:Q", scale=LOG, title="Time to train (min, lower is better)"),
-        color=_colour(data, colours),
-        shape=alt.Shape("front:N", title="In its round",
-                        scale=alt.Scale(domain=["not beaten on both", "beaten on both"], range=["diamond", "circle"])),
-        size=alt.Size("front:N", sort=["not beaten on both", "beaten on both"],
+        color=_colour(data, colours), shape=_shape(data, colours),
+        size=alt.Size("front:N", sort=["not beaten on both", "beaten on both"], title="In its round",
                       scale=alt.Scale(domain=["not beaten on both", "beaten on both"], range=[FRONT_SIZE, POINT_SIZE]),
-                      legend=None),
+                      legend=alt.Legend(orient="bottom")),
+        stroke=alt.condition("datum.front === 'not beaten on both'", alt.value("#000000"), alt.value(None)),
+        strokeWidth=alt.value(1.2),
         opacity=alt.condition(legend, alt.value(0.9), alt.value(0.08)),
         tooltip=[*TOOLTIP, alt.Tooltip("front:N", title="In its round")]).add_params(legend)
     if len(rounds) > 1:
@@ -121,7 +134,8 @@ def trade_off_chart(key: str, ranking: pd.DataFrame, colours: dict[str, str], mo
         base = base.add_params(selector).transform_filter(f"{key}_round == 'all' || datum.round == {key}_round")
     front = int((data["front"] == "not beaten on both").sum())
     return Chart(key, "Time to train against hardware time",
-                 "Lower left is better: diamonds are results no other result of their round beats on both.",
+                 "Lower left is better: the large outlined points are results no other result of their round beats "
+                 "on both.",
                  f"Scatter plot, log scales: time to train in minutes against accelerator-hours for {len(data)} "
                  f"{model} results in {len(rounds)} round{'s' if len(rounds) != 1 else ''}, coloured by accelerator; "
                  f"{front} are not beaten on both by a result of their round.",
@@ -141,7 +155,8 @@ def scaling_chart(key: str, clustered: pd.DataFrame, decide: dict[str, Any] | No
     x = alt.X("count:Q", scale=LOG, title="Accelerators")
     y = alt.Y("time:Q", scale=LOG, title="Time to train (min)")
     layers = [alt.Chart(data).mark_point(filled=True, size=POINT_SIZE).encode(
-        x=x, y=y, color=colour, opacity=alt.condition(legend, alt.value(0.85), alt.value(0.08)),
+        x=x, y=y, color=colour, shape=_shape(data, colours),
+        opacity=alt.condition(legend, alt.value(0.85), alt.value(0.08)),
         tooltip=TOOLTIP).add_params(legend)]
     curves, forecasts = forecast_frames(decide, set(data["family"]))
     if not curves.empty:
@@ -218,7 +233,8 @@ def progress_chart(key: str, clustered: pd.DataFrame, colours: dict[str, str], m
               "opacity": alt.condition(legend, alt.value(0.9), alt.value(0.06))}
     tips = [alt.Tooltip("hardware:N", title="Hardware"), *TOOLTIP]
     chart = alt.layer(alt.Chart(data).mark_line().encode(**encode),
-                      alt.Chart(data).mark_point(filled=True, size=POINT_SIZE).encode(**encode, tooltip=tips)
+                      alt.Chart(data).mark_point(filled=True, size=POINT_SIZE).encode(
+                          **encode, shape=_shape(data, colours), tooltip=tips)
                       ).add_params(legend)
     pairs = data["hardware"].nunique()
     return Chart(key, "The same hardware across rounds (software progress)",
@@ -245,7 +261,8 @@ def cost_chart(key: str, rows: pd.DataFrame, colours: dict[str, str], round_: st
             x=alt.X("cost_low:Q", scale=LOG, title="Cost of one training run (USD, derived)"),
             x2="cost_high:Q", y=y, color=colour, opacity=opacity, tooltip=tips),
         alt.Chart(data).mark_point(filled=True, size=POINT_SIZE).encode(
-            x="cost_low:Q", y=y, color=colour, opacity=opacity, tooltip=tips)).add_params(legend)
+            x="cost_low:Q", y=y, color=colour, shape=_shape(data, colours), opacity=opacity,
+            tooltip=tips)).add_params(legend)
     return Chart(key, f"Cost of a training run in {round_} (derived, not an MLPerf result)",
                  "Each bar runs from the cheapest to the dearest public price of the accelerator-hours: left and "
                  "low is cheaper and faster.",
@@ -265,7 +282,8 @@ def energy_chart(key: str, rows: pd.DataFrame, colours: dict[str, str], model: s
     chart = alt.Chart(data).mark_point(filled=True, size=POINT_SIZE).encode(
         x=alt.X("energy_kwh:Q", scale=LOG, title="Energy per training run (kWh, measured)"),
         y=alt.Y("time:Q", scale=LOG, title="Time to train (min)"),
-        color=_colour(data, colours), opacity=alt.condition(legend, alt.value(0.9), alt.value(0.06)),
+        color=_colour(data, colours), shape=_shape(data, colours),
+        opacity=alt.condition(legend, alt.value(0.9), alt.value(0.06)),
         tooltip=[*TOOLTIP, alt.Tooltip("energy_kwh:Q", title="Energy (kWh)", format=",.3~g")]).add_params(legend)
     return Chart(key, "Energy of a training run (where measured)",
                  "Left is less energy, low is faster; only results that published a power measurement appear.",
