@@ -76,7 +76,9 @@
     const width = element.clientWidth;
     if (width < 600) {
       const config = spec.config || {};
-      spec.config = { ...config, legend: { ...(config.legend || {}), columns: 2 },
+      // two legends (family, and the front's size) one above the other rather than side by side
+      const stacked = { bottom: { anchor: "start", direction: "vertical" } };
+      spec.config = { ...config, legend: { ...(config.legend || {}), columns: 2, layout: stacked },
                       axis: { ...(config.axis || {}), titleLimit: width - 70 },
                       axisY: { ...(config.axisY || {}), labelLimit: Math.round(width / 3) } };
     }
