@@ -187,6 +187,14 @@ def test_the_real_site_loads_cleanly_draws_its_charts_and_fits(driver: WebDriver
     if not (REAL_SITE / "assets" / "vega.js").is_file():
         pytest.skip("no site in reports/: run `dvc repro` (or python -m pipeline.stages.report) first")
     check_site(driver, REAL_SITE)
+    # the entry's first screen: the newest round, today's benchmarks and the best configuration of each
+    load(driver, REAL_SITE / site.INDEX)
+    text = first_screen_text(driver)
+    newest = driver.find_element(By.ID, "glance-title").text.split()[0]
+    assert newest.startswith("v") and f"MLPerf Training {newest}" in text
+    first = driver.find_element(By.CSS_SELECTOR, "table.glance tbody tr")
+    assert first.find_element(By.TAG_NAME, "th").text in text  # a current benchmark
+    assert first.find_element(By.CSS_SELECTOR, "td strong").text in text  # its fastest configuration
 
 
 def test_refresh_docs_screenshot(driver: WebDriver) -> None:
