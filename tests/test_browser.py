@@ -1,10 +1,13 @@
-"""The report in a real browser: headless Chromium opens a page built from test_report.py's fixtures and checks
-that it renders, that the ranking sorts and filters, that the console stays clean and that it fits a phone.
+"""The report site in a real browser: headless Chromium opens every page of a site built from test_report.py's
+fixtures (and of the real one in reports/, when built) and checks that each loads with no console error and no
+network request, that every chart draws marks, that nothing is wider than its container at 1366 px or on a phone,
+that the entry's first screen answers, and that tables sort and search. Screenshots at desktop and phone sizes go
+to the test's folder.
 
-Skipped where Debian's chromium or chromium-driver is missing. To refresh docs/report.png from the real report
-(after `dvc repro`):
+Slow lane (`python -m pytest -m slow tests/test_browser.py`); skipped where Debian's chromium or chromium-driver is
+missing. To refresh docs/report.png from the real site (after `dvc repro`):
 
-    REFRESH_DOCS_SCREENSHOT=1 python -m pytest tests/test_browser.py -k docs
+    REFRESH_DOCS_SCREENSHOT=1 python -m pytest -m slow tests/test_browser.py -k docs
 """
 from __future__ import annotations
 
@@ -13,49 +16,22 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
-from test_report import HEADLINE, OTHER, SKIPPED, render_fixture_report
+from test_report import HEADLINE, OTHER, SKIPPED, write_fixture_site
 
-from pipeline.analysis import decide
+from bench.site import CHARTS_JS, CHROMEDRIVER, CHROMIUM, OVERFLOW_JS, REQUESTS_JS, open_page, pages, set_width
+from bench.site import start_browser as start_chromium
+from pipeline.report import site
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 ROOT = Path(__file__).resolve().parents[1]
+REAL_SITE = ROOT / "reports"
 DOCS_SCREENSHOT = ROOT / "docs" / "report.png"
-DESKTOP, NARROW = (1280, 900), (420, 900)
+SCREEN, PHONE = (1400, 900), (390, 844)
+WIDTHS = (1366, 390)
 
-pytestmark = pytest.mark.browser
-
-
-def start_browser(profile: Path, size: tuple[int, int] = DESKTOP) -> WebDriver:
-    """Headless Chromium with a fresh profile, no background network, and the console log kept."""
-    options = Options()
-    options.binary_location = str(CHROMIUM)
-    for argument in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                     "--disable-dev-shm-usage", f"--user-data-dir={profile}", f"--window-size={size[0]},{size[1]}",
-                     "--hide-scrollbars"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-
-
-def open_page(driver: WebDriver, path: Path) -> None:
-    driver.get(path.resolve().as_uri())
-    WebDriverWait(driver, 20).until(
-        lambda d: d.execute_script("return Array.from(document.images).every(image => image.complete)"))
-
-
-def screenshot(driver: WebDriver, path: Path, target: Path, size: tuple[int, int]) -> None:
-    """The top of the page at `size` (CSS pixels) as a PNG."""
-    driver.set_window_size(*size)
-    open_page(driver, path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    driver.save_screenshot(str(target))
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def console_errors(driver: WebDriver) -> list[dict]:
@@ -67,131 +43,168 @@ def console_errors(driver: WebDriver) -> list[dict]:
 def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
     if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
         pytest.skip(f"needs {CHROMIUM} and {CHROMEDRIVER} (Debian packages chromium and chromium-driver)")
-    browser = start_browser(tmp_path_factory.mktemp("chromium-profile"))
+    browser = start_chromium(tmp_path_factory.mktemp("chromium-profile"))
     yield browser
     browser.quit()
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("browser-report")
-    path = folder / "index.html"
-    path.write_text(render_fixture_report(folder), encoding="utf-8")
-    return path
+def entry(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture site with energy columns (every chart kind), written as the stage writes it."""
+    return write_fixture_site(tmp_path_factory.mktemp("site"), energy=True)
 
 
-@pytest.fixture
-def loaded(driver: WebDriver, page: Path) -> WebDriver:
-    driver.set_window_size(*DESKTOP)
-    open_page(driver, page)
+def load(driver: WebDriver, path: Path, width: int = SCREEN[0], height: int = SCREEN[1]) -> WebDriver:
+    set_width(driver, width, height)
+    open_page(driver, path)
     return driver
 
 
-def ranking_column(driver: WebDriver, benchmark: str, column: int, attribute: str = "data-sort") -> list[str]:
+def check_site(driver: WebDriver, folder: Path) -> None:
+    """Every page: no console error, no request out of the folder, every chart drawn, nothing too wide."""
+    for path in pages(folder):
+        for width in WIDTHS:
+            load(driver, path, width)
+            charts, drawn = driver.execute_script(CHARTS_JS)
+            assert drawn == charts, f"{path.name}: {drawn} of {charts} charts drew marks"
+            assert driver.execute_script(OVERFLOW_JS) == [], f"{path.name} at {width} px"
+            assert driver.execute_script(REQUESTS_JS) == [], path.name
+            assert console_errors(driver) == [], f"{path.name} at {width} px"
+
+
+def test_every_page_loads_cleanly_draws_its_charts_and_fits(driver: WebDriver, entry: Path) -> None:
+    folder = entry.parent
+    assert {path.name for path in pages(folder)} == {
+        "index.html", "methods.html", "data.html", *(f"{b}.html" for b in (HEADLINE, OTHER, SKIPPED))}
+    check_site(driver, folder)
+    # the headline page draws all five kinds of chart: trade-offs, scaling with forecasts, the same hardware
+    # across rounds, cost and energy
+    load(driver, folder / site.benchmark_page(HEADLINE))
+    assert driver.execute_script(CHARTS_JS) == [5, 5]
+
+
+def first_screen_text(driver: WebDriver) -> str:
+    """The text of the elements that start inside the first screen."""
+    return driver.execute_script("""
+      const height = window.innerHeight;
+      return Array.from(document.querySelectorAll('h1, h2, p, th, td'))
+        .filter(el => el.getBoundingClientRect().top < height && el.getClientRects().length)
+        .map(el => el.innerText).join(' ');""")
+
+
+def test_the_entrys_first_screen_names_the_newest_round_a_current_benchmark_and_its_best(
+        driver: WebDriver, entry: Path) -> None:
+    load(driver, entry)
+    assert driver.execute_script("return [window.innerWidth, window.innerHeight]") == list(SCREEN)
+    text = first_screen_text(driver)
+    assert "v3.0" in text and "R-GAT" in text
+    assert driver.find_element(By.CSS_SELECTOR, "table.glance tbody td strong").text in text  # the fastest system
+    assert "×" in text and "min" in text and "accelerator-hours" in text
+
+
+def open_details(driver: WebDriver, element_id: str) -> None:
+    details = driver.find_element(By.ID, element_id)
+    if details.get_attribute("open") is None:
+        details.find_element(By.TAG_NAME, "summary").click()
+    WebDriverWait(driver, 5).until(lambda d: details.get_attribute("open") is not None)
+
+
+def ranking_column(driver: WebDriver, column: int, attribute: str = "data-sort") -> list[str]:
     return driver.execute_script(
         "return Array.from(document.querySelectorAll(arguments[0]), row => row.cells[arguments[1]])"
         ".map(cell => arguments[2] === 'text' ? cell.textContent.trim() : cell.getAttribute(arguments[2]))",
-        f"#{benchmark}-table tbody tr", column, attribute)
+        f"#{HEADLINE}-table tbody tr", column, attribute)
 
 
-def header_index(driver: WebDriver, benchmark: str, label: str) -> int:
-    headers = driver.find_elements(By.CSS_SELECTOR, f"#{benchmark}-table thead th")
+def header_index(driver: WebDriver, label: str) -> int:
+    headers = driver.find_elements(By.CSS_SELECTOR, f"#{HEADLINE}-table thead th")
     return next(index for index, header in enumerate(headers) if header.text.rstrip(" ↕▲▼") == label)
 
 
-def click_header(driver: WebDriver, benchmark: str, index: int) -> None:
-    driver.find_elements(By.CSS_SELECTOR, f"#{benchmark}-table thead th button")[index].click()
+def click_header(driver: WebDriver, index: int) -> None:
+    driver.find_elements(By.CSS_SELECTOR, f"#{HEADLINE}-table thead th button")[index].click()
 
 
-def test_sections_and_figures_render(loaded: WebDriver) -> None:
-    assert loaded.find_element(By.TAG_NAME, "h1").text == "Which hardware trains MLPerf models efficiently?"
-    for anchor in ("summary", "findings", HEADLINE, OTHER, SKIPPED, "coverage", "method", "provenance"):
-        assert loaded.find_element(By.ID, anchor).is_displayed()
-    widths = loaded.execute_script("return Array.from(document.images, image => image.naturalWidth)")
-    assert len(widths) == 14 + len(decide.FIGURES) and all(width > 0 for width in widths)
-    assert "Not analysed" in loaded.find_element(By.ID, SKIPPED).text
-    assert console_errors(loaded) == []
-
-
-def test_decision_support_tables_fit_and_the_doubling_table_opens(loaded: WebDriver) -> None:
-    assert loaded.find_element(By.ID, "decide").is_displayed()
-    section = loaded.find_element(By.ID, f"{HEADLINE}-decide-break-even")
-    assert section.is_displayed() and loaded.find_element(By.ID, f"{HEADLINE}-decide-trust").is_displayed()
-    # Every decision-support table, wrapped headers included, fits a desktop window without scrolling sideways.
-    overflowing = loaded.execute_script(
-        "return Array.from(document.querySelectorAll('table.decide'), table => table.parentElement)"
-        ".filter(wrap => wrap.offsetParent !== null && wrap.scrollWidth > wrap.clientWidth).length")
-    assert overflowing == 0
-    doubling = loaded.find_element(By.CSS_SELECTOR, f"#{HEADLINE} details")
-    assert doubling.get_attribute("open") is None
-    doubling.find_element(By.TAG_NAME, "summary").click()
-    WebDriverWait(loaded, 5).until(lambda d: doubling.find_element(By.TAG_NAME, "table").is_displayed())
-    assert console_errors(loaded) == []
-
-
-def test_clicking_a_header_sorts_the_ranking(loaded: WebDriver) -> None:
-    time_column = header_index(loaded, HEADLINE, "Time to train (min, lower is better)")
-    by_rank = [float(value) for value in ranking_column(loaded, HEADLINE, time_column)]
-    assert by_rank != sorted(by_rank)  # the page opens ranked by score, not by time
-
-    click_header(loaded, HEADLINE, time_column)
-    ascending = [float(value) for value in ranking_column(loaded, HEADLINE, time_column)]
-    assert ascending == sorted(by_rank)
-    click_header(loaded, HEADLINE, time_column)
-    assert [float(value) for value in ranking_column(loaded, HEADLINE, time_column)] == sorted(by_rank, reverse=True)
-    header = loaded.find_elements(By.CSS_SELECTOR, f"#{HEADLINE}-table thead th")[time_column]
+def test_the_collapsed_ranking_opens_sorts_and_searches(driver: WebDriver, entry: Path) -> None:
+    load(driver, entry.parent / site.benchmark_page(HEADLINE))
+    assert not driver.find_element(By.ID, f"{HEADLINE}-table").is_displayed()  # collapsed
+    open_details(driver, f"{HEADLINE}-ranking")
+    time_column = header_index(driver, "Time to train (min)")
+    by_rank = [float(value) for value in ranking_column(driver, time_column)]
+    assert by_rank != sorted(by_rank)  # the page opens ranked, not by time
+    click_header(driver, time_column)
+    assert [float(value) for value in ranking_column(driver, time_column)] == sorted(by_rank)
+    click_header(driver, time_column)
+    assert [float(value) for value in ranking_column(driver, time_column)] == sorted(by_rank, reverse=True)
+    header = driver.find_elements(By.CSS_SELECTOR, f"#{HEADLINE}-table thead th")[time_column]
     assert header.get_attribute("aria-sort") == "descending"
-
-    system_column = header_index(loaded, HEADLINE, "System")
-    click_header(loaded, HEADLINE, system_column)
-    systems = ranking_column(loaded, HEADLINE, system_column, "text")
+    system_column = header_index(driver, "System")
+    click_header(driver, system_column)
+    systems = ranking_column(driver, system_column, "text")
     assert systems == sorted(systems, key=str.lower)
-    assert console_errors(loaded) == []
 
-
-def test_the_filter_keeps_matching_rows(loaded: WebDriver) -> None:
-    total = len(ranking_column(loaded, HEADLINE, 0))
-    box = loaded.find_element(By.ID, f"{HEADLINE}-filter")
+    total = len(by_rank)
+    box = driver.find_element(By.ID, f"{HEADLINE}-filter")
     box.send_keys("H100")
-    visible = loaded.execute_script(
+    visible = driver.execute_script(
         "return Array.from(document.querySelectorAll(arguments[0])).filter(row => !row.hidden)"
         ".map(row => row.textContent)", f"#{HEADLINE}-table tbody tr")
     assert 0 < len(visible) < total and all("H100" in text for text in visible)
-    assert loaded.find_element(By.ID, f"{HEADLINE}-table-count").text == f"{len(visible)} of {total} rows"
+    assert driver.find_element(By.ID, f"{HEADLINE}-table-count").text == f"{len(visible)} of {total} rows"
     box.send_keys(" alert(1)")  # the escaped system name is plain text, and matches as text
-    assert loaded.find_element(By.ID, f"{HEADLINE}-table-count").text in (f"1 of {total} rows", f"0 of {total} rows")
+    assert driver.find_element(By.ID, f"{HEADLINE}-table-count").text in (f"1 of {total} rows", f"0 of {total} rows")
     box.clear()
     box.send_keys(" ")
-    assert loaded.find_element(By.ID, f"{HEADLINE}-table-count").text == f"{total} of {total} rows"
-    assert console_errors(loaded) == []
-
-
-def test_the_quarantine_link_opens_its_table(loaded: WebDriver) -> None:
-    details = loaded.find_element(By.ID, "quarantine")
-    assert details.get_attribute("open") is None
-    loaded.find_element(By.CSS_SELECTOR, '#summary a[href="#quarantine"]').click()
-    WebDriverWait(loaded, 5).until(lambda d: details.get_attribute("open") is not None)
-    assert details.find_element(By.CSS_SELECTOR, "td.path").is_displayed()
-    assert console_errors(loaded) == []
-
-
-def test_screenshots_on_a_desktop_and_a_phone(driver: WebDriver, page: Path, tmp_path: Path) -> None:
-    for name, size in (("desktop", DESKTOP), ("narrow", NARROW)):
-        target = tmp_path / f"report-{name}.png"
-        screenshot(driver, page, target, size)
-        assert target.stat().st_size > 10_000
-        # Wide tables scroll inside their box; the page itself never scrolls sideways.
-        assert driver.execute_script("return document.documentElement.scrollWidth") <= size[0]
+    assert driver.find_element(By.ID, f"{HEADLINE}-table-count").text == f"{total} of {total} rows"
     assert console_errors(driver) == []
+
+
+def test_a_link_into_a_collapsed_part_opens_it(driver: WebDriver, entry: Path) -> None:
+    load(driver, entry.parent / site.DATA)
+    details = driver.find_element(By.ID, "quarantine")
+    assert details.get_attribute("open") is None
+    driver.find_element(By.CSS_SELECTOR, '#coverage a[href="#quarantine"]').click()
+    WebDriverWait(driver, 5).until(lambda d: details.get_attribute("open") is not None)
+    assert details.find_element(By.CSS_SELECTOR, "td.path").is_displayed()
+    # the benchmark page's link to its backtest opens the methods page's collapsed part
+    load(driver, entry.parent / site.benchmark_page(HEADLINE))
+    driver.find_element(By.CSS_SELECTOR, f'a[href="../methods.html#{HEADLINE}-decide"]').click()
+    WebDriverWait(driver, 5).until(lambda d: d.find_element(By.ID, f"{HEADLINE}-decide").is_displayed())
+    assert console_errors(driver) == []
+
+
+def test_screenshots_on_a_desktop_and_a_phone(driver: WebDriver, entry: Path, tmp_path: Path) -> None:
+    for page in (entry, entry.parent / site.benchmark_page(HEADLINE)):
+        for name, size in (("desktop", SCREEN), ("phone", PHONE)):
+            load(driver, page, *size)
+            target = tmp_path / f"{page.stem}-{name}.png"
+            driver.save_screenshot(str(target))
+            assert target.stat().st_size > 10_000
+    assert console_errors(driver) == []
+
+
+def test_the_real_site_loads_cleanly_draws_its_charts_and_fits(driver: WebDriver) -> None:
+    if not (REAL_SITE / "assets" / "vega.js").is_file():
+        pytest.skip("no site in reports/: run `dvc repro` (or python -m pipeline.stages.report) first")
+    check_site(driver, REAL_SITE)
+    # the entry's first screen: the newest round, today's benchmarks and the best configuration of each
+    load(driver, REAL_SITE / site.INDEX)
+    text = first_screen_text(driver)
+    newest = driver.find_element(By.ID, "glance-title").text.split()[0]
+    assert newest.startswith("v") and f"MLPerf Training {newest}" in text
+    first = driver.find_element(By.CSS_SELECTOR, "table.glance tbody tr")
+    assert first.find_element(By.TAG_NAME, "th").text in text  # a current benchmark
+    assert first.find_element(By.CSS_SELECTOR, "td strong").text in text  # its fastest configuration
 
 
 def test_refresh_docs_screenshot(driver: WebDriver) -> None:
     if not os.environ.get("REFRESH_DOCS_SCREENSHOT"):
         pytest.skip("set REFRESH_DOCS_SCREENSHOT=1 to refresh docs/report.png from reports/index.html")
-    real = ROOT / "reports" / "index.html"
+    real = REAL_SITE / site.INDEX
     if not real.is_file():
         pytest.skip("no reports/index.html: run `dvc repro` first")
-    screenshot(driver, real, DOCS_SCREENSHOT, (DESKTOP[0], 1000))
+    load(driver, real)
+    driver.save_screenshot(str(DOCS_SCREENSHOT))
     from PIL import Image
 
     with Image.open(DOCS_SCREENSHOT) as image:  # the same pixels, compressed harder

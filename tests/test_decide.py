@@ -450,7 +450,7 @@ def test_recommend_cli_names_the_analysed_benchmarks(project: Path, capsys) -> N
 
 
 def _render(fragment: dict, **options: bool) -> str:
-    """The fragment inside a benchmark's <h2> section, as report.html.j2 includes it."""
+    """The fragment inside a benchmark's part of the methods page, as methods.html.j2 includes it."""
     environment = jinja2.Environment(loader=jinja2.PackageLoader("pipeline.report", "templates"),
                                      autoescape=jinja2.select_autoescape(["html", "j2"]),
                                      undefined=jinja2.StrictUndefined, **options)

@@ -1,8 +1,8 @@
-"""The report on small fixture tables: sections, tables, the one formatter, figures embedded as written, the
-quarantine split, the cost view, escaping, provenance and the stages' main()s.
+"""The report site on small fixture tables: its pages and links, sections, tables, the one formatter, the charts'
+specs, the quarantine split, cost and energy views, escaping, provenance and the stage's main().
 
-The fixtures run the real cluster and rank functions on synthetic configurations, so the page is built from
-tables shaped exactly like the stages' outputs; tests/test_browser.py opens the same page in Chromium.
+The fixtures run the real cluster and rank functions on synthetic configurations, so the site is built from
+tables shaped exactly like the stages' outputs; tests/test_browser.py opens the same site in Chromium.
 """
 from __future__ import annotations
 
@@ -16,25 +16,24 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-import markupsafe
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
 from pipeline.analysis import clustering as cluster
-from pipeline.analysis import decide, findings, importance
+from pipeline.analysis import decide, findings, importance, price_table
 from pipeline.analysis import ranking as rank
 from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.core import paths
-from pipeline.core.errors import ContractError, ParamsError
+from pipeline.core.errors import ParamsError
 from pipeline.core.files import write_csv, write_json, write_parquet
-from pipeline.report import decide_section, figures, formatting, inputs, provenance, sections, tables
+from pipeline.report import charts, decide_section, formatting, inputs, provenance, sections, site, tables
 from pipeline.settings import Cluster, Findings
-from pipeline.stages import figures as figures_stage
 from pipeline.stages import report as report_stage
 
-HEADLINE, OTHER, SKIPPED = "resnet", "bert", "minigo"
+# A benchmark still in MLPerf (with decision support), a retired one, and one not analysed.
+HEADLINE, OTHER, SKIPPED = "rgat", "bert", "minigo"
 HOSTILE_SYSTEM = "<script>alert(1)</script>"
 HOSTILE_SUBMITTER = "A&B <Labs>"
 HOSTILE_PATH = 'Acme/results/<img src=x onerror="alert(2)">/'
@@ -182,7 +181,6 @@ def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> inputs
                                                    Cluster.model_validate(PARAMS["cluster"]))
     settings = Findings.model_validate(FINDINGS)
     scratch.mkdir(parents=True, exist_ok=True)
-    cluster.plot_diagnostics(summary, benchmark, scratch / "k_selection.png")
     # no run-to-run noise: every resample gives the published times, so the pick holds in all of them
     ranking, content = rank.rank_benchmark(clustered, summary, IMPORTANCE,
                                            PARAMS["rank"], settings,
@@ -193,11 +191,9 @@ def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> inputs
     ranking = pd.read_csv(scratch / "ranking.csv")
     clusters_json = _as_written(summary, scratch / "clusters.json")
     importance_json = {"benchmark": benchmark, **IMPORTANCE}
-    drawn = figures.draw_benchmark(clustered, ranking, clusters_json, rank_json["most_efficient_cluster"],
-                                   importance_json)
     return inputs.BenchmarkOutputs(
         benchmark=benchmark, rank=rank_json, ranking=ranking, clusters=clusters_json, importance=importance_json,
-        clustered=clustered, figures={**drawn, "k_selection": (scratch / "k_selection.png").read_bytes()})
+        clustered=clustered)
 
 
 def _tested(benchmark: str, clustered: pd.DataFrame, settings: Findings) -> dict[str, Any]:
@@ -253,27 +249,65 @@ def decide_figures() -> dict[str, bytes]:
 def fixture_outputs(scratch: Path) -> list[inputs.BenchmarkOutputs]:
     """The headline with decision support (DECIDE_SUMMARY), the other without (the stage has not run)."""
     headline = dataclasses.replace(analysed_outputs(HEADLINE, 60, 0, scratch / HEADLINE),
-                                   decide=decide_section.fragment(HEADLINE, DECIDE_SUMMARY, decide_figures()))
+                                   decide=decide_section.fragment(HEADLINE, DECIDE_SUMMARY, decide_figures()),
+                                   decide_summary=DECIDE_SUMMARY)
     return [headline, analysed_outputs(OTHER, 40, 1, scratch / OTHER), skipped_outputs(SKIPPED)]
 
 
-def render_fixture_report(scratch: Path) -> str:
-    """The whole page from the fixtures, as main() would build it (provenance from a fixture dvc.lock)."""
+# A measured power reading for some of the headline's newest results (the features stage's energy columns).
+ENERGY = {"energy_kwh": 12.5, "power_per_accelerator_w": 650.0, "power_share_of_tdp": 0.93,
+          "power_measurement": "node wall power"}
+
+
+def with_energy_columns(configurations: pd.DataFrame) -> pd.DataFrame:
+    """configurations.parquet as the features stage writes it with power measurements: the energy columns, set
+    on the headline benchmark's newest-round results and empty elsewhere."""
+    measured = (configurations["benchmark"] == HEADLINE) & (configurations["round"] == "v3.0")
+    return configurations.assign(**{name: np.where(measured, value, None if isinstance(value, str) else np.nan)
+                                    for name, value in ENERGY.items()})
+
+
+def render_fixture_site(scratch: Path, energy: bool = False) -> dict[str, str]:
+    """Every page of the site from the fixtures, as main() builds them (provenance from a fixture dvc.lock);
+    `energy`: the configurations carry the energy columns."""
     lock = scratch / "dvc.lock"
+    scratch.mkdir(parents=True, exist_ok=True)
     lock.write_text(yaml.safe_dump(DVC_LOCK), encoding="utf-8")
-    context = sections.report_context(fixture_outputs(scratch), fixture_results(), fixture_quarantine(), PARAMS,
-                                      provenance.provenance(PARAMS, lock=lock, cwd=scratch), fixture_tally(),
-                                      inputs.Prices(Path("examples/prices.yaml"), {"A100": 1.5, "H100": 3.0}))
-    return sections.render(context)
+    outputs = fixture_outputs(scratch)
+    configurations = fixture_configurations(outputs)
+    context = site.site_context(outputs, fixture_results(), fixture_quarantine(), PARAMS,
+                                provenance.provenance(PARAMS, lock=lock, cwd=scratch), fixture_tally(),
+                                inputs.Prices(Path("examples/prices.yaml"), {"A100": 1.5, "H100": 3.0}),
+                                with_energy_columns(configurations) if energy else configurations)
+    return site.render_site(context)
+
+
+def write_fixture_site(folder: Path, energy: bool = False) -> Path:
+    """The fixture site written into `folder` with the chart library, as the stage writes it; its entry page."""
+    for name, text in {**render_fixture_site(folder / "scratch", energy), "assets/vega.js": site.chart_library()
+                       }.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder / site.INDEX
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return render_fixture_report(tmp_path_factory.mktemp("report"))
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return render_fixture_site(tmp_path_factory.mktemp("report"))
+
+
+@pytest.fixture(scope="module")
+def page(pages: dict[str, str]) -> str:
+    """Every page of the site, one after the other: for checks that hold wherever a thing is shown."""
+    return "\n".join(text for name, text in sorted(pages.items()) if name.endswith(".html"))
+
+
+def headline_page(pages: dict[str, str]) -> str:
+    return pages[site.benchmark_page(HEADLINE)]
 
 
 class _Outline(html.parser.HTMLParser):
-    """Headings, images, links and ids of a page."""
+    """Headings, images, links, ids, scripts and stylesheets of a page."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -281,6 +315,8 @@ class _Outline(html.parser.HTMLParser):
         self.images: list[dict[str, str | None]] = []
         self.urls: list[str] = []
         self.ids: list[str] = []
+        self.scripts: list[str] = []
+        self.stylesheets: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attributes = dict(attrs)
@@ -293,6 +329,10 @@ class _Outline(html.parser.HTMLParser):
                 self.urls.append(str(attributes[name]))
         if attributes.get("id"):
             self.ids.append(str(attributes["id"]))
+        if tag == "script" and attributes.get("src"):
+            self.scripts.append(str(attributes["src"]))
+        if tag == "link" and attributes.get("rel") == "stylesheet":
+            self.stylesheets.append(str(attributes["href"]))
 
 
 def outline(page_html: str) -> _Outline:
@@ -308,39 +348,69 @@ def test_data_strings_are_escaped(page: str) -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "A&amp;B &lt;Labs&gt;" in page
     assert "<img src=x" not in page and "&lt;img src=x onerror=&#34;alert(2)&#34;&gt;" in page
+    # inside a chart's inline spec the same strings are JSON with <, > and & escaped, so they cannot end the script
+    specs = re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', page, re.S)
+    assert specs and all("<" not in spec and "&" not in spec for spec in specs)
+    assert any("\\u003cscript\\u003ealert(1)" in spec for spec in specs)
 
 
-def test_page_has_every_section_linked_from_the_contents(page: str) -> None:
-    parsed = outline(page)
-    for anchor in ("summary", "findings", "coverage", "quarantine", "method", "provenance", HEADLINE, OTHER, SKIPPED):
-        assert anchor in parsed.ids
-        assert f'href="#{anchor}"' in page
-    assert len(parsed.ids) == len(set(parsed.ids)), "ids must be unique"
-    assert f"Not analysed: {SKIP_REASON}." in page
-    assert "ResNet-50 v1.5" in page and "BERT-large" in page and "MiniGo" in page  # catalogue names
+def test_the_site_has_its_pages_each_linked_from_the_entry(pages: dict[str, str]) -> None:
+    assert set(pages) == {site.INDEX, site.METHODS, site.DATA, *(site.benchmark_page(b) for b in (HEADLINE, OTHER,
+                                                                                              SKIPPED)),
+                          "assets/site.css", "assets/site.js"}
+    entry = pages[site.INDEX]
+    for target in (site.METHODS, site.DATA, *(site.benchmark_page(b) for b in (HEADLINE, OTHER, SKIPPED))):
+        assert f'href="{target}"' in entry
+    ids = {name: outline(text).ids for name, text in pages.items() if name.endswith(".html")}
+    for name, anchors in ((site.METHODS, ("findings", "decide", "method", "confirmation-rules", f"{HEADLINE}-findings",
+                                          f"{HEADLINE}-decide-details", f"{OTHER}-clusters")),
+                          (site.DATA, ("coverage", "quarantine", "republished", "provenance")),
+                          (site.INDEX, ("glance", "families", HEADLINE, "history"))):
+        assert set(anchors) <= set(ids[name]), name
+    assert all(len(found) == len(set(found)) for found in ids.values()), "ids must be unique on a page"
+    assert f"Not analysed: {SKIP_REASON}." in pages[site.benchmark_page(SKIPPED)]
+    assert "R-GAT" in page_text(entry) and "BERT-large" in entry and "MiniGo" in entry  # catalogue names
+    # retired benchmarks sit under History, after today's
+    assert entry.index('id="history"') > entry.index(f'id="{HEADLINE}"')
+    history = entry[entry.index('id="history"'):]
+    assert site.benchmark_page(OTHER) in history and site.benchmark_page(HEADLINE) not in history
 
 
-def test_headings_descend_one_level_at_a_time(page: str) -> None:
-    levels = outline(page).headings
-    assert levels[0] == 1 and levels.count(1) == 1
-    assert all(later - earlier <= 1 for earlier, later in itertools.pairwise(levels))
+def page_text(page_html: str) -> str:
+    """A page's text as a reader sees it, tags stripped, whitespace collapsed."""
+    text = re.sub(r"\s+", " ", re.sub(r"<script.*?</script>|<[^>]+>", " ", page_html, flags=re.S))
+    return html.unescape(re.sub(r" ([,.;:)])", r"\1", text))
 
 
-def test_page_is_self_contained_with_alt_text_on_every_figure(page: str) -> None:
-    parsed = outline(page)
-    assert len(parsed.images) == 2 * 7 + len(decide.FIGURES)  # two analysed benchmarks, seven figures each
-    assert all(image["alt"] and str(image["src"]).startswith("data:image/png;base64,") for image in parsed.images)
-    external = [url for url in parsed.urls if re.match(r"https?:", url)]
-    assert all(re.match(r"https://(mlcommons\.org|github\.com)/", url) for url in external)
-    assert "<link" not in page and "@import" not in page and "url(" not in page
+def test_headings_descend_one_level_at_a_time(pages: dict[str, str]) -> None:
+    for name, text in pages.items():
+        if name.endswith(".html"):
+            levels = outline(text).headings
+            assert levels[0] == 1 and levels.count(1) == 1, name
+            assert all(later - earlier <= 1 for earlier, later in itertools.pairwise(levels)), name
 
 
-def test_summary_answers_with_the_front_its_pick_the_most_efficient_cluster_and_coverage(page: str,
-                                                                                     tmp_path: Path) -> None:
+def test_pages_load_only_the_sites_own_assets(pages: dict[str, str]) -> None:
+    for name, text in pages.items():
+        if not name.endswith(".html"):
+            continue
+        parsed = outline(text)
+        root = "../" if name.startswith("benchmarks/") else ""
+        assert parsed.scripts == [f"{root}assets/vega.js", f"{root}assets/site.js"], name
+        assert parsed.stylesheets == [f"{root}assets/site.css"], name
+        # the decide stage's own figures are embedded as data; no other image
+        assert all(str(image["alt"]) and str(image["src"]).startswith("data:image/png;base64,")
+                   for image in parsed.images)
+        external = [url for url in parsed.urls if re.match(r"[a-z]+:", url) and not url.startswith("data:")]
+        assert all(re.match(r"https://(mlcommons\.org|github\.com)/", url) for url in external), name
+        assert "@import" not in text and "url(" not in text
+    assert "url(" not in pages["assets/site.css"] and "@import" not in pages["assets/site.css"]
+
+
+def test_the_headline_page_answers_with_the_front_fastest_least_hardware_time_and_groups(
+        pages: dict[str, str], tmp_path: Path) -> None:
     outputs = analysed_outputs(HEADLINE, 60, 0, tmp_path)
-    summary = sections.headline_summary(outputs)
-    assert summary is not None
-    answer = summary["answer"]
+    answer = sections.answer_of(outputs)
     latest = outputs.ranking[outputs.ranking["round"] == "v3.0"]
     front = latest[latest["round_front"] == 1].sort_values("time_to_train_min")
     assert answer.round == "v3.0" and answer.n_round == len(latest)
@@ -350,32 +420,45 @@ def test_summary_answers_with_the_front_its_pick_the_most_efficient_cluster_and_
     # the most hardware-efficient group is the highest median round efficiency: cluster 0
     medians = outputs.clustered.groupby("cluster")["round_efficiency"].median()
     assert answer.efficient is not None and answer.efficient["cluster"] == medians.idxmax() == 0
-    assert sum(summary["verdicts"].values()) == summary["n_findings"] == len(findings.CLAIMS)
-    summary_html = page[page.index('id="summary"'):page.index('id="findings"')]
-    assert f"these\n      <strong>{len(answer.front)}</strong> of its {len(latest)} configurations are the answer" in \
-        summary_html
-    assert "none is beaten\n      on both time to train and hardware time" in summary_html
-    assert "the pick is <strong>" in summary_html and "It stays the pick in 100% of\n  10 resamples" in summary_html
-    assert "The most hardware-efficient group of hardware is" in summary_html
-    assert str(markupsafe.escape(answer.efficient["name"])) in summary_html
-    assert sections.BEST_MEANS[:40] in summary_html
-    assert "4 scored results out of 5 results folders" in summary_html
-    assert ("1 runs the official rules reject" in summary_html and "1 defective or missing files" in summary_html
-            and "2 files where the publication" in summary_html and 'href="#quarantine"' in summary_html)
-    assert "123 code/documentation files of the repository, not inputs" in summary_html
+    text = page_text(headline_page(pages))
+    fastest = latest.loc[latest["time_to_train_min"].idxmin()]
+    least = latest.loc[latest["accelerator_hours"].idxmin()]
+    assert f"{len(latest)} results in v3.0" in text
+    assert f"Fastest: {fastest['submitter']} {fastest['system']}" in text
+    assert f"{formatting.number(least['accelerator_hours'])} accelerator-hours" in text
+    assert f"These {len(front)} are not beaten on both time and hardware time" in text
+    for _, row in front.iterrows():
+        assert f"{row['submitter']} {row['system']}" in text
+    assert "the single pick among the best trade-offs" in text and "It stays the pick in 100% of 10 resamples" in text
+    assert "The most hardware-efficient group is" in text and answer.efficient["name"] in text
 
 
-def test_the_first_screen_says_how_to_read_it_before_any_method_name(page: str) -> None:
-    first_screen = page[:page.index('id="summary"')]
-    assert all(str(markupsafe.escape(line)) in first_screen for line in sections.HOW_TO_READ)
-    assert "TOPSIS" not in first_screen and "Pareto" not in first_screen
-    # the study's k and the k the diagnostics support, side by side in the headline
-    assert "k = 3 (the published study used 5)" in first_screen and "the diagnostics support" in first_screen
-    summary_html = page[page.index('id="summary"'):page.index('id="findings"')]
-    # a plain label first, the method's name after it
-    assert summary_html.index("none beats on both") < summary_html.index("(the non-dominated front)")
-    # accelerator-hours are hardware time, never what anyone pays, with no prices applied
-    assert not re.search(r"\bpays?\b|\bpaid\b|cheaper", page)
+def test_coverage_and_quarantine_counts_are_on_the_data_page(pages: dict[str, str]) -> None:
+    text = page_text(pages[site.DATA])
+    assert "4 scored results out of 5 results folders" in text
+    assert ("1 runs the official rules reject" in text and "1 defective or missing files" in text
+            and "2 files where the publication" in text and 'href="#quarantine"' in pages[site.DATA])
+    assert "123 code/documentation files of the repository, not inputs" in text
+
+
+def test_the_entrys_first_screen_names_the_newest_round_and_its_best_in_plain_words(pages: dict[str, str],
+                                                                                     tmp_path: Path) -> None:
+    entry = pages[site.INDEX]
+    first_screen = page_text(entry[:entry.index('id="families"')])
+    assert "MLPerf Training v3.0" in first_screen and "R-GAT" in first_screen and "BERT" not in first_screen
+    ranking = analysed_outputs(HEADLINE, 60, 0, tmp_path).ranking
+    latest = ranking[ranking["round"] == "v3.0"]
+    fastest = latest.loc[latest["time_to_train_min"].idxmin()]
+    assert f"{formatting.hardware_name(fastest)}, {formatting.number(fastest['time_to_train_min'])} min" in first_screen
+    # none of the methods' names, no p-values: those are on the methods page
+    for word in ("TOPSIS", "Pareto", "LOCO", "LORO", "silhouette", "ARI", "p =", "k-means", "cluster", "Holm"):
+        assert word not in first_screen, word
+    # accelerator-hours are hardware time; a cost is labelled as derived
+    assert "hardware time" in first_screen and not re.search(r"\bpays?\b|\bpaid\b", first_screen)
+    methods = page_text(pages[site.METHODS])
+    # on the methods page a plain label first, the method's name after it
+    assert methods.index("none beats on both") < methods.index("(the non-dominated front)")
+    assert "k = 3 (the published study used 5)" in methods or "the published study used 5" in methods
 
 
 @pytest.mark.parametrize(("reason", "kind"), [
@@ -391,7 +474,7 @@ def test_quarantine_reasons_are_split_by_what_they_mean(reason: str, kind: str) 
     assert sections.quarantine_kind(reason) == kind
 
 
-def test_quarantine_table_and_counts_by_kind_and_reason_are_in_the_page(page: str) -> None:
+def test_quarantine_table_and_counts_by_kind_and_reason_are_in_the_page(pages: dict[str, str]) -> None:
     coverage = sections.coverage_of(fixture_results(), fixture_quarantine(), fixture_tally())
     assert coverage["quarantine_by_reason"][0] == {
         "reason": "system description has no results folder: nothing to score", "count": 2}
@@ -399,23 +482,30 @@ def test_quarantine_table_and_counts_by_kind_and_reason_are_in_the_page(page: st
     assert [(kind["key"], kind["count"]) for kind in split["kinds"]] == [("rules", 1), ("layout", 2), ("defective", 1)]
     assert split["total"] == sum(kind["count"] for kind in split["kinds"]) == 4 and split["repository_files"] == 123
     assert (coverage["results"], coverage["submitters"], coverage["systems"]) == (4, 2, 3)  # scored only
-    start = page.index('<details id="quarantine">')
-    details = page[start:page.index("</details>", start)]
+    data = pages[site.DATA]
+    start = data.index('<details class="long" id="quarantine">')
+    details = data[start:data.index("</details>", start)]
     assert details.count("<tr>") == 1 + 4  # header and one row per record, none per repository file
+    assert 'data-filter="quarantine-table"' in details  # searchable
 
 
-def test_ranking_table_shows_all_rows_of_the_headline_and_the_best_of_others(page: str, tmp_path: Path) -> None:
+def test_ranking_table_shows_every_row_collapsed_and_searchable(pages: dict[str, str], tmp_path: Path) -> None:
     ranking = analysed_outputs(OTHER, 40, 1, tmp_path).ranking
     table = tables.ranking_table(ranking, limit=10)
     assert (table["shown"], table["total"]) == (10, 40)
     assert [cell["text"] for cell in table["rows"][0]][:1] == ["1"]
     assert table["rows"][0][0]["sort"] == "1"
-    headline_table = page[page.index(f'id="{HEADLINE}-table"'):]
-    assert headline_table[:headline_table.index("</table>")].count("<tr>") == 1 + 60
+    for benchmark, rows in ((HEADLINE, 60), (OTHER, 40)):
+        page_html = pages[site.benchmark_page(benchmark)]
+        ranking_html = page_html[page_html.index(f'id="{benchmark}-table"'):]
+        assert ranking_html[:ranking_html.index("</table>")].count("<tr>") == 1 + rows
+        details = page_html[page_html.index(f'<details class="long" id="{benchmark}-ranking">'):]
+        assert details.index(f'id="{benchmark}-table"') < details.index("</details>")  # collapsed
+        assert f'data-filter="{benchmark}-table"' in details
 
 
 def test_sort_keys_are_numbers_and_blank_when_missing() -> None:
-    frame = pd.DataFrame({"round": ["v0.7", "v10.0"], "scaling_efficiency": [np.nan, 0.5]})
+    frame = pd.DataFrame({"round": ["v0.7", "v10.0"], "round_efficiency": [np.nan, 0.5]})
     columns = [column for column in tables.RANKING_COLUMNS if column.name in frame]
     rows = formatting.table(frame, columns)["rows"]
     assert [row[0]["text"] for row in rows] == ["v0.7", "v10.0"]
@@ -439,16 +529,19 @@ def test_one_number_formatter_for_the_page(value: Any, style: formatting.Style, 
     assert formatting.number(value, style) == text
 
 
-def test_cost_per_run_is_accelerator_hours_times_the_price_and_blank_without_one() -> None:
-    latest = pd.DataFrame({"round": "v3.0", "submitter": ["Acme", "Globex", "Initech"], "system": ["a", "b", "c"],
-                           "round_rank": [1, 2, 3], "accelerator_family": ["H100", "A100", "TPU-v4"],
-                           "accelerator_count": [8, 16, 4], "time_to_train_min": [30.0, 45.0, 90.0],
-                           "accelerator_hours": [4.0, 12.0, 6.0]})
-    cost = tables.cost_table(latest, inputs.Prices(Path("mine.yaml"), {"H100": 3.0, "A100": 1.5}))
-    assert [[cell["text"] for cell in row][-2:] for row in cost["rows"]] == [["3.00", "12.00"], ["1.50", "18.00"],
-                                                                             ["", ""]]
-    assert cost["cheapest"] == {"name": "v3.0 Acme a", "hardware": "8 × H100", "cost": "12.00"}
-    assert cost["unpriced"] == ["TPU-v4"] and cost["priced"] == 2
+def test_cost_per_run_is_accelerator_hours_times_the_price_or_a_public_range_and_blank_without_one() -> None:
+    unpriced = price_table.families_without_price()[0]
+    rows = pd.DataFrame({"round": "v3.0", "submitter": ["Acme", "Globex", "Initech"], "system": ["a", "b", "c"],
+                         "accelerator_family": ["H100", "A100", unpriced], "accelerator_count": [8, 16, 4],
+                         "time_to_train_min": [30.0, 45.0, 90.0], "accelerator_hours": [4.0, 12.0, 6.0]})
+    mine = site._cost_columns(rows, inputs.Prices(Path("mine.yaml"), {"H100": 3.0}))
+    assert mine["cost_low"].tolist()[0] == mine["cost_high"].tolist()[0] == 12.0
+    assert mine["cost_text"].tolist()[0] == "12 (your price)"
+    public = price_table.cost_range(12.0, "A100")  # the user's file names no A100: the public range
+    assert (mine["cost_low"][1], mine["cost_high"][1]) == (public.low, public.high) and public.low < public.high
+    assert mine["cost_text"][1].startswith(f"{formatting.number(public.low)} to {formatting.number(public.high)} USD (")
+    assert public.cheapest is not None and public.cheapest.provider in mine["cost_text"][1]
+    assert mine["cost_text"][2] == "" and pd.isna(mine["cost_low"][2])
 
 
 def test_a_price_file_with_an_unknown_family_is_an_error_listing_the_known_ones(tmp_path: Path) -> None:
@@ -461,11 +554,11 @@ def test_a_price_file_with_an_unknown_family_is_an_error_listing_the_known_ones(
     assert inputs.load_price_table(None) is None
 
 
-def test_the_example_prices_are_labelled_illustrative(page: str) -> None:
-    section = page[page.index(f'id="{HEADLINE}-cost"'):]
-    section = section[:section.index("</table>")]
-    assert "Illustrative prices from <code>examples/prices.yaml</code>" in section
-    assert "accelerator-hours × price per accelerator-hour" in section
+def test_costs_are_labelled_derived_and_the_example_prices_illustrative(pages: dict[str, str]) -> None:
+    text = page_text(headline_page(pages))
+    assert "Cost per run (USD, derived)" in text and "derived, not an MLPerf result" in text
+    assert "prices from examples/prices.yaml are illustrative, not market data" in text
+    assert "Cost = accelerator-hours × public price per accelerator-hour" in text
 
 
 def _findings(*tested: dict[str, Any]) -> dict[str, sections.Finding]:
@@ -502,14 +595,16 @@ def test_findings_show_the_rank_stage_verdicts_and_untested_ones_are_inconclusiv
     assert sections.verdict_counts(list(found.values())) == {"supported": 1, "contradicted": 1, "inconclusive": 5}
 
 
-def test_every_finding_on_the_page_shows_n_submitters_effect_and_both_p_values(page: str) -> None:
-    shown = page[page.index('<section id="findings"'):page.index("</section>", page.index('<section id="findings"'))]
+def test_every_finding_on_the_methods_page_shows_n_submitters_effect_and_both_p_values(
+        pages: dict[str, str]) -> None:
+    methods = pages[site.METHODS]
+    shown = methods[methods.index('<section id="findings"'):methods.index("</section>",
+                                                                        methods.index('<section id="findings"'))]
     assert "Holm" in shown and "together for multiple testing" in shown
     header = ('<th scope="col">Compared</th><th scope="col" class="num">n</th><th scope="col" class="num">'
               'Submitters</th>')
-    assert shown.count(header) == len(findings.CLAIMS)  # the headline benchmark's findings, one table each
-    summary_html = page[page.index('id="summary"'):page.index('id="findings"')]
-    assert "Findings supported, all benchmarks (after correction)" in summary_html
+    assert shown.count(header) == 2 * len(findings.CLAIMS)  # each analysed benchmark's findings, one table each
+    assert re.search(r"\d+ of the \d+ findings are supported after it", page_text(shown))  # the headline figure
     # a test that ran shows its effect, interval and both p-values; one that did not, why
     tested, untested = _example_tests("inconclusive")
     found = _findings(findings.Finding("sublinear", "clustered", (tested,)).as_json(),
@@ -566,45 +661,25 @@ def test_provenance_renders_revision_hashes_and_params(page: str) -> None:
     assert "k_range: [2, 5]" in shown
 
 
-def test_cluster_medians_are_standardised_over_all_configurations() -> None:
-    frame = pd.DataFrame({"cluster": [0, 0, 1, 1], "accelerator_count": [1.0, 1.0, 100.0, 100.0],
-                          "scaling_efficiency": [1.0, 1.0, 0.5, 0.5]})
-    raw, standardised = figures.cluster_medians(frame, ["accelerator_count", "scaling_efficiency"])
-    assert raw.loc[1, "accelerator_count"] == 100.0
-    # log10 counts 0 and 2: mean 1, sample s.d. 1.155, so the clusters sit at -0.87 and +0.87.
-    assert standardised.loc[0, "accelerator_count"] == pytest.approx(-np.sqrt(3) / 2)
-    assert standardised.loc[1, "scaling_efficiency"] == pytest.approx(-np.sqrt(3) / 2)
-
-
-def test_best_time_by_family_keeps_the_best_per_round_of_the_most_submitted_families() -> None:
+def test_the_same_hardware_across_rounds_keeps_each_rounds_best_of_counts_published_twice() -> None:
     frame = pd.DataFrame({"accelerator_family": ["A100", "A100", "A100", "H100", "TPU-v4"],
+                          "accelerator_count": [8.0, 8.0, 8.0, 8.0, 16.0],
                           "round": ["v1.0", "v1.0", "v2.0", "v2.0", "v1.0"],
-                          "time_to_train_min": [10.0, 7.0, 5.0, 2.0, 9.0]})
-    best = figures.best_time_by_family(frame, families=2)
-    assert best[["accelerator_family", "round", "time_to_train_min"]].astype(object).values.tolist() == [
-        ["A100", "v1.0", 7.0], ["A100", "v2.0", 5.0], ["H100", "v2.0", 2.0]]
+                          "time_to_train_min": [10.0, 7.0, 5.0, 2.0, 9.0], "submitter": "Acme", "system": list("abcde"),
+                          "accelerator_hours": 1.0})
+    progress = charts.progress_frame(frame)
+    assert progress[["family", "count", "round", "time"]].astype(object).values.tolist() == [
+        ["A100", 8.0, "v1.0", 7.0], ["A100", 8.0, "v2.0", 5.0]]
+    assert progress["hardware"].tolist() == ["8 × A100", "8 × A100"]
 
 
-def test_spaced_labels_skips_points_that_would_overlap() -> None:
-    x = np.array([1.0, 1.01, 10.0, 100.0])
-    y = np.array([100.0, 99.0, 10.0, 1.0])
-    assert figures.spaced_labels(x, y) == [0, 2, 3]
-
-
-def test_figures_are_embedded_as_the_file_bytes_with_their_size() -> None:
+def test_the_decide_stages_figures_are_embedded_as_the_file_bytes_with_their_size() -> None:
     png = decide.message_figure("a stage's figure")
-    embedded = figures.embed(png, "a message", "caption")
+    embedded = decide_section.embed(png, "a message", "caption")
     assert base64.b64decode(embedded.data) == png  # nothing decoded, recompressed or re-encoded
     assert (embedded.width, embedded.height) == tuple(int.from_bytes(png[i:i + 4], "big") for i in (16, 20))
     with pytest.raises(ValueError, match="not a PNG"):
-        figures.embed(b"GIF89a", "", "")
-
-
-def test_an_analysed_benchmark_without_its_figure_files_is_an_error_naming_the_stage(tmp_path: Path) -> None:
-    outputs = analysed_outputs(OTHER, 40, 1, tmp_path)
-    without = dataclasses.replace(outputs, figures={k: v for k, v in outputs.figures.items() if k != "pareto"})
-    with pytest.raises(ContractError, match=r"bert: no figure file for pareto .*dvc repro figures"):
-        sections.benchmark_figures(without)
+        decide_section.embed(b"GIF89a", "", "")
 
 
 def fixture_configurations(outputs: list[inputs.BenchmarkOutputs]) -> pd.DataFrame:
@@ -624,15 +699,13 @@ def fixture_configurations(outputs: list[inputs.BenchmarkOutputs]) -> pd.DataFra
     return frame[CONFIGURATION_COLUMNS].infer_objects()
 
 
-def test_main_writes_the_page_and_combined_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_main_writes_the_site_and_combined_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     outputs = fixture_outputs(tmp_path / "scratch")
     for item in outputs:
         write_json({"benchmark": item.benchmark, **item.rank}, tmp_path / paths.rank_json(item.benchmark))
         write_csv(item.ranking, tmp_path / paths.ranking_csv(item.benchmark))
         write_json({"benchmark": item.benchmark, **item.clusters}, tmp_path / paths.clusters_json(item.benchmark))
         write_json({"benchmark": item.benchmark, **item.importance}, tmp_path / paths.importance_json(item.benchmark))
-        if "k_selection" in item.figures:
-            (tmp_path / paths.k_selection_figure(item.benchmark)).write_bytes(item.figures["k_selection"])
         write_parquet(item.clustered, tmp_path / paths.clusters_table(item.benchmark))
     write_json(DECIDE_SUMMARY, tmp_path / paths.decide_json(HEADLINE))
     for name, png in decide_figures().items():
@@ -647,7 +720,8 @@ def test_main_writes_the_page_and_combined_outputs(tmp_path: Path, monkeypatch: 
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(PARAMS), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
 
-    figures_stage.main([])
+    (tmp_path / "reports" / "benchmarks").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "reports" / "benchmarks" / "stale.html").write_text("from an earlier run")
     report_stage.main([])
 
     ranking = pd.read_csv("reports/ranking.csv")
@@ -661,43 +735,56 @@ def test_main_writes_the_page_and_combined_outputs(tmp_path: Path, monkeypatch: 
     assert metrics[OTHER]["decide"] == {"status": "skipped", "method": None, "backtest_n": 0}
     assert metrics[SKIPPED]["decide"] == {"status": "missing"}
     assert set(json.loads(Path("reports/importance.json").read_text())) == {HEADLINE, OTHER, SKIPPED}
-    page_html = Path("reports/index.html").read_text(encoding="utf-8")
-    assert "dvc.lock not found" in page_html and page_html.count("<img ") == 14 + len(decide.FIGURES)
-    # the republished copy is left out of the analysis, listed in its benchmark's section and counted per round
-    assert "1 republished result left out" in page_html and "(republished from v1.0)" in page_html
-    assert "Results that repeat an earlier round's result (republished), per round" in page_html
-    assert sorted(path.name for path in Path("reports/figures", HEADLINE).iterdir()) == [
-        "best_time.png", "efficiency.png", "heatmap.png", "importance.png", "pareto.png", "scaling.png"]
-    assert not Path("reports/figures", SKIPPED).exists()
-    embedded = re.findall(r'src="data:image/png;base64,([^"]+)"', page_html)
-    assert base64.b64encode(Path("reports/figures", HEADLINE, "scaling.png").read_bytes()).decode() in embedded
-    assert "Cost per training run" not in page_html  # report.prices is absent
-    assert f"No forecasts for {OTHER}: {SKIP_REASON}" in page_html
-
-
+    written = {str(path.relative_to("reports")) for path in Path("reports").rglob("*.html")}
+    assert written == {site.INDEX, site.METHODS, site.DATA, *(site.benchmark_page(b) for b in (HEADLINE, OTHER,
+                                                                                               SKIPPED))}
+    assert sorted(path.name for path in Path("reports/assets").iterdir()) == ["site.css", "site.js", "vega.js"]
+    assert "vegaEmbed" in Path("reports/assets/vega.js").read_text(encoding="utf-8")
+    assert "dvc.lock not found" in Path("reports/data.html").read_text(encoding="utf-8")
+    methods = Path("reports/methods.html").read_text(encoding="utf-8")
+    assert methods.count("<img ") == len(decide.FIGURES)  # the decide stage's, as written; no other image
+    embedded = re.findall(r'src="data:image/png;base64,([^"]+)"', methods)
+    fit = paths.decide_figure(HEADLINE, decide.figure_name(next(iter(decide.FIGURES))))
+    assert base64.b64encode(fit.read_bytes()).decode() in embedded
+    headline = Path("reports", site.benchmark_page(HEADLINE)).read_text(encoding="utf-8")
+    # the republished copy is left out of the analysis, listed on its benchmark's page and counted per round
+    assert "1 republished result left out" in headline and "(republished from v1.0)" in headline
+    assert ("Results that repeat an earlier round's result (republished), per round"
+            in Path("reports/data.html").read_text(encoding="utf-8"))
+    assert not Path("reports/figures").exists()
+    assert "(your price)" not in headline  # report.prices is absent: public prices only
+    assert f"No forecasts for {OTHER}: {SKIP_REASON}" in Path("reports", site.benchmark_page(OTHER)).read_text(
+        encoding="utf-8")
+    assert headline.count('class="vega"') >= 3  # trade-offs, scaling with forecasts, same hardware across rounds
 def test_decide_metrics_keep_the_backtest_headline() -> None:
     assert decide_section.metrics_of(DECIDE_SUMMARY) == DECIDE_METRICS
 
 
-def test_prediction_error_and_break_even_overview_links_each_benchmark(page: str) -> None:
-    overview = page[page.index('<section id="decide"'):page.index("</section>", page.index('<section id="decide"'))]
-    assert '<a href="#decide">' in page and f'href="#{HEADLINE}-decide"' in overview
+def test_prediction_error_and_break_even_overview_links_each_benchmark(pages: dict[str, str]) -> None:
+    methods = pages[site.METHODS]
+    start = methods.index('<section id="decide"')
+    overview = methods[start:methods.index(f'<details class="long" id="{HEADLINE}-decide')]
+    assert f'href="#{HEADLINE}-decide-details"' in overview
     # DECIDE_SUMMARY: median 6.4321% of 30 forecasts against the naive rule's 7.5%, trusted and untrusted 90th
     # percentiles 20% and 45%; A100 and H100 trusted with break-even 40 inside 8 to 64
     assert "6.4% (30)" in overview and "7.5%" in overview and "20.0% / 45.0%" in overview
     assert "2 of 3" in overview and "A100 (SXM): 40; H100 (SXM): 40" in overview
-    assert f'href="#{OTHER}-decide"' not in overview  # no decide output for it
-    section = page[page.index(f'id="{HEADLINE}-decide"'):page.index(f'id="{OTHER}"')]
+    assert f'href="#{OTHER}-decide-details"' not in overview  # no decide output for it
+    section = methods[methods.index(f'id="{HEADLINE}-decide"'):methods.index('id="diagnostics"')]
     assert "Where not to trust it" in section and "TPU-v4 (SXM): results from 1 round (needs 2)" in section
-    assert "answers with\nthe <strong>model</strong>" in section or "the <strong>model</strong>" in section
+    assert "the <strong>model</strong>" in section
     assert "1.43× the accelerator-hours" in section  # what the 0.7 floor means
+    # the benchmark's page lists the forecasts and links to the backtest
+    headline = headline_page(pages)
+    assert f'href="../methods.html#{HEADLINE}-decide"' in headline and "Forecasts per family (1)" in headline
 
 
 def test_republished_results_say_so_in_the_tables() -> None:
     ranking = pd.DataFrame({"rank": [1, 2], "round": ["v2.1", "v2.0"], "submitter": "Acme", "system": ["b", "a"],
                             "republished_of": ["v2.0/Acme/a", None], "time_to_train_min": [5.0, 5.0],
                             "accelerator_count": 8.0, "accelerator_family": "A100"})
-    cells = [row[2]["text"] for row in tables.ranking_table(ranking, None)["rows"]]
+    system = next(i for i, column in enumerate(tables.RANKING_COLUMNS) if column.name == "system")
+    cells = [row[system]["text"] for row in tables.ranking_table(ranking, None)["rows"]]
     assert cells == ["b (republished from v2.0)", "a"]
     assert formatting.configuration_name(ranking.iloc[0]) == "v2.1 Acme b (republished from v2.0)"
     assert tables.republished_rows(ranking.iloc[:1]) == [
@@ -705,3 +792,76 @@ def test_republished_results_say_so_in_the_tables() -> None:
     assert tables.republished_by_round(ranking) == [
         {"round": "v2.0", "results": 1, "republished": 0, "share": "0%"},
         {"round": "v2.1", "results": 1, "republished": 1, "share": "100%"}]
+
+
+def test_energy_shows_where_measured_and_nothing_changes_without_the_columns(tmp_path: Path,
+                                                                             pages: dict[str, str]) -> None:
+    with_energy = render_fixture_site(tmp_path, energy=True)
+    headline = with_energy[site.benchmark_page(HEADLINE)]
+    assert "Energy per run (kWh)" in headline and f'id="{HEADLINE}_energy"' in headline
+    assert "12.5" in page_text(headline)
+    assert "Energy per run (kWh)" not in with_energy[site.benchmark_page(OTHER)]  # no measurement there
+    # without the columns (or with them all empty) the pages are as they were
+    assert "Energy" not in headline_page(pages) and f'id="{HEADLINE}_energy"' not in headline_page(pages)
+    configurations = fixture_configurations(fixture_outputs(tmp_path / "again"))
+    empty = configurations.assign(**dict.fromkeys(site.ENERGY_COLUMNS, np.nan))
+    assert site.with_energy(analysed_outputs(HEADLINE, 60, 0, tmp_path).ranking, empty, HEADLINE).columns.tolist() == \
+        pd.read_csv(tmp_path / "ranking.csv").columns.tolist()
+
+
+def _specs(page_html: str) -> dict[str, dict[str, Any]]:
+    return {key: json.loads(spec) for key, spec in
+            re.findall(r'<script type="application/json" id="spec-([^"]+)">(.*?)</script>', page_html, re.S)}
+
+
+def test_charts_name_each_point_filter_by_family_and_select_rounds_with_fixed_colours(pages: dict[str, str]) -> None:
+    specs = {key: spec for name, text in pages.items() if name.endswith(".html") for key, spec in _specs(text).items()}
+    assert {f"{HEADLINE}_tradeoff", f"{HEADLINE}_scaling", f"{HEADLINE}_progress", f"{OTHER}_tradeoff",
+            "family_comparison"} <= set(specs)
+    trade_off = json.dumps(specs[f"{HEADLINE}_tradeoff"])
+    for field in ("submitter", "system", "round", "count", "time", "hours"):
+        assert f'"field": "{field}"' in trade_off
+    params = [param["name"] for param in specs[f"{HEADLINE}_tradeoff"]["params"]]
+    assert params == [f"{HEADLINE}_tradeoff_family", f"{HEADLINE}_tradeoff_round"]  # legend filter, round selector
+    assert specs[f"{HEADLINE}_tradeoff"]["params"][1]["bind"]["input"] == "select"
+    # the forecast and its interval from decide.json: A100's 5 min (4 to 6) at 64 accelerators
+    scaling = json.dumps(specs[f"{HEADLINE}_scaling"])
+    assert '"high": 6.0' in scaling and '"low": 4.0' in scaling and '"time": 5.0' in scaling
+    # one colour per family, the same in every chart of every page
+    colour_of: dict[str, str] = {}
+    for spec in specs.values():
+        for found in re.finditer(r'"domain": \[([^\]]*)\], "range": \[([^\]]*)\]', json.dumps(spec, sort_keys=True)):
+            domain, colours = json.loads(f"[{found[1]}]"), json.loads(f"[{found[2]}]")
+            if all(isinstance(c, str) and c.startswith("#") for c in colours):
+                for family, colour in zip(domain, colours):
+                    assert colour_of.setdefault(family, colour) == colour, family
+    assert {"A100", "H100", "TPU-v4"} <= set(colour_of) and len({colour_of[f] for f in FAMILY_YEAR}) == 3
+    # each chart: a title, a one-line reading and a text alternative
+    for name, text in pages.items():
+        for figure in re.findall(r'<figure class="vchart".*?</figure>', text, re.S):
+            assert re.search(r"<strong>[^<]+</strong><span class=\"reading\">[^<]+</span>", figure), name
+            assert re.search(r'role="img" aria-label="[^"]{40,}"', figure), name
+
+
+def test_family_order_puts_the_newest_rounds_families_first() -> None:
+    frame = pd.DataFrame({"round": ["v1.0", "v1.0", "v1.0", "v2.0", "v2.0", "v2.0"],
+                          "accelerator_family": ["A100", "A100", "V100", "H100", "B200", "B200"]})
+    assert charts.family_order(frame) == ["B200", "H100", "A100", "V100"]
+    palette = charts.FAMILY_PALETTE
+    assert charts.family_colours(["B200", "H100"]) == {"B200": palette[0], "H100": palette[1]}
+
+
+def test_the_same_inputs_give_the_same_site(tmp_path: Path, pages: dict[str, str]) -> None:
+    assert render_fixture_site(tmp_path) == pages
+
+
+# The methods' names and statistics a buyer should not need: they are on the methods page only.
+JARGON = ("TOPSIS", "Pareto", "LOCO", "LORO", "silhouette", "ARI", "p =", "k-means", "cluster", "Holm", "R²")
+
+
+def test_a_benchmark_page_speaks_plainly_until_its_long_tables(pages: dict[str, str]) -> None:
+    for benchmark in (HEADLINE, OTHER):
+        page_html = pages[site.benchmark_page(benchmark)]
+        top = page_text(page_html[:page_html.index('id="results"')])
+        assert [word for word in JARGON if word in top] == [], benchmark
+    assert "silhouette" in page_text(pages[site.METHODS]).lower() and "Holm" in pages[site.METHODS]

@@ -8,14 +8,35 @@ decide tables sort the same way and a percentage reads the same everywhere.
 """
 from __future__ import annotations
 
+import base64
+import struct
+from dataclasses import dataclass
 from typing import Any
 
 from pipeline.analysis.decide import EXTRAPOLATION_LIMIT, FIGURES, figure_name
 from pipeline.analysis.forecast import CANDIDATES, NAIVE_METHOD, UNSPECIFIED
 from pipeline.core import paths
 from pipeline.core.artifacts import read_artifact
-from pipeline.report.figures import embed
 from pipeline.report.formatting import Column, number, table
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A PNG of the decide stage as the page embeds it."""
+    data: str  # base64 of the file's bytes
+    alt: str
+    caption: str
+    width: int  # pixels, so that the page lays out before the images decode
+    height: int
+
+
+def embed(png: bytes, alt: str, caption: str) -> Figure:
+    """A PNG file's bytes as they are, base64-encoded, with the size read from its IHDR chunk."""
+    if png[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG file")
+    width, height = struct.unpack(">II", png[16:24])
+    return Figure(base64.b64encode(png).decode("ascii"), alt, caption, width, height)
+
 
 # Families whose break-even the page's overview across benchmarks lists, most published first.
 OVERVIEW_FAMILIES = 3

@@ -1,5 +1,5 @@
-"""Loading what the stages wrote: per benchmark the importance, cluster, rank and decide outputs with their
-figure files (PNG bytes as written), and the ingest's results, quarantine list and tally; the user's price table.
+"""Loading what the stages wrote: per benchmark the importance, cluster, rank and decide outputs, and the ingest's
+results, quarantine list and tally; the user's price table.
 
 """
 from __future__ import annotations
@@ -15,17 +15,11 @@ from pipeline.core import paths
 from pipeline.core.artifacts import read_artifact
 from pipeline.core.errors import ParamsError, UsageError
 from pipeline.report import decide_section
-from pipeline.report.figures import FIGURES_DIR
 
 REPORTS, RESULTS, QUARANTINE, TALLY = paths.REPORTS, paths.RESULTS, paths.QUARANTINE, paths.TALLY
 DVC_LOCK = Path("dvc.lock")
 # The one price file the project ships: made-up numbers, so the page labels its costs as illustrative.
 EXAMPLE_PRICES = Path("examples/prices.yaml")
-# The figure of a benchmark the cluster stage writes beside its JSON (file name -> the key the template places it
-# by); the figures stage writes the others into FIGURES_DIR/<benchmark>/<key>.png. The importance stage's own
-# importance.png is not shown: its legend covers the bars and it names features by column; the figures stage
-# draws the one the page shows from importance.json.
-STAGE_FIGURES = {"k_selection": paths.k_selection_figure}
 
 
 @dataclass(frozen=True)
@@ -37,12 +31,12 @@ class BenchmarkOutputs:
     clusters: dict[str, Any]
     importance: dict[str, Any]
     clustered: pd.DataFrame
-    # PNG bytes of the stages' figures, by FIGURE_FILES key; a figure a stage did not write is absent.
-    figures: dict[str, bytes] = field(default_factory=dict)
     # What the decide stage's fragment renders (decide_section.report_section); None: leave the fragment out.
     decide: dict[str, Any] | None = None
     # The decide stage's scalar metrics (decide_section.metrics_of), for reports/metrics.json.
     decide_metrics: dict[str, Any] | None = None
+    # decide.json as the decide stage wrote it (decide_section.load_summary): the site's forecast curves.
+    decide_summary: dict[str, Any] | None = None
     # The results of the benchmark's scope left out as republished (pipeline.analysis.scope.republished_left_out).
     republished: pd.DataFrame = field(default_factory=pd.DataFrame)
 
@@ -71,16 +65,9 @@ def load_benchmark_outputs(benchmark: str, republished: pd.DataFrame | None = No
         clusters=read_artifact("clusters", paths.clusters_json(benchmark)),
         importance=read_artifact("importance", paths.importance_json(benchmark)),
         clustered=pd.read_parquet(paths.clusters_table(benchmark)),
-        figures=figure_files(benchmark),
         decide=decide_section.report_section(benchmark, summary), decide_metrics=decide_section.metrics_of(summary),
+        decide_summary=summary,
         republished=pd.DataFrame() if republished is None else republished)
-
-
-def figure_files(benchmark: str, figures_dir: Path = FIGURES_DIR) -> dict[str, bytes]:
-    """The PNG bytes of every figure the stages wrote for a benchmark, by key."""
-    files = {key: path_of(benchmark) for key, path_of in STAGE_FIGURES.items()}
-    files.update({path.stem: path for path in sorted((figures_dir / benchmark).glob("*.png"))})
-    return {key: path.read_bytes() for key, path in files.items() if path.is_file()}
 
 
 def load_tally(path: Path = TALLY) -> pd.DataFrame | None:

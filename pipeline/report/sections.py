@@ -9,23 +9,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import jinja2
 import pandas as pd
 
 from pipeline.analysis import findings
 from pipeline.analysis.ranking import latest_round_ranking
-from pipeline.core.errors import ContractError
 from pipeline.mlperf.catalogue import BY_ID
-from pipeline.report.figures import Figure, embed
-from pipeline.report.formatting import FEATURE_LABELS, cluster_colour, number, round_order
+from pipeline.report.formatting import FEATURE_LABELS, cluster_colour, round_order
 from pipeline.report.inputs import BenchmarkOutputs, Prices
 from pipeline.report.tables import (
-    LATEST_ROWS,
-    all_rounds_view,
     cluster_profile_rows,
-    cost_table,
     counts,
-    families_by_count,
     importance_rows,
     ranking_rows,
     ranking_table,
@@ -34,10 +27,7 @@ from pipeline.report.tables import (
     superlinear_rows,
 )
 
-TEMPLATE = "report.html.j2"
 STUDY_K = 5  # the published study's number of clusters, named beside `cluster.k` and the k the data support
-# Other benchmarks show their best configurations only; reports/ranking.csv has every row.
-OTHER_RANKING_ROWS = 50
 # The method's names come after what they mean to a reader, here and in the template.
 BEST_MEANS = ("The answer is the set of configurations none beats on both time to train and hardware time "
               "(accelerator-hours): a configuration at least as fast with at most as many accelerator-hours, and "
@@ -205,62 +195,6 @@ def cluster_notes(clusters: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def benchmark_figures(outputs: BenchmarkOutputs) -> dict[str, Figure]:
-    """The figures the stages wrote for one benchmark, embedded as they are, by name, with their text."""
-    clustered, ranking, model = outputs.clustered, outputs.ranking, benchmark_title(outputs.benchmark)["model"]
-    k_values = [row["k"] for row in outputs.clusters.get("diagnostics", [])]
-    k_range = f"k from {min(k_values)} to {max(k_values)}" if k_values else "each k"
-    text = {
-        "scaling": (
-            f"Log-log scatter plot of time to train in minutes against number of accelerators for "
-            f"{len(clustered)} {model} results, coloured and shaped by cluster, with a dashed line of ideal linear "
-            f"scaling.",
-            "Time to train against accelerators, by cluster. The dashed line is perfect linear scaling of the most "
-            "hardware-efficient result: the further a point sits above it, the more hardware time idled. Counts "
-            "are jittered a little so that results at the same count show."),
-        "efficiency": (
-            f"Scatter plot of scaling efficiency against number of accelerators (log scale) for {model}, by "
-            f"cluster, with a horizontal line at 1 for linear scaling and the median per size band.",
-            "Scaling efficiency within each scaling series (speed-up over the series' smallest member, per added "
-            "accelerator) against accelerators; results alone in their series have none. The black line is the "
-            "median of each power-of-two size band."),
-        "pareto": (
-            f"Log-log scatter plot of time to train against accelerator-hours for {model}; the "
-            f"{int(ranking['pareto'].astype(bool).sum())} results on the Pareto front are highlighted and "
-            f"labelled with their accelerator count and family.",
-            "The best trade-offs of time and hardware time (the Pareto front): no other result is both faster and "
-            "uses fewer accelerator-hours than a point on it. Lower left is better."),
-        "best_time": (
-            f"Line chart of the best time to train per round (log scale) over the years for the most-submitted "
-            f"accelerator families of {model}.",
-            "Best time to train per round for the most-submitted accelerator families: hardware and software "
-            "progress over the years."),
-        "importance": (
-            f"Horizontal bar chart of permutation importance of the strongest hardware features for predicting "
-            f"time to train and accelerator-hours of {model}, with whiskers of one standard deviation.",
-            "What explains time to train and accelerator-hours: the R² the model (baseline plus boosted trees) loses "
-            "when one feature is shuffled, on accelerator families it has not seen (drawn by the importance stage)."),
-        "heatmap": (
-            f"Heatmap of features by cluster for {model}: colour is the standardised median, the number in each "
-            f"cell the median itself.",
-            "Cluster profiles: each cell is a cluster's median (the number) and how far it sits from all "
-            "configurations in standard deviations (the colour; on log10 for counts, times and sizes)."),
-        "k_selection": (
-            f"Four panels of k-means diagnostics for {model}: inertia, silhouette and Davies-Bouldin index for "
-            f"{k_range}, and a histogram of bootstrap adjusted Rand indices for the chosen k.",
-            f"Choosing k: the study's k = {outputs.clusters.get('k')} is dashed, the k of best silhouette dotted "
-            f"(silhouette and Davies-Bouldin on the distinct configurations); the histogram shows how stable the "
-            f"clusters are under bootstrap resampling of the results (1 = identical)."),
-    }
-    expected = {"scaling", "efficiency", "pareto", "best_time", "heatmap"}
-    expected |= {"importance"} if outputs.importance.get("status") == "ok" else set()
-    absent = sorted(expected - set(outputs.figures))
-    if absent:
-        raise ContractError(f"{outputs.benchmark}: no figure file for {', '.join(absent)} in reports/figures/"
-                            f"{outputs.benchmark}/: run `dvc repro figures` (or python -m pipeline.stages.figures)")
-    return {name: embed(outputs.figures[name], *text[name]) for name in text if name in outputs.figures}
-
-
 @dataclass(frozen=True)
 class Answer:
     """What the page answers for one benchmark: its latest round's front (the configurations none beats on both
@@ -300,46 +234,26 @@ def answer_of(outputs: BenchmarkOutputs) -> Answer:
         k=outputs.clusters.get("k"), k_supported=verdict.get("supported_k"))
 
 
-def benchmark_section(outputs: BenchmarkOutputs, ranking_limit: int | None,
-                      prices: Prices | None = None) -> dict[str, Any]:
+def benchmark_section(outputs: BenchmarkOutputs) -> dict[str, Any]:
+    """What a benchmark's page and its parts of the methods page show: scope, answer, ranking (every row), findings,
+    clusters, importance, republished results and the decide fragment."""
     title = benchmark_title(outputs.benchmark)
     if not outputs.analysed:
         reason = outputs.rank.get("reason") or outputs.importance.get("reason") or "no configurations in scope"
         return {**title, "analysed": False, "reason": reason}
-    latest = latest_round_ranking(outputs.ranking)
     importance_ok = outputs.importance.get("status") == "ok"
     return {
         **title, "analysed": True, "scope": scope_of(outputs.clustered), "answer": answer_of(outputs),
         "metrics": outputs.rank, "decide": outputs.decide,
-        "latest_round": latest.iloc[0]["round"], "latest": ranking_rows(latest.head(LATEST_ROWS)),
-        "n_latest": len(latest), "all_rounds": ranking_rows(all_rounds_view(outputs.ranking)),
         "superlinear": superlinear_rows(outputs), "bands": efficiency_bands(outputs),
         "republished": republished_rows(outputs.republished),
         "findings": findings_of(outputs),
-        "figures": benchmark_figures(outputs), "clusters": cluster_profile_rows(outputs),
+        "clusters": cluster_profile_rows(outputs),
         "cluster_notes": cluster_notes(outputs.clusters),
-        "ranking": ranking_table(outputs.ranking, ranking_limit),
-        "cost": cost_table(latest, prices) if prices else None,
+        "ranking": ranking_table(outputs.ranking, None),
         "importance": importance_rows(outputs.importance) if importance_ok else None,
         "importance_reason": None if importance_ok else outputs.importance.get("reason"),
         "selected_features": [FEATURE_LABELS.get(f, f) for f in outputs.importance.get("selected_features", [])],
-    }
-
-
-def headline_summary(outputs: BenchmarkOutputs | None) -> dict[str, Any] | None:
-    """The summary card of the headline benchmark: its `Answer` (the latest round's front with the pick, the most
-    hardware-efficient cluster and the clusters' trade-off), and how the published findings fared."""
-    if outputs is None or not outputs.analysed:
-        return None
-    found = findings_of(outputs)
-    answer = answer_of(outputs)
-    return {
-        **benchmark_title(outputs.benchmark), "scope": scope_of(outputs.clustered), "answer": answer,
-        "best_families": [name for name, _ in families_by_count(answer.efficient)[:2]] if answer.efficient else [],
-        "pareto_size": outputs.rank.get("pareto_size"),
-        "verdicts": verdict_counts(found), "n_findings": len(found),
-        "supported": [item.claim for item in found if item.verdict == findings.SUPPORTED],
-        "n_superlinear": outputs.rank.get("n_superlinear"),
     }
 
 
@@ -388,30 +302,16 @@ def coverage_of(results: pd.DataFrame, quarantine: pd.DataFrame, tally: pd.DataF
 def report_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, quarantine: pd.DataFrame,
                    params: dict[str, Any], provenance_: dict[str, Any], tally: pd.DataFrame | None = None,
                    prices: Prices | None = None, configurations: pd.DataFrame | None = None) -> dict[str, Any]:
+    """What every page of the site shares: each benchmark's section, the findings across benchmarks, the data
+    coverage, the params and the provenance."""
     analysis = params["analysis"]
-    headline = analysis.get("benchmark")
-    sections = [benchmark_section(item, None if item.benchmark == headline else OTHER_RANKING_ROWS, prices)
-                for item in outputs]
-    headline_outputs = next((item for item in outputs if item.benchmark == headline), None)
+    sections = [benchmark_section(item) for item in outputs]
     return {
-        "headline": headline, "headline_title": benchmark_title(headline) if headline else None,
-        "summary": headline_summary(headline_outputs),
-        "headline_section": next((s for s in sections if s["id"] == headline), None),
         "sections": sections, "matrix": findings_matrix(sections), "correction": findings_correction(outputs),
         "coverage": coverage_of(results, quarantine, tally, configurations), "analysis": analysis,
         "importance_params": params.get("importance", {}), "cluster_params": params.get("cluster", {}),
         "rank_params": params.get("rank", {}), "provenance": provenance_,
         "findings_params": params.get("findings", {}), "best_means": BEST_MEANS, "how_to_read": HOW_TO_READ,
         "study_k": STUDY_K,
-        "other_ranking_rows": OTHER_RANKING_ROWS,
         "prices": None if prices is None else {"path": str(prices.path), "illustrative": prices.illustrative},
     }
-
-
-def render(context: dict[str, Any]) -> str:
-    environment = jinja2.Environment(loader=jinja2.PackageLoader("pipeline.report", "templates"),
-                                     autoescape=jinja2.select_autoescape(["html", "j2"]),
-                                     undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    environment.filters["readable"] = number
-    environment.filters["ratio"] = lambda value: number(value, "ratio")
-    return environment.get_template(TEMPLATE).render(**context)

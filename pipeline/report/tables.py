@@ -7,7 +7,6 @@ from typing import Any
 import pandas as pd
 
 from pipeline.analysis.scope import republished_from
-from pipeline.report.figures import importance_frame
 from pipeline.report.formatting import (
     FEATURE_LABELS,
     TARGET_LABELS,
@@ -20,38 +19,24 @@ from pipeline.report.formatting import (
     round_order,
     table,
 )
-from pipeline.report.inputs import BenchmarkOutputs, Prices
+from pipeline.report.inputs import BenchmarkOutputs
 
-# Rows of each benchmark's latest-round ranking and of its all-rounds view by round efficiency.
-LATEST_ROWS = 10
+IMPORTANCE_TOP = 8  # features in the importance table, strongest first
 
-# Who and what first, then the criteria, then the analysis' labels: on a phone the first columns are what shows.
+# Who and what first, then the criteria, then the analysis' labels; few enough to fit a laptop's width (every column
+# is in reports/ranking.csv).
 RANKING_COLUMNS = [
     Column("rank", "Rank"),
+    Column("round", "Round", style=None, sort_key=round_order),
     Column("submitter", "Submitter", numeric=False, style=None),
     Column("system", "System", numeric=False, style=None),
-    Column("round", "Round", style=None, sort_key=round_order),
     Column("accelerator_family", "Accelerator", numeric=False, style=None),
     Column("accelerator_count", "Accelerators"),
-    Column("time_to_train_min", "Time to train (min, lower is better)"),
-    Column("accelerator_hours", "Accelerator-hours (hardware time, lower is better)"),
-    Column("round_efficiency", "Round efficiency (round's fewest accelerator-hours ÷ this, 1 = best)", style="ratio"),
-    Column("scaling_efficiency", "Scaling efficiency in its series (1 = linear)", style="ratio"),
-    Column("speedup", "Speed-up in its series (×)", style="ratio"),
-    Column("front", "Front (1 = none beats it on both time and hardware time)"),
-    Column("score", "Trade-off score (geometric mean of time and accelerator-hours, lower is better)"),
-    Column("round_rank", "Rank in round"),
-    Column("cluster", "Cluster", swatch=True),
-    Column("division", "Division", numeric=False, style=None),
-]
-COST_COLUMNS = [
-    Column("round_rank", "Rank in round"),
-    Column("name", "Configuration", numeric=False, style=None),
-    Column("hardware", "Hardware", numeric=False, style=None),
     Column("time_to_train_min", "Time to train (min)"),
     Column("accelerator_hours", "Accelerator-hours"),
-    Column("price", "Price per accelerator-hour", style="money"),
-    Column("cost", "Cost per training run", style="money"),
+    Column("round_efficiency", "Hardware efficiency (1 = best of round)", style="ratio"),
+    Column("round_front", "Front in round (1 = unbeaten)"),
+    Column("cluster", "Group", swatch=True),
 ]
 
 
@@ -94,29 +79,6 @@ def ranking_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
             for _, row in frame.iterrows()]
 
 
-def all_rounds_view(ranking: pd.DataFrame, top: int = LATEST_ROWS) -> pd.DataFrame:
-    """The results of every round with the highest round efficiency (1 = the fewest accelerator-hours of its
-    round), ties by time to train."""
-    return ranking.sort_values(["round_efficiency", "time_to_train_min", "system"],
-                               ascending=[False, True, True]).head(top)
-
-
-def cost_table(latest: pd.DataFrame, prices: Prices, limit: int = LATEST_ROWS) -> dict[str, Any]:
-    """Cost per training run (accelerator-hours x price per accelerator-hour) of the best `limit` configurations
-    of a round's ranking, in its order; a family the price table lacks has a blank cost."""
-    shown = latest.head(limit)
-    price = shown["accelerator_family"].map(prices.per_hour)
-    records = shown.assign(name=[configuration_name(row) for _, row in shown.iterrows()],
-                           hardware=[hardware_name(row) for _, row in shown.iterrows()],
-                           price=price, cost=shown["accelerator_hours"] * price)
-    priced = records["cost"].notna()
-    cheapest = records.loc[records["cost"].idxmin()] if priced.any() else None
-    return {**table(records, COST_COLUMNS), "priced": int(priced.sum()),
-            "unpriced": sorted(records.loc[~priced, "accelerator_family"].dropna().unique().tolist()),
-            "cheapest": None if cheapest is None else {"name": cheapest["name"], "hardware": cheapest["hardware"],
-                                                       "cost": number(cheapest["cost"], "money")}}
-
-
 def superlinear_rows(outputs: BenchmarkOutputs) -> list[dict[str, str]]:
     """Within-series efficiencies above the threshold, both members side by side, with the split of the
     efficiency (samples to converge and throughput per accelerator, each against the base) and the reason."""
@@ -129,6 +91,20 @@ def superlinear_rows(outputs: BenchmarkOutputs) -> list[dict[str, str]]:
              "work": number(case.get("convergence_work_ratio"), "ratio"),
              "throughput": number(case.get("throughput_scaling"), "ratio"), "reason": case["reason"]}
             for case in outputs.rank.get("superlinear", [])]
+
+
+def importance_frame(importance: dict[str, Any], top: int = IMPORTANCE_TOP) -> pd.DataFrame:
+    """Permutation importance (mean, spread) of the `top` features, strongest first, for both targets."""
+    rows = [{"target": name, "feature": feature, "mean": stats["mean"], "std": stats["std"]}
+            for name, result in importance.get("targets", {}).items()
+            for feature, stats in result["permutation_importance"].items()]
+    if not rows:
+        return pd.DataFrame(columns=["target", "feature", "mean", "std"])
+    frame = pd.DataFrame(rows)
+    order = frame.groupby("feature")["mean"].max().sort_values(ascending=False).index[:top]
+    frame = frame[frame["feature"].isin(order)]
+    frame["feature"] = pd.Categorical(frame["feature"], categories=list(order), ordered=True)
+    return frame.sort_values(["feature", "target"]).reset_index(drop=True)
 
 
 def importance_rows(importance: dict[str, Any]) -> dict[str, Any]:

@@ -1,14 +1,14 @@
-"""Stage `report`: `reports/index.html`, one self-contained page, plus the combined ranking, importance and metrics.
+"""Stage `report`: the report as a small static site in `reports/`, plus the combined ranking, importance and metrics.
 
     python -m pipeline.stages.report
 
-The page leads with the headline benchmark (`analysis.benchmark`): a summary card with the best configurations of
-the latest round it ran in, its first-ranked cluster, how the published study's findings fared and the data
-coverage; then the findings, each a test with its numbers and verdict (rank.json's `findings`), one section per
-benchmark of `analysis.benchmarks` (figures, cluster profiles, a sortable and filterable ranking, and with
-`report.prices` set the cost per training run), the quarantine list, the definitions and method with the params
-used, and the provenance (git revision, input hashes from `dvc.lock`). Figures are the PNG files the stages wrote,
-embedded as they are, and the only script is inline, so the file opens offline.
+`reports/index.html` is the entry: the newest round's benchmarks still in MLPerf (for each the fastest
+configuration, the one with the least hardware time and the non-dominated ones, with cost and energy where
+known), the accelerator families compared across them, and the retired benchmarks under History.
+`reports/benchmarks/<benchmark>.html` is one page per benchmark of `analysis.benchmarks` with interactive charts;
+`reports/methods.html` holds the findings, backtest, diagnostics, definitions and params; `reports/data.html` the
+coverage, quarantine and provenance (see `pipeline.report.site`). Shared assets sit once in `reports/assets/`
+(the stylesheet, the script and the chart library from vl-convert-python); no page makes a network request.
 
 Also writes `reports/ranking.csv` (every benchmark's ranking, with a `benchmark` column), `reports/metrics.json`
 (keyed by benchmark, scalar metrics only, the decide stage's held-out errors nested under `decide`; `dvc metrics
@@ -29,6 +29,8 @@ from pipeline.settings import load_settings
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
 # into dvc.yaml; tests/test_params_deps.py checks).
 PARAMS: tuple[str, ...] = ("fetch", "analysis", "importance", "cluster", "rank", "findings", "decide", "report")
+# The site's folders the stage owns (the pages at the top sit beside other stages' outputs).
+SITE_FOLDERS = ("benchmarks", "assets")
 
 
 @cli
@@ -40,7 +42,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     from pipeline.analysis.scope import analysed_benchmarks, read_configurations, republished_left_out
     from pipeline.report.inputs import load_benchmark_outputs, load_price_table, load_tally
     from pipeline.report.provenance import provenance
-    from pipeline.report.sections import findings_correction, render, report_context
+    from pipeline.report.sections import findings_correction
+    from pipeline.report.site import chart_library, render_site, site_context
     from pipeline.report.tables import combined_ranking, headline_metrics, scalar_metrics, summary_metrics
 
     params = load_params()
@@ -56,11 +59,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     correction = findings_correction(outputs)
     write_json(summary_metrics(outputs, correction), paths.SUMMARY_METRICS)
     write_json({item.benchmark: item.importance for item in outputs}, paths.IMPORTANCE_SUMMARY)
-    context = report_context(outputs, pd.read_parquet(paths.RESULTS), pd.read_csv(paths.QUARANTINE), params,
-                             provenance(params), load_tally(), prices, configurations)
-    html = render(context)
-    write_text(html, paths.INDEX)
-    print(f"wrote {paths.INDEX} ({len(html.encode()) // 1024} KiB)")
+    context = site_context(outputs, pd.read_parquet(paths.RESULTS), pd.read_csv(paths.QUARANTINE), params,
+                           provenance(params), load_tally(), prices, configurations)
+    site = {**render_site(context), "assets/vega.js": chart_library()}
+    for folder in SITE_FOLDERS:
+        fresh_dir(paths.REPORTS / folder)
+    for name, text in sorted(site.items()):
+        write_text(text, paths.REPORTS / name)
+    pages = [name for name in site if name.endswith(".html")]
+    size = sum(len(text.encode()) for text in site.values()) // 1024
+    print(f"wrote {len(pages)} pages and {len(site) - len(pages)} assets into {paths.REPORTS}/ ({size} KiB)")
 
 
 if __name__ == "__main__":

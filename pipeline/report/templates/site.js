@@ -1,4 +1,5 @@
-// The report's only script: sortable and filterable tables, and quarantine links that open their <details>.
+// The site's script: charts drawn from their inline specs by vega-embed (assets/vega.js), sortable and searchable
+// tables, column names on every cell for the phone layout, and links that open the <details> they point into.
 (() => {
   "use strict";
 
@@ -39,6 +40,7 @@
     const table = document.getElementById(input.dataset.filter);
     const counter = document.getElementById(`${input.dataset.filter}-count`);
     const rows = Array.from(table.tBodies[0].rows);
+    counter.textContent = `${rows.length} of ${rows.length} rows`;
     const texts = new Map(rows.map((row) => [row, row.textContent.toLowerCase()]));
     input.addEventListener("input", () => {
       const terms = input.value.toLowerCase().split(/\s+/).filter(Boolean);
@@ -52,11 +54,45 @@
     });
   }
 
+  // On a phone each row stacks (site.css): every cell carries its column's name.
+  for (const table of document.querySelectorAll("table")) {
+    if (!table.tHead) continue;
+    const names = Array.from(table.tHead.rows[0].cells, (cell) => cell.textContent.replace(/[↕▲▼]/g, "").trim());
+    for (const body of table.tBodies) {
+      for (const row of body.rows) {
+        let index = 0;
+        for (const cell of row.cells) {
+          if (cell.tagName === "TD" && names[index]) cell.dataset.label = names[index];
+          index += cell.colSpan || 1;
+        }
+      }
+    }
+  }
+
+  // Charts: where a chart is narrow (a phone), legends in two columns and labels and titles cut to fit; a failure
+  // is logged, the text alternative stays.
+  for (const element of document.querySelectorAll("div.vega[data-spec]")) {
+    const spec = JSON.parse(document.getElementById(element.dataset.spec).textContent);
+    const width = element.clientWidth;
+    if (width < 600) {
+      const config = spec.config || {};
+      // two legends (family, and the front's size) one above the other rather than side by side
+      const stacked = { bottom: { anchor: "start", direction: "vertical" } };
+      spec.config = { ...config, legend: { ...(config.legend || {}), columns: 2, layout: stacked },
+                      axis: { ...(config.axis || {}), titleLimit: width - 70 },
+                      axisY: { ...(config.axisY || {}), labelLimit: Math.round(width / 3) } };
+    }
+    window.vegaEmbed(element, spec, { actions: false, renderer: "svg" })
+      .catch((error) => console.error(`chart ${element.id}: ${error}`));
+  }
+
   function openLinkedDetails() {
     const id = decodeURIComponent(window.location.hash.slice(1));
     const target = id ? document.getElementById(id) : null;
-    const details = target ? target.closest("details") : null;
-    if (details) details.open = true;
+    for (let details = target ? target.closest("details") : null; details; details = details.parentElement.closest("details")) {
+      details.open = true;
+    }
+    if (target) target.scrollIntoView();
   }
   window.addEventListener("hashchange", openLinkedDetails);
   openLinkedDetails();

@@ -1,0 +1,232 @@
+"""The report as a small static site: what each page shows, from the stages' outputs, and the rendered pages.
+
+    index.html              today: the newest round's current benchmarks (trade-offs, fastest, most
+                            hardware-efficient, cost and energy where known), the accelerator families compared
+                            across them, and the retired benchmarks under History
+    benchmarks/<id>.html    one benchmark: its answer, interactive charts, and the long tables collapsed
+    methods.html            findings with raw and adjusted p, diagnostics, backtest, definitions, the methods' names
+    data.html               coverage, quarantine, republished results, provenance
+    assets/                 site.css, site.js and vega.js (Vega, Vega-Lite and vega-embed from vl-convert-python)
+
+`site_context` gathers what the pages need (pure: frames and dicts in, dicts out) and `render_site` renders them
+as {relative path: text}. Every page loads only the assets, by relative path, so the site works from file:// and
+from any static host.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import jinja2
+import markupsafe
+import pandas as pd
+
+from pipeline.analysis.price_table import CostRange, cost_range
+from pipeline.mlperf.catalogue import BY_ID
+from pipeline.report import charts
+from pipeline.report.formatting import hardware_name, missing, number, round_order
+from pipeline.report.inputs import BenchmarkOutputs, Prices
+from pipeline.report.sections import benchmark_title, report_context
+
+# The configuration columns of measured power and energy (the features stage's, where a result published a power
+# measurement); the pages show them when present and not all empty.
+ENERGY_COLUMNS = ("energy_kwh", "power_per_accelerator_w", "power_share_of_tdp", "power_measurement")
+KEYS = ["round", "submitter", "system", "division"]
+INDEX, METHODS, DATA = "index.html", "methods.html", "data.html"
+ASSETS = ("site.css", "site.js")  # templates copied as they are; vega.js comes from vl-convert-python
+COST_NOTE = "derived, not an MLPerf result"
+# What the bundled library exposes to the pages' script (site.js calls window.vegaEmbed).
+BUNDLE_GLOBALS = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
+
+
+def benchmark_page(benchmark: str) -> str:
+    return f"benchmarks/{benchmark}.html"
+
+
+# ---------------------------------------------------------------------------------------------------- cost
+
+def cost_of(accelerator_hours: float, family: str, prices: Prices | None) -> CostRange:
+    """The cost of one training run: the one place the site asks for a price (the user's price file wins)."""
+    return cost_range(accelerator_hours, family, user_prices=None if prices is None else prices.per_hour)
+
+
+def _cost_columns(rows: pd.DataFrame, prices: Prices | None) -> pd.DataFrame:
+    """`cost_low`, `cost_high` (None without a price) and `cost_text` ("1,200 to 2,300 USD (Lambda to AWS)")."""
+    costs = [cost_of(float(hours), str(family), prices)
+             for hours, family in zip(rows["accelerator_hours"], rows["accelerator_family"])]
+    return rows.assign(cost_low=[c.low for c in costs], cost_high=[c.high for c in costs],
+                       cost_text=[_cost_text(c) for c in costs])
+
+
+def _cost_text(cost: CostRange) -> str:
+    if not cost.has_price or cost.low is None or cost.high is None:
+        return ""
+    unit = f" {cost.currency}" if cost.currency else ""
+    if cost.cheapest is None or cost.dearest is None or cost.basis == "user":
+        return f"{number(cost.low)}{unit} (your price)"
+    span = number(cost.low) if cost.low == cost.high else f"{number(cost.low)} to {number(cost.high)}"
+    providers = cost.cheapest.provider if cost.cheapest.provider == cost.dearest.provider else \
+        f"{cost.cheapest.provider} to {cost.dearest.provider}"
+    return f"{span}{unit} ({providers})"
+
+
+# -------------------------------------------------------------------------------------------- configurations
+
+def with_energy(ranking: pd.DataFrame, configurations: pd.DataFrame | None, benchmark: str) -> pd.DataFrame:
+    """The ranking with the configurations' energy columns (ENERGY_COLUMNS) that exist and hold a value."""
+    if configurations is None:
+        return ranking
+    present = [c for c in ENERGY_COLUMNS if c in configurations and configurations[c].notna().any()]
+    if not present:
+        return ranking
+    own = configurations.loc[configurations["benchmark"] == benchmark, [*KEYS, *present]].drop_duplicates(KEYS)
+    return ranking.drop(columns=[c for c in present if c in ranking]).merge(own, on=KEYS, how="left")
+
+
+def has_energy(frame: pd.DataFrame) -> bool:
+    return "energy_kwh" in frame and bool(frame["energy_kwh"].notna().any())
+
+
+def configuration_row(row: pd.Series | dict[str, Any]) -> dict[str, Any]:
+    """One configuration as the pages list it, every number through the one formatter."""
+    energy = row.get("energy_kwh")
+    share = row.get("power_share_of_tdp")
+    return {"name": f"{row['submitter']} {row['system']}", "submitter": row["submitter"], "system": row["system"],
+            "round": row["round"], "hardware": hardware_name(row), "family": row["accelerator_family"],
+            "time": number(row["time_to_train_min"]), "hours": number(row["accelerator_hours"]),
+            "efficiency": number(row["round_efficiency"], "ratio"), "cost": row.get("cost_text") or "",
+            "energy": "" if missing(energy) else number(energy),
+            "power": "" if missing(row.get("power_per_accelerator_w")) else number(row["power_per_accelerator_w"]),
+            "tdp": "" if missing(share) else number(share, "share")}
+
+
+def round_view(outputs: BenchmarkOutputs, configurations: pd.DataFrame | None, prices: Prices | None,
+               colours: Mapping[str, str]) -> dict[str, Any]:
+    """A benchmark's newest round: its non-dominated configurations (fastest first), the fastest and the most
+    hardware-efficient (highest round efficiency, i.e. fewest accelerator-hours), with cost and energy."""
+    ranking = with_energy(outputs.ranking, configurations, outputs.benchmark)
+    newest = max(ranking["round"], key=round_order)
+    rows = _cost_columns(ranking[ranking["round"] == newest].sort_values("round_rank").reset_index(drop=True), prices)
+    front = rows[rows["round_front"] == 1].sort_values(["time_to_train_min", "round_rank"], kind="mergesort")
+    fastest = rows.sort_values(["time_to_train_min", "round_rank"], kind="mergesort").iloc[0]
+    efficient = rows.sort_values(["round_efficiency", "time_to_train_min"], ascending=[False, True],
+                                 kind="mergesort").iloc[0]
+    return {**benchmark_title(outputs.benchmark), "page": benchmark_page(outputs.benchmark), "round": newest,
+            "n": len(rows), "front": [configuration_row(r) for _, r in front.iterrows()],
+            "fastest": configuration_row(fastest), "efficient": configuration_row(efficient),
+            "same": fastest.name == efficient.name, "rows": rows,
+            "priced": bool(rows["cost_low"].notna().any()), "energy": has_energy(rows),
+            "colours": {f: colours.get(f, "#949494") for f in rows["accelerator_family"].dropna().unique()}}
+
+
+def family_comparison(views: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """Per benchmark view and accelerator family: results, median, lowest and highest round efficiency."""
+    frames = [view["rows"].assign(benchmark=view["model"]) for view in views]
+    if not frames:
+        return pd.DataFrame(columns=["benchmark", "family", "n", "median", "low", "high"])
+    data = pd.concat(frames, ignore_index=True).rename(columns={"accelerator_family": "family"})
+    grouped = data.groupby(["benchmark", "family"], sort=False)["round_efficiency"]
+    return grouped.agg(n="size", median="median", low="min", high="max").reset_index()
+
+
+# ---------------------------------------------------------------------------------------------------- context
+
+def current(outputs: BenchmarkOutputs) -> bool:
+    """Still in MLPerf Training: the catalogue names no last round."""
+    entry = BY_ID.get(outputs.benchmark)
+    return outputs.analysed and (entry is None or entry.last_round is None)
+
+
+def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, quarantine: pd.DataFrame,
+                 params: dict[str, Any], provenance_: dict[str, Any], tally: pd.DataFrame | None = None,
+                 prices: Prices | None = None, configurations: pd.DataFrame | None = None) -> dict[str, Any]:
+    """Every page's context: the shared part (`sections.report_context`), today's views and charts, and one
+    context per benchmark page."""
+    shared = report_context(outputs, results, quarantine, params, provenance_, tally, prices, configurations)
+    scope = configurations if configurations is not None else pd.concat(
+        [item.clustered for item in outputs if item.analysed], ignore_index=True)
+    colours = charts.family_colours(charts.family_order(scope))
+    views = {item.benchmark: round_view(item, configurations, prices, colours)
+             for item in outputs if item.analysed}
+    newest = max((view["round"] for view in views.values()), key=round_order, default=None)
+    today = [views[item.benchmark] for item in outputs if current(item) and views[item.benchmark]["round"] == newest]
+    comparison = family_comparison(today)
+    sections = {section["id"]: section for section in shared["sections"]}
+    pages = [benchmark_context(item, sections[item.benchmark], views.get(item.benchmark), colours)
+             for item in outputs]
+    return {**shared, "newest": newest, "today": today, "colours": colours,
+            "comparison": None if comparison.empty else embed(
+                charts.family_comparison_chart("family_comparison", comparison, colours, str(newest))),
+            "comparison_rows": [{**row, "median": number(row["median"], "ratio"), "low": number(row["low"], "ratio"),
+                                 "high": number(row["high"], "ratio")} for row in comparison.to_dict("records")],
+            "history": [page for page in pages if not page["current"]],
+            "current_pages": [page for page in pages if page["current"]], "pages": pages,
+            "cost_note": COST_NOTE}
+
+
+def benchmark_context(outputs: BenchmarkOutputs, section: dict[str, Any], view: dict[str, Any] | None,
+                      colours: Mapping[str, str]) -> dict[str, Any]:
+    """One benchmark page: its section (sections.benchmark_section), its newest round's view and its charts."""
+    page = {**section, "page": benchmark_page(outputs.benchmark), "current": current(outputs), "view": view,
+            "charts": [], "last_round": getattr(BY_ID.get(outputs.benchmark), "last_round", None)}
+    if not outputs.analysed or view is None:
+        return page
+    key, model = outputs.benchmark, section["model"]
+    drawn = [charts.trade_off_chart(f"{key}_tradeoff", outputs.ranking, dict(colours), model),
+             charts.scaling_chart(f"{key}_scaling", outputs.clustered, outputs.decide_summary, dict(colours), model),
+             charts.progress_chart(f"{key}_progress", outputs.clustered, dict(colours), model),
+             charts.cost_chart(f"{key}_cost", _chart_rows(view["rows"]), dict(colours), view["round"]),
+             charts.energy_chart(f"{key}_energy", _chart_rows(view["rows"]), dict(colours), model)]
+    return {**page, "charts": [embed(chart) for chart in drawn if chart is not None]}
+
+
+def _chart_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """A round view's rows with the chart's column names (charts.TOOLTIP) beside the cost and energy ones."""
+    named = rows.rename(columns={"accelerator_family": "family", "accelerator_count": "count",
+                                 "time_to_train_min": "time", "accelerator_hours": "hours"})
+    keep = ["submitter", "system", "round", "family", "count", "time", "hours", "cost_low", "cost_high", "cost_text",
+            *[c for c in ENERGY_COLUMNS[:1] if c in named]]
+    return named[keep].astype({"submitter": str, "system": str, "round": str, "family": str})
+
+
+def embed(chart: charts.Chart) -> dict[str, Any]:
+    """A chart as the templates place it: its text and its spec as JSON safe inside a <script> element."""
+    text = json.dumps(chart.spec, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    safe = text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+    return {"key": chart.key, "title": chart.title, "reading": chart.reading, "alt": chart.alt,
+            "spec": markupsafe.Markup(safe)}
+
+
+# ----------------------------------------------------------------------------------------------------- render
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("pipeline.report", "templates"),
+                             autoescape=jinja2.select_autoescape(["html", "j2"]),
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["readable"] = number
+    env.filters["ratio"] = lambda value: number(value, "ratio")
+    return env
+
+
+def render_site(context: dict[str, Any]) -> dict[str, str]:
+    """Every page of the site and its own assets, by path relative to the site's folder."""
+    env = environment()
+    site = {INDEX: env.get_template("index.html.j2").render(**context, root="", current_page=INDEX),
+            METHODS: env.get_template("methods.html.j2").render(**context, root="", current_page=METHODS),
+            DATA: env.get_template("data.html.j2").render(**context, root="", current_page=DATA)}
+    for page in context["pages"]:
+        site[page["page"]] = env.get_template("benchmark.html.j2").render(**context, s=page, root="../",
+                                                                           current_page=page["page"])
+    for name in ASSETS:
+        site[f"assets/{name}"] = env.loader.get_source(env, name)[0]  # type: ignore[union-attr]
+    return site
+
+
+def chart_library() -> str:
+    """Vega, Vega-Lite and vega-embed in one script, as vl-convert-python bundles them (no network), for the
+    Vega-Lite version Altair writes."""
+    import vl_convert
+
+    version = ".".join(charts.alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    return str(vl_convert.javascript_bundle(snippet=BUNDLE_GLOBALS, vl_version=version))
