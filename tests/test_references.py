@@ -87,7 +87,8 @@ def path_exists(reference: str) -> bool:
     if reference.split("/")[0] in OUTPUT_ROOTS:
         outputs = [wildcard(path.rstrip("/")) for path in FILES]
         return any(fnmatch.fnmatch(output, pattern) or fnmatch.fnmatch(output, pattern + "/*")
-                   or fnmatch.fnmatch(pattern, output) for output in outputs) or pattern.startswith("data/raw/")
+                   or fnmatch.fnmatch(pattern, output) or fnmatch.fnmatch(pattern, output + "/*")
+                   for output in outputs) or pattern.startswith("data/raw/")
     return bool(list(ROOT.glob(pattern))) if "*" in pattern else (ROOT / pattern).exists()
 
 

@@ -751,7 +751,6 @@ def test_main_writes_the_site_and_combined_outputs(tmp_path: Path, monkeypatch: 
     assert "1 republished result left out" in headline and "(republished from v1.0)" in headline
     assert ("Results that repeat an earlier round's result (republished), per round"
             in Path("reports/data.html").read_text(encoding="utf-8"))
-    assert not Path("reports/figures").exists()
     assert "(your price)" not in headline  # report.prices is absent: public prices only
     assert f"No forecasts for {OTHER}: {SKIP_REASON}" in Path("reports", site.benchmark_page(OTHER)).read_text(
         encoding="utf-8")

@@ -289,8 +289,6 @@ FILES: dict[str, str] = {
     "reports/decide/<b>.models.json": "the fitted forecast models `predict` and `recommend` answer from "
                                       "(`pipeline/analysis/models_artifact.py`)",
     "reports/decide/<b>.<figure>.png": "decide's three figures: forecast curves, break-even, backtest",
-    "reports/figures/<b>/<figure>.png": "the page's figures (`scaling`, `efficiency`, `pareto`, `best_time`, "
-                                        "`heatmap`, `importance`), drawn once by the `figures` stage",
     "reports/ranking.csv": "every benchmark's ranking in one file",
     "reports/importance.json": "every benchmark's importance in one file",
     "reports/metrics.json": "every scalar of `rank` and `decide`, by benchmark",
@@ -298,5 +296,9 @@ FILES: dict[str, str] = {
                                 "`dvc metrics show`",
     "reports/metrics/summary.json": "over every benchmark: benchmarks analysed, mean silhouette at the k used, "
                                     "findings supported after the correction over the page",
-    "reports/index.html": "the report, self-contained (docs/report.md)",
+    "reports/index.html": "the site's entry page: today's answer, the family comparison, history (docs/report.md)",
+    "reports/benchmarks/<b>.html": "one page per analysed benchmark, with its interactive charts",
+    "reports/methods.html": "methods and evidence: findings, backtest, diagnostics, definitions, parameters",
+    "reports/data.html": "coverage, quarantine and provenance",
+    "reports/assets/": "the site's shared stylesheet, script and chart library (`vega.js`), once",
 }

@@ -14,10 +14,10 @@ stage and a benchmark added to `analysis.benchmarks` needs no new stage.
     reports/clusters/               cluster: <benchmark>.json, <benchmark>.png (choice of k)
     reports/rank/                   rank: <benchmark>.json, <benchmark>.csv (the ranking)
     reports/decide/                 decide: <benchmark>.json, <benchmark>.models.json, <benchmark>.<figure>.png
-    reports/figures/                figures: <benchmark>/<figure>.png, the page's figures
     reports/metrics/                report: <benchmark>.json, the headline numbers (DVC metrics, in git), and
                                     summary.json, over every benchmark (mean silhouette, findings supported)
-    reports/index.html ...          report: the page, metrics.json (every scalar), ranking.csv, importance.json
+    reports/index.html ...          report: the site (index.html, benchmarks/, methods.html, data.html, assets/),
+                                    metrics.json (every scalar), ranking.csv, importance.json
 """
 from __future__ import annotations
 
@@ -47,7 +47,6 @@ IMPORTANCE = REPORTS / "importance"
 CLUSTERS = REPORTS / "clusters"
 RANK = REPORTS / "rank"
 DECIDE = REPORTS / "decide"
-FIGURES = REPORTS / "figures"
 INDEX = REPORTS / "index.html"
 METRICS = REPORTS / "metrics.json"
 HEADLINE_METRICS = REPORTS / "metrics"
