@@ -35,20 +35,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
+from functools import cache
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from sklearn import config_context
-from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score, davies_bouldin_score, silhouette_score
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 from pipeline.analysis.efficiency import efficiency_column, order_by_efficiency
 from pipeline.analysis.scope import ROUND_FEATURE
-from pipeline.core import plots
 from pipeline.core.errors import ParamsError
 from pipeline.core.features import LOG_SCALED, PROFILED, ROUND_EFFICIENCY
 from pipeline.mlperf.links import link_table
@@ -151,14 +149,67 @@ def distinct_points(x: np.ndarray) -> DistinctPoints:
     return DistinctPoints(points, counts.astype(float), inverse.reshape(-1))
 
 
-def fit(points: np.ndarray, weights: np.ndarray, k: int, n_init: int, seed: int) -> KMeans:
+# Lloyd iterations per start at most (sklearn's default); a start stops earlier when its labels stop changing.
+MAX_ITER = 100
+
+
+@dataclass(frozen=True)
+class KMeansFit:
+    """A fitted k-means: `centers` (k x features), the fitted points' `labels_` (m,) and `inertia_` (the weighted
+    sum of squared distances to their centers)."""
+
+    centers: np.ndarray
+    labels_: np.ndarray
+    inertia_: float
+
+    def predict(self, points: np.ndarray) -> np.ndarray:
+        """The nearest center of each row of `points` (the first on a tie)."""
+        return np.argmin(_squared_distances(points[None], self.centers[None])[0], axis=1)
+
+
+def _squared_distances(points: np.ndarray, centers: np.ndarray) -> np.ndarray:
+    """(starts, m, k) squared distances of `points` (starts or 1, m, features) to `centers` (starts, k, features),
+    summed in a fixed order (no BLAS: the same bytes on any thread count)."""
+    return ((points[:, :, None, :] - centers[:, None, :, :]) ** 2).sum(axis=-1)
+
+
+def fit(points: np.ndarray, weights: np.ndarray, k: int, n_init: int, seed: int) -> KMeansFit:
     """k-means of `points` (m x features), each weighted by `weights` (m,): the clustering of the rows they
-    stand for."""
-    return KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(points, sample_weight=weights)
+    stand for. `n_init` weighted k-means++ starts (`seed`), all iterated at once (the data are a few hundred
+    points at most, so one vectorised pass costs less than a library call's overhead), Lloyd's iterations until
+    no label changes (at most MAX_ITER); the start of the lowest inertia wins (the first on a tie). An emptied
+    cluster keeps its center."""
+    points, weights = np.asarray(points, dtype=float), np.asarray(weights, dtype=float)
+    rng = np.random.default_rng(seed)
+    starts = np.arange(n_init)
+    # k-means++: the first center drawn by weight, each next one by weight x squared distance to the nearest.
+    chosen = np.empty((n_init, k), dtype=int)
+    nearest = np.full((n_init, len(points)), np.inf)
+    for j in range(k):
+        mass = weights[None, :] * (1.0 if j == 0 else nearest)
+        cumulative = np.cumsum(mass, axis=1)
+        draws = rng.random(n_init) * cumulative[:, -1]
+        chosen[:, j] = np.minimum((cumulative <= draws[:, None]).sum(axis=1), len(points) - 1)
+        nearest = np.minimum(nearest, ((points[None, :, :] - points[chosen[:, j]][:, None, :]) ** 2).sum(axis=-1))
+    centers = points[chosen]  # (starts, k, features)
+    labels = np.full((n_init, len(points)), -1)
+    for _ in range(MAX_ITER):
+        new = np.argmin(_squared_distances(points[None], centers), axis=2)
+        if np.array_equal(new, labels):
+            break
+        labels = new
+        member = (labels[:, :, None] == np.arange(k)[None, None, :]) * weights[None, :, None]  # (starts, m, k)
+        mass = member.sum(axis=1)  # (starts, k)
+        sums = (member[:, :, :, None] * points[None, :, None, :]).sum(axis=1)  # (starts, k, features)
+        centers = np.where(mass[:, :, None] > 0, sums / np.where(mass > 0, mass, 1.0)[:, :, None], centers)
+    distances = _squared_distances(points[None], centers)
+    inertia = (np.take_along_axis(distances, labels[:, :, None], axis=2)[:, :, 0] * weights[None, :]).sum(axis=1)
+    best = int(starts[np.argmin(inertia)])
+    return KMeansFit(centers[best], labels[best], float(inertia[best]))
 
 
 def diagnostics(distinct: DistinctPoints, k_range: Sequence[int], n_init: int, seed: int,
-                fitted: dict[int, KMeans] | None = None) -> list[dict[str, float]]:
+                fitted: dict[int, KMeansFit] | None = None) -> list[dict[str, float]]:
     """Inertia (weighted by the rows each point stands for), silhouette and Davies-Bouldin index (on the distinct
     points) for each k of `k_range` (inclusive) that the distinct points allow (k below their number); `fitted`
     holds models already fitted on them with these settings, by k (they are not fitted again)."""
@@ -270,6 +321,7 @@ def family_counts(group: pd.DataFrame) -> pd.Series:
     return counts.iloc[sorted(range(len(counts)), key=lambda i: (-counts.iloc[i], counts.index[i]))]
 
 
+@cache  # the package's table: read and checked once per family and form factor
 def table_link(family: Any, form_factor: Any) -> str | None:
     """The accelerator-to-accelerator link kind of `family` in `form_factor` when pipeline/mlperf/links.csv lists a
     single one for it (its rows of that form factor, else its rows for every form factor): ICI for a TPU, NVLink
@@ -400,7 +452,7 @@ def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: 
         return _skipped(frame, f"fewer than {k + 1} distinct configurations on {', '.join(features)}", k,
                         **{**chosen, "features": []})
     # One thread: start-up costs more than it saves on a few hundred points. The data are finite and the
-    # settings checked, so sklearn's per-call checks (a good part of a fit this small) are skipped.
+    # settings checked, so sklearn's per-call checks (a good part of a metric this small) are skipped.
     with threadpool_limits(1), config_context(assume_finite=True, skip_parameter_validation=True):
         model = fit(distinct.points, distinct.counts, k, n_init, seed)
         labels = order_by_efficiency(frame, model.labels_[distinct.inverse])
@@ -425,25 +477,3 @@ def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: 
 
 def _mean(values: Sequence[float]) -> float | None:
     return round(float(np.mean(values)), DIGITS) if len(values) else None
-
-
-def plot_diagnostics(summary: dict[str, Any], benchmark: str, target: Path) -> None:
-    figure, axes = plots.subplots(1, 4, figsize=(13, 3.4))
-    data = pd.DataFrame(summary["diagnostics"])
-    for axis, (column, label) in zip(axes[:3], [("inertia", "Inertia (lower is tighter)"),
-                                                ("silhouette", "Silhouette (higher is better)"),
-                                                ("davies_bouldin", "Davies-Bouldin (lower is better)")]):
-        if not data.empty:
-            axis.plot(data["k"], data[column], marker="o")
-            axis.axvline(summary["k"], color="grey", linestyle="--", linewidth=1)
-            preferred = summary.get("k_verdict", {}).get("preferred_k")
-            if preferred is not None and preferred != summary["k"]:
-                axis.axvline(preferred, color="grey", linestyle=":", linewidth=1)
-        axis.set_xlabel("Number of clusters k")
-        axis.set_ylabel(label)
-    axes[3].hist(summary["stability_ari"] or [np.nan], bins=10, range=(-0.1, 1.0))
-    axes[3].set_xlabel(f"Adjusted Rand index, k = {summary['k']}")
-    axes[3].set_ylabel("Bootstrap resamples")
-    figure.suptitle(f"{benchmark}: choosing k (dashed: the study's k, dotted: the best silhouette) and how stable "
-                    f"the clusters are")
-    plots.save(figure, target)

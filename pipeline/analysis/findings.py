@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pipeline.analysis.efficiency import MIN_BASE_COUNT
 from pipeline.core.features import ROUND_EFFICIENCY
 from pipeline.settings import Findings
 
@@ -532,7 +533,7 @@ def superlinear_cases(frame: pd.DataFrame, threshold: float) -> list[dict[str, A
     cases = []
     over = frame[frame["scaling_efficiency"] > threshold]
     for _, row in over.sort_values(["round", "submitter", "system"]).iterrows():
-        members = frame[frame["series"] == row["series"]]
+        members = frame[(frame["series"] == row["series"]) & (frame["accelerator_count"] >= MIN_BASE_COUNT)]
         base = members[members["accelerator_count"] == members["accelerator_count"].min()].nsmallest(
             1, "time_to_train_min").iloc[0]
         explained_by, reason = explain_superlinear(base, row, threshold)
