@@ -33,9 +33,11 @@ from pipeline.analysis.efficiency import MIN_BASE_COUNT
 from pipeline.analysis.forecast import (
     ANSWER,
     UNSPECIFIED,
+    Answer,
     CountCurve,
     FittedBenchmark,
     answer,
+    answer_band,
     summarise_backtest,
 )
 from pipeline.core import plots
@@ -189,12 +191,26 @@ def _slope(curve: Any, count: float) -> float:
     return float((curve.log_time(count * np.exp(step)) - curve.log_time(count))[0] / step)
 
 
-def unit_records(fitted: FittedBenchmark, frame: pd.DataFrame, floor: float, rule: Trust) -> list[UnitRecord]:
-    """Every unit with results, most published results first (then by name)."""
+def unit_order(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    """Every unit (family, form factor) with results, most published results first (then by name)."""
     units = frame.groupby(["accelerator_family", "form_factor"]).size()
-    order = sorted(units.index, key=lambda key: (-units[key], key))
+    return sorted(units.index, key=lambda key: (-units[key], key))
+
+
+def unit_answers(fitted: FittedBenchmark, frame: pd.DataFrame, rule: Trust) -> dict[tuple[str, str], Answer]:
+    """Per unit (`unit_order`), the next-round forecast at its largest published count, as
+    `python -m pipeline.commands.predict` answers it (from the same saved models): decide.json's `forecasts`."""
+    largest = frame.groupby(["accelerator_family", "form_factor"])["accelerator_count"].max()
+    return {(family, form_factor): answer(fitted, family, form_factor, float(largest[(family, form_factor)]), rule)
+            for family, form_factor in unit_order(frame)}
+
+
+def unit_records(fitted: FittedBenchmark, frame: pd.DataFrame, floor: float, rule: Trust,
+                 answers: dict[tuple[str, str], Answer] | None = None) -> list[UnitRecord]:
+    """Every unit with results (`unit_order`); `answers` their `unit_answers` when computed already."""
+    answers = unit_answers(fitted, frame, rule) if answers is None else answers
     records = []
-    for family, form_factor in order:
+    for family, form_factor in unit_order(frame):
         curve = fitted.curve(family, form_factor)
         assert curve is not None  # every unit with results has one
         unit_frame = frame[(frame["accelerator_family"] == family) & (frame["form_factor"] == form_factor)]
@@ -209,7 +225,7 @@ def unit_records(fitted: FittedBenchmark, frame: pd.DataFrame, floor: float, rul
         doubling = observed.assign(model_efficiency=curve.efficiency(counts, reference),
                                    model_doubling_speedup=curve.doubling_speedup(counts),
                                    model_time_min=np.exp(curve.log_time(counts)))
-        forecast = answer(fitted, family, form_factor, high, rule)
+        forecast = answers[(family, form_factor)]
         rounds = sorted(unit_frame["round"].unique(), key=lambda name: fitted.forecaster.rounds.index(name))
         records.append(UnitRecord(
             family=family, form_factor=form_factor, n_points=len(unit_frame), rounds=rounds,
@@ -248,7 +264,8 @@ def summarise(frame: pd.DataFrame, fitted: FittedBenchmark | None, backtest_poin
     if reason is not None or fitted is None:
         return {"status": "skipped", "reason": reason or "no results in scope", **head, "units": [],
                 "forecasts": [], "largest_errors": []}
-    units = unit_records(fitted, frame, floor, rule)
+    next_round = unit_answers(fitted, frame, rule)
+    units = unit_records(fitted, frame, floor, rule, next_round)
     trusted_answers = answers[answers["trusted"].astype(bool)].astype({"ape_pct": float})
     largest = trusted_answers.nlargest(LARGEST_ERRORS, "ape_pct")[
         ["fold", "accelerator_family", "form_factor", "submitter", "system", "accelerator_count",
@@ -259,15 +276,9 @@ def summarise(frame: pd.DataFrame, fitted: FittedBenchmark | None, backtest_poin
         "n_units_break_even_agree": sum(unit.break_even_agreement == AGREE for unit in units),
         "n_units_break_even_disagree": sum(unit.break_even_agreement == DISAGREE for unit in units),
         "units": [asdict(unit) for unit in units],
-        "forecasts": next_round_forecasts(fitted, units, rule),
+        "forecasts": [forecast.as_dict() for forecast in next_round.values()],
         "largest_errors": largest.to_dict(orient="records"),
     }
-
-
-def next_round_forecasts(fitted: FittedBenchmark, units: list[UnitRecord], rule: Trust) -> list[dict[str, Any]]:
-    """decide.json's `forecasts`: per unit, the next-round forecast at its largest published count, as
-    `python -m pipeline.commands.predict` answers it (from the same saved models)."""
-    return [answer(fitted, unit.family, unit.form_factor, unit.count_max, rule).as_dict() for unit in units]
 
 
 def _figure_units(units: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Any]]:
@@ -287,11 +298,11 @@ def fit_figure(frame: pd.DataFrame, fitted: FittedBenchmark, units: list[dict[st
         rows = frame[(frame["accelerator_family"] == unit["family"]) & (frame["form_factor"] == unit["form_factor"])
                      & (frame["round"] == unit["latest_round"])]
         counts = np.unique(np.round(np.geomspace(max(1.0, unit["count_min"] / 2), 2 * unit["count_max"], 40)))
-        answers = [answer(fitted, unit["family"], unit["form_factor"], count, rule) for count in counts]
+        band = answer_band(fitted, unit["family"], unit["form_factor"], counts, rule)
         axis.scatter(rows["accelerator_count"], rows["time_to_train_min"], color=colour, s=18, alpha=0.7)
-        axis.plot(counts, [a.predicted_min for a in answers], color=colour,
+        axis.plot(counts, band["predicted_min"], color=colour,
                   label=f"{_label(unit)}, published {unit['latest_round']}")
-        axis.fill_between(counts, [a.low_min for a in answers], [a.high_min for a in answers], color=colour,
+        axis.fill_between(counts, band["low_min"], band["high_min"], color=colour,
                           alpha=0.15, linewidth=0)
     plots.log_log(axis, xlabel="Accelerators (count, log scale)", ylabel="Time to train (minutes, log scale)",
                   title=f"{benchmark}: next-round forecast per family")
