@@ -40,10 +40,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn import config_context
-from sklearn.metrics import adjusted_rand_score, davies_bouldin_score, silhouette_score
-from sklearn.preprocessing import StandardScaler
-from threadpoolctl import threadpool_limits
 
 from pipeline.analysis.efficiency import efficiency_column, order_by_efficiency
 from pipeline.analysis.scope import ROUND_FEATURE
@@ -126,7 +122,14 @@ def choose_features(frame: pd.DataFrame, candidates: Sequence[str], max_imputed_
 def design_matrix(frame: pd.DataFrame, features: Sequence[str]) -> np.ndarray:
     """Standardised (log10 where log-scaled, median-imputed) feature matrix, rows x len(features)."""
     values = _log_scaled(frame[list(features)])
-    return StandardScaler().fit_transform(values.fillna(values.median()).to_numpy())
+    return standardised(values.fillna(values.median()).to_numpy(dtype=float))
+
+
+def standardised(x: np.ndarray) -> np.ndarray:
+    """Each column of `x` (rows x features) centred and divided by its standard deviation (ddof 0; a constant
+    column is only centred), as sklearn's StandardScaler does."""
+    scale = x.std(axis=0)
+    return (x - x.mean(axis=0)) / np.where(scale > 0, scale, 1.0)
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,62 @@ def _squared_distances(points: np.ndarray, centers: np.ndarray) -> np.ndarray:
     """(starts, m, k) squared distances of `points` (starts or 1, m, features) to `centers` (starts, k, features),
     summed in a fixed order (no BLAS: the same bytes on any thread count)."""
     return ((points[:, :, None, :] - centers[:, None, :, :]) ** 2).sum(axis=-1)
+
+
+def _distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Euclidean distances between the rows of `a` and of `b`."""
+    return np.sqrt(_squared_distances(a[None], b[None])[0])
+
+
+def silhouette(points: np.ndarray, labels: np.ndarray) -> float:
+    """Mean silhouette of `points` (m x features) under `labels` (m,), as sklearn's `silhouette_score`: per point
+    (b - a) / max(a, b), a its mean distance to the other members of its cluster, b the smallest mean distance to
+    another cluster's members; 0 for the only member of a cluster."""
+    distances = _distances(points, points)
+    clusters, codes = np.unique(labels, return_inverse=True)
+    membership = np.eye(len(clusters))[codes]  # m x clusters
+    sizes = membership.sum(axis=0)
+    totals = distances @ membership  # summed distance of each point to each cluster's members
+    own_size = sizes[codes]
+    a = totals[np.arange(len(points)), codes] / np.maximum(own_size - 1, 1)
+    others = np.where(membership > 0, np.inf, totals / sizes)
+    b = others.min(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = np.where(own_size > 1, (b - a) / np.maximum(a, b), 0.0)
+    return float(np.mean(np.nan_to_num(score)))
+
+
+def davies_bouldin(points: np.ndarray, labels: np.ndarray) -> float:
+    """Davies-Bouldin index of `points` under `labels`, as sklearn's `davies_bouldin_score`: the mean over clusters
+    of the largest (spread_i + spread_j) / centroid distance_ij, spread the mean distance to the centroid."""
+    clusters, codes = np.unique(labels, return_inverse=True)
+    centroids = np.stack([points[codes == c].mean(axis=0) for c in range(len(clusters))])
+    spread = np.array([_distances(points[codes == c], centroids[c:c + 1]).mean() for c in range(len(clusters))])
+    between = _distances(centroids, centroids)
+    if np.allclose(spread, 0) or np.allclose(between, 0):
+        return 0.0
+    between[between == 0] = np.inf
+    return float(np.mean(np.max((spread[:, None] + spread[None, :]) / between, axis=1)))
+
+
+def adjusted_rand(first: np.ndarray, second: np.ndarray) -> float:
+    """Adjusted Rand index of two labellings of the same points, as sklearn's `adjusted_rand_score` (from the
+    pair confusion matrix, in integers)."""
+    _, a = np.unique(first, return_inverse=True)
+    _, b = np.unique(second, return_inverse=True)
+    table = np.zeros((a.max() + 1, b.max() + 1), dtype=np.int64)
+    np.add.at(table, (a, b), 1)
+    n = len(a)
+    squares = int((table ** 2).sum())
+    same_both = squares - n
+    same_second_only = int((table.sum(axis=0) ** 2).sum()) - squares
+    same_first_only = int((table.sum(axis=1) ** 2).sum()) - squares
+    neither = n * n - same_second_only - same_first_only - squares
+    if same_first_only == 0 and same_second_only == 0:
+        return 1.0
+    return 2.0 * (same_both * neither - same_first_only * same_second_only) / (
+        (same_both + same_first_only) * (same_first_only + neither)
+        + (same_both + same_second_only) * (same_second_only + neither))
 
 
 def fit(points: np.ndarray, weights: np.ndarray, k: int, n_init: int, seed: int) -> KMeansFit:
@@ -219,8 +278,8 @@ def diagnostics(distinct: DistinctPoints, k_range: Sequence[int], n_init: int, s
         if len(np.unique(model.labels_)) < 2:
             continue
         rows.append({"k": k, "inertia": round(float(model.inertia_), DIGITS),
-                     "silhouette": round(float(silhouette_score(distinct.points, model.labels_)), DIGITS),
-                     "davies_bouldin": round(float(davies_bouldin_score(distinct.points, model.labels_)), DIGITS)})
+                     "silhouette": round(silhouette(distinct.points, model.labels_), DIGITS),
+                     "davies_bouldin": round(davies_bouldin(distinct.points, model.labels_), DIGITS)})
     return rows
 
 
@@ -240,7 +299,7 @@ def stability(distinct: DistinctPoints, k: int, n_init: int, seed: int, resample
         if present.sum() <= k:
             continue
         labels = fit(points[present], drawn[present], k, n_init, seed).predict(points)
-        scores.append(round(float(adjusted_rand_score(reference, labels)), DIGITS))
+        scores.append(round(adjusted_rand(reference, labels), DIGITS))
     return scores
 
 
@@ -451,18 +510,15 @@ def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: 
     if len(distinct.points) <= k:
         return _skipped(frame, f"fewer than {k + 1} distinct configurations on {', '.join(features)}", k,
                         **{**chosen, "features": []})
-    # One thread: start-up costs more than it saves on a few hundred points. The data are finite and the
-    # settings checked, so sklearn's per-call checks (a good part of a metric this small) are skipped.
-    with threadpool_limits(1), config_context(assume_finite=True, skip_parameter_validation=True):
-        model = fit(distinct.points, distinct.counts, k, n_init, seed)
-        labels = order_by_efficiency(frame, model.labels_[distinct.inverse])
-        ari = stability(distinct, k, n_init, seed, settings.bootstrap, reference=model.labels_)
-        k_diagnostics = diagnostics(distinct, settings.k_range, n_init, seed, fitted={k: model})
-        ari_mean = _mean(ari)
-        preferred = k_verdict(k_diagnostics, k, ari_mean, settings.silhouette_tolerance,
-                              settings.min_stability).preferred_k
-        preferred_ari = (_mean(stability(distinct, preferred, n_init, seed, settings.bootstrap))
-                         if preferred is not None and preferred != k else None)
+    model = fit(distinct.points, distinct.counts, k, n_init, seed)
+    labels = order_by_efficiency(frame, model.labels_[distinct.inverse])
+    ari = stability(distinct, k, n_init, seed, settings.bootstrap, reference=model.labels_)
+    k_diagnostics = diagnostics(distinct, settings.k_range, n_init, seed, fitted={k: model})
+    ari_mean = _mean(ari)
+    preferred = k_verdict(k_diagnostics, k, ari_mean, settings.silhouette_tolerance,
+                          settings.min_stability).preferred_k
+    preferred_ari = (_mean(stability(distinct, preferred, n_init, seed, settings.bootstrap))
+                     if preferred is not None and preferred != k else None)
     verdict = k_verdict(k_diagnostics, k, ari_mean, settings.silhouette_tolerance, settings.min_stability,
                         preferred_ari)
     clustered = frame.assign(cluster=labels)
