@@ -241,15 +241,24 @@ def fit(points: np.ndarray, weights: np.ndarray, k: int, n_init: int, seed: int)
     points, weights = np.asarray(points, dtype=float), np.asarray(weights, dtype=float)
     rng = np.random.default_rng(seed)
     starts = np.arange(n_init)
-    # k-means++: the first center drawn by weight, each next one by weight x squared distance to the nearest.
+    # Greedy k-means++ (sklearn's): the first center drawn by weight; each next one the best, by the weighted sum of
+    # squared distances to the nearest center, of 2 + log k candidates drawn by weight x that squared distance.
+    trials = 2 + int(np.log(k))
     chosen = np.empty((n_init, k), dtype=int)
-    nearest = np.full((n_init, len(points)), np.inf)
-    for j in range(k):
-        mass = weights[None, :] * (1.0 if j == 0 else nearest)
-        cumulative = np.cumsum(mass, axis=1)
-        draws = rng.random(n_init) * cumulative[:, -1]
-        chosen[:, j] = np.minimum((cumulative <= draws[:, None]).sum(axis=1), len(points) - 1)
-        nearest = np.minimum(nearest, ((points[None, :, :] - points[chosen[:, j]][:, None, :]) ** 2).sum(axis=-1))
+    cumulative = np.cumsum(weights)
+    chosen[:, 0] = np.minimum(np.searchsorted(cumulative, rng.random(n_init) * cumulative[-1], side="right"),
+                              len(points) - 1)
+    nearest = ((points[None, :, :] - points[chosen[:, 0]][:, None, :]) ** 2).sum(axis=-1)  # (starts, m)
+    for j in range(1, k):
+        cumulative = np.cumsum(weights[None, :] * nearest, axis=1)
+        draws = rng.random((n_init, trials)) * cumulative[:, -1:]
+        candidates = np.minimum(np.stack([np.searchsorted(row, draw, side="right")
+                                          for row, draw in zip(cumulative, draws)]), len(points) - 1)
+        to_candidate = ((points[None, None, :, :] - points[candidates][:, :, None, :]) ** 2).sum(axis=-1)
+        reached = np.minimum(nearest[:, None, :], to_candidate)  # (starts, trials, m)
+        best = np.argmin((reached * weights[None, None, :]).sum(axis=2), axis=1)
+        chosen[:, j] = candidates[starts, best]
+        nearest = reached[starts, best]
     centers = points[chosen]  # (starts, k, features)
     labels = np.full((n_init, len(points)), -1)
     for _ in range(MAX_ITER):
