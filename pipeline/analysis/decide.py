@@ -310,7 +310,7 @@ def fit_figure(frame: pd.DataFrame, fitted: FittedBenchmark, units: list[dict[st
     return plots.png_bytes(figure)
 
 
-def break_even_figure(frame: pd.DataFrame, fitted: FittedBenchmark, units: list[dict[str, Any]], floor: float,
+def break_even_figure(fitted: FittedBenchmark, units: list[dict[str, Any]], floor: float,
                       benchmark: str) -> bytes:
     figure, axis = plots.subplots(figsize=(7.5, 4.8))
     for unit, colour in _figure_units(units):
@@ -325,9 +325,8 @@ def break_even_figure(frame: pd.DataFrame, fitted: FittedBenchmark, units: list[
         if end > high:
             beyond = np.geomspace(high, end, 20)
             axis.plot(beyond, curve.efficiency(beyond, reference), color=colour, linestyle="--")
-        rows = frame[(frame["accelerator_family"] == unit["family"]) & (frame["form_factor"] == unit["form_factor"])]
-        observed = observed_scaling(rows)
-        axis.scatter(observed.index, observed["observed_efficiency"], color=colour, s=18, alpha=0.8)
+        observed = pd.DataFrame(unit["doubling"])  # the unit's `observed_scaling`, as decide.json holds it
+        axis.scatter(observed["accelerator_count"], observed["observed_efficiency"], color=colour, s=18, alpha=0.8)
         if break_even is not None and break_even <= end:
             axis.scatter([break_even], [floor], color=colour, marker="X", s=80, edgecolor="black", zorder=3)
     axis.axhline(floor, color="black", linewidth=1, linestyle=":", label=f"efficiency floor {floor:g}")
@@ -370,7 +369,7 @@ def figures(frame: pd.DataFrame, fitted: FittedBenchmark | None, summary: dict[s
         return dict.fromkeys(FIGURES, placeholder)
     units = summary["units"]
     return {"decide_fit.png": fit_figure(frame, fitted, units, rule, benchmark),
-            "decide_break_even.png": break_even_figure(frame, fitted, units, summary["efficiency_floor"], benchmark),
+            "decide_break_even.png": break_even_figure(fitted, units, summary["efficiency_floor"], benchmark),
             "decide_errors.png": errors_figure(backtest_points, benchmark)}
 
 
