@@ -29,7 +29,7 @@ def _configurations(counts: list[int], minutes: list[float], family: str = "A100
 def test_efficiency_metrics_by_hand() -> None:
     frame = efficiency_metrics(_configurations([8, 16, 64], [60.0, 40.0, 15.0]))
     assert frame["series"].nunique() == 1
-    assert frame.loc[0, "series"] == "v3.0/resnet/closed/Acme/A100/SXM/PyTorch"
+    assert frame.loc[0, "series"] == "v3.0/resnet/closed/Acme/A100/SXM/PyTorch/-/-"  # no system model stated
     assert frame["accelerator_hours"].tolist() == pytest.approx([8.0, 16 * 40 / 60, 16.0])
     assert frame["speedup"].tolist() == pytest.approx([1.0, 1.5, 4.0])
     # speed-up over the 8-accelerator base divided by the 2x and 8x more accelerators
@@ -55,6 +55,27 @@ def test_another_submitter_or_form_factor_is_another_series() -> None:
     assert metrics["series"].nunique() == 2
     assert metrics[["speedup", "scaling_efficiency"]].isna().all().all()
     assert metrics["round_efficiency"].tolist() == pytest.approx([8 * 27.2 / 396.0, 1.0])
+
+
+def test_another_system_model_is_another_series() -> None:
+    """H3C's v2.0 A100 PCIe: a 1-card R4900 G5 and 4- and 8-card R5300 G5s (other host CPUs) are no series."""
+    frame = _configurations([1, 4, 8], [396.0, 60.7, 31.1]).assign(
+        host_cpu_model=["Xeon 8380", "Xeon 8358", "Xeon 8358"], accelerator_memory_gib=80.0)
+    metrics = efficiency_metrics(frame)
+    assert metrics["series"].nunique() == 2
+    assert metrics.loc[0, "series"].endswith("/Xeon 8380/80.0")
+    assert metrics["scaling_efficiency"].tolist()[1:] == pytest.approx([1.0, 60.7 * 4 / (31.1 * 8)])
+    assert pd.isna(metrics.loc[0, "scaling_efficiency"])
+
+
+def test_the_base_is_the_smallest_multi_accelerator_member() -> None:
+    """A single accelerator communicates with nothing: the base is the smallest member of two or more, and a
+    member below it has no efficiency."""
+    metrics = efficiency_metrics(_configurations([1, 2, 4, 8], [400.0, 120.0, 60.0, 32.0]))
+    assert pd.isna(metrics.loc[0, "scaling_efficiency"]) and pd.isna(metrics.loc[0, "speedup"])
+    assert metrics["scaling_efficiency"].tolist()[1:] == pytest.approx([1.0, 1.0, 120.0 * 2 / (32.0 * 8)])
+    # one multi-accelerator count beside a single accelerator: nothing like-for-like to scale against
+    assert efficiency_metrics(_configurations([1, 8], [400.0, 32.0]))["scaling_efficiency"].isna().all()
 
 
 def test_a_series_of_one_accelerator_count_has_no_efficiency() -> None:

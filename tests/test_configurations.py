@@ -193,8 +193,9 @@ def _series(counts: list[float], minutes: list[float], **work: list[float]) -> p
 
 
 def test_scaling_efficiency_splits_into_throughput_and_convergence_work() -> None:
-    """H3C's v2.0 ResNet: 1 A100 in 396 min over 55 epochs, 4 in 60.7 min over 35."""
-    frame = _series([1.0, 4.0], [396.0, 60.7], epochs_to_converge=[55.0, 35.0])
+    """Times and epochs of H3C's v2.0 ResNet (1 A100 in 396 min over 55 epochs, 4 in 60.7 min over 35), as a base
+    of 2 and a member of 8 (a single accelerator is no base: tests/test_analysis.py)."""
+    frame = _series([2.0, 8.0], [396.0, 60.7], epochs_to_converge=[55.0, 35.0])
     member = frame.iloc[1]
     assert member["scaling_efficiency"] == pytest.approx(396.0 / 60.7 / 4)
     assert member["convergence_work_ratio"] == pytest.approx(35 / 55)
@@ -304,8 +305,9 @@ def test_the_split_holds_on_the_real_data_and_explains_half_the_superlinear_case
     for benchmark in scope.analysed_benchmarks(include, real_configurations):
         cases += findings.superlinear_cases(scope.in_scope(real_configurations, include, benchmark), 1.05)
     explained = [case for case in cases if case["explained_by"] == findings.WORK]
-    assert len(cases) >= 25 and len(explained) >= 0.4 * len(cases)  # 15 of 30 on the mirror of issue 22
-    h3c = next(case for case in cases if case["system"] == "R5300G5x4A100-PCIE-80GB" and case["round"] == "v2.0"
-               and case["base_accelerators"] == 1.0 and "resnet" in case["series"])
-    assert h3c["convergence_work_ratio"] == pytest.approx(0.636, abs=0.005)
-    assert h3c["explained_by"] == findings.WORK
+    # 30 cases (15 explained) before series held one system model with a multi-accelerator base (issue 23); 9 (4)
+    # on the mirror after: most "superlinear" members had another server as their base
+    assert len(cases) >= 5 and len(explained) >= 0.4 * len(cases)
+    assert all(case["base_accelerators"] >= 2 for case in cases)
+    # H3C's v2.0 ResNet: a 4-card R5300 G5 over a 1-card R4900 G5 was 1.6x "superlinear"; another system now
+    assert not any(case["system"] == "R5300G5x4A100-PCIE-80GB" and case["round"] == "v2.0" for case in cases)

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import jinja2
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -78,14 +79,18 @@ def test_break_even_far_past_the_published_counts_is_not_given_as_a_number(count
 
 
 def test_the_break_even_comes_from_the_forecast_curve() -> None:
-    # t = 60 / sqrt(n) in v3.0 and v4.0: the curve of v4.0 has efficiency (n / 1)**-0.5, 0.7 at n = 2.04
+    # t = 60 / sqrt(n) in v3.0 and v4.0: measured from the series' base of 2 (the single accelerator is no base),
+    # the curve's efficiency is (n / 2)**-0.5, 0.7 at n = 2 / 0.49 = 4.08; the data first fall below it at 8
     frame = family_frame(power_law("TPU-v4", [1, 2, 4, 8], 60.0, -0.5))
     points = pd.DataFrame(columns=forecast.POINT_COLUMNS)
     fitted = forecast.fit_benchmark("resnet", frame, points, 0.9)
     [unit] = decide.unit_records(fitted, frame, 0.7, SETTINGS.trust)
-    assert unit.break_even_count == pytest.approx(0.7 ** -2) and not unit.break_even_beyond_published
+    assert unit.reference_count == 2.0
+    assert unit.break_even_count == pytest.approx(2 * 0.7 ** -2) and not unit.break_even_beyond_published
+    assert (unit.observed_last_count_at_floor, unit.observed_first_count_below_floor) == (4.0, 8.0)
+    assert unit.break_even_agreement == decide.AGREE
     assert unit.slope_at_count_min == pytest.approx(-0.5, abs=1e-5) and unit.latest_round == "v4.0"
-    assert [row["model_efficiency"] for row in unit.doubling] == pytest.approx([1.0, 2 ** -0.5, 0.5, 8 ** -0.5])
+    assert [row["model_efficiency"] for row in unit.doubling] == pytest.approx([2 ** 0.5, 1.0, 2 ** -0.5, 0.5])
     assert not unit.trusted and "no backtest" not in " ".join(unit.reasons)  # one rule: no evidence, no trust
 
 
@@ -102,10 +107,56 @@ def test_decide_settings_are_checked_where_params_yaml_is_read() -> None:
 def test_observed_break_even_and_doubling_by_hand() -> None:
     frame = family_frame(power_law("TPU-v4", [1, 2, 4, 8], 60.0, -0.5, rounds=("v3.0",)))
     observed = decide.observed_scaling(frame)
-    # features.py: speed-up over one accelerator / count = n**-0.5
-    assert observed["observed_efficiency"].tolist() == pytest.approx([1.0, 2 ** -0.5, 0.5, 8 ** -0.5])
+    # efficiency.py: speed-up over the smallest multi-accelerator member (2) / (count / 2) = (n / 2)**-0.5; the
+    # single accelerator is below the base and has none
+    assert observed["observed_efficiency"].tolist()[1:] == pytest.approx([1.0, 2 ** -0.5, 0.5])
+    assert math.isnan(observed["observed_efficiency"].iloc[0])
     assert observed["observed_doubling_speedup"].dropna().tolist() == pytest.approx([math.sqrt(2)] * 3)
-    assert decide.first_count_below(observed["observed_efficiency"], 0.7) == 4.0  # 0.707 at 2 is above
+    assert decide.first_count_below(observed["observed_efficiency"], 0.7) == 8.0  # 0.707 at 4 is above
+    assert decide.last_count_at_floor(observed["observed_efficiency"], 0.7, 8.0) == 4.0
+
+
+def test_a_lone_single_accelerator_of_another_system_is_no_base() -> None:
+    """Issue 23: a 1 x PCIe card of another server (396 min) set the base of a family's break-even. A series of
+    one system model scales t = 32 (n / 8)**-0.8 from 8 to 128 accelerators (efficiency (n / 8)**-0.2, 0.7 at
+    8 x 0.7**-5 = 47.6); the lone card, 4 times slower per accelerator, changes neither break-even."""
+    series = power_law("A100", [8, 16, 32, 64, 128], 32.0, -0.8, form_factor="PCIe", spread=1.0)
+    series = [{**row, "host_cpu_model": "Xeon 8362", "accelerator_memory_gib": 80.0} for row in series]
+    lone = [{**series[0], "system": "one-card", "accelerator_count": 1.0, "time_to_train_min": 396.0,
+             "host_cpu_model": "Xeon 8380"}]
+    frame = family_frame(series + lone)
+    fitted = forecast.fit_benchmark("resnet", frame, pd.DataFrame(columns=forecast.POINT_COLUMNS), 0.9)
+    [unit] = decide.unit_records(fitted, frame, 0.7, SETTINGS.trust)
+    assert unit.count_min == 1.0 and unit.reference_count == 8.0
+    assert (unit.observed_last_count_at_floor, unit.observed_first_count_below_floor) == (32.0, 64.0)
+    assert 32.0 <= unit.break_even_count <= 64.0 and unit.break_even_agreement == decide.AGREE
+    assert "between 32 and 64" in unit.break_even_note
+
+
+def _observed(efficiency: dict[float, float], results: int = 3) -> pd.DataFrame:
+    return pd.DataFrame({"n_results": results, "observed_efficiency": pd.Series(efficiency)})
+
+
+@pytest.mark.parametrize(("model", "efficiency", "agreement", "words"), [
+    (24.0, {8: 1.0, 16: 0.8, 32: 0.6}, decide.AGREE, "between 16 and 32"),
+    (100.0, {8: 1.0, 16: 0.8, 32: 0.6}, decide.DISAGREE, "scales better than the series measured at 32"),
+    (10.0, {8: 1.0, 16: 0.8, 32: 0.6}, decide.DISAGREE, "scales worse than the series measured at 16"),
+    (40.0, {8: 1.0, 16: 0.6, 32: 0.8}, decide.DISAGREE, "cross the floor more than once"),
+    (None, {8: 1.0, 16: 0.8}, decide.AGREE, "no series falls below the floor up to 16"),
+    (12.0, {8: 1.0, 16: 0.8}, decide.DISAGREE, "stay above it"),
+    (30.0, {}, decide.UNOBSERVED, "no scaling series"),
+])
+def test_model_and_observed_break_even_agree_or_say_why(model: float | None, efficiency: dict[float, float],
+                                                         agreement: str, words: str) -> None:
+    curve = forecast.CountCurve(np.log([8.0, 64.0]), np.log([30.0, 30.0 / 8 ** 0.8]), -0.8)
+    found, note = decide.compare_break_even(model, _observed(efficiency), 0.7, 8.0, curve)
+    assert found == agreement and words in note
+
+
+def test_a_crossing_on_few_results_is_named() -> None:
+    curve = forecast.CountCurve(np.log([8.0, 64.0]), np.log([30.0, 30.0 / 8 ** 0.8]), -0.8)
+    _, note = decide.compare_break_even(100.0, _observed({8: 1.0, 16: 0.8, 32: 0.6}, results=1), 0.7, 8.0, curve)
+    assert "rests on 1 result at 32" in note
 
 
 # --- recommendations --------------------------------------------------------------------------------------------
@@ -529,6 +580,22 @@ def test_a_benchmark_without_enough_results_is_skipped_with_outputs(project: Pat
 
 
 # --- the real data ------------------------------------------------------------------------------------------------
+
+@pytest.mark.skipif(not (ROOT / "reports" / "decide" / "bert.json").is_file(), reason="the decide stage has not run")
+def test_real_break_evens_are_like_for_like() -> None:
+    """On the real outputs: every unit's break-even is measured from a multi-accelerator base where it has one,
+    model and data agree or the unit says why, and BERT's A100 SXM (14 from a 1 x A100 PCIe run of another server
+    before issue 23; the data cross the floor at 128) agrees with the data."""
+    for path in sorted((ROOT / "reports" / "decide").glob("*.json")):
+        if path.name.endswith(".models.json"):
+            continue
+        for unit in json.loads(path.read_text())["units"]:
+            assert unit["reference_count"] >= 2 or unit["count_max"] < 2, (path.name, unit["family"])
+            assert unit["break_even_agreement"] in (decide.AGREE, decide.DISAGREE, decide.UNOBSERVED)
+            assert unit["break_even_note"]
+    bert = json.loads((ROOT / "reports" / "decide" / "bert.json").read_text())
+    a100 = next(u for u in bert["units"] if (u["family"], u["form_factor"]) == ("A100", "SXM"))
+    assert a100["break_even_count"] > 32 and a100["break_even_agreement"] == decide.AGREE
 
 
 

@@ -277,15 +277,15 @@ def test_the_largest_of_each_round_are_above_its_smallest() -> None:
 
 
 def test_superlinear_cases_name_both_members_and_what_differs() -> None:
-    frame = _series("H3C", [1.0, 4.0], [1.0, 1.3], n_nodes=[1.0, 1.0], accelerators_per_node=[1.0, 4.0],
-                    host_cpu_model=["Xeon 8380", "Xeon 8358"])
+    # a series holds one system model (host CPU, accelerator memory) and its base has two accelerators or more
+    frame = _series("H3C", [2.0, 8.0], [1.0, 1.3], n_nodes=[1.0, 2.0], accelerators_per_node=[2.0, 4.0],
+                    host_cpu_model=["Xeon 8358", "Xeon 8358"])
     cases = findings.superlinear_cases(frame, 1.05)
     assert len(cases) == 1
     case = cases[0]
     assert (case["system"], case["base_system"], case["accelerators"], case["base_accelerators"]) == \
-        ("H3C4", "H3C1", 4.0, 1.0)
-    assert case["reason"] == ("superlinear within series: host CPU Xeon 8380 → Xeon 8358 (samples to converge not "
-                              "in the logs)")
+        ("H3C8", "H3C2", 8.0, 2.0)
+    assert case["reason"] == "superlinear within series: nodes 1 → 2 (samples to converge not in the logs)"
     assert case["explained_by"] == findings.WORK_UNKNOWN
     same = _series("x", [8.0, 16.0], [1.0, 1.2], n_nodes=[1.0, 1.0], accelerators_per_node=[8.0, 16.0])
     assert findings.likely_reason(same.iloc[0], same.iloc[1]).startswith("superlinear within series: same nodes")

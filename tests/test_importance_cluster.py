@@ -446,3 +446,40 @@ def test_page_notes_name_dropped_features_the_k_verdict_and_small_clusters() -> 
                                            "cluster.max_imputed_share = 20%"}]
     assert [p["size"] for p in notes["small"]] == [1] and notes["min_size"] == CLUSTER_SETTINGS.min_size
     assert notes["k_message"].startswith("The diagnostics")
+
+
+def test_kmeans_finds_well_separated_groups_and_weights_count() -> None:
+    """Three tight groups of distinct points: every start of the vectorised k-means finds them; a weight counts as
+    that many copies of the point (the centre of a group moves towards its heavy point)."""
+    rng = np.random.default_rng(3)
+    centres = np.array([[0.0, 0.0], [10.0, 0.0], [0.0, 10.0]])
+    points = np.vstack([centre + rng.normal(0, 0.1, (8, 2)) for centre in centres])
+    weights = np.ones(len(points))
+    weights[0] = 9.0
+    model = cluster.fit(points, weights, 3, 5, 0)
+    assert len(set(model.labels_[:8])) == len(set(model.labels_[8:16])) == len(set(model.labels_[16:])) == 1
+    assert len(set(model.labels_)) == 3
+    group = model.labels_[0]
+    expected = np.average(points[:8], axis=0, weights=weights[:8])
+    np.testing.assert_allclose(model.centers[group], expected)
+    np.testing.assert_array_equal(model.predict(points), model.labels_)
+    copies = np.repeat(points, weights.astype(int), axis=0)
+    assert model.inertia_ == pytest.approx(((copies - model.centers[model.predict(copies)]) ** 2).sum())
+
+
+def test_cluster_metrics_equal_sklearns() -> None:
+    from sklearn.metrics import adjusted_rand_score, davies_bouldin_score, silhouette_score
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(0)
+    for trial in range(30):
+        m = int(rng.integers(8, 60))
+        x = rng.normal(size=(m, 3))
+        x[: m // 4] = x[0]  # repeated points, as in the real data
+        k = int(rng.integers(2, 6))
+        labels = cluster.fit(x, np.ones(m), k, 3, trial).labels_
+        other = rng.integers(0, k, m)
+        assert cluster.silhouette(x, labels) == pytest.approx(silhouette_score(x, labels), abs=1e-6)
+        assert cluster.davies_bouldin(x, labels) == pytest.approx(davies_bouldin_score(x, labels), abs=1e-6)
+        assert cluster.adjusted_rand(labels, other) == pytest.approx(adjusted_rand_score(labels, other))
+        np.testing.assert_allclose(cluster.standardised(x), StandardScaler().fit_transform(x), atol=1e-12)

@@ -35,20 +35,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
+from functools import cache
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn import config_context
-from sklearn.cluster import KMeans
-from sklearn.metrics import adjusted_rand_score, davies_bouldin_score, silhouette_score
-from sklearn.preprocessing import StandardScaler
-from threadpoolctl import threadpool_limits
 
 from pipeline.analysis.efficiency import efficiency_column, order_by_efficiency
 from pipeline.analysis.scope import ROUND_FEATURE
-from pipeline.core import plots
 from pipeline.core.errors import ParamsError
 from pipeline.core.features import LOG_SCALED, PROFILED, ROUND_EFFICIENCY
 from pipeline.mlperf.links import link_table
@@ -128,7 +122,14 @@ def choose_features(frame: pd.DataFrame, candidates: Sequence[str], max_imputed_
 def design_matrix(frame: pd.DataFrame, features: Sequence[str]) -> np.ndarray:
     """Standardised (log10 where log-scaled, median-imputed) feature matrix, rows x len(features)."""
     values = _log_scaled(frame[list(features)])
-    return StandardScaler().fit_transform(values.fillna(values.median()).to_numpy())
+    return standardised(values.fillna(values.median()).to_numpy(dtype=float))
+
+
+def standardised(x: np.ndarray) -> np.ndarray:
+    """Each column of `x` (rows x features) centred and divided by its standard deviation (ddof 0; a constant
+    column is only centred), as sklearn's StandardScaler does."""
+    scale = x.std(axis=0)
+    return (x - x.mean(axis=0)) / np.where(scale > 0, scale, 1.0)
 
 
 @dataclass(frozen=True)
@@ -151,14 +152,133 @@ def distinct_points(x: np.ndarray) -> DistinctPoints:
     return DistinctPoints(points, counts.astype(float), inverse.reshape(-1))
 
 
-def fit(points: np.ndarray, weights: np.ndarray, k: int, n_init: int, seed: int) -> KMeans:
+# Lloyd iterations per start at most (sklearn's default); a start stops earlier when its labels stop changing.
+MAX_ITER = 100
+
+
+@dataclass(frozen=True)
+class KMeansFit:
+    """A fitted k-means: `centers` (k x features), the fitted points' `labels_` (m,) and `inertia_` (the weighted
+    sum of squared distances to their centers)."""
+
+    centers: np.ndarray
+    labels_: np.ndarray
+    inertia_: float
+
+    def predict(self, points: np.ndarray) -> np.ndarray:
+        """The nearest center of each row of `points` (the first on a tie)."""
+        return np.argmin(_squared_distances(points[None], self.centers[None])[0], axis=1)
+
+
+def _squared_distances(points: np.ndarray, centers: np.ndarray) -> np.ndarray:
+    """(starts, m, k) squared distances of `points` (starts or 1, m, features) to `centers` (starts, k, features),
+    summed in a fixed order (no BLAS: the same bytes on any thread count)."""
+    return ((points[:, :, None, :] - centers[:, None, :, :]) ** 2).sum(axis=-1)
+
+
+def _distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Euclidean distances between the rows of `a` and of `b`."""
+    return np.sqrt(_squared_distances(a[None], b[None])[0])
+
+
+def silhouette(points: np.ndarray, labels: np.ndarray) -> float:
+    """Mean silhouette of `points` (m x features) under `labels` (m,), as sklearn's `silhouette_score`: per point
+    (b - a) / max(a, b), a its mean distance to the other members of its cluster, b the smallest mean distance to
+    another cluster's members; 0 for the only member of a cluster."""
+    distances = _distances(points, points)
+    clusters, codes = np.unique(labels, return_inverse=True)
+    membership = np.eye(len(clusters))[codes]  # m x clusters
+    sizes = membership.sum(axis=0)
+    # summed distance of each point to each cluster's members (no BLAS: the same bytes on any thread count)
+    totals = (distances[:, :, None] * membership[None, :, :]).sum(axis=1)
+    own_size = sizes[codes]
+    a = totals[np.arange(len(points)), codes] / np.maximum(own_size - 1, 1)
+    others = np.where(membership > 0, np.inf, totals / sizes)
+    b = others.min(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = np.where(own_size > 1, (b - a) / np.maximum(a, b), 0.0)
+    return float(np.mean(np.nan_to_num(score)))
+
+
+def davies_bouldin(points: np.ndarray, labels: np.ndarray) -> float:
+    """Davies-Bouldin index of `points` under `labels`, as sklearn's `davies_bouldin_score`: the mean over clusters
+    of the largest (spread_i + spread_j) / centroid distance_ij, spread the mean distance to the centroid."""
+    clusters, codes = np.unique(labels, return_inverse=True)
+    centroids = np.stack([points[codes == c].mean(axis=0) for c in range(len(clusters))])
+    spread = np.array([_distances(points[codes == c], centroids[c:c + 1]).mean() for c in range(len(clusters))])
+    between = _distances(centroids, centroids)
+    if np.allclose(spread, 0) or np.allclose(between, 0):
+        return 0.0
+    between[between == 0] = np.inf
+    return float(np.mean(np.max((spread[:, None] + spread[None, :]) / between, axis=1)))
+
+
+def adjusted_rand(first: np.ndarray, second: np.ndarray) -> float:
+    """Adjusted Rand index of two labellings of the same points, as sklearn's `adjusted_rand_score` (from the
+    pair confusion matrix, in integers)."""
+    _, a = np.unique(first, return_inverse=True)
+    _, b = np.unique(second, return_inverse=True)
+    table = np.zeros((a.max() + 1, b.max() + 1), dtype=np.int64)
+    np.add.at(table, (a, b), 1)
+    n = len(a)
+    squares = int((table ** 2).sum())
+    same_both = squares - n
+    same_second_only = int((table.sum(axis=0) ** 2).sum()) - squares
+    same_first_only = int((table.sum(axis=1) ** 2).sum()) - squares
+    neither = n * n - same_second_only - same_first_only - squares
+    if same_first_only == 0 and same_second_only == 0:
+        return 1.0
+    return 2.0 * (same_both * neither - same_first_only * same_second_only) / (
+        (same_both + same_first_only) * (same_first_only + neither)
+        + (same_both + same_second_only) * (same_second_only + neither))
+
+
+def fit(points: np.ndarray, weights: np.ndarray, k: int, n_init: int, seed: int) -> KMeansFit:
     """k-means of `points` (m x features), each weighted by `weights` (m,): the clustering of the rows they
-    stand for."""
-    return KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(points, sample_weight=weights)
+    stand for. `n_init` weighted k-means++ starts (`seed`), all iterated at once (the data are a few hundred
+    points at most, so one vectorised pass costs less than a library call's overhead), Lloyd's iterations until
+    no label changes (at most MAX_ITER); the start of the lowest inertia wins (the first on a tie). An emptied
+    cluster keeps its center."""
+    points, weights = np.asarray(points, dtype=float), np.asarray(weights, dtype=float)
+    rng = np.random.default_rng(seed)
+    starts = np.arange(n_init)
+    # Greedy k-means++ (sklearn's): the first center drawn by weight; each next one the best, by the weighted sum of
+    # squared distances to the nearest center, of 2 + log k candidates drawn by weight x that squared distance.
+    trials = 2 + int(np.log(k))
+    chosen = np.empty((n_init, k), dtype=int)
+    cumulative = np.cumsum(weights)
+    chosen[:, 0] = np.minimum(np.searchsorted(cumulative, rng.random(n_init) * cumulative[-1], side="right"),
+                              len(points) - 1)
+    nearest = ((points[None, :, :] - points[chosen[:, 0]][:, None, :]) ** 2).sum(axis=-1)  # (starts, m)
+    for j in range(1, k):
+        cumulative = np.cumsum(weights[None, :] * nearest, axis=1)
+        draws = rng.random((n_init, trials)) * cumulative[:, -1:]
+        candidates = np.minimum(np.stack([np.searchsorted(row, draw, side="right")
+                                          for row, draw in zip(cumulative, draws)]), len(points) - 1)
+        to_candidate = ((points[None, None, :, :] - points[candidates][:, :, None, :]) ** 2).sum(axis=-1)
+        reached = np.minimum(nearest[:, None, :], to_candidate)  # (starts, trials, m)
+        best = np.argmin((reached * weights[None, None, :]).sum(axis=2), axis=1)
+        chosen[:, j] = candidates[starts, best]
+        nearest = reached[starts, best]
+    centers = points[chosen]  # (starts, k, features)
+    labels = np.full((n_init, len(points)), -1)
+    for _ in range(MAX_ITER):
+        new = np.argmin(_squared_distances(points[None], centers), axis=2)
+        if np.array_equal(new, labels):
+            break
+        labels = new
+        member = (labels[:, :, None] == np.arange(k)[None, None, :]) * weights[None, :, None]  # (starts, m, k)
+        mass = member.sum(axis=1)  # (starts, k)
+        sums = (member[:, :, :, None] * points[None, :, None, :]).sum(axis=1)  # (starts, k, features)
+        centers = np.where(mass[:, :, None] > 0, sums / np.where(mass > 0, mass, 1.0)[:, :, None], centers)
+    distances = _squared_distances(points[None], centers)
+    inertia = (np.take_along_axis(distances, labels[:, :, None], axis=2)[:, :, 0] * weights[None, :]).sum(axis=1)
+    best = int(starts[np.argmin(inertia)])
+    return KMeansFit(centers[best], labels[best], float(inertia[best]))
 
 
 def diagnostics(distinct: DistinctPoints, k_range: Sequence[int], n_init: int, seed: int,
-                fitted: dict[int, KMeans] | None = None) -> list[dict[str, float]]:
+                fitted: dict[int, KMeansFit] | None = None) -> list[dict[str, float]]:
     """Inertia (weighted by the rows each point stands for), silhouette and Davies-Bouldin index (on the distinct
     points) for each k of `k_range` (inclusive) that the distinct points allow (k below their number); `fitted`
     holds models already fitted on them with these settings, by k (they are not fitted again)."""
@@ -168,8 +288,8 @@ def diagnostics(distinct: DistinctPoints, k_range: Sequence[int], n_init: int, s
         if len(np.unique(model.labels_)) < 2:
             continue
         rows.append({"k": k, "inertia": round(float(model.inertia_), DIGITS),
-                     "silhouette": round(float(silhouette_score(distinct.points, model.labels_)), DIGITS),
-                     "davies_bouldin": round(float(davies_bouldin_score(distinct.points, model.labels_)), DIGITS)})
+                     "silhouette": round(silhouette(distinct.points, model.labels_), DIGITS),
+                     "davies_bouldin": round(davies_bouldin(distinct.points, model.labels_), DIGITS)})
     return rows
 
 
@@ -189,7 +309,7 @@ def stability(distinct: DistinctPoints, k: int, n_init: int, seed: int, resample
         if present.sum() <= k:
             continue
         labels = fit(points[present], drawn[present], k, n_init, seed).predict(points)
-        scores.append(round(float(adjusted_rand_score(reference, labels)), DIGITS))
+        scores.append(round(adjusted_rand(reference, labels), DIGITS))
     return scores
 
 
@@ -270,6 +390,7 @@ def family_counts(group: pd.DataFrame) -> pd.Series:
     return counts.iloc[sorted(range(len(counts)), key=lambda i: (-counts.iloc[i], counts.index[i]))]
 
 
+@cache  # the package's table: read and checked once per family and form factor
 def table_link(family: Any, form_factor: Any) -> str | None:
     """The accelerator-to-accelerator link kind of `family` in `form_factor` when pipeline/mlperf/links.csv lists a
     single one for it (its rows of that form factor, else its rows for every form factor): ICI for a TPU, NVLink
@@ -399,18 +520,15 @@ def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: 
     if len(distinct.points) <= k:
         return _skipped(frame, f"fewer than {k + 1} distinct configurations on {', '.join(features)}", k,
                         **{**chosen, "features": []})
-    # One thread: start-up costs more than it saves on a few hundred points. The data are finite and the
-    # settings checked, so sklearn's per-call checks (a good part of a fit this small) are skipped.
-    with threadpool_limits(1), config_context(assume_finite=True, skip_parameter_validation=True):
-        model = fit(distinct.points, distinct.counts, k, n_init, seed)
-        labels = order_by_efficiency(frame, model.labels_[distinct.inverse])
-        ari = stability(distinct, k, n_init, seed, settings.bootstrap, reference=model.labels_)
-        k_diagnostics = diagnostics(distinct, settings.k_range, n_init, seed, fitted={k: model})
-        ari_mean = _mean(ari)
-        preferred = k_verdict(k_diagnostics, k, ari_mean, settings.silhouette_tolerance,
-                              settings.min_stability).preferred_k
-        preferred_ari = (_mean(stability(distinct, preferred, n_init, seed, settings.bootstrap))
-                         if preferred is not None and preferred != k else None)
+    model = fit(distinct.points, distinct.counts, k, n_init, seed)
+    labels = order_by_efficiency(frame, model.labels_[distinct.inverse])
+    ari = stability(distinct, k, n_init, seed, settings.bootstrap, reference=model.labels_)
+    k_diagnostics = diagnostics(distinct, settings.k_range, n_init, seed, fitted={k: model})
+    ari_mean = _mean(ari)
+    preferred = k_verdict(k_diagnostics, k, ari_mean, settings.silhouette_tolerance,
+                          settings.min_stability).preferred_k
+    preferred_ari = (_mean(stability(distinct, preferred, n_init, seed, settings.bootstrap))
+                     if preferred is not None and preferred != k else None)
     verdict = k_verdict(k_diagnostics, k, ari_mean, settings.silhouette_tolerance, settings.min_stability,
                         preferred_ari)
     clustered = frame.assign(cluster=labels)
@@ -425,25 +543,3 @@ def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: 
 
 def _mean(values: Sequence[float]) -> float | None:
     return round(float(np.mean(values)), DIGITS) if len(values) else None
-
-
-def plot_diagnostics(summary: dict[str, Any], benchmark: str, target: Path) -> None:
-    figure, axes = plots.subplots(1, 4, figsize=(13, 3.4))
-    data = pd.DataFrame(summary["diagnostics"])
-    for axis, (column, label) in zip(axes[:3], [("inertia", "Inertia (lower is tighter)"),
-                                                ("silhouette", "Silhouette (higher is better)"),
-                                                ("davies_bouldin", "Davies-Bouldin (lower is better)")]):
-        if not data.empty:
-            axis.plot(data["k"], data[column], marker="o")
-            axis.axvline(summary["k"], color="grey", linestyle="--", linewidth=1)
-            preferred = summary.get("k_verdict", {}).get("preferred_k")
-            if preferred is not None and preferred != summary["k"]:
-                axis.axvline(preferred, color="grey", linestyle=":", linewidth=1)
-        axis.set_xlabel("Number of clusters k")
-        axis.set_ylabel(label)
-    axes[3].hist(summary["stability_ari"] or [np.nan], bins=10, range=(-0.1, 1.0))
-    axes[3].set_xlabel(f"Adjusted Rand index, k = {summary['k']}")
-    axes[3].set_ylabel("Bootstrap resamples")
-    figure.suptitle(f"{benchmark}: choosing k (dashed: the study's k, dotted: the best silhouette) and how stable "
-                    f"the clusters are")
-    plots.save(figure, target)

@@ -4,11 +4,15 @@ stage writes and draws.
 - decide.json: the backtest of `predict`'s answers against the naive rule (overall, by round, family and kind,
   trusted against untrusted); per unit (family and form factor with results) the forecast for the next round at
   its largest published count, exactly as `predict` answers it, with its trust; and the break-even of the same
-  count curve: the count beyond which its scaling efficiency t(n0) n0 / (t(n) n), n0 the unit's smallest
-  published count, falls below `decide.efficiency_floor`. Beside it, from the data alone: the smallest published
-  count whose median observed scaling efficiency (within its series) is below the floor, and the speed-up of
-  doubling at each published count, t(n) / t(2n), from the curve and, where a round published both n and 2n,
-  from the best times of that round.
+  count curve: the count beyond which its scaling efficiency t(n0) n0 / (t(n) n) falls below
+  `decide.efficiency_floor`, n0 (`reference_count`) the unit's typical series base (`typical_base`): the lower
+  median of the base counts of its scaling series, each the series' smallest multi-accelerator member
+  (`pipeline.analysis.efficiency`), so the curve is measured from the same kind of base as the data. Beside it,
+  from the data alone: the smallest published count whose median observed scaling efficiency (within its
+  series) is below the floor, and the speed-up of doubling at each published count, t(n) / t(2n), from the curve
+  and, where a round published both n and 2n, from the best times of that round. The two break-evens are
+  compared (`compare_break_even`): `break_even_agreement` says whether they agree and `break_even_note` says
+  how, or why not, in a sentence for the page.
 - decide_fit.png, decide_break_even.png, decide_errors.png: `predict`'s next-round answer against the count per
   unit with its interval (wider outside the published counts), the curve's scaling efficiency against the
   floor, and the backtest's answers against the published times.
@@ -18,17 +22,22 @@ The page's part of these outputs is `pipeline.report.decide_section`.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from pipeline.analysis.efficiency import MIN_BASE_COUNT
 from pipeline.analysis.forecast import (
     ANSWER,
     UNSPECIFIED,
+    Answer,
+    CountCurve,
     FittedBenchmark,
     answer,
+    answer_band,
     summarise_backtest,
 )
 from pipeline.core import plots
@@ -41,10 +50,10 @@ FIGURES = {  # file name -> (alt text, caption)
                        "outside the published counts) for the most-published families, and each family's "
                        "published results of its latest round (points); log-log."),
     "decide_break_even.png": ("scaling efficiency against accelerators per family, with the floor",
-                              "The forecast curve's scaling efficiency relative to the family's smallest published "
-                              "count (line, dashed beyond the published range), the median observed efficiency "
-                              "(points, relative to the smallest system of the same series), the floor (dotted) "
-                              "and each family's break-even (X)."),
+                              "The forecast curve's scaling efficiency relative to the family's typical series base "
+                              "(line, dashed beyond the published range), the median observed efficiency (points, "
+                              "relative to the smallest multi-accelerator member of the same round and series: one "
+                              "system model), the floor (dotted) and each family's break-even (X)."),
     "decide_errors.png": ("forecasts of each round from the rounds before it, against the published times",
                           "Backtest: each result forecast as predict would have answered from the rounds before "
                           "its own, against its published time, coloured by round; on the diagonal the forecast "
@@ -56,14 +65,22 @@ LARGEST_ERRORS = 5
 # Beyond this many times a family's largest published count a break-even is the tail's exponent, not an estimate
 # (the figure's dashed extrapolation stops there too).
 EXTRAPOLATION_LIMIT = 4.0
+# `break_even_agreement`: the curve's break-even lies where the data cross the floor (between the last published
+# count whose median observed efficiency is at or above it and the first below it, or beyond every observed count
+# when none is below); it does not; the unit has no within-series efficiency to compare with.
+AGREE, DISAGREE, UNOBSERVED = "agree", "disagree", "unobserved"
+# An observed crossing resting on fewer results than this at its first count below the floor is named as thin.
+MIN_CROSSING_RESULTS = 3
 
 
 @dataclass(frozen=True)
 class UnitRecord:
     """One unit (family and form factor with results) of decide.json: its published results, its count curve
     (slopes d log t / d log n at its smallest and largest count; the exponent beyond the latest round's counts),
-    the break-even of that curve (None: not below the floor), the data's own scaling and the trust of its
-    next-round forecast at its largest count (the one rule of `predict`)."""
+    the break-even of that curve from `reference_count` (None: not below the floor), the data's own scaling (the
+    first published count whose median within-series efficiency is below the floor, the last one before it at or
+    above it) with the comparison of the two (`compare_break_even`), and the trust of its next-round forecast at
+    its largest count (the one rule of `predict`)."""
 
     family: str
     form_factor: str
@@ -79,6 +96,9 @@ class UnitRecord:
     break_even_count: float | None
     break_even_beyond_published: bool
     observed_first_count_below_floor: float | None
+    observed_last_count_at_floor: float | None
+    break_even_agreement: str
+    break_even_note: str
     trusted: bool
     reasons: list[str]
     doubling: list[dict[str, Any]]
@@ -101,36 +121,121 @@ def first_count_below(efficiency: pd.Series, floor: float) -> float | None:
     return float(below.index.min()) if len(below) else None
 
 
+def last_count_at_floor(efficiency: pd.Series, floor: float, before: float | None) -> float | None:
+    """The largest count (index) below `before` (every count when None) whose efficiency is at least `floor`."""
+    at = efficiency[(efficiency >= floor) & (efficiency.index < (math.inf if before is None else before))]
+    return float(at.index.max()) if len(at) else None
+
+
+def typical_base(unit_frame: pd.DataFrame) -> float:
+    """The count a unit's break-even is measured from: the lower median of its scaling series' base counts (each
+    series' smallest member with an efficiency, its smallest multi-accelerator member), so the curve's base is
+    like the data's; without a series, the smallest published count of two or more (else the smallest)."""
+    with_efficiency = unit_frame[unit_frame["scaling_efficiency"].notna()]
+    bases = np.sort(with_efficiency.groupby("series")["accelerator_count"].min().to_numpy(dtype=float))
+    if len(bases):
+        return float(bases[(len(bases) - 1) // 2])
+    counts = unit_frame["accelerator_count"].to_numpy(dtype=float)
+    multi = counts[counts >= MIN_BASE_COUNT]
+    return float(multi.min() if len(multi) else counts.min())
+
+
+def compare_break_even(model: float | None, observed: pd.DataFrame, floor: float, reference: float,
+                       curve: CountCurve) -> tuple[str, str]:
+    """`break_even_agreement` (AGREE, DISAGREE or UNOBSERVED) and `break_even_note`, the sentence the page shows:
+    the curve's break-even `model` (None: never below `floor`) against the data's `observed` (`observed_scaling`
+    of the unit): they agree when the model lies between the last published count at or above the floor before
+    the data's first count below it (or `reference`) and that first count, or, where no median is below the floor,
+    beyond every count observed. A disagreement names its likely causes: a crossing resting on few results, medians
+    that cross the floor more than once, or the curve (every round and submitter of the unit, robust) scaling
+    better or worse there than the series measured (the unit's `curve`, its efficiency from `reference`)."""
+    efficiency = observed["observed_efficiency"].dropna()
+    model_text = "never" if model is None else f"at {model:.0f}"
+    if efficiency.empty:
+        return UNOBSERVED, (f"no scaling series within a round to compare with: the curve falls below the floor "
+                            f"{model_text}, from its other rounds and the benchmark's pooled slope")
+    below = first_count_below(efficiency, floor)
+    if below is None:
+        largest = float(efficiency.index.max())
+        if model is None or model > largest:
+            return AGREE, (f"no series falls below the floor up to {largest:.0f} accelerators, and the curve "
+                           f"does so {model_text}")
+        return DISAGREE, (f"the curve falls below the floor {model_text}, but the series measured up to "
+                          f"{largest:.0f} accelerators stay above it (median {efficiency.iloc[-1]:.2f} at "
+                          f"{largest:.0f}): the curve is the typical submitter's over every round, these series "
+                          "scale better")
+    above = last_count_at_floor(efficiency, floor, below)
+    low = reference if above is None else above
+    if model is not None and low <= model <= below:
+        return AGREE, (f"the data cross the floor between {low:.0f} and {below:.0f} accelerators, the curve "
+                       f"at {model:.0f}")
+    causes = []
+    results = int(observed.loc[below, "n_results"])
+    if results < MIN_CROSSING_RESULTS:
+        causes.append(f"the data's crossing rests on {results} result{'s' if results > 1 else ''} at {below:.0f}")
+    back_above = efficiency[(efficiency.index > below) & (efficiency >= floor)]
+    if len(back_above):
+        causes.append(f"the medians cross the floor more than once (below at {below:.0f}, at or above it again "
+                      f"at {float(back_above.index[0]):.0f})")
+    side, count = ("better", below) if model is None or model > below else ("worse", low)
+    measured = f", median observed {efficiency[count]:.2f}" if count in efficiency.index else ""
+    causes.append(f"the curve (every round and submitter) scales {side} than the series measured at {count:.0f} "
+                  f"(curve {float(curve.efficiency(count, reference)[0]):.2f}{measured})")
+    return DISAGREE, (f"the curve falls below the floor {model_text}, the data between {low:.0f} and "
+                      f"{below:.0f}: {'; '.join(causes)}")
+
+
 def _slope(curve: Any, count: float) -> float:
     """d log t / d log n of a curve at `count` (the right-hand slope; the left one at the largest knot)."""
     step = 1e-6
     return float((curve.log_time(count * np.exp(step)) - curve.log_time(count))[0] / step)
 
 
-def unit_records(fitted: FittedBenchmark, frame: pd.DataFrame, floor: float, rule: Trust) -> list[UnitRecord]:
-    """Every unit with results, most published results first (then by name)."""
+def unit_order(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    """Every unit (family, form factor) with results, most published results first (then by name)."""
     units = frame.groupby(["accelerator_family", "form_factor"]).size()
-    order = sorted(units.index, key=lambda key: (-units[key], key))
+    return sorted(units.index, key=lambda key: (-units[key], key))
+
+
+def unit_answers(fitted: FittedBenchmark, frame: pd.DataFrame, rule: Trust) -> dict[tuple[str, str], Answer]:
+    """Per unit (`unit_order`), the next-round forecast at its largest published count, as
+    `python -m pipeline.commands.predict` answers it (from the same saved models): decide.json's `forecasts`."""
+    largest = frame.groupby(["accelerator_family", "form_factor"])["accelerator_count"].max()
+    return {(family, form_factor): answer(fitted, family, form_factor, float(largest[(family, form_factor)]), rule)
+            for family, form_factor in unit_order(frame)}
+
+
+def unit_records(fitted: FittedBenchmark, frame: pd.DataFrame, floor: float, rule: Trust,
+                 answers: dict[tuple[str, str], Answer] | None = None) -> list[UnitRecord]:
+    """Every unit with results (`unit_order`); `answers` their `unit_answers` when computed already."""
+    answers = unit_answers(fitted, frame, rule) if answers is None else answers
     records = []
-    for family, form_factor in order:
+    for family, form_factor in unit_order(frame):
         curve = fitted.curve(family, form_factor)
         assert curve is not None  # every unit with results has one
         unit_frame = frame[(frame["accelerator_family"] == family) & (frame["form_factor"] == form_factor)]
         low, high = float(unit_frame["accelerator_count"].min()), float(unit_frame["accelerator_count"].max())
         observed = observed_scaling(unit_frame)
         counts = observed.index.to_numpy(dtype=float)
-        break_even = curve.break_even(floor, low)
-        doubling = observed.assign(model_efficiency=curve.efficiency(counts, low),
+        reference = typical_base(unit_frame)
+        break_even = curve.break_even(floor, reference)
+        below = first_count_below(observed["observed_efficiency"].dropna(), floor)
+        agreement, note = compare_break_even(break_even, observed, floor, reference,
+                                             curve)
+        doubling = observed.assign(model_efficiency=curve.efficiency(counts, reference),
                                    model_doubling_speedup=curve.doubling_speedup(counts),
                                    model_time_min=np.exp(curve.log_time(counts)))
-        forecast = answer(fitted, family, form_factor, high, rule)
+        forecast = answers[(family, form_factor)]
         rounds = sorted(unit_frame["round"].unique(), key=lambda name: fitted.forecaster.rounds.index(name))
         records.append(UnitRecord(
             family=family, form_factor=form_factor, n_points=len(unit_frame), rounds=rounds,
             latest_round=rounds[-1], count_min=low, count_max=high, exponent_b=curve.exponent,
-            slope_at_count_min=_slope(curve, low), slope_at_count_max=_slope(curve, high), reference_count=low,
-            break_even_count=break_even, break_even_beyond_published=break_even is None or break_even > high,
-            observed_first_count_below_floor=first_count_below(observed["observed_efficiency"], floor),
+            slope_at_count_min=_slope(curve, low), slope_at_count_max=_slope(curve, high),
+            reference_count=reference, break_even_count=break_even,
+            break_even_beyond_published=break_even is None or break_even > high,
+            observed_first_count_below_floor=below,
+            observed_last_count_at_floor=last_count_at_floor(observed["observed_efficiency"].dropna(), floor, below),
+            break_even_agreement=agreement, break_even_note=note,
             trusted=forecast.trusted, reasons=list(forecast.reasons),
             doubling=doubling.rename_axis("accelerator_count").reset_index().to_dict(orient="records")))
     return records
@@ -159,7 +264,8 @@ def summarise(frame: pd.DataFrame, fitted: FittedBenchmark | None, backtest_poin
     if reason is not None or fitted is None:
         return {"status": "skipped", "reason": reason or "no results in scope", **head, "units": [],
                 "forecasts": [], "largest_errors": []}
-    units = unit_records(fitted, frame, floor, rule)
+    next_round = unit_answers(fitted, frame, rule)
+    units = unit_records(fitted, frame, floor, rule, next_round)
     trusted_answers = answers[answers["trusted"].astype(bool)].astype({"ape_pct": float})
     largest = trusted_answers.nlargest(LARGEST_ERRORS, "ape_pct")[
         ["fold", "accelerator_family", "form_factor", "submitter", "system", "accelerator_count",
@@ -167,16 +273,12 @@ def summarise(frame: pd.DataFrame, fitted: FittedBenchmark | None, backtest_poin
     return {
         "status": "ok", "reason": None, **head, "n_units": len(units),
         "n_units_trusted": sum(unit.trusted for unit in units),
+        "n_units_break_even_agree": sum(unit.break_even_agreement == AGREE for unit in units),
+        "n_units_break_even_disagree": sum(unit.break_even_agreement == DISAGREE for unit in units),
         "units": [asdict(unit) for unit in units],
-        "forecasts": next_round_forecasts(fitted, units, rule),
+        "forecasts": [forecast.as_dict() for forecast in next_round.values()],
         "largest_errors": largest.to_dict(orient="records"),
     }
-
-
-def next_round_forecasts(fitted: FittedBenchmark, units: list[UnitRecord], rule: Trust) -> list[dict[str, Any]]:
-    """decide.json's `forecasts`: per unit, the next-round forecast at its largest published count, as
-    `python -m pipeline.commands.predict` answers it (from the same saved models)."""
-    return [answer(fitted, unit.family, unit.form_factor, unit.count_max, rule).as_dict() for unit in units]
 
 
 def _figure_units(units: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Any]]:
@@ -196,11 +298,11 @@ def fit_figure(frame: pd.DataFrame, fitted: FittedBenchmark, units: list[dict[st
         rows = frame[(frame["accelerator_family"] == unit["family"]) & (frame["form_factor"] == unit["form_factor"])
                      & (frame["round"] == unit["latest_round"])]
         counts = np.unique(np.round(np.geomspace(max(1.0, unit["count_min"] / 2), 2 * unit["count_max"], 40)))
-        answers = [answer(fitted, unit["family"], unit["form_factor"], count, rule) for count in counts]
+        band = answer_band(fitted, unit["family"], unit["form_factor"], counts, rule)
         axis.scatter(rows["accelerator_count"], rows["time_to_train_min"], color=colour, s=18, alpha=0.7)
-        axis.plot(counts, [a.predicted_min for a in answers], color=colour,
+        axis.plot(counts, band["predicted_min"], color=colour,
                   label=f"{_label(unit)}, published {unit['latest_round']}")
-        axis.fill_between(counts, [a.low_min for a in answers], [a.high_min for a in answers], color=colour,
+        axis.fill_between(counts, band["low_min"], band["high_min"], color=colour,
                           alpha=0.15, linewidth=0)
     plots.log_log(axis, xlabel="Accelerators (count, log scale)", ylabel="Time to train (minutes, log scale)",
                   title=f"{benchmark}: next-round forecast per family")
@@ -208,7 +310,7 @@ def fit_figure(frame: pd.DataFrame, fitted: FittedBenchmark, units: list[dict[st
     return plots.png_bytes(figure)
 
 
-def break_even_figure(frame: pd.DataFrame, fitted: FittedBenchmark, units: list[dict[str, Any]], floor: float,
+def break_even_figure(fitted: FittedBenchmark, units: list[dict[str, Any]], floor: float,
                       benchmark: str) -> bytes:
     figure, axis = plots.subplots(figsize=(7.5, 4.8))
     for unit, colour in _figure_units(units):
@@ -217,14 +319,14 @@ def break_even_figure(frame: pd.DataFrame, fitted: FittedBenchmark, units: list[
         low, high, break_even = unit["count_min"], unit["count_max"], unit["break_even_count"]
         # Extrapolate up to the break-even, but not past EXTRAPOLATION_LIMIT times the published range.
         end = min(max(high, break_even or 0.0), EXTRAPOLATION_LIMIT * high)
+        reference = unit["reference_count"]
         inside = np.geomspace(low, high, 60)
-        axis.plot(inside, curve.efficiency(inside, low), color=colour, label=_label(unit))
+        axis.plot(inside, curve.efficiency(inside, reference), color=colour, label=_label(unit))
         if end > high:
             beyond = np.geomspace(high, end, 20)
-            axis.plot(beyond, curve.efficiency(beyond, low), color=colour, linestyle="--")
-        rows = frame[(frame["accelerator_family"] == unit["family"]) & (frame["form_factor"] == unit["form_factor"])]
-        observed = observed_scaling(rows)
-        axis.scatter(observed.index, observed["observed_efficiency"], color=colour, s=18, alpha=0.8)
+            axis.plot(beyond, curve.efficiency(beyond, reference), color=colour, linestyle="--")
+        observed = pd.DataFrame(unit["doubling"])  # the unit's `observed_scaling`, as decide.json holds it
+        axis.scatter(observed["accelerator_count"], observed["observed_efficiency"], color=colour, s=18, alpha=0.8)
         if break_even is not None and break_even <= end:
             axis.scatter([break_even], [floor], color=colour, marker="X", s=80, edgecolor="black", zorder=3)
     axis.axhline(floor, color="black", linewidth=1, linestyle=":", label=f"efficiency floor {floor:g}")
@@ -267,7 +369,7 @@ def figures(frame: pd.DataFrame, fitted: FittedBenchmark | None, summary: dict[s
         return dict.fromkeys(FIGURES, placeholder)
     units = summary["units"]
     return {"decide_fit.png": fit_figure(frame, fitted, units, rule, benchmark),
-            "decide_break_even.png": break_even_figure(frame, fitted, units, summary["efficiency_floor"], benchmark),
+            "decide_break_even.png": break_even_figure(fitted, units, summary["efficiency_floor"], benchmark),
             "decide_errors.png": errors_figure(backtest_points, benchmark)}
 
 

@@ -7,11 +7,16 @@ columns they split scaling efficiency with, `samples_to_converge` and `epochs_to
 result's converged runs (`pipeline.analysis.configurations`).
 
 - `accelerator_hours` = accelerator_count x time_to_train_min / 60: the hardware time a result consumed.
-- `series`: the scaling series of a result, "round/benchmark/division/submitter/family/form factor/framework":
-  results that differ only in accelerator count (`SERIES_KEY`). Missing when the family or count is unknown.
-- `speedup` = t_base / t within the series, where t_base is the best time at the series' smallest accelerator
-  count (base_count). Missing for a result alone in its series or in a series of one accelerator count: there
-  is nothing to scale against.
+- `series`: the scaling series of a result, "round/benchmark/division/submitter/family/form factor/framework/
+  host CPU/accelerator memory": results of one system model (the same node: host CPU model and accelerator
+  memory, `SYSTEM_MODEL`) that differ only in accelerator count (`SERIES_KEY`). Missing when the family or count
+  is unknown. Without the system model a series mixed servers: H3C's v2.0 A100 PCIe "series" ran from a 1-card
+  R4900 G5 (396 min) to 8-card R5300 G5s, 1.6 times "superlinear".
+- `speedup` = t_base / t within the series, where t_base is the best time at the series' smallest
+  multi-accelerator count (base_count, at least `MIN_BASE_COUNT`): a single accelerator communicates with
+  nothing, so scaling from it charges the first interconnect to every larger member. Missing for a result alone
+  in its series, in a series of one multi-accelerator count, and for a member below the base (a single
+  accelerator): there is nothing like-for-like to scale against.
 - `scaling_efficiency` = speedup / (accelerator_count / base_count): 1 is ideal linear scaling, below 1 is
   sublinear; above 1 (superlinear within the series) happens when the larger member also changed what the key
   does not see (nodes, interconnect, batch size).
@@ -42,19 +47,26 @@ import pandas as pd
 
 from pipeline.core.features import ROUND_EFFICIENCY
 
-# A scaling series: one round, benchmark, division, submitter, accelerator family and form factor and software
-# stack; its members differ only in accelerator count.
+# The system model a series holds: the node's host CPU and its accelerators' memory (the same family in another
+# server or memory size is another system). Read where present ("-" where a frame lacks them).
+SYSTEM_MODEL = ["host_cpu_model", "accelerator_memory_gib"]
+# A scaling series: one round, benchmark, division, submitter, accelerator family and form factor, software stack
+# and system model; its members differ only in accelerator count.
 SERIES_KEY = ["round", "benchmark", "division", "submitter", "accelerator_family", "accelerator_form_factor",
-              "framework"]
+              "framework", *SYSTEM_MODEL]
+# A series' base is its smallest member with at least this many accelerators (like for like: both communicate).
+MIN_BASE_COUNT = 2
 # The results a round-relative metric compares: the same benchmark, round and division.
 ROUND_GROUP = ["round", "benchmark", "division"]
 
 
 def series_ids(configurations: pd.DataFrame) -> pd.Series:
     """The scaling series of each row ("/"-joined `SERIES_KEY`, "-" for a missing part such as an unstated
-    framework), or None where the accelerator family or count is unknown."""
+    framework or a `SYSTEM_MODEL` column the frame lacks), or None where the accelerator family or count is
+    unknown."""
     usable = configurations["accelerator_count"].notna() & configurations["accelerator_family"].notna()
-    parts = configurations[SERIES_KEY].astype(object).where(configurations[SERIES_KEY].notna(), "-").astype(str)
+    parts = configurations.reindex(columns=SERIES_KEY).astype(object)
+    parts = parts.where(parts.notna(), "-").astype(str)
     ids = parts.agg("/".join, axis=1) if len(parts) else pd.Series([], dtype=object, index=configurations.index)
     return ids.where(usable, None).astype(object)
 
@@ -65,12 +77,13 @@ def efficiency_metrics(configurations: pd.DataFrame) -> pd.DataFrame:
     throughput scaling and convergence work ratio, round-relative accelerator-hours and throughput per
     accelerator (see the module docstring for the definitions).
 
-    Needs the columns of `SERIES_KEY`, `accelerator_count`, `time_to_train_min` (minutes) and
+    Needs the columns of `SERIES_KEY` but `SYSTEM_MODEL`, `accelerator_count`, `time_to_train_min` (minutes) and
     `throughput_samples_per_s`, and reads `samples_to_converge` and `epochs_to_converge` where present (missing
     where not) and `system` (ties of the base: the first name) where present; returns a copy with the metric
     columns added (or replaced), rows in the same order.
     """
-    needed = [*SERIES_KEY, "accelerator_count", "time_to_train_min", "throughput_samples_per_s"]
+    needed = [*(key for key in SERIES_KEY if key not in SYSTEM_MODEL), "accelerator_count", "time_to_train_min",
+              "throughput_samples_per_s"]
     missing = sorted(set(needed) - set(configurations.columns))
     if missing:
         raise ValueError(f"efficiency_metrics needs the columns {missing}")
@@ -81,18 +94,19 @@ def efficiency_metrics(configurations: pd.DataFrame) -> pd.DataFrame:
     frame["series"] = series_ids(frame)
     frame["accelerator_hours"] = frame["accelerator_count"] * frame["time_to_train_min"] / 60.0
     frame["throughput_per_accelerator"] = frame["throughput_samples_per_s"] / frame["accelerator_count"]
-    in_series = frame[frame["series"].notna()]
-    # The base of a series: the best time at its smallest count (ties: the first system name).
+    in_series = frame[frame["series"].notna() & (frame["accelerator_count"] >= MIN_BASE_COUNT)]
+    # The base of a series: the best time at its smallest multi-accelerator count (ties: the first system name).
     order = ["series", "accelerator_count", "time_to_train_min", *(["system"] if "system" in frame else [])]
     base = (in_series.sort_values(order, kind="mergesort")
             .groupby("series").head(1).set_index("series")  # the base row whole (first() skips missing values)
             [["accelerator_count", "time_to_train_min", "samples_to_converge", "epochs_to_converge"]]
             .set_axis(["base_count", "base_time", "base_samples", "base_epochs"], axis=1))
     counts = in_series.groupby("series")["accelerator_count"].nunique()
-    base = base[counts.reindex(base.index) > 1]  # one accelerator count: nothing to scale against
+    base = base[counts.reindex(base.index) > 1]  # one multi-accelerator count: nothing to scale against
     base[["base_samples", "base_epochs"]] = base[["base_samples", "base_epochs"]].where(
         base[["base_samples", "base_epochs"]] > 0)  # no work stated: no ratio
     frame = frame.join(base, on="series")
+    frame.loc[frame["accelerator_count"] < frame["base_count"], list(base.columns)] = np.nan  # below the base
     frame["speedup"] = frame["base_time"] / frame["time_to_train_min"]
     frame["scaling_efficiency"] = frame["speedup"] / (frame["accelerator_count"] / frame["base_count"])
     by_samples = frame["samples_to_converge"] / frame["base_samples"]

@@ -6,7 +6,7 @@ For every benchmark analysed (params `analysis.benchmarks`, see
 `pipeline.analysis.scope.analysed_benchmarks`): the features come from reports/importance/<benchmark>.json
 (or params `cluster.default_features`), `pipeline.analysis.clustering.cluster_benchmark` (params `cluster`) labels
 the in-scope configurations; it writes data/processed/clusters/<benchmark>.parquet, and
-reports/clusters/<benchmark>.json with the k-selection figure <benchmark>.png.
+reports/clusters/<benchmark>.json (the diagnostics the page draws its choice-of-k chart from).
 """
 from __future__ import annotations
 
@@ -40,7 +40,6 @@ def cluster(benchmark: str, configurations: pd.DataFrame, settings: Settings) ->
     clustered, summary = clustering.cluster_benchmark(frame, candidates, settings.cluster, source)
     write_parquet(clustered, paths.clusters_table(benchmark))
     write_json({"benchmark": benchmark, **summary}, paths.clusters_json(benchmark))
-    clustering.plot_diagnostics(summary, benchmark, paths.k_selection_figure(benchmark))
     verdict = summary.get("k_verdict", {}).get("message", summary.get("reason"))
     return f"{benchmark}: {summary['status']}, k = {summary['k']} on {summary['features']}; {verdict}"
 

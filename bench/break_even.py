@@ -1,0 +1,70 @@
+"""Break-even per benchmark and unit (accelerator family and form factor), before and after a change: the forecast
+curve's (`break_even_count`, from `reference_count`) and the data's (the first published count whose median
+within-series efficiency is below the floor), and whether they agree (`break_even_agreement`,
+`pipeline.analysis.decide.compare_break_even`).
+
+    python bench/break_even.py --before DIR [--after reports/decide] [--units N]
+
+DIR and the after folder hold the decide stage's <benchmark>.json (copy reports/decide aside before the change,
+then `python -m pipeline.stages.features` and `python -m pipeline.stages.decide`). A field the before outputs lack
+prints as "-". Prints the N most-published units of each benchmark, then each disagreement's note.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench._common import format_table  # noqa: E402
+
+
+def units(folder: Path) -> dict[tuple[str, str, str], dict]:
+    """Every unit of every decide.json in `folder`, by (benchmark, family, form factor)."""
+    found = {}
+    for path in sorted(folder.glob("*.json")):
+        if path.name.endswith(".models.json"):
+            continue
+        summary = json.loads(path.read_text())
+        for unit in summary.get("units", []):
+            found[(summary["benchmark"], unit["family"], unit["form_factor"])] = unit
+    return found
+
+
+def _count(value: float | None) -> str:
+    return "none" if value is None else f"{value:.0f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", type=Path, required=True)
+    parser.add_argument("--after", type=Path, default=ROOT / "reports" / "decide")
+    parser.add_argument("--units", type=int, default=3, help="most-published units shown per benchmark")
+    arguments = parser.parse_args()
+    before, after = units(arguments.before), units(arguments.after)
+    rows, notes, shown = [], [], {}
+    for key, unit in after.items():
+        shown[key[0]] = shown.get(key[0], 0) + 1
+        if shown[key[0]] > arguments.units:
+            continue
+        old = before.get(key, {})
+        rows.append([*key, _count(old.get("reference_count")), _count(old.get("break_even_count")),
+                     _count(old.get("observed_first_count_below_floor")), _count(unit["reference_count"]),
+                     _count(unit["break_even_count"]), _count(unit["observed_first_count_below_floor"]),
+                     unit["break_even_agreement"]])
+        if unit["break_even_agreement"] != "agree":
+            notes.append(f"{key[0]} {key[1]} {key[2]}: {unit['break_even_note']}")
+    print(format_table(["benchmark", "family", "form", "ref before", "model before", "data before", "ref after",
+                        "model after", "data after", "agreement"], rows))
+    every = list(after.values())
+    print(f"\nevery unit: {sum(u['break_even_agreement'] == 'agree' for u in every)} agree, "
+          f"{sum(u['break_even_agreement'] == 'disagree' for u in every)} disagree, "
+          f"{sum(u['break_even_agreement'] == 'unobserved' for u in every)} unobserved (of {len(every)})")
+    print("\n".join(["", "disagreements and unobserved (shown units):", *notes]))
+
+
+if __name__ == "__main__":
+    main()
