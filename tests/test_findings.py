@@ -289,3 +289,22 @@ def test_superlinear_cases_name_both_members_and_what_differs() -> None:
     assert case["explained_by"] == findings.WORK_UNKNOWN
     same = _series("x", [8.0, 16.0], [1.0, 1.2], n_nodes=[1.0, 1.0], accelerators_per_node=[8.0, 16.0])
     assert findings.likely_reason(same.iloc[0], same.iloc[1]).startswith("superlinear within series: same nodes")
+
+
+def test_cluster_robust_ols_matches_statsmodels() -> None:
+    # The library oracle of the hand-written sandwich: statsmodels' OLS with cov_type="cluster" (CR1), on a design
+    # with an intercept, a flag and two round dummies, 40 results of 8 submitters
+    import statsmodels.api as sm
+    rng = np.random.default_rng(3)
+    n = 40
+    groups = np.repeat(np.arange(8), 5)
+    flag = rng.integers(0, 2, n).astype(float)
+    rounds = rng.integers(0, 3, n)
+    design = np.column_stack([np.ones(n), flag, rounds == 1, rounds == 2]).astype(float)
+    outcome = design @ np.array([0.5, 0.2, -0.1, 0.3]) + rng.normal(0, 0.1, n) + rng.normal(0, 0.1, 8)[groups]
+    expected = sm.OLS(outcome, design).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    for index in range(design.shape[1]):
+        estimate, error, df = findings.cluster_robust_ols(outcome, design, groups, index)
+        assert estimate == pytest.approx(expected.params[index], rel=1e-9)
+        assert error == pytest.approx(expected.bse[index], rel=1e-9)
+        assert df == 7

@@ -277,7 +277,6 @@ FILES: dict[str, str] = {
                                  "`small`, `family_share`, `links` per vendor, outcome medians and ranges), k = "
                                  "2..10 `diagnostics`, bootstrap stability, `k_verdict` (`preferred_k`, "
                                  "`supported_k`), `small_clusters`",
-    "reports/clusters/<b>.png": "the figure of the choice of k",
     "reports/rank/<b>.csv": "the ranking of `<b>`, over all rounds and within each round",
     "reports/rank/<b>.json": "the ranking's headline numbers, the latest round's `pick` (its rule and `stability`), "
                              "the clusters' medians (`clusters`: `efficiency_order`, `trade_off_front`), "

@@ -11,7 +11,7 @@ stage and a benchmark added to `analysis.benchmarks` needs no new stage.
     data/processed/backtest.parquet backtest: forward-chaining forecasts of every benchmark
     data/processed/clusters/        cluster: <benchmark>.parquet, the configurations with their cluster
     reports/importance/             importance: <benchmark>.json
-    reports/clusters/               cluster: <benchmark>.json, <benchmark>.png (choice of k)
+    reports/clusters/               cluster: <benchmark>.json (the clustering and the choice of k)
     reports/rank/                   rank: <benchmark>.json, <benchmark>.csv (the ranking)
     reports/decide/                 decide: <benchmark>.json, <benchmark>.models.json, <benchmark>.<figure>.png
     reports/metrics/                report: <benchmark>.json, the headline numbers (DVC metrics, in git), and
@@ -65,10 +65,6 @@ def clusters_table(benchmark: str) -> Path:
 
 def clusters_json(benchmark: str) -> Path:
     return CLUSTERS / f"{benchmark}.json"
-
-
-def k_selection_figure(benchmark: str) -> Path:
-    return CLUSTERS / f"{benchmark}.png"
 
 
 def rank_json(benchmark: str) -> Path:
