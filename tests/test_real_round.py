@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -10,10 +12,6 @@ import pytest
 import yaml
 
 from pipeline.core import paths
-from pipeline.stages import cluster as cluster_stage
-from pipeline.stages import features, fetch, figures, ingest, report
-from pipeline.stages import importance as importance_stage
-from pipeline.stages import rank as rank_stage
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,13 +28,10 @@ def project(tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
 
 @pytest.mark.slow
 def test_stages_over_a_real_round(project: Path) -> None:
-    fetch.main([])
-    ingest.main(["data/raw", "--out", "data/interim"])
-    features.main([])
-    for stage in (importance_stage, cluster_stage, rank_stage):
-        stage.main([])
-    figures.main([])
-    report.main([])
+    # each stage as DVC runs it: its own process, from the project folder
+    for stage, *arguments in (["validate"], ["fetch"], ["ingest", "data/raw", "--out", "data/interim"], ["features"],
+                              ["importance"], ["cluster"], ["rank"], ["report"]):
+        subprocess.run([sys.executable, "-m", f"pipeline.stages.{stage}", *arguments], check=True, cwd=project)
 
     results = pd.read_parquet("data/interim/results.parquet")
     assert results["round"].unique().tolist() == ["v0.7"]
