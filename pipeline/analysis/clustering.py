@@ -34,15 +34,16 @@ else none.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from pipeline.analysis.efficiency import efficiency_column, order_by_efficiency
 from pipeline.analysis.scope import ROUND_FEATURE
+from pipeline.core.artifacts import Artifact, Record
 from pipeline.core.errors import ParamsError
 from pipeline.core.features import LOG_SCALED, PROFILED, ROUND_EFFICIENCY
 from pipeline.mlperf.links import link_table
@@ -53,9 +54,34 @@ OUTCOMES = {"time_to_train_min", "accelerator_hours", "scaling_efficiency", "spe
             "throughput_samples_per_s", "throughput_per_accelerator", ROUND_FEATURE}
 DIGITS = 4  # stored statistics
 NAMED_VENDOR_SHARE = 0.25  # a mixed cluster's name gives the link of each vendor with at least this share
+FeatureSource = Literal["importance", "default"]  # the importance stage's selection, or cluster.default_features
 
 
-def candidate_features(importance: dict[str, Any], default_features: Sequence[str]) -> tuple[list[str], str]:
+class DroppedFeature(Record):
+    """A candidate feature not clustered on."""
+
+    feature: str
+    """The candidate (a configurations.parquet column)."""
+    reason: str
+    """Why it is dropped, in words."""
+
+
+class KDiagnostics(Record):
+    """How well one k separates the distinct configurations (standardised feature space)."""
+
+    k: int
+    """Clusters."""
+    inertia: float
+    """Sum of squared distances to the centers, each point weighted by the results it stands for; lower: tighter
+    (it always falls as k grows)."""
+    silhouette: float
+    """Mean silhouette of the distinct points, -1 to 1; higher: better separated."""
+    davies_bouldin: float
+    """Davies-Bouldin index of the distinct points, >= 0; lower: better separated."""
+
+
+def candidate_features(importance: dict[str, Any],
+                       default_features: Sequence[str]) -> tuple[list[str], FeatureSource]:
     """The features to cluster on and where they come from: the importance stage's selection when its gate passed
     and it selected any, else the default configuration features."""
     selected = list(importance.get("selected_features", []))
@@ -87,7 +113,7 @@ def collinear_r2(values: pd.DataFrame, feature: str, others: Sequence[str]) -> t
 
 
 def choose_features(frame: pd.DataFrame, candidates: Sequence[str], max_imputed_share: float,
-                    max_collinear: float) -> tuple[list[str], list[dict[str, str]]]:
+                    max_collinear: float) -> tuple[list[str], list[DroppedFeature]]:
     """The candidates kept for clustering, in order, and the dropped ones with the reason.
 
     Checked in order, so of an exactly collinear set the later features are dropped.
@@ -98,22 +124,22 @@ def choose_features(frame: pd.DataFrame, candidates: Sequence[str], max_imputed_
                           f"clusters and are never inputs; remove them from cluster.default_features")
     values = _log_scaled(frame[list(candidates)])
     kept: list[str] = []
-    dropped: list[dict[str, str]] = []
+    dropped: list[DroppedFeature] = []
     for feature in candidates:
         missing = float(values[feature].isna().mean())
         if missing > max_imputed_share:
-            dropped.append({"feature": feature, "reason": f"missing (would be imputed) for {missing:.0%} of "
-                                                          f"configurations, above cluster.max_imputed_share = "
-                                                          f"{max_imputed_share:.0%}"})
+            dropped.append(DroppedFeature(feature=feature, reason=f"missing (would be imputed) for {missing:.0%} of "
+                                                                  f"configurations, above cluster.max_imputed_share "
+                                                                  f"= {max_imputed_share:.0%}"))
             continue
         if values[feature].nunique(dropna=True) < 2:
-            dropped.append({"feature": feature, "reason": "the same for every configuration"})
+            dropped.append(DroppedFeature(feature=feature, reason="the same for every configuration"))
             continue
         r2, rows = collinear_r2(values, feature, kept)
         if r2 >= max_collinear:
-            dropped.append({"feature": feature, "reason": f"exactly collinear with {', '.join(kept)} (R^2 "
-                                                          f"{r2:.4f} on {rows} configurations"
-                                                          f"{', in log10' if feature in LOG_SCALED else ''})"})
+            dropped.append(DroppedFeature(feature=feature, reason=f"exactly collinear with {', '.join(kept)} (R^2 "
+                                                                  f"{r2:.4f} on {rows} configurations"
+                                                                  f"{', in log10' if feature in LOG_SCALED else ''})"))
             continue
         kept.append(feature)
     return kept, dropped
@@ -278,7 +304,7 @@ def fit(points: np.ndarray, weights: np.ndarray, k: int, n_init: int, seed: int)
 
 
 def diagnostics(distinct: DistinctPoints, k_range: Sequence[int], n_init: int, seed: int,
-                fitted: dict[int, KMeansFit] | None = None) -> list[dict[str, float]]:
+                fitted: dict[int, KMeansFit] | None = None) -> list[KDiagnostics]:
     """Inertia (weighted by the rows each point stands for), silhouette and Davies-Bouldin index (on the distinct
     points) for each k of `k_range` (inclusive) that the distinct points allow (k below their number); `fitted`
     holds models already fitted on them with these settings, by k (they are not fitted again)."""
@@ -287,9 +313,9 @@ def diagnostics(distinct: DistinctPoints, k_range: Sequence[int], n_init: int, s
         model = (fitted or {}).get(k) or fit(distinct.points, distinct.counts, k, n_init, seed)
         if len(np.unique(model.labels_)) < 2:
             continue
-        rows.append({"k": k, "inertia": round(float(model.inertia_), DIGITS),
-                     "silhouette": round(silhouette(distinct.points, model.labels_), DIGITS),
-                     "davies_bouldin": round(davies_bouldin(distinct.points, model.labels_), DIGITS)})
+        rows.append(KDiagnostics(k=k, inertia=round(float(model.inertia_), DIGITS),
+                                 silhouette=round(silhouette(distinct.points, model.labels_), DIGITS),
+                                 davies_bouldin=round(davies_bouldin(distinct.points, model.labels_), DIGITS)))
     return rows
 
 
@@ -313,36 +339,44 @@ def stability(distinct: DistinctPoints, k: int, n_init: int, seed: int, resample
     return scores
 
 
-@dataclass(frozen=True)
-class KVerdict:
-    """What the diagnostics say of k: whether they support `k` (the study's, `cluster.k`), the k of highest
-    silhouette (`preferred_k`) with its bootstrap ARI, and `supported_k`, the k they support: `k` when supported,
-    else the preferred k when it is stable enough, else None."""
+class KVerdict(Record):
+    """What the diagnostics say of k (`k_verdict`)."""
+
     k: int
+    """The study's k (params `cluster.k`)."""
     supported: bool | None
+    """Whether the diagnostics support k; None when no k could be compared."""
     preferred_k: int | None
+    """The k of highest silhouette (the smaller on a tie)."""
     supported_k: int | None
+    """The k the diagnostics support: `k` when supported, else the preferred k when it is stable enough, else
+    None."""
     silhouette_k: float | None
+    """k's mean silhouette (-1 to 1, higher: better separated); None when k is outside the range compared."""
     silhouette_best: float | None
+    """The preferred k's mean silhouette."""
     stability_ari_mean: float | None
+    """k's mean bootstrap adjusted Rand index (1 = the same clusters in every resample)."""
     preferred_stability_ari_mean: float | None
+    """The preferred k's mean bootstrap adjusted Rand index."""
     rule: str
+    """The rule, in words."""
     message: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    """The verdict, in words."""
 
 
-def k_verdict(k_diagnostics: Sequence[dict[str, float]], k: int, stability_mean: float | None,
+def k_verdict(k_diagnostics: Sequence[KDiagnostics], k: int, stability_mean: float | None,
               tolerance: float, min_stability: float, preferred_stability: float | None = None) -> KVerdict:
     """Whether the diagnostics support k: the preferred k has the highest silhouette (the smaller on a tie); k is
     supported when its silhouette is within `tolerance` of it and its bootstrap ARI mean is >= `min_stability`.
     `preferred_stability`: the preferred k's bootstrap ARI mean (when it is not k)."""
     rule = (f"preferred k: highest silhouette; k supported when its silhouette is within {tolerance} of the best "
             f"and its mean bootstrap ARI >= {min_stability}")
-    silhouettes = {int(row["k"]): row["silhouette"] for row in k_diagnostics}
+    silhouettes = {row.k: row.silhouette for row in k_diagnostics}
     if not silhouettes:
-        return KVerdict(k, None, None, None, None, None, stability_mean, None, rule, "No k could be compared")
+        return KVerdict(k=k, supported=None, preferred_k=None, supported_k=None, silhouette_k=None,
+                        silhouette_best=None, stability_ari_mean=stability_mean, preferred_stability_ari_mean=None,
+                        rule=rule, message="No k could be compared")
     preferred = min(silhouettes, key=lambda candidate: (-silhouettes[candidate], candidate))
     own = silhouettes.get(k)
     close = own is not None and own >= silhouettes[preferred] - tolerance
@@ -371,8 +405,9 @@ def k_verdict(k_diagnostics: Sequence[dict[str, float]], k: int, stability_mean:
                         if preferred_ari is not None else ""))
             if preferred == max(silhouettes):
                 message += " (the largest k compared: more clusters may separate better still)"
-    return KVerdict(k, supported, preferred, supported_k, own, silhouettes[preferred], stability_mean,
-                    preferred_ari, rule, message)
+    return KVerdict(k=k, supported=supported, preferred_k=preferred, supported_k=supported_k, silhouette_k=own,
+                    silhouette_best=silhouettes[preferred], stability_ari_mean=stability_mean,
+                    preferred_stability_ari_mean=preferred_ari, rule=rule, message=message)
 
 
 def _optional(value: Any) -> float | None:
@@ -450,7 +485,56 @@ def cluster_name(group: pd.DataFrame) -> str:
     return f"{size} mixed" + (f", {links}" if links else "")
 
 
-def profiles(frame: pd.DataFrame, min_size: int) -> list[dict[str, Any]]:
+class ClusterProfile(Record):
+    """One cluster by its members (results): size, configuration and the median and range of each outcome. An
+    outcome the configurations lack (round efficiency on old data) is left out."""
+
+    cluster: int
+    """0..k-1, from the highest median round efficiency (0: the most hardware-efficient)."""
+    size: int
+    """Results."""
+    small: bool
+    """Fewer results than params `cluster.min_size`: too few to read much into."""
+    name: str
+    """A short name from the profile (`cluster_name`), unique among the clusters."""
+    accelerators_median: float
+    """Accelerators per result: median."""
+    accelerators_min: float
+    accelerators_max: float
+    families: dict[str, int]
+    """Results per accelerator family, the four commonest (by name in the file)."""
+    family_share: float
+    """The commonest family's share of the results, 0 to 1."""
+    links: dict[str, str]
+    """Accelerator vendor -> its members' commonest intra-node link kind (`vendor_links`)."""
+    accelerator_year_median: float | None
+    """Median launch year of the accelerators."""
+    time_to_train_min_median: float | None = None
+    """Time to train, minutes (lower: faster): median."""
+    time_to_train_min_min: float | None = None
+    time_to_train_min_max: float | None = None
+    accelerator_hours_median: float | None = None
+    """Accelerator-hours, accelerators x time to train (lower: less hardware time): median."""
+    accelerator_hours_min: float | None = None
+    accelerator_hours_max: float | None = None
+    scaling_efficiency_median: float | None = None
+    """Within-series scaling efficiency (1 = linear, higher: better): median."""
+    scaling_efficiency_min: float | None = None
+    scaling_efficiency_max: float | None = None
+    round_efficiency_median: float | None = None
+    """The round's fewest accelerator-hours / the result's (1 = best of its round): median."""
+    round_efficiency_min: float | None = None
+    round_efficiency_max: float | None = None
+    description: str
+    """The profile in one sentence (`describe`)."""
+
+    def outcome(self, column: str, statistic: str) -> float | None:
+        """`statistic` ("median", "min", "max") of a profiled outcome (`PROFILED`) or of "accelerators"."""
+        value = getattr(self, f"{column}_{statistic}")
+        return None if value is None else float(value)
+
+
+def profiles(frame: pd.DataFrame, min_size: int) -> list[ClusterProfile]:
     """Per cluster: size, configuration (accelerators, families, year) and outcome medians and ranges."""
     rows = []
     for cluster, group in frame.groupby("cluster"):
@@ -475,7 +559,7 @@ def profiles(frame: pd.DataFrame, min_size: int) -> list[dict[str, Any]]:
     for row, duplicate in zip(rows, names.duplicated(keep=False)):
         if duplicate:  # two clusters with one name: their outcome tells them apart
             row["name"] = f"{row['name']}, median {row['time_to_train_min_median']:.3g} min"
-    return rows
+    return [ClusterProfile.model_validate(row) for row in rows]
 
 
 def describe(profile: dict[str, Any]) -> str:
@@ -492,34 +576,82 @@ def describe(profile: dict[str, Any]) -> str:
             f"accelerator-hours{extra}")
 
 
-def _skipped(frame: pd.DataFrame, reason: str, k: int, **details: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
-    summary = {"status": "skipped", "reason": reason, "k": k, "features": [], "profiles": [], "diagnostics": [],
-               "stability_ari": [], **details}
+class Clustering(Artifact):
+    """One benchmark's clustering (reports/clusters/<benchmark>.json, `cluster_benchmark`). A skipped one holds
+    `reason`, `k`, empty `features`, `profiles`, `diagnostics` and `stability_ari`, and the feature choice when it
+    got that far."""
+
+    KIND = "cluster"
+
+    k: int
+    """Clusters (params `cluster.k`)."""
+    feature_source: FeatureSource | None = None
+    """Where the candidates come from: the importance stage's selection, or params `cluster.default_features`."""
+    candidate_features: list[str] = []
+    """The features considered, in order of priority."""
+    features: list[str] = []
+    """The features clustered on (log10 where log-scaled, median-imputed, standardised)."""
+    dropped_features: list[DroppedFeature] = []
+    """The candidates not clustered on, with the reason."""
+    ordered_by: str | None = None
+    """What numbers the clusters (`efficiency_column`): round_efficiency, else accelerator_hours."""
+    n_distinct: int | None = None
+    """Distinct points in feature space that k-means ran on."""
+    share_repeated: float | None = None
+    """Share of the results that repeat a point another result has, 0 to 1."""
+    profiles: list[ClusterProfile] = []
+    """One per cluster, by cluster number."""
+    diagnostics: list[KDiagnostics] = []
+    """One per k of params `cluster.k_range` that the distinct points allow."""
+    stability_ari: list[float] = []
+    """Adjusted Rand index of each bootstrap resample's clusters against the fitted ones (1 = the same)."""
+    stability_ari_mean: float | None = None
+    """Their mean (higher: more stable); None without a resample."""
+    k_verdict: KVerdict | None = None
+    """Whether the diagnostics support k."""
+    min_size: int | None = None
+    """Params `cluster.min_size`: smaller clusters are flagged `small`."""
+    small_clusters: list[int] = []
+    """The clusters smaller than `min_size`."""
+
+    @property
+    def silhouette(self) -> float | None:
+        """The mean silhouette at the k used (higher: better separated); None when k was not compared."""
+        return next((row.silhouette for row in self.diagnostics if row.k == self.k), None)
+
+    def profile(self, cluster: int | None) -> ClusterProfile | None:
+        """The profile of `cluster`; None when there is none."""
+        return next((item for item in self.profiles if item.cluster == cluster), None)
+
+
+def _skipped(frame: pd.DataFrame, benchmark: str, reason: str, k: int,
+             **details: Any) -> tuple[pd.DataFrame, Clustering]:
+    summary = Clustering(benchmark=benchmark, status="skipped", reason=reason, k=k, features=[], profiles=[],
+                         diagnostics=[], stability_ari=[], **details)
     return frame.assign(cluster=pd.Series(dtype="int64")).iloc[0:0], summary
 
 
 def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: Cluster,
-                      feature_source: str = "importance") -> tuple[pd.DataFrame, dict[str, Any]]:
+                      feature_source: FeatureSource = "importance", *,
+                      benchmark: str) -> tuple[pd.DataFrame, Clustering]:
     """k-means of one benchmark's configurations (one row per result) on `candidates` that survive the checks.
 
-    Returns the frame with a `cluster` column (0 = the highest median round efficiency) and clusters.json's
-    content (`n_distinct` distinct configurations, `share_repeated` of the results repeating one, the k verdict as
-    `KVerdict.as_dict`).
+    Returns the frame with a `cluster` column (0 = the highest median round efficiency) and the `Clustering`.
     """
     k, n_init, seed = settings.k, settings.n_init, settings.seed
     if len(frame) <= k:
-        return _skipped(frame, f"{len(frame)} configurations, not more than k = {k}", k)
+        return _skipped(frame, benchmark, f"{len(frame)} configurations, not more than k = {k}", k)
     features, dropped = choose_features(frame, candidates, settings.max_imputed_share, settings.max_collinear_r2)
-    chosen = {"feature_source": feature_source, "candidate_features": list(candidates), "features": features,
-              "dropped_features": dropped}
+    chosen: dict[str, Any] = {"feature_source": feature_source, "candidate_features": list(candidates),
+                              "dropped_features": dropped}
     if not features:
-        return _skipped(frame, "no configuration feature is usable for clustering (see dropped_features)", k,
-                        **{**chosen, "features": []})
+        return _skipped(frame, benchmark, "no configuration feature is usable for clustering (see dropped_features)",
+                        k, **chosen)
     x = design_matrix(frame, features)
     distinct = distinct_points(x)
     if len(distinct.points) <= k:
-        return _skipped(frame, f"fewer than {k + 1} distinct configurations on {', '.join(features)}", k,
-                        **{**chosen, "features": []})
+        return _skipped(frame, benchmark, f"fewer than {k + 1} distinct configurations on {', '.join(features)}",
+                        k, **chosen)
     model = fit(distinct.points, distinct.counts, k, n_init, seed)
     labels = order_by_efficiency(frame, model.labels_[distinct.inverse])
     ari = stability(distinct, k, n_init, seed, settings.bootstrap, reference=model.labels_)
@@ -533,11 +665,12 @@ def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: 
                         preferred_ari)
     clustered = frame.assign(cluster=labels)
     cluster_profiles = profiles(clustered, settings.min_size)
-    summary = {"status": "ok", "k": k, **chosen, "ordered_by": efficiency_column(frame),
-               "n_distinct": len(distinct.points), "share_repeated": round(distinct.share_repeated, DIGITS),
-               "profiles": cluster_profiles, "diagnostics": k_diagnostics, "stability_ari": ari,
-               "stability_ari_mean": ari_mean, "k_verdict": verdict.as_dict(), "min_size": settings.min_size,
-               "small_clusters": [p["cluster"] for p in cluster_profiles if p["small"]]}
+    summary = Clustering(
+        benchmark=benchmark, status="ok", k=k, **chosen, features=features, ordered_by=efficiency_column(frame),
+        n_distinct=len(distinct.points), share_repeated=round(distinct.share_repeated, DIGITS),
+        profiles=cluster_profiles, diagnostics=k_diagnostics, stability_ari=ari, stability_ari_mean=ari_mean,
+        k_verdict=verdict, min_size=settings.min_size,
+        small_clusters=[p.cluster for p in cluster_profiles if p.small])
     return clustered, summary
 
 

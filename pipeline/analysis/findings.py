@@ -42,6 +42,7 @@ import pandas as pd
 from scipy.special import stdtr, stdtrit
 
 from pipeline.analysis.efficiency import MIN_BASE_COUNT
+from pipeline.core.artifacts import Record
 from pipeline.core.features import ROUND_EFFICIENCY
 from pipeline.settings import Findings
 
@@ -151,11 +152,55 @@ class Finding:
         return "; ".join(test.evidence() for test in self.tests)
 
     def as_json(self) -> dict[str, Any]:
-        """rank.json's record of the finding (NaN as null, floats to 4 significant digits)."""
+        """rank.json's record of the finding (`FindingRecord`; NaN as null, floats to 4 significant digits)."""
         return _plain({"key": self.key, "short": self.short, "claim": self.claim, "verdict": self.verdict,
                        "verdict_raw": self.verdict_raw, "test": self.method, "evidence": self.evidence(),
                        "tests": [dataclasses.asdict(test) for test in self.tests],
                        **({"bands": self.bands} if self.key == "sublinear" else {})})
+
+    def record(self) -> FindingRecord:
+        return FindingRecord.model_validate(self.as_json())
+
+
+class EfficiencyBand(Record):
+    """The within-series scaling efficiency (1 = linear, higher: better) of the members above their series' base
+    in one accelerator-count band (`efficiency_bands`, descriptive)."""
+
+    band: str
+    """Accelerator counts: "8 to 15", or "1024+" for the last."""
+    n: int
+    """Results."""
+    median: float
+    """Median efficiency."""
+    low: float | None
+    """Its bootstrap interval (params `findings.alpha`); None with fewer than `findings.min_group` results."""
+    high: float | None
+    share_below_1: float
+    """Share of the results below 1 (sublinear), 0 to 1."""
+
+
+class FindingRecord(Record):
+    """rank.json's record of one finding tested on one benchmark (`Finding.record`), after the page's
+    correction."""
+
+    key: str
+    """The finding (a key of `CLAIMS`)."""
+    short: str
+    """Its short header."""
+    claim: str
+    """The claim in a sentence."""
+    verdict: str
+    """One of `VERDICTS`, on the Holm-adjusted p-values."""
+    verdict_raw: str
+    """The same on the raw p-values."""
+    test: str
+    """The method in words."""
+    evidence: str
+    """Each test in words."""
+    tests: list[Test]
+    """Its tests."""
+    bands: list[EfficiencyBand] = []
+    """The sublinear finding only: the efficiency by accelerator-count band."""
 
 
 def combined(verdicts: Sequence[str]) -> str:
@@ -550,7 +595,35 @@ def summary(found: Sequence[Finding]) -> dict[str, int]:
             "findings_tests": sum(test.p_raw is not None for item in found for test in item.tests)}
 
 
-def superlinear_cases(frame: pd.DataFrame, threshold: float) -> list[dict[str, Any]]:
+class SuperlinearCase(Record):
+    """A result whose within-series scaling efficiency exceeds params `findings.superlinear_threshold`, beside its
+    series' base member (`superlinear_cases`)."""
+
+    round: str
+    submitter: str
+    series: str
+    system: str
+    """The result's system."""
+    accelerators: float
+    time_to_train_min: float
+    """Minutes."""
+    base_system: str
+    """The series' base member: its fewest accelerators, then the fastest."""
+    base_accelerators: float
+    base_time_to_train_min: float
+    scaling_efficiency: float
+    """Speed-up over the base / accelerator ratio (1 = linear; above 1: superlinear)."""
+    throughput_scaling: float | None
+    """Throughput per accelerator over the base's; None when the logs lack it."""
+    convergence_work_ratio: float | None
+    """Samples to converge over the base's (below 1: fewer); None when the logs lack it."""
+    explained_by: str
+    """`explain_superlinear`'s verdict: WORK, PARTLY_WORK, NOT_WORK or WORK_UNKNOWN."""
+    reason: str
+    """The reason in words."""
+
+
+def superlinear_cases(frame: pd.DataFrame, threshold: float) -> list[SuperlinearCase]:
     """Every result whose within-series efficiency exceeds `threshold`, beside its series' base member, with the
     split of its efficiency (`throughput_scaling`, `convergence_work_ratio`, see
     `pipeline.analysis.configurations`), which of the two explains it (`explained_by`, `explain_superlinear`)
@@ -562,7 +635,7 @@ def superlinear_cases(frame: pd.DataFrame, threshold: float) -> list[dict[str, A
         base = members[members["accelerator_count"] == members["accelerator_count"].min()].nsmallest(
             1, "time_to_train_min").iloc[0]
         explained_by, reason = explain_superlinear(base, row, threshold)
-        cases.append(_plain({
+        cases.append(SuperlinearCase.model_validate(_plain({
             "round": row["round"], "submitter": row["submitter"], "series": row["series"],
             "system": row["system"], "accelerators": float(row["accelerator_count"]),
             "time_to_train_min": float(row["time_to_train_min"]),
@@ -571,7 +644,7 @@ def superlinear_cases(frame: pd.DataFrame, threshold: float) -> list[dict[str, A
             "scaling_efficiency": float(row["scaling_efficiency"]),
             "throughput_scaling": _number(row.get("throughput_scaling")),
             "convergence_work_ratio": _number(row.get("convergence_work_ratio")),
-            "explained_by": explained_by, "reason": reason}))
+            "explained_by": explained_by, "reason": reason})))
     return cases
 
 

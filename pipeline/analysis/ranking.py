@@ -32,14 +32,16 @@ over every benchmark at once.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from pipeline.analysis import findings
+from pipeline.analysis.clustering import Clustering
 from pipeline.analysis.efficiency import order_by_efficiency
+from pipeline.analysis.findings import Correction, Finding, FindingRecord, SuperlinearCase
+from pipeline.core.artifacts import Artifact, Record
 from pipeline.core.errors import ParamsError
 from pipeline.core.features import ROUND_EFFICIENCY
 from pipeline.mlperf.catalogue import round_version
@@ -173,27 +175,32 @@ def latest_round_ranking(ranking: pd.DataFrame) -> pd.DataFrame:
     return ranking[ranking["round"] == latest].sort_values("round_rank").reset_index(drop=True)
 
 
-@dataclass(frozen=True)
-class Pick:
+class Pick(Record):
     """The one configuration shown as a round's best trade-off of time and hardware time: the round's rank 1 (the
-    lowest trade-off score, on front 1). `stability`: the share of `resamples` bootstrap resamples of every
-    result's runs in which it stays the pick (None when not measured); `front_size`: the round's front 1."""
+    lowest trade-off score, on front 1)."""
+
     round: str
     submitter: str
     system: str
     accelerator_family: str | None
     accelerator_count: float
     time_to_train_min: float
+    """Minutes."""
     accelerator_hours: float
+    """Accelerators x time to train, hours."""
     round_efficiency: float | None
+    """The round's fewest accelerator-hours / the pick's (1 = best); None without."""
     score: float
+    """Its trade-off score (`trade_off_score`, lower: better)."""
     front_size: int
+    """Results on the round's front 1."""
     stability: float | None
+    """Share of `resamples` bootstrap resamples of every result's runs in which it stays the pick, 0 to 1 (higher:
+    clearer); None when not measured."""
     resamples: int
+    """Resamples of the runs (0: not measured)."""
     rule: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    """The pick's rule in words (`pick_rule`)."""
 
 
 CRITERION_WORDS = {"time_to_train_min": "time to train", "accelerator_hours": "accelerator-hours"}
@@ -214,11 +221,13 @@ def pick_of(round_ranking: pd.DataFrame, criteria: dict[str, dict[str, Any]], st
     top = round_ranking.sort_values("round_rank").iloc[0]
     family = top.get("accelerator_family")
     efficiency = top.get(ROUND_EFFICIENCY)
-    return Pick(str(top["round"]), str(top["submitter"]), str(top["system"]),
-                None if pd.isna(family) else str(family), float(top["accelerator_count"]),
-                float(top["time_to_train_min"]), float(top["accelerator_hours"]),
-                None if efficiency is None or pd.isna(efficiency) else float(efficiency), float(top["score"]),
-                int((round_ranking["round_front"] == 1).sum()), stability, resamples, pick_rule(criteria))
+    return Pick(round=str(top["round"]), submitter=str(top["submitter"]), system=str(top["system"]),
+                accelerator_family=None if pd.isna(family) else str(family),
+                accelerator_count=float(top["accelerator_count"]), time_to_train_min=float(top["time_to_train_min"]),
+                accelerator_hours=float(top["accelerator_hours"]),
+                round_efficiency=None if efficiency is None or pd.isna(efficiency) else float(efficiency),
+                score=float(top["score"]), front_size=int((round_ranking["round_front"] == 1).sum()),
+                stability=stability, resamples=resamples, rule=pick_rule(criteria))
 
 
 def pick_stability(times: np.ndarray, counts: np.ndarray, pick: int, criteria: dict[str, dict[str, Any]]) -> float:
@@ -235,22 +244,24 @@ def pick_stability(times: np.ndarray, counts: np.ndarray, pick: int, criteria: d
     return float(np.mean(np.argmin(log_score, axis=1) == pick)) if len(times) else float("nan")
 
 
-@dataclass(frozen=True)
-class ClusterStanding:
-    """One cluster by its members' medians: results, time to train (min), accelerator-hours, round efficiency
-    (None without), its place by median round efficiency (`efficiency_order`, 0 = the most hardware-efficient)
-    and its non-dominated front among the clusters' medians on time and accelerator-hours (`trade_off_front`,
-    1 = no other cluster's medians are at least as good on both and better on one)."""
-    cluster: int
-    size: int
-    time_to_train_min: float
-    accelerator_hours: float
-    round_efficiency: float | None
-    efficiency_order: int
-    trade_off_front: int
+class ClusterStanding(Record):
+    """One cluster by its members' medians."""
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    cluster: int
+    """The cluster stage's number."""
+    size: int
+    """Results."""
+    time_to_train_min: float
+    """Median time to train, minutes (lower: faster)."""
+    accelerator_hours: float
+    """Median accelerator-hours (lower: less hardware time)."""
+    round_efficiency: float | None
+    """Median round efficiency (1 = best of its round); None without."""
+    efficiency_order: int
+    """Its place by median round efficiency (0 = the most hardware-efficient)."""
+    trade_off_front: int
+    """Its non-dominated front among the clusters' medians on time and accelerator-hours (1 = no other cluster's
+    medians are at least as good on both and better on one)."""
 
 
 def cluster_standings(frame: pd.DataFrame) -> list[ClusterStanding]:
@@ -261,10 +272,12 @@ def cluster_standings(frame: pd.DataFrame) -> list[ClusterStanding]:
     fronts = nondominated_fronts(medians["time_to_train_min"].to_numpy(), medians["accelerator_hours"].to_numpy())
     sizes = frame.groupby("cluster").size()
     places = order.groupby(frame["cluster"]).first()
-    return [ClusterStanding(int(cluster), int(sizes[cluster]), float(row["time_to_train_min"]),
-                            float(row["accelerator_hours"]),
-                            None if pd.isna(row.get(ROUND_EFFICIENCY)) else float(row[ROUND_EFFICIENCY]),
-                            int(places[cluster]), int(front))
+    return [ClusterStanding(cluster=int(cluster), size=int(sizes[cluster]),
+                            time_to_train_min=float(row["time_to_train_min"]),
+                            accelerator_hours=float(row["accelerator_hours"]),
+                            round_efficiency=None if pd.isna(row.get(ROUND_EFFICIENCY))
+                            else float(row[ROUND_EFFICIENCY]),
+                            efficiency_order=int(places[cluster]), trade_off_front=int(front))
             for (cluster, row), front in zip(medians.iterrows(), fronts)]
 
 
@@ -274,7 +287,21 @@ def most_efficient_cluster(standings: Sequence[ClusterStanding]) -> int | None:
     return next((item.cluster for item in standings if item.efficiency_order == 0), None)
 
 
-def sensitivity(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]], delta: float, top: int) -> list[dict]:
+class Sensitivity(Record):
+    """How the ranking's top moves when one criterion's weight moves (`sensitivity`)."""
+
+    criterion: str
+    """The criterion (a key of params `rank.criteria`)."""
+    change: float
+    """The relative change of its weight (-0.25: a quarter less), before the weights are renormalised."""
+    top_overlap: float
+    """Share of the original top (params `rank.top`) still in the new top, 0 to 1 (1: unmoved)."""
+
+
+def sensitivity(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]], delta: float,
+                top: int) -> list[Sensitivity]:
+    """Each criterion's weight moved by -`delta` and +`delta` (relative), and the overlap of the new top `top` with
+    the original's."""
     base_keys = _top_keys(rank_configurations(frame, criteria), top)
     rows = []
     for name in criteria:
@@ -282,8 +309,8 @@ def sensitivity(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]], delta:
             moved = {key: dict(value) for key, value in criteria.items()}
             moved[name]["weight"] = max(0.0, float(moved[name]["weight"]) * (1 + sign * delta))
             keys = _top_keys(rank_configurations(frame, moved), top)
-            rows.append({"criterion": name, "change": sign * delta,
-                         "top_overlap": len(keys & base_keys) / max(1, len(base_keys))})
+            rows.append(Sensitivity(criterion=name, change=sign * delta,
+                                    top_overlap=len(keys & base_keys) / max(1, len(base_keys))))
     return rows
 
 
@@ -292,52 +319,108 @@ def _top_keys(ranking: pd.DataFrame, top: int) -> set[str]:
     return set(head["round"] + "/" + head["submitter"] + "/" + head["system"])
 
 
-def metrics(ranking: pd.DataFrame, standings: Sequence[ClusterStanding], cluster_summary: dict[str, Any],
-            importance: dict[str, Any], pick: Pick) -> dict[str, Any]:
-    """rank.json's scalar headline numbers (DVC metrics)."""
-    top, latest = ranking.iloc[0], latest_round_ranking(ranking)
-    targets = importance.get("targets", {})
-    verdict = cluster_summary.get("k_verdict") or {}
-    return {
-        "n_configurations": len(ranking),
-        "latest_round": str(latest.iloc[0]["round"]),
-        "n_latest_round": len(latest),
-        "top_system": configuration_key(latest.iloc[0]),
-        "top_system_all_rounds": configuration_key(top),
-        "pick_stability": pick.stability,
-        "latest_front_size": pick.front_size,
-        "pareto_size": int(ranking["pareto"].sum()),
-        "dominance_violations": dominance_violations(ranking, "rank"),
-        "round_dominance_violations": sum(dominance_violations(group, "round_rank")
-                                          for _, group in ranking.groupby("round")),
-        "most_efficient_cluster": most_efficient_cluster(standings),
-        "k_supported": verdict.get("supported_k"),
-        "silhouette": next((row["silhouette"] for row in cluster_summary["diagnostics"]
-                            if row["k"] == cluster_summary["k"]), None),
-        "stability_ari_mean": cluster_summary.get("stability_ari_mean"),
-        "importance_oof_r2_time": targets.get("log_time_to_train", {}).get("oof_r2"),
-        "importance_oof_r2_accelerator_hours": targets.get("log_accelerator_hours", {}).get("oof_r2"),
-    }
-
-
 def configuration_key(row: pd.Series) -> str:
     return f"{row['round']} {row['submitter']} {row['system']}"
 
 
-def rank_benchmark(clustered: pd.DataFrame, cluster_summary: dict[str, Any], importance: dict[str, Any],
+class Ranking(Artifact):
+    """One benchmark's ranking (reports/rank/<benchmark>.json; `rank_benchmark`, then `with_findings`): the
+    scalar headline numbers (`dvc metrics`), the pick, the clusters' standings, the sensitivity, the superlinear
+    cases and the published findings tested. A skipped one holds `reason` only."""
+
+    KIND = "rank"
+
+    n_configurations: int | None = None
+    """Configurations ranked (one per in-scope result)."""
+    latest_round: str | None = None
+    """The latest round ranked."""
+    n_latest_round: int | None = None
+    """Its configurations."""
+    top_system: str | None = None
+    """The latest round's pick, "round submitter system"."""
+    top_system_all_rounds: str | None = None
+    """Rank 1 over all rounds, "round submitter system"."""
+    pick_stability: float | None = None
+    """`Pick.stability`."""
+    latest_front_size: int | None = None
+    """`Pick.front_size`."""
+    pareto_size: int | None = None
+    """Configurations on front 1 over all rounds."""
+    dominance_violations: int | None = None
+    """Pairs ranked above a configuration that dominates them (`dominance_violations`; 0: the ranking respects
+    dominance)."""
+    round_dominance_violations: int | None = None
+    """The same within each round, summed."""
+    most_efficient_cluster: int | None = None
+    """The cluster of highest median round efficiency (`most_efficient_cluster`)."""
+    k_supported: int | None = None
+    """The k the clustering's diagnostics support (`KVerdict.supported_k`)."""
+    silhouette: float | None = None
+    """The clustering's mean silhouette at the k used (-1 to 1, higher: better separated)."""
+    stability_ari_mean: float | None = None
+    """The clustering's mean bootstrap adjusted Rand index (1 = the same clusters in every resample)."""
+    importance_oof_r2_time: float | None = None
+    """The importance model's R^2 on held-out families, log time to train (higher: better)."""
+    importance_oof_r2_accelerator_hours: float | None = None
+    """The same for log accelerator-hours."""
+    n_superlinear: int | None = None
+    """Within-series efficiencies above params `findings.superlinear_threshold`."""
+    n_superlinear_work_explained: int | None = None
+    """Of those, the ones the convergence work explains."""
+    pick: Pick | None = None
+    """The latest round's pick."""
+    clusters: list[ClusterStanding] = []
+    """Each cluster by its members' medians, by cluster number."""
+    sensitivity: list[Sensitivity] = []
+    """Each criterion's weight moved down and up by params `rank.sensitivity`."""
+    superlinear: list[SuperlinearCase] = []
+    """The superlinear within-series cases."""
+    findings_supported: int | None = None
+    """Findings supported after the page's correction."""
+    findings_contradicted: int | None = None
+    findings_inconclusive: int | None = None
+    findings_supported_raw: int | None = None
+    """Findings supported before the correction."""
+    findings_tests: int | None = None
+    """Tests run."""
+    findings: list[FindingRecord] = []
+    """The published findings tested on the benchmark, in the order of `findings.CLAIMS`."""
+    findings_correction: Correction | None = None
+    """The page's multiple-testing correction (the same in every benchmark)."""
+
+    @property
+    def analysed(self) -> bool:
+        return self.status == "ok"
+
+    def with_findings(self, found: Sequence[Finding], correction: Correction) -> Ranking:
+        """This ranking with the published findings tested on its benchmark (p-values adjusted over the page)."""
+        return self.model_copy(update={**findings.summary(found), "findings": [item.record() for item in found],
+                                       "findings_correction": correction})
+
+    def scalars(self) -> dict[str, Any]:
+        """The file's content without its lists and records: what `dvc metrics show` prints."""
+        return {key: value for key, value in self.as_json().items() if not isinstance(value, (list, dict))}
+
+    def finding(self, key: str) -> FindingRecord | None:
+        """The record of finding `key` (a key of `findings.CLAIMS`); None when not tested."""
+        return next((item for item in self.findings if item.key == key), None)
+
+
+def rank_benchmark(clustered: pd.DataFrame, clustering: Clustering, importance: dict[str, Any],
                    rank_params: dict[str, Any], settings: Findings,
-                   noise: Callable[[pd.DataFrame], np.ndarray] | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """The ranking table (columns `RANKING_COLUMNS`) and rank.json's content for one benchmark's clustered
-    configurations, given its clusters.json and importance.json content and params `rank`.
+                   noise: Callable[[pd.DataFrame], np.ndarray] | None = None) -> tuple[pd.DataFrame, Ranking]:
+    """The ranking table (columns `RANKING_COLUMNS`) and the `Ranking` (findings not yet added) of one benchmark's
+    clustered configurations, given its clustering, its importance.json content and params `rank`.
 
     `noise`: resampled times to train (resamples x rows, minutes) of some of `clustered`'s rows
     (`pipeline.analysis.run_noise.RunNoise.times`), for the stability of the latest round's pick; None: not
     measured."""
     criteria = rank_params["criteria"]
     if clustered.empty:
-        return pd.DataFrame(columns=RANKING_COLUMNS), {"status": "skipped", "reason": cluster_summary.get("reason")}
+        return pd.DataFrame(columns=RANKING_COLUMNS), Ranking(benchmark=clustering.benchmark, status="skipped",
+                                                              reason=clustering.reason)
     ranking = rank_configurations(clustered, criteria)
-    latest = latest_round_ranking(ranking)
+    top, latest = ranking.iloc[0], latest_round_ranking(ranking)
     times = None
     if noise is not None:  # the latest round's results, in its ranking's order (ties go as the ranking's)
         keys = ["round", "submitter", "system"]
@@ -347,11 +430,22 @@ def rank_benchmark(clustered: pd.DataFrame, cluster_summary: dict[str, Any], imp
     pick = pick_of(latest, criteria, stability, 0 if times is None else len(times))
     standings = cluster_standings(clustered)
     superlinear = findings.superlinear_cases(clustered, settings.superlinear_threshold)
-    return ranking, {"status": "ok", **metrics(ranking, standings, cluster_summary, importance, pick),
-                     "n_superlinear": len(superlinear),
-                     "n_superlinear_work_explained": sum(case["explained_by"] == findings.WORK
-                                                         for case in superlinear),
-                     "pick": pick.as_dict(),
-                     "clusters": [item.as_dict() for item in standings],
-                     "sensitivity": sensitivity(clustered, criteria, rank_params["sensitivity"], rank_params["top"]),
-                     "superlinear": superlinear}
+    targets = importance.get("targets", {})
+    return ranking, Ranking(
+        benchmark=clustering.benchmark, status="ok", n_configurations=len(ranking),
+        latest_round=str(latest.iloc[0]["round"]), n_latest_round=len(latest),
+        top_system=configuration_key(latest.iloc[0]), top_system_all_rounds=configuration_key(top),
+        pick_stability=pick.stability, latest_front_size=pick.front_size, pareto_size=int(ranking["pareto"].sum()),
+        dominance_violations=dominance_violations(ranking, "rank"),
+        round_dominance_violations=sum(dominance_violations(group, "round_rank")
+                                       for _, group in ranking.groupby("round")),
+        most_efficient_cluster=most_efficient_cluster(standings),
+        k_supported=clustering.k_verdict.supported_k if clustering.k_verdict else None,
+        silhouette=clustering.silhouette, stability_ari_mean=clustering.stability_ari_mean,
+        importance_oof_r2_time=targets.get("log_time_to_train", {}).get("oof_r2"),
+        importance_oof_r2_accelerator_hours=targets.get("log_accelerator_hours", {}).get("oof_r2"),
+        n_superlinear=len(superlinear),
+        n_superlinear_work_explained=sum(case.explained_by == findings.WORK for case in superlinear),
+        pick=pick, clusters=standings,
+        sensitivity=sensitivity(clustered, criteria, rank_params["sensitivity"], rank_params["top"]),
+        superlinear=superlinear)

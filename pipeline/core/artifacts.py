@@ -1,27 +1,74 @@
 """The JSON files stages hand each other, with their declared structure, validated where they are read.
 
-Each stage writes its per-benchmark JSON with `files.write_json`; a reader gets it through `read_artifact`, which
-checks the keys every reader relies on (a stage may add more) and raises `ContractError` naming the file and
-what is wrong, so a stale or hand-edited file fails early and clearly rather than as a KeyError deep in a stage.
+Every per-benchmark JSON is an `Artifact`: written by `Artifact.write` (`files.write_json`: sorted keys, floats to
+the stored digits) and read back, validated, into the same model by `Artifact.read`, which raises `ContractError`
+naming the file and what is wrong, so a stale or hand-edited file fails early and clearly rather than as an
+AttributeError deep in a stage.
 
-    importance  reports/importance/<benchmark>.json  (pipeline.analysis.importance.analyse)
-    clusters    reports/clusters/<benchmark>.json    (pipeline.analysis.clustering.cluster_benchmark)
-    rank        reports/rank/<benchmark>.json        (pipeline.analysis.ranking.rank_benchmark)
-    decide      reports/decide/<benchmark>.json      (pipeline.analysis.decide)
+    clusters    reports/clusters/<benchmark>.json    pipeline.analysis.clustering.Clustering
+    rank        reports/rank/<benchmark>.json        pipeline.analysis.ranking.Ranking
+    importance  reports/importance/<benchmark>.json  `Importance` below (`read_artifact`: the checked dict)
+    decide      reports/decide/<benchmark>.json      `Decide` below (`read_artifact`: the checked dict)
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from pipeline.core.errors import ContractError
+from pipeline.core.files import write_json
 
 
-class Artifact(BaseModel):
-    """Keys every artifact has; the rest is the stage's own content."""
+class Record(BaseModel):
+    """A typed part of an artifact: frozen, no undeclared key, each field documented by the docstring under it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class Artifact(Record):
+    """A stage's per-benchmark result. A field the step never set (a skipped step stops early) is left out of
+    the file and reads back as its default, so a file holds exactly what the step found."""
+
+    benchmark: str
+    """The benchmark (pipeline.mlperf.catalogue id)."""
+    status: Literal["ok", "skipped"]
+    """"skipped": the step could not run on this benchmark; `reason` says why."""
+    reason: str | None = None
+    """Why the step was skipped (a skipped result only)."""
+
+    KIND: ClassVar[str] = "artifact"  # the stage writing it, for messages
+
+    def as_json(self) -> dict[str, Any]:
+        """The file's content: every field set, as plain Python values."""
+        return self.model_dump(mode="python", exclude_unset=True)
+
+    def write(self, path: Path) -> None:
+        write_json(self.as_json(), path)
+
+    @classmethod
+    def read(cls, path: Path) -> Self:
+        """The artifact at `path`. Raises `ContractError` when the file is missing, not JSON or not of this
+        model."""
+        try:
+            return cls.model_validate(_content(path, cls.KIND))
+        except ValidationError as error:
+            raise contract_error(path, cls.KIND, error) from None
+
+
+def _content(path: Path, kind: str) -> Any:
+    if not path.is_file():
+        raise ContractError(f"{path} not found: the {kind} stage writes it; run `dvc repro`")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ContractError(f"{path} is not valid JSON ({error}); run `dvc repro` to write it again") from None
+
+
+class Contract(BaseModel):
+    """Keys every reader of an untyped artifact relies on; the rest is the stage's own content."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
@@ -29,7 +76,7 @@ class Artifact(BaseModel):
     status: Literal["ok", "skipped"]
 
 
-class Importance(Artifact):
+class Importance(Contract):
     n_configurations: int
     selected_features: list[str]
     targets: dict[str, dict[str, Any]]
@@ -37,46 +84,28 @@ class Importance(Artifact):
     reason: str | None = None
 
 
-class Clusters(Artifact):
-    k: int
-    features: list[str]
-    profiles: list[dict[str, Any]]
-    diagnostics: list[dict[str, Any]]
-    k_verdict: dict[str, Any] | None = None  # pipeline.analysis.clustering.KVerdict.as_dict
+class Decide(Contract):
     reason: str | None = None
 
 
-class Rank(Artifact):
-    pick: dict[str, Any] | None = None  # pipeline.analysis.ranking.Pick.as_dict
-    clusters: list[dict[str, Any]] = []  # pipeline.analysis.ranking.ClusterStanding.as_dict, by cluster
-    most_efficient_cluster: int | None = None
-    reason: str | None = None
-
-
-class Decide(Artifact):
-    reason: str | None = None
-
-
-KINDS: dict[str, type[Artifact]] = {"importance": Importance, "clusters": Clusters, "rank": Rank,
-                                    "decide": Decide}
+KINDS: dict[str, type[Contract]] = {"importance": Importance, "decide": Decide}
 
 
 def read_artifact(kind: str, path: Path) -> dict[str, Any]:
-    """The content of `path`, an artifact of `kind` (a key of `KINDS`), checked against its declared structure.
+    """The content of `path`, an untyped artifact of `kind` (a key of `KINDS`), checked against its declared
+    structure.
 
     Raises `ContractError` when the file is missing, not JSON or lacks a declared key.
     """
-    model = KINDS[kind]
-    if not path.is_file():
-        raise ContractError(f"{path} not found: the {kind} stage writes it; run `dvc repro`")
+    content = _content(path, kind)
     try:
-        content = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise ContractError(f"{path} is not valid JSON ({error}); run `dvc repro` to write it again") from None
-    try:
-        model.model_validate(content)
+        KINDS[kind].model_validate(content)
     except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(map(str, item['loc']))}: {item['msg']}" for item in error.errors())
-        raise ContractError(f"{path} does not hold the declared {kind} content ({problems}); run `dvc repro` to "
-                            f"write it again") from None
+        raise contract_error(path, kind, error) from None
     return dict(content)
+
+
+def contract_error(path: Path, what: str, error: ValidationError) -> ContractError:
+    problems = "; ".join(f"{'.'.join(map(str, item['loc']))}: {item['msg']}" for item in error.errors())
+    return ContractError(f"{path} does not hold the declared {what} content ({problems}); run `dvc repro` to "
+                         f"write it again")

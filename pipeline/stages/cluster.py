@@ -18,7 +18,7 @@ from pipeline.core import paths
 from pipeline.core.artifacts import read_artifact
 from pipeline.core.cli import for_each, stage_arguments
 from pipeline.core.errors import cli
-from pipeline.core.files import fresh_dir, write_json, write_parquet
+from pipeline.core.files import fresh_dir, write_parquet
 from pipeline.settings import Settings, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
@@ -37,11 +37,12 @@ def cluster(benchmark: str, configurations: pd.DataFrame, settings: Settings) ->
     frame = in_scope(configurations, settings.analysis, benchmark)
     importance = read_artifact("importance", paths.importance_json(benchmark))
     candidates, source = clustering.candidate_features(importance, settings.cluster.default_features)
-    clustered, summary = clustering.cluster_benchmark(frame, candidates, settings.cluster, source)
+    clustered, summary = clustering.cluster_benchmark(frame, candidates, settings.cluster, source,
+                                                      benchmark=benchmark)
     write_parquet(clustered, paths.clusters_table(benchmark))
-    write_json({"benchmark": benchmark, **summary}, paths.clusters_json(benchmark))
-    verdict = summary.get("k_verdict", {}).get("message", summary.get("reason"))
-    return f"{benchmark}: {summary['status']}, k = {summary['k']} on {summary['features']}; {verdict}"
+    summary.write(paths.clusters_json(benchmark))
+    verdict = summary.k_verdict.message if summary.k_verdict else summary.reason
+    return f"{benchmark}: {summary.status}, k = {summary.k} on {summary.features}; {verdict}"
 
 
 @cli

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pipeline.core import paths
 from pipeline.core.artifacts import read_artifact
 from pipeline.core.cli import for_each, stage_arguments
 from pipeline.core.errors import cli
-from pipeline.core.files import fresh_dir, write_csv, write_json
+from pipeline.core.files import fresh_dir, write_csv
 from pipeline.settings import Settings, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
@@ -32,23 +32,25 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from pipeline.analysis.findings import Finding
+    from pipeline.analysis.ranking import Ranking
 
 
-def rank(benchmark: str, settings: Settings) -> tuple[str, pd.DataFrame, dict[str, Any], list[Finding]]:
-    """One benchmark's ranking table, rank.json content (without the findings) and findings (p not adjusted)."""
+def rank(benchmark: str, settings: Settings) -> tuple[str, pd.DataFrame, Ranking, list[Finding]]:
+    """One benchmark's ranking table, `Ranking` (without the findings) and findings (p not adjusted)."""
     import pandas as pd
 
     from pipeline.analysis import findings, ranking
+    from pipeline.analysis.clustering import Clustering
     from pipeline.analysis.run_noise import RunNoise
 
     noise = RunNoise(pd.read_parquet(paths.RUNS), pd.read_parquet(paths.RESULTS), settings.rank.bootstrap,
                      settings.rank.seed)
     clustered = pd.read_parquet(paths.clusters_table(benchmark))
     table, result = ranking.rank_benchmark(
-        clustered, read_artifact("clusters", paths.clusters_json(benchmark)),
+        clustered, Clustering.read(paths.clusters_json(benchmark)),
         read_artifact("importance", paths.importance_json(benchmark)), settings.rank.model_dump(), settings.findings,
         noise.times)
-    found = findings.evaluate(clustered, settings.findings) if result["status"] == "ok" else []
+    found = findings.evaluate(clustered, settings.findings) if result.analysed else []
     return benchmark, table, result, found
 
 
@@ -56,8 +58,6 @@ def rank(benchmark: str, settings: Settings) -> tuple[str, pd.DataFrame, dict[st
 def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.rank", __doc__, argv)
     settings = load_settings()
-    from dataclasses import asdict
-
     from pipeline.analysis import findings
     from pipeline.analysis.scope import analysed_benchmarks
 
@@ -67,12 +67,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                                            settings.findings.alpha)
     fresh_dir(paths.RANK)
     for benchmark, table, result, _ in ranked:
-        found = adjusted[benchmark]
-        extra = {} if result["status"] != "ok" else {
-            **findings.summary(found), "findings": [item.as_json() for item in found],
-            "findings_correction": asdict(correction)}
         write_csv(table, paths.ranking_csv(benchmark))
-        write_json({"benchmark": benchmark, **result, **extra}, paths.rank_json(benchmark))
+        (result.with_findings(adjusted[benchmark], correction) if result.analysed else result).write(
+            paths.rank_json(benchmark))
         print(f"{benchmark}: ranked {len(table)} configurations")
     print(correction.statement())
 
