@@ -10,7 +10,9 @@ from typing import Any
 
 import pandas as pd
 
+from pipeline.analysis.clustering import Clustering
 from pipeline.analysis.prices import load_prices
+from pipeline.analysis.ranking import Ranking
 from pipeline.core import paths
 from pipeline.core.artifacts import read_artifact
 from pipeline.core.errors import ParamsError, UsageError
@@ -26,9 +28,9 @@ EXAMPLE_PRICES = Path("examples/prices.yaml")
 class BenchmarkOutputs:
     """What the importance, cluster, rank and decide stages wrote for one benchmark."""
     benchmark: str
-    rank: dict[str, Any]
+    rank: Ranking
     ranking: pd.DataFrame
-    clusters: dict[str, Any]
+    clusters: Clustering
     importance: dict[str, Any]
     clustered: pd.DataFrame
     # What the decide stage's fragment renders (decide_section.report_section); None: leave the fragment out.
@@ -42,7 +44,7 @@ class BenchmarkOutputs:
 
     @property
     def analysed(self) -> bool:
-        return self.rank.get("status") == "ok"
+        return self.rank.analysed
 
 
 @dataclass(frozen=True)
@@ -60,9 +62,9 @@ def load_benchmark_outputs(benchmark: str, republished: pd.DataFrame | None = No
     """What the stages wrote for `benchmark`, with the results its scope left out as republished."""
     summary = decide_section.load_summary(benchmark)  # read once, for the fragment and the metrics
     return BenchmarkOutputs(
-        benchmark=benchmark, rank=read_artifact("rank", paths.rank_json(benchmark)),
+        benchmark=benchmark, rank=Ranking.read(paths.rank_json(benchmark)),
         ranking=pd.read_csv(paths.ranking_csv(benchmark)),
-        clusters=read_artifact("clusters", paths.clusters_json(benchmark)),
+        clusters=Clustering.read(paths.clusters_json(benchmark)),
         importance=read_artifact("importance", paths.importance_json(benchmark)),
         clustered=pd.read_parquet(paths.clusters_table(benchmark)),
         decide=decide_section.report_section(benchmark, summary), decide_metrics=decide_section.metrics_of(summary),

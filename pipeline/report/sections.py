@@ -12,7 +12,9 @@ from typing import Any
 import pandas as pd
 
 from pipeline.analysis import findings
-from pipeline.analysis.ranking import latest_round_ranking
+from pipeline.analysis.clustering import ClusterProfile, Clustering
+from pipeline.analysis.findings import Correction, EfficiencyBand
+from pipeline.analysis.ranking import Pick, latest_round_ranking
 from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report.formatting import FEATURE_LABELS, cluster_colour, round_order
 from pipeline.report.inputs import BenchmarkOutputs, Prices
@@ -91,17 +93,12 @@ class Finding:
         return self.verdict
 
 
-def finding_test(record: dict[str, Any]) -> FindingTest:
+def finding_test(test: findings.Test) -> FindingTest:
     """A test of rank.json's `findings[].tests` as a row of the page."""
-    ran = record.get("p_raw") is not None
-    effect = ""
-    if ran and record.get("estimate") is not None:
-        effect = findings.Test(**{name: record[name] for name in (
-            "label", "effect", "ratio", "claim_above", "n", "submitters", "estimate", "low", "high")}).effect_text()
-        effect = f"{record['effect']} {effect}"
-    return FindingTest(record["label"], int(record["n"]), int(record["submitters"]), effect,
-                       _p_value(record.get("p_raw")), _p_value(record.get("p_adjusted")),
-                       record.get("verdict", findings.INCONCLUSIVE), "" if ran else record.get("note", ""))
+    ran = test.p_raw is not None
+    effect = f"{test.effect} {test.effect_text()}" if ran and test.estimate is not None else ""
+    return FindingTest(test.label, test.n, test.submitters, effect, _p_value(test.p_raw),
+                       _p_value(test.p_adjusted), test.verdict, "" if ran else test.note)
 
 
 def _p_value(value: float | None) -> str:
@@ -114,27 +111,25 @@ FINDING_CLAIMS = findings.CLAIMS
 
 # ----------------------------------------------------------------------------------------------------- findings
 
-def best_profile(outputs: BenchmarkOutputs) -> dict[str, Any] | None:
+def best_profile(outputs: BenchmarkOutputs) -> ClusterProfile | None:
     """The profile of the most hardware-efficient cluster: the highest median round efficiency (rank.json)."""
-    chosen = outputs.rank.get("most_efficient_cluster")
-    return next((p for p in outputs.clusters.get("profiles", []) if p["cluster"] == chosen), None)
+    return outputs.clusters.profile(outputs.rank.most_efficient_cluster)
 
 
 def findings_of(outputs: BenchmarkOutputs) -> list[Finding]:
     """The published study's findings as the rank stage tested them, in the order of `FINDING_CLAIMS`; one the
     rank stage did not test reads as inconclusive."""
-    tested = {item["key"]: item for item in outputs.rank.get("findings", [])}
-    return [Finding(key, claim, tested[key]["verdict"], tested[key]["test"], tested[key]["evidence"],
-                    tested[key].get("verdict_raw", tested[key]["verdict"]),
-                    tuple(finding_test(record) for record in tested[key].get("tests", [])))
+    tested = {item.key: item for item in outputs.rank.findings}
+    return [Finding(key, claim, tested[key].verdict, tested[key].test, tested[key].evidence,
+                    tested[key].verdict_raw, tuple(finding_test(test) for test in tested[key].tests))
             if key in tested else Finding(key, claim, findings.INCONCLUSIVE, "not run", "not tested by the rank stage")
             for key, (_, claim) in FINDING_CLAIMS.items()]
 
 
-def findings_correction(outputs: Sequence[BenchmarkOutputs]) -> dict[str, Any] | None:
+def findings_correction(outputs: Sequence[BenchmarkOutputs]) -> Correction | None:
     """The page's multiple-testing correction (rank.json's `findings_correction`, the same in every analysed
     benchmark): how many findings and tests were supported before and after it."""
-    return next((item.rank["findings_correction"] for item in outputs if item.rank.get("findings_correction")), None)
+    return next((item.rank.findings_correction for item in outputs if item.rank.findings_correction), None)
 
 
 def verdict_counts(found: Sequence[Finding]) -> dict[str, int]:
@@ -142,10 +137,10 @@ def verdict_counts(found: Sequence[Finding]) -> dict[str, int]:
             for verdict in (findings.SUPPORTED, findings.CONTRADICTED, findings.INCONCLUSIVE)}
 
 
-def efficiency_bands(outputs: BenchmarkOutputs) -> list[dict[str, Any]]:
+def efficiency_bands(outputs: BenchmarkOutputs) -> list[EfficiencyBand]:
     """The sublinear finding's within-series efficiency by accelerator-count band (rank.json)."""
-    return next((item.get("bands", []) for item in outputs.rank.get("findings", []) if item["key"] == "sublinear"),
-                [])
+    sublinear = outputs.rank.finding("sublinear")
+    return sublinear.bands if sublinear else []
 
 
 def findings_matrix(sections: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -176,22 +171,24 @@ def scope_of(clustered: pd.DataFrame) -> dict[str, Any]:
             "families": int(clustered["accelerator_family"].nunique())}
 
 
-def cluster_notes(clusters: dict[str, Any]) -> dict[str, Any]:
+def cluster_notes(clusters: Clustering) -> dict[str, Any]:
     """What the page says about how the clusters were made: inputs and where they came from, the dropped
     candidates with the reason, the distinct configurations clustered, the k verdict and the k the diagnostics
     support, and the clusters too small to read much into."""
-    verdict = clusters.get("k_verdict") or {}
+    verdict = clusters.k_verdict
+    ordered_by = clusters.ordered_by or ""
     return {
-        "n_distinct": clusters.get("n_distinct"), "share_repeated": clusters.get("share_repeated"),
-        "k_supported_by_data": verdict.get("supported_k"),
-        "features": [FEATURE_LABELS.get(f, f) for f in clusters.get("features", [])],
-        "from_importance": clusters.get("feature_source") == "importance",
-        "dropped": [{"feature": FEATURE_LABELS.get(d["feature"], d["feature"]), "reason": d["reason"]}
-                    for d in clusters.get("dropped_features", [])],
-        "ordered_by": FEATURE_LABELS.get(clusters.get("ordered_by", ""), clusters.get("ordered_by")),
-        "k": clusters.get("k"), "k_supported": verdict.get("supported"), "preferred_k": verdict.get("preferred_k"),
-        "k_message": verdict.get("message"), "k_rule": verdict.get("rule"),
-        "small": [p for p in clusters.get("profiles", []) if p.get("small")], "min_size": clusters.get("min_size"),
+        "n_distinct": clusters.n_distinct, "share_repeated": clusters.share_repeated,
+        "k_supported_by_data": verdict.supported_k if verdict else None,
+        "features": [FEATURE_LABELS.get(f, f) for f in clusters.features],
+        "from_importance": clusters.feature_source == "importance",
+        "dropped": [{"feature": FEATURE_LABELS.get(d.feature, d.feature), "reason": d.reason}
+                    for d in clusters.dropped_features],
+        "ordered_by": FEATURE_LABELS.get(ordered_by, clusters.ordered_by),
+        "k": clusters.k, "k_supported": verdict.supported if verdict else None,
+        "preferred_k": verdict.preferred_k if verdict else None, "k_message": verdict.message if verdict else None,
+        "k_rule": verdict.rule if verdict else None,
+        "small": [p for p in clusters.profiles if p.small], "min_size": clusters.min_size,
     }
 
 
@@ -205,9 +202,9 @@ class Answer:
     round: str
     n_round: int
     front: list[dict[str, Any]]
-    pick: dict[str, Any]
+    pick: Pick | None
     pick_name: str
-    efficient: dict[str, Any] | None
+    efficient: ClusterProfile | None
     efficient_colour: str | None
     trade_off: list[dict[str, Any]]
     k: int | None
@@ -218,20 +215,18 @@ def answer_of(outputs: BenchmarkOutputs) -> Answer:
     """The `Answer` of an analysed benchmark, from its ranking, rank.json and clusters.json."""
     latest = latest_round_ranking(outputs.ranking)
     front = latest[latest["round_front"] == 1].sort_values(["time_to_train_min", "round_rank"], kind="mergesort")
-    pick = outputs.rank.get("pick") or {}
     rows = [{**row, "pick": row["rank"] == 1} for row in ranking_rows(front)]
     efficient = best_profile(outputs)
-    profiles = {p["cluster"]: p for p in outputs.clusters.get("profiles", [])}
-    trade_off = sorted((standing for standing in outputs.rank.get("clusters", []) if standing["trade_off_front"] == 1),
-                       key=lambda standing: standing["time_to_train_min"])
-    verdict = outputs.clusters.get("k_verdict") or {}
+    trade_off = sorted((standing for standing in outputs.rank.clusters if standing.trade_off_front == 1),
+                       key=lambda standing: standing.time_to_train_min)
+    verdict = outputs.clusters.k_verdict
     return Answer(
-        round=str(latest.iloc[0]["round"]), n_round=len(latest), front=rows, pick=pick,
+        round=str(latest.iloc[0]["round"]), n_round=len(latest), front=rows, pick=outputs.rank.pick,
         pick_name=next((row["name"] for row in rows if row["pick"]), ""), efficient=efficient,
-        efficient_colour=cluster_colour(efficient["cluster"]) if efficient else None,
-        trade_off=[{**standing, "name": profiles.get(standing["cluster"], {}).get("name", ""),
-                    "colour": cluster_colour(standing["cluster"])} for standing in trade_off],
-        k=outputs.clusters.get("k"), k_supported=verdict.get("supported_k"))
+        efficient_colour=cluster_colour(efficient.cluster) if efficient else None,
+        trade_off=[{**standing.model_dump(), "name": getattr(outputs.clusters.profile(standing.cluster), "name", ""),
+                    "colour": cluster_colour(standing.cluster)} for standing in trade_off],
+        k=outputs.clusters.k, k_supported=verdict.supported_k if verdict else None)
 
 
 def benchmark_section(outputs: BenchmarkOutputs) -> dict[str, Any]:
@@ -239,7 +234,7 @@ def benchmark_section(outputs: BenchmarkOutputs) -> dict[str, Any]:
     clusters, importance, republished results and the decide fragment."""
     title = benchmark_title(outputs.benchmark)
     if not outputs.analysed:
-        reason = outputs.rank.get("reason") or outputs.importance.get("reason") or "no configurations in scope"
+        reason = outputs.rank.reason or outputs.importance.get("reason") or "no configurations in scope"
         return {**title, "analysed": False, "reason": reason}
     importance_ok = outputs.importance.get("status") == "ok"
     return {

@@ -6,6 +6,8 @@ from typing import Any
 
 import pandas as pd
 
+from pipeline.analysis.clustering import ClusterProfile
+from pipeline.analysis.findings import Correction
 from pipeline.analysis.scope import republished_from
 from pipeline.report.formatting import (
     FEATURE_LABELS,
@@ -82,15 +84,14 @@ def ranking_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
 def superlinear_rows(outputs: BenchmarkOutputs) -> list[dict[str, str]]:
     """Within-series efficiencies above the threshold, both members side by side, with the split of the
     efficiency (samples to converge and throughput per accelerator, each against the base) and the reason."""
-    return [{"round": case["round"], "submitter": case["submitter"],
-             "member": f"{case['system']}: {number(case['accelerators'])} accelerators, "
-                       f"{number(case['time_to_train_min'])} min",
-             "base": f"{case['base_system']}: {number(case['base_accelerators'])} accelerators, "
-                     f"{number(case['base_time_to_train_min'])} min",
-             "efficiency": number(case["scaling_efficiency"], "ratio"),
-             "work": number(case.get("convergence_work_ratio"), "ratio"),
-             "throughput": number(case.get("throughput_scaling"), "ratio"), "reason": case["reason"]}
-            for case in outputs.rank.get("superlinear", [])]
+    return [{"round": case.round, "submitter": case.submitter,
+             "member": f"{case.system}: {number(case.accelerators)} accelerators, {number(case.time_to_train_min)} min",
+             "base": f"{case.base_system}: {number(case.base_accelerators)} accelerators, "
+                     f"{number(case.base_time_to_train_min)} min",
+             "efficiency": number(case.scaling_efficiency, "ratio"),
+             "work": number(case.convergence_work_ratio, "ratio"),
+             "throughput": number(case.throughput_scaling, "ratio"), "reason": case.reason}
+            for case in outputs.rank.superlinear]
 
 
 def importance_frame(importance: dict[str, Any], top: int = IMPORTANCE_TOP) -> pd.DataFrame:
@@ -149,16 +150,16 @@ def _gain(verdict: dict[str, Any]) -> str:
     return f"{verdict['gain']:+.2f} (95% CI {verdict['gain_low']:+.2f} to {verdict['gain_high']:+.2f})"
 
 
-def families_by_count(profile: dict[str, Any]) -> list[tuple[str, int]]:
+def families_by_count(profile: ClusterProfile) -> list[tuple[str, int]]:
     """A profile's accelerator families, most results first (clusters.json stores them by name)."""
-    return sorted(profile["families"].items(), key=lambda item: (-item[1], item[0]))
+    return sorted(profile.families.items(), key=lambda item: (-item[1], item[0]))
 
 
-def _median_range(profile: dict[str, Any], column: str, style: str = "readable") -> str:
+def _median_range(profile: ClusterProfile, column: str, style: str = "readable") -> str:
     """"median (min to max)" of one profiled outcome; blank when the profile lacks it."""
-    if profile.get(f"{column}_median") is None:
+    if profile.outcome(column, "median") is None:
         return ""
-    low, middle, high = (number(profile[f"{column}_{part}"], style)  # type: ignore[arg-type]
+    low, middle, high = (number(profile.outcome(column, part), style)  # type: ignore[arg-type]
                          for part in ("min", "median", "max"))
     return f"{middle} ({low} to {high})"
 
@@ -166,22 +167,22 @@ def _median_range(profile: dict[str, Any], column: str, style: str = "readable")
 def cluster_profile_rows(outputs: BenchmarkOutputs) -> list[dict[str, Any]]:
     """Cluster profiles (clusters.json) by cluster number, i.e. from the highest median round efficiency, each with
     whether its medians are on the clusters' trade-off front of time and accelerator-hours (rank.json)."""
-    standings = {row["cluster"]: row for row in outputs.rank.get("clusters", [])}
+    standings = {row.cluster: row for row in outputs.rank.clusters}
     rows = []
-    for profile in sorted(outputs.clusters.get("profiles", []), key=lambda item: item["cluster"]):
-        standing = standings.get(profile["cluster"], {})
+    for profile in sorted(outputs.clusters.profiles, key=lambda item: item.cluster):
+        standing = standings.get(profile.cluster)
         rows.append({
-            "cluster": profile["cluster"], "colour": cluster_colour(profile["cluster"]),
-            "name": profile.get("name", ""), "small": bool(profile.get("small")), "size": profile["size"],
+            "cluster": profile.cluster, "colour": cluster_colour(profile.cluster),
+            "name": profile.name, "small": profile.small, "size": profile.size,
             "accelerators": _median_range(profile, "accelerators"),
             "families": ", ".join(f"{name} ({count})" for name, count in families_by_count(profile)),
             "time": _median_range(profile, "time_to_train_min"),
             "hours": _median_range(profile, "accelerator_hours"),
             "round_efficiency": _median_range(profile, "round_efficiency", "ratio"),
             "efficiency": _median_range(profile, "scaling_efficiency", "ratio"),
-            "year": number(profile["accelerator_year_median"], "year"),
-            "trade_off": standing.get("trade_off_front") == 1,
-            "best": profile["cluster"] == outputs.rank.get("most_efficient_cluster"),
+            "year": number(profile.accelerator_year_median, "year"),
+            "trade_off": standing is not None and standing.trade_off_front == 1,
+            "best": profile.cluster == outputs.rank.most_efficient_cluster,
         })
     return rows
 
@@ -193,7 +194,7 @@ def combined_ranking(outputs: Sequence[BenchmarkOutputs]) -> pd.DataFrame:
 def scalar_metrics(outputs: Sequence[BenchmarkOutputs]) -> dict[str, dict[str, Any]]:
     """Per benchmark, rank.json without its lists and tables, and under `decide` the decide stage's held-out
     errors (decide_section.metrics_of): what `dvc metrics show` can print."""
-    return {item.benchmark: {**{key: value for key, value in item.rank.items() if not isinstance(value, (list, dict))},
+    return {item.benchmark: {**item.rank.scalars(),
                              **({"decide": item.decide_metrics} if item.decide_metrics is not None else {})}
             for item in outputs}
 
@@ -212,21 +213,21 @@ HEADLINE_METRICS = {
 SILHOUETTE_DECIMALS = 4
 
 
-def summary_metrics(outputs: list[BenchmarkOutputs], correction: dict[str, Any] | None) -> dict[str, Any]:
+def summary_metrics(outputs: list[BenchmarkOutputs], correction: Correction | None) -> dict[str, Any]:
     """The page's headline over every benchmark (reports/metrics/summary.json): how many benchmarks were
     analysed, the mean silhouette of their clusterings at the k used (higher: better separated; it moves with
     params `cluster`), and the findings supported after the page's correction (rank.json's
     `findings_correction`; None without one)."""
     analysed = [item for item in outputs if item.analysed]
-    silhouettes = [item.rank["silhouette"] for item in analysed if item.rank.get("silhouette") is not None]
+    silhouettes = [item.rank.silhouette for item in analysed if item.rank.silhouette is not None]
     return {"benchmarks": len(analysed),
             "silhouette": round(sum(silhouettes) / len(silhouettes), SILHOUETTE_DECIMALS) if silhouettes else None,
-            "supported": None if correction is None else correction["findings_supported"]}
+            "supported": None if correction is None else correction.findings_supported}
 
 
 def headline_metrics(item: BenchmarkOutputs) -> dict[str, Any]:
     """One benchmark's headline numbers (`HEADLINE_METRICS`; None where its stage gave none)."""
-    sources = {"rank": item.rank, "decide": item.decide_metrics or {}}
+    sources = {"rank": item.rank.scalars(), "decide": item.decide_metrics or {}}
     return {name: sources[source].get(key) for name, (source, key) in HEADLINE_METRICS.items()}
 
 
