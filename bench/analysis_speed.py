@@ -31,7 +31,8 @@ from pipeline.settings import Settings, load_settings
 STAGES = ("importance", "cluster", "rank")
 
 
-def run_benchmark(frame: pd.DataFrame, settings: Settings) -> tuple[dict[str, float], dict[str, Any]]:
+def run_benchmark(benchmark: str, frame: pd.DataFrame,
+                  settings: Settings) -> tuple[dict[str, float], dict[str, Any]]:
     """Seconds per stage and the stages' answers for one benchmark's in-scope configurations."""
     rank_params = settings.rank.model_dump()
     criteria = rank_params["criteria"]
@@ -41,19 +42,22 @@ def run_benchmark(frame: pd.DataFrame, settings: Settings) -> tuple[dict[str, fl
     seconds["importance"] = clock.seconds
     with timed() as clock:
         candidates, source = cluster.candidate_features(importance_report, settings.cluster.default_features)
-        clustered, summary = cluster.cluster_benchmark(frame, candidates, settings.cluster, source)
+        clustered, summary = cluster.cluster_benchmark(frame, candidates, settings.cluster, source,
+                                                       benchmark=benchmark)
     seconds["cluster"] = clock.seconds
-    answers: dict[str, Any] = {"importance": importance_report, "clusters": summary,
+    answers: dict[str, Any] = {"importance": importance_report, "clusters": summary.as_json(),
                                "cluster_labels": clustered["cluster"].tolist()}
     with timed() as clock:
         if not clustered.empty:
             ranking = rank.rank_configurations(clustered, criteria)
             answers["rank"] = {
                 "ranking": ranking[["round", "submitter", "system", "rank", "round_rank", "front"]].to_dict("records"),
-                "clusters": [item.as_dict() for item in rank.cluster_standings(clustered)],
-                "sensitivity": rank.sensitivity(clustered, criteria, rank_params["sensitivity"], rank_params["top"]),
+                "clusters": [item.model_dump() for item in rank.cluster_standings(clustered)],
+                "sensitivity": [row.model_dump() for row in rank.sensitivity(
+                    clustered, criteria, rank_params["sensitivity"], rank_params["top"])],
                 "findings": [item.as_json() for item in findings.evaluate(clustered, settings.findings)],
-                "superlinear": findings.superlinear_cases(clustered, settings.findings.superlinear_threshold)}
+                "superlinear": [case.model_dump() for case in findings.superlinear_cases(
+                    clustered, settings.findings.superlinear_threshold)]}
     seconds["rank"] = clock.seconds
     return seconds, answers
 
@@ -70,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     benchmarks = args.benchmarks or scope.analysed_benchmarks(analysis, configurations)
     for benchmark in benchmarks:
         frame = scope.in_scope(configurations, analysis, benchmark)
-        seconds, answers = run_benchmark(frame, settings)
+        seconds, answers = run_benchmark(benchmark, frame, settings)
         if args.dump:
             write_json(answers, args.dump / f"{benchmark}.json")
         for stage in STAGES:

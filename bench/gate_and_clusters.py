@@ -18,6 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from pipeline.analysis.clustering import Clustering  # noqa: E402
 from pipeline.core import paths  # noqa: E402
 
 
@@ -29,7 +30,7 @@ def main() -> None:
     repeated: list[float] = []
     for benchmark in benchmarks:
         importance = json.loads((ROOT / paths.importance_json(benchmark)).read_text(encoding="utf-8"))
-        clusters = json.loads((ROOT / paths.clusters_json(benchmark)).read_text(encoding="utf-8"))
+        clusters = Clustering.read(ROOT / paths.clusters_json(benchmark))
         if importance["status"] != "ok":
             print(f"{benchmark}: {importance['reason']}")
             continue
@@ -38,26 +39,26 @@ def main() -> None:
                        f"{'credits hardware' if v['passes'] else 'not credited'}" for name, v in verdicts.items())
         print(f"{benchmark} (n = {importance['n_configurations']}): {r2}")
         print(f"  selected: {importance['selected_features'] or 'none'}")
-        if clusters["status"] != "ok":
-            print(f"  clusters: {clusters['reason']}")
+        verdict = clusters.k_verdict
+        if clusters.status != "ok" or verdict is None or clusters.share_repeated is None:
+            print(f"  clusters: {clusters.reason}")
             continue
-        print(f"  clustered on ({clusters['feature_source']}): {clusters['features']}")
-        for dropped in clusters["dropped_features"]:
-            print(f"  dropped {dropped['feature']}: {dropped['reason']}")
-        verdict = clusters["k_verdict"]
-        sizes = [profile["size"] for profile in clusters["profiles"]]
-        supported[benchmark] = verdict["supported_k"]
-        repeated.append(clusters["share_repeated"])
-        print(f"  {clusters['n_distinct']} distinct configurations ({clusters['share_repeated']:.0%} of the results "
+        print(f"  clustered on ({clusters.feature_source}): {clusters.features}")
+        for dropped in clusters.dropped_features:
+            print(f"  dropped {dropped.feature}: {dropped.reason}")
+        sizes = [profile.size for profile in clusters.profiles]
+        supported[benchmark] = verdict.supported_k
+        repeated.append(clusters.share_repeated)
+        print(f"  {clusters.n_distinct} distinct configurations ({clusters.share_repeated:.0%} of the results "
               f"repeat one)")
-        print(f"  k = {clusters['k']}: {'supported' if verdict['supported'] else 'NOT supported'} (silhouette "
-              f"{verdict['silhouette_k']:.2f}, best {verdict['silhouette_best']:.2f}, bootstrap ARI "
-              f"{clusters['stability_ari_mean']:.2f}), preferred k = {verdict['preferred_k']}, k supported by the "
-              f"data = {verdict['supported_k']}; sizes {sizes}; small {clusters['small_clusters'] or 'none'}")
+        print(f"  k = {clusters.k}: {'supported' if verdict.supported else 'NOT supported'} (silhouette "
+              f"{verdict.silhouette_k:.2f}, best {verdict.silhouette_best:.2f}, bootstrap ARI "
+              f"{clusters.stability_ari_mean:.2f}), preferred k = {verdict.preferred_k}, k supported by the "
+              f"data = {verdict.supported_k}; sizes {sizes}; small {clusters.small_clusters or 'none'}")
         print("  names (median round efficiency): " + " | ".join(
-            f"{profile['name']} ({profile.get('round_efficiency_median') or float('nan'):.2f})"
-            for profile in clusters["profiles"]))
-    k = json.loads((ROOT / paths.clusters_json(benchmarks[0])).read_text(encoding="utf-8"))["k"]
+            f"{profile.name} ({profile.round_efficiency_median or float('nan'):.2f})"
+            for profile in clusters.profiles))
+    k = Clustering.read(ROOT / paths.clusters_json(benchmarks[0])).k
     print(f"k the diagnostics support: {', '.join(f'{name} {value}' for name, value in supported.items())}; "
           f"k = {k} supported in {sum(value == k for value in supported.values())} of {len(supported)}; results "
           f"repeating a configuration: {min(repeated):.0%} to {max(repeated):.0%}")

@@ -86,13 +86,13 @@ def cluster_changes(base: dict[str, Any], other: dict[str, Any]) -> str:
     changed, verdicts, largest = [], [], 0.0
     for benchmark, (labels, summary) in base.items():
         other_labels, other_summary = other[benchmark]
-        if summary["status"] != "ok":
+        if summary.status != "ok":
             continue
         if adjusted_rand_score(labels, other_labels) < 1:
             changed.append(benchmark)
-        if summary["k_verdict"]["supported"] != other_summary["k_verdict"]["supported"]:
+        if summary.k_verdict.supported != other_summary.k_verdict.supported:
             verdicts.append(benchmark)
-        largest = max(largest, abs(summary["stability_ari_mean"] - other_summary["stability_ari_mean"]))
+        largest = max(largest, abs(summary.stability_ari_mean - other_summary.stability_ari_mean))
     return (f"clusters change: {', '.join(changed) or 'none'}; k verdict flips: {', '.join(verdicts) or 'none'}; "
             f"largest change of a mean bootstrap ARI {largest:.3f}")
 
@@ -116,10 +116,11 @@ def main() -> None:
         rows.append((name, seconds, importance_changes(base, results)))
 
     def cluster_work(chosen: Settings) -> Callable[[str], Any]:
-        def work(benchmark: str) -> tuple[Any, dict[str, Any]]:
+        def work(benchmark: str) -> tuple[Any, clustering.Clustering]:
             features, source = clustering.candidate_features(
                 read_artifact("importance", paths.importance_json(benchmark)), chosen.cluster.default_features)
-            clustered, summary = clustering.cluster_benchmark(frames[benchmark], features, chosen.cluster, source)
+            clustered, summary = clustering.cluster_benchmark(frames[benchmark], features, chosen.cluster, source,
+                                                              benchmark=benchmark)
             return clustered["cluster"].to_numpy(), summary
         return work
 

@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from pydantic import Field
 
 from pipeline.analysis.efficiency import efficiency_column, order_by_efficiency
 from pipeline.analysis.scope import ROUND_FEATURE
@@ -587,11 +588,11 @@ class Clustering(Artifact):
     """Clusters (params `cluster.k`)."""
     feature_source: FeatureSource | None = None
     """Where the candidates come from: the importance stage's selection, or params `cluster.default_features`."""
-    candidate_features: list[str] = []
+    candidate_features: list[str] = Field(default_factory=list)
     """The features considered, in order of priority."""
-    features: list[str] = []
+    features: list[str] = Field(default_factory=list)
     """The features clustered on (log10 where log-scaled, median-imputed, standardised)."""
-    dropped_features: list[DroppedFeature] = []
+    dropped_features: list[DroppedFeature] = Field(default_factory=list)
     """The candidates not clustered on, with the reason."""
     ordered_by: str | None = None
     """What numbers the clusters (`efficiency_column`): round_efficiency, else accelerator_hours."""
@@ -599,11 +600,11 @@ class Clustering(Artifact):
     """Distinct points in feature space that k-means ran on."""
     share_repeated: float | None = None
     """Share of the results that repeat a point another result has, 0 to 1."""
-    profiles: list[ClusterProfile] = []
+    profiles: list[ClusterProfile] = Field(default_factory=list)
     """One per cluster, by cluster number."""
-    diagnostics: list[KDiagnostics] = []
+    diagnostics: list[KDiagnostics] = Field(default_factory=list)
     """One per k of params `cluster.k_range` that the distinct points allow."""
-    stability_ari: list[float] = []
+    stability_ari: list[float] = Field(default_factory=list)
     """Adjusted Rand index of each bootstrap resample's clusters against the fitted ones (1 = the same)."""
     stability_ari_mean: float | None = None
     """Their mean (higher: more stable); None without a resample."""
@@ -611,7 +612,7 @@ class Clustering(Artifact):
     """Whether the diagnostics support k."""
     min_size: int | None = None
     """Params `cluster.min_size`: smaller clusters are flagged `small`."""
-    small_clusters: list[int] = []
+    small_clusters: list[int] = Field(default_factory=list)
     """The clusters smaller than `min_size`."""
 
     @property

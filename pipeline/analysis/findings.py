@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pydantic import Field
 from scipy.special import stdtr, stdtrit
 
 from pipeline.analysis.efficiency import MIN_BASE_COUNT
@@ -199,7 +200,7 @@ class FindingRecord(Record):
     """Each test in words."""
     tests: list[Test]
     """Its tests."""
-    bands: list[EfficiencyBand] = []
+    bands: list[EfficiencyBand] = Field(default_factory=list)
     """The sublinear finding only: the efficiency by accelerator-count band."""
 
 

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pydantic import Field
 
 from pipeline.analysis import findings
 from pipeline.analysis.clustering import Clustering
@@ -369,11 +370,11 @@ class Ranking(Artifact):
     """Of those, the ones the convergence work explains."""
     pick: Pick | None = None
     """The latest round's pick."""
-    clusters: list[ClusterStanding] = []
+    clusters: list[ClusterStanding] = Field(default_factory=list)
     """Each cluster by its members' medians, by cluster number."""
-    sensitivity: list[Sensitivity] = []
+    sensitivity: list[Sensitivity] = Field(default_factory=list)
     """Each criterion's weight moved down and up by params `rank.sensitivity`."""
-    superlinear: list[SuperlinearCase] = []
+    superlinear: list[SuperlinearCase] = Field(default_factory=list)
     """The superlinear within-series cases."""
     findings_supported: int | None = None
     """Findings supported after the page's correction."""
@@ -383,7 +384,7 @@ class Ranking(Artifact):
     """Findings supported before the correction."""
     findings_tests: int | None = None
     """Tests run."""
-    findings: list[FindingRecord] = []
+    findings: list[FindingRecord] = Field(default_factory=list)
     """The published findings tested on the benchmark, in the order of `findings.CLAIMS`."""
     findings_correction: Correction | None = None
     """The page's multiple-testing correction (the same in every benchmark)."""

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from pipeline.analysis import findings
-from pipeline.analysis.clustering import ClusterProfile, Clustering
+from pipeline.analysis.clustering import Clustering, ClusterProfile
 from pipeline.analysis.findings import Correction, EfficiencyBand
 from pipeline.analysis.ranking import Pick, latest_round_ranking
 from pipeline.mlperf.catalogue import BY_ID
