@@ -2,7 +2,6 @@
 hardware-efficient, the pick's stability under the runs' noise, and both held on the real data."""
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -14,6 +13,8 @@ from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score
 
 from pipeline.analysis import clustering, ranking, run_noise
+from pipeline.analysis.clustering import Clustering
+from pipeline.analysis.ranking import Ranking
 from pipeline.analysis.scope import analysed_benchmarks, in_scope
 from pipeline.core import paths
 from pipeline.mlperf.scoring import olympic_score
@@ -53,9 +54,9 @@ def test_weighted_kmeans_of_the_distinct_points_is_kmeans_of_the_rows() -> None:
 def test_diagnostics_and_stability_are_measured_on_the_distinct_points() -> None:
     distinct = clustering.distinct_points(_groups())
     rows = clustering.diagnostics(distinct, [2, 10], 4, 0)
-    assert [row["k"] for row in rows] == list(range(2, 9))  # up to one below the 9 distinct points
-    best = max(rows, key=lambda row: row["silhouette"])
-    assert best["k"] == 3
+    assert [row.k for row in rows] == list(range(2, 9))  # up to one below the 9 distinct points
+    best = max(rows, key=lambda row: row.silhouette)
+    assert best.k == 3
     assert clustering.stability(distinct, 3, 4, 0, 5) == [1.0] * 5  # three groups this clear never move
 
 
@@ -76,12 +77,12 @@ def _efficiency_fixture() -> pd.DataFrame:
 
 def test_clusters_are_numbered_from_the_most_hardware_efficient_on_a_fixture_of_known_order() -> None:
     clustered, summary = clustering.cluster_benchmark(_efficiency_fixture(), ["accelerator_count", "accelerator_year"],
-                                                      SETTINGS, "default")
+                                                      SETTINGS, "default", benchmark="fixture")
     medians = clustered.groupby("cluster")["round_efficiency"].median()
     assert medians.round(3).tolist() == [0.925, 0.525, 0.225]  # H100 8-16, then V100 8-16, then V100 64-128
-    assert [profile["name"] for profile in summary["profiles"]] == ["8-16 H100, NVLink", "8-16 V100, NVLink",
-                                                                   "64-128 V100, NVLink"]
-    assert summary["ordered_by"] == "round_efficiency" and summary["n_distinct"] == 6
+    assert [profile.name for profile in summary.profiles] == ["8-16 H100, NVLink", "8-16 V100, NVLink",
+                                                             "64-128 V100, NVLink"]
+    assert summary.ordered_by == "round_efficiency" and summary.n_distinct == 6
     standings = ranking.cluster_standings(clustered)
     assert ranking.most_efficient_cluster(standings) == 0
     # the trade-off is named apart: the 64-128 V100 group is the fastest, the H100 group the least hardware time
@@ -118,7 +119,7 @@ needs_outputs = pytest.mark.skipif(not (ROOT / paths.RANK).is_dir() or not (ROOT
 
 def _analysed(root: Path) -> list[str]:
     return [benchmark for benchmark in (path.stem for path in sorted((root / paths.RANK).glob("*.json")))
-            if json.loads((root / paths.rank_json(benchmark)).read_text(encoding="utf-8"))["status"] == "ok"]
+            if Ranking.read(root / paths.rank_json(benchmark)).analysed]
 
 
 @needs_outputs
@@ -135,13 +136,12 @@ def test_on_the_real_data_cluster_0_is_the_most_hardware_efficient_and_the_page_
         clustered = pd.read_parquet(paths.clusters_table(benchmark))
         medians = clustered.groupby("cluster")["round_efficiency"].median()
         assert medians.idxmax() == 0 and medians.is_monotonic_decreasing, benchmark
-        rank_json = json.loads(paths.rank_json(benchmark).read_text(encoding="utf-8"))
-        clusters_json = json.loads(paths.clusters_json(benchmark).read_text(encoding="utf-8"))
-        assert rank_json["most_efficient_cluster"] == 0, benchmark
-        outputs = inputs.BenchmarkOutputs(benchmark, rank_json, pd.read_csv(paths.ranking_csv(benchmark)),
-                                          clusters_json, {}, clustered)
+        ranked = Ranking.read(paths.rank_json(benchmark))
+        assert ranked.most_efficient_cluster == 0, benchmark
+        outputs = inputs.BenchmarkOutputs(benchmark, ranked, pd.read_csv(paths.ranking_csv(benchmark)),
+                                          Clustering.read(paths.clusters_json(benchmark)), {}, clustered)
         answer = sections.answer_of(outputs)
-        assert answer.efficient is not None and answer.efficient["cluster"] == 0, benchmark
+        assert answer.efficient is not None and answer.efficient.cluster == 0, benchmark
         if page is not None:
             section = page[page.index('<section id="groups"'):]
             section = section[:section.index("</section>")]

@@ -300,14 +300,14 @@ def test_the_split_holds_on_the_real_data_and_explains_half_the_superlinear_case
             .groupby("series")["throughput_per_accelerator"].first())
     ingest_scaling = resnet["throughput_per_accelerator"] / resnet["series"].map(base)
     assert ((ingest_scaling / resnet["throughput_scaling"]).dropna() - 1).abs().max() < 0.03
-    cases: list[dict[str, Any]] = []
+    cases: list[findings.SuperlinearCase] = []
     include = analysis(republished="include")
     for benchmark in scope.analysed_benchmarks(include, real_configurations):
         cases += findings.superlinear_cases(scope.in_scope(real_configurations, include, benchmark), 1.05)
-    explained = [case for case in cases if case["explained_by"] == findings.WORK]
+    explained = [case for case in cases if case.explained_by == findings.WORK]
     # 30 cases (15 explained) before series held one system model with a multi-accelerator base (issue 23); 9 (4)
     # on the mirror after: most "superlinear" members had another server as their base
     assert len(cases) >= 5 and len(explained) >= 0.4 * len(cases)
-    assert all(case["base_accelerators"] >= 2 for case in cases)
+    assert all(case.base_accelerators >= 2 for case in cases)
     # H3C's v2.0 ResNet: a 4-card R5300 G5 over a 1-card R4900 G5 was 1.6x "superlinear"; another system now
-    assert not any(case["system"] == "R5300G5x4A100-PCIE-80GB" and case["round"] == "v2.0" for case in cases)
+    assert not any(case.system == "R5300G5x4A100-PCIE-80GB" and case.round == "v2.0" for case in cases)

@@ -83,7 +83,7 @@ def downstream(interim: Path, out: Path) -> tuple[dict[str, bytes], pd.DataFrame
     write_parquet(configurations, out / "configurations.parquet")
     write_csv(notes, out / "feature_notes.csv")
     clustered, _ = cluster.cluster_benchmark(configurations, ["accelerator_count", "host_memory_gib"],
-                                             CLUSTER_SETTINGS)
+                                             CLUSTER_SETTINGS, benchmark="fixture")
     criteria = yaml.safe_load((ROOT / "params.yaml").read_text())["rank"]["criteria"]
     ranking = rank.rank_configurations(clustered, criteria)
     return read_bytes(out, ("configurations.parquet", "feature_notes.csv")), ranking

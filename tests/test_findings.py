@@ -283,10 +283,10 @@ def test_superlinear_cases_name_both_members_and_what_differs() -> None:
     cases = findings.superlinear_cases(frame, 1.05)
     assert len(cases) == 1
     case = cases[0]
-    assert (case["system"], case["base_system"], case["accelerators"], case["base_accelerators"]) == \
+    assert (case.system, case.base_system, case.accelerators, case.base_accelerators) == \
         ("H3C8", "H3C2", 8.0, 2.0)
-    assert case["reason"] == "superlinear within series: nodes 1 → 2 (samples to converge not in the logs)"
-    assert case["explained_by"] == findings.WORK_UNKNOWN
+    assert case.reason == "superlinear within series: nodes 1 → 2 (samples to converge not in the logs)"
+    assert case.explained_by == findings.WORK_UNKNOWN
     same = _series("x", [8.0, 16.0], [1.0, 1.2], n_nodes=[1.0, 1.0], accelerators_per_node=[8.0, 16.0])
     assert findings.likely_reason(same.iloc[0], same.iloc[1]).startswith("superlinear within series: same nodes")
 

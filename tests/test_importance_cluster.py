@@ -284,8 +284,8 @@ def test_an_exactly_collinear_feature_is_dropped_and_named() -> None:
     kept, dropped = cluster.choose_features(_configurations(), ["accelerator_count", "accelerators_per_node",
                                                                 "n_nodes", "accelerator_year"], 0.2, 0.999)
     assert kept == ["accelerator_count", "accelerators_per_node", "accelerator_year"]
-    assert [d["feature"] for d in dropped] == ["n_nodes"]
-    assert "exactly collinear with accelerator_count, accelerators_per_node (R^2 1.0000 on 10" in dropped[0]["reason"]
+    assert [d.feature for d in dropped] == ["n_nodes"]
+    assert "exactly collinear with accelerator_count, accelerators_per_node (R^2 1.0000 on 10" in dropped[0].reason
 
 
 def test_collinear_r2_by_hand() -> None:
@@ -301,10 +301,10 @@ def test_a_feature_imputed_for_more_than_the_share_is_dropped() -> None:
                                                                 "interconnect_inter_gbps", "host_cpu_cores"],
                                             0.2, 0.999)
     assert kept == ["accelerator_count", "interconnect_intra_gbps"]  # 20% missing is not above 20%
-    assert dropped[0] == {"feature": "interconnect_inter_gbps",
-                          "reason": "missing (would be imputed) for 30% of configurations, above "
-                                    "cluster.max_imputed_share = 20%"}
-    assert dropped[1] == {"feature": "host_cpu_cores", "reason": "the same for every configuration"}
+    assert dropped[0] == cluster.DroppedFeature(feature="interconnect_inter_gbps",
+                                                reason="missing (would be imputed) for 30% of configurations, above "
+                                                       "cluster.max_imputed_share = 20%")
+    assert dropped[1] == cluster.DroppedFeature(feature="host_cpu_cores", reason="the same for every configuration")
 
 
 def test_outcomes_are_never_clustering_inputs() -> None:
@@ -316,8 +316,9 @@ def test_outcomes_are_never_clustering_inputs() -> None:
 
 # The k verdict
 
-def _diagnostics(silhouettes: dict[int, float]) -> list[dict[str, float]]:
-    return [{"k": k, "silhouette": value} for k, value in silhouettes.items()]
+def _diagnostics(silhouettes: dict[int, float]) -> list[cluster.KDiagnostics]:
+    return [cluster.KDiagnostics(k=k, inertia=1.0, silhouette=value, davies_bouldin=1.0)
+            for k, value in silhouettes.items()]
 
 
 def test_k_is_supported_within_the_tolerance_of_the_best_silhouette() -> None:
@@ -372,25 +373,31 @@ def test_clusters_are_profiled_ordered_and_small_ones_flagged() -> None:
     # one configuration far from the rest makes a cluster of its own
     frame.loc[0, ["accelerator_count", "accelerator_year"]] = [1e6, 2030.0]
     clustered, summary = cluster.cluster_benchmark(frame, ["accelerator_count", "accelerator_year"],
-                                                   CLUSTER_SETTINGS.model_copy(update={"k": 4}), "default")
+                                                   CLUSTER_SETTINGS.model_copy(update={"k": 4}), "default",
+                                                   benchmark="synthetic")
     again, _ = cluster.cluster_benchmark(frame, ["accelerator_count", "accelerator_year"],
-                                         CLUSTER_SETTINGS.model_copy(update={"k": 4}), "default")
+                                         CLUSTER_SETTINGS.model_copy(update={"k": 4}), "default", benchmark="synthetic")
     assert clustered["cluster"].tolist() == again["cluster"].tolist()
-    assert summary["features"] == ["accelerator_count", "accelerator_year"] and summary["feature_source"] == "default"
+    assert summary.features == ["accelerator_count", "accelerator_year"] and summary.feature_source == "default"
     medians = clustered.groupby("cluster")["accelerator_hours"].median()
-    assert medians.is_monotonic_increasing and summary["ordered_by"] == "accelerator_hours"
+    assert medians.is_monotonic_increasing and summary.ordered_by == "accelerator_hours"
     lone = int(clustered.loc[0, "cluster"])
-    assert summary["small_clusters"] == [lone]
-    assert [p["size"] for p in summary["profiles"] if p["small"]] == [1]
-    assert all(p["name"] and p["accelerator_hours_min"] <= p["accelerator_hours_median"] for p in summary["profiles"])
-    assert [row["k"] for row in summary["diagnostics"]] == [2, 3, 4, 5]
-    assert summary["k_verdict"]["preferred_k"] in {2, 3, 4, 5}
+    assert summary.small_clusters == [lone]
+    assert [p.size for p in summary.profiles if p.small] == [1]
+    assert all(p.name and p.accelerator_hours_min <= p.accelerator_hours_median  # type: ignore[operator]
+               for p in summary.profiles)
+    assert [row.k for row in summary.diagnostics] == [2, 3, 4, 5]
+    assert summary.k_verdict is not None and summary.k_verdict.preferred_k in {2, 3, 4, 5}
 
 
 def test_no_usable_feature_skips_the_clustering() -> None:
-    clustered, summary = cluster.cluster_benchmark(_synthetic(), ["host_cpu_cores"], CLUSTER_SETTINGS)
-    assert clustered.empty and summary["status"] == "skipped"
-    assert summary["dropped_features"][0]["feature"] == "host_cpu_cores"
+    clustered, summary = cluster.cluster_benchmark(_synthetic(), ["host_cpu_cores"], CLUSTER_SETTINGS,
+                                                   benchmark="synthetic")
+    assert clustered.empty and summary.status == "skipped"
+    assert summary.dropped_features[0].feature == "host_cpu_cores"
+    # a skipped clustering's file holds what the step reached, no more
+    assert set(summary.as_json()) == {"benchmark", "status", "reason", "k", "features", "profiles", "diagnostics",
+                                      "stability_ari", "feature_source", "candidate_features", "dropped_features"}
 
 
 @pytest.mark.skipif(not (ROOT / CONFIGURATIONS).is_file(), reason="run `dvc repro features` first")
@@ -400,7 +407,7 @@ def test_real_resnet_default_inputs_drop_nodes_and_sparse_bandwidths() -> None:
     kept, dropped = cluster.choose_features(frame, PROJECT_PARAMS["cluster"]["default_features"],
                                             PROJECT_PARAMS["cluster"]["max_imputed_share"],
                                             PROJECT_PARAMS["cluster"]["max_collinear_r2"])
-    reasons = {d["feature"]: d["reason"] for d in dropped}
+    reasons = {d.feature: d.reason for d in dropped}
     assert "exactly collinear" in reasons["n_nodes"]
     assert "missing" in reasons["interconnect_intra_gbps"]  # 58% of ResNet's values are unknown
     assert kept[:2] == ["accelerator_count", "accelerators_per_node"]
@@ -438,13 +445,14 @@ def test_page_notes_name_dropped_features_the_k_verdict_and_small_clusters() -> 
     frame = _synthetic()
     frame.loc[0, ["accelerator_count", "accelerator_year"]] = [1e6, 2030.0]
     _, summary = cluster.cluster_benchmark(frame, ["accelerator_count", "accelerator_year", "host_cpu_cores"],
-                                           CLUSTER_SETTINGS.model_copy(update={"k": 4}), "default")
+                                           CLUSTER_SETTINGS.model_copy(update={"k": 4}), "default",
+                                           benchmark="synthetic")
     notes = sections.cluster_notes(summary)
     assert notes["features"] == ["accelerators", "accelerator year"] and not notes["from_importance"]
     assert notes["dropped"] == [{"feature": "host CPU cores per node",
                                  "reason": "missing (would be imputed) for 100% of configurations, above "
                                            "cluster.max_imputed_share = 20%"}]
-    assert [p["size"] for p in notes["small"]] == [1] and notes["min_size"] == CLUSTER_SETTINGS.min_size
+    assert [p.size for p in notes["small"]] == [1] and notes["min_size"] == CLUSTER_SETTINGS.min_size
     assert notes["k_message"].startswith("The diagnostics")
 
 

@@ -168,17 +168,11 @@ def synthetic_configurations(benchmark: str, n: int, seed: int) -> pd.DataFrame:
     return efficiency_metrics(frame)
 
 
-def _as_written(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    """JSON as the stages write it (sorted keys, NaN as null), read back."""
-    write_json(data, path)
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> inputs.BenchmarkOutputs:
     """What the importance, cluster and rank stages write for one benchmark, made by their own functions."""
     clustered, summary = cluster.cluster_benchmark(synthetic_configurations(benchmark, n, seed),
                                                    IMPORTANCE["selected_features"],
-                                                   Cluster.model_validate(PARAMS["cluster"]))
+                                                   Cluster.model_validate(PARAMS["cluster"]), benchmark=benchmark)
     settings = Findings.model_validate(FINDINGS)
     scratch.mkdir(parents=True, exist_ok=True)
     # no run-to-run noise: every resample gives the published times, so the pick holds in all of them
@@ -186,30 +180,23 @@ def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> inputs
                                            PARAMS["rank"], settings,
                                            lambda rows: np.tile(rows["time_to_train_min"].to_numpy(), (10, 1)))
     write_csv(ranking, scratch / "ranking.csv")
-    rank_json = _as_written({"benchmark": benchmark, **content, **_tested(benchmark, clustered, settings)},
-                            scratch / "rank.json")
-    ranking = pd.read_csv(scratch / "ranking.csv")
-    clusters_json = _as_written(summary, scratch / "clusters.json")
-    importance_json = {"benchmark": benchmark, **IMPORTANCE}
-    return inputs.BenchmarkOutputs(
-        benchmark=benchmark, rank=rank_json, ranking=ranking, clusters=clusters_json, importance=importance_json,
-        clustered=clustered)
-
-
-def _tested(benchmark: str, clustered: pd.DataFrame, settings: Findings) -> dict[str, Any]:
-    """rank.json's findings part for one benchmark, corrected as if it were the page's only one (as the rank stage
-    writes it)."""
+    # the findings corrected as if this were the page's only benchmark (as the rank stage adds them)
     adjusted, correction = findings.adjust({benchmark: findings.evaluate(clustered, settings)}, settings.alpha)
-    return {**findings.summary(adjusted[benchmark]), "findings": [item.as_json() for item in adjusted[benchmark]],
-            "findings_correction": dataclasses.asdict(correction)}
+    content.with_findings(adjusted[benchmark], correction).write(scratch / "rank.json")
+    summary.write(scratch / "clusters.json")
+    importance_json = {"benchmark": benchmark, **IMPORTANCE}
+    return inputs.BenchmarkOutputs(  # as the report reads them back
+        benchmark=benchmark, rank=rank.Ranking.read(scratch / "rank.json"),
+        ranking=pd.read_csv(scratch / "ranking.csv"), clusters=cluster.Clustering.read(scratch / "clusters.json"),
+        importance=importance_json, clustered=clustered)
 
 
 def skipped_outputs(benchmark: str) -> inputs.BenchmarkOutputs:
     return inputs.BenchmarkOutputs(
-        benchmark=benchmark, rank={"benchmark": benchmark, "status": "skipped", "reason": SKIP_REASON},
+        benchmark=benchmark, rank=rank.Ranking(benchmark=benchmark, status="skipped", reason=SKIP_REASON),
         ranking=pd.DataFrame(columns=rank.RANKING_COLUMNS),
-        clusters={"status": "skipped", "reason": SKIP_REASON, "k": 5, "features": [], "profiles": [],
-                  "diagnostics": []},
+        clusters=cluster.Clustering(benchmark=benchmark, status="skipped", reason=SKIP_REASON, k=5, features=[],
+                                    profiles=[], diagnostics=[]),
         importance={"benchmark": benchmark, "status": "skipped", "reason": SKIP_REASON, "targets": {},
                     "n_configurations": 3,
                     "selected_features": []},
@@ -419,7 +406,7 @@ def test_the_headline_page_answers_with_the_front_fastest_least_hardware_time_an
     assert answer.pick_name == formatting.configuration_name(top) and sum(row["pick"] for row in answer.front) == 1
     # the most hardware-efficient group is the highest median round efficiency: cluster 0
     medians = outputs.clustered.groupby("cluster")["round_efficiency"].median()
-    assert answer.efficient is not None and answer.efficient["cluster"] == medians.idxmax() == 0
+    assert answer.efficient is not None and answer.efficient.cluster == medians.idxmax() == 0
     text = page_text(headline_page(pages))
     fastest = latest.loc[latest["time_to_train_min"].idxmin()]
     least = latest.loc[latest["accelerator_hours"].idxmin()]
@@ -430,7 +417,7 @@ def test_the_headline_page_answers_with_the_front_fastest_least_hardware_time_an
     for _, row in front.iterrows():
         assert f"{row['submitter']} {row['system']}" in text
     assert "the single pick among the best trade-offs" in text and "It stays the pick in 100% of 10 resamples" in text
-    assert "The most hardware-efficient group is" in text and answer.efficient["name"] in text
+    assert "The most hardware-efficient group is" in text and answer.efficient.name in text
 
 
 def test_coverage_and_quarantine_counts_are_on_the_data_page(pages: dict[str, str]) -> None:
@@ -561,8 +548,9 @@ def test_costs_are_labelled_derived_and_the_example_prices_illustrative(pages: d
     assert "Cost = accelerator-hours × public price per accelerator-hour" in text
 
 
-def _findings(*tested: dict[str, Any]) -> dict[str, sections.Finding]:
-    outputs = inputs.BenchmarkOutputs("resnet", {"status": "ok", "findings": list(tested)}, pd.DataFrame(), {}, {},
+def _findings(*tested: findings.FindingRecord) -> dict[str, sections.Finding]:
+    outputs = inputs.BenchmarkOutputs("resnet", rank.Ranking(benchmark="resnet", status="ok", findings=list(tested)),
+                                      pd.DataFrame(), cluster.Clustering(benchmark="resnet", status="ok", k=5), {},
                                       pd.DataFrame())
     return {finding.key: finding for finding in sections.findings_of(outputs)}
 
@@ -579,9 +567,11 @@ def _example_tests(verdict: str) -> tuple[findings.Test, findings.Test]:
 
 def test_findings_show_the_rank_stage_verdicts_and_untested_ones_are_inconclusive() -> None:
     tested, untested = _example_tests("supported")
-    found = _findings(findings.Finding("sublinear", "clustered t-test", (tested,)).as_json(),
-                      {"key": "host", "verdict": "contradicted", "test": "Mann-Whitney", "evidence": "fewer cores"},
-                      findings.Finding("largest_fastest", "clustered", (untested,)).as_json())
+    found = _findings(findings.Finding("sublinear", "clustered t-test", (tested,)).record(),
+                      findings.FindingRecord(key="host", short="", claim="", verdict="contradicted",
+                                             verdict_raw="contradicted", test="Mann-Whitney", evidence="fewer cores",
+                                             tests=[]),
+                      findings.Finding("largest_fastest", "clustered", (untested,)).record())
     assert list(found) == list(findings.CLAIMS)
     sublinear = found["sublinear"]
     assert sublinear.verdict_text == "supported" and sublinear.evidence.startswith("within-series efficiency: ")
@@ -607,8 +597,8 @@ def test_every_finding_on_the_methods_page_shows_n_submitters_effect_and_both_p_
     assert re.search(r"\d+ of the \d+ findings are supported after it", page_text(shown))  # the headline figure
     # a test that ran shows its effect, interval and both p-values; one that did not, why
     tested, untested = _example_tests("inconclusive")
-    found = _findings(findings.Finding("sublinear", "clustered", (tested,)).as_json(),
-                      findings.Finding("largest_fastest", "clustered", (untested,)).as_json())
+    found = _findings(findings.Finding("sublinear", "clustered", (tested,)).record(),
+                      findings.Finding("largest_fastest", "clustered", (untested,)).record())
     environment = jinja2.Environment(loader=jinja2.PackageLoader("pipeline.report", "templates"), autoescape=True)
     rendered = environment.from_string('{% from "macros.html.j2" import finding_list %}{{ finding_list(found) }}'
                                        ).render(found=[found["sublinear"], found["largest_fastest"]])
@@ -621,10 +611,10 @@ def test_every_finding_on_the_methods_page_shows_n_submitters_effect_and_both_p_
 def test_the_headline_figure_is_the_count_supported_after_correction(tmp_path: Path) -> None:
     outputs = [analysed_outputs(HEADLINE, 60, 0, tmp_path / HEADLINE), skipped_outputs(SKIPPED)]
     correction = sections.findings_correction(outputs)
-    assert correction is not None and correction["method"] == "Holm"
+    assert correction is not None and correction.method == "Holm"
     metrics = tables.summary_metrics(outputs, correction)
     assert metrics["supported"] == sum(item.verdict == findings.SUPPORTED for item in sections.findings_of(outputs[0]))
-    assert metrics["supported"] <= correction["findings_supported_raw"] and metrics["benchmarks"] == 1
+    assert metrics["supported"] <= correction.findings_supported_raw and metrics["benchmarks"] == 1
 
 
 def test_findings_section_states_verdicts_for_every_benchmark(page: str) -> None:
@@ -702,9 +692,9 @@ def fixture_configurations(outputs: list[inputs.BenchmarkOutputs]) -> pd.DataFra
 def test_main_writes_the_site_and_combined_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     outputs = fixture_outputs(tmp_path / "scratch")
     for item in outputs:
-        write_json({"benchmark": item.benchmark, **item.rank}, tmp_path / paths.rank_json(item.benchmark))
+        item.rank.write(tmp_path / paths.rank_json(item.benchmark))
         write_csv(item.ranking, tmp_path / paths.ranking_csv(item.benchmark))
-        write_json({"benchmark": item.benchmark, **item.clusters}, tmp_path / paths.clusters_json(item.benchmark))
+        item.clusters.write(tmp_path / paths.clusters_json(item.benchmark))
         write_json({"benchmark": item.benchmark, **item.importance}, tmp_path / paths.importance_json(item.benchmark))
         write_parquet(item.clustered, tmp_path / paths.clusters_table(item.benchmark))
     write_json(DECIDE_SUMMARY, tmp_path / paths.decide_json(HEADLINE))
