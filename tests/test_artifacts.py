@@ -1,0 +1,116 @@
+"""The typed results the cluster and rank stages hand on (`pipeline.analysis.clustering.Clustering`,
+`pipeline.analysis.ranking.Ranking`): written by `Artifact.write` and read back into the same model, and the real
+reports/clusters and reports/rank files load into them and are written again byte for byte."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from pipeline.analysis import findings
+from pipeline.analysis.clustering import Clustering, cluster_benchmark
+from pipeline.analysis.ranking import Ranking, rank_benchmark
+from pipeline.core import paths
+from pipeline.core.artifacts import Artifact
+from pipeline.core.errors import ContractError
+from pipeline.settings import Cluster, Findings
+
+ROOT = Path(__file__).resolve().parents[1]
+PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+CLUSTER = Cluster.model_validate({**PARAMS["cluster"], "k": 3, "n_init": 3, "k_range": [2, 4], "bootstrap": 3})
+FINDINGS = Findings.model_validate({**PARAMS["findings"], "bootstrap": 100})
+RANK = {**PARAMS["rank"], "bootstrap": 10}
+
+
+def _configurations() -> pd.DataFrame:
+    """Three hardware groups over two rounds (one result per system), with known round efficiencies."""
+    groups = [(64.0, 2018.0, 0.2, "V100", 5.0), (8.0, 2022.0, 0.9, "H100", 20.0), (8.0, 2018.0, 0.5, "V100", 60.0)]
+    rows = []
+    for g, (count, year, efficiency, family, minutes) in enumerate(groups):
+        for i in range(6):
+            accelerators = count * (1 + (i % 2))
+            rows.append({"round": f"v{1 + i % 2}.0", "submitter": f"S{i % 3}", "system": f"sys{g}{i}",
+                         "division": "closed", "accelerator_count": accelerators, "accelerator_year": year,
+                         "round_efficiency": efficiency + 0.01 * i, "accelerator_family": family,
+                         "accelerator_vendor": "NVIDIA", "accelerator_form_factor": "SXM",
+                         "interconnect_intra": "NVLink", "time_to_train_min": minutes * (1 + 0.1 * i),
+                         "accelerator_hours": accelerators * minutes * (1 + 0.1 * i) / 60,
+                         "scaling_efficiency": 0.9 if i % 2 else 1.0, "series": f"{g}{i // 2}",
+                         "host_cpu_cores": 32.0 + 32 * g, "interconnect_intra_gbps": 600.0 / (1 + g)})
+    return pd.DataFrame(rows)
+
+
+def _results() -> tuple[pd.DataFrame, Clustering, Ranking]:
+    clustered, clustering = cluster_benchmark(_configurations(), ["accelerator_count", "accelerator_year"], CLUSTER,
+                                              "default", benchmark="fixture")
+    importance = {"targets": {"log_time_to_train": {"oof_r2": 0.5}}}
+    _, ranking = rank_benchmark(clustered, clustering, importance, RANK, FINDINGS,
+                                lambda rows: np.tile(rows["time_to_train_min"].to_numpy(), (10, 1)))
+    adjusted, correction = findings.adjust({"fixture": findings.evaluate(clustered, FINDINGS)}, FINDINGS.alpha)
+    return clustered, clustering, ranking.with_findings(adjusted["fixture"], correction)
+
+
+def _round_trip(result: Artifact, folder: Path) -> None:
+    """model -> JSON -> model gives the model as stored; writing that again gives the same bytes."""
+    first, second = folder / "first.json", folder / "second.json"
+    result.write(first)
+    read = type(result).read(first)
+    assert isinstance(read, type(result)) and read.model_fields_set == result.model_fields_set
+    read.write(second)
+    assert second.read_bytes() == first.read_bytes()
+    assert type(result).read(second) == read
+
+
+def test_a_clustering_reads_back_into_the_same_model(tmp_path: Path) -> None:
+    _, clustering, _ = _results()
+    assert clustering.status == "ok" and clustering.k_verdict is not None and len(clustering.profiles) == 3
+    _round_trip(clustering, tmp_path)
+    clustering.write(tmp_path / "clusters.json")
+    assert Clustering.read(tmp_path / "clusters.json") == clustering  # its numbers are stored rounded already
+
+
+def test_a_ranking_with_its_findings_reads_back_into_the_same_model(tmp_path: Path) -> None:
+    _, _, ranking = _results()
+    assert ranking.analysed and ranking.pick is not None and ranking.findings_correction is not None
+    assert [item.key for item in ranking.findings] == list(findings.CLAIMS)
+    assert ranking.findings[0].bands and isinstance(ranking.findings[0].tests[0], findings.Test)
+    _round_trip(ranking, tmp_path)
+    assert set(ranking.scalars()) >= {"n_configurations", "pick_stability", "silhouette", "findings_supported"}
+
+
+def test_a_skipped_result_writes_only_what_its_step_reached(tmp_path: Path) -> None:
+    clustered, clustering = cluster_benchmark(_configurations().head(2), ["accelerator_count"], CLUSTER,
+                                              benchmark="tiny")
+    _, ranking = rank_benchmark(clustered, clustering, {}, RANK, FINDINGS)
+    assert set(clustering.as_json()) == {"benchmark", "status", "reason", "k", "features", "profiles",
+                                         "diagnostics", "stability_ari"}
+    assert ranking.as_json() == {"benchmark": "tiny", "status": "skipped", "reason": clustering.reason}
+    _round_trip(clustering, tmp_path)
+    _round_trip(ranking, tmp_path)
+
+
+def test_a_stale_or_missing_file_is_a_contract_error(tmp_path: Path) -> None:
+    with pytest.raises(ContractError, match="not found: the rank stage writes it"):
+        Ranking.read(tmp_path / "rank.json")
+    (tmp_path / "clusters.json").write_text('{"benchmark": "x", "status": "ok", "k": 5, "old_key": 1}')
+    with pytest.raises(ContractError, match="old_key: Extra inputs are not permitted"):
+        Clustering.read(tmp_path / "clusters.json")
+    (tmp_path / "clusters.json").write_text('{"benchmark": "x", "status": "ok"}')
+    with pytest.raises(ContractError, match="k: Field required"):
+        Clustering.read(tmp_path / "clusters.json")
+
+
+@pytest.mark.parametrize(("folder", "model"), [(paths.CLUSTERS, Clustering), (paths.RANK, Ranking)])
+def test_the_real_outputs_load_into_the_models_and_are_written_again_byte_for_byte(
+        folder: Path, model: type[Artifact], tmp_path: Path) -> None:
+    files = sorted((ROOT / folder).glob("*.json"))
+    if not files:
+        pytest.skip(f"no {folder}/*.json: run `dvc repro` first")
+    for path in files:
+        result = model.read(path)
+        assert result.benchmark == path.stem
+        result.write(tmp_path / path.name)
+        assert (tmp_path / path.name).read_bytes() == path.read_bytes(), path
