@@ -3,7 +3,8 @@
     python tools/generate_docs.py          # rewrite docs/outputs.md, docs/parameters.md, docs/cli.md
     python tools/generate_docs.py --check  # exit 1 naming the pages that are out of date, write nothing
 
-- docs/outputs.md: every output file and every table's columns, from `pipeline.core.columns`;
+- docs/outputs.md: every output file and every table's columns, from `pipeline.core.columns`, and every field of
+  the typed JSON results (`JSON_RESULTS`) with its type and meaning, from their models' attribute docstrings;
 - docs/parameters.md: every key of params.yaml with its type, constraints, default, the value params.yaml holds
   and its description, from the settings models of `pipeline.settings` (their attribute docstrings);
 - docs/cli.md: the `--help` of every stage and command, from their argparse parsers.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import importlib
 import io
 import os
@@ -33,6 +35,8 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from pipeline.analysis.clustering import Clustering
+from pipeline.analysis.ranking import Ranking
 from pipeline.core.columns import FILES, TABLES
 from pipeline.settings import Settings
 
@@ -52,8 +56,43 @@ def cell(text: object) -> str:
 
 # --- outputs ------------------------------------------------------------------------------------------------------
 
+# The JSON results with a declared model, documented field by field.
+JSON_RESULTS: dict[str, type[BaseModel]] = {"reports/clusters/<b>.json": Clustering, "reports/rank/<b>.json": Ranking}
+
+
+def _record(annotation: object) -> tuple[str, type | None]:
+    """A result field's type as a reader writes it, and the model or dataclass its rows are (None: a value)."""
+    arguments = [argument for argument in typing.get_args(annotation) if argument is not type(None)]
+    origin = typing.get_origin(annotation)
+    inner = arguments[0] if origin in (list, typing.Union, types.UnionType) and len(arguments) == 1 else annotation
+    if isinstance(inner, type) and (issubclass(inner, BaseModel) or dataclasses.is_dataclass(inner)):
+        optional = " or null" if origin in (typing.Union, types.UnionType) else ""
+        return (f"list[{inner.__name__}]" if origin is list else f"{inner.__name__}{optional}"), inner
+    return type_name(annotation), None
+
+
+def _first_paragraph(text: str | None) -> str:
+    return " ".join((text or "").split("\n\n")[0].split())
+
+
+def result_rows(model: type, prefix: str) -> list[str]:
+    """One row per field of `model` (a pydantic model: its attribute docstrings; a dataclass: its fields, the
+    class docstring says what they mean), nested records after their field."""
+    if dataclasses.is_dataclass(model):
+        return [f"| `{prefix}{item.name}` | {cell(type_name(item.type))} | |" for item in dataclasses.fields(model)]
+    rows = []
+    assert issubclass(model, BaseModel)
+    for name, field in model.model_fields.items():
+        shown, inner = _record(field.annotation)
+        meaning = field.description or (_first_paragraph(inner.__doc__) if inner else "")
+        rows.append(f"| `{prefix}{name}` | {cell(shown)} | {cell(meaning)} |")
+        if inner is not None:
+            rows += result_rows(inner, f"{prefix}{name}{'[]' if shown.startswith('list[') else ''}.")
+    return rows
+
+
 def outputs_page() -> str:
-    lines = [HEADER.format(source="pipeline/core/columns.py"),
+    lines = [HEADER.format(source="pipeline/core/columns.py and the result models (JSON_RESULTS)"),
              "# Outputs: every file the pipeline writes, and its columns\n",
              "Column names are stable; `pipeline/core/schemas.py` checks the Parquet tables where each stage writes "
              "and reads them. How the values are computed: [data](data.md), [methods](methods.md), "
@@ -65,6 +104,10 @@ def outputs_page() -> str:
         lines += [f"| `{name}` | {cell(text)} |" for name, text in table.columns.items()]
         if table.note:
             lines += ["", table.note]
+    for path, model in JSON_RESULTS.items():
+        lines += ["", f"## `{path}`", "", f"{_first_paragraph(model.__doc__)} (`{model.__module__}.{model.__name__}`; "
+                  "a field the step did not reach is left out of the file)", "", "| field | type | meaning |",
+                  "|---|---|---|", *result_rows(model, "")]
     return "\n".join(lines) + "\n"
 
 

@@ -501,7 +501,9 @@ class ClusterProfile(Record):
     accelerators_median: float
     """Accelerators per result: median."""
     accelerators_min: float
+    """Accelerators per result: fewest."""
     accelerators_max: float
+    """Accelerators per result: most."""
     families: dict[str, int]
     """Results per accelerator family, the four commonest (by name in the file)."""
     family_share: float
@@ -513,19 +515,27 @@ class ClusterProfile(Record):
     time_to_train_min_median: float | None = None
     """Time to train, minutes (lower: faster): median."""
     time_to_train_min_min: float | None = None
+    """Lowest."""
     time_to_train_min_max: float | None = None
+    """Highest."""
     accelerator_hours_median: float | None = None
     """Accelerator-hours, accelerators x time to train (lower: less hardware time): median."""
     accelerator_hours_min: float | None = None
+    """Lowest."""
     accelerator_hours_max: float | None = None
+    """Highest."""
     scaling_efficiency_median: float | None = None
     """Within-series scaling efficiency (1 = linear, higher: better): median."""
     scaling_efficiency_min: float | None = None
+    """Lowest."""
     scaling_efficiency_max: float | None = None
+    """Highest."""
     round_efficiency_median: float | None = None
     """The round's fewest accelerator-hours / the result's (1 = best of its round): median."""
     round_efficiency_min: float | None = None
+    """Lowest."""
     round_efficiency_max: float | None = None
+    """Highest."""
     description: str
     """The profile in one sentence (`describe`)."""
 

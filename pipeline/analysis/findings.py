@@ -176,6 +176,7 @@ class EfficiencyBand(Record):
     low: float | None
     """Its bootstrap interval (params `findings.alpha`); None with fewer than `findings.min_group` results."""
     high: float | None
+    """Its upper end."""
     share_below_1: float
     """Share of the results below 1 (sublinear), 0 to 1."""
 
@@ -601,17 +602,23 @@ class SuperlinearCase(Record):
     series' base member (`superlinear_cases`)."""
 
     round: str
+    """The round (vX.Y)."""
     submitter: str
+    """The submitter."""
     series: str
+    """The scaling series (one round, one submitter, one system model)."""
     system: str
     """The result's system."""
     accelerators: float
+    """The result's accelerators."""
     time_to_train_min: float
     """Minutes."""
     base_system: str
     """The series' base member: its fewest accelerators, then the fastest."""
     base_accelerators: float
+    """The base member's accelerators."""
     base_time_to_train_min: float
+    """The base member's time to train, minutes."""
     scaling_efficiency: float
     """Speed-up over the base / accelerator ratio (1 = linear; above 1: superlinear)."""
     throughput_scaling: float | None

@@ -181,10 +181,15 @@ class Pick(Record):
     lowest trade-off score, on front 1)."""
 
     round: str
+    """The round (vX.Y)."""
     submitter: str
+    """The submitter."""
     system: str
+    """The system's name as submitted."""
     accelerator_family: str | None
+    """The accelerator family; None when unknown."""
     accelerator_count: float
+    """Accelerators."""
     time_to_train_min: float
     """Minutes."""
     accelerator_hours: float
@@ -379,7 +384,9 @@ class Ranking(Artifact):
     findings_supported: int | None = None
     """Findings supported after the page's correction."""
     findings_contradicted: int | None = None
+    """Findings contradicted after the correction."""
     findings_inconclusive: int | None = None
+    """Findings inconclusive after the correction."""
     findings_supported_raw: int | None = None
     """Findings supported before the correction."""
     findings_tests: int | None = None

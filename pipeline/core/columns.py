@@ -272,17 +272,11 @@ FILES: dict[str, str] = {
                                    "feature's `stability`, `spearman` and `mutual_information`; the `gate` verdict "
                                    "per target with its `reason`; `selected_features` and their "
                                    "`selection_stability`",
-    "reports/clusters/<b>.json": "the clustering inputs (`features`, `feature_source`, `dropped_features` with the "
-                                 "reason), `n_distinct` configurations and `share_repeated`, `profiles` (name, size, "
-                                 "`small`, `family_share`, `links` per vendor, outcome medians and ranges), k = "
-                                 "2..10 `diagnostics`, bootstrap stability, `k_verdict` (`preferred_k`, "
-                                 "`supported_k`), `small_clusters`",
+    "reports/clusters/<b>.json": "the clustering: its inputs, profiles, k diagnostics, stability and k verdict "
+                                 "(every field below)",
     "reports/rank/<b>.csv": "the ranking of `<b>`, over all rounds and within each round",
-    "reports/rank/<b>.json": "the ranking's headline numbers, the latest round's `pick` (its rule and `stability`), "
-                             "the clusters' medians (`clusters`: `efficiency_order`, `trade_off_front`), "
-                             "`most_efficient_cluster`, the published `findings` tested (per finding `verdict` and "
-                             "`verdict_raw`, each test's `n`, `submitters`, `estimate`, `low`, `high`, `p_raw`, "
-                             "`p_adjusted`; `findings_correction`) and the `superlinear` within-series cases",
+    "reports/rank/<b>.json": "the ranking's headline numbers, the latest round's pick, the clusters' standings, the "
+                             "published findings tested and the superlinear cases (every field below)",
     "reports/decide/<b>.json": "decision support: the backtest, next-round forecasts, break-even, trust "
                                "(docs/predictions.md)",
     "reports/decide/<b>.models.json": "the fitted forecast models `predict` and `recommend` answer from "
