@@ -160,6 +160,7 @@ class Finding:
                        **({"bands": self.bands} if self.key == "sublinear" else {})})
 
     def record(self) -> FindingRecord:
+        """rank.json's record of the finding, typed (`as_json` validated)."""
         return FindingRecord.model_validate(self.as_json())
 
 

@@ -46,6 +46,7 @@ class Artifact(Record):
         return self.model_dump(mode="python", exclude_unset=True)
 
     def write(self, path: Path) -> None:
+        """`as_json` to `path`, atomically, as every JSON output is written (`files.write_json`)."""
         write_json(self.as_json(), path)
 
     @classmethod
