@@ -25,6 +25,7 @@ from pipeline.analysis import clustering as cluster
 from pipeline.analysis import decide, findings, importance, price_table
 from pipeline.analysis import ranking as rank
 from pipeline.analysis.efficiency import efficiency_metrics
+from pipeline.analysis.prices import Prices, load_price_table
 from pipeline.core import paths
 from pipeline.core.errors import ParamsError
 from pipeline.core.files import write_csv, write_json, write_parquet
@@ -264,7 +265,7 @@ def render_fixture_site(scratch: Path, energy: bool = False) -> dict[str, str]:
     configurations = fixture_configurations(outputs)
     context = site.site_context(outputs, fixture_results(), fixture_quarantine(), PARAMS,
                                 provenance.provenance(PARAMS, lock=lock, cwd=scratch), fixture_tally(),
-                                inputs.Prices(Path("examples/prices.yaml"), {"A100": 1.5, "H100": 3.0}),
+                                Prices(Path("examples/prices.yaml"), {"A100": 1.5, "H100": 3.0}),
                                 with_energy_columns(configurations) if energy else configurations)
     return site.render_site(context)
 
@@ -521,7 +522,7 @@ def test_cost_per_run_is_accelerator_hours_times_the_price_or_a_public_range_and
     rows = pd.DataFrame({"round": "v3.0", "submitter": ["Acme", "Globex", "Initech"], "system": ["a", "b", "c"],
                          "accelerator_family": ["H100", "A100", unpriced], "accelerator_count": [8, 16, 4],
                          "time_to_train_min": [30.0, 45.0, 90.0], "accelerator_hours": [4.0, 12.0, 6.0]})
-    mine = site._cost_columns(rows, inputs.Prices(Path("mine.yaml"), {"H100": 3.0}))
+    mine = site._cost_columns(rows, Prices(Path("mine.yaml"), {"H100": 3.0}))
     assert mine["cost_low"].tolist()[0] == mine["cost_high"].tolist()[0] == 12.0
     assert mine["cost_text"].tolist()[0] == "12 (your price)"
     public = price_table.cost_range(12.0, "A100")  # the user's file names no A100: the public range
@@ -535,10 +536,10 @@ def test_a_price_file_with_an_unknown_family_is_an_error_listing_the_known_ones(
     prices = tmp_path / "prices.yaml"
     prices.write_text("h100: 3.0\nH10O: 2.0\n", encoding="utf-8")
     with pytest.raises(ParamsError, match=r"unknown accelerator families: H10O; known families: .*H100"):
-        inputs.load_price_table(prices)
+        load_price_table(prices)
     prices.write_text("h100: 3.0\ntpu-V4: 2.0\n", encoding="utf-8")
-    assert inputs.load_price_table(prices).per_hour == {"H100": 3.0, "TPU-v4": 2.0}  # the catalogue's spelling
-    assert inputs.load_price_table(None) is None
+    assert load_price_table(prices).per_hour == {"H100": 3.0, "TPU-v4": 2.0}  # the catalogue's spelling
+    assert load_price_table(None) is None
 
 
 def test_costs_are_labelled_derived_and_the_example_prices_illustrative(pages: dict[str, str]) -> None:

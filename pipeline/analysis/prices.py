@@ -8,13 +8,15 @@ them.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from pipeline.core.errors import UsageError
+from pipeline.core.errors import ParamsError, UsageError
 from pipeline.mlperf.hardware import ACCELERATOR_FAMILIES
 
+EXAMPLE_PRICES = Path("examples/prices.yaml")
 # A malformed price is quoted in the error up to this length (a whole YAML document can sit under one key).
 SHOWN_VALUE_CHARS = 60
 
@@ -48,3 +50,25 @@ def load_prices(path: Path) -> dict[str, float]:
         raise UsageError(f"price file {path} names unknown accelerator families: {', '.join(unknown)}; known "
                          f"families: {', '.join(sorted(known.values(), key=str.casefold))}")
     return {known[family.strip().casefold()]: price for family, price in prices.items()}
+
+
+@dataclass(frozen=True)
+class Prices:
+    """A price table (accelerator family -> price per accelerator-hour) and where it came from."""
+    path: Path
+    per_hour: dict[str, float]
+
+    @property
+    def illustrative(self) -> bool:
+        return self.path.resolve() == EXAMPLE_PRICES.resolve()
+
+
+def load_price_table(path: str | Path | None) -> Prices | None:
+    """`report.prices` from params: None, or a price YAML (`pipeline.analysis.prices.load_prices`: every family
+    must be one the catalogue knows). A problem with the file is a ParamsError, since params named it."""
+    if path is None:
+        return None
+    try:
+        return Prices(Path(path), load_prices(Path(path)))
+    except UsageError as error:
+        raise ParamsError(f"report.prices: {error}") from None

@@ -11,17 +11,14 @@ from typing import Any
 import pandas as pd
 
 from pipeline.analysis.clustering import Clustering
-from pipeline.analysis.prices import load_prices
 from pipeline.analysis.ranking import Ranking
 from pipeline.core import paths
 from pipeline.core.artifacts import read_artifact
-from pipeline.core.errors import ParamsError, UsageError
 from pipeline.report import decide_section
 
 REPORTS, RESULTS, QUARANTINE, TALLY = paths.REPORTS, paths.RESULTS, paths.QUARANTINE, paths.TALLY
 DVC_LOCK = Path("dvc.lock")
 # The one price file the project ships: made-up numbers, so the page labels its costs as illustrative.
-EXAMPLE_PRICES = Path("examples/prices.yaml")
 
 
 @dataclass(frozen=True)
@@ -47,17 +44,6 @@ class BenchmarkOutputs:
         return self.rank.analysed
 
 
-@dataclass(frozen=True)
-class Prices:
-    """A price table (accelerator family -> price per accelerator-hour) and where it came from."""
-    path: Path
-    per_hour: dict[str, float]
-
-    @property
-    def illustrative(self) -> bool:
-        return self.path.resolve() == EXAMPLE_PRICES.resolve()
-
-
 def load_benchmark_outputs(benchmark: str, republished: pd.DataFrame | None = None) -> BenchmarkOutputs:
     """What the stages wrote for `benchmark`, with the results its scope left out as republished."""
     summary = decide_section.load_summary(benchmark)  # read once, for the fragment and the metrics
@@ -77,12 +63,3 @@ def load_tally(path: Path = TALLY) -> pd.DataFrame | None:
     return pd.read_csv(path) if path.is_file() else None
 
 
-def load_price_table(path: str | Path | None) -> Prices | None:
-    """`report.prices` from params: None, or a price YAML (`pipeline.analysis.prices.load_prices`: every family
-    must be one the catalogue knows). A problem with the file is a ParamsError, since params named it."""
-    if path is None:
-        return None
-    try:
-        return Prices(Path(path), load_prices(Path(path)))
-    except UsageError as error:
-        raise ParamsError(f"report.prices: {error}") from None

@@ -14,10 +14,11 @@ import pandas as pd
 from pipeline.analysis import findings
 from pipeline.analysis.clustering import Clustering, ClusterProfile
 from pipeline.analysis.findings import Correction, EfficiencyBand
+from pipeline.analysis.prices import Prices
 from pipeline.analysis.ranking import Pick, latest_round_ranking
 from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report.formatting import FEATURE_LABELS, cluster_colour, round_order
-from pipeline.report.inputs import BenchmarkOutputs, Prices
+from pipeline.report.inputs import BenchmarkOutputs
 from pipeline.report.tables import (
     cluster_profile_rows,
     counts,

@@ -23,10 +23,11 @@ import markupsafe
 import pandas as pd
 
 from pipeline.analysis.price_table import CostRange, cost_range
+from pipeline.analysis.prices import Prices
 from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report import charts
 from pipeline.report.formatting import hardware_name, missing, number, round_order
-from pipeline.report.inputs import BenchmarkOutputs, Prices
+from pipeline.report.inputs import BenchmarkOutputs
 from pipeline.report.sections import benchmark_title, report_context
 
 # The configuration columns of measured power and energy (the features stage's, where a result published a power

@@ -39,8 +39,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = load_settings()
     import pandas as pd
 
+    from pipeline.analysis.prices import load_price_table
     from pipeline.analysis.scope import analysed_benchmarks, read_configurations, republished_left_out
-    from pipeline.report.inputs import load_benchmark_outputs, load_price_table, load_tally
+    from pipeline.report.inputs import load_benchmark_outputs, load_tally
     from pipeline.report.provenance import provenance
     from pipeline.report.sections import findings_correction
     from pipeline.report.site import chart_library, render_site, site_context
