@@ -160,13 +160,17 @@ def scaling_chart(key: str, clustered: pd.DataFrame, decide: dict[str, Any] | No
         x=x, y=y, color=colour, shape=_shape(data, colours),
         opacity=alt.condition(legend, alt.value(0.85), alt.value(0.08)),
         tooltip=TOOLTIP).add_params(legend)]
-    curves, forecasts = forecast_frames(decide, set(data["family"]))
-    if not curves.empty:
-        layers.append(alt.Chart(curves).mark_line(strokeDash=[5, 3], strokeWidth=1.5).encode(
+    bands, forecasts = forecast_frames(decide, set(data["family"]))
+    if not bands.empty:
+        band_tips = [alt.Tooltip("unit:N", title="Forecast"), alt.Tooltip("count:Q", title="Accelerators"),
+                     alt.Tooltip("time:Q", title="Forecast (min)", format=",.3~g"),
+                     alt.Tooltip("low:Q", title="Interval from (min)", format=",.3~g"),
+                     alt.Tooltip("high:Q", title="Interval to (min)", format=",.3~g")]
+        layers.append(alt.Chart(bands).mark_area(opacity=0.12).encode(
+            x=x, y=alt.Y("low:Q", scale=LOG), y2="high:Q", color=colour, detail="unit:N", tooltip=band_tips))
+        layers.append(alt.Chart(bands).mark_line(strokeDash=[5, 3], strokeWidth=1.5).encode(
             x=x, y=y, color=colour, detail="unit:N",
-            opacity=alt.condition(legend, alt.value(0.9), alt.value(0.05)),
-            tooltip=[alt.Tooltip("unit:N", title="Forecast curve"), alt.Tooltip("count:Q", title="Accelerators"),
-                     alt.Tooltip("time:Q", title="Curve (min)", format=",.3~g")]))
+            opacity=alt.condition(legend, alt.value(0.9), alt.value(0.05)), tooltip=band_tips))
     if not forecasts.empty:
         tips = [alt.Tooltip("unit:N", title="Next-round forecast"), alt.Tooltip("count:Q", title="Accelerators"),
                 alt.Tooltip("time:Q", title="Forecast (min)", format=",.3~g"),
@@ -178,30 +182,145 @@ def scaling_chart(key: str, clustered: pd.DataFrame, decide: dict[str, Any] | No
             opacity=alt.condition(legend, alt.value(0.6), alt.value(0.05))))
         layers.append(alt.Chart(forecasts).mark_point(shape="triangle-down", size=FRONT_SIZE, filled=True).encode(
             x=x, y=y, color=colour, tooltip=tips, opacity=alt.condition(legend, alt.value(1), alt.value(0.05))))
-    reading = ("Each family's latest results (dots), the forecast curve (dashed) and the next round's forecast "
-               "with its interval (triangle and bar)" if not forecasts.empty else
-               "Each family's results in its latest round; no forecast for this benchmark")
-    return Chart(key, "Time to train against accelerators, by family", reading + ".",
+    reading = ("Each family's latest results (dots), the next round's forecast (dashed) with its interval (band, "
+               "wider outside the published counts) and at the largest count (triangle and bar)"
+               if not forecasts.empty else "Each family's results in its latest round; no forecast for this benchmark")
+    return Chart(key, "Time to train against accelerators, by family, with the next round's forecast", reading + ".",
                  f"Scatter plot, log scales: time to train in minutes against the number of accelerators for "
                  f"{len(data)} {model} results, one colour per accelerator family"
-                 + (f", with forecast curves for {curves['unit'].nunique()} families." if not curves.empty else "."),
+                 + (f", with forecast bands for {bands['unit'].nunique()} families." if not bands.empty else "."),
                  _spec(alt.layer(*layers).properties(width="container", height=HEIGHT)))
 
 
 def forecast_frames(decide: dict[str, Any] | None, families: set[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """From decide.json (`summary`): the forecast curve of each family shown, as (unit, family, count, time) at
-    its published counts, and its next-round forecast (unit, family, count, time, low, high, trusted)."""
+    """From decide.json (`summary`): the forecast band of each family shown, as (unit, family, count, time, low,
+    high) from half its smallest to twice its largest published count, and its next-round forecast at its largest
+    count (unit, family, count, time, low, high, trusted)."""
     if not decide or decide.get("status") != "ok":
         return pd.DataFrame(), pd.DataFrame()
-    curves = [{"unit": _unit(u), "family": u["family"], "count": row["accelerator_count"],
-               "time": row["model_time_min"]}
-              for u in decide.get("units", []) if u["family"] in families for row in u.get("doubling", [])
-              if row.get("model_time_min") is not None]
+    bands = [{"unit": _unit(u), "family": u["family"], "count": row["accelerator_count"],
+              "time": _short(row["predicted_min"]), "low": _short(row["low_min"]), "high": _short(row["high_min"])}
+             for u in decide.get("units", []) if u["family"] in families for row in u.get("band", [])]
     forecasts = [{"unit": _unit({"family": f["accelerator"], "form_factor": f["form_factor"]}),
                   "family": f["accelerator"], "count": f["count"], "time": f["predicted_min"], "low": f["low_min"],
                   "high": f["high_min"], "trusted": "yes" if f["trusted"] else "no"}
                  for f in decide.get("forecasts", []) if f["accelerator"] in families]
-    return pd.DataFrame(curves), pd.DataFrame(forecasts)
+    return pd.DataFrame(bands), pd.DataFrame(forecasts)
+
+
+def _short(value: float | None) -> float | None:
+    """Four significant digits: finer than any axis or tooltip shows, and a third of the page's bytes."""
+    return None if value is None else float(f"{value:.4g}")
+
+
+def break_even_frames(decide: dict[str, Any] | None,
+                      families: set[str]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """From decide.json: per unit of the families shown, its curve's and its observed scaling efficiency at each
+    published count (unit, family, count, curve, observed, results) and its break-even (unit, family, count,
+    agreement, note; only where the curve crosses the floor within EXTRAPOLATION_LIMIT times its largest count)."""
+    from pipeline.analysis.decide import EXTRAPOLATION_LIMIT
+
+    if not decide or decide.get("status") != "ok":
+        return pd.DataFrame(), pd.DataFrame(), pd.DataFrame()
+    units = [u for u in decide.get("units", []) if u["family"] in families]
+    curves = [{"unit": _unit(u), "family": u["family"], "count": row["accelerator_count"],
+               "curve": _short(row["model_efficiency"]), "observed": _short(row["observed_efficiency"]),
+               "results": row["n_results"]} for u in units for row in u["doubling"]]
+    crossings = [{"unit": _unit(u), "family": u["family"], "count": _short(u["break_even_count"]),
+                  "agreement": {"agree": "yes", "disagree": "no"}.get(u["break_even_agreement"], "not measured"),
+                  "note": u["break_even_note"]} for u in units
+                 if u["break_even_count"] is not None and u["break_even_count"] <= EXTRAPOLATION_LIMIT * u["count_max"]]
+    curve_frame = pd.DataFrame(curves)
+    return curve_frame, curve_frame.dropna(subset=["observed"]) if curves else curve_frame, pd.DataFrame(crossings)
+
+
+def break_even_chart(key: str, decide: dict[str, Any] | None, families: Sequence[str], colours: dict[str, str],
+                     model: str) -> Chart | None:
+    """Scaling efficiency against accelerators per family: the forecast curve's (line), the published results'
+    median (dots), the floor (`decide.efficiency_floor`, dotted) and where the curve crosses it (cross, with
+    whether the data agree). None without decide's units."""
+    curves, observed, crossings = break_even_frames(decide, set(families))
+    if curves.empty or decide is None:
+        return None
+    floor = float(decide["efficiency_floor"])
+    legend = _legend_filter(key)
+    colour = _colour(curves, colours)
+    opacity = alt.condition(legend, alt.value(0.9), alt.value(0.06))
+    x = alt.X("count:Q", scale=LOG, title="Accelerators")
+    y = alt.Y("curve:Q", title="Scaling efficiency (1 = linear)")
+    layers = [
+        alt.Chart(curves).mark_line(strokeWidth=1.5).encode(
+            x=x, y=y, color=colour, detail="unit:N", opacity=opacity,
+            tooltip=[alt.Tooltip("unit:N", title="Curve"), alt.Tooltip("count:Q", title="Accelerators"),
+                     alt.Tooltip("curve:Q", title="Curve efficiency", format=".2f")]).add_params(legend),
+        alt.Chart(observed).mark_point(filled=True, size=POINT_SIZE).encode(
+            x=x, y=alt.Y("observed:Q"), color=colour, shape=_shape(observed, colours), opacity=opacity,
+            tooltip=[alt.Tooltip("unit:N", title="Family"), alt.Tooltip("count:Q", title="Accelerators"),
+                     alt.Tooltip("observed:Q", title="Observed efficiency (median)", format=".2f"),
+                     alt.Tooltip("results:Q", title="Results")]),
+        alt.Chart(pd.DataFrame({"floor": [floor]})).mark_rule(strokeDash=[2, 3], color="#000000").encode(
+            y="floor:Q", tooltip=[alt.Tooltip("floor:Q", title="Efficiency floor (decide.efficiency_floor)")])]
+    if not crossings.empty:
+        layers.append(alt.Chart(crossings.assign(floor=floor)).mark_point(
+            shape="cross", size=FRONT_SIZE, filled=True, stroke="#000000", strokeWidth=0.8).encode(
+            x=x, y="floor:Q", color=colour, opacity=opacity,
+            tooltip=[alt.Tooltip("unit:N", title="Break-even of"), alt.Tooltip("count:Q", title="Accelerators"),
+                     alt.Tooltip("agreement:N", title="Curve and data agree"),
+                     alt.Tooltip("note:N", title="How")]))
+    return Chart(key, "Where more accelerators stop paying (break-even)",
+                 f"Each family's forecast curve (line) and its published results (dots, median per count): the cross "
+                 f"is where the curve falls below the floor of {floor:g}; the table below says whether the data "
+                 f"agree.",
+                 f"Line and dot chart, log count axis: scaling efficiency against the number of accelerators for "
+                 f"{curves['unit'].nunique()} {model} families, with the efficiency floor {floor:g} and "
+                 f"{len(crossings)} break-even points.",
+                 _spec(alt.layer(*layers).properties(width="container", height=HEIGHT)))
+
+
+def backtest_chart(key: str, decide: dict[str, Any] | None, model: str) -> Chart | None:
+    """The backtest: each result forecast from the rounds before its own (decide.json's `backtest_points`)
+    against its published time, coloured by the round forecast; the diagonal is an exact forecast. None without
+    points."""
+    points = (decide or {}).get("backtest_points") or []
+    if not points:
+        return None
+    data = pd.DataFrame({"round": [p["fold"] for p in points],
+                         "family": [_unit({"family": p["accelerator_family"], "form_factor": p["form_factor"]})
+                                    for p in points],
+                         "submitter": [p["submitter"] for p in points], "system": [p["system"] for p in points],
+                         "count": [p["accelerator_count"] for p in points],
+                         "time": [_short(p["time_to_train_min"]) for p in points],
+                         "forecast": [_short(p["predicted_min"]) for p in points],
+                         "low": [_short(p["low_min"]) for p in points], "high": [_short(p["high_min"]) for p in points],
+                         "trusted": ["yes" if p["trusted"] else "no" for p in points]})
+    rounds = sorted(data["round"].unique(), key=_round_key)
+    legend = alt.selection_point(name=f"{key}_round_legend", fields=["round"], bind="legend")
+    span = [float(min(data["time"].min(), data["forecast"].min())), float(max(data["time"].max(),
+                                                                           data["forecast"].max()))]
+    x = alt.X("time:Q", scale=LOG, title="Published time to train (min)")
+    chart = alt.layer(
+        alt.Chart(pd.DataFrame({"time": span, "forecast": span})).mark_line(color="#000000", strokeWidth=1).encode(
+            x=x, y=alt.Y("forecast:Q", scale=LOG)),
+        alt.Chart(data).mark_point(filled=True, size=POINT_SIZE).encode(
+            x=x, y=alt.Y("forecast:Q", scale=LOG, title="Forecast from earlier rounds (min)"),
+            color=alt.Color("round:N", title="Round forecast", sort=rounds,
+                            scale=alt.Scale(domain=rounds, range=[FAMILY_PALETTE[i % len(FAMILY_PALETTE)]
+                                                                  for i in range(len(rounds))]),
+                            legend=alt.Legend(orient="bottom")),
+            opacity=alt.condition(legend, alt.value(0.85), alt.value(0.06)),
+            tooltip=[alt.Tooltip("round:N", title="Round forecast"), alt.Tooltip("family:N", title="Accelerator"),
+                     alt.Tooltip("submitter:N", title="Submitter"), alt.Tooltip("system:N", title="System"),
+                     alt.Tooltip("count:Q", title="Accelerators", format=",d"),
+                     alt.Tooltip("time:Q", title="Published (min)", format=",.3~g"),
+                     alt.Tooltip("forecast:Q", title="Forecast (min)", format=",.3~g"),
+                     alt.Tooltip("low:Q", title="Interval from (min)", format=",.3~g"),
+                     alt.Tooltip("high:Q", title="Interval to (min)", format=",.3~g"),
+                     alt.Tooltip("trusted:N", title="Trusted")]).add_params(legend))
+    return Chart(key, "Forecast against published time, each round from the rounds before it",
+                 "On the diagonal the forecast was exact; above it too slow, below it too fast.",
+                 f"Scatter plot, log scales: {len(data)} {model} results of {len(rounds)} rounds, each forecast "
+                 f"from earlier rounds as predict would have answered, against its published time.",
+                 _spec(chart.properties(width="container", height=HEIGHT)))
 
 
 def _unit(unit: dict[str, Any]) -> str:

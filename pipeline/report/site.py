@@ -155,7 +155,10 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
     sections = {section["id"]: section for section in shared["sections"]}
     pages = [benchmark_context(item, sections[item.benchmark], views.get(item.benchmark), colours)
              for item in outputs]
+    backtest = {item.benchmark: charts.backtest_chart(f"{item.benchmark}_backtest", item.decide_summary,
+                                                      sections[item.benchmark]["model"]) for item in outputs}
     return {**shared, "newest": newest, "today": today, "colours": colours,
+            "backtest_charts": {name: embed(chart) for name, chart in backtest.items() if chart is not None},
             "comparison": None if comparison.empty else embed(
                 charts.family_comparison_chart("family_comparison", comparison, colours, str(newest))),
             "comparison_rows": [{**row, "median": number(row["median"], "ratio"), "low": number(row["low"], "ratio"),
@@ -167,9 +170,11 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
 
 def benchmark_context(outputs: BenchmarkOutputs, section: dict[str, Any], view: dict[str, Any] | None,
                       colours: Mapping[str, str]) -> dict[str, Any]:
-    """One benchmark page: its section (sections.benchmark_section), its newest round's view and its charts."""
+    """One benchmark page: its section (sections.benchmark_section), its newest round's view, its charts and the
+    break-even chart of its forecast section."""
     page = {**section, "page": benchmark_page(outputs.benchmark), "current": current(outputs), "view": view,
-            "charts": [], "last_round": getattr(BY_ID.get(outputs.benchmark), "last_round", None)}
+            "charts": [], "break_even_chart": None,
+            "last_round": getattr(BY_ID.get(outputs.benchmark), "last_round", None)}
     if not outputs.analysed or view is None:
         return page
     key, model = outputs.benchmark, section["model"]
@@ -178,7 +183,10 @@ def benchmark_context(outputs: BenchmarkOutputs, section: dict[str, Any], view: 
              charts.progress_chart(f"{key}_progress", outputs.clustered, dict(colours), model),
              charts.cost_chart(f"{key}_cost", _chart_rows(view["rows"]), dict(colours), view["round"]),
              charts.energy_chart(f"{key}_energy", _chart_rows(view["rows"]), dict(colours), model)]
-    return {**page, "charts": [embed(chart) for chart in drawn if chart is not None]}
+    families = list(dict.fromkeys(outputs.clustered["accelerator_family"].dropna().astype(str)))
+    break_even = charts.break_even_chart(f"{key}_break_even", outputs.decide_summary, families, dict(colours), model)
+    return {**page, "charts": [embed(chart) for chart in drawn if chart is not None],
+            "break_even_chart": None if break_even is None else embed(break_even)}
 
 
 def _chart_rows(rows: pd.DataFrame) -> pd.DataFrame:

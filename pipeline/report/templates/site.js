@@ -71,7 +71,7 @@
 
   // Charts: where a chart is narrow (a phone), legends in two columns and labels and titles cut to fit; a failure
   // is logged, the text alternative stays.
-  for (const element of document.querySelectorAll("div.vega[data-spec]")) {
+  function draw(element) {
     const spec = JSON.parse(document.getElementById(element.dataset.spec).textContent);
     const width = element.clientWidth;
     if (width < 600) {
@@ -84,6 +84,21 @@
     }
     window.vegaEmbed(element, spec, { actions: false, renderer: "svg" })
       .catch((error) => console.error(`chart ${element.id}: ${error}`));
+  }
+
+  // A chart inside a closed <details> has no width yet: it is drawn when the details first open.
+  for (const element of document.querySelectorAll("div.vega[data-spec]")) {
+    const closed = element.closest("details:not([open])");
+    if (!closed) {
+      draw(element);
+      continue;
+    }
+    closed.addEventListener("toggle", () => {
+      if (closed.open && !element.dataset.drawn) {
+        element.dataset.drawn = "yes";
+        draw(element);
+      }
+    });
   }
 
   function openLinkedDetails() {
