@@ -805,10 +805,15 @@ def test_energy_shows_where_measured_and_nothing_changes_without_the_columns(tmp
     with_energy = render_fixture_site(tmp_path, energy=True)
     headline = with_energy[site.benchmark_page(HEADLINE)]
     assert "Energy per run (kWh)" in headline and f'id="{HEADLINE}_energy"' in headline
-    assert "12.5" in page_text(headline)
+    assert "12.5 (node wall power)" in page_text(headline)  # each energy figure with its measurement point
+    # the energy view: every measured result named (round, submitter, system), the derived figures labelled
+    assert 'id="energy"' in headline and "W per accelerator (derived)" in headline
+    assert "derived, not an MLPerf result" in headline and "650" in page_text(headline) and "93%" in page_text(headline)
+    assert 'id="energy"' not in with_energy[site.benchmark_page(OTHER)]
     assert "Energy per run (kWh)" not in with_energy[site.benchmark_page(OTHER)]  # no measurement there
     # without the columns (or with them all empty) the pages are as they were
-    assert "Energy" not in headline_page(pages) and f'id="{HEADLINE}_energy"' not in headline_page(pages)
+    plain = headline_page(pages)
+    assert "Energy" not in plain and 'id="energy"' not in plain and f'id="{HEADLINE}_energy"' not in plain
     configurations = fixture_configurations(fixture_outputs(tmp_path / "again"))
     empty = configurations.assign(**dict.fromkeys(site.ENERGY_COLUMNS, np.nan))
     assert site.with_energy(analysed_outputs(HEADLINE, 60, 0, tmp_path).ranking, empty, HEADLINE).columns.tolist() == \
@@ -871,3 +876,16 @@ def test_a_benchmark_page_speaks_plainly_until_its_long_tables(pages: dict[str, 
         top = page_text(page_html[:page_html.index('id="results"')])
         assert [word for word in JARGON if word in top] == [], benchmark
     assert "silhouette" in page_text(pages[site.METHODS]).lower() and "Holm" in pages[site.METHODS]
+
+
+def test_the_family_comparison_has_a_bootstrap_interval_of_the_median() -> None:
+    values = np.array([0.2, 0.4, 0.5, 0.6, 0.9])
+    low, high = site.median_interval(values)
+    assert 0.2 <= low <= 0.5 <= high <= 0.9 and low < high
+    assert site.median_interval(values) == (low, high)  # seeded: the page is the same on every run
+    assert site.median_interval(np.array([0.7])) == (0.7, 0.7)  # one result: no interval
+    view = {"model": "BERT", "rows": pd.DataFrame({"accelerator_family": ["A", "A", "A", "B"],
+                                                  "round_efficiency": [0.2, 0.5, 0.9, 1.0]})}
+    rows = site.family_comparison([view]).set_index("family")
+    assert rows.loc["A", "median"] == 0.5 and rows.loc["A", "ci_low"] <= 0.5 <= rows.loc["A", "ci_high"]
+    assert (rows.loc["B", "ci_low"], rows.loc["B", "ci_high"], rows.loc["B", "n"]) == (1.0, 1.0, 1)

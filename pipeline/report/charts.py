@@ -156,10 +156,15 @@ def scaling_chart(key: str, clustered: pd.DataFrame, decide: dict[str, Any] | No
     colour = _colour(data, colours)
     x = alt.X("count:Q", scale=LOG, title="Accelerators")
     y = alt.Y("time:Q", scale=LOG, title="Time to train (min)")
-    layers = [alt.Chart(data).mark_point(filled=True, size=POINT_SIZE).encode(
+    points = alt.Chart(data).mark_point(filled=True, size=POINT_SIZE).encode(
         x=x, y=y, color=colour, shape=_shape(data, colours),
         opacity=alt.condition(legend, alt.value(0.85), alt.value(0.08)),
-        tooltip=TOOLTIP).add_params(legend)]
+        tooltip=TOOLTIP).add_params(legend)
+    rounds = sorted(data["round"].unique(), key=_round_key, reverse=True)
+    if len(rounds) > 1:  # families' latest rounds differ: a reader can keep one round's results
+        selector = _round_selector(key, rounds)
+        points = points.add_params(selector).transform_filter(f"{key}_round == 'all' || datum.round == {key}_round")
+    layers = [points]
     bands, forecasts = forecast_frames(decide, set(data["family"]))
     if not bands.empty:
         band_tips = [alt.Tooltip("unit:N", title="Forecast"), alt.Tooltip("count:Q", title="Accelerators"),
@@ -393,33 +398,49 @@ def cost_chart(key: str, rows: pd.DataFrame, colours: dict[str, str], round_: st
 
 
 def energy_chart(key: str, rows: pd.DataFrame, colours: dict[str, str], model: str) -> Chart | None:
-    """Measured energy per training run against time to train, for the results with `energy_kwh`."""
+    """Measured energy to train against time to train, for the results of `rows` with `energy_kwh` (columns as
+    TOOLTIP's plus `energy_text`, the measurement point and the derived power columns); a round selector where
+    rounds mix."""
     if "energy_kwh" not in rows:
         return None
     data = rows[rows["energy_kwh"].notna()].reset_index(drop=True)
     if data.empty:
         return None
+    data = data.assign(power_per_accelerator_w=data["power_per_accelerator_w"].round(0),
+                       power_share_of_tdp=data["power_share_of_tdp"].round(3))
+    rounds = sorted(data["round"].unique(), key=_round_key, reverse=True)
     legend = _legend_filter(key)
-    chart = alt.Chart(data).mark_point(filled=True, size=POINT_SIZE).encode(
-        x=alt.X("energy_kwh:Q", scale=LOG, title="Energy per training run (kWh, measured)"),
+    chart = alt.Chart(data[["submitter", "system", "round", "family", "count", "time", "hours", "energy_kwh",
+                            "energy_text", "power_measurement", "power_per_accelerator_w",
+                            "power_share_of_tdp"]]).mark_point(filled=True, size=FRONT_SIZE).encode(
+        x=alt.X("energy_kwh:Q", scale=LOG, title="Energy to train (kWh, measured)"),
         y=alt.Y("time:Q", scale=LOG, title="Time to train (min)"),
         color=_colour(data, colours), shape=_shape(data, colours),
         opacity=alt.condition(legend, alt.value(0.9), alt.value(0.06)),
-        tooltip=[*TOOLTIP, alt.Tooltip("energy_kwh:Q", title="Energy (kWh)", format=",.3~g")]).add_params(legend)
-    return Chart(key, "Energy of a training run (where measured)",
-                 "Left is less energy, low is faster; only results that published a power measurement appear.",
+        tooltip=[*TOOLTIP, alt.Tooltip("energy_text:N", title="Energy (kWh, measurement point)"),
+                 alt.Tooltip("power_per_accelerator_w:Q", title="W per accelerator (derived)", format=",d"),
+                 alt.Tooltip("power_share_of_tdp:Q", title="Share of TDP (derived)", format=".0%")]).add_params(legend)
+    if len(rounds) > 1:
+        selector = _round_selector(key, rounds)
+        chart = chart.add_params(selector).transform_filter(f"{key}_round == 'all' || datum.round == {key}_round")
+    return Chart(key, "Energy to train, where a result measured it",
+                 "Left is less energy, low is faster; each point is one MLPerf result with a power measurement "
+                 "(the AC figure where the same runs were also measured at DC).",
                  f"Scatter plot, log scales: time to train against measured energy in kWh for {len(data)} {model} "
-                 f"results.", _spec(chart.properties(width="container", height=HEIGHT)))
+                 f"results in {len(rounds)} round{'s' if len(rounds) != 1 else ''}.",
+                 _spec(chart.properties(width="container", height=HEIGHT)))
 
 
 def family_comparison_chart(key: str, rows: pd.DataFrame, colours: dict[str, str], round_: str) -> Chart:
     """Per current benchmark and accelerator family: the median hardware efficiency of its results in `round_`
-    (point) and the range from its least to its most efficient result (bar). `rows`: benchmark, family, n,
-    median, low, high."""
+    (diamond) with its 95% bootstrap interval over the results (thick bar) and the range from its least to its most
+    efficient result (thin line). `rows`: benchmark, family, n, median, ci_low, ci_high, low, high."""
     legend = _legend_filter(key)
     colour = _colour(rows, colours)
     tips = [alt.Tooltip("benchmark:N", title="Benchmark"), alt.Tooltip("family:N", title="Accelerator"),
             alt.Tooltip("n:Q", title="Results"), alt.Tooltip("median:Q", title="Median efficiency", format=".2f"),
+            alt.Tooltip("ci_low:Q", title="95% interval of the median from", format=".2f"),
+            alt.Tooltip("ci_high:Q", title="95% interval of the median to", format=".2f"),
             alt.Tooltip("low:Q", title="Least efficient", format=".2f"),
             alt.Tooltip("high:Q", title="Most efficient", format=".2f")]
     order = list(dict.fromkeys(rows["benchmark"]))  # the benchmarks in the page's order, each's best family first
@@ -429,17 +450,21 @@ def family_comparison_chart(key: str, rows: pd.DataFrame, colours: dict[str, str
     y = alt.Y("row:N", title=None, sort=list(rows["row"]))
     opacity = alt.condition(legend, alt.value(0.95), alt.value(0.06))
     chart = alt.layer(
-        alt.Chart(rows).mark_rule(strokeWidth=2).encode(
-            x=alt.X("low:Q", scale=alt.Scale(domain=[0, 1]),
-                    title="Hardware efficiency (1 = best of its round)"),
-            x2="high:Q", y=y, color=colour, opacity=opacity, tooltip=tips),
-        alt.Chart(rows).mark_point(filled=True, size=POINT_SIZE, shape="diamond").encode(
+        alt.Chart(rows).mark_rule(strokeWidth=1).encode(
+            x=alt.X("low:Q", scale=alt.Scale(domain=[0, 1]), title="Hardware efficiency (1 = best of its round)"),
+            x2="high:Q", y=y, color=colour, opacity=alt.condition(legend, alt.value(0.45), alt.value(0.04)),
+            tooltip=tips),
+        alt.Chart(rows).mark_rule(strokeWidth=5).encode(
+            x="ci_low:Q", x2="ci_high:Q", y=y, color=colour, opacity=opacity, tooltip=tips),
+        alt.Chart(rows).mark_point(filled=True, size=POINT_SIZE, shape="diamond", stroke="#000000",
+                                   strokeWidth=0.6).encode(
             x="median:Q", y=y, color=colour, opacity=opacity, tooltip=tips)).add_params(legend)
     height = max(160, 18 * len(rows))
     return Chart(key, f"Which accelerators train efficiently in {round_}, across benchmarks",
-                 "Right is better: the diamond is the family's median result, the bar runs from its least to its "
+                 "Right is better: the diamond is the family's median result, the thick bar its 95% bootstrap "
+                 "interval over the family's results (none for a single result), the thin line its least to its "
                  "most efficient result.",
-                 f"Dot and range plot: for each of {rows['benchmark'].nunique()} current benchmarks, the hardware "
-                 f"efficiency of each accelerator family's results in {round_} (median and range, {len(rows)} "
-                 f"family-benchmark pairs).",
+                 f"Dot and interval plot: for each of {rows['benchmark'].nunique()} current benchmarks, the hardware "
+                 f"efficiency of each accelerator family's results in {round_} (median, 95% bootstrap interval of "
+                 f"the median and range, {len(rows)} family-benchmark pairs).",
                  _spec(chart.properties(width="container", height=height)))
