@@ -4,6 +4,7 @@
   "use strict";
 
   const isBlank = (key) => key === null || key === "";
+  const LONG_TABLE = 12;  // rows beyond which a table gets a search box
 
   function sortTable(table, header) {
     const index = header.cellIndex;
@@ -34,6 +35,20 @@
     for (const header of table.tHead.rows[0].cells) {
       header.querySelector("button").addEventListener("click", () => sortTable(table, header));
     }
+  }
+
+  // A long sortable table without its own search box gets one (the methods page's per-benchmark tables).
+  let searchCount = 0;
+  for (const table of document.querySelectorAll("table.sortable")) {
+    if (table.tBodies[0].rows.length <= LONG_TABLE || document.querySelector(`input[data-filter="${table.id}"]`)) continue;
+    searchCount += 1;
+    if (!table.id) table.id = `long-table-${searchCount}`;
+    const tools = document.createElement("div");
+    tools.className = "table-tools";
+    tools.innerHTML = `<label for="${table.id}-filter">Search</label>` +
+      `<input type="search" id="${table.id}-filter" data-filter="${table.id}" autocomplete="off">` +
+      `<span class="row-count" id="${table.id}-count" aria-live="polite"></span>`;
+    (table.closest(".table-wrap") || table).before(tools);
   }
 
   for (const input of document.querySelectorAll("input[data-filter]")) {
