@@ -171,8 +171,9 @@ def scaling_chart(key: str, clustered: pd.DataFrame, decide: dict[str, Any] | No
                      alt.Tooltip("time:Q", title="Forecast (min)", format=",.3~g"),
                      alt.Tooltip("low:Q", title="Interval from (min)", format=",.3~g"),
                      alt.Tooltip("high:Q", title="Interval to (min)", format=",.3~g")]
-        layers.append(alt.Chart(bands).mark_area(opacity=0.12).encode(
-            x=x, y=alt.Y("low:Q", scale=LOG), y2="high:Q", color=colour, detail="unit:N", tooltip=band_tips))
+        layers.append(alt.Chart(bands).mark_area().encode(
+            x=x, y=alt.Y("low:Q", scale=LOG), y2="high:Q", color=colour, detail="unit:N", tooltip=band_tips,
+            opacity=alt.condition(legend, alt.value(0.12), alt.value(0.02))))
         layers.append(alt.Chart(bands).mark_line(strokeDash=[5, 3], strokeWidth=1.5).encode(
             x=x, y=y, color=colour, detail="unit:N",
             opacity=alt.condition(legend, alt.value(0.9), alt.value(0.05)), tooltip=band_tips))
@@ -259,7 +260,7 @@ def break_even_chart(key: str, decide: dict[str, Any] | None, families: Sequence
             tooltip=[alt.Tooltip("unit:N", title="Curve"), alt.Tooltip("count:Q", title="Accelerators"),
                      alt.Tooltip("curve:Q", title="Curve efficiency", format=".2f")]).add_params(legend),
         alt.Chart(observed).mark_point(filled=True, size=POINT_SIZE).encode(
-            x=x, y=alt.Y("observed:Q"), color=colour, shape=_shape(observed, colours), opacity=opacity,
+            x=x, y=alt.Y("observed:Q"), color=colour, opacity=opacity,
             tooltip=[alt.Tooltip("unit:N", title="Family"), alt.Tooltip("count:Q", title="Accelerators"),
                      alt.Tooltip("observed:Q", title="Observed efficiency (median)", format=".2f"),
                      alt.Tooltip("results:Q", title="Results")]),
@@ -272,10 +273,9 @@ def break_even_chart(key: str, decide: dict[str, Any] | None, families: Sequence
             tooltip=[alt.Tooltip("unit:N", title="Break-even of"), alt.Tooltip("count:Q", title="Accelerators"),
                      alt.Tooltip("agreement:N", title="Curve and data agree"),
                      alt.Tooltip("note:N", title="How")]))
-    return Chart(key, "Where more accelerators stop paying (break-even)",
+    return Chart(key, "Scaling efficiency against accelerators, with the floor",
                  f"Each family's forecast curve (line) and its published results (dots, median per count): the cross "
-                 f"is where the curve falls below the floor of {floor:g}; the table below says whether the data "
-                 f"agree.",
+                 f"is where the curve falls below the floor of {floor:g}; below the chart, whether the data agree.",
                  f"Line and dot chart, log count axis: scaling efficiency against the number of accelerators for "
                  f"{curves['unit'].nunique()} {model} families, with the efficiency floor {floor:g} and "
                  f"{len(crossings)} break-even points.",
