@@ -33,7 +33,7 @@ def break_even_text(unit: dict[str, Any]) -> str:
     if count is None or count > EXTRAPOLATION_LIMIT * largest:
         return (f"not below the floor up to {number(EXTRAPOLATION_LIMIT * largest)} "
                 f"({EXTRAPOLATION_LIMIT:g}× the largest published)")
-    return f"{count:.0f}{' (extrapolated)' if unit['break_even_beyond_published'] else ''}"
+    return f"{number(round(count))}{' (extrapolated)' if unit['break_even_beyond_published'] else ''}"
 
 
 def _trust_text(trusted: bool, reasons: list[str]) -> str:
@@ -44,7 +44,7 @@ def _break_even_table(units: list[dict[str, Any]]) -> dict[str, Any]:
     records = [{**u, "unit": _unit_name(u["family"], u["form_factor"]), "model": break_even_text(u),
                 "observed": u["observed_first_count_below_floor"] or "none",
                 "published": f"{number(u['count_min'])} to {number(u['count_max'])}",
-                "slopes": f"{u['slope_at_count_min']:.2f} to {u['slope_at_count_max']:.2f}",
+                "slopes": f"{number(u['slope_at_count_min'], 'ratio')} to {number(u['slope_at_count_max'], 'ratio')}",
                 "trust": "yes" if u["trusted"] else "no", "agreement": agreement_text(u)} for u in units]
     return table(records, [
         Column("unit", "Family", numeric=False, style=None), Column("n_points", "Results"),
