@@ -451,7 +451,7 @@ def family_comparison_chart(key: str, rows: pd.DataFrame, colours: dict[str, str
     opacity = alt.condition(legend, alt.value(0.95), alt.value(0.06))
     chart = alt.layer(
         alt.Chart(rows).mark_rule(strokeWidth=1).encode(
-            x=alt.X("low:Q", scale=alt.Scale(domain=[0, 1]), title="Hardware efficiency (1 = best of its round)"),
+            x=alt.X("low:Q", scale=alt.Scale(domain=[0, 1]), title="Hardware efficiency (1 = best)"),
             x2="high:Q", y=y, color=colour, opacity=alt.condition(legend, alt.value(0.45), alt.value(0.04)),
             tooltip=tips),
         alt.Chart(rows).mark_rule(strokeWidth=5).encode(

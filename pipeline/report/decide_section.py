@@ -97,7 +97,7 @@ def _forecasts_table(forecasts: list[dict[str, Any]], interval_pct: str) -> dict
 
 def _comparison_table(first: str, key: str, records: list[dict[str, Any]], interval_pct: str) -> dict[str, Any]:
     """predict's answers against the naive rule (`forecast.compare` records), one row per `key` (a round or a
-    family)."""
+    family); the trusted and untrusted answers' 90th percentiles are in the text above it (fewer columns fit)."""
     rows = [{**record, "winner": "no naive forecast" if not record["common_n"]
              else "naive rule" if record["better"] == NAIVE_METHOD else "forecast"} for record in records]
     return table(rows, [
@@ -108,9 +108,7 @@ def _comparison_table(first: str, key: str, records: list[dict[str, Any]], inter
         Column("common_n", "Forecast by both"),
         Column("common_answer_median_ape_pct", "Forecast median (both)", style="percent"),
         Column("common_naive_median_ape_pct", "Naive median (both)", style="percent"),
-        Column("trusted_n", "Trusted"), Column("trusted_p90_ape_pct", "Trusted 90th percentile", style="percent"),
-        Column("untrusted_p90_ape_pct", "Untrusted 90th percentile", style="percent"),
-        Column("winner", "Better", numeric=False, style=None)])
+        Column("trusted_n", "Trusted"), Column("winner", "Better", numeric=False, style=None)])
 
 
 def _kinds_table(kinds: list[dict[str, Any]], interval_pct: str) -> dict[str, Any]:

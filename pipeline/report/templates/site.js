@@ -95,7 +95,7 @@
       const stacked = { bottom: { anchor: "start", direction: "vertical" } };
       spec.config = { ...config, legend: { ...(config.legend || {}), columns: 2, layout: stacked },
                       axis: { ...(config.axis || {}), titleLimit: width - 70 },
-                      axisY: { ...(config.axisY || {}), labelLimit: Math.round(width / 3) } };
+                      axisY: { ...(config.axisY || {}), labelLimit: Math.round(width * 0.42) } };
     }
     window.vegaEmbed(element, spec, { actions: false, renderer: "svg" })
       .catch((error) => console.error(`chart ${element.id}: ${error}`));
