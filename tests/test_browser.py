@@ -21,7 +21,17 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 from test_report import HEADLINE, OTHER, SKIPPED, write_fixture_site
 
-from bench.site import CHARTS_JS, CHROMEDRIVER, CHROMIUM, OVERFLOW_JS, REQUESTS_JS, open_page, pages, set_width
+from bench.site import (
+    CHARTS_JS,
+    CHROMEDRIVER,
+    CHROMIUM,
+    OVERFLOW_JS,
+    REQUESTS_JS,
+    open_page,
+    pages,
+    set_width,
+    wait_for_charts,
+)
 from bench.site import start_browser as start_chromium
 from pipeline.report import site
 
@@ -61,12 +71,17 @@ def load(driver: WebDriver, path: Path, width: int = SCREEN[0], height: int = SC
 
 
 def check_site(driver: WebDriver, folder: Path) -> None:
-    """Every page: no console error, no request out of the folder, every chart drawn, nothing too wide."""
+    """Every page: no console error, no request out of the folder, every chart drawn (those in collapsed parts
+    once opened), nothing too wide."""
     for path in pages(folder):
         for width in WIDTHS:
             load(driver, path, width)
             charts, drawn = driver.execute_script(CHARTS_JS)
             assert drawn == charts, f"{path.name}: {drawn} of {charts} charts drew marks"
+            driver.execute_script(OVERFLOW_JS)  # opens every collapsed part
+            wait_for_charts(driver)
+            charts, drawn = driver.execute_script(CHARTS_JS)
+            assert drawn == charts, f"{path.name}: {drawn} of {charts} charts drew marks once opened"
             assert driver.execute_script(OVERFLOW_JS) == [], f"{path.name} at {width} px"
             assert driver.execute_script(REQUESTS_JS) == [], path.name
             assert console_errors(driver) == [], f"{path.name} at {width} px"
@@ -77,10 +92,10 @@ def test_every_page_loads_cleanly_draws_its_charts_and_fits(driver: WebDriver, e
     assert {path.name for path in pages(folder)} == {
         "index.html", "methods.html", "data.html", *(f"{b}.html" for b in (HEADLINE, OTHER, SKIPPED))}
     check_site(driver, folder)
-    # the headline page draws all five kinds of chart: trade-offs, scaling with forecasts, the same hardware
-    # across rounds, cost and energy
+    # the headline page draws all six kinds of chart: trade-offs, scaling with forecasts, the same hardware
+    # across rounds, cost, energy and break-even
     load(driver, folder / site.benchmark_page(HEADLINE))
-    assert driver.execute_script(CHARTS_JS) == [5, 5]
+    assert driver.execute_script(CHARTS_JS) == [6, 6]
 
 
 def first_screen_text(driver: WebDriver) -> str:
@@ -195,6 +210,36 @@ def test_the_real_site_loads_cleanly_draws_its_charts_and_fits(driver: WebDriver
     first = driver.find_element(By.CSS_SELECTOR, "table.glance tbody tr")
     assert first.find_element(By.TAG_NAME, "th").text in text  # a current benchmark
     assert first.find_element(By.CSS_SELECTOR, "td strong").text in text  # its fastest configuration
+
+
+def test_the_real_site_has_energy_views_and_cost_columns(driver: WebDriver) -> None:
+    """Every benchmark page whose results published a power measurement shows an energy view, each figure naming
+    its MLPerf result and measurement point, the derived ones labelled; the entry has a cost column."""
+    import pandas as pd
+
+    from pipeline.core import paths
+
+    if not (REAL_SITE / "assets" / "vega.js").is_file() or not (ROOT / paths.CONFIGURATIONS).is_file():
+        pytest.skip("no site in reports/ or no configurations: run `dvc repro` first")
+    configurations = pd.read_parquet(ROOT / paths.CONFIGURATIONS)
+    measured = sorted(set(configurations.loc[configurations["energy_kwh"].notna(), "benchmark"]))
+    built = [b for b in measured if (REAL_SITE / site.benchmark_page(b)).is_file()]
+    assert built, "no benchmark page for a result with a power measurement"
+    for benchmark in built:
+        load(driver, REAL_SITE / site.benchmark_page(benchmark))
+        view = driver.find_element(By.ID, "energy")
+        assert view.find_element(By.CSS_SELECTOR, f"#{benchmark}_energy svg .mark-symbol path")  # the chart drew
+        headers = [th.text for th in view.find_elements(By.CSS_SELECTOR, "thead th")]
+        assert "W per accelerator (derived)" in headers and "Share of TDP (derived)" in headers
+        assert "derived, not an MLPerf result" in view.text
+        for row in view.find_elements(By.CSS_SELECTOR, "tbody tr"):
+            result, energy = row.find_elements(By.TAG_NAME, "td")[0].text, row.find_elements(By.TAG_NAME, "td")[3].text
+            assert result.split()[0].startswith("v") and len(result.split()) >= 3, result  # round submitter system
+            assert energy.endswith(("(AC)", "(DC)")), energy  # the measurement point, AC and DC as one result
+    load(driver, REAL_SITE / site.INDEX)
+    headers = [th.text for th in driver.find_elements(By.CSS_SELECTOR, "table.configs thead th")]
+    assert "Cost per run (USD, derived)" in headers
+    assert console_errors(driver) == []
 
 
 def test_refresh_docs_screenshot(driver: WebDriver) -> None:

@@ -509,7 +509,7 @@ def _render(fragment: dict, **options: bool) -> str:
                                    '{% include "decide.html.j2" %}{% endwith %}</section>').render(fragment=fragment)
 
 
-def test_stage_writes_metrics_figures_and_a_report_fragment(project: Path) -> None:
+def test_stage_writes_chart_data_metrics_and_a_report_fragment(project: Path) -> None:
     table = pd.read_parquet("data/processed/configurations.parquet")
     hostile = table.iloc[[0]].assign(accelerator_family="<script>alert(1)</script>", system="x")
     pd.concat([table, hostile]).to_parquet("data/processed/configurations.parquet")  # must reach the report escaped
@@ -530,18 +530,23 @@ def test_stage_writes_metrics_figures_and_a_report_fragment(project: Path) -> No
     hostile_unit = next(unit for unit in summary["units"] if unit["family"].startswith("<script>"))
     assert not hostile_unit["trusted"] and "results from 1 round (needs 2)" in hostile_unit["reasons"]
     assert [f["accelerator"] for f in summary["forecasts"]] == [unit["family"] for unit in summary["units"]]
-    for name in decide.FIGURES:
-        assert paths.decide_figure("resnet", decide.figure_name(name)).read_bytes().startswith(b"\x89PNG")
+    # the site's charts' data: H100's forecast band from half its smallest to twice its largest count, and the
+    # backtest's answers
+    counts = [row["accelerator_count"] for row in h100["band"]]
+    assert counts[0] == max(1.0, h100["count_min"] / 2) and counts[-1] == 2 * h100["count_max"]
+    assert all(row["low_min"] <= row["predicted_min"] <= row["high_min"] for row in h100["band"])
+    assert len(summary["backtest_points"]) == summary["backtest"]["answer_n"]
+    assert not list(paths.DECIDE.glob("*.png"))
 
-    section = decide_section.report_section("resnet", decide_section.load_summary("resnet"))
+    section = decide_section.fragment("resnet", decide_section.load_summary("resnet"))
     html = _render(section)
     assert set(re.findall(r"<h(\d)", html)) == {"2", "3"} and html.count("<h2>") == 1
     assert "<script>" not in html and "&lt;script&gt;" in html
-    assert html.count("data:image/png;base64,") == 3 and "Gaudi2" in html
+    assert "<img" not in html and "Gaudi2" in html
     # the catalogue's resnet ran last in v4.0: the round after v4.1 will not run it, and the page says so
     assert html.count("resnet was retired from MLPerf Training after v4.0, its last round") == 1
     assert _render(section, trim_blocks=True, lstrip_blocks=True).count("<h3") == \
-        html.count("<h3") == 5  # the report renders with trim_blocks and lstrip_blocks
+        html.count("<h3") == 4  # the report renders with trim_blocks and lstrip_blocks
 
 
 def test_metrics_hold_the_backtest_headline(project: Path) -> None:
@@ -572,8 +577,8 @@ def test_a_benchmark_without_enough_results_is_skipped_with_outputs(project: Pat
     decide_stage.main([])
     summary = json.loads(paths.decide_json("resnet").read_text())
     assert summary["status"] == "skipped" and "fewer than analysis.min_configurations" in summary["reason"]
-    assert all(paths.decide_figure("resnet", decide.figure_name(name)).is_file() for name in decide.FIGURES)
-    sections = {name: decide_section.report_section(name, decide_section.load_summary(name))
+    assert summary["backtest_points"] == [] and summary["units"] == []
+    sections = {name: decide_section.fragment(name, decide_section.load_summary(name))
                 for name in ("resnet", "bert")}
     assert "No forecasts for resnet: 19 configurations in scope" in _render(sections["resnet"])
     assert "the decide stage has not run" in _render(sections["bert"])

@@ -3,7 +3,7 @@
 Layers, lowest first (docs/architecture.md): a module imports only from its own layer or lower ones, and nothing
 imports a stage or a command.
 
-    core       paths, settings-free helpers: files, errors, cli, schemas, artifacts, plots
+    core       paths, settings-free helpers: files, errors, cli, schemas, artifacts, colours
     mlperf     what MLPerf publishes: catalogue, sources, logparse, compliance, hardware, accelerators
     settings   params.yaml validated against the catalogue
     analysis   configurations, efficiency, scope, importance, clustering, ranking, findings, forecast, decide

@@ -6,7 +6,6 @@ tables shaped exactly like the stages' outputs; tests/test_browser.py opens the 
 """
 from __future__ import annotations
 
-import base64
 import dataclasses
 import html.parser
 import itertools
@@ -22,7 +21,7 @@ import pytest
 import yaml
 
 from pipeline.analysis import clustering as cluster
-from pipeline.analysis import decide, findings, importance, price_table
+from pipeline.analysis import findings, importance, price_table
 from pipeline.analysis import ranking as rank
 from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.analysis.prices import Prices, load_price_table
@@ -96,10 +95,14 @@ def _unit(family: str, n_points: int, trusted: bool) -> dict[str, Any]:
             "latest_round": "v2.0", "count_min": 8.0, "count_max": 64.0, "exponent_b": -0.8,
             "slope_at_count_min": -0.9, "slope_at_count_max": -0.7, "reference_count": 8.0,
             "break_even_count": 40.0, "break_even_beyond_published": False, "observed_first_count_below_floor": 64.0,
+            "break_even_agreement": "agree", "break_even_note": "the data cross the floor between 8 and 64 "
+            "accelerators, the curve at 40",
             "trusted": trusted, "reasons": [] if trusted else ["results from 1 round (needs 2)"],
             "doubling": [{"accelerator_count": 8.0, "n_results": 2, "model_efficiency": 1.0,
                           "observed_efficiency": 1.0, "model_doubling_speedup": 1.8, "observed_doubling_speedup": None,
-                          "model_time_min": 30.0}]}
+                          "model_time_min": 30.0}],
+            "band": [{"accelerator_count": count, "predicted_min": 240 / count, "low_min": 200 / count,
+                      "high_min": 290 / count, "trusted": trusted} for count in (4.0, 8.0, 64.0, 128.0)]}
 
 
 def _comparison(n: int, median: float, naive: float, trusted_p90: float, untrusted_p90: float) -> dict[str, Any]:
@@ -136,6 +139,10 @@ DECIDE_SUMMARY: dict[str, Any] = {
                    "rounds": ["v1.0", "v2.0"], "calibration": "earlier forecasts of the same kind", "note": "",
                    "extrapolated": False, "notes": []}],
     "largest_errors": [],
+    "backtest_points": [{"fold": "v2.0", "accelerator_family": "A100", "form_factor": "SXM", "submitter": "S",
+                         "system": f"sys{i}", "accelerator_count": 8.0 * (i + 1), "time_to_train_min": 30.0 / (i + 1),
+                         "predicted_min": 32.0 / (i + 1), "low_min": 26.0 / (i + 1), "high_min": 38.0 / (i + 1),
+                         "trusted": True} for i in range(3)],
 }
 # decide_section.metrics_of keeps headline numbers only.
 DECIDE_METRICS = {"status": "ok", "method": "model", "backtest_n": 30, "backtest_median_ape_pct": 6.43,
@@ -230,14 +237,10 @@ def fixture_tally() -> pd.DataFrame:
     return pd.DataFrame({"round": ["v1.0", "v2.0"], "other_files": [0, 0], "repository_files": [120, 3]})
 
 
-def decide_figures() -> dict[str, bytes]:
-    return {name: decide.message_figure(f"figure {name}") for name in decide.FIGURES}
-
-
 def fixture_outputs(scratch: Path) -> list[inputs.BenchmarkOutputs]:
     """The headline with decision support (DECIDE_SUMMARY), the other without (the stage has not run)."""
     headline = dataclasses.replace(analysed_outputs(HEADLINE, 60, 0, scratch / HEADLINE),
-                                   decide=decide_section.fragment(HEADLINE, DECIDE_SUMMARY, decide_figures()),
+                                   decide=decide_section.fragment(HEADLINE, DECIDE_SUMMARY),
                                    decide_summary=DECIDE_SUMMARY)
     return [headline, analysed_outputs(OTHER, 40, 1, scratch / OTHER), skipped_outputs(SKIPPED)]
 
@@ -386,9 +389,7 @@ def test_pages_load_only_the_sites_own_assets(pages: dict[str, str]) -> None:
         root = "../" if name.startswith("benchmarks/") else ""
         assert parsed.scripts == [f"{root}assets/vega.js", f"{root}assets/site.js"], name
         assert parsed.stylesheets == [f"{root}assets/site.css"], name
-        # the decide stage's own figures are embedded as data; no other image
-        assert all(str(image["alt"]) and str(image["src"]).startswith("data:image/png;base64,")
-                   for image in parsed.images)
+        assert not parsed.images, name  # every figure is a chart drawn in the browser
         external = [url for url in parsed.urls if re.match(r"[a-z]+:", url) and not url.startswith("data:")]
         assert all(re.match(r"https://(mlcommons\.org|github\.com)/", url) for url in external), name
         assert "@import" not in text and "url(" not in text
@@ -664,13 +665,23 @@ def test_the_same_hardware_across_rounds_keeps_each_rounds_best_of_counts_publis
     assert progress["hardware"].tolist() == ["8 × A100", "8 × A100"]
 
 
-def test_the_decide_stages_figures_are_embedded_as_the_file_bytes_with_their_size() -> None:
-    png = decide.message_figure("a stage's figure")
-    embedded = decide_section.embed(png, "a message", "caption")
-    assert base64.b64decode(embedded.data) == png  # nothing decoded, recompressed or re-encoded
-    assert (embedded.width, embedded.height) == tuple(int.from_bytes(png[i:i + 4], "big") for i in (16, 20))
-    with pytest.raises(ValueError, match="not a PNG"):
-        decide_section.embed(b"GIF89a", "", "")
+def test_decide_charts_come_from_decide_json() -> None:
+    colours = charts.family_colours(["A100", "H100", "TPU-v4"])
+    bands, forecasts = charts.forecast_frames(DECIDE_SUMMARY, {"A100", "H100"})
+    assert sorted(bands["unit"].unique()) == ["A100 (SXM)", "H100 (SXM)"] and len(bands) == 8
+    assert (bands["low"] <= bands["time"]).all() and (bands["time"] <= bands["high"]).all()
+    assert forecasts["unit"].tolist() == ["A100 (SXM)"]
+    curves, observed, crossings = charts.break_even_frames(DECIDE_SUMMARY, {"A100", "H100", "TPU-v4"})
+    assert len(curves) == len(observed) == 3 and crossings["count"].tolist() == [40.0] * 3
+    assert crossings["agreement"].tolist() == ["yes"] * 3
+    chart = charts.break_even_chart("b", DECIDE_SUMMARY, ["A100", "H100", "TPU-v4"], colours, "BERT")
+    assert chart is not None and "0.7" in chart.reading
+    backtest = charts.backtest_chart("bt", DECIDE_SUMMARY, "BERT")
+    assert backtest is not None and "3 BERT results of 1 rounds" in backtest.alt
+    assert charts.backtest_chart("bt", {"status": "skipped"}, "BERT") is None
+    assert charts.break_even_chart("b", None, ["A100"], colours, "BERT") is None
+    cell = decide_section.fragment(HEADLINE, DECIDE_SUMMARY)["break_even"]["rows"][0]
+    assert any(c["text"].startswith("yes: the data cross the floor") for c in cell)
 
 
 def fixture_configurations(outputs: list[inputs.BenchmarkOutputs]) -> pd.DataFrame:
@@ -699,8 +710,6 @@ def test_main_writes_the_site_and_combined_outputs(tmp_path: Path, monkeypatch: 
         write_json({"benchmark": item.benchmark, **item.importance}, tmp_path / paths.importance_json(item.benchmark))
         write_parquet(item.clustered, tmp_path / paths.clusters_table(item.benchmark))
     write_json(DECIDE_SUMMARY, tmp_path / paths.decide_json(HEADLINE))
-    for name, png in decide_figures().items():
-        (tmp_path / paths.decide_figure(HEADLINE, decide.figure_name(name))).write_bytes(png)
     write_json({"benchmark": OTHER, "status": "skipped", "reason": SKIP_REASON, "efficiency_floor": 0.7,
                 "interval": 0.9, "method": None, "candidate_medians": {}, "backtest": None},
                tmp_path / paths.decide_json(OTHER))
@@ -733,10 +742,7 @@ def test_main_writes_the_site_and_combined_outputs(tmp_path: Path, monkeypatch: 
     assert "vegaEmbed" in Path("reports/assets/vega.js").read_text(encoding="utf-8")
     assert "dvc.lock not found" in Path("reports/data.html").read_text(encoding="utf-8")
     methods = Path("reports/methods.html").read_text(encoding="utf-8")
-    assert methods.count("<img ") == len(decide.FIGURES)  # the decide stage's, as written; no other image
-    embedded = re.findall(r'src="data:image/png;base64,([^"]+)"', methods)
-    fit = paths.decide_figure(HEADLINE, decide.figure_name(next(iter(decide.FIGURES))))
-    assert base64.b64encode(fit.read_bytes()).decode() in embedded
+    assert "<img " not in methods and f'id="{HEADLINE}_backtest"' in methods  # the backtest, drawn in the browser
     headline = Path("reports", site.benchmark_page(HEADLINE)).read_text(encoding="utf-8")
     # the republished copy is left out of the analysis, listed on its benchmark's page and counted per round
     assert "1 republished result left out" in headline and "(republished from v1.0)" in headline
@@ -745,7 +751,8 @@ def test_main_writes_the_site_and_combined_outputs(tmp_path: Path, monkeypatch: 
     assert "(your price)" not in headline  # report.prices is absent: public prices only
     assert f"No forecasts for {OTHER}: {SKIP_REASON}" in Path("reports", site.benchmark_page(OTHER)).read_text(
         encoding="utf-8")
-    assert headline.count('class="vega"') >= 3  # trade-offs, scaling with forecasts, same hardware across rounds
+    # trade-offs, scaling with forecasts, same hardware across rounds, break-even
+    assert headline.count('class="vega"') >= 4 and f'id="{HEADLINE}_break_even"' in headline
 def test_decide_metrics_keep_the_backtest_headline() -> None:
     assert decide_section.metrics_of(DECIDE_SUMMARY) == DECIDE_METRICS
 
@@ -789,10 +796,15 @@ def test_energy_shows_where_measured_and_nothing_changes_without_the_columns(tmp
     with_energy = render_fixture_site(tmp_path, energy=True)
     headline = with_energy[site.benchmark_page(HEADLINE)]
     assert "Energy per run (kWh)" in headline and f'id="{HEADLINE}_energy"' in headline
-    assert "12.5" in page_text(headline)
+    assert "12.5 (node wall power)" in page_text(headline)  # each energy figure with its measurement point
+    # the energy view: every measured result named (round, submitter, system), the derived figures labelled
+    assert 'id="energy"' in headline and "W per accelerator (derived)" in headline
+    assert "derived, not an MLPerf result" in headline and "650" in page_text(headline) and "93%" in page_text(headline)
+    assert 'id="energy"' not in with_energy[site.benchmark_page(OTHER)]
     assert "Energy per run (kWh)" not in with_energy[site.benchmark_page(OTHER)]  # no measurement there
     # without the columns (or with them all empty) the pages are as they were
-    assert "Energy" not in headline_page(pages) and f'id="{HEADLINE}_energy"' not in headline_page(pages)
+    plain = headline_page(pages)
+    assert "Energy" not in plain and 'id="energy"' not in plain and f'id="{HEADLINE}_energy"' not in plain
     configurations = fixture_configurations(fixture_outputs(tmp_path / "again"))
     empty = configurations.assign(**dict.fromkeys(site.ENERGY_COLUMNS, np.nan))
     assert site.with_energy(analysed_outputs(HEADLINE, 60, 0, tmp_path).ranking, empty, HEADLINE).columns.tolist() == \
@@ -855,3 +867,16 @@ def test_a_benchmark_page_speaks_plainly_until_its_long_tables(pages: dict[str, 
         top = page_text(page_html[:page_html.index('id="results"')])
         assert [word for word in JARGON if word in top] == [], benchmark
     assert "silhouette" in page_text(pages[site.METHODS]).lower() and "Holm" in pages[site.METHODS]
+
+
+def test_the_family_comparison_has_a_bootstrap_interval_of_the_median() -> None:
+    values = np.array([0.2, 0.4, 0.5, 0.6, 0.9])
+    low, high = site.median_interval(values)
+    assert 0.2 <= low <= 0.5 <= high <= 0.9 and low < high
+    assert site.median_interval(values) == (low, high)  # seeded: the page is the same on every run
+    assert site.median_interval(np.array([0.7])) == (0.7, 0.7)  # one result: no interval
+    view = {"model": "BERT", "rows": pd.DataFrame({"accelerator_family": ["A", "A", "A", "B"],
+                                                  "round_efficiency": [0.2, 0.5, 0.9, 1.0]})}
+    rows = site.family_comparison([view]).set_index("family")
+    assert rows.loc["A", "median"] == 0.5 and rows.loc["A", "ci_low"] <= 0.5 <= rows.loc["A", "ci_high"]
+    assert (rows.loc["B", "ci_low"], rows.loc["B", "ci_high"], rows.loc["B", "n"]) == (1.0, 1.0, 1)

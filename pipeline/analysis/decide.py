@@ -1,5 +1,5 @@
 """Decision support for one benchmark, from the one forecast model (`pipeline.analysis.forecast`): what the decide
-stage writes and draws.
+stage writes.
 
 - decide.json: the backtest of `predict`'s answers against the naive rule (overall, by round, family and kind,
   trusted against untrusted); per unit (family and form factor with results) the forecast for the next round at
@@ -13,15 +13,14 @@ stage writes and draws.
   and, where a round published both n and 2n, from the best times of that round. The two break-evens are
   compared (`compare_break_even`): `break_even_agreement` says whether they agree and `break_even_note` says
   how, or why not, in a sentence for the page.
-- decide_fit.png, decide_break_even.png, decide_errors.png: `predict`'s next-round answer against the count per
-  unit with its interval (wider outside the published counts), the curve's scaling efficiency against the
-  floor, and the backtest's answers against the published times.
+- the data of the site's charts (`pipeline.report.charts`): per unit `band`, `predict`'s next-round answer with its
+  interval at counts from half its smallest to twice its largest published count (wider outside them), and
+  `backtest_points`, the backtest's answers against the published times.
 
 The page's part of these outputs is `pipeline.report.decide_section`.
 """
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -32,7 +31,6 @@ import pandas as pd
 from pipeline.analysis.efficiency import MIN_BASE_COUNT
 from pipeline.analysis.forecast import (
     ANSWER,
-    UNSPECIFIED,
     Answer,
     CountCurve,
     FittedBenchmark,
@@ -40,35 +38,21 @@ from pipeline.analysis.forecast import (
     answer_band,
     summarise_backtest,
 )
-from pipeline.core import plots
-from pipeline.core.colours import COLOURBLIND
 from pipeline.settings import Trust
 
-FIGURES = {  # file name -> (alt text, caption)
-    "decide_fit.png": ("forecast time to train against accelerators per family, with the published results",
-                       "The next round's forecast as predict answers it (line) with its interval (band, wider "
-                       "outside the published counts) for the most-published families, and each family's "
-                       "published results of its latest round (points); log-log."),
-    "decide_break_even.png": ("scaling efficiency against accelerators per family, with the floor",
-                              "The forecast curve's scaling efficiency relative to the family's typical series base "
-                              "(line, dashed beyond the published range), the median observed efficiency (points, "
-                              "relative to the smallest multi-accelerator member of the same round and series: one "
-                              "system model), the floor (dotted) and each family's break-even (X)."),
-    "decide_errors.png": ("forecasts of each round from the rounds before it, against the published times",
-                          "Backtest: each result forecast as predict would have answered from the rounds before "
-                          "its own, against its published time, coloured by round; on the diagonal the forecast "
-                          "is exact, inside the grey band it is within 20%; log-log."),
-}
-# Families drawn in the figures, most published results first: more lines would not be legible.
-FIGURE_FAMILIES = 6
 LARGEST_ERRORS = 5
 # Beyond this many times a family's largest published count a break-even is the tail's exponent, not an estimate
-# (the figure's dashed extrapolation stops there too).
+# (the band of the site's forecast chart stops at twice it).
 EXTRAPOLATION_LIMIT = 4.0
 # `break_even_agreement`: the curve's break-even lies where the data cross the floor (between the last published
 # count whose median observed efficiency is at or above it and the first below it, or beyond every observed count
 # when none is below); it does not; the unit has no within-series efficiency to compare with.
 AGREE, DISAGREE, UNOBSERVED = "agree", "disagree", "unobserved"
+# Counts of a unit's `band`: geometric steps from half its smallest to twice its largest published count.
+BAND_COUNTS = 24
+# The backtest's columns decide.json keeps per answer (`backtest_points`): what the site's chart shows.
+BACKTEST_POINT_COLUMNS = ["fold", "accelerator_family", "form_factor", "submitter", "system", "accelerator_count",
+                          "time_to_train_min", "predicted_min", "low_min", "high_min", "trusted"]
 # An observed crossing resting on fewer results than this at its first count below the floor is named as thin.
 MIN_CROSSING_RESULTS = 3
 
@@ -102,6 +86,7 @@ class UnitRecord:
     trusted: bool
     reasons: list[str]
     doubling: list[dict[str, Any]]
+    band: list[dict[str, Any]]
 
 
 def observed_scaling(unit_frame: pd.DataFrame) -> pd.DataFrame:
@@ -205,6 +190,15 @@ def unit_answers(fitted: FittedBenchmark, frame: pd.DataFrame, rule: Trust) -> d
             for family, form_factor in unit_order(frame)}
 
 
+def unit_band(fitted: FittedBenchmark, family: str, form_factor: str, low: float, high: float,
+              rule: Trust) -> list[dict[str, Any]]:
+    """`predict`'s answer with its interval (minutes) at BAND_COUNTS whole counts from low / 2 to 2 high."""
+    counts = np.unique(np.round(np.geomspace(max(1.0, low / 2), 2 * high, BAND_COUNTS)))
+    band = answer_band(fitted, family, form_factor, counts, rule)
+    return band.assign(accelerator_count=counts)[["accelerator_count", "predicted_min", "low_min", "high_min",
+                                                  "trusted"]].to_dict(orient="records")
+
+
 def unit_records(fitted: FittedBenchmark, frame: pd.DataFrame, floor: float, rule: Trust,
                  answers: dict[tuple[str, str], Answer] | None = None) -> list[UnitRecord]:
     """Every unit with results (`unit_order`); `answers` their `unit_answers` when computed already."""
@@ -237,7 +231,8 @@ def unit_records(fitted: FittedBenchmark, frame: pd.DataFrame, floor: float, rul
             observed_last_count_at_floor=last_count_at_floor(observed["observed_efficiency"].dropna(), floor, below),
             break_even_agreement=agreement, break_even_note=note,
             trusted=forecast.trusted, reasons=list(forecast.reasons),
-            doubling=doubling.rename_axis("accelerator_count").reset_index().to_dict(orient="records")))
+            doubling=doubling.rename_axis("accelerator_count").reset_index().to_dict(orient="records"),
+            band=unit_band(fitted, family, form_factor, low, high, rule)))
     return records
 
 
@@ -263,7 +258,7 @@ def summarise(frame: pd.DataFrame, fitted: FittedBenchmark | None, backtest_poin
             "backtest": summarise_backtest(backtest_points) if len(answers) else None}
     if reason is not None or fitted is None:
         return {"status": "skipped", "reason": reason or "no results in scope", **head, "units": [],
-                "forecasts": [], "largest_errors": []}
+                "forecasts": [], "largest_errors": [], "backtest_points": []}
     next_round = unit_answers(fitted, frame, rule)
     units = unit_records(fitted, frame, floor, rule, next_round)
     trusted_answers = answers[answers["trusted"].astype(bool)].astype({"ape_pct": float})
@@ -278,101 +273,5 @@ def summarise(frame: pd.DataFrame, fitted: FittedBenchmark | None, backtest_poin
         "units": [asdict(unit) for unit in units],
         "forecasts": [forecast.as_dict() for forecast in next_round.values()],
         "largest_errors": largest.to_dict(orient="records"),
+        "backtest_points": answers[BACKTEST_POINT_COLUMNS].astype({"trusted": bool}).to_dict(orient="records"),
     }
-
-
-def _figure_units(units: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Any]]:
-    """The units drawn (the first FIGURE_FAMILIES), each with its colour."""
-    return list(zip(units[:FIGURE_FAMILIES], COLOURBLIND))
-
-
-def _label(unit: dict[str, Any]) -> str:
-    """"A100 (SXM)": the form factor the curve is drawn for, unless the descriptions never name one."""
-    return unit["family"] if unit["form_factor"] == UNSPECIFIED else f"{unit['family']} ({unit['form_factor']})"
-
-
-def fit_figure(frame: pd.DataFrame, fitted: FittedBenchmark, units: list[dict[str, Any]], rule: Trust,
-               benchmark: str) -> bytes:
-    figure, axis = plots.subplots(figsize=(7.5, 4.8))
-    for unit, colour in _figure_units(units):
-        rows = frame[(frame["accelerator_family"] == unit["family"]) & (frame["form_factor"] == unit["form_factor"])
-                     & (frame["round"] == unit["latest_round"])]
-        counts = np.unique(np.round(np.geomspace(max(1.0, unit["count_min"] / 2), 2 * unit["count_max"], 40)))
-        band = answer_band(fitted, unit["family"], unit["form_factor"], counts, rule)
-        axis.scatter(rows["accelerator_count"], rows["time_to_train_min"], color=colour, s=18, alpha=0.7)
-        axis.plot(counts, band["predicted_min"], color=colour,
-                  label=f"{_label(unit)}, published {unit['latest_round']}")
-        axis.fill_between(counts, band["low_min"], band["high_min"], color=colour,
-                          alpha=0.15, linewidth=0)
-    plots.log_log(axis, xlabel="Accelerators (count, log scale)", ylabel="Time to train (minutes, log scale)",
-                  title=f"{benchmark}: next-round forecast per family")
-    axis.legend(fontsize="small")
-    return plots.png_bytes(figure)
-
-
-def break_even_figure(fitted: FittedBenchmark, units: list[dict[str, Any]], floor: float,
-                      benchmark: str) -> bytes:
-    figure, axis = plots.subplots(figsize=(7.5, 4.8))
-    for unit, colour in _figure_units(units):
-        curve = fitted.curve(unit["family"], unit["form_factor"])
-        assert curve is not None
-        low, high, break_even = unit["count_min"], unit["count_max"], unit["break_even_count"]
-        # Extrapolate up to the break-even, but not past EXTRAPOLATION_LIMIT times the published range.
-        end = min(max(high, break_even or 0.0), EXTRAPOLATION_LIMIT * high)
-        reference = unit["reference_count"]
-        inside = np.geomspace(low, high, 60)
-        axis.plot(inside, curve.efficiency(inside, reference), color=colour, label=_label(unit))
-        if end > high:
-            beyond = np.geomspace(high, end, 20)
-            axis.plot(beyond, curve.efficiency(beyond, reference), color=colour, linestyle="--")
-        observed = pd.DataFrame(unit["doubling"])  # the unit's `observed_scaling`, as decide.json holds it
-        axis.scatter(observed["accelerator_count"], observed["observed_efficiency"], color=colour, s=18, alpha=0.8)
-        if break_even is not None and break_even <= end:
-            axis.scatter([break_even], [floor], color=colour, marker="X", s=80, edgecolor="black", zorder=3)
-    axis.axhline(floor, color="black", linewidth=1, linestyle=":", label=f"efficiency floor {floor:g}")
-    axis.set(xscale="log", ylim=(0, 1.6), xlabel="Accelerators (count, log scale)",
-             ylabel="Scaling efficiency (1 = linear)", title=f"{benchmark}: break-even (X) per accelerator family")
-    plots.plain_log_ticks(axis, "x")
-    axis.legend(fontsize="small")
-    return plots.png_bytes(figure)
-
-
-def errors_figure(backtest_points: pd.DataFrame, benchmark: str) -> bytes:
-    forecasts = backtest_points[backtest_points["method"] == ANSWER]
-    if forecasts.empty:
-        return message_figure(f"{benchmark}: no round could be forecast from earlier ones")
-    figure, axis = plots.subplots(figsize=(6.0, 5.0))
-    for (fold, points), colour in zip(forecasts.groupby("fold", sort=True), itertools.cycle(COLOURBLIND)):
-        axis.scatter(points["time_to_train_min"], points["predicted_min"], s=22, color=colour, label=fold)
-    times = forecasts[["time_to_train_min", "predicted_min"]].to_numpy(dtype=float)
-    limits = np.array([times.min() / 1.5, times.max() * 1.5])
-    axis.plot(limits, limits, color="black", linewidth=1)
-    axis.fill_between(limits, limits * 0.8, limits * 1.2, color="grey", alpha=0.2, linewidth=0)
-    plots.log_log(axis, xlim=limits, ylim=limits, xlabel="Published time to train (minutes)",
-                  ylabel="Forecast from earlier rounds (minutes)", title=f"{benchmark}: backtest by round")
-    axis.legend(title="round", fontsize="small")
-    return plots.png_bytes(figure)
-
-
-def message_figure(message: str) -> bytes:
-    """Stands in for a figure when there is nothing to draw, so the stage's outputs always exist."""
-    figure, axis = plots.subplots(figsize=(6.0, 1.2))
-    axis.axis("off")
-    axis.text(0.5, 0.5, message, ha="center", va="center", wrap=True)
-    return plots.png_bytes(figure)
-
-
-def figures(frame: pd.DataFrame, fitted: FittedBenchmark | None, summary: dict[str, Any],
-            backtest_points: pd.DataFrame, rule: Trust, benchmark: str) -> dict[str, bytes]:
-    if summary["status"] != "ok" or fitted is None:
-        placeholder = message_figure(f"{benchmark}: no decision support ({summary['reason']})")
-        return dict.fromkeys(FIGURES, placeholder)
-    units = summary["units"]
-    return {"decide_fit.png": fit_figure(frame, fitted, units, rule, benchmark),
-            "decide_break_even.png": break_even_figure(fitted, units, summary["efficiency_floor"], benchmark),
-            "decide_errors.png": errors_figure(backtest_points, benchmark)}
-
-
-def figure_name(file_name: str) -> str:
-    """The short name of one of `FIGURES` ("decide_fit.png" -> "fit")."""
-    return file_name.removeprefix("decide_").removesuffix(".png")

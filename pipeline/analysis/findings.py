@@ -304,7 +304,8 @@ def run_test(test: Test, outcome: np.ndarray, regressor: np.ndarray | None, stra
     interval, raw p-value and raw verdict filled in; not run when it has fewer than `min_submitters` submitters
     (the note says so) or the coefficient is not identified."""
     if test.submitters < settings.min_submitters:
-        return dataclasses.replace(test, note=f"{test.submitters} submitters, fewer than {settings.min_submitters}")
+        return dataclasses.replace(test, note=f"{test.submitters} submitter{'s' if test.submitters != 1 else ''}, "
+                                                   f"fewer than {settings.min_submitters}")
     fitted = clustered_coefficient(outcome, regressor, strata, clusters, settings.alpha)
     if fitted is None:
         return dataclasses.replace(test, note="no variation to test")

@@ -278,10 +278,10 @@ FILES: dict[str, str] = {
     "reports/rank/<b>.json": "the ranking's headline numbers, the latest round's pick, the clusters' standings, the "
                              "published findings tested and the superlinear cases (every field below)",
     "reports/decide/<b>.json": "decision support: the backtest, next-round forecasts, break-even, trust "
-                               "(docs/predictions.md)",
+                               "(docs/predictions.md), and the data of the site's charts (per unit `band`, "
+                               "`backtest_points`)",
     "reports/decide/<b>.models.json": "the fitted forecast models `predict` and `recommend` answer from "
                                       "(`pipeline/analysis/models_artifact.py`)",
-    "reports/decide/<b>.<figure>.png": "decide's three figures: forecast curves, break-even, backtest",
     "reports/ranking.csv": "every benchmark's ranking in one file",
     "reports/importance.json": "every benchmark's importance in one file",
     "reports/metrics.json": "every scalar of `rank` and `decide`, by benchmark",

@@ -13,7 +13,7 @@ stage and a benchmark added to `analysis.benchmarks` needs no new stage.
     reports/importance/             importance: <benchmark>.json
     reports/clusters/               cluster: <benchmark>.json (the clustering and the choice of k)
     reports/rank/                   rank: <benchmark>.json, <benchmark>.csv (the ranking)
-    reports/decide/                 decide: <benchmark>.json, <benchmark>.models.json, <benchmark>.<figure>.png
+    reports/decide/                 decide: <benchmark>.json, <benchmark>.models.json
     reports/metrics/                report: <benchmark>.json, the headline numbers (DVC metrics, in git), and
                                     summary.json, over every benchmark (mean silhouette, findings supported)
     reports/index.html ...          report: the site (index.html, benchmarks/, methods.html, data.html, assets/),
@@ -82,11 +82,6 @@ def decide_json(benchmark: str) -> Path:
 def models_json(benchmark: str) -> Path:
     """The decide stage's fitted forecast models of a benchmark, which predict and recommend answer from."""
     return DECIDE / f"{benchmark}.models.json"
-
-
-def decide_figure(benchmark: str, name: str) -> Path:
-    """One of decide's figures, `name` such as "fit"."""
-    return DECIDE / f"{benchmark}.{name}.png"
 
 
 def headline_metrics(benchmark: str) -> Path:

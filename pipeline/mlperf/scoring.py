@@ -133,11 +133,13 @@ def _score_note(n_runs: int, n_converged: int, n_failed: int, k: int, factor: fl
     if n_runs == 0:
         return "not scored: the folder holds no result logs (the published logs are absent)"
     if n_failed > k:
-        return f"not scored: {n_failed} non-converged runs, more than the {k} the olympic rule allows"
+        return (f"not scored: {n_failed} non-converged run{'s' if n_failed != 1 else ''}, more than the {k} the "
+                f"olympic rule allows")
     if math.isnan(factor):
         return "not scored: scaling.json is unreadable"
     if n_converged <= k:
-        return f"not scored: {n_converged} converged runs leave none after dropping the fastest {k}"
+        runs = f"{n_converged} converged run{'s leave' if n_converged != 1 else ' leaves'}"
+        return f"not scored: {runs} none after dropping the {'fastest' if k == 1 else f'fastest {k}'}"
     return None
 
 

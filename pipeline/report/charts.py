@@ -156,17 +156,27 @@ def scaling_chart(key: str, clustered: pd.DataFrame, decide: dict[str, Any] | No
     colour = _colour(data, colours)
     x = alt.X("count:Q", scale=LOG, title="Accelerators")
     y = alt.Y("time:Q", scale=LOG, title="Time to train (min)")
-    layers = [alt.Chart(data).mark_point(filled=True, size=POINT_SIZE).encode(
+    points = alt.Chart(data).mark_point(filled=True, size=POINT_SIZE).encode(
         x=x, y=y, color=colour, shape=_shape(data, colours),
         opacity=alt.condition(legend, alt.value(0.85), alt.value(0.08)),
-        tooltip=TOOLTIP).add_params(legend)]
-    curves, forecasts = forecast_frames(decide, set(data["family"]))
-    if not curves.empty:
-        layers.append(alt.Chart(curves).mark_line(strokeDash=[5, 3], strokeWidth=1.5).encode(
+        tooltip=TOOLTIP).add_params(legend)
+    rounds = sorted(data["round"].unique(), key=_round_key, reverse=True)
+    if len(rounds) > 1:  # families' latest rounds differ: a reader can keep one round's results
+        selector = _round_selector(key, rounds)
+        points = points.add_params(selector).transform_filter(f"{key}_round == 'all' || datum.round == {key}_round")
+    layers = [points]
+    bands, forecasts = forecast_frames(decide, set(data["family"]))
+    if not bands.empty:
+        band_tips = [alt.Tooltip("unit:N", title="Forecast"), alt.Tooltip("count:Q", title="Accelerators"),
+                     alt.Tooltip("time:Q", title="Forecast (min)", format=",.3~g"),
+                     alt.Tooltip("low:Q", title="Interval from (min)", format=",.3~g"),
+                     alt.Tooltip("high:Q", title="Interval to (min)", format=",.3~g")]
+        layers.append(alt.Chart(bands).mark_area().encode(
+            x=x, y=alt.Y("low:Q", scale=LOG), y2="high:Q", color=colour, detail="unit:N", tooltip=band_tips,
+            opacity=alt.condition(legend, alt.value(0.12), alt.value(0.02))))
+        layers.append(alt.Chart(bands).mark_line(strokeDash=[5, 3], strokeWidth=1.5).encode(
             x=x, y=y, color=colour, detail="unit:N",
-            opacity=alt.condition(legend, alt.value(0.9), alt.value(0.05)),
-            tooltip=[alt.Tooltip("unit:N", title="Forecast curve"), alt.Tooltip("count:Q", title="Accelerators"),
-                     alt.Tooltip("time:Q", title="Curve (min)", format=",.3~g")]))
+            opacity=alt.condition(legend, alt.value(0.9), alt.value(0.05)), tooltip=band_tips))
     if not forecasts.empty:
         tips = [alt.Tooltip("unit:N", title="Next-round forecast"), alt.Tooltip("count:Q", title="Accelerators"),
                 alt.Tooltip("time:Q", title="Forecast (min)", format=",.3~g"),
@@ -178,30 +188,144 @@ def scaling_chart(key: str, clustered: pd.DataFrame, decide: dict[str, Any] | No
             opacity=alt.condition(legend, alt.value(0.6), alt.value(0.05))))
         layers.append(alt.Chart(forecasts).mark_point(shape="triangle-down", size=FRONT_SIZE, filled=True).encode(
             x=x, y=y, color=colour, tooltip=tips, opacity=alt.condition(legend, alt.value(1), alt.value(0.05))))
-    reading = ("Each family's latest results (dots), the forecast curve (dashed) and the next round's forecast "
-               "with its interval (triangle and bar)" if not forecasts.empty else
-               "Each family's results in its latest round; no forecast for this benchmark")
-    return Chart(key, "Time to train against accelerators, by family", reading + ".",
+    reading = ("Each family's latest results (dots), the next round's forecast (dashed) with its interval (band, "
+               "wider outside the published counts) and at the largest count (triangle and bar)"
+               if not forecasts.empty else "Each family's results in its latest round; no forecast for this benchmark")
+    return Chart(key, "Time to train against accelerators, by family, with the next round's forecast", reading + ".",
                  f"Scatter plot, log scales: time to train in minutes against the number of accelerators for "
                  f"{len(data)} {model} results, one colour per accelerator family"
-                 + (f", with forecast curves for {curves['unit'].nunique()} families." if not curves.empty else "."),
+                 + (f", with forecast bands for {bands['unit'].nunique()} families." if not bands.empty else "."),
                  _spec(alt.layer(*layers).properties(width="container", height=HEIGHT)))
 
 
 def forecast_frames(decide: dict[str, Any] | None, families: set[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """From decide.json (`summary`): the forecast curve of each family shown, as (unit, family, count, time) at
-    its published counts, and its next-round forecast (unit, family, count, time, low, high, trusted)."""
+    """From decide.json (`summary`): the forecast band of each family shown, as (unit, family, count, time, low,
+    high) from half its smallest to twice its largest published count, and its next-round forecast at its largest
+    count (unit, family, count, time, low, high, trusted)."""
     if not decide or decide.get("status") != "ok":
         return pd.DataFrame(), pd.DataFrame()
-    curves = [{"unit": _unit(u), "family": u["family"], "count": row["accelerator_count"],
-               "time": row["model_time_min"]}
-              for u in decide.get("units", []) if u["family"] in families for row in u.get("doubling", [])
-              if row.get("model_time_min") is not None]
+    bands = [{"unit": _unit(u), "family": u["family"], "count": row["accelerator_count"],
+              "time": _short(row["predicted_min"]), "low": _short(row["low_min"]), "high": _short(row["high_min"])}
+             for u in decide.get("units", []) if u["family"] in families for row in u.get("band", [])]
     forecasts = [{"unit": _unit({"family": f["accelerator"], "form_factor": f["form_factor"]}),
                   "family": f["accelerator"], "count": f["count"], "time": f["predicted_min"], "low": f["low_min"],
                   "high": f["high_min"], "trusted": "yes" if f["trusted"] else "no"}
                  for f in decide.get("forecasts", []) if f["accelerator"] in families]
-    return pd.DataFrame(curves), pd.DataFrame(forecasts)
+    return pd.DataFrame(bands), pd.DataFrame(forecasts)
+
+
+def _short(value: float | None) -> float | None:
+    """Four significant digits: finer than any axis or tooltip shows, and a third of the page's bytes."""
+    return None if value is None else float(f"{value:.4g}")
+
+
+def break_even_frames(decide: dict[str, Any] | None,
+                      families: set[str]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """From decide.json: per unit of the families shown, its curve's and its observed scaling efficiency at each
+    published count (unit, family, count, curve, observed, results) and its break-even (unit, family, count,
+    agreement, note; only where the curve crosses the floor within EXTRAPOLATION_LIMIT times its largest count)."""
+    from pipeline.analysis.decide import EXTRAPOLATION_LIMIT
+
+    if not decide or decide.get("status") != "ok":
+        return pd.DataFrame(), pd.DataFrame(), pd.DataFrame()
+    units = [u for u in decide.get("units", []) if u["family"] in families]
+    curves = [{"unit": _unit(u), "family": u["family"], "count": row["accelerator_count"],
+               "curve": _short(row["model_efficiency"]), "observed": _short(row["observed_efficiency"]),
+               "results": row["n_results"]} for u in units for row in u["doubling"]]
+    crossings = [{"unit": _unit(u), "family": u["family"], "count": _short(u["break_even_count"]),
+                  "agreement": {"agree": "yes", "disagree": "no"}.get(u["break_even_agreement"], "not measured"),
+                  "note": u["break_even_note"]} for u in units
+                 if u["break_even_count"] is not None and u["break_even_count"] <= EXTRAPOLATION_LIMIT * u["count_max"]]
+    curve_frame = pd.DataFrame(curves)
+    return curve_frame, curve_frame.dropna(subset=["observed"]) if curves else curve_frame, pd.DataFrame(crossings)
+
+
+def break_even_chart(key: str, decide: dict[str, Any] | None, families: Sequence[str], colours: dict[str, str],
+                     model: str) -> Chart | None:
+    """Scaling efficiency against accelerators per family: the forecast curve's (line), the published results'
+    median (dots), the floor (`decide.efficiency_floor`, dotted) and where the curve crosses it (cross, with
+    whether the data agree). None without decide's units."""
+    curves, observed, crossings = break_even_frames(decide, set(families))
+    if curves.empty or decide is None:
+        return None
+    floor = float(decide["efficiency_floor"])
+    legend = _legend_filter(key)
+    colour = _colour(curves, colours)
+    opacity = alt.condition(legend, alt.value(0.9), alt.value(0.06))
+    x = alt.X("count:Q", scale=LOG, title="Accelerators")
+    y = alt.Y("curve:Q", title="Scaling efficiency (1 = linear)")
+    layers = [
+        alt.Chart(curves).mark_line(strokeWidth=1.5).encode(
+            x=x, y=y, color=colour, detail="unit:N", opacity=opacity,
+            tooltip=[alt.Tooltip("unit:N", title="Curve"), alt.Tooltip("count:Q", title="Accelerators"),
+                     alt.Tooltip("curve:Q", title="Curve efficiency", format=".2f")]).add_params(legend),
+        alt.Chart(observed).mark_point(filled=True, size=POINT_SIZE).encode(
+            x=x, y=alt.Y("observed:Q"), color=colour, opacity=opacity,
+            tooltip=[alt.Tooltip("unit:N", title="Family"), alt.Tooltip("count:Q", title="Accelerators"),
+                     alt.Tooltip("observed:Q", title="Observed efficiency (median)", format=".2f"),
+                     alt.Tooltip("results:Q", title="Results")]),
+        alt.Chart(pd.DataFrame({"floor": [floor]})).mark_rule(strokeDash=[2, 3], color="#000000").encode(
+            y="floor:Q", tooltip=[alt.Tooltip("floor:Q", title="Efficiency floor (decide.efficiency_floor)")])]
+    if not crossings.empty:
+        layers.append(alt.Chart(crossings.assign(floor=floor)).mark_point(
+            shape="cross", size=FRONT_SIZE, filled=True, stroke="#000000", strokeWidth=0.8).encode(
+            x=x, y="floor:Q", color=colour, opacity=opacity,
+            tooltip=[alt.Tooltip("unit:N", title="Break-even of"), alt.Tooltip("count:Q", title="Accelerators"),
+                     alt.Tooltip("agreement:N", title="Curve and data agree"),
+                     alt.Tooltip("note:N", title="How")]))
+    return Chart(key, "Scaling efficiency against accelerators, with the floor",
+                 f"Each family's forecast curve (line) and its published results (dots, median per count): the cross "
+                 f"is where the curve falls below the floor of {floor:g}; below the chart, whether the data agree.",
+                 f"Line and dot chart, log count axis: scaling efficiency against the number of accelerators for "
+                 f"{curves['unit'].nunique()} {model} families, with the efficiency floor {floor:g} and "
+                 f"{len(crossings)} break-even points.",
+                 _spec(alt.layer(*layers).properties(width="container", height=HEIGHT)))
+
+
+def backtest_chart(key: str, decide: dict[str, Any] | None, model: str) -> Chart | None:
+    """The backtest: each result forecast from the rounds before its own (decide.json's `backtest_points`)
+    against its published time, coloured by the round forecast; the diagonal is an exact forecast. None without
+    points."""
+    points = (decide or {}).get("backtest_points") or []
+    if not points:
+        return None
+    data = pd.DataFrame({"round": [p["fold"] for p in points],
+                         "family": [_unit({"family": p["accelerator_family"], "form_factor": p["form_factor"]})
+                                    for p in points],
+                         "submitter": [p["submitter"] for p in points], "system": [p["system"] for p in points],
+                         "count": [p["accelerator_count"] for p in points],
+                         "time": [_short(p["time_to_train_min"]) for p in points],
+                         "forecast": [_short(p["predicted_min"]) for p in points],
+                         "low": [_short(p["low_min"]) for p in points], "high": [_short(p["high_min"]) for p in points],
+                         "trusted": ["yes" if p["trusted"] else "no" for p in points]})
+    rounds = sorted(data["round"].unique(), key=_round_key)
+    legend = alt.selection_point(name=f"{key}_round_legend", fields=["round"], bind="legend")
+    span = [float(min(data["time"].min(), data["forecast"].min())), float(max(data["time"].max(),
+                                                                           data["forecast"].max()))]
+    x = alt.X("time:Q", scale=LOG, title="Published time to train (min)")
+    chart = alt.layer(
+        alt.Chart(pd.DataFrame({"time": span, "forecast": span})).mark_line(color="#000000", strokeWidth=1).encode(
+            x=x, y=alt.Y("forecast:Q", scale=LOG)),
+        alt.Chart(data).mark_point(filled=True, size=POINT_SIZE).encode(
+            x=x, y=alt.Y("forecast:Q", scale=LOG, title="Forecast from earlier rounds (min)"),
+            color=alt.Color("round:N", title="Round forecast", sort=rounds,
+                            scale=alt.Scale(domain=rounds, range=[FAMILY_PALETTE[i % len(FAMILY_PALETTE)]
+                                                                  for i in range(len(rounds))]),
+                            legend=alt.Legend(orient="bottom")),
+            opacity=alt.condition(legend, alt.value(0.85), alt.value(0.06)),
+            tooltip=[alt.Tooltip("round:N", title="Round forecast"), alt.Tooltip("family:N", title="Accelerator"),
+                     alt.Tooltip("submitter:N", title="Submitter"), alt.Tooltip("system:N", title="System"),
+                     alt.Tooltip("count:Q", title="Accelerators", format=",d"),
+                     alt.Tooltip("time:Q", title="Published (min)", format=",.3~g"),
+                     alt.Tooltip("forecast:Q", title="Forecast (min)", format=",.3~g"),
+                     alt.Tooltip("low:Q", title="Interval from (min)", format=",.3~g"),
+                     alt.Tooltip("high:Q", title="Interval to (min)", format=",.3~g"),
+                     alt.Tooltip("trusted:N", title="Trusted")]).add_params(legend))
+    return Chart(key, "Forecast against published time, each round from the rounds before it",
+                 "On the diagonal the forecast was exact; above it too slow, below it too fast.",
+                 f"Scatter plot, log scales: {len(data)} {model} results of {len(rounds)} rounds, each forecast "
+                 f"from earlier rounds as predict would have answered, against its published time.",
+                 _spec(chart.properties(width="container", height=HEIGHT)))
 
 
 def _unit(unit: dict[str, Any]) -> str:
@@ -274,33 +398,49 @@ def cost_chart(key: str, rows: pd.DataFrame, colours: dict[str, str], round_: st
 
 
 def energy_chart(key: str, rows: pd.DataFrame, colours: dict[str, str], model: str) -> Chart | None:
-    """Measured energy per training run against time to train, for the results with `energy_kwh`."""
+    """Measured energy to train against time to train, for the results of `rows` with `energy_kwh` (columns as
+    TOOLTIP's plus `energy_text`, the measurement point and the derived power columns); a round selector where
+    rounds mix."""
     if "energy_kwh" not in rows:
         return None
     data = rows[rows["energy_kwh"].notna()].reset_index(drop=True)
     if data.empty:
         return None
+    data = data.assign(power_per_accelerator_w=data["power_per_accelerator_w"].round(0),
+                       power_share_of_tdp=data["power_share_of_tdp"].round(3))
+    rounds = sorted(data["round"].unique(), key=_round_key, reverse=True)
     legend = _legend_filter(key)
-    chart = alt.Chart(data).mark_point(filled=True, size=POINT_SIZE).encode(
-        x=alt.X("energy_kwh:Q", scale=LOG, title="Energy per training run (kWh, measured)"),
+    chart = alt.Chart(data[["submitter", "system", "round", "family", "count", "time", "hours", "energy_kwh",
+                            "energy_text", "power_measurement", "power_per_accelerator_w",
+                            "power_share_of_tdp"]]).mark_point(filled=True, size=FRONT_SIZE).encode(
+        x=alt.X("energy_kwh:Q", scale=LOG, title="Energy to train (kWh, measured)"),
         y=alt.Y("time:Q", scale=LOG, title="Time to train (min)"),
         color=_colour(data, colours), shape=_shape(data, colours),
         opacity=alt.condition(legend, alt.value(0.9), alt.value(0.06)),
-        tooltip=[*TOOLTIP, alt.Tooltip("energy_kwh:Q", title="Energy (kWh)", format=",.3~g")]).add_params(legend)
-    return Chart(key, "Energy of a training run (where measured)",
-                 "Left is less energy, low is faster; only results that published a power measurement appear.",
+        tooltip=[*TOOLTIP, alt.Tooltip("energy_text:N", title="Energy (kWh, measurement point)"),
+                 alt.Tooltip("power_per_accelerator_w:Q", title="W per accelerator (derived)", format=",d"),
+                 alt.Tooltip("power_share_of_tdp:Q", title="Share of TDP (derived)", format=".0%")]).add_params(legend)
+    if len(rounds) > 1:
+        selector = _round_selector(key, rounds)
+        chart = chart.add_params(selector).transform_filter(f"{key}_round == 'all' || datum.round == {key}_round")
+    return Chart(key, "Energy to train, where a result measured it",
+                 "Left is less energy, low is faster; each point is one MLPerf result with a power measurement "
+                 "(the AC figure where the same runs were also measured at DC).",
                  f"Scatter plot, log scales: time to train against measured energy in kWh for {len(data)} {model} "
-                 f"results.", _spec(chart.properties(width="container", height=HEIGHT)))
+                 f"results in {len(rounds)} round{'s' if len(rounds) != 1 else ''}.",
+                 _spec(chart.properties(width="container", height=HEIGHT)))
 
 
 def family_comparison_chart(key: str, rows: pd.DataFrame, colours: dict[str, str], round_: str) -> Chart:
     """Per current benchmark and accelerator family: the median hardware efficiency of its results in `round_`
-    (point) and the range from its least to its most efficient result (bar). `rows`: benchmark, family, n,
-    median, low, high."""
+    (diamond) with its 95% bootstrap interval over the results (thick bar) and the range from its least to its most
+    efficient result (thin line). `rows`: benchmark, family, n, median, ci_low, ci_high, low, high."""
     legend = _legend_filter(key)
     colour = _colour(rows, colours)
     tips = [alt.Tooltip("benchmark:N", title="Benchmark"), alt.Tooltip("family:N", title="Accelerator"),
             alt.Tooltip("n:Q", title="Results"), alt.Tooltip("median:Q", title="Median efficiency", format=".2f"),
+            alt.Tooltip("ci_low:Q", title="95% interval of the median from", format=".2f"),
+            alt.Tooltip("ci_high:Q", title="95% interval of the median to", format=".2f"),
             alt.Tooltip("low:Q", title="Least efficient", format=".2f"),
             alt.Tooltip("high:Q", title="Most efficient", format=".2f")]
     order = list(dict.fromkeys(rows["benchmark"]))  # the benchmarks in the page's order, each's best family first
@@ -310,17 +450,21 @@ def family_comparison_chart(key: str, rows: pd.DataFrame, colours: dict[str, str
     y = alt.Y("row:N", title=None, sort=list(rows["row"]))
     opacity = alt.condition(legend, alt.value(0.95), alt.value(0.06))
     chart = alt.layer(
-        alt.Chart(rows).mark_rule(strokeWidth=2).encode(
-            x=alt.X("low:Q", scale=alt.Scale(domain=[0, 1]),
-                    title="Hardware efficiency (1 = best of its round)"),
-            x2="high:Q", y=y, color=colour, opacity=opacity, tooltip=tips),
-        alt.Chart(rows).mark_point(filled=True, size=POINT_SIZE, shape="diamond").encode(
+        alt.Chart(rows).mark_rule(strokeWidth=1).encode(
+            x=alt.X("low:Q", scale=alt.Scale(domain=[0, 1]), title="Hardware efficiency (1 = best)"),
+            x2="high:Q", y=y, color=colour, opacity=alt.condition(legend, alt.value(0.45), alt.value(0.04)),
+            tooltip=tips),
+        alt.Chart(rows).mark_rule(strokeWidth=5).encode(
+            x="ci_low:Q", x2="ci_high:Q", y=y, color=colour, opacity=opacity, tooltip=tips),
+        alt.Chart(rows).mark_point(filled=True, size=POINT_SIZE, shape="diamond", stroke="#000000",
+                                   strokeWidth=0.6).encode(
             x="median:Q", y=y, color=colour, opacity=opacity, tooltip=tips)).add_params(legend)
     height = max(160, 18 * len(rows))
     return Chart(key, f"Which accelerators train efficiently in {round_}, across benchmarks",
-                 "Right is better: the diamond is the family's median result, the bar runs from its least to its "
+                 "Right is better: the diamond is the family's median result, the thick bar its 95% bootstrap "
+                 "interval over the family's results (none for a single result), the thin line its least to its "
                  "most efficient result.",
-                 f"Dot and range plot: for each of {rows['benchmark'].nunique()} current benchmarks, the hardware "
-                 f"efficiency of each accelerator family's results in {round_} (median and range, {len(rows)} "
-                 f"family-benchmark pairs).",
+                 f"Dot and interval plot: for each of {rows['benchmark'].nunique()} current benchmarks, the hardware "
+                 f"efficiency of each accelerator family's results in {round_} (median, 95% bootstrap interval of "
+                 f"the median and range, {len(rows)} family-benchmark pairs).",
                  _spec(chart.properties(width="container", height=height)))

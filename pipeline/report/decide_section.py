@@ -1,42 +1,20 @@
 """The page's prediction part of each benchmark: what templates/decide.html.j2 renders from the decide stage's
-outputs (reports/decide/<benchmark>.json and its figures), and the headline numbers that reports/metrics.json keeps
-of them. One model (`pipeline.analysis.forecast`) gives the forecasts, the break-even and the backtest, and one rule
-says which forecasts are trusted.
+outputs (reports/decide/<benchmark>.json; the charts of it are `pipeline.report.charts`'), and the headline numbers
+that reports/metrics.json keeps of them. One model (`pipeline.analysis.forecast`) gives the forecasts, the
+break-even and the backtest, and one rule says which forecasts are trusted.
 
 Tables go through `formatting.table` and numbers through `formatting.number`, like the rest of the page, so the
 decide tables sort the same way and a percentage reads the same everywhere.
 """
 from __future__ import annotations
 
-import base64
-import struct
-from dataclasses import dataclass
 from typing import Any
 
-from pipeline.analysis.decide import EXTRAPOLATION_LIMIT, FIGURES, figure_name
+from pipeline.analysis.decide import AGREE, DISAGREE, EXTRAPOLATION_LIMIT
 from pipeline.analysis.forecast import CANDIDATES, NAIVE_METHOD, UNSPECIFIED
 from pipeline.core import paths
 from pipeline.core.artifacts import read_artifact
 from pipeline.report.formatting import Column, number, table
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A PNG of the decide stage as the page embeds it."""
-    data: str  # base64 of the file's bytes
-    alt: str
-    caption: str
-    width: int  # pixels, so that the page lays out before the images decode
-    height: int
-
-
-def embed(png: bytes, alt: str, caption: str) -> Figure:
-    """A PNG file's bytes as they are, base64-encoded, with the size read from its IHDR chunk."""
-    if png[:8] != b"\x89PNG\r\n\x1a\n":
-        raise ValueError("not a PNG file")
-    width, height = struct.unpack(">II", png[16:24])
-    return Figure(base64.b64encode(png).decode("ascii"), alt, caption, width, height)
-
 
 # Families whose break-even the page's overview across benchmarks lists, most published first.
 OVERVIEW_FAMILIES = 3
@@ -55,7 +33,7 @@ def break_even_text(unit: dict[str, Any]) -> str:
     if count is None or count > EXTRAPOLATION_LIMIT * largest:
         return (f"not below the floor up to {number(EXTRAPOLATION_LIMIT * largest)} "
                 f"({EXTRAPOLATION_LIMIT:g}× the largest published)")
-    return f"{count:.0f}{' (extrapolated)' if unit['break_even_beyond_published'] else ''}"
+    return f"{number(round(count))}{' (extrapolated)' if unit['break_even_beyond_published'] else ''}"
 
 
 def _trust_text(trusted: bool, reasons: list[str]) -> str:
@@ -66,8 +44,8 @@ def _break_even_table(units: list[dict[str, Any]]) -> dict[str, Any]:
     records = [{**u, "unit": _unit_name(u["family"], u["form_factor"]), "model": break_even_text(u),
                 "observed": u["observed_first_count_below_floor"] or "none",
                 "published": f"{number(u['count_min'])} to {number(u['count_max'])}",
-                "slopes": f"{u['slope_at_count_min']:.2f} to {u['slope_at_count_max']:.2f}",
-                "trust": "yes" if u["trusted"] else "no"} for u in units]
+                "slopes": f"{number(u['slope_at_count_min'], 'ratio')} to {number(u['slope_at_count_max'], 'ratio')}",
+                "trust": "yes" if u["trusted"] else "no", "agreement": agreement_text(u)} for u in units]
     return table(records, [
         Column("unit", "Family", numeric=False, style=None), Column("n_points", "Results"),
         Column("published", "Accelerators published", numeric=False, style=None),
@@ -75,7 +53,14 @@ def _break_even_table(units: list[dict[str, Any]]) -> dict[str, Any]:
         Column("slopes", "Slope, smallest to largest count", numeric=False, style=None),
         Column("model", "Break-even count (forecast curve)", numeric=False, style=None),
         Column("observed", "First published count below the floor (observed)"),
+        Column("agreement", "Curve and data agree?", numeric=False, style=None),
         Column("trust", "Forecast trusted", numeric=False, style=None)])
+
+
+def agreement_text(unit: dict[str, Any]) -> str:
+    """decide.json's `break_even_agreement` and `break_even_note` of a unit as one cell: "yes: the data cross..."."""
+    word = {AGREE: "yes", DISAGREE: "no"}.get(unit["break_even_agreement"], "not measured")
+    return f"{word}: {unit['break_even_note']}"
 
 
 def _doubling_table(units: list[dict[str, Any]]) -> dict[str, Any]:
@@ -112,7 +97,7 @@ def _forecasts_table(forecasts: list[dict[str, Any]], interval_pct: str) -> dict
 
 def _comparison_table(first: str, key: str, records: list[dict[str, Any]], interval_pct: str) -> dict[str, Any]:
     """predict's answers against the naive rule (`forecast.compare` records), one row per `key` (a round or a
-    family)."""
+    family); the trusted and untrusted answers' 90th percentiles are in the text above it (fewer columns fit)."""
     rows = [{**record, "winner": "no naive forecast" if not record["common_n"]
              else "naive rule" if record["better"] == NAIVE_METHOD else "forecast"} for record in records]
     return table(rows, [
@@ -123,9 +108,7 @@ def _comparison_table(first: str, key: str, records: list[dict[str, Any]], inter
         Column("common_n", "Forecast by both"),
         Column("common_answer_median_ape_pct", "Forecast median (both)", style="percent"),
         Column("common_naive_median_ape_pct", "Naive median (both)", style="percent"),
-        Column("trusted_n", "Trusted"), Column("trusted_p90_ape_pct", "Trusted 90th percentile", style="percent"),
-        Column("untrusted_p90_ape_pct", "Untrusted 90th percentile", style="percent"),
-        Column("winner", "Better", numeric=False, style=None)])
+        Column("trusted_n", "Trusted"), Column("winner", "Better", numeric=False, style=None)])
 
 
 def _kinds_table(kinds: list[dict[str, Any]], interval_pct: str) -> dict[str, Any]:
@@ -212,9 +195,9 @@ def metrics_of(summary: dict[str, Any] | None) -> dict[str, Any]:
     return {**head, "n_units": summary["n_units"], "n_units_trusted": summary["n_units_trusted"]}
 
 
-def fragment(benchmark: str, summary: dict[str, Any] | None, pngs: dict[str, bytes]) -> dict[str, Any]:
+def fragment(benchmark: str, summary: dict[str, Any] | None) -> dict[str, Any]:
     """What templates/decide.html.j2 renders for one benchmark: decide.json's `summary` (None: the stage has
-    not run) and its figures by file name (`decide.FIGURES`), as text and the page's tables."""
+    not run) as text and the page's tables."""
     if summary is None:
         return {"benchmark": benchmark, "status": "missing", "backtest": None, "method": None, "candidates": "",
                 "reason": "the decide stage has not run (dvc repro decide)"}
@@ -235,6 +218,8 @@ def fragment(benchmark: str, summary: dict[str, Any] | None, pngs: dict[str, byt
         **base,
         "n_units": summary["n_units"], "n_trusted": summary["n_units_trusted"],
         "break_even": _break_even_table(units),
+        "break_even_notes": [{"unit": _unit_name(u["family"], u["form_factor"]), "count": break_even_text(u),
+                              "agreement": agreement_text(u)} for u in units],
         "forecasts": _forecasts_table(forecasts, interval_pct),
         "forecast_round": forecasts[0]["rounds"][-1] if forecasts else None,
         "notes": sorted({note for f in forecasts for note in f["notes"] if "retired" in note}),
@@ -245,14 +230,4 @@ def fragment(benchmark: str, summary: dict[str, Any] | None, pngs: dict[str, byt
         # For the report's overview across benchmarks: the most-published trusted families' break-even.
         "trusted_break_even": [f"{_unit_name(u['family'], u['form_factor'])}: {break_even_text(u)}"
                                for u in trusted[:OVERVIEW_FAMILIES]],
-        "figures": {figure_name(name): embed(pngs[name], f"{benchmark}: {alt}", caption)
-                    for name, (alt, caption) in FIGURES.items()},
     }
-
-
-def report_section(benchmark: str, summary: dict[str, Any] | None) -> dict[str, Any]:
-    """`fragment` of decide.json's `summary` (load_summary) and the figures on disk."""
-    figures_written = summary is not None and summary["status"] == "ok"  # a skipped one embeds none
-    pngs = {name: paths.decide_figure(benchmark, figure_name(name)).read_bytes() for name in FIGURES} \
-        if figures_written else {}
-    return fragment(benchmark, summary, pngs)

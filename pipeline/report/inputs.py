@@ -30,7 +30,7 @@ class BenchmarkOutputs:
     clusters: Clustering
     importance: dict[str, Any]
     clustered: pd.DataFrame
-    # What the decide stage's fragment renders (decide_section.report_section); None: leave the fragment out.
+    # What the decide stage's fragment renders (decide_section.fragment); None: leave the fragment out.
     decide: dict[str, Any] | None = None
     # The decide stage's scalar metrics (decide_section.metrics_of), for reports/metrics.json.
     decide_metrics: dict[str, Any] | None = None
@@ -53,7 +53,7 @@ def load_benchmark_outputs(benchmark: str, republished: pd.DataFrame | None = No
         clusters=Clustering.read(paths.clusters_json(benchmark)),
         importance=read_artifact("importance", paths.importance_json(benchmark)),
         clustered=pd.read_parquet(paths.clusters_table(benchmark)),
-        decide=decide_section.report_section(benchmark, summary), decide_metrics=decide_section.metrics_of(summary),
+        decide=decide_section.fragment(benchmark, summary), decide_metrics=decide_section.metrics_of(summary),
         decide_summary=summary,
         republished=pd.DataFrame() if republished is None else republished)
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import jinja2
 import markupsafe
+import numpy as np
 import pandas as pd
 
 from pipeline.analysis.price_table import CostRange, cost_range
@@ -32,11 +33,14 @@ from pipeline.report.sections import benchmark_title, report_context
 
 # The configuration columns of measured power and energy (the features stage's, where a result published a power
 # measurement); the pages show them when present and not all empty.
-ENERGY_COLUMNS = ("energy_kwh", "power_per_accelerator_w", "power_share_of_tdp", "power_measurement")
+ENERGY_COLUMNS = ("energy_kwh", "energy_dc_kwh", "power_per_accelerator_w", "power_share_of_tdp",
+                  "power_measurement")
+# The one label of every figure derived from an MLPerf result (cost, power per accelerator, share of TDP).
+DERIVED = "derived, not an MLPerf result"
 KEYS = ["round", "submitter", "system", "division"]
 INDEX, METHODS, DATA = "index.html", "methods.html", "data.html"
 ASSETS = ("site.css", "site.js")  # templates copied as they are; vega.js comes from vl-convert-python
-COST_NOTE = "derived, not an MLPerf result"
+COST_NOTE = DERIVED
 # What the bundled library exposes to the pages' script (site.js calls window.vegaEmbed).
 BUNDLE_GLOBALS = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
 
@@ -91,15 +95,48 @@ def has_energy(frame: pd.DataFrame) -> bool:
 
 def configuration_row(row: pd.Series | dict[str, Any]) -> dict[str, Any]:
     """One configuration as the pages list it, every number through the one formatter."""
-    energy = row.get("energy_kwh")
     share = row.get("power_share_of_tdp")
     return {"name": f"{row['submitter']} {row['system']}", "submitter": row["submitter"], "system": row["system"],
             "round": row["round"], "hardware": hardware_name(row), "family": row["accelerator_family"],
             "time": number(row["time_to_train_min"]), "hours": number(row["accelerator_hours"]),
             "efficiency": number(row["round_efficiency"], "ratio"), "cost": row.get("cost_text") or "",
-            "energy": "" if missing(energy) else number(energy),
+            "energy": energy_text(row),
             "power": "" if missing(row.get("power_per_accelerator_w")) else number(row["power_per_accelerator_w"]),
             "tdp": "" if missing(share) else number(share, "share")}
+
+
+def energy_text(row: pd.Series | dict[str, Any]) -> str:
+    """A result's measured energy to train, kWh, with its measurement point: "0.512 (AC) · 0.498 (DC)" where the same
+    runs were measured at both points (one result, two figures), else "0.541 (AC)"."""
+    energy, dc = row.get("energy_kwh"), row.get("energy_dc_kwh")
+    if missing(energy):
+        return ""
+    point = str(row.get("power_measurement") or "")
+    if not missing(dc):
+        return f"{number(energy)} (AC) · {number(dc)} (DC)"
+    return f"{number(energy)} ({point})" if point else number(energy)
+
+
+def energy_view(outputs: BenchmarkOutputs, configurations: pd.DataFrame | None,
+                colours: Mapping[str, str]) -> dict[str, Any] | None:
+    """Every ranked result of a benchmark, in any round, that published a power measurement: its energy to train
+    (kWh, an MLPerf result) at its measurement point, and the derived average power per accelerator (W, host and
+    switch share included) and share of the accelerator's TDP, newest round first; with its chart. None without
+    one. Results of the same runs measured at AC and DC are one row (the features stage keeps one)."""
+    ranking = with_energy(outputs.ranking, configurations, outputs.benchmark)
+    if not has_energy(ranking):
+        return None
+    rows = ranking[ranking["energy_kwh"].notna()]
+    rows = rows.assign(order=rows["round"].map(round_order)).sort_values(
+        ["order", "time_to_train_min", "submitter", "system"], ascending=[False, True, True, True]).drop(
+        columns="order").reset_index(drop=True)
+    records = [{**configuration_row(row), "name": f"{row['round']} {row['submitter']} {row['system']}",
+                "energy": energy_text(row), "point": str(row.get("power_measurement") or "")}
+               for _, row in rows.iterrows()]
+    chart = charts.energy_chart(f"{outputs.benchmark}_energy", _chart_rows(rows), dict(colours),
+                                benchmark_title(outputs.benchmark)["model"])
+    return {"rows": records, "n": len(records), "rounds": sorted(set(rows["round"]), key=round_order),
+            "chart": None if chart is None else embed(chart)}
 
 
 def round_view(outputs: BenchmarkOutputs, configurations: pd.DataFrame | None, prices: Prices | None,
@@ -122,13 +159,36 @@ def round_view(outputs: BenchmarkOutputs, configurations: pd.DataFrame | None, p
 
 
 def family_comparison(views: Sequence[dict[str, Any]]) -> pd.DataFrame:
-    """Per benchmark view and accelerator family: results, median, lowest and highest round efficiency."""
+    """Per benchmark view and accelerator family: results, median round efficiency with its BOOTSTRAP_LEVEL
+    bootstrap interval over the results (`median_interval`), and the lowest and highest efficiency."""
     frames = [view["rows"].assign(benchmark=view["model"]) for view in views]
     if not frames:
-        return pd.DataFrame(columns=["benchmark", "family", "n", "median", "low", "high"])
+        return pd.DataFrame(columns=["benchmark", "family", "n", "median", "ci_low", "ci_high", "low", "high"])
     data = pd.concat(frames, ignore_index=True).rename(columns={"accelerator_family": "family"})
-    grouped = data.groupby(["benchmark", "family"], sort=False)["round_efficiency"]
-    return grouped.agg(n="size", median="median", low="min", high="max").reset_index()
+    rows = []
+    for (benchmark, family), group in data.groupby(["benchmark", "family"], sort=False):
+        values = group["round_efficiency"].to_numpy(dtype=float)
+        ci_low, ci_high = median_interval(values)
+        rows.append({"benchmark": benchmark, "family": family, "n": len(values), "median": float(np.median(values)),
+                     "ci_low": ci_low, "ci_high": ci_high, "low": float(values.min()), "high": float(values.max())})
+    return pd.DataFrame(rows)
+
+
+# The family comparison's interval: the median's percentile bootstrap over a family's results, seeded per group so
+# the page is the same on every run.
+BOOTSTRAP_RESAMPLES, BOOTSTRAP_LEVEL = 2000, 0.95
+
+
+def median_interval(values: np.ndarray) -> tuple[float, float]:
+    """The BOOTSTRAP_LEVEL percentile bootstrap interval of the median of `values` (resampling the results); a
+    single result gives its own value at both ends (no interval)."""
+    if len(values) == 1:
+        return float(values[0]), float(values[0])
+    rng = np.random.default_rng([len(values), *np.round(np.sort(values) * 1e6).astype(np.int64)])
+    medians = np.median(rng.choice(values, size=(BOOTSTRAP_RESAMPLES, len(values)), replace=True), axis=1)
+    tail = 100 * (1 - BOOTSTRAP_LEVEL) / 2
+    low, high = np.percentile(medians, [tail, 100 - tail])
+    return float(low), float(high)
 
 
 # ---------------------------------------------------------------------------------------------------- context
@@ -154,40 +214,56 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
     today = [views[item.benchmark] for item in outputs if current(item) and views[item.benchmark]["round"] == newest]
     comparison = family_comparison(today)
     sections = {section["id"]: section for section in shared["sections"]}
-    pages = [benchmark_context(item, sections[item.benchmark], views.get(item.benchmark), colours)
-             for item in outputs]
+    energy = {item.benchmark: energy_view(item, configurations, colours) for item in outputs if item.analysed}
+    for view in today:  # the entry says where measured energy exists, even when the newest round has none
+        view["energy_view"] = energy.get(view["id"])
+    pages = [benchmark_context(item, sections[item.benchmark], views.get(item.benchmark), colours,
+                               energy.get(item.benchmark)) for item in outputs]
+    backtest = {item.benchmark: charts.backtest_chart(f"{item.benchmark}_backtest", item.decide_summary,
+                                                      sections[item.benchmark]["model"]) for item in outputs}
     return {**shared, "newest": newest, "today": today, "colours": colours,
+            "backtest_charts": {name: embed(chart) for name, chart in backtest.items() if chart is not None},
             "comparison": None if comparison.empty else embed(
                 charts.family_comparison_chart("family_comparison", comparison, colours, str(newest))),
-            "comparison_rows": [{**row, "median": number(row["median"], "ratio"), "low": number(row["low"], "ratio"),
-                                 "high": number(row["high"], "ratio")} for row in comparison.to_dict("records")],
+            "comparison_rows": [{**row, **{name: number(row[name], "ratio")
+                                           for name in ("median", "ci_low", "ci_high", "low", "high")}}
+                                for row in comparison.to_dict("records")],
             "history": [page for page in pages if not page["current"]],
             "current_pages": [page for page in pages if page["current"]], "pages": pages,
-            "cost_note": COST_NOTE}
+            "cost_note": COST_NOTE, "derived": DERIVED}
 
 
 def benchmark_context(outputs: BenchmarkOutputs, section: dict[str, Any], view: dict[str, Any] | None,
-                      colours: Mapping[str, str]) -> dict[str, Any]:
-    """One benchmark page: its section (sections.benchmark_section), its newest round's view and its charts."""
+                      colours: Mapping[str, str], energy: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One benchmark page: its section (sections.benchmark_section), its newest round's view, its charts and the
+    break-even chart of its forecast section."""
     page = {**section, "page": benchmark_page(outputs.benchmark), "current": current(outputs), "view": view,
-            "charts": [], "last_round": getattr(BY_ID.get(outputs.benchmark), "last_round", None)}
+            "charts": [], "break_even_chart": None, "energy": None,
+            "last_round": getattr(BY_ID.get(outputs.benchmark), "last_round", None)}
     if not outputs.analysed or view is None:
         return page
     key, model = outputs.benchmark, section["model"]
     drawn = [charts.trade_off_chart(f"{key}_tradeoff", outputs.ranking, dict(colours), model),
              charts.scaling_chart(f"{key}_scaling", outputs.clustered, outputs.decide_summary, dict(colours), model),
              charts.progress_chart(f"{key}_progress", outputs.clustered, dict(colours), model),
-             charts.cost_chart(f"{key}_cost", _chart_rows(view["rows"]), dict(colours), view["round"]),
-             charts.energy_chart(f"{key}_energy", _chart_rows(view["rows"]), dict(colours), model)]
-    return {**page, "charts": [embed(chart) for chart in drawn if chart is not None]}
+             charts.cost_chart(f"{key}_cost", _chart_rows(view["rows"]), dict(colours), view["round"])]
+    families = list(dict.fromkeys(outputs.clustered["accelerator_family"].dropna().astype(str)))
+    break_even = charts.break_even_chart(f"{key}_break_even", outputs.decide_summary, families, dict(colours), model)
+    return {**page, "charts": [embed(chart) for chart in drawn if chart is not None],
+            "break_even_chart": None if break_even is None else embed(break_even),
+            "energy": energy}
 
 
 def _chart_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """A round view's rows with the chart's column names (charts.TOOLTIP) beside the cost and energy ones."""
     named = rows.rename(columns={"accelerator_family": "family", "accelerator_count": "count",
                                  "time_to_train_min": "time", "accelerator_hours": "hours"})
-    keep = ["submitter", "system", "round", "family", "count", "time", "hours", "cost_low", "cost_high", "cost_text",
-            *[c for c in ENERGY_COLUMNS[:1] if c in named]]
+    energy = [c for c in ENERGY_COLUMNS if c in named]
+    if energy:
+        named = named.assign(energy_text=[energy_text(row) for _, row in rows.iterrows()])
+        energy.append("energy_text")
+    keep = ["submitter", "system", "round", "family", "count", "time", "hours",
+            *[c for c in ("cost_low", "cost_high", "cost_text") if c in named], *energy]
     return named[keep].astype({"submitter": str, "system": str, "round": str, "family": str})
 
 

@@ -6,8 +6,8 @@ backtest of `predict`'s answers, the break-even, where not to trust them.
 For every benchmark analysed (params `analysis.benchmarks`, see `pipeline.analysis.scope.analysed_benchmarks`), fits
 the forecast model (`pipeline.analysis.forecast`) on the results in scope, calibrates it on the backtest
 (data/processed/backtest.parquet) and writes, under reports/decide/: the fitted models that predict and recommend
-answer from (<benchmark>.models.json), the summary of `pipeline.analysis.decide` (<benchmark>.json) and its figures
-(<benchmark>.<name>.png).
+answer from (<benchmark>.models.json) and the summary of `pipeline.analysis.decide` (<benchmark>.json), which also
+holds the data of the site's forecast, break-even and backtest charts.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from pipeline.core import paths
 from pipeline.core.cli import for_each, stage_arguments
 from pipeline.core.errors import cli
-from pipeline.core.files import atomic_path, fresh_dir, write_json
+from pipeline.core.files import fresh_dir, write_json
 from pipeline.settings import Analysis, Decide, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Analysis, settings: Decide,
                      backtest_points: pd.DataFrame) -> str:
-    """Fit, summarise and draw one benchmark (of the whole configurations table) and write its outputs; the
+    """Fit and summarise one benchmark (of the whole configurations table) and write its outputs; the
     line to print."""
     from pipeline.analysis import decide
     from pipeline.analysis.forecast import FittedBenchmark, fit_benchmark, model_inputs
@@ -47,9 +47,6 @@ def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Ana
     points = backtest_points[backtest_points["benchmark"] == benchmark]
     summary = decide.summarise(frame, fitted, points, settings.efficiency_floor, settings.interval, reason,
                                settings.trust)
-    for name, png in decide.figures(frame, fitted, summary, points, settings.trust, benchmark).items():
-        with atomic_path(paths.decide_figure(benchmark, decide.figure_name(name))) as tmp:
-            tmp.write_bytes(png)
     write_json({"benchmark": benchmark, **summary}, paths.decide_json(benchmark))
     backtest = summary["backtest"] or {}
     error, naive = backtest.get("common_answer_median_ape_pct"), backtest.get("common_naive_median_ape_pct")

@@ -4,6 +4,7 @@
   "use strict";
 
   const isBlank = (key) => key === null || key === "";
+  const LONG_TABLE = 12;  // rows beyond which a table gets a search box
 
   function sortTable(table, header) {
     const index = header.cellIndex;
@@ -34,6 +35,20 @@
     for (const header of table.tHead.rows[0].cells) {
       header.querySelector("button").addEventListener("click", () => sortTable(table, header));
     }
+  }
+
+  // A long sortable table without its own search box gets one (the methods page's per-benchmark tables).
+  let searchCount = 0;
+  for (const table of document.querySelectorAll("table.sortable")) {
+    if (table.tBodies[0].rows.length <= LONG_TABLE || document.querySelector(`input[data-filter="${table.id}"]`)) continue;
+    searchCount += 1;
+    if (!table.id) table.id = `long-table-${searchCount}`;
+    const tools = document.createElement("div");
+    tools.className = "table-tools";
+    tools.innerHTML = `<label for="${table.id}-filter">Search</label>` +
+      `<input type="search" id="${table.id}-filter" data-filter="${table.id}" autocomplete="off">` +
+      `<span class="row-count" id="${table.id}-count" aria-live="polite"></span>`;
+    (table.closest(".table-wrap") || table).before(tools);
   }
 
   for (const input of document.querySelectorAll("input[data-filter]")) {
@@ -71,7 +86,7 @@
 
   // Charts: where a chart is narrow (a phone), legends in two columns and labels and titles cut to fit; a failure
   // is logged, the text alternative stays.
-  for (const element of document.querySelectorAll("div.vega[data-spec]")) {
+  function draw(element) {
     const spec = JSON.parse(document.getElementById(element.dataset.spec).textContent);
     const width = element.clientWidth;
     if (width < 600) {
@@ -80,10 +95,25 @@
       const stacked = { bottom: { anchor: "start", direction: "vertical" } };
       spec.config = { ...config, legend: { ...(config.legend || {}), columns: 2, layout: stacked },
                       axis: { ...(config.axis || {}), titleLimit: width - 70 },
-                      axisY: { ...(config.axisY || {}), labelLimit: Math.round(width / 3) } };
+                      axisY: { ...(config.axisY || {}), labelLimit: Math.round(width * 0.42) } };
     }
     window.vegaEmbed(element, spec, { actions: false, renderer: "svg" })
       .catch((error) => console.error(`chart ${element.id}: ${error}`));
+  }
+
+  // A chart inside a closed <details> has no width yet: it is drawn when the details first open.
+  for (const element of document.querySelectorAll("div.vega[data-spec]")) {
+    const closed = element.closest("details:not([open])");
+    if (!closed) {
+      draw(element);
+      continue;
+    }
+    closed.addEventListener("toggle", () => {
+      if (closed.open && !element.dataset.drawn) {
+        element.dataset.drawn = "yes";
+        draw(element);
+      }
+    });
   }
 
   function openLinkedDetails() {
