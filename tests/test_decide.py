@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
 from pathlib import Path
 
 import jinja2
@@ -27,9 +28,7 @@ from pipeline.core import paths
 from pipeline.core.errors import ContractError, ParamsError, UsageError
 from pipeline.report import decide_section
 from pipeline.settings import Analysis, Decide, settings_from
-from pipeline.stages import backtest
-from pipeline.stages import decide as decide_stage
-from tests.conftest import configurations
+from tests.conftest import configurations, run_stage
 
 ROOT = Path(__file__).resolve().parents[1]
 DECIDE_PARAMS = {"efficiency_floor": 0.7, "interval": 0.9,
@@ -239,11 +238,12 @@ def test_example_prices_are_labelled_illustrative_and_load() -> None:
 
 # --- the CLIs, the stage and the report fragment, in a scratch project ------------------------------------------
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+@pytest.fixture(scope="module")
+def built_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """params.yaml, configurations.parquet and ranking.csv of three families: H100 and A100 follow power laws
     (H100: t = 100 (n/8)^-0.9 at 8 to 128; A100: t = 200 (n/8)^-0.8 at 8, 32 and 64, not 16), Gaudi2 was only
-    published at eight accelerators."""
+    published at eight accelerators; then the backtest and decide stages' outputs."""
+    tmp_path = tmp_path_factory.mktemp("decide")
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     # Gaudi2's v4.1 result repeats its v3.0 one: with `include` it is fitted and forecast (flagged a rerun).
     params["analysis"].update(benchmarks=["resnet"], min_configurations=5, republished="include")
@@ -259,9 +259,16 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / paths.RANK).mkdir(parents=True)
     rank.rank_configurations(scoped, params["rank"]["criteria"]).to_csv(
         tmp_path / paths.ranking_csv("resnet"), index=False)
+    run_stage("backtest", cwd=tmp_path)
+    run_stage("decide", cwd=tmp_path)  # saves the models predict and recommend answer from
+    return tmp_path
+
+
+@pytest.fixture
+def project(built_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of `built_project` for the test alone, as the working folder."""
+    shutil.copytree(built_project, tmp_path, dirs_exist_ok=True)
     monkeypatch.chdir(tmp_path)
-    backtest.main([])
-    decide_stage.main([])  # saves the models predict and recommend answer from
     return tmp_path
 
 
@@ -444,8 +451,7 @@ def test_a_benchmark_the_decide_stage_skipped_is_never_trusted(project: Path, ca
     params = yaml.safe_load(Path("params.yaml").read_text())
     params["analysis"]["min_configurations"] = 1000
     Path("params.yaml").write_text(yaml.safe_dump(params))
-    decide_stage.main([])
-    capsys.readouterr()
+    run_stage("decide", cwd=project)
     predict.main(["--benchmark", "resnet", "--accelerator", "H100", "--count", "64", "--json"])
     result = json.loads(capsys.readouterr().out)
     assert not result["trusted"]
@@ -513,7 +519,7 @@ def test_stage_writes_metrics_figures_and_a_report_fragment(project: Path) -> No
     table = pd.read_parquet("data/processed/configurations.parquet")
     hostile = table.iloc[[0]].assign(accelerator_family="<script>alert(1)</script>", system="x")
     pd.concat([table, hostile]).to_parquet("data/processed/configurations.parquet")  # must reach the report escaped
-    decide_stage.main([])
+    run_stage("decide", cwd=project)
     summary = json.loads(paths.decide_json("resnet").read_text())
     assert summary["status"] == "ok" and summary["n_units"] == 4 and summary["method"] == forecast.MODEL
     # scalars, tables as nested lists, and the backtest's summary
@@ -545,7 +551,7 @@ def test_stage_writes_metrics_figures_and_a_report_fragment(project: Path) -> No
 
 
 def test_metrics_hold_the_backtest_headline(project: Path) -> None:
-    decide_stage.main([])
+    run_stage("decide", cwd=project)
     metrics = decide_section.metrics_of(decide_section.load_summary("resnet"))
     # v4.0 forecast from v3.0 alone (no drift yet): every v4.0 time is the v3.0 one / 1.02^2, so each of the
     # nine forecasts (H100 5, A100 3, Gaudi2 1) is 1.02^2 - 1 = 4.04% too high, the naive rule's too. Gaudi2's
@@ -569,7 +575,7 @@ def test_a_benchmark_without_enough_results_is_skipped_with_outputs(project: Pat
     params = yaml.safe_load(Path("params.yaml").read_text())
     params["analysis"]["min_configurations"] = 100
     Path("params.yaml").write_text(yaml.safe_dump(params))
-    decide_stage.main([])
+    run_stage("decide", cwd=project)
     summary = json.loads(paths.decide_json("resnet").read_text())
     assert summary["status"] == "skipped" and "fewer than analysis.min_configurations" in summary["reason"]
     assert all(paths.decide_figure("resnet", decide.figure_name(name)).is_file() for name in decide.FIGURES)

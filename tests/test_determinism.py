@@ -22,7 +22,6 @@ from pipeline.analysis.configurations import build_configurations
 from pipeline.core.files import write_csv, write_parquet
 from pipeline.mlperf import rounds
 from pipeline.settings import Cluster
-from pipeline.stages import ingest
 from tests.conftest import RoundFiles, assert_accounted, run_log, system_json, write_archive, write_folder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,7 +67,7 @@ def shuffled(files: RoundFiles, seed: int) -> RoundFiles:
 def ingest_to(sources: list[Path], out: Path, workers: int | None = None) -> dict[str, bytes]:
     tables = rounds.ingest(sources, workers=workers)
     assert_accounted(tables.tally)
-    ingest.write_outputs(tables, out)
+    tables.write(out)
     return read_bytes(out, INGEST_OUTPUTS)
 
 

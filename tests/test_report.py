@@ -30,7 +30,7 @@ from pipeline.core.errors import ParamsError
 from pipeline.core.files import write_csv, write_json, write_parquet
 from pipeline.report import charts, decide_section, formatting, inputs, provenance, sections, site, tables
 from pipeline.settings import Cluster, Findings
-from pipeline.stages import report as report_stage
+from tests.conftest import run_stage
 
 # A benchmark still in MLPerf (with decision support), a retired one, and one not analysed.
 HEADLINE, OTHER, SKIPPED = "rgat", "bert", "minigo"
@@ -722,7 +722,7 @@ def test_main_writes_the_site_and_combined_outputs(tmp_path: Path, monkeypatch: 
 
     (tmp_path / "reports" / "benchmarks").mkdir(parents=True, exist_ok=True)
     (tmp_path / "reports" / "benchmarks" / "stale.html").write_text("from an earlier run")
-    report_stage.main([])
+    run_stage("report", cwd=tmp_path)
 
     ranking = pd.read_csv("reports/ranking.csv")
     assert ranking.groupby("benchmark").size().to_dict() == {HEADLINE: 60, OTHER: 40}

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import io
 import os
+import runpy
 import sys
 import types
 import typing
+import warnings
 from pathlib import Path
 
 if __package__ in (None, ""):
@@ -162,14 +163,20 @@ def parameters_page(params_file: Path = ROOT / "params.yaml") -> str:
 # --- command line -------------------------------------------------------------------------------------------------
 
 def help_text(module: str) -> str:
-    """What `python -m <module> --help` prints, at a fixed width and without colour."""
+    """What `python -m <module> --help` prints, at a fixed width and without colour. The module runs as `python -m`
+    runs it (runpy, as `__main__`) in this process: nothing imports a stage (tests/test_layout.py)."""
     saved = {name: os.environ.get(name) for name in ("COLUMNS", "NO_COLOR")}
     os.environ.update(COLUMNS="100", NO_COLOR="1")
+    argv = sys.argv
+    sys.argv = [module, "--help"]
     out = io.StringIO()
     try:
-        with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
-            importlib.import_module(module).main(["--help"])
+        with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit), warnings.catch_warnings():
+            # A command the caller imported runs again as `__main__`, a copy of its own: harmless for --help.
+            warnings.filterwarnings("ignore", "'.*' found in sys.modules", RuntimeWarning)
+            runpy.run_module(module, run_name="__main__")
     finally:
+        sys.argv = argv
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)
