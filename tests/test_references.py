@@ -21,8 +21,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.core.columns import FILES
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import ROOT
 
 SCANNED = [
     *sorted(ROOT.glob("pipeline/**/*.py")), *sorted(ROOT.glob("pipeline/report/templates/*")),

@@ -143,7 +143,7 @@ mistake stops the run at once with a message that names the key, what it holds a
 a misspelt, missing or extra key, a value of the wrong type or out of range, an unknown benchmark, round,
 availability, criterion or feature. Names are matched in any case (`division: Closed` is `closed`). A scope that
 leaves every benchmark with too few configurations stops the importance stage, naming each benchmark and its count.
-`tests/test_mistakes.py` walks such mistakes. Change a value with `dvc exp run -S key=value` or by editing the file,
+`tests/e2e/test_mistakes.py` walks such mistakes. Change a value with `dvc exp run -S key=value` or by editing the file,
 then `dvc repro`: only the stages that read it run again ([dvc](dvc.md)).
 """.split())
 

@@ -10,9 +10,7 @@ import pytest
 import yaml
 
 from pipeline.core import paths
-from tests.conftest import run_stage
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import ROOT, run_stage
 
 
 @pytest.fixture

@@ -16,10 +16,7 @@ import yaml
 
 from pipeline.core.errors import ParamsError
 from pipeline.settings import load_settings, settings_from
-from tests.conftest import configurations, project_params_with, run_stage
-
-ROOT = Path(__file__).resolve().parents[1]
-
+from tests.conftest import ROOT, configurations, project_params_with, run_stage
 
 # (what the user wrote, params key, value, words the message must hold)
 MISTAKES = [

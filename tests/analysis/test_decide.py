@@ -1,5 +1,5 @@
 """Decision support: the decide stage and its page fragment, break-even, recommendations, price files and the
-predict and recommend commands (the model itself is tested in tests/test_forecast.py).
+predict and recommend commands (the model itself is tested in tests/analysis/test_forecast.py).
 
 Synthetic families follow exact power laws, so the forecasts and the break-even counts can be checked by hand;
 one test runs on the real ranking when the pipeline has produced it.
@@ -28,12 +28,11 @@ from pipeline.core import paths
 from pipeline.core.errors import ContractError, ParamsError, UsageError
 from pipeline.report import decide_section
 from pipeline.settings import Analysis, Decide, settings_from
-from tests.conftest import configurations, run_stage
+from tests.conftest import ROOT, configurations, run_stage
 
-ROOT = Path(__file__).resolve().parents[1]
 DECIDE_PARAMS = {"efficiency_floor": 0.7, "interval": 0.9,
                  # The synthetic laws are exact, so the first folds' uncalibrated intervals have no width and hold
-                 # nothing: any coverage passes here (tests/test_forecast.py tests the coverage condition).
+                 # nothing: any coverage passes here (tests/analysis/test_forecast.py tests the coverage condition).
                  "trust": {"min_rounds": 2, "min_backtest_points": 5, "max_error": 0.2, "max_count_factor": 1,
                            "coverage": [0.01, 1.0]}}
 SETTINGS = Decide.model_validate(DECIDE_PARAMS)
@@ -194,7 +193,7 @@ def test_constraints_filter_and_predictions_must_meet_the_deadline_at_their_uppe
 
 
 def test_costs_use_the_price_table_and_impossible_constraints_say_what_to_relax() -> None:
-    # Gaudi2 has no public price (tests/test_costs.py tests the public prices)
+    # Gaudi2 has no public price (tests/analysis/test_costs.py tests the public prices)
     candidates = recommend.with_costs(_candidates().replace({"accelerator_family": {"A100": "Gaudi2"}}),
                                       {"H100": 2.0})
     assert candidates["cost_low_usd"].tolist()[1:] == pytest.approx([6.4, 4.8])
@@ -602,7 +601,6 @@ def test_real_break_evens_are_like_for_like() -> None:
     bert = json.loads((ROOT / "reports" / "decide" / "bert.json").read_text())
     a100 = next(u for u in bert["units"] if (u["family"], u["form_factor"]) == ("A100", "SXM"))
     assert a100["break_even_count"] > 32 and a100["break_even_agreement"] == decide.AGREE
-
 
 
 def test_recommend_names_the_original_of_a_republished_result() -> None:

@@ -31,6 +31,7 @@ from pipeline.mlperf.description import NOTE_COLUMNS
 from pipeline.mlperf.logparse import parse_log
 from tests.conftest import (
     MIRROR,
+    ROOT,
     RoundFiles,
     assert_accounted,
     fetch_settings,
@@ -44,7 +45,6 @@ from tests.conftest import (
     write_folder,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
 LOG = "Acme/results/box/resnet/result_0.txt"
 SYSTEM = "Acme/systems/box.json"
 MIB = 1 << 20
