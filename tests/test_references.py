@@ -25,7 +25,7 @@ from tests.conftest import ROOT
 
 SCANNED = [
     *sorted(ROOT.glob("pipeline/**/*.py")), *sorted(ROOT.glob("pipeline/report/templates/*")),
-    *sorted(ROOT.glob("tests/*.py")), *sorted(ROOT.glob("bench/*.py")), *sorted(ROOT.glob("tools/*.py")),
+    *sorted(ROOT.glob("tests/**/*.py")), *sorted(ROOT.glob("bench/*.py")), *sorted(ROOT.glob("tools/*.py")),
     *sorted(ROOT.glob("examples/*")), ROOT / "params.yaml", ROOT / "dvc.yaml", ROOT / ".ci" / "run",
     ROOT / "pyproject.toml", ROOT / "README.md", *sorted(ROOT.glob("docs/*.md")),
 ]
