@@ -13,7 +13,7 @@ published values came from the summarizer of the v4.0 release, whose rule `pipel
 those are the reference there.
 
 With --write-fixture the summarizer's outputs (J, or the exception it raised) are written to
-tests/data/energy_summarizer.json with each archive's SHA-256, for tests/test_energy.py's fast lane.
+tests/data/energy_summarizer.json with each archive's SHA-256, for tests/mlperf/test_energy.py's fast lane.
 """
 from __future__ import annotations
 

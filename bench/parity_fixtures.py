@@ -7,7 +7,7 @@ organisation alone where it crashes on the whole round, and without an organisat
 energy computation crashes: times to train do not depend on them), and tests/data/parity/ gets:
   <round>.csv   one row per official score: desc_submitter, system (the description's file name), benchmark,
                 official_min (minutes, as the summarizer's CSV gives them);
-  <round>.json  the archive's SHA-256 (the fixture's key: tests/test_parity.py skips a round whose archive
+  <round>.json  the archive's SHA-256 (the fixture's key: tests/mlperf/test_parity.py skips a round whose archive
                 differs), the package version and ruleset, how it was run, the organisations it crashed on
                 and why, its time, and the lines of its log that give the reasons for runs it rejected.
 The summarizer takes from seconds to twenty minutes per round; run one round at a time on a busy machine.

@@ -4,8 +4,8 @@ wider than their container at 1366 px and at 390 px.
 
     python bench/site.py [reports]
 
-Needs Debian's chromium and chromium-driver (as tests/test_browser.py). Console errors and any request that leaves
-the site's folder are printed too.
+Needs Debian's chromium and chromium-driver (as tests/report/test_browser.py). Console errors and any request that
+leaves the site's folder are printed too.
 """
 from __future__ import annotations
 

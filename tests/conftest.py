@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
@@ -15,8 +18,36 @@ from pipeline.analysis.configurations import build_configurations
 from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.settings import Fetch
 
-MIRROR = Path(__file__).resolve().parents[1].parent / "shared" / "mlperf"
+ROOT = Path(__file__).resolve().parents[1]  # the project: params.yaml, dvc.yaml, pipeline/
+MIRROR = ROOT.parent / "shared" / "mlperf"
 PARITY_REPORT: list[str] = []
+
+
+def run_stage(stage: str, *arguments: str, cwd: Path, check: bool = True,
+              env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `python -m pipeline.stages.<stage> ARGUMENTS` as DVC does: in a process of its own, from the project
+    folder `cwd`, with this checkout's package first on the path; stdout and stderr are captured as text. With
+    `check`, a stage that fails fails the test with its stderr.
+
+    Tests never import a stage (tests/test_layout.py): what a stage does is tested on the library functions it
+    calls, and what it is (its messages, exit status and files) by running it like this."""
+    command = [sys.executable, "-m", f"pipeline.stages.{stage}", *arguments]
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)})
+    if check and done.returncode:
+        pytest.fail(f"python -m pipeline.stages.{stage} exited with {done.returncode}:\n{done.stderr}", pytrace=False)
+    return done
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own teardown, which must run whatever happens here
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """Fail the test that imported a stage module, also by a dynamic import tests/test_layout.py cannot see."""
+    imported = sorted(name for name in sys.modules if name.startswith("pipeline.stages."))
+    if imported:
+        for name in imported:
+            del sys.modules[name]
+        pytest.fail(f"{item.nodeid} imported {imported}: run a stage with tests.conftest.run_stage, or call the "
+                    "library function it calls", pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -138,7 +169,7 @@ def real_tables() -> Any:
     from pipeline.mlperf.rounds import ingest
     from pipeline.settings import load_settings
 
-    published = load_settings(Path(__file__).resolve().parents[1] / "params.yaml").fetch.rounds
+    published = load_settings(ROOT / "params.yaml").fetch.rounds
     archives = [MIRROR / f"training_results_{round_}.tar.gz" for round_ in published]
     if not all(archive.is_file() for archive in archives):
         pytest.skip(f"the MLPerf mirror is not at {MIRROR}")
@@ -177,7 +208,7 @@ def project_params_with(path: str, value: object) -> dict[str, Any]:
     """The project's params.yaml with the key at dotted `path` set to `value` (the value KeyError removes it)."""
     import yaml
 
-    params = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     *parents, key = path.split(".")
     node = params
     for parent in parents:

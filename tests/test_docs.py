@@ -16,9 +16,9 @@ from pipeline.core import columns, schemas
 from pipeline.mlperf.accounting import tally
 from pipeline.mlperf.description import NOTE_COLUMNS
 from pipeline.settings import Settings
+from tests.conftest import ROOT
 from tools.generate_docs import pages
 
-ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
 

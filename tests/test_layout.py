@@ -1,7 +1,8 @@
 """The package's architecture, held by tests over its import statements and dvc.yaml.
 
 Layers, lowest first (docs/architecture.md): a module imports only from its own layer or lower ones, and nothing
-imports a stage or a command.
+imports a stage or a command. Outside the package, nothing imports a stage either: tests, bench/ and tools/ call
+the library functions a stage calls, or run the stage as DVC does (`python -m pipeline.stages.<stage>`).
 
     core       paths, settings-free helpers: files, errors, cli, schemas, artifacts, colours
     mlperf     what MLPerf publishes: catalogue, sources, logparse, compliance, hardware, accelerators
@@ -23,6 +24,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "pipeline"
 LAYERS = ["core", "mlperf", "settings", "analysis", "report", "stages", "commands"]
 TOP = {"stages", "commands"}  # nothing imports these
+STAGES = "pipeline.stages"
+# The code outside the package that uses it: none of it imports a stage.
+USERS = [ROOT / "tests", ROOT / "bench", ROOT / "tools"]
+# Calls that import the module their first argument names.
+IMPORTING_CALLS = {"import_module", "__import__"}
 
 
 def module_name(path: Path) -> str:
@@ -149,3 +155,70 @@ def test_dvc_lock_records_only_the_stages_of_dvc_yaml():
 
 def test_every_package_data_file_has_a_reader():
     assert package_data() <= set(DATA_READERS), f"package data without a reader: {package_data() - set(DATA_READERS)}"
+
+
+def written_prefix(node: ast.expr) -> str | None:
+    """The text a string argument is known to start with: all of a literal, the literal head of an f-string."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        head = []
+        for value in node.values:
+            if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+                break
+            head.append(value.value)
+        return "".join(head)
+    return None
+
+
+def stages_imported(source: str) -> list[str]:
+    """The stage modules (or the stages package) `source` imports: by import statements anywhere in it, and by
+    importlib.import_module or __import__ with the name written out. (A test's dynamic import whose name this cannot
+    read fails that test: tests/conftest.py.)"""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = ([node.module] if node.module.startswith(STAGES + ".")
+                     else [f"{node.module}.{alias.name}" for alias in node.names])
+        elif isinstance(node, ast.Call) and node.args:
+            called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            prefix = written_prefix(node.args[0]) if called in IMPORTING_CALLS else None
+            names = [prefix] if prefix is not None else []
+        found += [name for name in names if name == STAGES or name.startswith(STAGES + ".")]
+    return found
+
+
+def users() -> list[Path]:
+    return sorted(path for folder in USERS for path in folder.rglob("*.py"))
+
+
+@pytest.mark.parametrize(("source", "imported"), [
+    ("from pipeline.stages import ingest", ["pipeline.stages.ingest"]),
+    ("from pipeline.stages.ingest import main", ["pipeline.stages.ingest"]),
+    ("import pipeline.stages.decide as decide_stage", ["pipeline.stages.decide"]),
+    ("from pipeline import stages", ["pipeline.stages"]),
+    ("def f():\n    from pipeline.stages import report", ["pipeline.stages.report"]),
+    ("importlib.import_module('pipeline.stages.fetch')", ["pipeline.stages.fetch"]),
+    ("import_module(f'pipeline.stages.{stage}')", ["pipeline.stages."]),
+    ("__import__('pipeline.stages.rank')", ["pipeline.stages.rank"]),
+    # running a stage, reading its source or naming it is not importing it
+    ("subprocess.run([sys.executable, '-m', f'pipeline.stages.{stage}'])", []),
+    ("(ROOT / 'pipeline' / 'stages' / f'{stage}.py').read_text()", []),
+    ("from pipeline.mlperf.rounds import ingest\nfrom pipeline.commands import predict", []),
+])
+def test_a_stage_import_is_recognised(source: str, imported: list[str]) -> None:
+    assert stages_imported(source) == imported
+
+
+def test_tests_bench_and_tools_import_no_stage() -> None:
+    """A stage is a thin shell (arguments, settings, read, call the library, write) that DVC runs: what it does is
+    reached through the library, what it is by running it (`tests.conftest.run_stage`)."""
+    checked = users()
+    assert len(checked) > 30 and all(folder in {path.parent for path in checked} for folder in USERS)
+    importers = {path.relative_to(ROOT).as_posix(): names for path in checked
+                 if (names := stages_imported(path.read_text(encoding="utf-8")))}
+    assert not importers, (f"these import a stage {importers}: call the library function the stage calls (move logic "
+                           "out of the stage if needed), or run it with tests.conftest.run_stage")

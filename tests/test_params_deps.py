@@ -3,12 +3,12 @@ tools/sync_dvc_params.py writes them; and each declared key is one params.yaml h
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import ROOT
+
 STAGES = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
 _spec = importlib.util.spec_from_file_location("sync_dvc_params", ROOT / "tools" / "sync_dvc_params.py")

@@ -1,16 +1,13 @@
 """params.yaml validated before any work: names in any case, and each mistake named with what may go there."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
 
 from pipeline.core.errors import ParamsError
 from pipeline.settings import settings_from
-from tests.conftest import project_params_with
+from tests.conftest import ROOT, project_params_with
 
-ROOT = Path(__file__).resolve().parents[1]
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
 
 

@@ -18,12 +18,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import importlib
 import io
 import os
+import runpy
 import sys
 import types
 import typing
+import warnings
 from pathlib import Path
 
 if __package__ in (None, ""):
@@ -185,7 +186,7 @@ mistake stops the run at once with a message that names the key, what it holds a
 a misspelt, missing or extra key, a value of the wrong type or out of range, an unknown benchmark, round,
 availability, criterion or feature. Names are matched in any case (`division: Closed` is `closed`). A scope that
 leaves every benchmark with too few configurations stops the importance stage, naming each benchmark and its count.
-`tests/test_mistakes.py` walks such mistakes. Change a value with `dvc exp run -S key=value` or by editing the file,
+`tests/e2e/test_mistakes.py` walks such mistakes. Change a value with `dvc exp run -S key=value` or by editing the file,
 then `dvc repro`: only the stages that read it run again ([dvc](dvc.md)).
 """.split())
 
@@ -205,14 +206,20 @@ def parameters_page(params_file: Path = ROOT / "params.yaml") -> str:
 # --- command line -------------------------------------------------------------------------------------------------
 
 def help_text(module: str) -> str:
-    """What `python -m <module> --help` prints, at a fixed width and without colour."""
+    """What `python -m <module> --help` prints, at a fixed width and without colour. The module runs as `python -m`
+    runs it (runpy, as `__main__`) in this process: nothing imports a stage (tests/test_layout.py)."""
     saved = {name: os.environ.get(name) for name in ("COLUMNS", "NO_COLOR")}
     os.environ.update(COLUMNS="100", NO_COLOR="1")
+    argv = sys.argv
+    sys.argv = [module, "--help"]
     out = io.StringIO()
     try:
-        with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
-            importlib.import_module(module).main(["--help"])
+        with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit), warnings.catch_warnings():
+            # A command the caller imported runs again as `__main__`, a copy of its own: harmless for --help.
+            warnings.filterwarnings("ignore", "'.*' found in sys.modules", RuntimeWarning)
+            runpy.run_module(module, run_name="__main__")
     finally:
+        sys.argv = argv
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)

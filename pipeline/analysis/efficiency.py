@@ -38,7 +38,7 @@ result's converged runs (`pipeline.analysis.configurations`).
   used for the split: it multiplies epochs by the log's `train_samples`, which RetinaNet logs state in steps per
   epoch (the training set over the batch size) and some Mask R-CNN logs in other units, so it is not comparable
   between batch sizes (up to 10x off within a RetinaNet series); where `train_samples` is the training set's size
-  (ResNet-50, SSD, RNN-T, the LLMs), the two throughputs' scaling agrees within 3% (tests/test_analysis.py).
+  (ResNet-50, SSD, RNN-T, the LLMs), the two throughputs' scaling agrees within 3% (tests/analysis/test_analysis.py).
 """
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ records lies close (`_first_of`).
 
 The quality target, which the checker also tests, is `benchmarks.Benchmark.reached`. The rules are read from
 `compliance_rules.json`, extracted from the mlperf-logging package by `python -m pipeline.mlperf.compliance`;
-`tests/test_compliance.py` checks that file against the installed package.
+`tests/mlperf/test_compliance.py` checks that file against the installed package.
 """
 from __future__ import annotations
 

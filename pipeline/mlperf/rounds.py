@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from pipeline.core import schemas
 from pipeline.core.errors import SourceError
-from pipeline.core.files import show_progress
+from pipeline.core.files import show_progress, write_csv, write_parquet
 from pipeline.mlperf import compliance
 from pipeline.mlperf.accounting import (
     REPOSITORY_FILE,
@@ -91,6 +91,15 @@ class IngestTables:
     results: pd.DataFrame
     quarantine: pd.DataFrame
     tally: pd.DataFrame
+
+    def write(self, out: Path) -> None:
+        """Write the tables into the folder `out`, each atomically: systems.parquet, runs.parquet,
+        results.parquet, quarantine.csv and tally.csv (the ingest stage's outputs)."""
+        write_parquet(self.systems, out / "systems.parquet")
+        write_parquet(self.runs, out / "runs.parquet")
+        write_parquet(self.results, out / "results.parquet")
+        write_csv(self.quarantine, out / "quarantine.csv")
+        write_csv(self.tally, out / "tally.csv")
 
 
 def read_source(source: Path, position: int = 0) -> RoundTables:

@@ -19,21 +19,12 @@ from pathlib import Path
 
 from pipeline.core.cli import ArgumentParser
 from pipeline.core.errors import cli
-from pipeline.core.files import write_csv, write_parquet
 from pipeline.mlperf.accounting import format_tally
-from pipeline.mlperf.rounds import IngestTables, expand_sources, ingest
+from pipeline.mlperf.rounds import expand_sources, ingest
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
 # into dvc.yaml; tests/test_params_deps.py checks).
 PARAMS: tuple[str, ...] = ()
-
-
-def write_outputs(tables: IngestTables, out: Path) -> None:
-    write_parquet(tables.systems, out / "systems.parquet")
-    write_parquet(tables.runs, out / "runs.parquet")
-    write_parquet(tables.results, out / "results.parquet")
-    write_csv(tables.quarantine, out / "quarantine.csv")
-    write_csv(tables.tally, out / "tally.csv")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -49,7 +40,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     tables = ingest(expand_sources(args.sources), workers=args.workers)
-    write_outputs(tables, args.out)
+    tables.write(args.out)
     print(format_tally(tables.tally))
 
 

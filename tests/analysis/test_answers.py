@@ -20,8 +20,8 @@ from pipeline.core import paths
 from pipeline.mlperf.scoring import olympic_score
 from pipeline.report import inputs, sections
 from pipeline.settings import Analysis, Cluster
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
 SETTINGS = Cluster.model_validate({**PARAMS["cluster"], "k": 3, "k_range": [2, 4], "bootstrap": 4})
 

@@ -4,7 +4,6 @@ every number by hand; the last tests run on the real data when the pipeline has 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,8 +17,8 @@ from pipeline.mlperf import accelerators
 from pipeline.mlperf import hardware as parsers
 from pipeline.mlperf.catalogue import round_published
 from pipeline.settings import Trust, settings_from
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 RULE = Trust(min_rounds=2, min_backtest_points=5, max_error=0.2, max_count_factor=2.0, coverage=(0.85, 0.95))
 
 

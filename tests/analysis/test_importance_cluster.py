@@ -2,8 +2,6 @@
 hand-checked cases (plus one check of the clustering inputs on the real configurations when they are built)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,8 +14,8 @@ from pipeline.core.errors import ParamsError
 from pipeline.core.paths import CONFIGURATIONS
 from pipeline.report import sections, tables
 from pipeline.settings import Analysis, Cluster, Importance, Model, settings_from
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PROJECT_PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
 IMPORTANCE_SETTINGS = Importance.model_validate({**PROJECT_PARAMS["importance"], "permutation_repeats": 5,
                                                  "bootstrap": 300,

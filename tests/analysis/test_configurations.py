@@ -3,7 +3,6 @@ availability categories, every scored result kept, and scaling efficiency split 
 cases, then the real mirror (skipped without it)."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -18,9 +17,8 @@ from pipeline.core.errors import ParamsError
 from pipeline.mlperf import availability, rounds
 from pipeline.mlperf.catalogue import round_version
 from pipeline.settings import Analysis, settings_from
-from tests.conftest import configurations, run_log, small_round, system_json
+from tests.conftest import ROOT, configurations, run_log, small_round, system_json
 
-ROOT = Path(__file__).resolve().parents[1]
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
 
 
@@ -194,7 +192,7 @@ def _series(counts: list[float], minutes: list[float], **work: list[float]) -> p
 
 def test_scaling_efficiency_splits_into_throughput_and_convergence_work() -> None:
     """Times and epochs of H3C's v2.0 ResNet (1 A100 in 396 min over 55 epochs, 4 in 60.7 min over 35), as a base
-    of 2 and a member of 8 (a single accelerator is no base: tests/test_analysis.py)."""
+    of 2 and a member of 8 (a single accelerator is no base: tests/analysis/test_analysis.py)."""
     frame = _series([2.0, 8.0], [396.0, 60.7], epochs_to_converge=[55.0, 35.0])
     member = frame.iloc[1]
     assert member["scaling_efficiency"] == pytest.approx(396.0 / 60.7 / 4)

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -12,8 +10,7 @@ import pytest
 import yaml
 
 from pipeline.core import paths
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import ROOT, run_stage
 
 
 @pytest.fixture
@@ -31,7 +28,7 @@ def test_stages_over_a_real_round(project: Path) -> None:
     # each stage as DVC runs it: its own process, from the project folder
     for stage, *arguments in (["validate"], ["fetch"], ["ingest", "data/raw", "--out", "data/interim"], ["features"],
                               ["importance"], ["cluster"], ["rank"], ["report"]):
-        subprocess.run([sys.executable, "-m", f"pipeline.stages.{stage}", *arguments], check=True, cwd=project)
+        run_stage(stage, *arguments, cwd=project)
 
     results = pd.read_parquet("data/interim/results.parquet")
     assert results["round"].unique().tolist() == ["v0.7"]

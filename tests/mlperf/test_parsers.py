@@ -11,15 +11,14 @@ import math
 import re
 import tarfile
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
 from pipeline.mlperf import accelerators
 from pipeline.mlperf import hardware as parsers
 from pipeline.mlperf.hardware import Accelerator, HostCpu, Interconnect
+from tests.conftest import MIRROR
 
-MIRROR = Path(__file__).resolve().parents[1].parent / "shared" / "mlperf"
 SYSTEM_MEMBER = re.compile(r"[^/]+/[^/]+/systems/[^/]+\.json")
 
 

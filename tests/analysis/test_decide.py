@@ -1,5 +1,5 @@
 """Decision support: the decide stage and its page fragment, break-even, recommendations, price files and the
-predict and recommend commands (the model itself is tested in tests/test_forecast.py).
+predict and recommend commands (the model itself is tested in tests/analysis/test_forecast.py).
 
 Synthetic families follow exact power laws, so the forecasts and the break-even counts can be checked by hand;
 one test runs on the real ranking when the pipeline has produced it.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
 from pathlib import Path
 
 import jinja2
@@ -27,14 +28,11 @@ from pipeline.core import paths
 from pipeline.core.errors import ContractError, ParamsError, UsageError
 from pipeline.report import decide_section
 from pipeline.settings import Analysis, Decide, settings_from
-from pipeline.stages import backtest
-from pipeline.stages import decide as decide_stage
-from tests.conftest import configurations
+from tests.conftest import ROOT, configurations, run_stage
 
-ROOT = Path(__file__).resolve().parents[1]
 DECIDE_PARAMS = {"efficiency_floor": 0.7, "interval": 0.9,
                  # The synthetic laws are exact, so the first folds' uncalibrated intervals have no width and hold
-                 # nothing: any coverage passes here (tests/test_forecast.py tests the coverage condition).
+                 # nothing: any coverage passes here (tests/analysis/test_forecast.py tests the coverage condition).
                  "trust": {"min_rounds": 2, "min_backtest_points": 5, "max_error": 0.2, "max_count_factor": 1,
                            "coverage": [0.01, 1.0]}}
 SETTINGS = Decide.model_validate(DECIDE_PARAMS)
@@ -195,7 +193,7 @@ def test_constraints_filter_and_predictions_must_meet_the_deadline_at_their_uppe
 
 
 def test_costs_use_the_price_table_and_impossible_constraints_say_what_to_relax() -> None:
-    # Gaudi2 has no public price (tests/test_costs.py tests the public prices)
+    # Gaudi2 has no public price (tests/analysis/test_costs.py tests the public prices)
     candidates = recommend.with_costs(_candidates().replace({"accelerator_family": {"A100": "Gaudi2"}}),
                                       {"H100": 2.0})
     assert candidates["cost_low_usd"].tolist()[1:] == pytest.approx([6.4, 4.8])
@@ -239,11 +237,12 @@ def test_example_prices_are_labelled_illustrative_and_load() -> None:
 
 # --- the CLIs, the stage and the report fragment, in a scratch project ------------------------------------------
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+@pytest.fixture(scope="module")
+def built_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """params.yaml, configurations.parquet and ranking.csv of three families: H100 and A100 follow power laws
     (H100: t = 100 (n/8)^-0.9 at 8 to 128; A100: t = 200 (n/8)^-0.8 at 8, 32 and 64, not 16), Gaudi2 was only
-    published at eight accelerators."""
+    published at eight accelerators; then the backtest and decide stages' outputs."""
+    tmp_path = tmp_path_factory.mktemp("decide")
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     # Gaudi2's v4.1 result repeats its v3.0 one: with `include` it is fitted and forecast (flagged a rerun).
     params["analysis"].update(benchmarks=["resnet"], min_configurations=5, republished="include")
@@ -259,9 +258,16 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / paths.RANK).mkdir(parents=True)
     rank.rank_configurations(scoped, params["rank"]["criteria"]).to_csv(
         tmp_path / paths.ranking_csv("resnet"), index=False)
+    run_stage("backtest", cwd=tmp_path)
+    run_stage("decide", cwd=tmp_path)  # saves the models predict and recommend answer from
+    return tmp_path
+
+
+@pytest.fixture
+def project(built_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of `built_project` for the test alone, as the working folder."""
+    shutil.copytree(built_project, tmp_path, dirs_exist_ok=True)
     monkeypatch.chdir(tmp_path)
-    backtest.main([])
-    decide_stage.main([])  # saves the models predict and recommend answer from
     return tmp_path
 
 
@@ -444,8 +450,7 @@ def test_a_benchmark_the_decide_stage_skipped_is_never_trusted(project: Path, ca
     params = yaml.safe_load(Path("params.yaml").read_text())
     params["analysis"]["min_configurations"] = 1000
     Path("params.yaml").write_text(yaml.safe_dump(params))
-    decide_stage.main([])
-    capsys.readouterr()
+    run_stage("decide", cwd=project)
     predict.main(["--benchmark", "resnet", "--accelerator", "H100", "--count", "64", "--json"])
     result = json.loads(capsys.readouterr().out)
     assert not result["trusted"]
@@ -513,7 +518,7 @@ def test_stage_writes_chart_data_metrics_and_a_report_fragment(project: Path) ->
     table = pd.read_parquet("data/processed/configurations.parquet")
     hostile = table.iloc[[0]].assign(accelerator_family="<script>alert(1)</script>", system="x")
     pd.concat([table, hostile]).to_parquet("data/processed/configurations.parquet")  # must reach the report escaped
-    decide_stage.main([])
+    run_stage("decide", cwd=project)
     summary = json.loads(paths.decide_json("resnet").read_text())
     assert summary["status"] == "ok" and summary["n_units"] == 4 and summary["method"] == forecast.MODEL
     # scalars, tables as nested lists, and the backtest's summary
@@ -550,7 +555,7 @@ def test_stage_writes_chart_data_metrics_and_a_report_fragment(project: Path) ->
 
 
 def test_metrics_hold_the_backtest_headline(project: Path) -> None:
-    decide_stage.main([])
+    run_stage("decide", cwd=project)
     metrics = decide_section.metrics_of(decide_section.load_summary("resnet"))
     # v4.0 forecast from v3.0 alone (no drift yet): every v4.0 time is the v3.0 one / 1.02^2, so each of the
     # nine forecasts (H100 5, A100 3, Gaudi2 1) is 1.02^2 - 1 = 4.04% too high, the naive rule's too. Gaudi2's
@@ -574,7 +579,7 @@ def test_a_benchmark_without_enough_results_is_skipped_with_outputs(project: Pat
     params = yaml.safe_load(Path("params.yaml").read_text())
     params["analysis"]["min_configurations"] = 100
     Path("params.yaml").write_text(yaml.safe_dump(params))
-    decide_stage.main([])
+    run_stage("decide", cwd=project)
     summary = json.loads(paths.decide_json("resnet").read_text())
     assert summary["status"] == "skipped" and "fewer than analysis.min_configurations" in summary["reason"]
     assert summary["backtest_points"] == [] and summary["units"] == []
@@ -601,7 +606,6 @@ def test_real_break_evens_are_like_for_like() -> None:
     bert = json.loads((ROOT / "reports" / "decide" / "bert.json").read_text())
     a100 = next(u for u in bert["units"] if (u["family"], u["form_factor"]) == ("A100", "SXM"))
     assert a100["break_even_count"] > 32 and a100["break_even_agreement"] == decide.AGREE
-
 
 
 def test_recommend_names_the_original_of_a_republished_result() -> None:

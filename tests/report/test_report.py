@@ -2,7 +2,7 @@
 specs, the quarantine split, cost and energy views, escaping, provenance and the stage's main().
 
 The fixtures run the real cluster and rank functions on synthetic configurations, so the site is built from
-tables shaped exactly like the stages' outputs; tests/test_browser.py opens the same site in Chromium.
+tables shaped exactly like the stages' outputs; tests/report/test_browser.py opens the same site in Chromium.
 """
 from __future__ import annotations
 
@@ -30,14 +30,14 @@ from pipeline.core.errors import ParamsError
 from pipeline.core.files import write_csv, write_json, write_parquet
 from pipeline.report import charts, decide_section, formatting, inputs, provenance, sections, site, tables
 from pipeline.settings import Cluster, Findings
-from pipeline.stages import report as report_stage
+from tests.conftest import ROOT, run_stage
 
 # A benchmark still in MLPerf (with decision support), a retired one, and one not analysed.
 HEADLINE, OTHER, SKIPPED = "rgat", "bert", "minigo"
 HOSTILE_SYSTEM = "<script>alert(1)</script>"
 HOSTILE_SUBMITTER = "A&B <Labs>"
 HOSTILE_PATH = 'Acme/results/<img src=x onerror="alert(2)">/'
-PROJECT_PARAMS = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text())
+PROJECT_PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
 SKIP_REASON = "4 configurations in scope, fewer than analysis.min_configurations = 15"
 
 CRITERIA = {
@@ -722,7 +722,7 @@ def test_main_writes_the_site_and_combined_outputs(tmp_path: Path, monkeypatch: 
 
     (tmp_path / "reports" / "benchmarks").mkdir(parents=True, exist_ok=True)
     (tmp_path / "reports" / "benchmarks" / "stale.html").write_text("from an earlier run")
-    report_stage.main([])
+    run_stage("report", cwd=tmp_path)
 
     ranking = pd.read_csv("reports/ranking.csv")
     assert ranking.groupby("benchmark").size().to_dict() == {HEADLINE: 60, OTHER: 40}

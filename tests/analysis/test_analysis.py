@@ -1,8 +1,6 @@
 """Metric definitions and analysis steps on small hand-computed cases."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,8 +10,7 @@ from pipeline.analysis import ranking as rank
 from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.mlperf.catalogue import identify
 from pipeline.settings import load_settings
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import ROOT
 
 
 def _configurations(counts: list[int], minutes: list[float], family: str = "A100",

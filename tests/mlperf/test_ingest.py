@@ -10,8 +10,7 @@ import pytest
 from pipeline.core.errors import SourceError
 from pipeline.mlperf import rounds, scoring
 from pipeline.mlperf.logparse import _decode_record, _prefix_tree, parse_log
-from pipeline.stages import ingest
-from tests.conftest import mllog, run_log, small_round, system_json, write_folder
+from tests.conftest import mllog, run_log, run_stage, small_round, system_json, write_folder
 
 
 def test_mllog_with_prefixes_noise_crlf_and_bad_bytes() -> None:
@@ -185,18 +184,17 @@ def test_too_many_failures_is_not_scored(make_archive) -> None:
     assert "2 non-converged runs" in result["score_note"]
 
 
-def test_cli_writes_the_four_tables_and_the_tally(make_archive, tmp_path: Path, capsys) -> None:
-    ingest.main([str(make_archive(small_round())), "--out", str(tmp_path / "out")])
+def test_cli_writes_the_four_tables_and_the_tally(make_archive, tmp_path: Path) -> None:
+    done = run_stage("ingest", str(make_archive(small_round())), "--out", str(tmp_path / "out"), cwd=tmp_path)
     assert {path.name for path in (tmp_path / "out").iterdir()} == {
         "systems.parquet", "runs.parquet", "results.parquet", "quarantine.csv", "tally.csv"}
-    assert "v3.0" in capsys.readouterr().out
+    assert "v3.0" in done.stdout
 
 
-def test_cli_rejects_a_source_without_a_round_name(tmp_path: Path, capsys) -> None:
-    with pytest.raises(SystemExit) as exit_:
-        ingest.main([str(tmp_path), "--out", str(tmp_path / "out")])
-    assert exit_.value.code == 1
-    assert "training_results_vX.Y" in capsys.readouterr().err
+def test_cli_rejects_a_source_without_a_round_name(tmp_path: Path) -> None:
+    done = run_stage("ingest", str(tmp_path), "--out", str(tmp_path / "out"), cwd=tmp_path, check=False)
+    assert done.returncode == 1
+    assert "training_results_vX.Y" in done.stderr
 
 
 def test_same_round_twice_is_refused(make_archive, tmp_path: Path) -> None:

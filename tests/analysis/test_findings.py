@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,8 +15,7 @@ from pipeline.analysis import findings, scope
 from pipeline.core.errors import ParamsError
 from pipeline.core.paths import CONFIGURATIONS
 from pipeline.settings import Findings, load_settings, settings_from
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import ROOT
 
 PARAMS = {"alpha": 0.05, "bootstrap": 200, "seed": 0, "bands": [2, 4, 8, 16], "moderate": [4, 16],
           "top_share": 0.2, "largest_share": 0.2, "superlinear_threshold": 1.05, "min_group": 5,

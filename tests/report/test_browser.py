@@ -4,10 +4,10 @@ network request, that every chart draws marks, that nothing is wider than its co
 that the entry's first screen answers, and that tables sort and search. Screenshots at desktop and phone sizes go
 to the test's folder.
 
-Slow lane (`python -m pytest -m slow tests/test_browser.py`); skipped where Debian's chromium or chromium-driver is
-missing. To refresh docs/report.png from the real site (after `dvc repro`):
+Slow lane (`python -m pytest -m slow tests/report/test_browser.py`); skipped where Debian's chromium or chromium-driver
+is missing. To refresh docs/report.png from the real site (after `dvc repro`):
 
-    REFRESH_DOCS_SCREENSHOT=1 python -m pytest -m slow tests/test_browser.py -k docs
+    REFRESH_DOCS_SCREENSHOT=1 python -m pytest -m slow tests/report/test_browser.py -k docs
 """
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ from bench.site import (
 )
 from bench.site import start_browser as start_chromium
 from pipeline.report import site
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 REAL_SITE = ROOT / "reports"
 DOCS_SCREENSHOT = ROOT / "docs" / "report.png"
 SCREEN, PHONE = (1400, 900), (390, 844)

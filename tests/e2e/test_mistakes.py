@@ -1,5 +1,6 @@
 """Realistic mistakes a user makes, each caught before any work with a message that says what and where, and
-exit status 1 (issue 16). A stage validates all of params.yaml first, so the importance stage stands for all."""
+exit status 1 (issue 16). A stage validates all of params.yaml first (`load_settings`), so the importance stage,
+run as DVC runs it, stands for all."""
 from __future__ import annotations
 
 import os
@@ -13,12 +14,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.settings import settings_from
-from pipeline.stages import importance as importance_stage
-from tests.conftest import configurations, project_params_with
-
-ROOT = Path(__file__).resolve().parents[1]
-
+from pipeline.core.errors import ParamsError
+from pipeline.settings import load_settings, settings_from
+from tests.conftest import ROOT, configurations, project_params_with, run_stage
 
 # (what the user wrote, params key, value, words the message must hold)
 MISTAKES = [
@@ -58,10 +56,18 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def run_stage(capsys: pytest.CaptureFixture[str], argv: list[str] | None = None) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exit_:
-        importance_stage.main(argv or [])
-    return int(exit_.value.code or 0), capsys.readouterr().err
+def run_importance(project: Path, *arguments: str) -> tuple[int, str]:
+    """The importance stage's exit status and stderr, run in `project`."""
+    done = run_stage("importance", *arguments, cwd=project, check=False)
+    return done.returncode, done.stderr
+
+
+def write_params(project: Path, key: str, value: Any) -> None:
+    """The project's params.yaml with the mistake `key: value` in the scratch project."""
+    params = project_params_with(key, value)
+    if key == "analysis.benchmark":
+        params["analysis"]["benchmarks"] = ["resnet"]
+    (project / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
 
 
 def test_the_table_is_long_enough() -> None:
@@ -69,17 +75,24 @@ def test_the_table_is_long_enough() -> None:
 
 
 @pytest.mark.parametrize(("what", "key", "value", "words"), MISTAKES, ids=[m[0] for m in MISTAKES])
-def test_a_params_mistake_stops_the_stage_with_a_message(what: str, key: str, value: Any, words: list[str],
-                                                         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    params = project_params_with(key, value)
-    if key == "analysis.benchmark":
-        params["analysis"]["benchmarks"] = ["resnet"]
-    (project / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
-    status, message = run_stage(capsys)
-    assert status == 1, what
-    assert message.startswith("error: params.yaml has") and "Traceback" not in message
+def test_a_params_mistake_is_a_message_saying_what_and_where(what: str, key: str, value: Any, words: list[str],
+                                                              project: Path) -> None:
+    write_params(project, key, value)
+    with pytest.raises(ParamsError) as error:
+        load_settings()
+    message = str(error.value)  # a stage prints it as one line "error: <message>" and exits 1 (the test below)
+    assert message.startswith("params.yaml has") and "\n" not in message, what
     for word in words:
         assert word in message, (what, word, message)
+
+
+def test_a_params_mistake_stops_the_stage_before_any_work(project: Path) -> None:
+    what, key, value, words = MISTAKES[0]
+    write_params(project, key, value)
+    status, message = run_importance(project)
+    assert status == 1, what
+    assert message.startswith("error: params.yaml has") and message.count("\n") == 1 and "Traceback" not in message
+    assert all(word in message for word in words), message
     assert not (project / "reports").exists()  # nothing ran
 
 
@@ -93,23 +106,23 @@ def test_names_are_matched_whatever_their_case() -> None:
     assert settings.analysis.availability == ["available_onprem", "available_cloud"]
 
 
-def test_params_that_are_not_yaml(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_params_that_are_not_yaml(project: Path) -> None:
     (project / "params.yaml").write_text("analysis:\n  division: [closed\n", encoding="utf-8")
-    status, message = run_stage(capsys)
+    status, message = run_importance(project)
     assert status == 1 and "params.yaml is not valid YAML" in message
 
 
-def test_no_params_file(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status, message = run_stage(capsys)
+def test_no_params_file(project: Path) -> None:
+    status, message = run_importance(project)
     assert status == 1 and "params.yaml not found" in message and "project root" in message
 
 
-def test_an_argument_a_stage_does_not_take(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status, message = run_stage(capsys, ["resnet"])
+def test_an_argument_a_stage_does_not_take(project: Path) -> None:
+    status, message = run_importance(project, "resnet")
     assert status == 1 and "unrecognized arguments: resnet" in message and "usage:" in message
 
 
-def test_a_scope_that_leaves_nothing_stops_the_analysis(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_scope_that_leaves_nothing_stops_the_analysis(project: Path) -> None:
     """All benchmarks skipped is a failure that says why, not an empty report (the `Closed`-era bug)."""
     from pipeline.core import paths
     from pipeline.core.files import write_parquet
@@ -121,7 +134,7 @@ def test_a_scope_that_leaves_nothing_stops_the_analysis(project: Path, capsys: p
                   paths.CONFIGURATIONS)
     (project / "params.yaml").write_text(yaml.safe_dump(project_params_with("analysis.benchmarks", ["resnet", "bert"])),
                                          encoding="utf-8")
-    status, message = run_stage(capsys)
+    status, message = run_importance(project)
     assert status == 1 and "every benchmark was skipped" in message
     assert "resnet: 3 configurations in scope" in message and "bert: 3 configurations" in message
     assert "min_configurations" in message

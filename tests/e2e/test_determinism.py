@@ -22,10 +22,8 @@ from pipeline.analysis.configurations import build_configurations
 from pipeline.core.files import write_csv, write_parquet
 from pipeline.mlperf import rounds
 from pipeline.settings import Cluster
-from pipeline.stages import ingest
-from tests.conftest import RoundFiles, assert_accounted, run_log, system_json, write_archive, write_folder
+from tests.conftest import ROOT, RoundFiles, assert_accounted, run_log, system_json, write_archive, write_folder
 
-ROOT = Path(__file__).resolve().parents[1]
 INGEST_OUTPUTS = ("systems.parquet", "runs.parquet", "results.parquet", "quarantine.csv", "tally.csv")
 ACCELERATORS = ("NVIDIA A100-SXM4-80GB", "NVIDIA H100-SXM5-80GB", "Intel Gaudi2")
 CLUSTER_SETTINGS = Cluster.model_validate({**yaml.safe_load((ROOT / "params.yaml").read_text())["cluster"], "k": 3,
@@ -68,7 +66,7 @@ def shuffled(files: RoundFiles, seed: int) -> RoundFiles:
 def ingest_to(sources: list[Path], out: Path, workers: int | None = None) -> dict[str, bytes]:
     tables = rounds.ingest(sources, workers=workers)
     assert_accounted(tables.tally)
-    ingest.write_outputs(tables, out)
+    tables.write(out)
     return read_bytes(out, INGEST_OUTPUTS)
 
 

@@ -29,16 +29,21 @@ from pipeline.commands import predict, recommend
 from pipeline.core import paths
 from pipeline.core.errors import ContractError, ParamsError
 from pipeline.settings import settings_from
-from tests import test_decide
-from tests.test_decide import _exit_message
+from tests.analysis import test_decide
+from tests.analysis.test_decide import _exit_message
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+
+@pytest.fixture(scope="module")
+def built_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/analysis/test_decide.py's scratch project (H100, A100 and Gaudi2 resnet results, the decide stage's
+    models)."""
+    return test_decide.built_project.__wrapped__(tmp_path_factory)
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """tests/test_decide.py's scratch project (H100, A100 and Gaudi2 resnet results, the decide stage's models)."""
-    return test_decide.project.__wrapped__(tmp_path, monkeypatch)
+def project(built_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return test_decide.project.__wrapped__(built_project, tmp_path, monkeypatch)
 
 
 def _table() -> pd.DataFrame:

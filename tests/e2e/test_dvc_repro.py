@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import ROOT
 
 
 def _git(*args: str, cwd: Path | None = None) -> None:

@@ -23,9 +23,9 @@ from pipeline.core import schemas
 from pipeline.mlperf import audit, hardware, rounds
 from pipeline.mlperf.description import hardware_features
 from pipeline.mlperf.sources import Kind, classify, iter_members
-from tests.conftest import MIRROR
+from tests.conftest import MIRROR, ROOT
 
-GOLDEN = Path(__file__).resolve().parent / "data" / "golden_systems.csv"
+GOLDEN = ROOT / "tests" / "data" / "golden_systems.csv"
 KEY = ["round", "submitter", "system"]
 NUMERIC = ["accelerator_memory_gib", "n_nodes", "accelerators_per_node", "host_cpu_cores", "host_memory_gib",
            "interconnect_intra_gbps", "interconnect_inter_gbps"]

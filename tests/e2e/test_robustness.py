@@ -29,22 +29,22 @@ from pipeline.mlperf import decoding, fetching, rounds, scoring, sources
 from pipeline.mlperf import hardware as parsers
 from pipeline.mlperf.description import NOTE_COLUMNS
 from pipeline.mlperf.logparse import parse_log
-from pipeline.stages import features, fetch, ingest
 from tests.conftest import (
     MIRROR,
+    ROOT,
     RoundFiles,
     assert_accounted,
     fetch_settings,
     mllog,
     project_params_with,
     run_log,
+    run_stage,
     small_round,
     system_json,
     write_archive,
     write_folder,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
 LOG = "Acme/results/box/resnet/result_0.txt"
 SYSTEM = "Acme/systems/box.json"
 MIB = 1 << 20
@@ -424,12 +424,11 @@ def test_an_unknown_benchmark_is_scored_but_not_analysed(make_archive) -> None:
 
 
 @pytest.mark.parametrize("name", ["training_results_latest.tar.gz", "results_v3.0.tar.gz", "training_results_v3.zip"])
-def test_a_source_with_an_unexpected_name_is_refused_with_exit_1(tmp_path: Path, name: str, capsys) -> None:
+def test_a_source_with_an_unexpected_name_is_refused_with_exit_1(tmp_path: Path, name: str) -> None:
     source = write_archive(tmp_path / name, small_round(), top="training_results_v3.0")
-    with pytest.raises(SystemExit) as exit_:
-        ingest.main([str(source), "--out", str(tmp_path / "out")])
-    assert exit_.value.code == 1
-    error = capsys.readouterr().err
+    done = run_stage("ingest", str(source), "--out", str(tmp_path / "out"), cwd=tmp_path, check=False)
+    assert done.returncode == 1
+    error = done.stderr
     assert error.startswith("error: cannot tell the round of") and "training_results_vX.Y" in error
     assert error.count("\n") == 1
     assert not (tmp_path / "out").exists()
@@ -529,12 +528,11 @@ def test_a_cpu_only_system_with_zero_accelerators_gets_no_note(make_archive) -> 
     assert configurations.iloc[0]["accelerator_count"] == 2
 
 
-def test_features_stage_writes_its_notes(make_archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_features_stage_writes_its_notes(make_archive, tmp_path: Path) -> None:
     files = {**small_round(), SYSTEM: json_dumps_description({"accelerators_per_node": "100000"})}
-    ingest.write_outputs(ingest_checked([make_archive(files)]), tmp_path / "data" / "interim")
-    monkeypatch.chdir(tmp_path)
-    features.main([])
-    notes = pd.read_csv(paths.FEATURE_NOTES)
+    ingest_checked([make_archive(files)]).write(tmp_path / "data" / "interim")
+    run_stage("features", cwd=tmp_path)
+    notes = pd.read_csv(tmp_path / paths.FEATURE_NOTES)
     assert notes.columns.tolist() == NOTE_COLUMNS
     assert notes[["submitter", "system", "field"]].values.tolist() == [["Acme", "box", "accelerators_per_node"]]
 
@@ -691,31 +689,27 @@ def test_a_temporary_left_by_a_killed_writer_is_removed_by_the_next_write(tmp_pa
 
 # ------------------------------------------------------------------------------ missing, partial, corrupt mirror
 
-def _run_fetch(project: Path, mirror: Path, upstream: str, capsys, monkeypatch: pytest.MonkeyPatch) -> tuple[
-        int, str]:
+def _run_fetch(project: Path, mirror: Path, upstream: str) -> tuple[int, str]:
     (project / "params.yaml").write_text(yaml.safe_dump(
         project_params_with("fetch", {"mirror": str(mirror), "rounds": ["v3.0"], "upstream": upstream})))
-    monkeypatch.chdir(project)
-    with pytest.raises(SystemExit) as exit_:
-        fetch.main([])
-    return int(exit_.value.code), capsys.readouterr().err
+    done = run_stage("fetch", cwd=project, check=False)
+    return done.returncode, done.stderr
 
 
-def test_a_missing_mirror_is_named_and_nothing_is_cloned(tmp_path: Path, capsys, monkeypatch) -> None:
+def test_a_missing_mirror_is_named_and_nothing_is_cloned(tmp_path: Path) -> None:
     """A misspelt fetch.mirror must not silently clone every round from GitHub: null says there is no mirror."""
     mirror = tmp_path / "no-mirror"
-    code, error = _run_fetch(tmp_path, mirror, "file:///nowhere/{round}", capsys, monkeypatch)
+    code, error = _run_fetch(tmp_path, mirror, "file:///nowhere/{round}")
     assert code == 1 and error.count("\n") == 1
     assert error.startswith(f"error: fetch.mirror {mirror} does not exist (misspelt?)") and "null" in error
     assert not (tmp_path / "data").exists() or not any((tmp_path / "data").iterdir())
 
 
-def test_a_round_missing_from_the_mirror_and_no_network_give_one_clear_line(tmp_path: Path, capsys,
-                                                                            monkeypatch) -> None:
+def test_a_round_missing_from_the_mirror_and_no_network_give_one_clear_line(tmp_path: Path) -> None:
     mirror = tmp_path / "mirror"
     mirror.mkdir()
     upstream = (tmp_path / "nowhere").as_uri() + "/training_results_{round}"
-    code, error = _run_fetch(tmp_path, mirror, upstream, capsys, monkeypatch)
+    code, error = _run_fetch(tmp_path, mirror, upstream)
     assert code == 1
     lines = error.splitlines()
     assert lines[0].startswith("fetch: round v3.0: the mirror") and "about 21 MB" in lines[0]  # announced first
@@ -724,12 +718,12 @@ def test_a_round_missing_from_the_mirror_and_no_network_give_one_clear_line(tmp_
     assert upstream.format(round="v3.0") in lines[1] and "fetch.mirror" in lines[1]
 
 
-def test_a_corrupt_archive_in_a_mirror_with_checksums_fails_in_fetch(tmp_path: Path, capsys, monkeypatch) -> None:
+def test_a_corrupt_archive_in_a_mirror_with_checksums_fails_in_fetch(tmp_path: Path) -> None:
     mirror = tmp_path / "mirror"
     mirror.mkdir()
     archive = write_archive(mirror / "training_results_v3.0.tar.gz", small_round())
     (mirror / "SHA256SUMS").write_text(f"{'0' * 64}  {archive.name}\n")
-    code, error = _run_fetch(tmp_path, mirror, "file:///nowhere/{round}", capsys, monkeypatch)
+    code, error = _run_fetch(tmp_path, mirror, "file:///nowhere/{round}")
     assert code == 1 and error.count("\n") == 1
     assert error.startswith(f"error: {archive} does not match its checksum in {mirror / 'SHA256SUMS'}")
 
@@ -741,7 +735,7 @@ def test_a_corrupt_archive_in_a_mirror_with_checksums_fails_in_fetch(tmp_path: P
     lambda data: b"",                                          # empty
     lambda data: b"<html>Not Found</html>",                    # an error page saved as the archive
 ])
-def test_a_truncated_or_corrupt_archive_is_a_clear_source_error(make_archive, tmp_path: Path, capsys,
+def test_a_truncated_or_corrupt_archive_is_a_clear_source_error(make_archive, tmp_path: Path,
                                                                damage: Callable[[bytes], bytes]) -> None:
     files: RoundFiles = small_round() | {f"Acme/results/box/bert/result_{i}.txt": run_log(5 + i) * 30
                                          for i in range(10)}
@@ -750,10 +744,9 @@ def test_a_truncated_or_corrupt_archive_is_a_clear_source_error(make_archive, tm
     with pytest.raises(SourceError, match=f"{re.escape(str(archive))} is not a readable .tar.gz archive .*: "
                                           "download it again"):
         rounds.ingest([archive])
-    with pytest.raises(SystemExit) as exit_:
-        ingest.main([str(archive), "--out", str(tmp_path / "out")])
-    error = capsys.readouterr().err
-    assert exit_.value.code == 1 and error.startswith(f"error: {archive}") and error.count("\n") == 1
+    done = run_stage("ingest", str(archive), "--out", str(tmp_path / "out"), cwd=tmp_path, check=False)
+    error = done.stderr
+    assert done.returncode == 1 and error.startswith(f"error: {archive}") and error.count("\n") == 1
 
 
 def test_the_archive_stream_seeks_forward_only() -> None:
