@@ -17,8 +17,8 @@ from pipeline.core import paths
 from pipeline.core.artifacts import Artifact
 from pipeline.core.errors import ContractError
 from pipeline.settings import Cluster, Findings
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
 CLUSTER = Cluster.model_validate({**PARAMS["cluster"], "k": 3, "n_init": 3, "k_range": [2, 4], "bootstrap": 3})
 FINDINGS = Findings.model_validate({**PARAMS["findings"], "bootstrap": 100})
