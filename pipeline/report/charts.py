@@ -99,7 +99,7 @@ def _spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
     # Labels that would overlap are dropped (log axes crowd their minor ticks' labels).
     axes = chart.configure_view(stroke=None).configure_axis(labelFontSize=11, titleFontSize=12,
                                                             labelOverlap="greedy", labelSeparation=4)
-    spec = axes.configure_axisY(labelLimit=220).configure_legend(columns=4, labelLimit=110).to_dict()
+    spec = axes.configure_axisY(labelLimit=220).configure_legend(columns=4, labelLimit=110).to_dict(validate=False)
     spec.pop("$schema", None)  # the bundled library is the one version; the URL would only be a link out
     return spec
 
