@@ -12,12 +12,14 @@ way), then times, each as one `dvc` command:
   `apply_overrides`: one line of params.yaml changes), then `dvc repro` (what the experiment runs, without its
   bookkeeping), followed by the `dvc metrics diff` it leaves;
 - with --stages, each stage alone, forced (`dvc repro -f -s STAGE`), in pipeline order.
-The clone is removed afterwards unless --keep. Nothing here asserts a target: the figures are printed for the
-docs and for the reader to judge.
+The clone is removed afterwards unless --keep. Each row also prints the 1-minute load average before it
+started: on a 2-core machine a load above about 0.5 means something else was running and the wall time is
+inflated. Nothing here asserts a target: the figures are printed for the docs and for the reader to judge.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
 import subprocess
@@ -31,14 +33,16 @@ from dvc.utils.hydra import apply_overrides
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def timed(command: list[str], cwd: Path) -> tuple[float, float]:
-    """Wall seconds of `command`, and the CPU seconds (user and system) of it and every process it waited for."""
+def timed(command: list[str], cwd: Path) -> tuple[float, float, float]:
+    """Wall seconds of `command`, the CPU seconds (user and system) of it and every process it waited for, and the
+    1-minute load average just before it started."""
+    load = os.getloadavg()[0]
     start, used = time.perf_counter(), _children_cpu()
     completed = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
     elapsed, cpu = time.perf_counter() - start, _children_cpu() - used
     if completed.returncode != 0:
         sys.exit(f"{' '.join(command)} failed ({completed.returncode}):\n{completed.stdout}\n{completed.stderr}")
-    return elapsed, cpu
+    return elapsed, cpu, load
 
 
 def _children_cpu() -> float:
@@ -85,9 +89,10 @@ def main() -> None:
         if not args.keep:
             shutil.rmtree(clone, ignore_errors=True)
     width = max(len(name) for name, _ in rows)
-    print(f"{'':<{width}}  {'wall':>9}  {'CPU':>9}")
-    for name, (seconds, cpu) in rows:
-        print(f"{name:<{width}}  {seconds:7.1f} s  {cpu:7.1f} s")
+    print(f"{os.cpu_count()} CPUs; load: the 1-minute load average before the command")
+    print(f"{'':<{width}}  {'wall':>9}  {'CPU':>9}  {'load':>5}")
+    for name, (seconds, cpu, load) in rows:
+        print(f"{name:<{width}}  {seconds:7.1f} s  {cpu:7.1f} s  {load:5.2f}")
 
 
 if __name__ == "__main__":
