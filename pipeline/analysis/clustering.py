@@ -198,9 +198,13 @@ class KMeansFit:
 
 
 def _squared_distances(points: np.ndarray, centers: np.ndarray) -> np.ndarray:
-    """(starts, m, k) squared distances of `points` (starts or 1, m, features) to `centers` (starts, k, features),
-    summed in a fixed order (no BLAS: the same bytes on any thread count)."""
-    return ((points[:, :, None, :] - centers[:, None, :, :]) ** 2).sum(axis=-1)
+    """(starts, m, k) squared distances of `points` (starts or 1, m, features) to `centers` (starts or 1, k,
+    features), summed over the features one after the other (no BLAS, and no (starts, m, k, features) temporary:
+    the same bytes on any thread count)."""
+    total = (points[:, :, None, 0] - centers[:, None, :, 0]) ** 2
+    for feature in range(1, points.shape[-1]):
+        total += (points[:, :, None, feature] - centers[:, None, :, feature]) ** 2
+    return total
 
 
 def _distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -267,6 +271,7 @@ def fit(points: np.ndarray, weights: np.ndarray, k: int, n_init: int, seed: int)
     no label changes (at most MAX_ITER); the start of the lowest inertia wins (the first on a tie). An emptied
     cluster keeps its center."""
     points, weights = np.asarray(points, dtype=float), np.asarray(weights, dtype=float)
+    m = len(points)
     rng = np.random.default_rng(seed)
     starts = np.arange(n_init)
     # Greedy k-means++ (sklearn's): the first center drawn by weight; each next one the best, by the weighted sum of
@@ -274,30 +279,38 @@ def fit(points: np.ndarray, weights: np.ndarray, k: int, n_init: int, seed: int)
     trials = 2 + int(np.log(k))
     chosen = np.empty((n_init, k), dtype=int)
     cumulative = np.cumsum(weights)
-    chosen[:, 0] = np.minimum(np.searchsorted(cumulative, rng.random(n_init) * cumulative[-1], side="right"),
-                              len(points) - 1)
-    nearest = ((points[None, :, :] - points[chosen[:, 0]][:, None, :]) ** 2).sum(axis=-1)  # (starts, m)
+    chosen[:, 0] = np.minimum(np.searchsorted(cumulative, rng.random(n_init) * cumulative[-1], side="right"), m - 1)
+    nearest = _squared_distances(points[None], points[chosen[:, :1]])[:, :, 0]  # (starts, m)
     for j in range(1, k):
         cumulative = np.cumsum(weights[None, :] * nearest, axis=1)
         draws = rng.random((n_init, trials)) * cumulative[:, -1:]
-        candidates = np.minimum(np.stack([np.searchsorted(row, draw, side="right")
-                                          for row, draw in zip(cumulative, draws)]), len(points) - 1)
-        to_candidate = ((points[None, None, :, :] - points[candidates][:, :, None, :]) ** 2).sum(axis=-1)
+        # searchsorted(side="right") of each start's draws in its (non-decreasing) cumulative sum
+        candidates = np.minimum((cumulative[:, None, :] <= draws[:, :, None]).sum(axis=2), m - 1)
+        to_candidate = _squared_distances(points[candidates], points[None])  # (starts, trials, m)
         reached = np.minimum(nearest[:, None, :], to_candidate)  # (starts, trials, m)
         best = np.argmin((reached * weights[None, None, :]).sum(axis=2), axis=1)
         chosen[:, j] = candidates[starts, best]
         nearest = reached[starts, best]
     centers = points[chosen]  # (starts, k, features)
-    labels = np.full((n_init, len(points)), -1)
+    labels = np.full((n_init, m), -1)
+    # A start whose labels did not change has converged (its centers would come out the same): only the others
+    # iterate on, so every start ends as if all had iterated until the last one converged.
+    active = starts
+    offsets = np.arange(n_init)[:, None] * k
     for _ in range(MAX_ITER):
-        new = np.argmin(_squared_distances(points[None], centers), axis=2)
-        if np.array_equal(new, labels):
+        new = np.argmin(_squared_distances(points[None], centers[active]), axis=2)
+        changed = (new != labels[active]).any(axis=1)
+        if not changed.any():
             break
-        labels = new
-        member = (labels[:, :, None] == np.arange(k)[None, None, :]) * weights[None, :, None]  # (starts, m, k)
-        mass = member.sum(axis=1)  # (starts, k)
-        sums = (member[:, :, :, None] * points[None, :, None, :]).sum(axis=1)  # (starts, k, features)
-        centers = np.where(mass[:, :, None] > 0, sums / np.where(mass > 0, mass, 1.0)[:, :, None], centers)
+        active, new = active[changed], new[changed]
+        labels[active] = new
+        # weighted sums of each start's members per cluster, added in the points' order (np.bincount)
+        cells = (new + offsets[:len(active)]).reshape(-1)
+        mass = np.bincount(cells, np.tile(weights, len(active)), len(active) * k).reshape(-1, k)
+        sums = np.stack([np.bincount(cells, np.tile(weights * points[:, feature], len(active)), len(active) * k)
+                         for feature in range(points.shape[1])], axis=-1).reshape(len(active), k, -1)
+        centers[active] = np.where(mass[:, :, None] > 0, sums / np.where(mass > 0, mass, 1.0)[:, :, None],
+                                   centers[active])
     distances = _squared_distances(points[None], centers)
     inertia = (np.take_along_axis(distances, labels[:, :, None], axis=2)[:, :, 0] * weights[None, :]).sum(axis=1)
     best = int(starts[np.argmin(inertia)])
