@@ -33,7 +33,8 @@ else none.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
@@ -428,15 +429,23 @@ def _optional(value: Any) -> float | None:
     return None if pd.isna(value) else round(float(value), DIGITS)
 
 
-def _most_common(series: pd.Series) -> str | None:
-    counts = series.dropna().astype(str).value_counts()
-    return None if counts.empty else min(counts.index, key=lambda value: (-counts[value], value))
+def _most_common(values: Iterable[Any]) -> str | None:
+    """The commonest of the known `values`, as text (ties: the first by name); None when none is known."""
+    counts = Counter(str(value) for value in values if not pd.isna(value))
+    return min(counts, key=lambda value: (-counts[value], value)) if counts else None
+
+
+def _names(group: pd.DataFrame, column: str) -> list[str]:
+    """`column` of each member as text, "unknown" where missing (or for every member when the frame lacks it)."""
+    if column not in group:
+        return ["unknown"] * len(group)
+    return ["unknown" if pd.isna(value) else str(value) for value in group[column].tolist()]
 
 
 def family_counts(group: pd.DataFrame) -> pd.Series:
     """Results per accelerator family, most first (ties by name, so the order is stable)."""
-    counts = group["accelerator_family"].fillna("unknown").astype(str).value_counts()
-    return counts.iloc[sorted(range(len(counts)), key=lambda i: (-counts.iloc[i], counts.index[i]))]
+    counts = Counter(_names(group, "accelerator_family"))
+    return pd.Series(dict(sorted(counts.items(), key=lambda item: (-item[1], item[0]))), dtype="int64")
 
 
 @cache  # the package's table: read and checked once per family and form factor
@@ -467,12 +476,12 @@ def member_links(group: pd.DataFrame) -> pd.Series:
 def vendor_links(group: pd.DataFrame) -> dict[str, str]:
     """The most common intra-node link kind (`member_links`) of each accelerator vendor's members, vendors with
     most members first; a vendor none of whose members has a known link is left out."""
-    links = member_links(group)
-    vendors = group.get("accelerator_vendor", pd.Series("unknown", index=group.index)).fillna("unknown").astype(str)
-    order = vendors.value_counts()
+    links = member_links(group).tolist()
+    vendors = _names(group, "accelerator_vendor")
+    order = Counter(vendors)
     found = {}
-    for vendor in sorted(order.index, key=lambda name: (-order[name], name)):
-        link = _most_common(links[vendors == vendor])
+    for vendor in sorted(order, key=lambda name: (-order[name], name)):
+        link = _most_common(link for link, owner in zip(links, vendors) if owner == vendor)
         if link:
             found[vendor] = link
     return found
@@ -490,11 +499,12 @@ def cluster_name(group: pd.DataFrame) -> str:
     size = f"{low}" if low == high else f"{low}-{high}"
     if share > 0.5:
         family = top if share == 1 else f"mostly {top}"
-        link = _most_common(member_links(group)[group["accelerator_family"].fillna("unknown").astype(str) == top])
+        link = _most_common(link for link, name in zip(member_links(group).tolist(),
+                                                        _names(group, "accelerator_family")) if name == top)
         return f"{size} {family}" + (f", {link}" if link else "")
-    vendors = group.get("accelerator_vendor", pd.Series("unknown", index=group.index)).fillna("unknown").astype(str)
+    vendors = Counter(_names(group, "accelerator_vendor"))
     named = {vendor: link for vendor, link in vendor_links(group).items()
-             if (vendors == vendor).mean() >= NAMED_VENDOR_SHARE}
+             if vendors[vendor] / len(group) >= NAMED_VENDOR_SHARE}
     links = ", ".join(f"{link} ({vendor})" for vendor, link in named.items())
     return f"{size} mixed" + (f", {links}" if links else "")
 
@@ -558,9 +568,16 @@ class ClusterProfile(Record):
         return None if value is None else float(value)
 
 
+# The columns a profile reads.
+PROFILE_COLUMNS = {"cluster", "accelerator_count", "accelerator_family", "accelerator_vendor", "accelerator_year",
+                   "accelerator_form_factor", "interconnect_intra", "time_to_train_min", *PROFILED}
+
+
 def profiles(frame: pd.DataFrame, min_size: int) -> list[ClusterProfile]:
     """Per cluster: size, configuration (accelerators, families, year) and outcome medians and ranges."""
     rows = []
+    # Only the columns profiled: each group copies every column it has.
+    frame = frame[[column for column in frame if column in PROFILE_COLUMNS]]
     for cluster, group in frame.groupby("cluster"):
         families = family_counts(group)
         profile = {
