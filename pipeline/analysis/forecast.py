@@ -255,12 +255,27 @@ def fit_count_curve(log_counts: np.ndarray, log_times: np.ndarray, exponent: flo
     then the typical submitter's. With `rounds` (each result's publication time), each round before the latest
     gets an offset pulled towards zero with weight `round_weight`: the curve is then the latest round's level
     with the shape of every round. `exponent` in [-1, 0] is also the slope beyond the knots."""
+    return _count_curve(_floats(log_counts), _floats(log_times), float(exponent), float(prior_weight), float(scale),
+                        None if submitters is None else tuple(str(name) for name in submitters),
+                        float(offset_weight), None if rounds is None else _floats(rounds), float(round_weight))
+
+
+def _floats(values: np.ndarray) -> tuple[float, ...]:
+    return tuple(np.asarray(values, dtype=float).tolist())
+
+
+# The backtest's folds and the decide stage's saved models fit many a curve on the same results again (a family
+# without a new round keeps its naive rows; the saved models are read back): each is fitted once per process.
+@lru_cache(maxsize=4096)
+def _count_curve(log_counts: tuple[float, ...], log_times: tuple[float, ...], exponent: float, prior_weight: float,
+                 scale: float, submitters: tuple[str, ...] | None, offset_weight: float,
+                 rounds: tuple[float, ...] | None, round_weight: float) -> CountCurve:
     from scipy.optimize import least_squares
 
     if not -1.0 <= exponent <= 0.0:
         raise ValueError(f"the exponent must lie in [-1, 0], got {exponent}")
     knots, position = np.unique(np.asarray(log_counts, dtype=float), return_inverse=True)
-    log_times = np.asarray(log_times, dtype=float)
+    times = np.asarray(log_times, dtype=float)
     steps = np.diff(knots)
     cumulative = np.tri(len(knots))[:, 1:]  # value at knot j = level + sum of the steps before it
     design = np.column_stack([np.ones(len(knots)), cumulative])[position]
@@ -287,14 +302,14 @@ def fit_count_curve(log_counts: np.ndarray, log_times: np.ndarray, exponent: flo
         n_groups += count
 
     def residuals(parameters: np.ndarray) -> np.ndarray:
-        return np.concatenate([design @ parameters - log_times, prior @ parameters - target])
+        return np.concatenate([design @ parameters - times, prior @ parameters - target])
 
     def jacobian(parameters: np.ndarray) -> np.ndarray:
         return np.vstack([design, prior])
 
     lower = np.concatenate([[-np.inf], -steps, np.full(n_groups, -np.inf)])
     upper = np.concatenate([[np.inf], np.zeros(len(steps)), np.full(n_groups, np.inf)])
-    start = np.concatenate([[float(np.median(log_times - exponent * (knots[position] - knots[0])))],
+    start = np.concatenate([[float(np.median(times - exponent * (knots[position] - knots[0])))],
                             exponent * steps, np.zeros(n_groups)])
     solution = least_squares(residuals, start, jac=jacobian, bounds=(lower, upper), loss="huber",
                              f_scale=scale, method="trf").x
@@ -346,6 +361,22 @@ class Forecaster:
                 for family, low, high in zip(by_family.size().index, by_family["count_min"].min(),
                                              by_family["count_max"].max())}
 
+    @cached_property
+    def _unit_rows(self) -> dict[tuple[str, str], tuple[float, bool, float, float]]:
+        """Each unit's anchor_time, own_shape, count_min and count_max, read once: `forecast` answers many
+        small queries."""
+        return {(str(family), str(form_factor)): (float(anchor), bool(own), float(low), float(high))
+                for (family, form_factor), anchor, own, low, high in zip(
+                    self.units.index, self.units["anchor_time"], self.units["own_shape"], self.units["count_min"],
+                    self.units["count_max"])}
+
+    @cached_property
+    def _naive_families(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Each family's naive rows as arrays: its published counts (increasing) and best times there."""
+        return {family: (rows["accelerator_count_published"].to_numpy(dtype=float),
+                         rows["time_to_train_min"].to_numpy(dtype=float))
+                for family, rows in self.naive_rows.groupby("accelerator_family", sort=False)}
+
     def forecast(self, queries: pd.DataFrame, target_time: float) -> pd.DataFrame:
         """Every method's forecast (log minutes, NaN where it has none) for `queries` (accelerator_family,
         form_factor, accelerator_count) in the round published at `target_time`: columns MODEL, NAIVE_METHOD,
@@ -362,17 +393,17 @@ class Forecaster:
         for code, key in enumerate(unit_keys):
             rows = unit_code == code
             if key in self.curves:
-                unit = self.units.loc[key]
+                anchor_time, own_shape, count_min, count_max = self._unit_rows[key]
                 model[rows] = (self.curves[key].log_time(counts[rows])
-                               + DRIFT_DAMPING * self.drift_per_year * (target_time - float(unit["anchor_time"])))
-                kind[rows] = FAMILY if bool(unit["own_shape"]) else POOLED
-                low[rows], high[rows] = float(unit["count_min"]), float(unit["count_max"])
+                               + DRIFT_DAMPING * self.drift_per_year * (target_time - anchor_time))
+                kind[rows] = FAMILY if own_shape else POOLED
+                low[rows], high[rows] = count_min, count_max
             elif key[0] in self.family_ranges:
                 low[rows], high[rows] = self.family_ranges[key[0]]
             if key[0] in self.monotone_naive:
                 monotone[rows] = self.monotone_naive[key[0]].log_time(counts[rows])
-        if self.spec_coefficients is not None:
-            spec = (self.spec_intercept + spec_features(pd.Series(families)) @ self.spec_coefficients
+        if self.spec_coefficients is not None and (kind == "").any():  # a query no unit curve answers
+            spec = (self.spec_intercept + spec_features(families) @ self.spec_coefficients
                     + self.pooled_exponent * log_count
                     + DRIFT_DAMPING * self.drift_per_year * (target_time - self.spec_time))
             use_spec = (kind == "") & np.isfinite(spec)
@@ -389,14 +420,12 @@ class Forecaster:
         count of its latest round nearest on a log scale (the smaller on a tie), scaled linearly; NaN for a family
         without results."""
         result = np.full(len(counts), np.nan)
-        for family, rows in self.naive_rows.groupby("accelerator_family", sort=False):
+        for family, (published, best) in self._naive_families.items():  # published: increasing
             wanted = families == family
             if not wanted.any():
                 continue
-            published = rows["accelerator_count_published"].to_numpy(dtype=float)  # increasing
             distance = np.abs(np.log(published)[None, :] - np.log(counts[wanted])[:, None])
             nearest = np.argmin(distance, axis=1)  # the first of equal distances: the smaller count
-            best = rows["time_to_train_min"].to_numpy(dtype=float)
             result[wanted] = np.log(best[nearest] * published[nearest] / counts[wanted])
         return result
 
