@@ -377,19 +377,33 @@ class Forecaster:
                          rows["time_to_train_min"].to_numpy(dtype=float))
                 for family, rows in self.naive_rows.groupby("accelerator_family", sort=False)}
 
+    @cached_property
+    def _count_range(self) -> tuple[float, float]:
+        """The benchmark's smallest and largest published count."""
+        return float(self.units["count_min"].min()), float(self.units["count_max"].max())
+
     def forecast(self, queries: pd.DataFrame, target_time: float) -> pd.DataFrame:
         """Every method's forecast (log minutes, NaN where it has none) for `queries` (accelerator_family,
         form_factor, accelerator_count) in the round published at `target_time`: columns MODEL, NAIVE_METHOD,
         MONOTONE, BLEND, kind (the model's), and distance (log count ratio outside the unit's published counts;
         the family's for a unit without results, the benchmark's for a family without)."""
-        counts = queries["accelerator_count"].to_numpy(dtype=float)
+        found = self.forecast_arrays(queries["accelerator_family"].astype(str).to_numpy(),
+                                     queries["form_factor"].astype(str).to_numpy(),
+                                     queries["accelerator_count"].to_numpy(dtype=float), target_time)
+        kind = found["kind"]
+        return pd.DataFrame({MODEL: found[MODEL], NAIVE_METHOD: found[NAIVE_METHOD], MONOTONE: found[MONOTONE],
+                             BLEND: found[BLEND], "kind": pd.Series(kind, index=queries.index).where(kind != ""),
+                             "distance": found["distance"]}, index=queries.index)
+
+    def forecast_arrays(self, families: np.ndarray, form_factors: np.ndarray, counts: np.ndarray,
+                        target_time: float) -> dict[str, np.ndarray]:
+        """`forecast` on arrays, one entry per query (families and form factors as text, counts as floats), its
+        columns as arrays ("kind" empty where the model has none): `predict` asks many small questions."""
         log_count = np.log(counts)
-        families = queries["accelerator_family"].astype(str).to_numpy()
-        unit_code, unit_keys = _codes(families.tolist(), queries["form_factor"].astype(str).tolist())
-        model, monotone = np.full(len(queries), np.nan), np.full(len(queries), np.nan)
-        kind = np.full(len(queries), "", dtype=object)
-        low = np.full(len(queries), float(self.units["count_min"].min()))
-        high = np.full(len(queries), float(self.units["count_max"].max()))
+        unit_code, unit_keys = _codes(families.tolist(), form_factors.tolist())
+        model, monotone = np.full(len(counts), np.nan), np.full(len(counts), np.nan)
+        kind = np.full(len(counts), "", dtype=object)
+        low, high = np.full(len(counts), self._count_range[0]), np.full(len(counts), self._count_range[1])
         for code, key in enumerate(unit_keys):
             rows = unit_code == code
             if key in self.curves:
@@ -410,10 +424,8 @@ class Forecaster:
             model = np.where(use_spec, spec, model)
             kind = np.where(use_spec, SPECIFICATION, kind)
         distance = np.maximum(0.0, np.maximum(log_count - np.log(high), np.log(low) - log_count))
-        return pd.DataFrame({MODEL: model, NAIVE_METHOD: self.naive_log(families, counts), MONOTONE: monotone,
-                             BLEND: BLEND_WEIGHT * model + (1 - BLEND_WEIGHT) * monotone,
-                             "kind": pd.Series(kind, index=queries.index).where(kind != ""),
-                             "distance": distance}, index=queries.index)
+        return {MODEL: model, NAIVE_METHOD: self.naive_log(families, counts), MONOTONE: monotone,
+                BLEND: BLEND_WEIGHT * model + (1 - BLEND_WEIGHT) * monotone, "kind": kind, "distance": distance}
 
     def naive_log(self, families: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """log of the naive rule's forecast for each (family, count): the family's best time at the published
@@ -715,16 +727,20 @@ def _result_keys(points: pd.DataFrame) -> np.ndarray:
 def common_results(points: pd.DataFrame, methods: Sequence[str]) -> dict[str, pd.DataFrame]:
     """Each of `methods`' points on the results every one of them forecast (the fair comparison), one per
     result (the first where a result appears twice)."""
-    chosen = [points[points["method"] == method] for method in methods]
-    keys = _result_keys(pd.concat(chosen)) if len(chosen) else np.zeros(0, dtype=int)
-    split = np.cumsum([len(frame) for frame in chosen])[:-1]
-    per_method = np.split(keys, split)
-    shared = set(per_method[0].tolist()) if per_method else set()
-    for method_keys in per_method[1:]:
-        shared &= set(method_keys.tolist())
+    found = _common_rows(_result_keys(points), points["method"].to_numpy(dtype=object), methods)
+    return {method: points.iloc[rows] for method, rows in zip(methods, found)}
+
+
+def _common_rows(keys: np.ndarray, method: np.ndarray, methods: Sequence[str]) -> list[np.ndarray]:
+    """`common_results` on arrays (one entry per point: its result's code, `_result_keys`, and its method): per
+    method of `methods`, the positions of its points on the common results, in order."""
+    per_method = [np.flatnonzero(method == name) for name in methods]
+    shared = set(keys[per_method[0]].tolist()) if per_method else set()
+    for rows in per_method[1:]:
+        shared &= set(keys[rows].tolist())
     wanted = np.array(sorted(shared), dtype=int)
-    return {method: frame[~pd.Series(method_keys).duplicated().to_numpy() & np.isin(method_keys, wanted)]
-            for method, frame, method_keys in zip(methods, chosen, per_method)}
+    return [rows[~pd.Series(keys[rows]).duplicated().to_numpy() & np.isin(keys[rows], wanted)]
+            for rows in per_method]
 
 
 def choose_method(points: pd.DataFrame) -> tuple[str, dict[str, float | None]]:
@@ -895,10 +911,13 @@ class ErrorSummary:
 
     @classmethod
     def of(cls, points: pd.DataFrame) -> ErrorSummary:
-        if points.empty:
+        return cls.of_arrays(points["ape_pct"].to_numpy(dtype=float), points["inside_interval"].astype(bool).to_numpy())
+
+    @classmethod
+    def of_arrays(cls, ape: np.ndarray, inside: np.ndarray) -> ErrorSummary:
+        """The summary of errors `ape` (%) and whether each was inside its interval (`inside`, booleans)."""
+        if not len(ape):
             return cls(0, None, None, None, 0)
-        ape = points["ape_pct"].to_numpy(dtype=float)
-        inside = points["inside_interval"].astype(bool)
         return cls(len(ape), float(np.median(ape)), float(np.quantile(ape, 0.9)), float(inside.mean()),
                    int(inside.sum()))
 
@@ -944,33 +963,62 @@ class Comparison:
 
 def compare(points: pd.DataFrame) -> Comparison:
     """The Comparison of a set of backtest points (POINT_COLUMNS)."""
-    answers = points[points["method"] == ANSWER]
-    common = common_results(points, (ANSWER, MODEL, NAIVE_METHOD))
+    return _PointArrays.of(points).compare(np.ones(len(points), dtype=bool))
 
-    def median(frame: pd.DataFrame) -> float | None:
-        return float(np.median(frame["ape_pct"])) if len(frame) else None
 
-    return Comparison(
-        answer=ErrorSummary.of(answers), trusted=ErrorSummary.of(answers[answers["trusted"].astype(bool)]),
-        untrusted=ErrorSummary.of(answers[~answers["trusted"].astype(bool)]),
-        model=ErrorSummary.of(points[points["method"] == MODEL]),
-        naive=ErrorSummary.of(points[points["method"] == NAIVE_METHOD]), common_n=len(common[ANSWER]),
-        common_answer_median_ape_pct=median(common[ANSWER]), common_model_median_ape_pct=median(common[MODEL]),
-        common_naive_median_ape_pct=median(common[NAIVE_METHOD]),
-        methods={str(method): int(n) for method, n in answers["chosen"].value_counts().items()})
+@dataclass(frozen=True)
+class _PointArrays:
+    """The columns of backtest points (POINT_COLUMNS) that `compare` reads, as arrays, one entry per point, with
+    each point's result (`_result_keys`): the summaries compare many subsets of the same points."""
+
+    keys: np.ndarray
+    method: np.ndarray
+    ape: np.ndarray
+    inside: np.ndarray
+    trusted: np.ndarray
+    chosen: np.ndarray
+
+    @classmethod
+    def of(cls, points: pd.DataFrame) -> _PointArrays:
+        return cls(_result_keys(points), points["method"].to_numpy(dtype=object),
+                   points["ape_pct"].to_numpy(dtype=float), points["inside_interval"].astype(bool).to_numpy(),
+                   points["trusted"].astype(bool).to_numpy(), points["chosen"].to_numpy(dtype=object))
+
+    def compare(self, subset: np.ndarray) -> Comparison:
+        """The Comparison of the points where `subset` (booleans) holds."""
+        rows = np.flatnonzero(subset)
+        method, ape, inside = self.method[rows], self.ape[rows], self.inside[rows]
+        answers = method == ANSWER
+        trusted = answers & self.trusted[rows]
+        common = dict(zip((ANSWER, MODEL, NAIVE_METHOD),
+                          _common_rows(self.keys[rows], method, (ANSWER, MODEL, NAIVE_METHOD))))
+
+        def summary(mask: np.ndarray) -> ErrorSummary:
+            return ErrorSummary.of_arrays(ape[mask], inside[mask])
+
+        def median(method_rows: np.ndarray) -> float | None:
+            return float(np.median(ape[method_rows])) if len(method_rows) else None
+
+        return Comparison(
+            answer=summary(answers), trusted=summary(trusted), untrusted=summary(answers & ~trusted),
+            model=summary(method == MODEL), naive=summary(method == NAIVE_METHOD), common_n=len(common[ANSWER]),
+            common_answer_median_ape_pct=median(common[ANSWER]), common_model_median_ape_pct=median(common[MODEL]),
+            common_naive_median_ape_pct=median(common[NAIVE_METHOD]),
+            methods={str(name): int(n) for name, n in pd.Series(self.chosen[rows][answers]).value_counts().items()})
 
 
 def summarise_backtest(points: pd.DataFrame) -> dict[str, Any]:
     """decide.json's `backtest`: overall, the latest fold on its own, and per fold, family and model kind."""
     folds = sorted(points["fold"].unique(), key=round_version) if len(points) else []
     answers = points[points["method"] == ANSWER]
+    arrays = _PointArrays.of(points)
+    fold, family = points["fold"].to_numpy(dtype=object), points["accelerator_family"].to_numpy(dtype=object)
     return {
-        **compare(points).as_dict(),
-        "folds": [{"fold": fold, **compare(points[points["fold"] == fold]).as_dict()} for fold in folds],
-        "latest_fold": {"fold": folds[-1], **compare(points[points["fold"] == folds[-1]]).as_dict()}
-        if folds else None,
-        "families": [{"family": family, **compare(points[points["accelerator_family"] == family]).as_dict()}
-                     for family in sorted(points["accelerator_family"].unique())],
+        **arrays.compare(np.ones(len(points), dtype=bool)).as_dict(),
+        "folds": [{"fold": name, **arrays.compare(fold == name).as_dict()} for name in folds],
+        "latest_fold": {"fold": folds[-1], **arrays.compare(fold == folds[-1]).as_dict()} if folds else None,
+        "families": [{"family": name, **arrays.compare(family == name).as_dict()}
+                     for name in sorted(points["accelerator_family"].unique())],
         "kinds": [{"kind": kind, **ErrorSummary.of(answers[answers["kind"] == kind]).as_dict("answer")}
                   for kind in (*KINDS, NAIVE) if (answers["kind"] == kind).any()],
         "calibrated_share": float((answers["calibration"] != UNCALIBRATED).mean()) if len(answers) else None,
@@ -1131,18 +1179,19 @@ def answer_curve(fitted: FittedBenchmark, family: str, form_factor: str, counts:
     on), its interval calibrated for forecasts as `trusted` as these (the untrusted, wider one by default),
     wider the further a count lies outside the published counts. Raises UsageError when no method can answer."""
     counts = np.asarray(counts, dtype=float)
-    queries = pd.DataFrame({"accelerator_family": family, "form_factor": form_factor, "accelerator_count": counts})
-    forecast = fitted.forecaster.forecast(queries, fitted.target_time)
+    forecast = fitted.forecaster.forecast_arrays(np.full(len(counts), family, dtype=object),
+                                                 np.full(len(counts), form_factor, dtype=object), counts,
+                                                 fitted.target_time)
     if not np.isfinite(forecast[MODEL]).all():
         missing = ("too few families have specifications to regress on" if family in specifications().index
                    else "no row in the accelerator specification table (pipeline/mlperf/accelerators.csv)")
         raise UsageError(f"no forecast for {family} on {fitted.benchmark}: it has no results in scope and {missing}")
     method = fitted.method if np.isfinite(forecast[fitted.method]).all() else MODEL
-    kind = NAIVE if method == MONOTONE else str(forecast["kind"].iloc[0])
+    kind = NAIVE if method == MONOTONE else str(forecast["kind"][0])
     calibration = fitted.calibrations[(method, kind, trusted)]
-    distance = forecast["distance"].to_numpy(dtype=float)
+    distance = forecast["distance"]
     return AnswerCurve(method=method, kind=kind, calibration=calibration, counts=counts,
-                       log_minutes=forecast[method].to_numpy(dtype=float),
+                       log_minutes=forecast[method],
                        half_width=np.asarray(calibration.half_width(distance), dtype=float), distance=distance)
 
 
