@@ -748,14 +748,18 @@ def choose_method(points: pd.DataFrame) -> tuple[str, dict[str, float | None]]:
     CANDIDATES with the lowest median error on the results all of them forecast, if it is lower than the
     model's by more than CHOICE_MARGIN (else, or with no such result, the model); and each candidate's median
     error there."""
-    common = common_results(points, CANDIDATES)
-    medians = {method: (float(np.median(frame["ape_pct"])) if len(frame) else math.nan)
-               for method, frame in common.items()}
-    shown: dict[str, float | None] = {method: None if math.isnan(value) else value
-                                      for method, value in medians.items()}
+    return _chosen_method(_result_keys(points), points["method"].to_numpy(dtype=object),
+                          points["ape_pct"].to_numpy(dtype=float))
+
+
+def _chosen_method(keys: np.ndarray, method: np.ndarray, ape: np.ndarray) -> tuple[str, dict[str, float | None]]:
+    """`choose_method` on arrays, one entry per point: its result's code (`_result_keys`), method and error."""
+    common = dict(zip(CANDIDATES, _common_rows(keys, method, CANDIDATES)))
+    medians = {name: (float(np.median(ape[rows])) if len(rows) else math.nan) for name, rows in common.items()}
+    shown: dict[str, float | None] = {name: None if math.isnan(value) else value for name, value in medians.items()}
     if not len(common[MODEL]):
         return MODEL, shown
-    best = min(CANDIDATES, key=lambda method: (medians[method], method != MODEL))
+    best = min(CANDIDATES, key=lambda name: (medians[name], name != MODEL))
     if medians[best] >= (1 - CHOICE_MARGIN) * medians[MODEL]:
         best = MODEL
     return best, shown
@@ -808,10 +812,15 @@ def trust_reasons(n_rounds: int, count: float, published: tuple[float, float] | 
 
 
 def _evidence(points: pd.DataFrame, by: str) -> dict[tuple[str, str], Evidence]:
-    """(inside, n, median error %) of the forecasts of `points` per method and value of column `by`."""
-    return {(str(method), str(key)): (int(group["inside_interval"].sum()), len(group),
-                                      float(group["ape_pct"].median()))
-            for (method, key), group in points.groupby(["method", by], sort=True)}
+    """(inside, n, median error %) of the forecasts of `points` per method and value of column `by` (sorted;
+    rows missing either are left out)."""
+    groups: dict[tuple[Any, Any], list[int]] = {}
+    for row, key in enumerate(zip(points["method"].tolist(), points[by].tolist())):
+        if not (pd.isna(key[0]) or pd.isna(key[1])):
+            groups.setdefault(key, []).append(row)
+    inside, ape = points["inside_interval"].to_numpy(), points["ape_pct"].to_numpy(dtype=float)
+    return {(str(method), str(key)): (int(inside[rows].sum()), len(rows), float(np.median(ape[rows])))
+            for (method, key), rows in sorted(groups.items())}
 
 
 def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFrame:
@@ -866,16 +875,16 @@ def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFram
 
 def _answers(points: pd.DataFrame) -> pd.DataFrame:
     """The ANSWER rows of one benchmark's calibrated points, fold by fold (see `calibrate`)."""
+    keys, method = _result_keys(points), points["method"].to_numpy(dtype=object)
+    ape, fold_times = points["ape_pct"].to_numpy(dtype=float), points["fold_time"].to_numpy(dtype=float)
     done: list[pd.DataFrame] = []
     for fold_time in sorted(points["fold_time"].unique()):
-        method, _ = choose_method(points[points["fold_time"] < fold_time])
-        now = points[points["fold_time"] == fold_time]
-        model = now[now["method"] == MODEL]
-        chosen = now[now["method"] == method]
-        keys = _result_keys(pd.concat([model, chosen]))
-        has_chosen = np.isin(keys[:len(model)], keys[len(model):])
-        done.append(pd.concat([chosen, model[~has_chosen]]).assign(chosen=lambda frame: frame["method"],
-                                                                    method=ANSWER))
+        earlier, now = fold_times < fold_time, fold_times == fold_time
+        chosen_method, _ = _chosen_method(keys[earlier], method[earlier], ape[earlier])
+        model, chosen = np.flatnonzero(now & (method == MODEL)), np.flatnonzero(now & (method == chosen_method))
+        has_chosen = np.isin(keys[model], keys[chosen])
+        done.append(pd.concat([points.iloc[chosen], points.iloc[model[~has_chosen]]]).assign(
+            chosen=lambda frame: frame["method"], method=ANSWER))
     return pd.concat(done, ignore_index=True) if done else points.iloc[:0]
 
 
