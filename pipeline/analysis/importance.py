@@ -138,13 +138,13 @@ class OutOfFold:
                       for train, test in folds]
         self.residuals = [y[train] - design[train] @ coefficients
                           for (train, _), (_, _, coefficients) in zip(folds, self.folds)]
-        if shared is not None and all(np.allclose(mine, theirs, rtol=0, atol=SHARED_RESIDUALS)
-                                      for mine, theirs in zip(self.residuals, shared.residuals)):
-            self.models = shared.models
-            return
-        self.models = [make_model(n_categorical, x.shape[1] - n_categorical, model, seed).fit(
-            _blank(x[train], unknown), residual)
-            for (train, _), (_, unknown, _), residual in zip(folds, self.folds, self.residuals)]
+        self.models: list[HistGradientBoostingRegressor] = (
+            shared.models if shared is not None and all(
+                np.allclose(mine, theirs, rtol=0, atol=SHARED_RESIDUALS)
+                for mine, theirs in zip(self.residuals, shared.residuals))
+            else [make_model(n_categorical, x.shape[1] - n_categorical, model, seed).fit(
+                _blank(x[train], unknown), residual)
+                for (train, _), (_, unknown, _), residual in zip(folds, self.folds, self.residuals)])
 
     def tree_predictions(self, x: np.ndarray) -> np.ndarray:
         """The trees' part of `predict` for `x` ((copies x n rows) x features stacked as rows): copies x n rows."""
