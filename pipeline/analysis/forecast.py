@@ -62,6 +62,7 @@ the trusted range are "extrapolated"; more than `ABSURD_COUNT` accelerators are 
 """
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -555,11 +556,15 @@ def reruns(test: pd.DataFrame) -> np.ndarray:
 def rising_published(published: pd.DataFrame, family: str, form_factor: str, count: float) -> str | None:
     """A sentence when the family's own published best times in one round rise from a smaller count to the next
     larger one around `count` (c1 < count <= c2, or the pair nearest it): the forecast does not follow them."""
-    rows = published[(published["accelerator_family"] == family) & (published["form_factor"] == form_factor)]
+    by_round: dict[Any, dict[float, float]] = {}  # round -> count -> best time, from plain columns
+    for row_family, row_form, round_, n, minutes in zip(*(published[column].tolist() for column in (
+            "accelerator_family", "form_factor", "round", "accelerator_count", "time_to_train_min"))):
+        if row_family == family and row_form == form_factor:
+            best_times = by_round.setdefault(round_, {})
+            best_times[n] = min(best_times.get(n, math.inf), minutes)
     found = []
-    for round_, group in rows.groupby("round", sort=False):
-        best = group.groupby("accelerator_count")["time_to_train_min"].min().sort_index()
-        for (small, t_small), (large, t_large) in zip(best.items(), list(best.items())[1:]):
+    for round_, best_times in by_round.items():
+        for (small, t_small), (large, t_large) in itertools.pairwise(sorted(best_times.items())):
             if t_large > t_small and small < count <= large:
                 found.append(f"{round_}: {t_small:.3g} min at {small:g}, {t_large:.3g} min at {large:g}")
     if not found:
