@@ -33,7 +33,8 @@ else none.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
@@ -198,9 +199,13 @@ class KMeansFit:
 
 
 def _squared_distances(points: np.ndarray, centers: np.ndarray) -> np.ndarray:
-    """(starts, m, k) squared distances of `points` (starts or 1, m, features) to `centers` (starts, k, features),
-    summed in a fixed order (no BLAS: the same bytes on any thread count)."""
-    return ((points[:, :, None, :] - centers[:, None, :, :]) ** 2).sum(axis=-1)
+    """(starts, m, k) squared distances of `points` (starts or 1, m, features) to `centers` (starts or 1, k,
+    features), summed over the features one after the other (no BLAS, and no (starts, m, k, features) temporary:
+    the same bytes on any thread count)."""
+    total = (points[:, :, None, 0] - centers[:, None, :, 0]) ** 2
+    for feature in range(1, points.shape[-1]):
+        total += (points[:, :, None, feature] - centers[:, None, :, feature]) ** 2
+    return total
 
 
 def _distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -267,6 +272,7 @@ def fit(points: np.ndarray, weights: np.ndarray, k: int, n_init: int, seed: int)
     no label changes (at most MAX_ITER); the start of the lowest inertia wins (the first on a tie). An emptied
     cluster keeps its center."""
     points, weights = np.asarray(points, dtype=float), np.asarray(weights, dtype=float)
+    m = len(points)
     rng = np.random.default_rng(seed)
     starts = np.arange(n_init)
     # Greedy k-means++ (sklearn's): the first center drawn by weight; each next one the best, by the weighted sum of
@@ -274,30 +280,38 @@ def fit(points: np.ndarray, weights: np.ndarray, k: int, n_init: int, seed: int)
     trials = 2 + int(np.log(k))
     chosen = np.empty((n_init, k), dtype=int)
     cumulative = np.cumsum(weights)
-    chosen[:, 0] = np.minimum(np.searchsorted(cumulative, rng.random(n_init) * cumulative[-1], side="right"),
-                              len(points) - 1)
-    nearest = ((points[None, :, :] - points[chosen[:, 0]][:, None, :]) ** 2).sum(axis=-1)  # (starts, m)
+    chosen[:, 0] = np.minimum(np.searchsorted(cumulative, rng.random(n_init) * cumulative[-1], side="right"), m - 1)
+    nearest = _squared_distances(points[None], points[chosen[:, :1]])[:, :, 0]  # (starts, m)
     for j in range(1, k):
         cumulative = np.cumsum(weights[None, :] * nearest, axis=1)
         draws = rng.random((n_init, trials)) * cumulative[:, -1:]
-        candidates = np.minimum(np.stack([np.searchsorted(row, draw, side="right")
-                                          for row, draw in zip(cumulative, draws)]), len(points) - 1)
-        to_candidate = ((points[None, None, :, :] - points[candidates][:, :, None, :]) ** 2).sum(axis=-1)
+        # searchsorted(side="right") of each start's draws in its (non-decreasing) cumulative sum
+        candidates = np.minimum((cumulative[:, None, :] <= draws[:, :, None]).sum(axis=2), m - 1)
+        to_candidate = _squared_distances(points[candidates], points[None])  # (starts, trials, m)
         reached = np.minimum(nearest[:, None, :], to_candidate)  # (starts, trials, m)
         best = np.argmin((reached * weights[None, None, :]).sum(axis=2), axis=1)
         chosen[:, j] = candidates[starts, best]
         nearest = reached[starts, best]
     centers = points[chosen]  # (starts, k, features)
-    labels = np.full((n_init, len(points)), -1)
+    labels = np.full((n_init, m), -1)
+    # A start whose labels did not change has converged (its centers would come out the same): only the others
+    # iterate on, so every start ends as if all had iterated until the last one converged.
+    active = starts
+    offsets = np.arange(n_init)[:, None] * k
     for _ in range(MAX_ITER):
-        new = np.argmin(_squared_distances(points[None], centers), axis=2)
-        if np.array_equal(new, labels):
+        new = np.argmin(_squared_distances(points[None], centers[active]), axis=2)
+        changed = (new != labels[active]).any(axis=1)
+        if not changed.any():
             break
-        labels = new
-        member = (labels[:, :, None] == np.arange(k)[None, None, :]) * weights[None, :, None]  # (starts, m, k)
-        mass = member.sum(axis=1)  # (starts, k)
-        sums = (member[:, :, :, None] * points[None, :, None, :]).sum(axis=1)  # (starts, k, features)
-        centers = np.where(mass[:, :, None] > 0, sums / np.where(mass > 0, mass, 1.0)[:, :, None], centers)
+        active, new = active[changed], new[changed]
+        labels[active] = new
+        # weighted sums of each start's members per cluster, added in the points' order (np.bincount)
+        cells = (new + offsets[:len(active)]).reshape(-1)
+        mass = np.bincount(cells, np.tile(weights, len(active)), len(active) * k).reshape(-1, k)
+        sums = np.stack([np.bincount(cells, np.tile(weights * points[:, feature], len(active)), len(active) * k)
+                         for feature in range(points.shape[1])], axis=-1).reshape(len(active), k, -1)
+        centers[active] = np.where(mass[:, :, None] > 0, sums / np.where(mass > 0, mass, 1.0)[:, :, None],
+                                   centers[active])
     distances = _squared_distances(points[None], centers)
     inertia = (np.take_along_axis(distances, labels[:, :, None], axis=2)[:, :, 0] * weights[None, :]).sum(axis=1)
     best = int(starts[np.argmin(inertia)])
@@ -415,15 +429,23 @@ def _optional(value: Any) -> float | None:
     return None if pd.isna(value) else round(float(value), DIGITS)
 
 
-def _most_common(series: pd.Series) -> str | None:
-    counts = series.dropna().astype(str).value_counts()
-    return None if counts.empty else min(counts.index, key=lambda value: (-counts[value], value))
+def _most_common(values: Iterable[Any]) -> str | None:
+    """The commonest of the known `values`, as text (ties: the first by name); None when none is known."""
+    counts = Counter(str(value) for value in values if not pd.isna(value))
+    return min(counts, key=lambda value: (-counts[value], value)) if counts else None
+
+
+def _names(group: pd.DataFrame, column: str) -> list[str]:
+    """`column` of each member as text, "unknown" where missing (or for every member when the frame lacks it)."""
+    if column not in group:
+        return ["unknown"] * len(group)
+    return ["unknown" if pd.isna(value) else str(value) for value in group[column].tolist()]
 
 
 def family_counts(group: pd.DataFrame) -> pd.Series:
     """Results per accelerator family, most first (ties by name, so the order is stable)."""
-    counts = group["accelerator_family"].fillna("unknown").astype(str).value_counts()
-    return counts.iloc[sorted(range(len(counts)), key=lambda i: (-counts.iloc[i], counts.index[i]))]
+    counts = Counter(_names(group, "accelerator_family"))
+    return pd.Series(dict(sorted(counts.items(), key=lambda item: (-item[1], item[0]))), dtype="int64")
 
 
 @cache  # the package's table: read and checked once per family and form factor
@@ -454,12 +476,12 @@ def member_links(group: pd.DataFrame) -> pd.Series:
 def vendor_links(group: pd.DataFrame) -> dict[str, str]:
     """The most common intra-node link kind (`member_links`) of each accelerator vendor's members, vendors with
     most members first; a vendor none of whose members has a known link is left out."""
-    links = member_links(group)
-    vendors = group.get("accelerator_vendor", pd.Series("unknown", index=group.index)).fillna("unknown").astype(str)
-    order = vendors.value_counts()
+    links = member_links(group).tolist()
+    vendors = _names(group, "accelerator_vendor")
+    order = Counter(vendors)
     found = {}
-    for vendor in sorted(order.index, key=lambda name: (-order[name], name)):
-        link = _most_common(links[vendors == vendor])
+    for vendor in sorted(order, key=lambda name: (-order[name], name)):
+        link = _most_common(link for link, owner in zip(links, vendors) if owner == vendor)
         if link:
             found[vendor] = link
     return found
@@ -477,11 +499,12 @@ def cluster_name(group: pd.DataFrame) -> str:
     size = f"{low}" if low == high else f"{low}-{high}"
     if share > 0.5:
         family = top if share == 1 else f"mostly {top}"
-        link = _most_common(member_links(group)[group["accelerator_family"].fillna("unknown").astype(str) == top])
+        link = _most_common(link for link, name in zip(member_links(group).tolist(),
+                                                        _names(group, "accelerator_family")) if name == top)
         return f"{size} {family}" + (f", {link}" if link else "")
-    vendors = group.get("accelerator_vendor", pd.Series("unknown", index=group.index)).fillna("unknown").astype(str)
+    vendors = Counter(_names(group, "accelerator_vendor"))
     named = {vendor: link for vendor, link in vendor_links(group).items()
-             if (vendors == vendor).mean() >= NAMED_VENDOR_SHARE}
+             if vendors[vendor] / len(group) >= NAMED_VENDOR_SHARE}
     links = ", ".join(f"{link} ({vendor})" for vendor, link in named.items())
     return f"{size} mixed" + (f", {links}" if links else "")
 
@@ -545,9 +568,16 @@ class ClusterProfile(Record):
         return None if value is None else float(value)
 
 
+# The columns a profile reads.
+PROFILE_COLUMNS = {"cluster", "accelerator_count", "accelerator_family", "accelerator_vendor", "accelerator_year",
+                   "accelerator_form_factor", "interconnect_intra", "time_to_train_min", *PROFILED}
+
+
 def profiles(frame: pd.DataFrame, min_size: int) -> list[ClusterProfile]:
     """Per cluster: size, configuration (accelerators, families, year) and outcome medians and ranges."""
     rows = []
+    # Only the columns profiled: each group copies every column it has.
+    frame = frame[[column for column in frame if column in PROFILE_COLUMNS]]
     for cluster, group in frame.groupby("cluster"):
         families = family_counts(group)
         profile = {

@@ -92,13 +92,30 @@ class UnitRecord:
 def observed_scaling(unit_frame: pd.DataFrame) -> pd.DataFrame:
     """Per published count: results, median observed scaling efficiency, and the observed speed-up of
     doubling (best time at n over best time at 2n in the same round; median over rounds that have both)."""
-    best = unit_frame.groupby(["round", "accelerator_count"])["time_to_train_min"].min()
-    at_double = best.rename(index=lambda count: count / 2, level="accelerator_count")
-    doubling = (best / at_double).dropna().groupby(level="accelerator_count").median()
-    by_count = unit_frame.groupby("accelerator_count")
-    return pd.DataFrame({"n_results": by_count.size(),
-                         "observed_efficiency": by_count["scaling_efficiency"].median(),
-                         "observed_doubling_speedup": doubling})
+    # On plain columns: a unit has a few dozen results, and grouped frames cost more than the arithmetic.
+    best: dict[tuple[Any, float], float] = {}
+    efficiencies: dict[float, list[float]] = {}
+    for round_, count, minutes, efficiency in zip(
+            unit_frame["round"].tolist(), unit_frame["accelerator_count"].tolist(),
+            unit_frame["time_to_train_min"].tolist(), unit_frame["scaling_efficiency"].tolist()):
+        best[(round_, count)] = min(best.get((round_, count), math.inf), minutes)
+        efficiencies.setdefault(count, []).append(efficiency)
+    ratios: dict[float, list[float]] = {}
+    for (round_, count), minutes in best.items():
+        if (round_, 2 * count) in best:
+            ratios.setdefault(count, []).append(minutes / best[(round_, 2 * count)])
+    counts = sorted(efficiencies)
+    return pd.DataFrame({"n_results": [len(efficiencies[count]) for count in counts],
+                         "observed_efficiency": [_median(efficiencies[count]) for count in counts],
+                         "observed_doubling_speedup": [_median(ratios.get(count, [])) for count in counts]},
+                        index=pd.Index(counts, dtype=float, name="accelerator_count"))
+
+
+def _median(values: list[float]) -> float:
+    """The median of the known `values` (NaN skipped), NaN when none is known."""
+    known = np.asarray(values, dtype=float)
+    known = known[~np.isnan(known)]
+    return float(np.median(known)) if len(known) else math.nan
 
 
 def first_count_below(efficiency: pd.Series, floor: float) -> float | None:
@@ -116,8 +133,12 @@ def typical_base(unit_frame: pd.DataFrame) -> float:
     """The count a unit's break-even is measured from: the lower median of its scaling series' base counts (each
     series' smallest member with an efficiency, its smallest multi-accelerator member), so the curve's base is
     like the data's; without a series, the smallest published count of two or more (else the smallest)."""
-    with_efficiency = unit_frame[unit_frame["scaling_efficiency"].notna()]
-    bases = np.sort(with_efficiency.groupby("series")["accelerator_count"].min().to_numpy(dtype=float))
+    smallest: dict[Any, float] = {}  # series -> its smallest count with an efficiency
+    for series, count, efficiency in zip(unit_frame["series"].tolist(), unit_frame["accelerator_count"].tolist(),
+                                         unit_frame["scaling_efficiency"].tolist()):
+        if not (pd.isna(series) or pd.isna(efficiency)):
+            smallest[series] = min(smallest.get(series, math.inf), count)
+    bases = np.sort(np.array(list(smallest.values()), dtype=float))
     if len(bases):
         return float(bases[(len(bases) - 1) // 2])
     counts = unit_frame["accelerator_count"].to_numpy(dtype=float)

@@ -551,7 +551,8 @@ def evaluate(frame: pd.DataFrame, settings: Findings) -> list[Finding]:
     missing = sorted(REQUIRED - set(frame.columns))
     if missing:
         raise ValueError(f"evaluate needs the columns {missing}")
-    frame = frame.reset_index(drop=True)
+    # Only the columns the tests read: every row selection below copies each column of the frame.
+    frame = frame[sorted(REQUIRED)].reset_index(drop=True)
     top = top_by_round(frame, settings.top_share)
     return [sublinear(frame, settings), diminishing(frame, settings), moderate(frame, top, settings),
             latest(frame, top, settings), host(frame, top, settings), *largest(frame, settings)]

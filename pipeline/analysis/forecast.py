@@ -62,6 +62,7 @@ the trusted range are "extrapolated"; more than `ABSURD_COUNT` accelerators are 
 """
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -255,12 +256,27 @@ def fit_count_curve(log_counts: np.ndarray, log_times: np.ndarray, exponent: flo
     then the typical submitter's. With `rounds` (each result's publication time), each round before the latest
     gets an offset pulled towards zero with weight `round_weight`: the curve is then the latest round's level
     with the shape of every round. `exponent` in [-1, 0] is also the slope beyond the knots."""
+    return _count_curve(_floats(log_counts), _floats(log_times), float(exponent), float(prior_weight), float(scale),
+                        None if submitters is None else tuple(str(name) for name in submitters),
+                        float(offset_weight), None if rounds is None else _floats(rounds), float(round_weight))
+
+
+def _floats(values: np.ndarray) -> tuple[float, ...]:
+    return tuple(np.asarray(values, dtype=float).tolist())
+
+
+# The backtest's folds and the decide stage's saved models fit many a curve on the same results again (a family
+# without a new round keeps its naive rows; the saved models are read back): each is fitted once per process.
+@lru_cache(maxsize=4096)
+def _count_curve(log_counts: tuple[float, ...], log_times: tuple[float, ...], exponent: float, prior_weight: float,
+                 scale: float, submitters: tuple[str, ...] | None, offset_weight: float,
+                 rounds: tuple[float, ...] | None, round_weight: float) -> CountCurve:
     from scipy.optimize import least_squares
 
     if not -1.0 <= exponent <= 0.0:
         raise ValueError(f"the exponent must lie in [-1, 0], got {exponent}")
     knots, position = np.unique(np.asarray(log_counts, dtype=float), return_inverse=True)
-    log_times = np.asarray(log_times, dtype=float)
+    times = np.asarray(log_times, dtype=float)
     steps = np.diff(knots)
     cumulative = np.tri(len(knots))[:, 1:]  # value at knot j = level + sum of the steps before it
     design = np.column_stack([np.ones(len(knots)), cumulative])[position]
@@ -287,14 +303,14 @@ def fit_count_curve(log_counts: np.ndarray, log_times: np.ndarray, exponent: flo
         n_groups += count
 
     def residuals(parameters: np.ndarray) -> np.ndarray:
-        return np.concatenate([design @ parameters - log_times, prior @ parameters - target])
+        return np.concatenate([design @ parameters - times, prior @ parameters - target])
 
     def jacobian(parameters: np.ndarray) -> np.ndarray:
         return np.vstack([design, prior])
 
     lower = np.concatenate([[-np.inf], -steps, np.full(n_groups, -np.inf)])
     upper = np.concatenate([[np.inf], np.zeros(len(steps)), np.full(n_groups, np.inf)])
-    start = np.concatenate([[float(np.median(log_times - exponent * (knots[position] - knots[0])))],
+    start = np.concatenate([[float(np.median(times - exponent * (knots[position] - knots[0])))],
                             exponent * steps, np.zeros(n_groups)])
     solution = least_squares(residuals, start, jac=jacobian, bounds=(lower, upper), loss="huber",
                              f_scale=scale, method="trf").x
@@ -346,57 +362,83 @@ class Forecaster:
                 for family, low, high in zip(by_family.size().index, by_family["count_min"].min(),
                                              by_family["count_max"].max())}
 
+    @cached_property
+    def _unit_rows(self) -> dict[tuple[str, str], tuple[float, bool, float, float]]:
+        """Each unit's anchor_time, own_shape, count_min and count_max, read once: `forecast` answers many
+        small queries."""
+        return {(str(family), str(form_factor)): (float(anchor), bool(own), float(low), float(high))
+                for (family, form_factor), anchor, own, low, high in zip(
+                    self.units.index, self.units["anchor_time"], self.units["own_shape"], self.units["count_min"],
+                    self.units["count_max"])}
+
+    @cached_property
+    def _naive_families(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Each family's naive rows as arrays: its published counts (increasing) and best times there."""
+        return {family: (rows["accelerator_count_published"].to_numpy(dtype=float),
+                         rows["time_to_train_min"].to_numpy(dtype=float))
+                for family, rows in self.naive_rows.groupby("accelerator_family", sort=False)}
+
+    @cached_property
+    def _count_range(self) -> tuple[float, float]:
+        """The benchmark's smallest and largest published count."""
+        return float(self.units["count_min"].min()), float(self.units["count_max"].max())
+
     def forecast(self, queries: pd.DataFrame, target_time: float) -> pd.DataFrame:
         """Every method's forecast (log minutes, NaN where it has none) for `queries` (accelerator_family,
         form_factor, accelerator_count) in the round published at `target_time`: columns MODEL, NAIVE_METHOD,
         MONOTONE, BLEND, kind (the model's), and distance (log count ratio outside the unit's published counts;
         the family's for a unit without results, the benchmark's for a family without)."""
-        counts = queries["accelerator_count"].to_numpy(dtype=float)
+        found = self.forecast_arrays(queries["accelerator_family"].astype(str).to_numpy(),
+                                     queries["form_factor"].astype(str).to_numpy(),
+                                     queries["accelerator_count"].to_numpy(dtype=float), target_time)
+        kind = found["kind"]
+        return pd.DataFrame({MODEL: found[MODEL], NAIVE_METHOD: found[NAIVE_METHOD], MONOTONE: found[MONOTONE],
+                             BLEND: found[BLEND], "kind": pd.Series(kind, index=queries.index).where(kind != ""),
+                             "distance": found["distance"]}, index=queries.index)
+
+    def forecast_arrays(self, families: np.ndarray, form_factors: np.ndarray, counts: np.ndarray,
+                        target_time: float) -> dict[str, np.ndarray]:
+        """`forecast` on arrays, one entry per query (families and form factors as text, counts as floats), its
+        columns as arrays ("kind" empty where the model has none): `predict` asks many small questions."""
         log_count = np.log(counts)
-        families = queries["accelerator_family"].astype(str).to_numpy()
-        unit_code, unit_keys = _codes(families.tolist(), queries["form_factor"].astype(str).tolist())
-        model, monotone = np.full(len(queries), np.nan), np.full(len(queries), np.nan)
-        kind = np.full(len(queries), "", dtype=object)
-        low = np.full(len(queries), float(self.units["count_min"].min()))
-        high = np.full(len(queries), float(self.units["count_max"].max()))
+        unit_code, unit_keys = _codes(families.tolist(), form_factors.tolist())
+        model, monotone = np.full(len(counts), np.nan), np.full(len(counts), np.nan)
+        kind = np.full(len(counts), "", dtype=object)
+        low, high = np.full(len(counts), self._count_range[0]), np.full(len(counts), self._count_range[1])
         for code, key in enumerate(unit_keys):
             rows = unit_code == code
             if key in self.curves:
-                unit = self.units.loc[key]
+                anchor_time, own_shape, count_min, count_max = self._unit_rows[key]
                 model[rows] = (self.curves[key].log_time(counts[rows])
-                               + DRIFT_DAMPING * self.drift_per_year * (target_time - float(unit["anchor_time"])))
-                kind[rows] = FAMILY if bool(unit["own_shape"]) else POOLED
-                low[rows], high[rows] = float(unit["count_min"]), float(unit["count_max"])
+                               + DRIFT_DAMPING * self.drift_per_year * (target_time - anchor_time))
+                kind[rows] = FAMILY if own_shape else POOLED
+                low[rows], high[rows] = count_min, count_max
             elif key[0] in self.family_ranges:
                 low[rows], high[rows] = self.family_ranges[key[0]]
             if key[0] in self.monotone_naive:
                 monotone[rows] = self.monotone_naive[key[0]].log_time(counts[rows])
-        if self.spec_coefficients is not None:
-            spec = (self.spec_intercept + spec_features(pd.Series(families)) @ self.spec_coefficients
+        if self.spec_coefficients is not None and (kind == "").any():  # a query no unit curve answers
+            spec = (self.spec_intercept + spec_features(families) @ self.spec_coefficients
                     + self.pooled_exponent * log_count
                     + DRIFT_DAMPING * self.drift_per_year * (target_time - self.spec_time))
             use_spec = (kind == "") & np.isfinite(spec)
             model = np.where(use_spec, spec, model)
             kind = np.where(use_spec, SPECIFICATION, kind)
         distance = np.maximum(0.0, np.maximum(log_count - np.log(high), np.log(low) - log_count))
-        return pd.DataFrame({MODEL: model, NAIVE_METHOD: self.naive_log(families, counts), MONOTONE: monotone,
-                             BLEND: BLEND_WEIGHT * model + (1 - BLEND_WEIGHT) * monotone,
-                             "kind": pd.Series(kind, index=queries.index).where(kind != ""),
-                             "distance": distance}, index=queries.index)
+        return {MODEL: model, NAIVE_METHOD: self.naive_log(families, counts), MONOTONE: monotone,
+                BLEND: BLEND_WEIGHT * model + (1 - BLEND_WEIGHT) * monotone, "kind": kind, "distance": distance}
 
     def naive_log(self, families: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """log of the naive rule's forecast for each (family, count): the family's best time at the published
         count of its latest round nearest on a log scale (the smaller on a tie), scaled linearly; NaN for a family
         without results."""
         result = np.full(len(counts), np.nan)
-        for family, rows in self.naive_rows.groupby("accelerator_family", sort=False):
+        for family, (published, best) in self._naive_families.items():  # published: increasing
             wanted = families == family
             if not wanted.any():
                 continue
-            published = rows["accelerator_count_published"].to_numpy(dtype=float)  # increasing
             distance = np.abs(np.log(published)[None, :] - np.log(counts[wanted])[:, None])
             nearest = np.argmin(distance, axis=1)  # the first of equal distances: the smaller count
-            best = rows["time_to_train_min"].to_numpy(dtype=float)
             result[wanted] = np.log(best[nearest] * published[nearest] / counts[wanted])
         return result
 
@@ -514,11 +556,15 @@ def reruns(test: pd.DataFrame) -> np.ndarray:
 def rising_published(published: pd.DataFrame, family: str, form_factor: str, count: float) -> str | None:
     """A sentence when the family's own published best times in one round rise from a smaller count to the next
     larger one around `count` (c1 < count <= c2, or the pair nearest it): the forecast does not follow them."""
-    rows = published[(published["accelerator_family"] == family) & (published["form_factor"] == form_factor)]
+    by_round: dict[Any, dict[float, float]] = {}  # round -> count -> best time, from plain columns
+    for row_family, row_form, round_, n, minutes in zip(*(published[column].tolist() for column in (
+            "accelerator_family", "form_factor", "round", "accelerator_count", "time_to_train_min"))):
+        if row_family == family and row_form == form_factor:
+            best_times = by_round.setdefault(round_, {})
+            best_times[n] = min(best_times.get(n, math.inf), minutes)
     found = []
-    for round_, group in rows.groupby("round", sort=False):
-        best = group.groupby("accelerator_count")["time_to_train_min"].min().sort_index()
-        for (small, t_small), (large, t_large) in zip(best.items(), list(best.items())[1:]):
+    for round_, best_times in by_round.items():
+        for (small, t_small), (large, t_large) in itertools.pairwise(sorted(best_times.items())):
             if t_large > t_small and small < count <= large:
                 found.append(f"{round_}: {t_small:.3g} min at {small:g}, {t_large:.3g} min at {large:g}")
     if not found:
@@ -686,16 +732,20 @@ def _result_keys(points: pd.DataFrame) -> np.ndarray:
 def common_results(points: pd.DataFrame, methods: Sequence[str]) -> dict[str, pd.DataFrame]:
     """Each of `methods`' points on the results every one of them forecast (the fair comparison), one per
     result (the first where a result appears twice)."""
-    chosen = [points[points["method"] == method] for method in methods]
-    keys = _result_keys(pd.concat(chosen)) if len(chosen) else np.zeros(0, dtype=int)
-    split = np.cumsum([len(frame) for frame in chosen])[:-1]
-    per_method = np.split(keys, split)
-    shared = set(per_method[0].tolist()) if per_method else set()
-    for method_keys in per_method[1:]:
-        shared &= set(method_keys.tolist())
+    found = _common_rows(_result_keys(points), points["method"].to_numpy(dtype=object), methods)
+    return {method: points.iloc[rows] for method, rows in zip(methods, found)}
+
+
+def _common_rows(keys: np.ndarray, method: np.ndarray, methods: Sequence[str]) -> list[np.ndarray]:
+    """`common_results` on arrays (one entry per point: its result's code, `_result_keys`, and its method): per
+    method of `methods`, the positions of its points on the common results, in order."""
+    per_method = [np.flatnonzero(method == name) for name in methods]
+    shared = set(keys[per_method[0]].tolist()) if per_method else set()
+    for rows in per_method[1:]:
+        shared &= set(keys[rows].tolist())
     wanted = np.array(sorted(shared), dtype=int)
-    return {method: frame[~pd.Series(method_keys).duplicated().to_numpy() & np.isin(method_keys, wanted)]
-            for method, frame, method_keys in zip(methods, chosen, per_method)}
+    return [rows[~pd.Series(keys[rows]).duplicated().to_numpy() & np.isin(keys[rows], wanted)]
+            for rows in per_method]
 
 
 def choose_method(points: pd.DataFrame) -> tuple[str, dict[str, float | None]]:
@@ -703,14 +753,18 @@ def choose_method(points: pd.DataFrame) -> tuple[str, dict[str, float | None]]:
     CANDIDATES with the lowest median error on the results all of them forecast, if it is lower than the
     model's by more than CHOICE_MARGIN (else, or with no such result, the model); and each candidate's median
     error there."""
-    common = common_results(points, CANDIDATES)
-    medians = {method: (float(np.median(frame["ape_pct"])) if len(frame) else math.nan)
-               for method, frame in common.items()}
-    shown: dict[str, float | None] = {method: None if math.isnan(value) else value
-                                      for method, value in medians.items()}
+    return _chosen_method(_result_keys(points), points["method"].to_numpy(dtype=object),
+                          points["ape_pct"].to_numpy(dtype=float))
+
+
+def _chosen_method(keys: np.ndarray, method: np.ndarray, ape: np.ndarray) -> tuple[str, dict[str, float | None]]:
+    """`choose_method` on arrays, one entry per point: its result's code (`_result_keys`), method and error."""
+    common = dict(zip(CANDIDATES, _common_rows(keys, method, CANDIDATES)))
+    medians = {name: (float(np.median(ape[rows])) if len(rows) else math.nan) for name, rows in common.items()}
+    shown: dict[str, float | None] = {name: None if math.isnan(value) else value for name, value in medians.items()}
     if not len(common[MODEL]):
         return MODEL, shown
-    best = min(CANDIDATES, key=lambda method: (medians[method], method != MODEL))
+    best = min(CANDIDATES, key=lambda name: (medians[name], name != MODEL))
     if medians[best] >= (1 - CHOICE_MARGIN) * medians[MODEL]:
         best = MODEL
     return best, shown
@@ -763,10 +817,15 @@ def trust_reasons(n_rounds: int, count: float, published: tuple[float, float] | 
 
 
 def _evidence(points: pd.DataFrame, by: str) -> dict[tuple[str, str], Evidence]:
-    """(inside, n, median error %) of the forecasts of `points` per method and value of column `by`."""
-    return {(str(method), str(key)): (int(group["inside_interval"].sum()), len(group),
-                                      float(group["ape_pct"].median()))
-            for (method, key), group in points.groupby(["method", by], sort=True)}
+    """(inside, n, median error %) of the forecasts of `points` per method and value of column `by` (sorted;
+    rows missing either are left out)."""
+    groups: dict[tuple[Any, Any], list[int]] = {}
+    for row, key in enumerate(zip(points["method"].tolist(), points[by].tolist())):
+        if not (pd.isna(key[0]) or pd.isna(key[1])):
+            groups.setdefault(key, []).append(row)
+    inside, ape = points["inside_interval"].to_numpy(), points["ape_pct"].to_numpy(dtype=float)
+    return {(str(method), str(key)): (int(inside[rows].sum()), len(rows), float(np.median(ape[rows])))
+            for (method, key), rows in sorted(groups.items())}
 
 
 def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFrame:
@@ -821,16 +880,16 @@ def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFram
 
 def _answers(points: pd.DataFrame) -> pd.DataFrame:
     """The ANSWER rows of one benchmark's calibrated points, fold by fold (see `calibrate`)."""
+    keys, method = _result_keys(points), points["method"].to_numpy(dtype=object)
+    ape, fold_times = points["ape_pct"].to_numpy(dtype=float), points["fold_time"].to_numpy(dtype=float)
     done: list[pd.DataFrame] = []
     for fold_time in sorted(points["fold_time"].unique()):
-        method, _ = choose_method(points[points["fold_time"] < fold_time])
-        now = points[points["fold_time"] == fold_time]
-        model = now[now["method"] == MODEL]
-        chosen = now[now["method"] == method]
-        keys = _result_keys(pd.concat([model, chosen]))
-        has_chosen = np.isin(keys[:len(model)], keys[len(model):])
-        done.append(pd.concat([chosen, model[~has_chosen]]).assign(chosen=lambda frame: frame["method"],
-                                                                    method=ANSWER))
+        earlier, now = fold_times < fold_time, fold_times == fold_time
+        chosen_method, _ = _chosen_method(keys[earlier], method[earlier], ape[earlier])
+        model, chosen = np.flatnonzero(now & (method == MODEL)), np.flatnonzero(now & (method == chosen_method))
+        has_chosen = np.isin(keys[model], keys[chosen])
+        done.append(pd.concat([points.iloc[chosen], points.iloc[model[~has_chosen]]]).assign(
+            chosen=lambda frame: frame["method"], method=ANSWER))
     return pd.concat(done, ignore_index=True) if done else points.iloc[:0]
 
 
@@ -866,10 +925,13 @@ class ErrorSummary:
 
     @classmethod
     def of(cls, points: pd.DataFrame) -> ErrorSummary:
-        if points.empty:
+        return cls.of_arrays(points["ape_pct"].to_numpy(dtype=float), points["inside_interval"].astype(bool).to_numpy())
+
+    @classmethod
+    def of_arrays(cls, ape: np.ndarray, inside: np.ndarray) -> ErrorSummary:
+        """The summary of errors `ape` (%) and whether each was inside its interval (`inside`, booleans)."""
+        if not len(ape):
             return cls(0, None, None, None, 0)
-        ape = points["ape_pct"].to_numpy(dtype=float)
-        inside = points["inside_interval"].astype(bool)
         return cls(len(ape), float(np.median(ape)), float(np.quantile(ape, 0.9)), float(inside.mean()),
                    int(inside.sum()))
 
@@ -915,33 +977,62 @@ class Comparison:
 
 def compare(points: pd.DataFrame) -> Comparison:
     """The Comparison of a set of backtest points (POINT_COLUMNS)."""
-    answers = points[points["method"] == ANSWER]
-    common = common_results(points, (ANSWER, MODEL, NAIVE_METHOD))
+    return _PointArrays.of(points).compare(np.ones(len(points), dtype=bool))
 
-    def median(frame: pd.DataFrame) -> float | None:
-        return float(np.median(frame["ape_pct"])) if len(frame) else None
 
-    return Comparison(
-        answer=ErrorSummary.of(answers), trusted=ErrorSummary.of(answers[answers["trusted"].astype(bool)]),
-        untrusted=ErrorSummary.of(answers[~answers["trusted"].astype(bool)]),
-        model=ErrorSummary.of(points[points["method"] == MODEL]),
-        naive=ErrorSummary.of(points[points["method"] == NAIVE_METHOD]), common_n=len(common[ANSWER]),
-        common_answer_median_ape_pct=median(common[ANSWER]), common_model_median_ape_pct=median(common[MODEL]),
-        common_naive_median_ape_pct=median(common[NAIVE_METHOD]),
-        methods={str(method): int(n) for method, n in answers["chosen"].value_counts().items()})
+@dataclass(frozen=True)
+class _PointArrays:
+    """The columns of backtest points (POINT_COLUMNS) that `compare` reads, as arrays, one entry per point, with
+    each point's result (`_result_keys`): the summaries compare many subsets of the same points."""
+
+    keys: np.ndarray
+    method: np.ndarray
+    ape: np.ndarray
+    inside: np.ndarray
+    trusted: np.ndarray
+    chosen: np.ndarray
+
+    @classmethod
+    def of(cls, points: pd.DataFrame) -> _PointArrays:
+        return cls(_result_keys(points), points["method"].to_numpy(dtype=object),
+                   points["ape_pct"].to_numpy(dtype=float), points["inside_interval"].astype(bool).to_numpy(),
+                   points["trusted"].astype(bool).to_numpy(), points["chosen"].to_numpy(dtype=object))
+
+    def compare(self, subset: np.ndarray) -> Comparison:
+        """The Comparison of the points where `subset` (booleans) holds."""
+        rows = np.flatnonzero(subset)
+        method, ape, inside = self.method[rows], self.ape[rows], self.inside[rows]
+        answers = method == ANSWER
+        trusted = answers & self.trusted[rows]
+        common = dict(zip((ANSWER, MODEL, NAIVE_METHOD),
+                          _common_rows(self.keys[rows], method, (ANSWER, MODEL, NAIVE_METHOD))))
+
+        def summary(mask: np.ndarray) -> ErrorSummary:
+            return ErrorSummary.of_arrays(ape[mask], inside[mask])
+
+        def median(method_rows: np.ndarray) -> float | None:
+            return float(np.median(ape[method_rows])) if len(method_rows) else None
+
+        return Comparison(
+            answer=summary(answers), trusted=summary(trusted), untrusted=summary(answers & ~trusted),
+            model=summary(method == MODEL), naive=summary(method == NAIVE_METHOD), common_n=len(common[ANSWER]),
+            common_answer_median_ape_pct=median(common[ANSWER]), common_model_median_ape_pct=median(common[MODEL]),
+            common_naive_median_ape_pct=median(common[NAIVE_METHOD]),
+            methods={str(name): int(n) for name, n in pd.Series(self.chosen[rows][answers]).value_counts().items()})
 
 
 def summarise_backtest(points: pd.DataFrame) -> dict[str, Any]:
     """decide.json's `backtest`: overall, the latest fold on its own, and per fold, family and model kind."""
     folds = sorted(points["fold"].unique(), key=round_version) if len(points) else []
     answers = points[points["method"] == ANSWER]
+    arrays = _PointArrays.of(points)
+    fold, family = points["fold"].to_numpy(dtype=object), points["accelerator_family"].to_numpy(dtype=object)
     return {
-        **compare(points).as_dict(),
-        "folds": [{"fold": fold, **compare(points[points["fold"] == fold]).as_dict()} for fold in folds],
-        "latest_fold": {"fold": folds[-1], **compare(points[points["fold"] == folds[-1]]).as_dict()}
-        if folds else None,
-        "families": [{"family": family, **compare(points[points["accelerator_family"] == family]).as_dict()}
-                     for family in sorted(points["accelerator_family"].unique())],
+        **arrays.compare(np.ones(len(points), dtype=bool)).as_dict(),
+        "folds": [{"fold": name, **arrays.compare(fold == name).as_dict()} for name in folds],
+        "latest_fold": {"fold": folds[-1], **arrays.compare(fold == folds[-1]).as_dict()} if folds else None,
+        "families": [{"family": name, **arrays.compare(family == name).as_dict()}
+                     for name in sorted(points["accelerator_family"].unique())],
         "kinds": [{"kind": kind, **ErrorSummary.of(answers[answers["kind"] == kind]).as_dict("answer")}
                   for kind in (*KINDS, NAIVE) if (answers["kind"] == kind).any()],
         "calibrated_share": float((answers["calibration"] != UNCALIBRATED).mean()) if len(answers) else None,
@@ -1102,18 +1193,19 @@ def answer_curve(fitted: FittedBenchmark, family: str, form_factor: str, counts:
     on), its interval calibrated for forecasts as `trusted` as these (the untrusted, wider one by default),
     wider the further a count lies outside the published counts. Raises UsageError when no method can answer."""
     counts = np.asarray(counts, dtype=float)
-    queries = pd.DataFrame({"accelerator_family": family, "form_factor": form_factor, "accelerator_count": counts})
-    forecast = fitted.forecaster.forecast(queries, fitted.target_time)
+    forecast = fitted.forecaster.forecast_arrays(np.full(len(counts), family, dtype=object),
+                                                 np.full(len(counts), form_factor, dtype=object), counts,
+                                                 fitted.target_time)
     if not np.isfinite(forecast[MODEL]).all():
         missing = ("too few families have specifications to regress on" if family in specifications().index
                    else "no row in the accelerator specification table (pipeline/mlperf/accelerators.csv)")
         raise UsageError(f"no forecast for {family} on {fitted.benchmark}: it has no results in scope and {missing}")
     method = fitted.method if np.isfinite(forecast[fitted.method]).all() else MODEL
-    kind = NAIVE if method == MONOTONE else str(forecast["kind"].iloc[0])
+    kind = NAIVE if method == MONOTONE else str(forecast["kind"][0])
     calibration = fitted.calibrations[(method, kind, trusted)]
-    distance = forecast["distance"].to_numpy(dtype=float)
+    distance = forecast["distance"]
     return AnswerCurve(method=method, kind=kind, calibration=calibration, counts=counts,
-                       log_minutes=forecast[method].to_numpy(dtype=float),
+                       log_minutes=forecast[method],
                        half_width=np.asarray(calibration.half_width(distance), dtype=float), distance=distance)
 
 

@@ -105,6 +105,10 @@ def family_folds(groups: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     return list(LeaveOneGroupOut().split(groups, groups=groups))
 
 
+# Two targets whose residuals on the baseline agree to this (log10 units) in every fold share the boosted trees.
+SHARED_RESIDUALS = 1e-9
+
+
 class OutOfFold:
     """The fitted models of one cross-validation, as one predictor: row i of any (copies x n rows) stack is
     predicted by the model of the fold that held row i out.
@@ -118,28 +122,48 @@ class OutOfFold:
     prediction alike: they cannot learn from it, and sklearn's binning fails on a column with no value
     (`ValueError: window shape cannot be larger than input array shape`, the crash of gnmt for seeds 2-5, where
     some shuffles left a family's only known values in the test fold).
+
+    `shared`: the cross-validation of another target on the same rows and folds; when its residuals on the
+    baseline are this target's (within `SHARED_RESIDUALS` in every fold) its trees are this one's too, not fitted
+    again: log accelerator-hours is log time to train + log accelerator count - log 60, and log2 accelerator count
+    is a term of the baseline, so the two targets differ by the baseline alone.
     """
 
     def __init__(self, x: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]],
-                 n_categorical: int, model: Model, seed: int, count: int, round_: int | None) -> None:
+                 n_categorical: int, model: Model, seed: int, count: int, round_: int | None,
+                 shared: OutOfFold | None = None) -> None:
         self.n_rows, self.count, self.round = len(x), count, round_
         design = baseline_design(x[:, count], None if round_ is None else x[:, round_])
         self.folds = [(test, _unknown_in(x[train]), np.linalg.lstsq(design[train], y[train], rcond=None)[0])
                       for train, test in folds]
-        self.models = [make_model(n_categorical, x.shape[1] - n_categorical, model, seed).fit(
-            _blank(x[train], unknown), y[train] - design[train] @ coefficients)
-            for (train, _), (_, unknown, coefficients) in zip(folds, self.folds)]
+        self.residuals = [y[train] - design[train] @ coefficients
+                          for (train, _), (_, _, coefficients) in zip(folds, self.folds)]
+        self.models: list[HistGradientBoostingRegressor] = (
+            shared.models if shared is not None and all(
+                np.allclose(mine, theirs, rtol=0, atol=SHARED_RESIDUALS)
+                for mine, theirs in zip(self.residuals, shared.residuals))
+            else [make_model(n_categorical, x.shape[1] - n_categorical, model, seed).fit(
+                _blank(x[train], unknown), residual)
+                for (train, _), (_, unknown, _), residual in zip(folds, self.folds, self.residuals)])
 
-    def predict(self, x: np.ndarray) -> np.ndarray:
-        """Predictions for `x`, (copies x n rows) x features stacked as rows, each row by its fold's model."""
-        design = baseline_design(x[:, self.count], None if self.round is None else x[:, self.round])
+    def tree_predictions(self, x: np.ndarray) -> np.ndarray:
+        """The trees' part of `predict` for `x` ((copies x n rows) x features stacked as rows): copies x n rows."""
         stacked = x.reshape(-1, self.n_rows, x.shape[1])
-        trend = design.reshape(len(stacked), self.n_rows, -1)
         predicted = np.empty(stacked.shape[:2])
-        for model, (test, unknown, coefficients) in zip(self.models, self.folds):
+        for model, (test, unknown, _) in zip(self.models, self.folds):
             rows = _blank(stacked[:, test, :], unknown)
-            predicted[:, test] = (model.predict(rows.reshape(-1, x.shape[1])).reshape(len(stacked), len(test))
-                                  + trend[:, test, :] @ coefficients)
+            predicted[:, test] = model.predict(rows.reshape(-1, x.shape[1])).reshape(len(stacked), len(test))
+        return predicted
+
+    def predict(self, x: np.ndarray, trees: np.ndarray | None = None) -> np.ndarray:
+        """Predictions for `x`, (copies x n rows) x features stacked as rows, each row by its fold's model;
+        `trees`: `tree_predictions(x)` when already computed (by a target sharing the trees)."""
+        trees = self.tree_predictions(x) if trees is None else trees
+        design = baseline_design(x[:, self.count], None if self.round is None else x[:, self.round])
+        trend = design.reshape(len(trees), self.n_rows, -1)
+        predicted = np.empty(trees.shape)
+        for test, _, coefficients in self.folds:
+            predicted[:, test] = trees[:, test] + trend[:, test, :] @ coefficients
         return predicted.reshape(-1)
 
 
@@ -175,35 +199,57 @@ def baseline_predictions(design: np.ndarray, y: np.ndarray, folds: Sequence[tupl
     return predicted
 
 
-def permuted_predictions(model: Any, x: np.ndarray, repeats: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The predictions of `model` for `x` (rows x features), and for `x` with each column shuffled, `repeats`
-    times: (rows,) and (features, repeats, rows).
+@dataclass(frozen=True)
+class PermutedCopies:
+    """A matrix x (rows x features) and its copies with one column shuffled, `repeats` times per column, stacked
+    as `rows` ((1 + shuffled columns x repeats) x rows) x features, copy 0 the unshuffled x, for one predict call.
 
     The shuffles are sklearn's `permutation_importance(model, x, y, n_repeats=repeats, random_state=seed)`: one
     seed drawn from `seed`, one shuffle sequence that every column replays, each shuffle applied to the previous
-    one. Every shuffled copy of the matrix is stacked into one `model.predict` call (sklearn predicts once per
-    feature and repeat, and on a few hundred rows the per-call overhead is nearly all of its time). A column with
-    one value (or none) is the same after any shuffle: its rows repeat the unshuffled prediction.
+    one. A column with one value (or none) is the same after any shuffle: it is not copied, and its rows repeat
+    the unshuffled prediction (`split`).
     """
-    n_rows, n_features = x.shape
-    shuffles = np.random.RandomState(np.random.RandomState(seed).randint(np.iinfo(np.int32).max + 1))
-    index = np.arange(n_rows)
-    orders = []  # orders[r][i]: which original row the i-th row's value comes from after r + 1 shuffles
-    current = np.arange(n_rows)
-    for _ in range(repeats):
-        shuffles.shuffle(index)
-        current = current[index]
-        orders.append(current)
-    constant = np.array([np.isnan(column).all() or (column == column[0]).all() for column in x.T])
-    shuffled = np.flatnonzero(~constant)
-    stacked = np.repeat(x[None], len(shuffled) * repeats + 1, axis=0)  # copy 0 is the unshuffled baseline
-    for position, feature in enumerate(shuffled):
-        for repeat, order in enumerate(orders):
-            stacked[1 + position * repeats + repeat, :, feature] = x[order, feature]
-    predicted = np.asarray(model.predict(stacked.reshape(-1, n_features))).reshape(len(stacked), n_rows)
-    permuted = np.repeat(predicted[0][None, None], n_features, axis=0).repeat(repeats, axis=1)
-    permuted[shuffled] = predicted[1:].reshape(len(shuffled), repeats, n_rows)
-    return predicted[0], permuted
+    rows: np.ndarray
+    shuffled: np.ndarray  # the columns shuffled
+    shape: tuple[int, int]  # x's
+    repeats: int
+
+    @classmethod
+    def of(cls, x: np.ndarray, repeats: int, seed: int) -> PermutedCopies:
+        n_rows, n_features = x.shape
+        shuffles = np.random.RandomState(np.random.RandomState(seed).randint(np.iinfo(np.int32).max + 1))
+        index = np.arange(n_rows)
+        orders = []  # orders[r][i]: which original row the i-th row's value comes from after r + 1 shuffles
+        current = np.arange(n_rows)
+        for _ in range(repeats):
+            shuffles.shuffle(index)
+            current = current[index]
+            orders.append(current)
+        constant = np.array([np.isnan(column).all() or (column == column[0]).all() for column in x.T])
+        shuffled = np.flatnonzero(~constant)
+        stacked = np.repeat(x[None], len(shuffled) * repeats + 1, axis=0)  # copy 0 is the unshuffled baseline
+        for position, feature in enumerate(shuffled):
+            for repeat, order in enumerate(orders):
+                stacked[1 + position * repeats + repeat, :, feature] = x[order, feature]
+        return cls(stacked.reshape(-1, n_features), shuffled, (n_rows, n_features), repeats)
+
+    def split(self, predicted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A model's predictions of `rows` as those of x, (rows,), and of x with each column shuffled, (features,
+        repeats, rows)."""
+        n_rows, n_features = self.shape
+        predicted = np.asarray(predicted).reshape(-1, n_rows)
+        permuted = np.repeat(predicted[0][None, None], n_features, axis=0).repeat(self.repeats, axis=1)
+        permuted[self.shuffled] = predicted[1:].reshape(len(self.shuffled), self.repeats, n_rows)
+        return predicted[0], permuted
+
+
+def permuted_predictions(model: Any, x: np.ndarray, repeats: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The predictions of `model` for `x` (rows x features), and for `x` with each column shuffled, `repeats`
+    times: (rows,) and (features, repeats, rows). Every shuffled copy of the matrix (`PermutedCopies`) is stacked
+    into one `model.predict` call (sklearn predicts once per feature and repeat, and on a few hundred rows the
+    per-call overhead is nearly all of its time)."""
+    copies = PermutedCopies.of(x, repeats, seed)
+    return copies.split(model.predict(copies.rows))
 
 
 def stacked_permutation_importance(model: Any, x: np.ndarray, y: np.ndarray, repeats: int, seed: int) -> np.ndarray:
@@ -271,22 +317,42 @@ class TargetFit:
         return content
 
 
-def cross_validated_importance(frame: pd.DataFrame, target: str, settings: Importance) -> TargetFit:
-    """The family-held-out cross-validation of one target (see the module's docstring); `frame` holds the
-    features and the positive target column, modelled on log10."""
+def cross_validated_targets(frame: pd.DataFrame, settings: Importance) -> dict[str, TargetFit]:
+    """The family-held-out cross-validation of each target of `TARGETS` (see the module's docstring); `frame` holds
+    the features and the positive target columns, modelled on log10. The targets share the folds, the shuffles of
+    the permutation importance and the bootstrap's resamples, and when their residuals on the baseline agree, the
+    boosted trees and their predictions (`OutOfFold`)."""
     numeric, categorical = feature_columns(frame)
     columns = categorical + numeric
     x = encode(frame, numeric, categorical)
-    y = np.log10(frame[target].to_numpy(dtype=float))
     groups = family_groups(frame)
     weights = family_weights(groups, settings.bootstrap, settings.seed)
     count = columns.index("accelerator_count")
     round_ = columns.index(ROUND_FEATURE) if ROUND_FEATURE in columns else None
     design = baseline_design(x[:, count], None if round_ is None else x[:, round_])
     folds = family_folds(groups)
-    model = OutOfFold(x, y, folds, len(categorical), settings.model, settings.seed, count, round_)
-    predicted, permuted = permuted_predictions(model, x, settings.permutation_repeats, settings.seed)
-    baseline = baseline_predictions(design, y, folds)
+    copies = PermutedCopies.of(x, settings.permutation_repeats, settings.seed)
+    fitted: list[tuple[OutOfFold, np.ndarray]] = []  # each set of trees with its predictions of the copies
+    fits = {}
+    for name, target in TARGETS.items():
+        y = np.log10(frame[target].to_numpy(dtype=float))
+        model = OutOfFold(x, y, folds, len(categorical), settings.model, settings.seed, count, round_,
+                          fitted[0][0] if fitted else None)
+        trees = next((predicted for other, predicted in fitted if other.models is model.models), None)
+        if trees is None:
+            trees = model.tree_predictions(copies.rows)
+            fitted.append((model, trees))
+        predicted, permuted = copies.split(model.predict(copies.rows, trees))
+        fits[name] = _target_fit(frame, columns, numeric, categorical, y, predicted, permuted,
+                                 baseline_predictions(design, y, folds), groups, weights, settings)
+    return fits
+
+
+def _target_fit(frame: pd.DataFrame, columns: list[str], numeric: list[str], categorical: list[str], y: np.ndarray,
+                predicted: np.ndarray, permuted: np.ndarray, baseline: np.ndarray, groups: np.ndarray,
+                weights: np.ndarray, settings: Importance) -> TargetFit:
+    """One target's statistics from its out-of-fold predictions: `predicted` (rows,), `permuted` (features x
+    repeats x rows) and the baseline's (rows,)."""
     variance = float(y.var()) or 1.0
     drawn = resampled_mse(np.stack([(y - predicted) ** 2, (y - baseline) ** 2]), groups, weights) / variance
     gain_draws = drawn[1] - drawn[0]
@@ -472,7 +538,7 @@ def study(frame: pd.DataFrame, settings: Importance, min_configurations: int) ->
     with warnings.catch_warnings(), threadpool_limits(1), \
             config_context(assume_finite=True, skip_parameter_validation=True):
         warnings.simplefilter("ignore", UserWarning)  # sklearn warns on all-NaN columns in small folds
-        targets = {name: cross_validated_importance(frame, column, settings) for name, column in TARGETS.items()}
+        targets = cross_validated_targets(frame, settings)
     verdict = gate(targets, settings.min_r2, settings.min_families, n_families)
     selected, shares = select_features(targets, verdict.passing, settings.select.min_importance,
                                        settings.select.max_features, settings.select.min_stability)

@@ -32,6 +32,7 @@ over every benchmark at once.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -133,41 +134,61 @@ def scores(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]]) -> np.ndarr
     return np.array([float(f"{score:.{SCORE_DIGITS}g}") for score in raw])
 
 
-def _ranked(time: np.ndarray, hours: np.ndarray, score: np.ndarray,
-            system_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Front and the ranking order of some rows: by front, then trade-off score (lowest first), then the faster,
-    then the system's name; a stable sort, so full ties keep the rows' order."""
-    fronts = nondominated_fronts(time, hours)
-    return fronts, np.lexsort((system_codes, time, score, fronts))
-
-
 def rank_configurations(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]]) -> pd.DataFrame:
     """The ranking over all rounds (`rank`, `front`) and within each round (`round_rank`, `round_front`), with
     each row's trade-off `score` (the same in both: it depends on the row alone), sorted by `rank`; columns
     `RANKING_COLUMNS` (`cluster` empty when the frame has none).
 
     Each round is ranked on its own fronts, then all rounds together, with the rounds' rankings one after the
-    other as the order that full ties keep. Computed on arrays: the frame is reordered once, at the end.
+    other as the order that full ties keep. Computed on arrays (`Fronts`): the frame is reordered once, at the
+    end.
     """
-    _check_outcomes(frame)
-    time = frame["time_to_train_min"].to_numpy(dtype=float)
-    hours = frame["accelerator_hours"].to_numpy(dtype=float)
+    fronts = Fronts.of(frame)
     score = scores(frame, criteria)
-    systems = _name_codes(frame["system"])
-    round_front, round_rank = np.zeros(len(frame), dtype=int), np.zeros(len(frame), dtype=int)
-    by_round = [np.zeros(0, dtype=int)]
-    for _, rows in sorted(frame.groupby("round", sort=True).indices.items()):
-        fronts, order = _ranked(time[rows], hours[rows], score[rows], systems[rows])
-        round_front[rows] = fronts
-        round_rank[rows[order]] = np.arange(1, len(rows) + 1)
-        by_round.append(rows[order])
-    rows = np.concatenate(by_round)
-    fronts, order = _ranked(time[rows], hours[rows], score[rows], systems[rows])
-    final = rows[order]
-    ranked = frame.iloc[final].assign(
-        rank=np.arange(1, len(final) + 1), front=fronts[order], score=score[final], pareto=fronts[order] == 1,
-        round_rank=round_rank[final], round_front=round_front[final])
+    order, round_rank = fronts.order(score)
+    ranked = frame.iloc[order].assign(
+        rank=np.arange(1, len(order) + 1), front=fronts.front[order], score=score[order],
+        pareto=fronts.front[order] == 1, round_rank=round_rank[order], round_front=fronts.round_front[order])
     return ranked.reindex(columns=RANKING_COLUMNS).reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class Fronts:
+    """What a ranking of some rows owes to their outcomes alone, whatever the criteria's weights: per row its
+    `front` over all rounds and its `round_front` within its round, with the sort keys after the score (the
+    faster `time`, then the `system` name's code) and each round's rows (`rounds`, rounds in order)."""
+    front: np.ndarray
+    round_front: np.ndarray
+    time: np.ndarray
+    system: np.ndarray
+    rounds: list[np.ndarray]
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame) -> Fronts:
+        _check_outcomes(frame)
+        time = frame["time_to_train_min"].to_numpy(dtype=float)
+        hours = frame["accelerator_hours"].to_numpy(dtype=float)
+        rounds = [rows for _, rows in sorted(frame.groupby("round", sort=True).indices.items())]
+        round_front = np.zeros(len(frame), dtype=int)
+        for rows in rounds:
+            round_front[rows] = nondominated_fronts(time[rows], hours[rows])
+        return cls(nondominated_fronts(time, hours), round_front, time, _name_codes(frame["system"]), rounds)
+
+    def order(self, score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows from rank 1 under `score` (one per row) and each row's `round_rank`: by front, then score
+        (lowest first), then the faster, then the system's name; a stable sort, so full ties keep the rows'
+        order within a round, and over all rounds the rounds' rankings one after the other."""
+        round_rank = np.zeros(len(score), dtype=int)
+        by_round = [np.zeros(0, dtype=int)]
+        for rows in self.rounds:
+            ranked = rows[self._sorted(rows, score, self.round_front)]
+            round_rank[ranked] = np.arange(1, len(rows) + 1)
+            by_round.append(ranked)
+        rows = np.concatenate(by_round)
+        return rows[self._sorted(rows, score, self.front)], round_rank
+
+    def _sorted(self, rows: np.ndarray, score: np.ndarray, front: np.ndarray) -> np.ndarray:
+        return np.lexsort((self.system[rows], self.time[rows], score[rows], front[rows]))
 
 
 def latest_round_ranking(ranking: pd.DataFrame) -> pd.DataFrame:
@@ -308,21 +329,21 @@ def sensitivity(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]], delta:
                 top: int) -> list[Sensitivity]:
     """Each criterion's weight moved by -`delta` and +`delta` (relative), and the overlap of the new top `top` with
     the original's."""
-    base_keys = _top_keys(rank_configurations(frame, criteria), top)
+    fronts = Fronts.of(frame)  # the weights move the scores only
+    keys = (frame["round"] + "/" + frame["submitter"] + "/" + frame["system"]).to_numpy()
+
+    def top_keys(weighted: dict[str, dict[str, Any]]) -> set[str]:
+        return set(keys[fronts.order(scores(frame, weighted))[0][:top]])
+
+    base_keys = top_keys(criteria)
     rows = []
     for name in criteria:
         for sign in (-1, 1):
             moved = {key: dict(value) for key, value in criteria.items()}
             moved[name]["weight"] = max(0.0, float(moved[name]["weight"]) * (1 + sign * delta))
-            keys = _top_keys(rank_configurations(frame, moved), top)
             rows.append(Sensitivity(criterion=name, change=sign * delta,
-                                    top_overlap=len(keys & base_keys) / max(1, len(base_keys))))
+                                    top_overlap=len(top_keys(moved) & base_keys) / max(1, len(base_keys))))
     return rows
-
-
-def _top_keys(ranking: pd.DataFrame, top: int) -> set[str]:
-    head = ranking.head(top)
-    return set(head["round"] + "/" + head["submitter"] + "/" + head["system"])
 
 
 def configuration_key(row: pd.Series) -> str:

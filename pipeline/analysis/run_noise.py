@@ -10,7 +10,8 @@ tables, or whose runs do not give back its published score, keeps its published 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +21,9 @@ from pipeline.mlperf.catalogue import BY_ID
 from pipeline.mlperf.scoring import olympic_score
 
 RUN_KEY = ["round", "submitter", "system", "benchmark"]  # a results folder in runs.parquet and results.parquet
+# The columns `run_times` reads of each (a reader need not load the others).
+RUNS_COLUMNS = [*RUN_KEY, "converged", "time_to_train_min"]
+RESULTS_COLUMNS = [*RUN_KEY, "n_runs", "n_converged", "scaling_factor"]
 
 
 @dataclass(frozen=True)
@@ -41,23 +45,35 @@ def run_times(frame: pd.DataFrame, runs: pd.DataFrame, results: pd.DataFrame) ->
     `time_to_train_min`), from the ingest's runs.parquet (`converged`, `time_to_train_min`) and results.parquet
     (`n_runs`, `n_converged`, `scaling_factor`); None for a row whose runs are missing or do not score to its
     published time (relative 1e-9)."""
-    converged = runs[runs["converged"].astype(bool)]
-    times = {key: np.sort(group.to_numpy(dtype=float))
-             for key, group in converged.groupby(RUN_KEY, sort=False)["time_to_train_min"]}
-    folders = results.set_index(RUN_KEY)[["n_runs", "n_converged", "scaling_factor"]]
+    # Only the folders of `frame`'s benchmarks, read as plain columns: grouping every run of every benchmark cost
+    # more than the rest of the ranking.
+    wanted = set(frame["benchmark_folder"])
+    converged = runs[runs["converged"].astype(bool) & runs["benchmark"].isin(wanted)]
+    minutes: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
+    for key, value in zip(_keys(converged), converged["time_to_train_min"].tolist()):
+        minutes[key].append(value)
+    mine = results[results["benchmark"].isin(wanted)]
+    folders = dict(zip(_keys(mine), zip(mine["n_runs"].tolist(), mine["n_converged"].tolist(),
+                                        mine["scaling_factor"].tolist())))
     found: list[RunTimes | None] = []
     for round_, submitter, system, folder, benchmark, published in zip(
             frame["round"], frame["submitter"], frame["system"], frame["benchmark_folder"], frame["benchmark"],
             frame["time_to_train_min"]):
         key = (round_, submitter, system, folder)
-        if key not in times or key not in folders.index:
+        if key not in minutes or key not in folders:
             found.append(None)
             continue
-        n_runs, n_converged, factor = folders.loc[key]
+        n_runs, n_converged, factor = folders[key]
         entry = BY_ID.get(benchmark)
-        sample = RunTimes(times[key], int(n_runs - n_converged), entry.olympic_drop if entry else 1, float(factor))
+        sample = RunTimes(np.sort(np.array(minutes[key], dtype=float)), int(n_runs - n_converged),
+                          entry.olympic_drop if entry else 1, float(factor))
         found.append(sample if math.isclose(sample.score(), published, rel_tol=1e-9) else None)
     return found
+
+
+def _keys(table: pd.DataFrame) -> Iterator[tuple[str, str, str, str]]:
+    """The results folder (`RUN_KEY`) of each row of `table`."""
+    return zip(*(table[column].tolist() for column in RUN_KEY))
 
 
 def resampled_times(samples: Sequence[RunTimes | None], published: np.ndarray, resamples: int,

@@ -41,9 +41,10 @@ def rank(benchmark: str, settings: Settings) -> tuple[str, pd.DataFrame, Ranking
 
     from pipeline.analysis import findings, ranking
     from pipeline.analysis.clustering import Clustering
-    from pipeline.analysis.run_noise import RunNoise
+    from pipeline.analysis.run_noise import RESULTS_COLUMNS, RUNS_COLUMNS, RunNoise
 
-    noise = RunNoise(pd.read_parquet(paths.RUNS), pd.read_parquet(paths.RESULTS), settings.rank.bootstrap,
+    noise = RunNoise(pd.read_parquet(paths.RUNS, columns=RUNS_COLUMNS),
+                     pd.read_parquet(paths.RESULTS, columns=RESULTS_COLUMNS), settings.rank.bootstrap,
                      settings.rank.seed)
     clustered = pd.read_parquet(paths.clusters_table(benchmark))
     table, result = ranking.rank_benchmark(

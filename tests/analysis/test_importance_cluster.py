@@ -146,6 +146,24 @@ def test_out_of_fold_permutation_importance_equals_sklearns_on_the_fold_models()
     np.testing.assert_allclose(importance.stacked_permutation_importance(model, x, y, 4, 5), expected, atol=1e-12)
 
 
+def test_accelerator_hours_share_the_trees_of_time_and_predict_as_if_fitted_alone() -> None:
+    frame = importance.with_round_year(_families(60))
+    numeric, categorical = importance.feature_columns(frame)
+    columns = categorical + numeric
+    x = importance.encode(frame, numeric, categorical)
+    folds = importance.family_folds(importance.family_groups(frame))
+    arguments = (folds, len(categorical), IMPORTANCE_SETTINGS.model, 0, columns.index("accelerator_count"),
+                 columns.index(ROUND_FEATURE))
+    time = importance.OutOfFold(x, np.log10(frame["time_to_train_min"].to_numpy()), *arguments)
+    hours = np.log10(frame["accelerator_hours"].to_numpy())
+    shared = importance.OutOfFold(x, hours, *arguments, shared=time)
+    alone = importance.OutOfFold(x, hours, *arguments)
+    assert shared.models is time.models and alone.models is not time.models
+    np.testing.assert_allclose(shared.predict(x), alone.predict(x), atol=1e-9)
+    noise = importance.OutOfFold(x, np.random.default_rng(1).normal(size=len(x)), *arguments, shared=time)
+    assert noise.models is not time.models  # other residuals: trees of its own
+
+
 def test_a_model_that_explains_nothing_selects_nothing() -> None:
     frame = _families()
     frame["time_to_train_min"] = np.random.default_rng(1).lognormal(3, 1, len(frame))  # noise
