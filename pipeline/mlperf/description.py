@@ -188,18 +188,26 @@ def _parsed_features(systems: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
     frame[STATED_CORES] = frame["host_cpu_cores"]
     frame[STATED_PER_PROCESSOR] = _field(systems, *CORE_FIELDS).map(hardware.parse_count).astype("float64")
     frame[STATED_VCPUS] = _field(systems, "host_processor_vcpu_count").map(hardware.parse_count).astype("float64")
-    network_notes = [_note(frame, index, systems, INTER_FIELDS, f"{interconnect.note}: treated as missing")
+    inter_stated = _stated(systems, INTER_FIELDS)
+    network_notes = [_note(frame, index, inter_stated, INTER_FIELDS, f"{interconnect.note}: treated as missing")
                      for index, interconnect in zip(frame.index, inter) if interconnect.note is not None]
     return frame, pd.DataFrame(network_notes, columns=NOTE_COLUMNS)
 
 
-def _note(frame: pd.DataFrame, index: object, systems: pd.DataFrame, fields: tuple[str, ...],
+def _stated(systems: pd.DataFrame, fields: tuple[str, ...]) -> tuple[pd.Series, pd.Series]:
+    """Row by row, which of the spellings `fields` a description states (`_field_name`) and its value
+    (`_field`): worked out once for all the notes on those fields."""
+    return _field_name(systems, fields), _field(systems, *fields)
+
+
+def _note(frame: pd.DataFrame, index: object, stated: tuple[pd.Series, pd.Series], fields: tuple[str, ...],
           reason: str) -> dict[str, object]:
-    """A row of the notes table on the value of the first of `fields` present in row `index`."""
-    field_name = _field_name(systems, fields).at[index]
+    """A row of the notes table on the value of the first of `fields` present in row `index`; `stated` is
+    `_stated(systems, fields)`."""
+    names, values = stated
     return {"round": frame.at[index, "round"], "submitter": frame.at[index, "submitter"],
-            "system": frame.at[index, "system"], "field": field_name or fields[0],
-            "value": _field(systems, *fields).at[index], "reason": reason}
+            "system": frame.at[index, "system"], "field": names.at[index] or fields[0],
+            "value": values.at[index], "reason": reason}
 
 
 def _sorted_notes(tables: list[pd.DataFrame]) -> pd.DataFrame:
@@ -217,19 +225,20 @@ def check_against_tables(frame: pd.DataFrame, systems: pd.DataFrame) -> tuple[pd
     the STATED_INTRA and STATED_CORES columns: a value dropped as implausible is not filled in."""
     frame = frame.copy()
     notes = []
+    stated = {fields: _stated(systems, fields) for fields in (INTRA_FIELDS, CORE_FIELDS, MEMORY_FIELDS)}
     for index, row in frame.iterrows():
         intra = _checked_intra(row)
         if intra is not None:
             frame.at[index, "interconnect_intra"], frame.at[index, "interconnect_intra_gbps"] = intra[:2]
-            notes.append(_note(frame, index, systems, INTRA_FIELDS, intra[2]))
+            notes.append(_note(frame, index, stated[INTRA_FIELDS], INTRA_FIELDS, intra[2]))
         cores = _checked_cores(row)
         if cores is not None:
             frame.at[index, "host_cpu_cores"] = cores[0]
-            notes.append(_note(frame, index, systems, CORE_FIELDS, cores[1]))
+            notes.append(_note(frame, index, stated[CORE_FIELDS], CORE_FIELDS, cores[1]))
         memory = _checked_memory(row)
         if memory is not None:
             frame.at[index, "accelerator_memory_gib"] = memory[0]
-            notes.append(_note(frame, index, systems, MEMORY_FIELDS, memory[1]))
+            notes.append(_note(frame, index, stated[MEMORY_FIELDS], MEMORY_FIELDS, memory[1]))
     return frame, pd.DataFrame(notes, columns=NOTE_COLUMNS)
 
 
