@@ -10,7 +10,7 @@ import argparse
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from pipeline.core.errors import UsageError
 from pipeline.core.files import show_progress
@@ -31,8 +31,8 @@ def version() -> str:
 class _Version(argparse._VersionAction):
     """argparse's `--version`, with the version looked up only when it is asked for."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
-                 option_string: str | None = None) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
         self.version = f"%(prog)s {version()}"
         super().__call__(parser, namespace, values, option_string)
 
