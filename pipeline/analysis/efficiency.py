@@ -67,7 +67,9 @@ def series_ids(configurations: pd.DataFrame) -> pd.Series:
     usable = configurations["accelerator_count"].notna() & configurations["accelerator_family"].notna()
     parts = configurations.reindex(columns=SERIES_KEY).astype(object)
     parts = parts.where(parts.notna(), "-").astype(str)
-    ids = parts.agg("/".join, axis=1) if len(parts) else pd.Series([], dtype=object, index=configurations.index)
+    # Joined a column at a time (row-wise agg builds a Series per row: most of this function's time).
+    ids = pd.Series(["/".join(row) for row in zip(*(parts[key].tolist() for key in SERIES_KEY))],
+                    index=configurations.index, dtype=object)
     return ids.where(usable, None).astype(object)
 
 
@@ -94,9 +96,30 @@ def efficiency_metrics(configurations: pd.DataFrame) -> pd.DataFrame:
     frame["series"] = series_ids(frame)
     frame["accelerator_hours"] = frame["accelerator_count"] * frame["time_to_train_min"] / 60.0
     frame["throughput_per_accelerator"] = frame["throughput_samples_per_s"] / frame["accelerator_count"]
-    in_series = frame[frame["series"].notna() & (frame["accelerator_count"] >= MIN_BASE_COUNT)]
-    # The base of a series: the best time at its smallest multi-accelerator count (ties: the first system name).
+    # The base of each row's series (missing where it has none), row for row: worked out on the few columns it
+    # needs, not on the whole (wide) table, which is only written to.
+    base = _series_bases(frame).reindex(frame["series"]).set_axis(frame.index)
+    base = base.mask(frame["accelerator_count"] < base["base_count"])  # below the base
+    frame["speedup"] = base["base_time"] / frame["time_to_train_min"]
+    frame["scaling_efficiency"] = frame["speedup"] / (frame["accelerator_count"] / base["base_count"])
+    by_samples = frame["samples_to_converge"] / base["base_samples"]
+    frame["convergence_work_ratio"] = by_samples.where(by_samples.notna(),
+                                                       frame["epochs_to_converge"] / base["base_epochs"])
+    frame["throughput_scaling"] = frame["scaling_efficiency"] * frame["convergence_work_ratio"]
+    best_hours = frame.groupby(ROUND_GROUP, dropna=False)["accelerator_hours"].transform("min")
+    frame["round_efficiency"] = best_hours / frame["accelerator_hours"]
+    return frame
+
+
+def _series_bases(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per scaling series that has a base: its count, time to train (minutes) and work (samples and
+    epochs, missing where not positive), as columns base_count, base_time, base_samples and base_epochs,
+    indexed by series id. Reads `series`, `accelerator_count`, `time_to_train_min`, the work columns and
+    `system` where present."""
     order = ["series", "accelerator_count", "time_to_train_min", *(["system"] if "system" in frame else [])]
+    in_series = frame.loc[frame["series"].notna() & (frame["accelerator_count"] >= MIN_BASE_COUNT),
+                          [*order, "samples_to_converge", "epochs_to_converge"]]
+    # The best time at the smallest multi-accelerator count (ties: the first system name).
     base = (in_series.sort_values(order, kind="mergesort")
             .groupby("series").head(1).set_index("series")  # the base row whole (first() skips missing values)
             [["accelerator_count", "time_to_train_min", "samples_to_converge", "epochs_to_converge"]]
@@ -105,17 +128,7 @@ def efficiency_metrics(configurations: pd.DataFrame) -> pd.DataFrame:
     base = base[counts.reindex(base.index) > 1]  # one multi-accelerator count: nothing to scale against
     base[["base_samples", "base_epochs"]] = base[["base_samples", "base_epochs"]].where(
         base[["base_samples", "base_epochs"]] > 0)  # no work stated: no ratio
-    frame = frame.join(base, on="series")
-    frame.loc[frame["accelerator_count"] < frame["base_count"], list(base.columns)] = np.nan  # below the base
-    frame["speedup"] = frame["base_time"] / frame["time_to_train_min"]
-    frame["scaling_efficiency"] = frame["speedup"] / (frame["accelerator_count"] / frame["base_count"])
-    by_samples = frame["samples_to_converge"] / frame["base_samples"]
-    frame["convergence_work_ratio"] = by_samples.where(by_samples.notna(),
-                                                       frame["epochs_to_converge"] / frame["base_epochs"])
-    frame["throughput_scaling"] = frame["scaling_efficiency"] * frame["convergence_work_ratio"]
-    best_hours = frame.groupby(ROUND_GROUP, dropna=False)["accelerator_hours"].transform("min")
-    frame["round_efficiency"] = best_hours / frame["accelerator_hours"]
-    return frame.drop(columns=["base_count", "base_time", "base_samples", "base_epochs"])
+    return base
 
 
 def efficiency_column(frame: pd.DataFrame) -> str:

@@ -58,10 +58,23 @@ def in_scope(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -
     findings, backtest, decide, predict, recommend) takes its rows from here.
     """
     if analysis.republished == "exclude":
-        originals = configurations[(configurations["benchmark"] == benchmark)
-                                   & configurations["republished_of"].isna() & configurations["same_runs_as"].isna()]
-        configurations = efficiency_metrics(originals)
+        configurations = efficiency_metrics(_originals(configurations, benchmark))
     return _selected(configurations, analysis, benchmark).reset_index(drop=True)
+
+
+def _originals(configurations: pd.DataFrame, benchmark: str) -> pd.DataFrame:
+    """The results of one benchmark that neither republish an earlier round's result nor publish the same runs
+    as another: those `analysis.republished: exclude` computes the round-relative metrics over."""
+    return configurations[(configurations["benchmark"] == benchmark) & configurations["republished_of"].isna()
+                          & configurations["same_runs_as"].isna()]
+
+
+def in_scope_count(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> int:
+    """How many rows `in_scope` selects, without computing the metrics again: they add columns and change no
+    row, and none of the columns the scope selects by."""
+    if analysis.republished == "exclude":
+        configurations = _originals(configurations, benchmark)
+    return len(_selected(configurations, analysis, benchmark))
 
 
 def republished_left_out(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
@@ -92,7 +105,7 @@ def analysed_benchmarks(analysis: Analysis, configurations: pd.DataFrame | None 
         return list(analysis.benchmarks)
     if configurations is None:
         configurations = read_configurations()
-    counts = {benchmark.id: len(in_scope(configurations, analysis, benchmark.id)) for benchmark in CATALOGUE}
+    counts = {benchmark.id: in_scope_count(configurations, analysis, benchmark.id) for benchmark in CATALOGUE}
     chosen = [name for name, count in counts.items() if count >= analysis.min_configurations]
     if analysis.benchmark not in chosen:
         raise ParamsError(f"analysis.benchmark {analysis.benchmark!r} has {counts[analysis.benchmark]} configurations "

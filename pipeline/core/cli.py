@@ -10,8 +10,7 @@ import argparse
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
-from importlib import metadata
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from pipeline.core.errors import UsageError
 from pipeline.core.files import show_progress
@@ -21,10 +20,21 @@ DISTRIBUTION = "mlperf-efficiency"
 
 @cache
 def version() -> str:
+    from importlib import metadata  # here, not at the top: it costs a tenth of a second at every start
+
     try:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:  # run from a source tree that was never installed
         return "unknown"
+
+
+class _Version(argparse._VersionAction):
+    """argparse's `--version`, with the version looked up only when it is asked for."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
+        self.version = f"%(prog)s {version()}"
+        super().__call__(parser, namespace, values, option_string)
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -34,7 +44,7 @@ class ArgumentParser(argparse.ArgumentParser):
     def __init__(self, module: str, doc: str | None, **kwargs: object) -> None:
         description = (doc or "").split("\n\n")[0]
         super().__init__(prog=f"python -m {module}", description=description, **kwargs)  # type: ignore[arg-type]
-        self.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+        self.add_argument("--version", action=_Version)
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message}\n{self.format_usage().strip()}")
@@ -70,9 +80,12 @@ R = TypeVar("R")
 
 def progress(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
     """`items` with a progress bar on a terminal (none in CI logs or pipes)."""
+    if not show_progress():  # and no tqdm to import
+        yield from items
+        return
     from tqdm import tqdm
 
-    yield from tqdm(items, desc=description, total=total, unit="benchmark", disable=not show_progress(), leave=False)
+    yield from tqdm(items, desc=description, total=total, unit="benchmark", leave=False)
 
 
 def for_each(work: Callable[[T], R], items: Sequence[T], description: str) -> Iterator[R]:

@@ -9,7 +9,7 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -205,3 +205,16 @@ def load_params(path: Path | str = PARAMS_FILE) -> dict[str, Any]:
 def show_progress() -> bool:
     """Progress bars on a terminal, none in CI logs or pipes."""
     return sys.stderr.isatty() and not os.environ.get("CI")
+
+
+@contextlib.contextmanager
+def byte_progress(total: int | None, description: str, position: int = 0) -> Iterator[Callable[[int], object]]:
+    """A progress bar of bytes (`total` of them, None where unknown) on a terminal, as a function to call with
+    the bytes just read; elsewhere a function that does nothing, and no tqdm to import."""
+    if not show_progress():
+        yield lambda _: None
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=total, desc=description, unit="B", unit_scale=True, position=position, leave=True) as bar:
+        yield bar.update

@@ -42,8 +42,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from pipeline.core.cli import ArgumentParser
 from pipeline.core.errors import UsageError, cli
 from pipeline.core.files import write_json
@@ -322,6 +320,8 @@ def extract_rules(checker_dir: Path) -> dict[str, Any]:
 
 
 def _rule_file(path: Path) -> dict[str, Any]:
+    import yaml  # maintainers only: ingest reads the extracted JSON
+
     records = yaml.safe_load(path.read_text(encoding="utf-8")) or []
     requirements: dict[str, str | None] = {}
     enqueue: dict[str, str] = {}

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -188,18 +190,26 @@ def _parsed_features(systems: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
     frame[STATED_CORES] = frame["host_cpu_cores"]
     frame[STATED_PER_PROCESSOR] = _field(systems, *CORE_FIELDS).map(hardware.parse_count).astype("float64")
     frame[STATED_VCPUS] = _field(systems, "host_processor_vcpu_count").map(hardware.parse_count).astype("float64")
-    network_notes = [_note(frame, index, systems, INTER_FIELDS, f"{interconnect.note}: treated as missing")
+    inter_stated = _stated(systems, INTER_FIELDS)
+    network_notes = [_note(frame, index, inter_stated, INTER_FIELDS, f"{interconnect.note}: treated as missing")
                      for index, interconnect in zip(frame.index, inter) if interconnect.note is not None]
     return frame, pd.DataFrame(network_notes, columns=NOTE_COLUMNS)
 
 
-def _note(frame: pd.DataFrame, index: object, systems: pd.DataFrame, fields: tuple[str, ...],
+def _stated(systems: pd.DataFrame, fields: tuple[str, ...]) -> tuple[pd.Series, pd.Series]:
+    """Row by row, which of the spellings `fields` a description states (`_field_name`) and its value
+    (`_field`): worked out once for all the notes on those fields."""
+    return _field_name(systems, fields), _field(systems, *fields)
+
+
+def _note(frame: pd.DataFrame, index: object, stated: tuple[pd.Series, pd.Series], fields: tuple[str, ...],
           reason: str) -> dict[str, object]:
-    """A row of the notes table on the value of the first of `fields` present in row `index`."""
-    field_name = _field_name(systems, fields).at[index]
+    """A row of the notes table on the value of the first of `fields` present in row `index`; `stated` is
+    `_stated(systems, fields)`."""
+    names, values = stated
     return {"round": frame.at[index, "round"], "submitter": frame.at[index, "submitter"],
-            "system": frame.at[index, "system"], "field": field_name or fields[0],
-            "value": _field(systems, *fields).at[index], "reason": reason}
+            "system": frame.at[index, "system"], "field": names.at[index] or fields[0],
+            "value": values.at[index], "reason": reason}
 
 
 def _sorted_notes(tables: list[pd.DataFrame]) -> pd.DataFrame:
@@ -217,19 +227,21 @@ def check_against_tables(frame: pd.DataFrame, systems: pd.DataFrame) -> tuple[pd
     the STATED_INTRA and STATED_CORES columns: a value dropped as implausible is not filled in."""
     frame = frame.copy()
     notes = []
-    for index, row in frame.iterrows():
+    stated = {fields: _stated(systems, fields) for fields in (INTRA_FIELDS, CORE_FIELDS, MEMORY_FIELDS)}
+    # Rows as plain dicts: a Series per row (iterrows) costs more than every check made on it.
+    for index, row in zip(frame.index, frame.to_dict("records")):
         intra = _checked_intra(row)
         if intra is not None:
             frame.at[index, "interconnect_intra"], frame.at[index, "interconnect_intra_gbps"] = intra[:2]
-            notes.append(_note(frame, index, systems, INTRA_FIELDS, intra[2]))
+            notes.append(_note(frame, index, stated[INTRA_FIELDS], INTRA_FIELDS, intra[2]))
         cores = _checked_cores(row)
         if cores is not None:
             frame.at[index, "host_cpu_cores"] = cores[0]
-            notes.append(_note(frame, index, systems, CORE_FIELDS, cores[1]))
+            notes.append(_note(frame, index, stated[CORE_FIELDS], CORE_FIELDS, cores[1]))
         memory = _checked_memory(row)
         if memory is not None:
             frame.at[index, "accelerator_memory_gib"] = memory[0]
-            notes.append(_note(frame, index, systems, MEMORY_FIELDS, memory[1]))
+            notes.append(_note(frame, index, stated[MEMORY_FIELDS], MEMORY_FIELDS, memory[1]))
     return frame, pd.DataFrame(notes, columns=NOTE_COLUMNS)
 
 
@@ -237,7 +249,7 @@ def _known(value: object) -> bool:
     return isinstance(value, str) or (value is not None and not pd.isna(value))
 
 
-def _checked_intra(row: pd.Series) -> tuple[str, float, str] | None:
+def _checked_intra(row: Mapping[str, Any]) -> tuple[str, float, str] | None:
     """(the table's link kind, its rate, the note) when the row's intra-node link must change, else None."""
     family, form_factor, kind = (row[name] if _known(row[name]) else None for name in
                                  ("accelerator_family", "accelerator_form_factor", "interconnect_intra"))
@@ -267,7 +279,7 @@ def _checked_intra(row: pd.Series) -> tuple[str, float, str] | None:
     return link.link, table, f"{joined}; {link.describe()} (links.csv): set to {table:g}"
 
 
-def _checked_memory(row: pd.Series) -> tuple[float, str] | None:
+def _checked_memory(row: Mapping[str, Any]) -> tuple[float, str] | None:
     """(the name's memory size, the note) when the memory field and the model name state sizes that differ by
     more than MEMORY_CONTRADICTION and the name's is the family's, as accelerators.csv gives it; else None (the
     field's size stands)."""
@@ -301,7 +313,7 @@ def _intra_mismatch(stated: float, table: float, per_node: float) -> str:
     return "not this link's rate per accelerator and direction"
 
 
-def _checked_cores(row: pd.Series) -> tuple[float, str] | None:
+def _checked_cores(row: Mapping[str, Any]) -> tuple[float, str] | None:
     """(sockets x the model's cores per socket, the note) when the row's host cores must change, else None."""
     model = row["host_cpu_model"] if _known(row["host_cpu_model"]) else None
     per_socket, sockets = cpus.cores_per_socket(model), row["host_sockets"]
@@ -319,7 +331,7 @@ def _checked_cores(row: pd.Series) -> tuple[float, str] | None:
     return expected, f"states {value:g} cores per node, {_cores_mismatch(value, expected, sockets)}; {where}: corrected"
 
 
-def _thread_count(row: pd.Series, model: str | None) -> tuple[float, str] | None:
+def _thread_count(row: Mapping[str, Any], model: str | None) -> tuple[float, str] | None:
     """(NaN, the note) when a CPU the table lacks states as many cores per processor as vCPUs: on parts with two
     threads per core that is the thread count, and without the table the cores cannot be known."""
     per_processor, vcpus = row[STATED_PER_PROCESSOR], row[STATED_VCPUS]

@@ -103,21 +103,32 @@ def intra_link(family: str | None, form_factor: str | None, kind: str | None,
     The returned `link` is the table's kind, which may differ from `kind`."""
     if family is None or kind is None:
         return None
-    table = link_table()
-    rows = table[table["family"] == family]
+    rows = _links_by_family().get(family, [])
     if form_factor is not None:
-        rows = rows[rows["form_factor"] == form_factor] if (rows["form_factor"] == form_factor).any() \
-            else rows[rows["form_factor"] == ""]
-    of_kind = rows[rows["link"] == kind]
-    if of_kind.empty and kind == "Ethernet":
-        of_kind = rows[rows["link"] == "RoCE"]
-    if of_kind.empty and form_factor is not None and rows["link"].nunique() == 1 and rows["link"].iloc[0] != "PCIe":
+        of_form = form_factor if any(row.form_factor == form_factor for row in rows) else ""
+        rows = [row for row in rows if row.form_factor == of_form]
+    of_kind = [row for row in rows if row.link == kind]
+    if not of_kind and kind == "Ethernet":
+        of_kind = [row for row in rows if row.link == "RoCE"]
+    if not of_kind and form_factor is not None and len({row.link for row in rows}) == 1 and rows[0].link != "PCIe":
         of_kind = rows
-    if of_kind["gbps_per_direction"].nunique() > 1:
-        explaining = of_kind[[_explains(stated_gbps, rate, per_node) for rate in of_kind["gbps_per_direction"]]]
-        of_kind = explaining if explaining["gbps_per_direction"].nunique() == 1 else of_kind.iloc[0:0]
-    if of_kind.empty:
+    if len({row.gbps_per_direction for row in of_kind}) > 1:
+        explaining = [row for row in of_kind if _explains(stated_gbps, row.gbps_per_direction, per_node)]
+        of_kind = explaining if len({row.gbps_per_direction for row in explaining}) == 1 else []
+    if not of_kind:
         return None
-    return Link(family=family, form_factor=of_kind["form_factor"].iloc[0] if len(of_kind) == 1 else "",
-                link=of_kind["link"].iloc[0], generation=" or ".join(sorted(set(of_kind["link_generation"]))),
-                gbps_per_direction=float(of_kind["gbps_per_direction"].iloc[0]))
+    return Link(family=family, form_factor=of_kind[0].form_factor if len(of_kind) == 1 else "",
+                link=of_kind[0].link, generation=" or ".join(sorted({row.generation for row in of_kind})),
+                gbps_per_direction=of_kind[0].gbps_per_direction)
+
+
+@lru_cache(maxsize=1)
+def _links_by_family() -> dict[str, list[Link]]:
+    """The rows of `link_table` by family, in table order: `intra_link` is asked once per description, and
+    filtering plain rows costs a fraction of filtering the table."""
+    table = link_table()
+    by_family: dict[str, list[Link]] = {}
+    for row in zip(table["family"].tolist(), table["form_factor"].tolist(), table["link"].tolist(),
+                   table["link_generation"].tolist(), table["gbps_per_direction"].tolist()):
+        by_family.setdefault(row[0], []).append(Link(*row))
+    return by_family

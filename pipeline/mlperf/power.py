@@ -31,9 +31,11 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
+import orjson
 import pandas as pd
+from orjson import loads as orjson_loads
 
 from pipeline.core import schemas
 
@@ -47,6 +49,8 @@ TOKEN = ":::MLLOG "
 MEASUREMENT_TOKEN = re.compile(r"(?<![a-z])(ac|dc)(?![a-z])", re.IGNORECASE)
 RUN_KEY = ["round", "submitter", "system", "benchmark", "run"]
 RUN_POWER_COLUMNS = [*RUN_KEY, "energy_j", "power_nodes", "power_switches", "conversion_eff", "measurement_type"]
+# orjson reads an integer that 64 bits cannot hold as a float at least this large.
+_BEYOND_64_BITS = 2.0**63
 
 
 def rule_of(round_: str) -> str:
@@ -54,8 +58,9 @@ def rule_of(round_: str) -> str:
     return RELEASE_RULES.get(round_, INSTALLED)
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
+    """One MLLOG line of a power log (a tuple: a million of them are made per ingest)."""
+
     time_ms: float
     key: str
     value: Any
@@ -99,15 +104,36 @@ def parse_power_lines(data: bytes) -> list[Line]:
     """The MLLOG lines of a power log in file order, as the official parser reads them (latin-1; the text before
     the last `:::MLLOG ` of a line dropped; lines that are not JSON with time_ms, key, value and metadata skipped)."""
     lines = []
+    loads = _ascii_loads if data.isascii() else json.loads
     for text in io.TextIOWrapper(io.BytesIO(data), encoding="latin-1"):
         if TOKEN not in text:
             continue
         try:
-            record = json.loads(text[text.rindex(TOKEN) + len(TOKEN):].strip())
+            record = loads(text[text.rindex(TOKEN) + len(TOKEN):].strip())
             lines.append(Line(float(record["time_ms"]), str(record["key"]), record["value"], record["metadata"]))
         except (ValueError, KeyError, TypeError):
             continue
     return lines
+
+
+def _ascii_loads(text: str) -> Any:
+    """`json.loads` of ASCII text, as orjson reads it, three times faster, where the two agree: the standard
+    reader for what orjson refuses (NaN literals, lone surrogates, a number out of float range), and for a
+    record whose time_ms, key or value orjson read as a float of at least 2**63, which is how it reads an
+    integer beyond 64 bits (not rounded as float() rounds it). Metadata is read only for its measurement_type,
+    a string. On ASCII, the file's Latin-1 reading and orjson's UTF-8 agree."""
+    try:
+        record = orjson_loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+    if type(record) is dict and (_beyond_64_bits(record.get("time_ms")) or _beyond_64_bits(record.get("value"))
+                                 or _beyond_64_bits(record.get("key"))):
+        return json.loads(text)
+    return record
+
+
+def _beyond_64_bits(value: Any) -> bool:
+    return type(value) is float and not -_BEYOND_64_BITS < value < _BEYOND_64_BITS
 
 
 def _number(value: Any) -> float | None:

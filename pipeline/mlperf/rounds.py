@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tqdm import tqdm
 
 from pipeline.core import schemas
 from pipeline.core.errors import SourceError
-from pipeline.core.files import show_progress, write_csv, write_parquet
+from pipeline.core.files import byte_progress, write_csv, write_parquet
 from pipeline.mlperf import compliance
 from pipeline.mlperf.accounting import (
     REPOSITORY_FILE,
@@ -107,9 +106,8 @@ def read_source(source: Path, position: int = 0) -> RoundTables:
     round_ = round_of(source)
     tables = RoundTables(round=round_, source=str(source))
     total = source.stat().st_size if source.is_file() else None
-    with tqdm(total=total, desc=round_, unit="B", unit_scale=True, position=position, leave=True,
-              disable=not show_progress()) as bar:
-        for member in iter_members(source, on_progress=bar.update):
+    with byte_progress(total, round_, position) as on_progress:
+        for member in iter_members(source, on_progress=on_progress):
             _read_member(member, tables)
     if not (tables.files[Kind.SYSTEM.value] or tables.files[Kind.LOG.value]):
         raise SourceError(

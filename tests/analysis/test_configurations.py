@@ -263,6 +263,17 @@ def test_every_real_status_has_a_category_and_the_filter_keeps_what_it_names(
             assert one["system"].tolist() == expected["system"].tolist(), (benchmark, category)
 
 
+def test_the_scope_counts_the_rows_it_selects_without_computing_the_metrics(
+        real_configurations: pd.DataFrame) -> None:
+    """analysed_benchmarks counts each benchmark's rows with in_scope_count; in_scope gives as many."""
+    settings = [analysis(), analysis(republished="include"), analysis(division="all"),
+                analysis(rounds=["v4.0", "v4.1", "v5.0"], availability=["available_onprem"])]
+    for scoped in settings:
+        for benchmark in scope.BY_ID:
+            assert scope.in_scope_count(real_configurations, scoped, benchmark) == len(
+                scope.in_scope(real_configurations, scoped, benchmark)), (scoped, benchmark)
+
+
 def test_republished_results_are_marked_and_reach_no_analysis_by_default(real_configurations: pd.DataFrame) -> None:
     marked = real_configurations[real_configurations["republished_of"].notna()]
     closed = marked[marked["division"] == "closed"]

@@ -8,6 +8,7 @@ lane: the installed summarizer run live on v4.1 and v5.0.
 """
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -135,6 +136,28 @@ def _steady_log(start_ms: float, minutes: float, watts: float = 1000.0, **eff: o
     lines += [mllog("power_reading", start_ms + 1000 * i, watts) for i in range(1, seconds + 1)]
     lines.append(mllog("power_measurement_stop", start_ms + 1000 * seconds))
     return _node_log(*lines)
+
+
+@pytest.mark.parametrize("record", [
+    '{"time_ms": 1715341278865, "key": "power_reading", "value": 6713, "metadata": ""}',
+    '{"time_ms": 1.5e3, "key": "power_reading", "value": 0.1, "metadata": {"measurement_type": "AC"}}',
+    '{"time_ms": 111111111111111111111111111111, "key": "power_reading", "value": 1, "metadata": {}}',
+    '{"time_ms": 1, "key": "power_reading", "value": -111111111111111111111111111111, "metadata": {}}',
+    '{"time_ms": 1, "key": 18446744073709551616, "value": 1, "metadata": {}}',
+    '{"time_ms": 1, "key": "conversion_eff", "value": NaN, "metadata": {}}',
+    '{"time_ms": 1e400, "key": "power_reading", "value": "\\ud800", "metadata": {}}',
+    '[1, 2]', "", "{",
+])
+def test_power_records_read_as_the_official_parser_reads_them(record: str) -> None:
+    """orjson reads a power log's lines only where it gives what json.loads gives (same values, same types):
+    a 64-bit overflow, a NaN or a lone surrogate goes to the standard reader."""
+    def read(loads: Callable[[str], object]) -> object:
+        try:
+            return loads(record)
+        except ValueError as error:
+            return type(error)
+    ours, official = read(power._ascii_loads), read(json.loads)
+    assert repr(ours) == repr(official)
 
 
 def test_a_result_s_energy_is_the_olympic_mean_of_the_same_runs_times_the_scaling_factor(
