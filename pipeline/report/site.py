@@ -302,8 +302,7 @@ def render_site(context: dict[str, Any]) -> dict[str, str]:
 
 def chart_library() -> str:
     """Vega, Vega-Lite and vega-embed in one script, as vl-convert-python bundles them (no network), for the
-    Vega-Lite version Altair writes."""
+    Vega-Lite version the charts are written for."""
     import vl_convert
 
-    version = ".".join(charts.alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
-    return str(vl_convert.javascript_bundle(snippet=BUNDLE_GLOBALS, vl_version=version))
+    return str(vl_convert.javascript_bundle(snippet=BUNDLE_GLOBALS, vl_version=charts.VEGA_LITE_VERSION))
