@@ -98,7 +98,8 @@ def _round_key(name: str) -> float:
 
 
 def _colour(frame: pd.DataFrame, colours: dict[str, str], title: str = "Accelerator") -> Spec:
-    shown = [f for f in colours if f in set(frame["family"])]
+    present = set(frame["family"])
+    shown = [f for f in colours if f in present]
     return _channel("family:N", title=title, sort=shown, scale={"domain": shown, "range": [colours[f] for f in shown]},
                     legend={"orient": "bottom", "symbolLimit": 40})
 
@@ -107,8 +108,8 @@ def _shape(frame: pd.DataFrame, colours: dict[str, str], title: str = "Accelerat
     """A second channel per family, fixed like its colour: the first len(FAMILY_PALETTE) families in `colours`'
     order are circles, the next squares, and so on, so two families never share both colour and shape. Same field
     and title as `_colour`, so the two make one legend."""
-    order = list(colours)
-    shown = [f for f in colours if f in set(frame["family"])]
+    order, present = list(colours), set(frame["family"])
+    shown = [f for f in colours if f in present]
     return _channel("family:N", title=title, sort=shown,
                     scale={"domain": shown, "range": [SHAPES[order.index(f) // len(FAMILY_PALETTE) % len(SHAPES)]
                                                       for f in shown]})
@@ -148,14 +149,10 @@ class Layer:
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """The rows of `frame` as JSON values: NaN and infinities as null, numpy scalars as Python ones."""
-    columns = {}
-    for name, column in frame.items():
-        values = column.astype(object).where(column.notna(), None).tolist()
-        if column.dtype.kind == "f":  # infinities are no JSON either
-            values = [None if value is not None and math.isinf(value) else value for value in values]
-        columns[name] = values
-    return [dict(zip(columns, row)) for row in zip(*columns.values())]
+    """The rows of `frame` as JSON values: Python scalars, missing values, NaN and infinities as null."""
+    columns = [[None if value is None or value is pd.NA or (isinstance(value, float) and not math.isfinite(value))
+                else value for value in column.tolist()] for _, column in frame.items()]
+    return [dict(zip(frame.columns, row)) for row in zip(*columns)]
 
 
 def _dataset(frame: pd.DataFrame, datasets: dict[str, list[dict[str, Any]]]) -> str:
