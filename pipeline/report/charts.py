@@ -8,7 +8,7 @@ by family; a round selector appears where rounds mix. Parameters are named expli
 same spec.
 
 The specs are the ones Altair 6.3 wrote before (dataset names, view names and defaults included), so the pages
-did not change when it went; tests/report/test_charts.py validates each against Vega-Lite's JSON schema.
+did not change when it went; tests/report/test_report.py checks each against Vega-Lite's JSON schema.
 """
 from __future__ import annotations
 
