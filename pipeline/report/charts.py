@@ -149,10 +149,15 @@ class Layer:
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """The rows of `frame` as JSON values: Python scalars, missing values, NaN and infinities as null."""
-    columns = [[None if value is None or value is pd.NA or (isinstance(value, float) and not math.isfinite(value))
-                else value for value in column.tolist()] for _, column in frame.items()]
-    return [dict(zip(frame.columns, row)) for row in zip(*columns)]
+    """The rows of `frame` as JSON values: Python scalars, missing values and infinities as null."""
+    columns = []
+    for _, column in frame.items():
+        values = column.to_numpy(dtype=object, na_value=None).tolist()
+        if column.dtype.kind == "f":
+            values = [None if value is not None and math.isinf(value) else value for value in values]
+        columns.append(values)
+    names = frame.columns.tolist()  # once: zipping an Index walks it element by element, for every row
+    return [dict(zip(names, row)) for row in zip(*columns)]
 
 
 def _dataset(frame: pd.DataFrame, datasets: dict[str, list[dict[str, Any]]]) -> str:
@@ -291,8 +296,8 @@ def scaling_chart(key: str, clustered: pd.DataFrame, decide: dict[str, Any] | No
     decide stage's forecast curve per family (line) and each family's forecast for the next round at its largest
     count with the interval (bar)."""
     data = _points_frame(clustered)
-    latest = data.groupby("family")["round"].transform(lambda r: max(r, key=_round_key))
-    data = data[data["round"] == latest]
+    order = data["round"].map(_round_key)
+    data = data[order == order.groupby(data["family"]).transform("max")]
     legend = _legend_filter(f"{key}_family")
     colour = _colour(data, colours)
     x = _channel("count:Q", scale=_log(), title="Accelerators")
