@@ -260,7 +260,7 @@ def _chart_rows(rows: pd.DataFrame) -> pd.DataFrame:
                                  "time_to_train_min": "time", "accelerator_hours": "hours"})
     energy = [c for c in ENERGY_COLUMNS if c in named]
     if energy:
-        named = named.assign(energy_text=[energy_text(row) for _, row in rows.iterrows()])
+        named = named.assign(energy_text=[energy_text(row) for row in rows[energy].to_dict("records")])
         energy.append("energy_text")
     keep = ["submitter", "system", "round", "family", "count", "time", "hours",
             *[c for c in ("cost_low", "cost_high", "cost_text") if c in named], *energy]
