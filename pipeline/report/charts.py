@@ -150,14 +150,13 @@ class Layer:
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """The rows of `frame` as JSON values: Python scalars, missing values and infinities as null."""
-    columns = []
-    for _, column in frame.items():
-        values = column.to_numpy(dtype=object, na_value=None).tolist()
-        if column.dtype.kind == "f":
-            values = [None if value is not None and math.isinf(value) else value for value in values]
-        columns.append(values)
+    values = frame.to_numpy(dtype=object, na_value=None)
+    for j, dtype in enumerate(frame.dtypes):
+        if dtype.kind == "f":  # infinities are no JSON either
+            column = values[:, j]
+            column[[value is not None and math.isinf(value) for value in column]] = None
     names = frame.columns.tolist()  # once: zipping an Index walks it element by element, for every row
-    return [dict(zip(names, row)) for row in zip(*columns)]
+    return [dict(zip(names, row)) for row in values.tolist()]
 
 
 def _dataset(frame: pd.DataFrame, datasets: dict[str, list[dict[str, Any]]]) -> str:
