@@ -140,6 +140,7 @@ class Layer:
     transform: list[Spec] = field(default_factory=list)
 
     def body(self, datasets: dict[str, list[dict[str, Any]]], with_data: bool = True) -> Spec:
+        """The view's spec (its rows added to the chart's `datasets`; none when the chart's top level holds them)."""
         spec: Spec = {"mark": self.mark, "encoding": self.encoding}
         if with_data:
             spec["data"] = {"name": _dataset(self.data, datasets)}
@@ -168,7 +169,7 @@ def _dataset(frame: pd.DataFrame, datasets: dict[str, list[dict[str, Any]]]) -> 
     return name
 
 
-def _frame(body: Spec, datasets: dict[str, list[dict[str, Any]]], height: int) -> Spec:
+def _top_level(body: Spec, datasets: dict[str, list[dict[str, Any]]], height: int) -> Spec:
     """The spec's top level: the page's axis and legend style, the datasets and the size."""
     # Labels that would overlap are dropped (log axes crowd their minor ticks' labels). The view's continuous
     # size is Altair's default, which "container" width and the fixed height override.
@@ -184,7 +185,7 @@ def _single(layer: Layer, height: int = HEIGHT) -> Spec:
     body = layer.body(datasets)
     if layer.params:
         body["params"] = layer.params
-    return _frame(body, datasets, height)
+    return _top_level(body, datasets, height)
 
 
 def _layered(layers: Sequence[Layer], height: int = HEIGHT) -> Spec:
@@ -202,7 +203,7 @@ def _layered(layers: Sequence[Layer], height: int = HEIGHT) -> Spec:
         params += [{**param, "views": [view["name"]]} if "select" in param else param for param in layer.params]
     if params:
         body["params"] = params
-    return _frame({**body, "layer": views}, datasets, height)
+    return _top_level({**body, "layer": views}, datasets, height)
 
 
 # Altair named a view carrying a selection by a hash of how it printed the view's parts (its schema objects'
