@@ -28,7 +28,7 @@ import datetime as dt
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 
 import numpy as np
@@ -290,7 +290,21 @@ def cost_range(accelerator_hours: float, family: str, *, user_prices: Mapping[st
         quote = PriceQuote(USER_PROVIDER, "", "", "", "", price, "")
         cost = accelerator_hours * price
         return CostRange(family, accelerator_hours, "user", None, cost, cost, quote, quote, 1)
-    prices = current_prices(table)
+    types = None if price_types is None else tuple(price_types)
+    quotes = _package_quotes(family, currency, types) if table is None else \
+        _quotes(current_prices(table), family, currency, types)
+    if quotes is None:
+        return CostRange(family, accelerator_hours, "none")
+    cheapest, dearest, count = quotes
+    return CostRange(family, accelerator_hours, "public", currency,
+                     accelerator_hours * cheapest.per_accelerator_hour,
+                     accelerator_hours * dearest.per_accelerator_hour, cheapest, dearest, count)
+
+
+def _quotes(prices: pd.DataFrame, family: str, currency: str,
+            price_types: tuple[str, ...] | None) -> tuple[PriceQuote, PriceQuote, int] | None:
+    """The cheapest and the dearest of the current `prices` of `family` in `currency` (of `price_types`, or every
+    type), and how many there are; None without one."""
     prices = prices[(prices["family"] == family) & (prices["currency"] == currency)]
     if price_types is not None:
         unknown = sorted(set(price_types) - set(PRICE_TYPES))
@@ -298,12 +312,17 @@ def cost_range(accelerator_hours: float, family: str, *, user_prices: Mapping[st
             raise ValueError(f"unknown price types {', '.join(unknown)}; known: {', '.join(PRICE_TYPES)}")
         prices = prices[prices["price_type"].isin(list(price_types))]
     if prices.empty:
-        return CostRange(family, accelerator_hours, "none")
+        return None
     ordered = prices.sort_values(["price_per_accelerator_hour", "date"], ascending=[True, False])
-    cheapest, dearest = (_quote(ordered.iloc[0]), _quote(ordered.iloc[-1]))
-    return CostRange(family, accelerator_hours, "public", currency,
-                     accelerator_hours * cheapest.per_accelerator_hour,
-                     accelerator_hours * dearest.per_accelerator_hour, cheapest, dearest, len(prices))
+    return _quote(ordered.iloc[0]), _quote(ordered.iloc[-1]), len(prices)
+
+
+# A report asks for the same few families' prices hundreds of times (one per configuration shown); the package's
+# table is read once (`price_table`), so its quotes per family are too.
+@cache
+def _package_quotes(family: str, currency: str,
+                    price_types: tuple[str, ...] | None) -> tuple[PriceQuote, PriceQuote, int] | None:
+    return _quotes(current_prices(), family, currency, price_types)
 
 
 def _quote(row: pd.Series) -> PriceQuote:

@@ -1,21 +1,28 @@
-"""The site's interactive charts: Vega-Lite specifications built with Altair, embedded inline in the pages and drawn
-in the browser by the Vega library the site copies from vl-convert-python (no network).
+"""The site's interactive charts: Vega-Lite specifications written as plain dicts, embedded inline in the pages and
+drawn in the browser by the Vega library the site copies from vl-convert-python (no network).
 
 Each function takes plain frames and returns a `Chart`: the spec as a dict, a title, a one-line reading and a
 text alternative. Colours are fixed per accelerator family across every page (`family_colours`); hovering a mark
 names the submitter, system, round, accelerator count, time and accelerator-hours; clicking a legend entry filters
 by family; a round selector appears where rounds mix. Parameters are named explicitly, so the same data give the
-same spec (Altair would number unnamed ones with a process-wide counter).
+same spec.
+
+The specs are the ones Altair 6.3 wrote before (dataset names, view names and defaults included), so the pages
+did not change when it went; tests/report/test_report.py checks each against Vega-Lite's JSON schema.
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-import altair as alt
 import pandas as pd
 
+# The Vega-Lite version the specs are written for: the site bundles this version's library (site.chart_library).
+VEGA_LITE_VERSION = "6.4"
 # Colour-blind-safe hues, most distinct first: Okabe and Ito's palette, then Paul Tol's muted scheme (yellow,
 # unreadable on white, left out). Families beyond the list reuse it from the start; the newest families come first
 # (`family_order`), so the ones shown together on today's pages never share a colour.
@@ -25,13 +32,38 @@ FAMILY_PALETTE = ("#0072b2", "#e69f00", "#009e73", "#d55e00", "#cc79a7", "#56b4e
 POINT_SIZE, FRONT_SIZE = 60, 150
 SHAPES = ("circle", "square", "triangle-up", "cross")
 HEIGHT = 340
-# Log axes end at the data (padded a little), not at the next power of ten.
-LOG = alt.Scale(type="log", nice=False, padding=8)
-TOOLTIP = [alt.Tooltip("submitter:N", title="Submitter"), alt.Tooltip("system:N", title="System"),
-           alt.Tooltip("round:N", title="Round"), alt.Tooltip("family:N", title="Accelerator"),
-           alt.Tooltip("count:Q", title="Accelerators", format=",d"),
-           alt.Tooltip("time:Q", title="Time to train (min)", format=",.3~g"),
-           alt.Tooltip("hours:Q", title="Accelerator-hours", format=",.3~g")]
+Spec = dict[str, Any]
+# Vega-Lite's encoding types by the one-letter code of a shorthand ("time:Q").
+TYPES = {"Q": "quantitative", "N": "nominal", "O": "ordinal"}
+
+
+def _log() -> Spec:
+    """Log axes end at the data (padded a little), not at the next power of ten."""
+    return {"type": "log", "nice": False, "padding": 8}
+
+
+def _channel(shorthand: str, **properties: Any) -> Spec:
+    """An encoding channel of a field, from "name:T" (T a key of TYPES) and further Vega-Lite properties."""
+    name, _, code = shorthand.rpartition(":")
+    return {"field": name, "type": TYPES[code], **properties}
+
+
+def _tip(shorthand: str, title: str, format_: str | None = None) -> Spec:
+    """A tooltip line: the field's value under `title`, with a d3 number format."""
+    return _channel(shorthand, title=title, **({} if format_ is None else {"format": format_}))
+
+
+def _when(param: str, selected: Any, other: Any) -> Spec:
+    """A value that depends on a selection: `selected` for the marks it holds, `other` for the rest."""
+    return {"condition": {"param": param, "value": selected}, "value": other}
+
+
+TOOLTIP = [_tip("submitter:N", "Submitter"), _tip("system:N", "System"), _tip("round:N", "Round"),
+           _tip("family:N", "Accelerator"), _tip("count:Q", "Accelerators", ",d"),
+           _tip("time:Q", "Time to train (min)", ",.3~g"), _tip("hours:Q", "Accelerator-hours", ",.3~g")]
+# The forecast's tooltip in the scaling chart (its band and its next-round point and bar).
+FORECAST_TIPS = [_tip("count:Q", "Accelerators"), _tip("time:Q", "Forecast (min)", ",.3~g"),
+                 _tip("low:Q", "Interval from (min)", ",.3~g"), _tip("high:Q", "Interval to (min)", ",.3~g")]
 
 
 @dataclass(frozen=True)
@@ -65,44 +97,157 @@ def _round_key(name: str) -> float:
     return int(major) * 100 + int(minor or 0)
 
 
-def _colour(frame: pd.DataFrame, colours: dict[str, str], title: str = "Accelerator") -> alt.Color:
-    shown = [f for f in colours if f in set(frame["family"])]
-    return alt.Color("family:N", title=title, sort=shown,
-                     scale=alt.Scale(domain=shown, range=[colours[f] for f in shown]),
-                     legend=alt.Legend(orient="bottom", symbolLimit=40))
+def _colour(frame: pd.DataFrame, colours: dict[str, str], title: str = "Accelerator") -> Spec:
+    present = set(frame["family"])
+    shown = [f for f in colours if f in present]
+    return _channel("family:N", title=title, sort=shown, scale={"domain": shown, "range": [colours[f] for f in shown]},
+                    legend={"orient": "bottom", "symbolLimit": 40})
 
 
-def _shape(frame: pd.DataFrame, colours: dict[str, str], title: str = "Accelerator") -> alt.Shape:
+def _shape(frame: pd.DataFrame, colours: dict[str, str], title: str = "Accelerator") -> Spec:
     """A second channel per family, fixed like its colour: the first len(FAMILY_PALETTE) families in `colours`'
     order are circles, the next squares, and so on, so two families never share both colour and shape. Same field
     and title as `_colour`, so the two make one legend."""
-    order = list(colours)
-    shown = [f for f in colours if f in set(frame["family"])]
-    return alt.Shape("family:N", title=title, sort=shown,
-                     scale=alt.Scale(domain=shown,
-                                     range=[SHAPES[order.index(f) // len(FAMILY_PALETTE) % len(SHAPES)]
-                                            for f in shown]))
+    order, present = list(colours), set(frame["family"])
+    shown = [f for f in colours if f in present]
+    return _channel("family:N", title=title, sort=shown,
+                    scale={"domain": shown, "range": [SHAPES[order.index(f) // len(FAMILY_PALETTE) % len(SHAPES)]
+                                                      for f in shown]})
 
 
-def _legend_filter(key: str) -> alt.Parameter:
-    return alt.selection_point(name=f"{key}_family", fields=["family"], bind="legend")
+def _legend_filter(name: str, field_: str = "family") -> Spec:
+    """A selection of one `field_` value by clicking its legend entry."""
+    return {"name": name, "select": {"type": "point", "fields": [field_]}, "bind": "legend"}
 
 
-def _round_selector(key: str, rounds: Sequence[str]) -> alt.Parameter:
-    """A drop-down of rounds (all of them by default)."""
-    return alt.param(name=f"{key}_round", value="all",
-                     bind=alt.binding_select(options=["all", *rounds], labels=["every round", *rounds],
-                                             name="Round: "))
+def _round_selector(key: str, rounds: Sequence[str]) -> list[Spec]:
+    """A drop-down of rounds (all of them by default) and the filter that keeps the round chosen."""
+    return [{"name": f"{key}_round", "value": "all",
+             "bind": {"input": "select", "options": ["all", *rounds], "labels": ["every round", *rounds],
+                      "name": "Round: "}},
+            {"filter": f"{key}_round == 'all' || datum.round == {key}_round"}]
 
 
-def _spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
-    # Labels that would overlap are dropped (log axes crowd their minor ticks' labels).
-    axes = chart.configure_view(stroke=None).configure_axis(labelFontSize=11, titleFontSize=12,
-                                                            labelOverlap="greedy", labelSeparation=4)
-    spec = axes.configure_axisY(labelLimit=220).configure_legend(columns=4, labelLimit=110).to_dict(validate=False)
-    spec.pop("$schema", None)  # the bundled library is the one version; the URL would only be a link out
-    return spec
+# ---------------------------------------------------------------------------------------------- spec assembly
 
+@dataclass
+class Layer:
+    """One view of a chart: its data, mark and encoding, and the parameters and transforms it carries."""
+    data: pd.DataFrame
+    mark: Spec
+    encoding: Spec
+    params: list[Spec] = field(default_factory=list)
+    transform: list[Spec] = field(default_factory=list)
+
+    def body(self, datasets: dict[str, list[dict[str, Any]]], with_data: bool = True) -> Spec:
+        """The view's spec (its rows added to the chart's `datasets`; none when the chart's top level holds them)."""
+        spec: Spec = {"mark": self.mark, "encoding": self.encoding}
+        if with_data:
+            spec["data"] = {"name": _dataset(self.data, datasets)}
+        if self.transform:
+            spec["transform"] = self.transform
+        return spec
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows of `frame` as JSON values: Python scalars, missing values and infinities as null."""
+    values = frame.to_numpy(dtype=object, na_value=None)
+    for j, dtype in enumerate(frame.dtypes):
+        if dtype.kind == "f":  # infinities are no JSON either
+            column = values[:, j]
+            column[[value is not None and math.isinf(value) for value in column]] = None
+    names = frame.columns.tolist()  # once: zipping an Index walks it element by element, for every row
+    return [dict(zip(names, row)) for row in values.tolist()]
+
+
+def _dataset(frame: pd.DataFrame, datasets: dict[str, list[dict[str, Any]]]) -> str:
+    """Adds `frame`'s rows to the spec's `datasets` under a name hashed from them, so layers drawing the same
+    rows share one copy; returns the name."""
+    values = _records(frame)
+    name = "data-" + hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:32]
+    datasets[name] = values
+    return name
+
+
+def _top_level(body: Spec, datasets: dict[str, list[dict[str, Any]]], height: int) -> Spec:
+    """The spec's top level: the page's axis and legend style, the datasets and the size."""
+    # Labels that would overlap are dropped (log axes crowd their minor ticks' labels). The view's continuous
+    # size is Altair's default, which "container" width and the fixed height override.
+    config = {"view": {"continuousWidth": 300, "continuousHeight": 300, "stroke": None},
+              "axis": {"labelFontSize": 11, "titleFontSize": 12, "labelOverlap": "greedy", "labelSeparation": 4},
+              "axisY": {"labelLimit": 220}, "legend": {"columns": 4, "labelLimit": 110}}
+    return {"config": config, **body, "datasets": datasets, "height": height, "width": "container"}
+
+
+def _single(layer: Layer, height: int = HEIGHT) -> Spec:
+    """A chart of one view."""
+    datasets: dict[str, list[dict[str, Any]]] = {}
+    body = layer.body(datasets)
+    if layer.params:
+        body["params"] = layer.params
+    return _top_level(body, datasets, height)
+
+
+def _layered(layers: Sequence[Layer], height: int = HEIGHT) -> Spec:
+    """Views drawn over each other. Data every layer shares sits once at the top; parameters sit at the top too,
+    a selection naming the views it is made in (a view gets a name when it carries one)."""
+    datasets: dict[str, list[dict[str, Any]]] = {}
+    shared = all(layer.data is layers[0].data for layer in layers)
+    body: Spec = {"data": {"name": _dataset(layers[0].data, datasets)}} if shared else {}
+    params, views = [], []
+    for i, layer in enumerate(layers):
+        view = layer.body(datasets, with_data=not shared)
+        if any("select" in param for param in layer.params):
+            view["name"] = f"{_view_name(layer)}_{i}"
+        views.append(view)
+        params += [{**param, "views": [view["name"]]} if "select" in param else param for param in layer.params]
+    if params:
+        body["params"] = params
+    return _top_level({**body, "layer": views}, datasets, height)
+
+
+# Altair named a view carrying a selection by a hash of how it printed the view's parts (its schema objects'
+# `repr`, the frame's `str`); the same name keeps the pages byte-identical to the ones Altair wrote.
+class _Printed:
+    """A value printed as Altair 6's schema objects print themselves."""
+
+    def __init__(self, name: str, properties: dict[str, Any] | None = None, argument: Any = None) -> None:
+        self.name, self.properties, self.argument = name, properties, argument
+
+    def __repr__(self) -> str:
+        if not self.properties:
+            return f"{self.name}({self.argument!r})"
+        lines = ",\n".join(f"{k}: {v!r}" for k, v in sorted(self.properties.items())).replace("\n", "\n  ")
+        return f"{self.name}({{\n  {lines}\n}})"
+
+
+def _printed_channel(channel: str, spec: Spec) -> _Printed:
+    """One encoding channel as Altair held it: a field as its shorthand, a selection's value as a condition."""
+    if "condition" in spec:
+        condition = _Printed("ConditionalParameterValueDefnumberExprRef", {
+            "param": _Printed("ParameterName", argument=spec["condition"]["param"]),
+            "value": spec["condition"]["value"]})
+        return _Printed(f"{channel.capitalize()}Value", {"condition": condition, "value": spec["value"]})
+    code = {name: letter for letter, name in TYPES.items()}.get(spec.get("type", ""), "Q")  # x2, y2: quantitative
+    nested = {"legend": "Legend", "scale": "Scale"}
+    properties = {key: _Printed(nested[key], value) if key in nested else value
+                  for key, value in spec.items() if key not in ("field", "type")}
+    return _Printed("Tooltip" if channel == "tooltip" else channel.upper() if len(channel) <= 2 else
+                    channel.capitalize(), {**properties, "shorthand": f"{spec['field']}:{code}"})
+
+
+def _view_name(layer: Layer) -> str:
+    """The name Altair gave `layer` (`view_` and 16 hex digits)."""
+    encoding = {channel: [_printed_channel(channel, tip) for tip in spec] if isinstance(spec, list)
+                else _printed_channel(channel, spec) for channel, spec in layer.encoding.items()}
+    mark = layer.mark["type"] if list(layer.mark) == ["type"] else repr(_Printed("MarkDef", layer.mark))
+    printed = {"class": "Chart", "data": str(layer.data), "encoding": repr(_Printed("FacetedEncoding", encoding)),
+               "mark": mark, "transform": [repr(_Printed("FilterTransform", t)) for t in layer.transform]
+               if layer.transform else "Undefined"}
+    return "view_" + hashlib.sha256(json.dumps(printed, sort_keys=True).encode()).hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------------------------------- charts
 
 def _points_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """The columns every scatter shows, named as in TOOLTIP."""
@@ -119,21 +264,22 @@ def trade_off_chart(key: str, ranking: pd.DataFrame, colours: dict[str, str], mo
     data = _points_frame(ranking).assign(
         front=ranking["round_front"].eq(1).map({True: "not beaten on both", False: "beaten on both"}).to_numpy())
     rounds = sorted(data["round"].unique(), key=_round_key, reverse=True)
-    legend = _legend_filter(key)
-    base = alt.Chart(data).mark_point(filled=True).encode(
-        x=alt.X("hours:Q", scale=LOG, title="Accelerator-hours (lower is better)"),
-        y=alt.Y("time:Q", scale=LOG, title="Time to train (min, lower is better)"),
-        color=_colour(data, colours), shape=_shape(data, colours),
-        size=alt.Size("front:N", sort=["not beaten on both", "beaten on both"], title="In its round",
-                      scale=alt.Scale(domain=["not beaten on both", "beaten on both"], range=[FRONT_SIZE, POINT_SIZE]),
-                      legend=alt.Legend(orient="bottom")),
-        stroke=alt.condition("datum.front === 'not beaten on both'", alt.value("#000000"), alt.value(None)),
-        strokeWidth=alt.value(1.2),
-        opacity=alt.condition(legend, alt.value(0.9), alt.value(0.08)),
-        tooltip=[*TOOLTIP, alt.Tooltip("front:N", title="In its round")]).add_params(legend)
+    legend = _legend_filter(f"{key}_family")
+    fronts = ["not beaten on both", "beaten on both"]
+    points = Layer(data, {"type": "point", "filled": True}, {
+        "x": _channel("hours:Q", scale=_log(), title="Accelerator-hours (lower is better)"),
+        "y": _channel("time:Q", scale=_log(), title="Time to train (min, lower is better)"),
+        "color": _colour(data, colours), "shape": _shape(data, colours),
+        "size": _channel("front:N", sort=fronts, title="In its round",
+                         scale={"domain": fronts, "range": [FRONT_SIZE, POINT_SIZE]}, legend={"orient": "bottom"}),
+        "stroke": {"condition": {"test": "datum.front === 'not beaten on both'", "value": "#000000"}, "value": None},
+        "strokeWidth": {"value": 1.2},
+        "opacity": _when(legend["name"], 0.9, 0.08),
+        "tooltip": [*TOOLTIP, _tip("front:N", "In its round")]}, params=[legend])
     if len(rounds) > 1:
-        selector = _round_selector(key, rounds)
-        base = base.add_params(selector).transform_filter(f"{key}_round == 'all' || datum.round == {key}_round")
+        selector, keep = _round_selector(key, rounds)
+        points.params.append(selector)
+        points.transform.append(keep)
     front = int((data["front"] == "not beaten on both").sum())
     return Chart(key, "Time to train against hardware time",
                  "Lower left is better: the large outlined points are results no other result of their round beats "
@@ -141,7 +287,7 @@ def trade_off_chart(key: str, ranking: pd.DataFrame, colours: dict[str, str], mo
                  f"Scatter plot, log scales: time to train in minutes against accelerator-hours for {len(data)} "
                  f"{model} results in {len(rounds)} round{'s' if len(rounds) != 1 else ''}, coloured by accelerator; "
                  f"{front} are not beaten on both by a result of their round.",
-                 _spec(base.properties(width="container", height=HEIGHT)))
+                 _single(points))
 
 
 def scaling_chart(key: str, clustered: pd.DataFrame, decide: dict[str, Any] | None, colours: dict[str, str],
@@ -150,44 +296,38 @@ def scaling_chart(key: str, clustered: pd.DataFrame, decide: dict[str, Any] | No
     decide stage's forecast curve per family (line) and each family's forecast for the next round at its largest
     count with the interval (bar)."""
     data = _points_frame(clustered)
-    latest = data.groupby("family")["round"].transform(lambda r: max(r, key=_round_key))
-    data = data[data["round"] == latest]
-    legend = _legend_filter(key)
+    order = data["round"].map(_round_key)
+    data = data[order == order.groupby(data["family"]).transform("max")]
+    legend = _legend_filter(f"{key}_family")
     colour = _colour(data, colours)
-    x = alt.X("count:Q", scale=LOG, title="Accelerators")
-    y = alt.Y("time:Q", scale=LOG, title="Time to train (min)")
-    points = alt.Chart(data).mark_point(filled=True, size=POINT_SIZE).encode(
-        x=x, y=y, color=colour, shape=_shape(data, colours),
-        opacity=alt.condition(legend, alt.value(0.85), alt.value(0.08)),
-        tooltip=TOOLTIP).add_params(legend)
+    x = _channel("count:Q", scale=_log(), title="Accelerators")
+    y = _channel("time:Q", scale=_log(), title="Time to train (min)")
+    points = Layer(data, {"type": "point", "filled": True, "size": POINT_SIZE}, {
+        "x": x, "y": y, "color": colour, "shape": _shape(data, colours),
+        "opacity": _when(legend["name"], 0.85, 0.08), "tooltip": TOOLTIP}, params=[legend])
     rounds = sorted(data["round"].unique(), key=_round_key, reverse=True)
     if len(rounds) > 1:  # families' latest rounds differ: a reader can keep one round's results
-        selector = _round_selector(key, rounds)
-        points = points.add_params(selector).transform_filter(f"{key}_round == 'all' || datum.round == {key}_round")
+        selector, keep = _round_selector(key, rounds)
+        points.params.append(selector)
+        points.transform.append(keep)
     layers = [points]
     bands, forecasts = forecast_frames(decide, set(data["family"]))
     if not bands.empty:
-        band_tips = [alt.Tooltip("unit:N", title="Forecast"), alt.Tooltip("count:Q", title="Accelerators"),
-                     alt.Tooltip("time:Q", title="Forecast (min)", format=",.3~g"),
-                     alt.Tooltip("low:Q", title="Interval from (min)", format=",.3~g"),
-                     alt.Tooltip("high:Q", title="Interval to (min)", format=",.3~g")]
-        layers.append(alt.Chart(bands).mark_area().encode(
-            x=x, y=alt.Y("low:Q", scale=LOG), y2="high:Q", color=colour, detail="unit:N", tooltip=band_tips,
-            opacity=alt.condition(legend, alt.value(0.12), alt.value(0.02))))
-        layers.append(alt.Chart(bands).mark_line(strokeDash=[5, 3], strokeWidth=1.5).encode(
-            x=x, y=y, color=colour, detail="unit:N",
-            opacity=alt.condition(legend, alt.value(0.9), alt.value(0.05)), tooltip=band_tips))
+        band_tips = [_tip("unit:N", "Forecast"), *FORECAST_TIPS]
+        layers.append(Layer(bands, {"type": "area"}, {
+            "x": x, "y": _channel("low:Q", scale=_log()), "y2": {"field": "high"}, "color": colour,
+            "detail": _channel("unit:N"), "tooltip": band_tips, "opacity": _when(legend["name"], 0.12, 0.02)}))
+        layers.append(Layer(bands, {"type": "line", "strokeDash": [5, 3], "strokeWidth": 1.5}, {
+            "x": x, "y": y, "color": colour, "detail": _channel("unit:N"),
+            "opacity": _when(legend["name"], 0.9, 0.05), "tooltip": band_tips}))
     if not forecasts.empty:
-        tips = [alt.Tooltip("unit:N", title="Next-round forecast"), alt.Tooltip("count:Q", title="Accelerators"),
-                alt.Tooltip("time:Q", title="Forecast (min)", format=",.3~g"),
-                alt.Tooltip("low:Q", title="Interval from (min)", format=",.3~g"),
-                alt.Tooltip("high:Q", title="Interval to (min)", format=",.3~g"),
-                alt.Tooltip("trusted:N", title="Trusted")]
-        layers.append(alt.Chart(forecasts).mark_rule(strokeWidth=3).encode(
-            x=x, y="low:Q", y2="high:Q", color=colour, tooltip=tips,
-            opacity=alt.condition(legend, alt.value(0.6), alt.value(0.05))))
-        layers.append(alt.Chart(forecasts).mark_point(shape="triangle-down", size=FRONT_SIZE, filled=True).encode(
-            x=x, y=y, color=colour, tooltip=tips, opacity=alt.condition(legend, alt.value(1), alt.value(0.05))))
+        tips = [_tip("unit:N", "Next-round forecast"), *FORECAST_TIPS, _tip("trusted:N", "Trusted")]
+        layers.append(Layer(forecasts, {"type": "rule", "strokeWidth": 3}, {
+            "x": x, "y": _channel("low:Q"), "y2": {"field": "high"}, "color": colour, "tooltip": tips,
+            "opacity": _when(legend["name"], 0.6, 0.05)}))
+        layers.append(Layer(forecasts, {"type": "point", "shape": "triangle-down", "size": FRONT_SIZE, "filled": True},
+                            {"x": x, "y": y, "color": colour, "tooltip": tips,
+                             "opacity": _when(legend["name"], 1, 0.05)}))
     reading = ("Each family's latest results (dots), the next round's forecast (dashed) with its interval (band, "
                "wider outside the published counts) and at the largest count (triangle and bar)"
                if not forecasts.empty else "Each family's results in its latest round; no forecast for this benchmark")
@@ -195,7 +335,7 @@ def scaling_chart(key: str, clustered: pd.DataFrame, decide: dict[str, Any] | No
                  f"Scatter plot, log scales: time to train in minutes against the number of accelerators for "
                  f"{len(data)} {model} results, one colour per accelerator family"
                  + (f", with forecast bands for {bands['unit'].nunique()} families." if not bands.empty else "."),
-                 _spec(alt.layer(*layers).properties(width="container", height=HEIGHT)))
+                 _layered(layers))
 
 
 def forecast_frames(decide: dict[str, Any] | None, families: set[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -249,37 +389,36 @@ def break_even_chart(key: str, decide: dict[str, Any] | None, families: Sequence
     if curves.empty or decide is None:
         return None
     floor = float(decide["efficiency_floor"])
-    legend = _legend_filter(key)
+    legend = _legend_filter(f"{key}_family")
     colour = _colour(curves, colours)
-    opacity = alt.condition(legend, alt.value(0.9), alt.value(0.06))
-    x = alt.X("count:Q", scale=LOG, title="Accelerators")
-    y = alt.Y("curve:Q", title="Scaling efficiency (1 = linear)")
+    opacity = _when(legend["name"], 0.9, 0.06)
+    x = _channel("count:Q", scale=_log(), title="Accelerators")
     layers = [
-        alt.Chart(curves).mark_line(strokeWidth=1.5).encode(
-            x=x, y=y, color=colour, detail="unit:N", opacity=opacity,
-            tooltip=[alt.Tooltip("unit:N", title="Curve"), alt.Tooltip("count:Q", title="Accelerators"),
-                     alt.Tooltip("curve:Q", title="Curve efficiency", format=".2f")]).add_params(legend),
-        alt.Chart(observed).mark_point(filled=True, size=POINT_SIZE).encode(
-            x=x, y=alt.Y("observed:Q"), color=colour, opacity=opacity,
-            tooltip=[alt.Tooltip("unit:N", title="Family"), alt.Tooltip("count:Q", title="Accelerators"),
-                     alt.Tooltip("observed:Q", title="Observed efficiency (median)", format=".2f"),
-                     alt.Tooltip("results:Q", title="Results")]),
-        alt.Chart(pd.DataFrame({"floor": [floor]})).mark_rule(strokeDash=[2, 3], color="#000000").encode(
-            y="floor:Q", tooltip=[alt.Tooltip("floor:Q", title="Efficiency floor (decide.efficiency_floor)")])]
+        Layer(curves, {"type": "line", "strokeWidth": 1.5}, {
+            "x": x, "y": _channel("curve:Q", title="Scaling efficiency (1 = linear)"), "color": colour,
+            "detail": _channel("unit:N"), "opacity": opacity,
+            "tooltip": [_tip("unit:N", "Curve"), _tip("count:Q", "Accelerators"),
+                        _tip("curve:Q", "Curve efficiency", ".2f")]}, params=[legend]),
+        Layer(observed, {"type": "point", "filled": True, "size": POINT_SIZE}, {
+            "x": x, "y": _channel("observed:Q"), "color": colour, "opacity": opacity,
+            "tooltip": [_tip("unit:N", "Family"), _tip("count:Q", "Accelerators"),
+                        _tip("observed:Q", "Observed efficiency (median)", ".2f"), _tip("results:Q", "Results")]}),
+        Layer(pd.DataFrame({"floor": [floor]}), {"type": "rule", "strokeDash": [2, 3], "color": "#000000"}, {
+            "y": _channel("floor:Q"), "tooltip": [_tip("floor:Q", "Efficiency floor (decide.efficiency_floor)")]})]
     if not crossings.empty:
-        layers.append(alt.Chart(crossings.assign(floor=floor)).mark_point(
-            shape="cross", size=FRONT_SIZE, filled=True, stroke="#000000", strokeWidth=0.8).encode(
-            x=x, y="floor:Q", color=colour, opacity=opacity,
-            tooltip=[alt.Tooltip("unit:N", title="Break-even of"), alt.Tooltip("count:Q", title="Accelerators"),
-                     alt.Tooltip("agreement:N", title="Curve and data agree"),
-                     alt.Tooltip("note:N", title="How")]))
+        layers.append(Layer(crossings.assign(floor=floor), {
+            "type": "point", "shape": "cross", "size": FRONT_SIZE, "filled": True, "stroke": "#000000",
+            "strokeWidth": 0.8}, {
+            "x": x, "y": _channel("floor:Q"), "color": colour, "opacity": opacity,
+            "tooltip": [_tip("unit:N", "Break-even of"), _tip("count:Q", "Accelerators"),
+                        _tip("agreement:N", "Curve and data agree"), _tip("note:N", "How")]}))
     return Chart(key, "Scaling efficiency against accelerators, with the floor",
                  f"Each family's forecast curve (line) and its published results (dots, median per count): the cross "
                  f"is where the curve falls below the floor of {floor:g}; below the chart, whether the data agree.",
                  f"Line and dot chart, log count axis: scaling efficiency against the number of accelerators for "
                  f"{curves['unit'].nunique()} {model} families, with the efficiency floor {floor:g} and "
                  f"{len(crossings)} break-even points.",
-                 _spec(alt.layer(*layers).properties(width="container", height=HEIGHT)))
+                 _layered(layers))
 
 
 def backtest_chart(key: str, decide: dict[str, Any] | None, model: str) -> Chart | None:
@@ -299,33 +438,30 @@ def backtest_chart(key: str, decide: dict[str, Any] | None, model: str) -> Chart
                          "low": [_short(p["low_min"]) for p in points], "high": [_short(p["high_min"]) for p in points],
                          "trusted": ["yes" if p["trusted"] else "no" for p in points]})
     rounds = sorted(data["round"].unique(), key=_round_key)
-    legend = alt.selection_point(name=f"{key}_round_legend", fields=["round"], bind="legend")
+    legend = _legend_filter(f"{key}_round_legend", "round")
     span = [float(min(data["time"].min(), data["forecast"].min())), float(max(data["time"].max(),
                                                                            data["forecast"].max()))]
-    x = alt.X("time:Q", scale=LOG, title="Published time to train (min)")
-    chart = alt.layer(
-        alt.Chart(pd.DataFrame({"time": span, "forecast": span})).mark_line(color="#000000", strokeWidth=1).encode(
-            x=x, y=alt.Y("forecast:Q", scale=LOG)),
-        alt.Chart(data).mark_point(filled=True, size=POINT_SIZE).encode(
-            x=x, y=alt.Y("forecast:Q", scale=LOG, title="Forecast from earlier rounds (min)"),
-            color=alt.Color("round:N", title="Round forecast", sort=rounds,
-                            scale=alt.Scale(domain=rounds, range=[FAMILY_PALETTE[i % len(FAMILY_PALETTE)]
-                                                                  for i in range(len(rounds))]),
-                            legend=alt.Legend(orient="bottom")),
-            opacity=alt.condition(legend, alt.value(0.85), alt.value(0.06)),
-            tooltip=[alt.Tooltip("round:N", title="Round forecast"), alt.Tooltip("family:N", title="Accelerator"),
-                     alt.Tooltip("submitter:N", title="Submitter"), alt.Tooltip("system:N", title="System"),
-                     alt.Tooltip("count:Q", title="Accelerators", format=",d"),
-                     alt.Tooltip("time:Q", title="Published (min)", format=",.3~g"),
-                     alt.Tooltip("forecast:Q", title="Forecast (min)", format=",.3~g"),
-                     alt.Tooltip("low:Q", title="Interval from (min)", format=",.3~g"),
-                     alt.Tooltip("high:Q", title="Interval to (min)", format=",.3~g"),
-                     alt.Tooltip("trusted:N", title="Trusted")]).add_params(legend))
+    x = _channel("time:Q", scale=_log(), title="Published time to train (min)")
+    layers = [
+        Layer(pd.DataFrame({"time": span, "forecast": span}), {"type": "line", "color": "#000000", "strokeWidth": 1},
+              {"x": x, "y": _channel("forecast:Q", scale=_log())}),
+        Layer(data, {"type": "point", "filled": True, "size": POINT_SIZE}, {
+            "x": x, "y": _channel("forecast:Q", scale=_log(), title="Forecast from earlier rounds (min)"),
+            "color": _channel("round:N", title="Round forecast", sort=rounds,
+                              scale={"domain": rounds, "range": [FAMILY_PALETTE[i % len(FAMILY_PALETTE)]
+                                                                 for i in range(len(rounds))]},
+                              legend={"orient": "bottom"}),
+            "opacity": _when(legend["name"], 0.85, 0.06),
+            "tooltip": [_tip("round:N", "Round forecast"), _tip("family:N", "Accelerator"),
+                        _tip("submitter:N", "Submitter"), _tip("system:N", "System"),
+                        _tip("count:Q", "Accelerators", ",d"), _tip("time:Q", "Published (min)", ",.3~g"),
+                        _tip("forecast:Q", "Forecast (min)", ",.3~g"), *FORECAST_TIPS[2:],
+                        _tip("trusted:N", "Trusted")]}, params=[legend])]
     return Chart(key, "Forecast against published time, each round from the rounds before it",
                  "On the diagonal the forecast was exact; above it too slow, below it too fast.",
                  f"Scatter plot, log scales: {len(data)} {model} results of {len(rounds)} rounds, each forecast "
                  f"from earlier rounds as predict would have answered, against its published time.",
-                 _spec(chart.properties(width="container", height=HEIGHT)))
+                 _layered(layers))
 
 
 def _unit(unit: dict[str, Any]) -> str:
@@ -352,23 +488,22 @@ def progress_chart(key: str, clustered: pd.DataFrame, colours: dict[str, str], m
     if data.empty:
         return None
     rounds = sorted(data["round"].unique(), key=_round_key)
-    legend = _legend_filter(key)
-    encode = {"x": alt.X("round:O", sort=rounds, title="Round"),
-              "y": alt.Y("time:Q", scale=LOG, title="Best time to train (min)"),
-              "color": _colour(data, colours), "detail": "hardware:N",
-              "opacity": alt.condition(legend, alt.value(0.9), alt.value(0.06))}
-    tips = [alt.Tooltip("hardware:N", title="Hardware"), *TOOLTIP]
-    chart = alt.layer(alt.Chart(data).mark_line().encode(**encode),
-                      alt.Chart(data).mark_point(filled=True, size=POINT_SIZE).encode(
-                          **encode, shape=_shape(data, colours), tooltip=tips)
-                      ).add_params(legend)
+    legend = _legend_filter(f"{key}_family")
+    encoding = {"x": _channel("round:O", sort=rounds, title="Round"),
+                "y": _channel("time:Q", scale=_log(), title="Best time to train (min)"),
+                "color": _colour(data, colours), "detail": _channel("hardware:N"),
+                "opacity": _when(legend["name"], 0.9, 0.06)}
+    tips = [_tip("hardware:N", "Hardware"), *TOOLTIP]
+    layers = [Layer(data, {"type": "line"}, encoding, params=[legend]),
+              Layer(data, {"type": "point", "filled": True, "size": POINT_SIZE},
+                    {**encoding, "shape": _shape(data, colours), "tooltip": tips})]
     pairs = data["hardware"].nunique()
     return Chart(key, "The same hardware across rounds (software progress)",
                  "Each line is one accelerator at one count: a falling line is the same hardware training faster "
                  "in a later round, from software, tuning and system changes.",
                  f"Line chart: best time to train in minutes per round for {pairs} {model} combinations of "
                  f"accelerator family and count published in two rounds or more.",
-                 _spec(chart.properties(width="container", height=HEIGHT)))
+                 _layered(layers))
 
 
 def cost_chart(key: str, rows: pd.DataFrame, colours: dict[str, str], round_: str) -> Chart | None:
@@ -377,24 +512,24 @@ def cost_chart(key: str, rows: pd.DataFrame, colours: dict[str, str], round_: st
     data = rows[rows["cost_low"].notna()].reset_index(drop=True)
     if data.empty:
         return None
-    legend = _legend_filter(key)
+    legend = _legend_filter(f"{key}_family")
     colour = _colour(data, colours)
-    y = alt.Y("time:Q", scale=LOG, title="Time to train (min)")
-    tips = [*TOOLTIP, alt.Tooltip("cost_text:N", title="Cost per run (derived)")]
-    opacity = alt.condition(legend, alt.value(0.9), alt.value(0.06))
-    chart = alt.layer(
-        alt.Chart(data).mark_rule(strokeWidth=2).encode(
-            x=alt.X("cost_low:Q", scale=LOG, title="Cost of one training run (USD, derived)"),
-            x2="cost_high:Q", y=y, color=colour, opacity=opacity, tooltip=tips),
-        alt.Chart(data).mark_point(filled=True, size=POINT_SIZE).encode(
-            x="cost_low:Q", y=y, color=colour, shape=_shape(data, colours), opacity=opacity,
-            tooltip=tips)).add_params(legend)
+    y = _channel("time:Q", scale=_log(), title="Time to train (min)")
+    tips = [*TOOLTIP, _tip("cost_text:N", "Cost per run (derived)")]
+    opacity = _when(legend["name"], 0.9, 0.06)
+    layers = [Layer(data, {"type": "rule", "strokeWidth": 2}, {
+                  "x": _channel("cost_low:Q", scale=_log(), title="Cost of one training run (USD, derived)"),
+                  "x2": {"field": "cost_high"}, "y": y, "color": colour, "opacity": opacity, "tooltip": tips},
+                  params=[legend]),
+              Layer(data, {"type": "point", "filled": True, "size": POINT_SIZE}, {
+                  "x": _channel("cost_low:Q"), "y": y, "color": colour, "shape": _shape(data, colours),
+                  "opacity": opacity, "tooltip": tips})]
     return Chart(key, f"Cost of a training run in {round_} (derived, not an MLPerf result)",
                  "Each bar runs from the cheapest to the dearest public price of the accelerator-hours: left and "
                  "low is cheaper and faster.",
                  f"Range plot, log scales: time to train against the derived cost of one run for {len(data)} "
                  f"configurations of {round_} with a public price.",
-                 _spec(chart.properties(width="container", height=HEIGHT)))
+                 _layered(layers))
 
 
 def energy_chart(key: str, rows: pd.DataFrame, colours: dict[str, str], model: str) -> Chart | None:
@@ -409,56 +544,58 @@ def energy_chart(key: str, rows: pd.DataFrame, colours: dict[str, str], model: s
     data = data.assign(power_per_accelerator_w=data["power_per_accelerator_w"].round(0),
                        power_share_of_tdp=data["power_share_of_tdp"].round(3))
     rounds = sorted(data["round"].unique(), key=_round_key, reverse=True)
-    legend = _legend_filter(key)
-    chart = alt.Chart(data[["submitter", "system", "round", "family", "count", "time", "hours", "energy_kwh",
-                            "energy_text", "power_measurement", "power_per_accelerator_w",
-                            "power_share_of_tdp"]]).mark_point(filled=True, size=FRONT_SIZE).encode(
-        x=alt.X("energy_kwh:Q", scale=LOG, title="Energy to train (kWh, measured)"),
-        y=alt.Y("time:Q", scale=LOG, title="Time to train (min)"),
-        color=_colour(data, colours), shape=_shape(data, colours),
-        opacity=alt.condition(legend, alt.value(0.9), alt.value(0.06)),
-        tooltip=[*TOOLTIP, alt.Tooltip("energy_text:N", title="Energy (kWh, measurement point)"),
-                 alt.Tooltip("power_per_accelerator_w:Q", title="W per accelerator (derived)", format=",d"),
-                 alt.Tooltip("power_share_of_tdp:Q", title="Share of TDP (derived)", format=".0%")]).add_params(legend)
+    legend = _legend_filter(f"{key}_family")
+    points = Layer(data[["submitter", "system", "round", "family", "count", "time", "hours", "energy_kwh",
+                         "energy_text", "power_measurement", "power_per_accelerator_w", "power_share_of_tdp"]],
+                   {"type": "point", "filled": True, "size": FRONT_SIZE}, {
+                       "x": _channel("energy_kwh:Q", scale=_log(), title="Energy to train (kWh, measured)"),
+                       "y": _channel("time:Q", scale=_log(), title="Time to train (min)"),
+                       "color": _colour(data, colours), "shape": _shape(data, colours),
+                       "opacity": _when(legend["name"], 0.9, 0.06),
+                       "tooltip": [*TOOLTIP, _tip("energy_text:N", "Energy (kWh, measurement point)"),
+                                   _tip("power_per_accelerator_w:Q", "W per accelerator (derived)", ",d"),
+                                   _tip("power_share_of_tdp:Q", "Share of TDP (derived)", ".0%")]},
+                   params=[legend])
     if len(rounds) > 1:
-        selector = _round_selector(key, rounds)
-        chart = chart.add_params(selector).transform_filter(f"{key}_round == 'all' || datum.round == {key}_round")
+        selector, keep = _round_selector(key, rounds)
+        points.params.append(selector)
+        points.transform.append(keep)
     return Chart(key, "Energy to train, where a result measured it",
                  "Left is less energy, low is faster; each point is one MLPerf result with a power measurement "
                  "(the AC figure where the same runs were also measured at DC).",
                  f"Scatter plot, log scales: time to train against measured energy in kWh for {len(data)} {model} "
                  f"results in {len(rounds)} round{'s' if len(rounds) != 1 else ''}.",
-                 _spec(chart.properties(width="container", height=HEIGHT)))
+                 _single(points))
 
 
 def family_comparison_chart(key: str, rows: pd.DataFrame, colours: dict[str, str], round_: str) -> Chart:
     """Per current benchmark and accelerator family: the median hardware efficiency of its results in `round_`
     (diamond) with its 95% bootstrap interval over the results (thick bar) and the range from its least to its most
     efficient result (thin line). `rows`: benchmark, family, n, median, ci_low, ci_high, low, high."""
-    legend = _legend_filter(key)
+    legend = _legend_filter(f"{key}_family")
     colour = _colour(rows, colours)
-    tips = [alt.Tooltip("benchmark:N", title="Benchmark"), alt.Tooltip("family:N", title="Accelerator"),
-            alt.Tooltip("n:Q", title="Results"), alt.Tooltip("median:Q", title="Median efficiency", format=".2f"),
-            alt.Tooltip("ci_low:Q", title="95% interval of the median from", format=".2f"),
-            alt.Tooltip("ci_high:Q", title="95% interval of the median to", format=".2f"),
-            alt.Tooltip("low:Q", title="Least efficient", format=".2f"),
-            alt.Tooltip("high:Q", title="Most efficient", format=".2f")]
+    tips = [_tip("benchmark:N", "Benchmark"), _tip("family:N", "Accelerator"), _tip("n:Q", "Results"),
+            _tip("median:Q", "Median efficiency", ".2f"),
+            _tip("ci_low:Q", "95% interval of the median from", ".2f"),
+            _tip("ci_high:Q", "95% interval of the median to", ".2f"),
+            _tip("low:Q", "Least efficient", ".2f"), _tip("high:Q", "Most efficient", ".2f")]
     order = list(dict.fromkeys(rows["benchmark"]))  # the benchmarks in the page's order, each's best family first
     rows = rows.assign(row=[f"{b}: {f}" for b, f in zip(rows["benchmark"], rows["family"])],
                        place=rows["benchmark"].map(order.index)).sort_values(
         ["place", "median", "family"], ascending=[True, False, True]).drop(columns="place")
-    y = alt.Y("row:N", title=None, sort=list(rows["row"]))
-    opacity = alt.condition(legend, alt.value(0.95), alt.value(0.06))
-    chart = alt.layer(
-        alt.Chart(rows).mark_rule(strokeWidth=1).encode(
-            x=alt.X("low:Q", scale=alt.Scale(domain=[0, 1]), title="Hardware efficiency (1 = best)"),
-            x2="high:Q", y=y, color=colour, opacity=alt.condition(legend, alt.value(0.45), alt.value(0.04)),
-            tooltip=tips),
-        alt.Chart(rows).mark_rule(strokeWidth=5).encode(
-            x="ci_low:Q", x2="ci_high:Q", y=y, color=colour, opacity=opacity, tooltip=tips),
-        alt.Chart(rows).mark_point(filled=True, size=POINT_SIZE, shape="diamond", stroke="#000000",
-                                   strokeWidth=0.6).encode(
-            x="median:Q", y=y, color=colour, opacity=opacity, tooltip=tips)).add_params(legend)
+    y = _channel("row:N", title=None, sort=list(rows["row"]))
+    opacity = _when(legend["name"], 0.95, 0.06)
+    layers = [
+        Layer(rows, {"type": "rule", "strokeWidth": 1}, {
+            "x": _channel("low:Q", scale={"domain": [0, 1]}, title="Hardware efficiency (1 = best)"),
+            "x2": {"field": "high"}, "y": y, "color": colour, "opacity": _when(legend["name"], 0.45, 0.04),
+            "tooltip": tips}, params=[legend]),
+        Layer(rows, {"type": "rule", "strokeWidth": 5}, {
+            "x": _channel("ci_low:Q"), "x2": {"field": "ci_high"}, "y": y, "color": colour, "opacity": opacity,
+            "tooltip": tips}),
+        Layer(rows, {"type": "point", "filled": True, "size": POINT_SIZE, "shape": "diamond", "stroke": "#000000",
+                     "strokeWidth": 0.6}, {
+            "x": _channel("median:Q"), "y": y, "color": colour, "opacity": opacity, "tooltip": tips})]
     height = max(160, 18 * len(rows))
     return Chart(key, f"Which accelerators train efficiently in {round_}, across benchmarks",
                  "Right is better: the diamond is the family's median result, the thick bar its 95% bootstrap "
@@ -467,4 +604,4 @@ def family_comparison_chart(key: str, rows: pd.DataFrame, colours: dict[str, str
                  f"Dot and interval plot: for each of {rows['benchmark'].nunique()} current benchmarks, the hardware "
                  f"efficiency of each accelerator family's results in {round_} (median, 95% bootstrap interval of "
                  f"the median and range, {len(rows)} family-benchmark pairs).",
-                 _spec(chart.properties(width="container", height=height)))
+                 _layered(layers, height))

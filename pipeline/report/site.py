@@ -260,7 +260,7 @@ def _chart_rows(rows: pd.DataFrame) -> pd.DataFrame:
                                  "time_to_train_min": "time", "accelerator_hours": "hours"})
     energy = [c for c in ENERGY_COLUMNS if c in named]
     if energy:
-        named = named.assign(energy_text=[energy_text(row) for _, row in rows.iterrows()])
+        named = named.assign(energy_text=[energy_text(row) for row in rows[energy].to_dict("records")])
         energy.append("energy_text")
     keep = ["submitter", "system", "round", "family", "count", "time", "hours",
             *[c for c in ("cost_low", "cost_high", "cost_text") if c in named], *energy]
@@ -302,8 +302,7 @@ def render_site(context: dict[str, Any]) -> dict[str, str]:
 
 def chart_library() -> str:
     """Vega, Vega-Lite and vega-embed in one script, as vl-convert-python bundles them (no network), for the
-    Vega-Lite version Altair writes."""
+    Vega-Lite version the charts are written for."""
     import vl_convert
 
-    version = ".".join(charts.alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
-    return str(vl_convert.javascript_bundle(snippet=BUNDLE_GLOBALS, vl_version=version))
+    return str(vl_convert.javascript_bundle(snippet=BUNDLE_GLOBALS, vl_version=charts.VEGA_LITE_VERSION))

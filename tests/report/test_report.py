@@ -11,6 +11,7 @@ import html.parser
 import itertools
 import json
 import re
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -285,6 +286,12 @@ def write_fixture_site(folder: Path, energy: bool = False) -> Path:
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return render_fixture_site(tmp_path_factory.mktemp("report"))
+
+
+@pytest.fixture(scope="module")
+def energy_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The fixture site with the configurations' energy columns."""
+    return render_fixture_site(tmp_path_factory.mktemp("energy"), energy=True)
 
 
 @pytest.fixture(scope="module")
@@ -791,9 +798,9 @@ def test_republished_results_say_so_in_the_tables() -> None:
         {"round": "v2.1", "results": 1, "republished": 1, "share": "100%"}]
 
 
-def test_energy_shows_where_measured_and_nothing_changes_without_the_columns(tmp_path: Path,
-                                                                             pages: dict[str, str]) -> None:
-    with_energy = render_fixture_site(tmp_path, energy=True)
+def test_energy_shows_where_measured_and_nothing_changes_without_the_columns(
+        tmp_path: Path, pages: dict[str, str], energy_pages: dict[str, str]) -> None:
+    with_energy = energy_pages
     headline = with_energy[site.benchmark_page(HEADLINE)]
     assert "Energy per run (kWh)" in headline and f'id="{HEADLINE}_energy"' in headline
     assert "12.5 (node wall power)" in page_text(headline)  # each energy figure with its measurement point
@@ -843,6 +850,24 @@ def test_charts_name_each_point_filter_by_family_and_select_rounds_with_fixed_co
         for figure in re.findall(r'<figure class="vchart".*?</figure>', text, re.S):
             assert re.search(r"<strong>[^<]+</strong><span class=\"reading\">[^<]+</span>", figure), name
             assert re.search(r'role="img" aria-label="[^"]{40,}"', figure), name
+
+
+def test_every_chart_is_valid_vega_lite(energy_pages: dict[str, str]) -> None:
+    """Every kind of chart the site draws, checked against the JSON schema of the Vega-Lite version the site bundles
+    (charts.VEGA_LITE_VERSION), as Altair ships it."""
+    import altair
+    import jsonschema
+
+    assert altair.SCHEMA_VERSION.startswith(f"v{charts.VEGA_LITE_VERSION}.")
+    schema = resources.files("altair.vegalite.v6.schema").joinpath("vega-lite-schema.json").read_text("utf-8")
+    validator = jsonschema.Draft7Validator(json.loads(schema))
+    specs = {key: spec for name, text in energy_pages.items() if name.endswith(".html")
+             for key, spec in _specs(text).items()}
+    kinds = {"tradeoff", "scaling", "progress", "cost", "energy", "break_even", "backtest"}
+    assert {kind for kind in kinds for key in specs if key.endswith(f"_{kind}")} == kinds
+    assert "family_comparison" in specs
+    for key, spec in specs.items():
+        assert [error.message for error in validator.iter_errors(spec)] == [], key
 
 
 def test_family_order_puts_the_newest_rounds_families_first() -> None:
