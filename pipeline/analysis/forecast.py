@@ -72,6 +72,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.analysis.scope import analysed_benchmarks, in_scope, read_configurations
+from pipeline.core.artifacts import Record
 from pipeline.core.errors import UsageError
 from pipeline.core.paths import BACKTEST
 from pipeline.mlperf.accelerators import spec_features, specifications
@@ -931,11 +932,111 @@ def compare(points: pd.DataFrame) -> Comparison:
         methods={str(method): int(n) for method, n in answers["chosen"].value_counts().items()})
 
 
-def summarise_backtest(points: pd.DataFrame) -> dict[str, Any]:
+class AnswerErrors(Record):
+    """Absolute percentage errors of `predict`'s answers in the backtest (`ErrorSummary`)."""
+
+    answer_n: int
+    """Answers."""
+    answer_median_ape_pct: float | None
+    """Their median absolute percentage error (%; lower: better); None without an answer."""
+    answer_p90_ape_pct: float | None
+    """Its 90th percentile (%)."""
+    answer_coverage: float | None
+    """The share of published times inside the answers' interval (0 to 1; the interval's level is the aim)."""
+
+
+class KindErrors(AnswerErrors):
+    """The answers of one kind of forecast."""
+
+    kind: str
+    """The kind (one of KINDS, or the naive rule)."""
+
+
+class ComparisonRecord(AnswerErrors):
+    """A set of backtest points summarised (`Comparison`): `predict`'s answers (all, trusted, untrusted), the
+    model's and the naive rule's forecasts, each as count, median and 90th-percentile error (%) and coverage, and
+    the three on the results both the answer and the naive rule forecast (`common_*`)."""
+
+    trusted_n: int
+    """Trusted answers."""
+    trusted_median_ape_pct: float | None
+    """Their median error (%)."""
+    trusted_p90_ape_pct: float | None
+    """Their 90th-percentile error (%)."""
+    trusted_coverage: float | None
+    """Their share inside the interval."""
+    untrusted_n: int
+    """Untrusted answers."""
+    untrusted_median_ape_pct: float | None
+    """Their median error (%)."""
+    untrusted_p90_ape_pct: float | None
+    """Their 90th-percentile error (%)."""
+    untrusted_coverage: float | None
+    """Their share inside the interval."""
+    model_n: int
+    """The model's forecasts."""
+    model_median_ape_pct: float | None
+    """Their median error (%)."""
+    model_p90_ape_pct: float | None
+    """Their 90th-percentile error (%)."""
+    model_coverage: float | None
+    """Their share inside the interval."""
+    naive_n: int
+    """The naive rule's forecasts."""
+    naive_median_ape_pct: float | None
+    """Their median error (%)."""
+    naive_p90_ape_pct: float | None
+    """Their 90th-percentile error (%)."""
+    naive_coverage: float | None
+    """Their share inside the interval."""
+    common_n: int
+    """Results forecast by both the answer and the naive rule."""
+    common_answer_median_ape_pct: float | None
+    """The answers' median error on them (%)."""
+    common_model_median_ape_pct: float | None
+    """The model's median error on them (%)."""
+    common_naive_median_ape_pct: float | None
+    """The naive rule's median error on them (%)."""
+    answer_methods: dict[str, int]
+    """How many answers each method gave."""
+    better: str
+    """The lower median on the common results: "answer", or "naive" only if strictly lower."""
+
+
+class FoldComparison(ComparisonRecord):
+    """The answers for one round, forecast from the rounds before it."""
+
+    fold: str
+    """The round forecast."""
+
+
+class FamilyComparison(ComparisonRecord):
+    """The answers for one accelerator family."""
+
+    family: str
+    """The accelerator family."""
+
+
+class BacktestSummary(ComparisonRecord):
+    """decide.json's `backtest` (`summarise_backtest`): every answer, then by round, family and kind."""
+
+    folds: list[FoldComparison]
+    """By round forecast, oldest first."""
+    latest_fold: FoldComparison | None
+    """The latest round forecast on its own."""
+    families: list[FamilyComparison]
+    """By accelerator family, by name."""
+    kinds: list[KindErrors]
+    """By kind of forecast, for the kinds answered."""
+    calibrated_share: float | None
+    """The share of answers whose interval is calibrated on earlier forecasts (0 to 1)."""
+
+
+def summarise_backtest(points: pd.DataFrame) -> BacktestSummary:
     """decide.json's `backtest`: overall, the latest fold on its own, and per fold, family and model kind."""
     folds = sorted(points["fold"].unique(), key=round_version) if len(points) else []
     answers = points[points["method"] == ANSWER]
-    return {
+    return BacktestSummary.model_validate({
         **compare(points).as_dict(),
         "folds": [{"fold": fold, **compare(points[points["fold"] == fold]).as_dict()} for fold in folds],
         "latest_fold": {"fold": folds[-1], **compare(points[points["fold"] == folds[-1]]).as_dict()}
@@ -945,7 +1046,7 @@ def summarise_backtest(points: pd.DataFrame) -> dict[str, Any]:
         "kinds": [{"kind": kind, **ErrorSummary.of(answers[answers["kind"] == kind]).as_dict("answer")}
                   for kind in (*KINDS, NAIVE) if (answers["kind"] == kind).any()],
         "calibrated_share": float((answers["calibration"] != UNCALIBRATED).mean()) if len(answers) else None,
-    }
+    })
 
 
 # --- answers ------------------------------------------------------------------------------------------------------

@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         write_json(headline_metrics(item), paths.headline_metrics(item.benchmark))
     correction = findings_correction(outputs)
     write_json(summary_metrics(outputs, correction), paths.SUMMARY_METRICS)
-    write_json({item.benchmark: item.importance for item in outputs}, paths.IMPORTANCE_SUMMARY)
+    write_json({item.benchmark: item.importance.as_json() for item in outputs}, paths.IMPORTANCE_SUMMARY)
     context = site_context(outputs, pd.read_parquet(paths.RESULTS), pd.read_csv(paths.QUARANTINE), params,
                            provenance(params), load_tally(), prices, configurations)
     site = {**render_site(context), "assets/vega.js": chart_library()}

@@ -72,8 +72,9 @@ def family_frame(rows: list[dict]) -> pd.DataFrame:
 ])
 def test_break_even_far_past_the_published_counts_is_not_given_as_a_number(count: float | None, beyond: bool,
                                                                           text: str) -> None:
-    family = {"break_even_count": count, "break_even_beyond_published": beyond, "count_max": 64.0}
-    assert decide_section.break_even_text(family) == text
+    unit = decide.UnitRecord.model_construct(break_even_count=count, break_even_beyond_published=beyond,
+                                             count_max=64.0)  # the fields the text reads
+    assert decide_section.break_even_text(unit) == text
 
 
 def test_the_break_even_comes_from_the_forecast_curve() -> None:
@@ -88,7 +89,7 @@ def test_the_break_even_comes_from_the_forecast_curve() -> None:
     assert (unit.observed_last_count_at_floor, unit.observed_first_count_below_floor) == (4.0, 8.0)
     assert unit.break_even_agreement == decide.AGREE
     assert unit.slope_at_count_min == pytest.approx(-0.5, abs=1e-5) and unit.latest_round == "v4.0"
-    assert [row["model_efficiency"] for row in unit.doubling] == pytest.approx([2 ** 0.5, 1.0, 2 ** -0.5, 0.5])
+    assert [row.model_efficiency for row in unit.doubling] == pytest.approx([2 ** 0.5, 1.0, 2 ** -0.5, 0.5])
     assert not unit.trusted and "no backtest" not in " ".join(unit.reasons)  # one rule: no evidence, no trust
 
 
