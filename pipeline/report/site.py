@@ -23,6 +23,7 @@ import markupsafe
 import numpy as np
 import pandas as pd
 
+from pipeline.analysis.costs import measured_energy, with_measured_energy
 from pipeline.analysis.price_table import CostRange, cost_range
 from pipeline.analysis.prices import Prices
 from pipeline.mlperf.catalogue import BY_ID
@@ -85,8 +86,7 @@ def with_energy(ranking: pd.DataFrame, configurations: pd.DataFrame | None, benc
     present = [c for c in ENERGY_COLUMNS if c in configurations and configurations[c].notna().any()]
     if not present:
         return ranking
-    own = configurations.loc[configurations["benchmark"] == benchmark, [*KEYS, *present]].drop_duplicates(KEYS)
-    return ranking.drop(columns=[c for c in present if c in ranking]).merge(own, on=KEYS, how="left")
+    return with_measured_energy(ranking, measured_energy(configurations, benchmark, present, KEYS), KEYS)
 
 
 def has_energy(frame: pd.DataFrame) -> bool:
