@@ -33,8 +33,7 @@ from pipeline.analysis import clustering, importance
 from pipeline.analysis.importance_result import ImportanceReport
 from pipeline.analysis.scope import analysed_benchmarks, in_scope, read_configurations
 from pipeline.core import paths
-from pipeline.core.files import load_params
-from pipeline.settings import Settings, settings_from
+from pipeline.settings import Settings, load_params, settings_from
 
 IMPORTANCE_OPTIONS = {
     "importance.permutation_repeats 20 -> 5": {"permutation_repeats": 5},

@@ -89,10 +89,6 @@ class Finding:
     verdict_raw: str = findings.INCONCLUSIVE
     tests: tuple[FindingTest, ...] = ()
 
-    @property
-    def verdict_text(self) -> str:
-        return self.verdict
-
 
 def finding_test(test: findings.Test) -> FindingTest:
     """A test of rank.json's `findings[].tests` as a row of the page."""

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from pipeline.core import paths
 from pipeline.core.cli import stage_arguments
 from pipeline.core.errors import cli
-from pipeline.core.files import fresh_dir, load_params, write_csv, write_json, write_text
-from pipeline.settings import load_settings
+from pipeline.core.files import fresh_dir, write_csv, write_json, write_text
+from pipeline.settings import load_params, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
 # into dvc.yaml; tests/test_params_deps.py checks).

@@ -578,7 +578,7 @@ def test_findings_show_the_rank_stage_verdicts_and_untested_ones_are_inconclusiv
                       findings.Finding("largest_fastest", "clustered", (untested,)).record())
     assert list(found) == list(findings.CLAIMS)
     sublinear = found["sublinear"]
-    assert sublinear.verdict_text == "supported" and sublinear.evidence.startswith("within-series efficiency: ")
+    assert sublinear.verdict == "supported" and sublinear.evidence.startswith("within-series efficiency: ")
     (row,) = sublinear.tests
     assert (row.n, row.submitters, row.p_raw, row.p_adjusted) == (40, 7, "0.004", "0.02")
     assert row.effect == "geometric mean 0.81 (95% CI 0.70 to 0.93)" and row.note == ""
