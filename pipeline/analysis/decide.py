@@ -142,47 +142,6 @@ class UnitRecord(Record):
     """`predict`'s answer from half its smallest to twice its largest published count (the site's chart)."""
 
 
-class ForecastRecord(Record):
-    """A next-round forecast exactly as `python -m pipeline.commands.predict` answers it (`forecast.Answer`)."""
-
-    benchmark: str
-    """The benchmark."""
-    accelerator: str
-    """The accelerator family."""
-    form_factor: str
-    """Its form factor."""
-    count: int
-    """Accelerators (the unit's largest published count)."""
-    predicted_min: float
-    """The forecast time to train (minutes)."""
-    low_min: float
-    """Its interval: low end (minutes)."""
-    high_min: float
-    """High end (minutes)."""
-    interval: float
-    """The interval's level (params `decide.interval`, a fraction)."""
-    method: str
-    """The method answering (one of `forecast.CANDIDATES`)."""
-    kind: str
-    """The kind of forecast (one of `forecast.KINDS`, or the naive rule)."""
-    specification_based: bool
-    """Whether it borrows from other families: their scaling, or the specifications."""
-    trusted: bool
-    """Whether it meets params `decide.trust`."""
-    reasons: list[str]
-    """Why not; empty when it does."""
-    rounds: list[str]
-    """The rounds fitted on."""
-    calibration: str
-    """Where the interval's residuals came from."""
-    note: str
-    """Why this method, in a sentence."""
-    extrapolated: bool
-    """Beyond the trusted count range (params `decide.trust.max_count_factor`)."""
-    notes: list[str]
-    """What else a reader must know."""
-
-
 class BacktestAnswer(Record):
     """One backtest answer: a published result forecast from the rounds before its own."""
 
@@ -255,7 +214,7 @@ class DecideSummary(Artifact):
     """Those where it does not."""
     units: list[UnitRecord] = Field(default_factory=list)
     """Every unit, most published results first."""
-    forecasts: list[ForecastRecord] = Field(default_factory=list)
+    forecasts: list[Answer] = Field(default_factory=list)
     """Per unit, in the same order, the next round's forecast at its largest published count."""
     largest_errors: list[LargestError] = Field(default_factory=list)
     """The trusted backtest answers furthest from the published times, worst first."""
@@ -446,6 +405,6 @@ def summarise(benchmark: str, frame: pd.DataFrame, fitted: FittedBenchmark | Non
         n_units_trusted=sum(unit.trusted for unit in units),
         n_units_break_even_agree=sum(unit.break_even_agreement == AGREE for unit in units),
         n_units_break_even_disagree=sum(unit.break_even_agreement == DISAGREE for unit in units),
-        units=units, forecasts=[ForecastRecord.model_validate(forecast.as_dict()) for forecast in next_round.values()],
+        units=units, forecasts=list(next_round.values()),
         largest_errors=_rows(LargestError, trusted_answers.nlargest(LARGEST_ERRORS, "ape_pct")),
         backtest_points=_rows(BacktestPoint, answers.astype({"trusted": bool})))

@@ -16,7 +16,6 @@ from pipeline.analysis.decide import (
     DISAGREE,
     EXTRAPOLATION_LIMIT,
     DecideSummary,
-    ForecastRecord,
     LargestError,
     UnitRecord,
 )
@@ -24,6 +23,7 @@ from pipeline.analysis.forecast import (
     CANDIDATES,
     NAIVE_METHOD,
     UNSPECIFIED,
+    Answer,
     BacktestSummary,
     ComparisonRecord,
     KindErrors,
@@ -99,7 +99,7 @@ def _largest_errors_table(largest: list[LargestError]) -> dict[str, Any]:
         Column("ape_pct", "Error", style="percent"), Column("chosen", "Method", numeric=False, style=None)])
 
 
-def _forecasts_table(forecasts: list[ForecastRecord], interval_pct: str) -> dict[str, Any]:
+def _forecasts_table(forecasts: list[Answer], interval_pct: str) -> dict[str, Any]:
     records = [{"unit": _unit_name(f.accelerator, f.form_factor), "count": f.count, "predicted_min": f.predicted_min,
                 "range": f"{number(f.low_min)} to {number(f.high_min)}",
                 "how": f"{f.method} ({f.kind})", "trust": _trust_text(f.trusted, f.reasons)}
