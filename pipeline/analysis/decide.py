@@ -42,7 +42,7 @@ from pipeline.analysis.forecast import (
 from pipeline.core.artifacts import Artifact, Record
 from pipeline.settings import Trust
 
-R = TypeVar("R", bound=Record)
+R = TypeVar("R", bound=Record)  # a record type `_rows` makes
 
 LARGEST_ERRORS = 5
 # Beyond this many times a family's largest published count a break-even is the tail's exponent, not an estimate

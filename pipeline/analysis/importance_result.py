@@ -59,6 +59,10 @@ class TargetFit(Record):
     importance_draws: dict[str, np.ndarray] = Field(default_factory=dict, exclude=True, repr=False)
     """Per feature, its R^2 lost in each bootstrap resample (resamples,), for the selection; not stored."""
 
+    def __eq__(self, other: object) -> bool:
+        """Equal stored fields (the draws, arrays never stored, would make `==` ambiguous)."""
+        return isinstance(other, TargetFit) and self.model_dump() == other.model_dump()
+
 
 class TargetVerdict(Record):
     """The gate's verdict on one target."""

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.analysis import findings
+from pipeline.analysis import findings, importance
 from pipeline.analysis.clustering import Clustering, cluster_benchmark
 from pipeline.analysis.decide import DecideSummary
 from pipeline.analysis.importance_result import ImportanceReport
@@ -20,8 +20,8 @@ from pipeline.analysis.ranking import Ranking, rank_benchmark
 from pipeline.core import paths
 from pipeline.core.artifacts import Artifact
 from pipeline.core.errors import ContractError
-from pipeline.settings import Cluster, Findings
-from tests.conftest import ROOT
+from pipeline.settings import Cluster, Findings, Importance
+from tests.conftest import ROOT, configurations, power_law
 
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
 CLUSTER = Cluster.model_validate({**PARAMS["cluster"], "k": 3, "n_init": 3, "k_range": [2, 4], "bootstrap": 3})
@@ -84,6 +84,18 @@ def test_a_ranking_with_its_findings_reads_back_into_the_same_model(tmp_path: Pa
     assert ranking.findings[0].bands and isinstance(ranking.findings[0].tests[0], findings.Test)
     _round_trip(ranking, tmp_path)
     assert set(ranking.scalars()) >= {"n_configurations", "pick_stability", "silhouette", "findings_supported"}
+
+
+def test_an_importance_result_reads_back_into_the_same_model(tmp_path: Path) -> None:
+    settings = Importance.model_validate({**PARAMS["importance"], "bootstrap": 100, "permutation_repeats": 3,
+                                          "min_families": 2})
+    rows = power_law("H100", [8, 16, 32, 64], 100.0, -0.9) + power_law("A100", [8, 16, 32], 200.0, -0.8)
+    result = importance.analyse(configurations(rows), settings, min_configurations=10, benchmark="fixture")
+    assert result.status == "ok" and result.gate is not None and result.targets["log_time_to_train"].importance_draws
+    _round_trip(result, tmp_path)
+    result.write(tmp_path / "importance.json")
+    assert ImportanceReport.read(tmp_path / "importance.json") == result  # the draws are never stored
+    assert "importance_draws" not in (tmp_path / "importance.json").read_text()
 
 
 def test_a_skipped_result_writes_only_what_its_step_reached(tmp_path: Path) -> None:
