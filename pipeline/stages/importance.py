@@ -4,8 +4,8 @@
 
 For every benchmark analysed (params `analysis.benchmarks`, see
 `pipeline.analysis.scope.analysed_benchmarks`), the in-scope configurations go through
-`pipeline.analysis.importance.analyse` (params `importance`); it writes reports/importance/<benchmark>.json (the
-figures stage draws it for the page).
+`pipeline.analysis.importance.analyse` (params `importance`); it writes reports/importance/<benchmark>.json (an
+`ImportanceReport`: the cluster stage clusters on its selection, the report draws it).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ PARAMS: tuple[str, ...] = ("analysis", "importance")
 if TYPE_CHECKING:
     import pandas as pd
 
-    from pipeline.analysis.importance import ImportanceReport
+    from pipeline.analysis.importance_result import ImportanceReport
 
 
 def analyse(benchmark: str, configurations: pd.DataFrame, settings: Settings) -> ImportanceReport:
