@@ -918,6 +918,10 @@ class Comparison:
                 "common_naive_median_ape_pct": self.common_naive_median_ape_pct,
                 "answer_methods": dict(sorted(self.methods.items())), "better": self.better}
 
+    def record(self) -> ComparisonRecord:
+        """`as_dict` as the declared record."""
+        return ComparisonRecord.model_validate(self.as_dict())
+
 
 def compare(points: pd.DataFrame) -> Comparison:
     """The Comparison of a set of backtest points (POINT_COLUMNS)."""
@@ -1126,7 +1130,7 @@ class FittedBenchmark:
     calibrations: dict[tuple[str, str, bool], Calibration]  # (method, kind, trusted) -> its calibration
     method: str  # the method `predict` answers with (one of CANDIDATES)
     candidate_medians: dict[str, float | None]  # each candidate's backtest median error on the common results
-    comparison: dict[str, Any]  # `compare` of the benchmark's backtest points, as_dict
+    comparison: ComparisonRecord  # `compare` of the benchmark's backtest points
     family_evidence: dict[tuple[str, str], Evidence]  # (method, family) -> inside, n, median error % of its
     kind_evidence: dict[tuple[str, str], Evidence]  # backtest forecasts; (method, kind) -> the same
     published: pd.DataFrame  # the model inputs, PUBLISHED_COLUMNS
@@ -1177,7 +1181,7 @@ def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, lev
     forecasts = own[own["method"] != ANSWER]
     return FittedBenchmark(benchmark=benchmark, not_analysed_reason=not_analysed_reason, interval=level,
                            forecaster=forecaster, calibrations=calibrations, method=method,
-                           candidate_medians=medians, comparison=compare(own).as_dict(),
+                           candidate_medians=medians, comparison=compare(own).record(),
                            family_evidence=_evidence(forecasts, "accelerator_family"),
                            kind_evidence=_evidence(forecasts, "kind"),
                            published=frame[PUBLISHED_COLUMNS].sort_values(PUBLISHED_COLUMNS, ignore_index=True))

@@ -69,6 +69,10 @@ def _content(path: Path, kind: str) -> Any:
 
 
 def contract_error(path: Path, what: str, error: ValidationError) -> ContractError:
-    problems = "; ".join(f"{'.'.join(map(str, item['loc']))}: {item['msg']}" for item in error.errors())
-    return ContractError(f"{path} does not hold the declared {what} content ({problems}); run `dvc repro` to "
-                         f"write it again")
+    return ContractError(f"{path} does not hold the declared {what} content ({problems(error)}); run `dvc repro` "
+                         f"to write it again")
+
+
+def problems(error: ValidationError) -> str:
+    """What a validation found wrong, in one line: "field.part: message; ..."."""
+    return "; ".join(f"{'.'.join(map(str, item['loc']))}: {item['msg']}" for item in error.errors())

@@ -172,7 +172,8 @@ def test_saved_models_round_trip_and_name_what_is_wrong(decide_project: Path) ->
               ({**record, "calibration": record["calibration"][1:]}, "calibration must hold one row per method"),
               ({**record, "forecaster": {**record["forecaster"], "drift_per_year": "fast"}},
                "forecaster.drift_per_year must be a finite number, got 'fast'"),
-              ({**record, "status": "skipped"}, "reason is given exactly when skipped")]
+              ({**record, "status": "skipped"}, "reason is given exactly when skipped"),
+              ({**record, "comparison": {}}, "comparison: answer_n: Field required")]
     for value, expected in broken:
         path.write_text(json.dumps(value))
         with pytest.raises(ContractError, match=re.escape(expected)):
