@@ -38,14 +38,15 @@ def run_benchmark(benchmark: str, frame: pd.DataFrame,
     criteria = rank_params["criteria"]
     seconds: dict[str, float] = {}
     with timed() as clock:
-        importance_report = importance.analyse(frame, settings.importance, settings.analysis.min_configurations)
+        importance_report = importance.analyse(frame, settings.importance, settings.analysis.min_configurations,
+                                               benchmark=benchmark)
     seconds["importance"] = clock.seconds
     with timed() as clock:
         candidates, source = cluster.candidate_features(importance_report, settings.cluster.default_features)
         clustered, summary = cluster.cluster_benchmark(frame, candidates, settings.cluster, source,
                                                        benchmark=benchmark)
     seconds["cluster"] = clock.seconds
-    answers: dict[str, Any] = {"importance": importance_report, "clusters": summary.as_json(),
+    answers: dict[str, Any] = {"importance": importance_report.as_json(), "clusters": summary.as_json(),
                                "cluster_labels": clustered["cluster"].tolist()}
     with timed() as clock:
         if not clustered.empty:

@@ -11,7 +11,6 @@ highest); and a summary line.
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -19,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pipeline.analysis.clustering import Clustering  # noqa: E402
+from pipeline.analysis.importance_result import ImportanceReport  # noqa: E402
 from pipeline.core import paths  # noqa: E402
 
 
@@ -29,16 +29,16 @@ def main() -> None:
     supported: dict[str, int | None] = {}
     repeated: list[float] = []
     for benchmark in benchmarks:
-        importance = json.loads((ROOT / paths.importance_json(benchmark)).read_text(encoding="utf-8"))
+        importance = ImportanceReport.read(ROOT / paths.importance_json(benchmark))
         clusters = Clustering.read(ROOT / paths.clusters_json(benchmark))
-        if importance["status"] != "ok":
-            print(f"{benchmark}: {importance['reason']}")
+        if importance.status != "ok" or importance.gate is None:
+            print(f"{benchmark}: {importance.reason}")
             continue
-        verdicts = importance["gate"]["targets"]
-        r2 = "; ".join(f"{name.removeprefix('log_')} R2 {v['oof_r2']:.2f} (baseline {v['baseline_r2']:.2f}) "
-                       f"{'credits hardware' if v['passes'] else 'not credited'}" for name, v in verdicts.items())
-        print(f"{benchmark} (n = {importance['n_configurations']}): {r2}")
-        print(f"  selected: {importance['selected_features'] or 'none'}")
+        verdicts = importance.gate.targets
+        r2 = "; ".join(f"{name.removeprefix('log_')} R2 {v.oof_r2:.2f} (baseline {v.baseline_r2:.2f}) "
+                       f"{'credits hardware' if v.passes else 'not credited'}" for name, v in verdicts.items())
+        print(f"{benchmark} (n = {importance.n_configurations}): {r2}")
+        print(f"  selected: {importance.selected_features or 'none'}")
         verdict = clusters.k_verdict
         if clusters.status != "ok" or verdict is None or clusters.share_repeated is None:
             print(f"  clusters: {clusters.reason}")

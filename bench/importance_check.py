@@ -6,7 +6,7 @@ selected (the share of bootstrap resamples of the families in which the selectio
     python bench/importance_check.py --seeds 0-9 [BENCHMARK ...]  # also: does any verdict or selection move?
 
 Reads data/processed/configurations.parquet (run `dvc repro features` first) and params.yaml, from the root, and
-runs `pipeline.analysis.importance.study` in-process (the importance stage's work, without its files). With
+runs `pipeline.analysis.importance.analyse` in-process (the importance stage's work, without its files). With
 `--seeds`, the study runs once per `importance.seed` of the range and the last table says, per benchmark, the gate
 verdicts and selections of every seed (the stage must run for any seed, and its answers should not depend on it).
 """
@@ -43,7 +43,7 @@ def main(argv: list[str]) -> None:
     frames = {benchmark: scope.in_scope(configurations, project.analysis, benchmark) for benchmark in benchmarks}
     settings = project.importance
     start = time.process_time()
-    reports = {benchmark: importance.study(frame, settings, project.analysis.min_configurations)
+    reports = {benchmark: importance.analyse(frame, settings, project.analysis.min_configurations, benchmark=benchmark)
                for benchmark, frame in frames.items()}
     seconds = time.process_time() - start
     rows = []
@@ -83,7 +83,7 @@ def seed_check(frames: dict, seeds: list[int], project: object) -> None:
     for seed in seeds:
         seeded = settings.model_copy(update={"seed": seed})
         for benchmark, frame in frames.items():
-            report = importance.study(frame, seeded, minimum)
+            report = importance.analyse(frame, seeded, minimum, benchmark=benchmark)
             passes = tuple(v.passes for v in report.gate.targets.values()) if report.gate is not None else ()
             answers[benchmark].append((passes, frozenset(report.selected_features)))
     rows, moved = [], 0

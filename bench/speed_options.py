@@ -30,11 +30,10 @@ if __package__ in (None, ""):  # run as `python bench/speed_options.py`
 from sklearn.metrics import adjusted_rand_score
 
 from pipeline.analysis import clustering, importance
+from pipeline.analysis.importance_result import ImportanceReport
 from pipeline.analysis.scope import analysed_benchmarks, in_scope, read_configurations
 from pipeline.core import paths
-from pipeline.core.artifacts import read_artifact
-from pipeline.core.files import load_params
-from pipeline.settings import Settings, settings_from
+from pipeline.settings import Settings, load_params, settings_from
 
 IMPORTANCE_OPTIONS = {
     "importance.permutation_repeats 20 -> 5": {"permutation_repeats": 5},
@@ -68,12 +67,12 @@ def cpu_seconds(work: Callable[[str], Any], benchmarks: list[str]) -> tuple[floa
 def importance_changes(base: dict[str, Any], other: dict[str, Any]) -> str:
     flips, selections, reorders = [], [], []
     for benchmark, report in base.items():
-        if report["status"] != "ok":
+        if report.gate is None or other[benchmark].gate is None:
             continue
-        passes = {name: verdict["passes"] for name, verdict in report["gate"]["targets"].items()}
-        now = {name: verdict["passes"] for name, verdict in other[benchmark]["gate"]["targets"].items()}
+        passes = {name: verdict.passes for name, verdict in report.gate.targets.items()}
+        now = {name: verdict.passes for name, verdict in other[benchmark].gate.targets.items()}
         flips += [f"{benchmark} {name}" for name in passes if passes[name] != now[name]]
-        selected, selected_now = report["selected_features"], other[benchmark]["selected_features"]
+        selected, selected_now = report.selected_features, other[benchmark].selected_features
         if set(selected) != set(selected_now):
             selections.append(benchmark)
         elif selected != selected_now:
@@ -106,7 +105,7 @@ def main() -> None:
 
     def importance_work(chosen: Settings) -> Callable[[str], Any]:
         return lambda benchmark: importance.analyse(frames[benchmark], chosen.importance,
-                                                    chosen.analysis.min_configurations)
+                                                    chosen.analysis.min_configurations, benchmark=benchmark)
 
     base_seconds, base = cpu_seconds(importance_work(settings), benchmarks)
     rows: list[tuple[str, float, str]] = [("importance with params.yaml", base_seconds, "")]
@@ -118,7 +117,7 @@ def main() -> None:
     def cluster_work(chosen: Settings) -> Callable[[str], Any]:
         def work(benchmark: str) -> tuple[Any, clustering.Clustering]:
             features, source = clustering.candidate_features(
-                read_artifact("importance", paths.importance_json(benchmark)), chosen.cluster.default_features)
+                ImportanceReport.read(paths.importance_json(benchmark)), chosen.cluster.default_features)
             clustered, summary = clustering.cluster_benchmark(frames[benchmark], features, chosen.cluster, source,
                                                               benchmark=benchmark)
             return clustered["cluster"].to_numpy(), summary

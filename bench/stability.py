@@ -25,8 +25,7 @@ from pipeline.analysis import ranking  # noqa: E402
 from pipeline.analysis.run_noise import RunNoise  # noqa: E402
 from pipeline.analysis.scope import analysed_benchmarks, in_scope  # noqa: E402
 from pipeline.core import paths  # noqa: E402
-from pipeline.core.files import load_params  # noqa: E402
-from pipeline.settings import settings_from  # noqa: E402
+from pipeline.settings import load_params, settings_from  # noqa: E402
 
 
 def _keys(frame: pd.DataFrame) -> pd.Series:

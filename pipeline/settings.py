@@ -8,7 +8,7 @@ is a `ParamsError` that names the key, says what it holds and what it may hold. 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -436,12 +436,19 @@ def settings_from(params: object, source: str = "params.yaml") -> Settings:
                           + "; ".join(problems)) from None
 
 
-def load_settings(path: Path = PARAMS_FILE) -> Settings:
-    """The validated settings of `path`."""
+def load_params(path: Path = PARAMS_FILE) -> dict[str, Any]:
+    """`path` as written, unvalidated (section -> its mapping): what the report shows of the params."""
     if not path.is_file():
         raise ParamsError(f"{path} not found: run the stages from the project root, where params.yaml lives")
     try:
         params = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as error:
         raise ParamsError(f"{path} is not valid YAML ({error}); fix the line it names") from None
-    return settings_from(params, str(path))
+    if not isinstance(params, dict):
+        raise ParamsError(f"{path} must hold a mapping of sections (fetch, analysis, cluster, ...)")
+    return params
+
+
+def load_settings(path: Path = PARAMS_FILE) -> Settings:
+    """The validated settings of `path`."""
+    return settings_from(load_params(path), str(path))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -13,10 +14,14 @@ from typing import Any
 
 import pandas as pd
 import pytest
+import yaml
 
-from pipeline.analysis.configurations import build_configurations
+from pipeline.analysis.configurations import build_configurations, republished_of
 from pipeline.analysis.efficiency import efficiency_metrics
-from pipeline.settings import Fetch
+from pipeline.analysis.ranking import rank_configurations
+from pipeline.analysis.scope import in_scope
+from pipeline.core import paths
+from pipeline.settings import Analysis, Fetch
 
 ROOT = Path(__file__).resolve().parents[1]  # the project: params.yaml, dvc.yaml, pipeline/
 MIRROR = ROOT.parent / "shared" / "mlperf"
@@ -206,8 +211,6 @@ def configurations(rows: list[dict], benchmark: str = "resnet") -> pd.DataFrame:
 
 def project_params_with(path: str, value: object) -> dict[str, Any]:
     """The project's params.yaml with the key at dotted `path` set to `value` (the value KeyError removes it)."""
-    import yaml
-
     params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     *parents, key = path.split(".")
     node = params
@@ -223,3 +226,84 @@ def project_params_with(path: str, value: object) -> dict[str, Any]:
 def fetch_settings(mirror: Path, upstream: str, *rounds: str) -> Fetch:
     """params.yaml's `fetch` section for these rounds, as `pipeline.mlperf.fetching.fetch` takes it."""
     return Fetch(mirror=str(mirror), upstream=upstream, rounds=list(rounds))
+
+
+# --- a scratch project of synthetic resnet results, through the backtest and decide stages -------------------------
+
+# Decide settings for the synthetic laws below.
+DECIDE_PARAMS = {"efficiency_floor": 0.7, "interval": 0.9,
+                 # The synthetic laws are exact, so the first folds' uncalibrated intervals have no width and hold
+                 # nothing: any coverage passes here (tests/analysis/test_forecast.py tests the coverage condition).
+                 "trust": {"min_rounds": 2, "min_backtest_points": 5, "max_error": 0.2, "max_count_factor": 1,
+                           "coverage": [0.01, 1.0]}}
+
+
+def power_law(family: str, counts: list[float], time_at_first: float, exponent: float,
+              rounds: tuple[str, ...] = ("v3.0", "v4.0"), form_factor: str | None = "SXM",
+              spread: float = 1.02) -> list[dict]:
+    """t = time_at_first * (n / counts[0]) ** exponent, times `spread` in the first round and divided by it in
+    the second: in log space the two cancel at every count, so a fit recovers the law exactly."""
+    rows = []
+    for position, round_ in enumerate(rounds):
+        factor = spread if position % 2 == 0 else 1 / spread
+        rows += [{"round": round_, "submitter": "Acme", "system": f"{family}-{form_factor}-{count:g}-{position}",
+                  "accelerator_family": family, "accelerator_form_factor": form_factor,
+                  "accelerator_count": float(count),
+                  "time_to_train_min": time_at_first * (count / counts[0]) ** exponent * factor} for count in counts]
+    return rows
+
+
+@pytest.fixture(scope="session")
+def decide_project_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """params.yaml, configurations.parquet and ranking.csv of three families: H100 and A100 follow power laws
+    (H100: t = 100 (n/8)^-0.9 at 8 to 128; A100: t = 200 (n/8)^-0.8 at 8, 32 and 64, not 16), Gaudi2 was only
+    published at eight accelerators; then the backtest and decide stages' outputs (the models predict and recommend
+    answer from). Built once: tests take a copy (`decide_project`)."""
+    tmp_path = tmp_path_factory.mktemp("decide")
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    # Gaudi2's v4.1 result repeats its v3.0 one: with `include` it is fitted and forecast (flagged a rerun).
+    params["analysis"].update(benchmarks=["resnet"], min_configurations=5, republished="include")
+    params["decide"] = DECIDE_PARAMS
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    rows = (power_law("H100", [8, 16, 32, 64, 128], 100.0, -0.9) + power_law("A100", [8, 32, 64], 200.0, -0.8)
+            + power_law("Gaudi2", [8], 150.0, 0.0, rounds=("v3.0", "v4.0", "v4.1")))
+    table = configurations(rows)
+    table["republished_of"] = republished_of(table)  # as the features stage marks Gaudi2's v4.1 repeat of v3.0
+    (tmp_path / "data/processed").mkdir(parents=True)
+    table.to_parquet(tmp_path / "data/processed/configurations.parquet", index=False)
+    scoped = in_scope(table, Analysis.model_validate(params["analysis"]), "resnet").assign(cluster=0)
+    (tmp_path / paths.RANK).mkdir(parents=True)
+    rank_configurations(scoped, params["rank"]["criteria"]).to_csv(tmp_path / paths.ranking_csv("resnet"), index=False)
+    run_stage("backtest", cwd=tmp_path)
+    run_stage("decide", cwd=tmp_path)  # saves the models predict and recommend answer from
+    return tmp_path
+
+
+@pytest.fixture
+def decide_project(decide_project_built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of `decide_project_built` for the test alone, as the working folder."""
+    shutil.copytree(decide_project_built, tmp_path, dirs_exist_ok=True)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def exit_message(main: Callable[[list[str]], None], argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """What a command (`pipeline.commands.<name>.main`) writes to stderr when `argv` is a mistake: it exits 1 with
+    one error line and no traceback."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 1
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and captured.err.startswith("error: ")
+    return captured.err
+
+
+def add_energy(project_dir: Path, measured: dict[str, tuple[float, str]] | None) -> None:
+    """Give the scratch project's configurations `energy_kwh` and `power_measurement`: `measured` maps a system to
+    its energy and measurement point (None: the columns, all empty)."""
+    path = project_dir / paths.CONFIGURATIONS
+    table = pd.read_parquet(path)
+    measured = measured or {}
+    table["energy_kwh"] = table["system"].map({system: kwh for system, (kwh, _) in measured.items()}).astype(float)
+    table["power_measurement"] = table["system"].map({system: point for system, (_, point) in measured.items()})
+    table.to_parquet(path, index=False)

@@ -37,6 +37,8 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from pipeline.analysis.clustering import Clustering
+from pipeline.analysis.decide import DecideSummary
+from pipeline.analysis.importance_result import ImportanceReport
 from pipeline.analysis.ranking import Ranking
 from pipeline.core.columns import FILES, TABLES
 from pipeline.settings import Settings
@@ -58,17 +60,25 @@ def cell(text: object) -> str:
 # --- outputs ------------------------------------------------------------------------------------------------------
 
 # The JSON results with a declared model, documented field by field.
-JSON_RESULTS: dict[str, type[BaseModel]] = {"reports/clusters/<b>.json": Clustering, "reports/rank/<b>.json": Ranking}
+JSON_RESULTS: dict[str, type[BaseModel]] = {"reports/importance/<b>.json": ImportanceReport,
+                                             "reports/clusters/<b>.json": Clustering, "reports/rank/<b>.json": Ranking,
+                                             "reports/decide/<b>.json": DecideSummary}
 
 
 def _record(annotation: object) -> tuple[str, type | None]:
-    """A result field's type as a reader writes it, and the model or dataclass its rows are (None: a value)."""
+    """A result field's type as a reader writes it, and the model or dataclass its rows (or, in a dict, its
+    values) are (None: a value)."""
     arguments = [argument for argument in typing.get_args(annotation) if argument is not type(None)]
     origin = typing.get_origin(annotation)
-    inner = arguments[0] if origin in (list, typing.Union, types.UnionType) and len(arguments) == 1 else annotation
+    inner = (arguments[0] if origin in (list, typing.Union, types.UnionType) and len(arguments) == 1
+             else arguments[1] if origin is dict else annotation)
     if isinstance(inner, type) and (issubclass(inner, BaseModel) or dataclasses.is_dataclass(inner)):
         optional = " or null" if origin in (typing.Union, types.UnionType) else ""
-        return (f"list[{inner.__name__}]" if origin is list else f"{inner.__name__}{optional}"), inner
+        if origin is list:
+            return f"list[{inner.__name__}]", inner
+        if origin is dict:
+            return f"dict[str, {inner.__name__}]", inner
+        return f"{inner.__name__}{optional}", inner
     return type_name(annotation), None
 
 
@@ -84,11 +94,14 @@ def result_rows(model: type, prefix: str) -> list[str]:
     rows = []
     assert issubclass(model, BaseModel)
     for name, field in model.model_fields.items():
+        if field.exclude:  # kept in memory, never written
+            continue
         shown, inner = _record(field.annotation)
         meaning = field.description or (_first_paragraph(inner.__doc__) if inner else "")
         rows.append(f"| `{prefix}{name}` | {cell(shown)} | {cell(meaning)} |")
         if inner is not None:
-            rows += result_rows(inner, f"{prefix}{name}{'[]' if shown.startswith('list[') else ''}.")
+            nested = "[]" if shown.startswith("list[") else ".<key>" if shown.startswith("dict[") else ""
+            rows += result_rows(inner, f"{prefix}{name}{nested}.")
     return rows
 
 

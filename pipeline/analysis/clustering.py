@@ -44,6 +44,7 @@ import pandas as pd
 from pydantic import Field
 
 from pipeline.analysis.efficiency import efficiency_column, order_by_efficiency
+from pipeline.analysis.importance_result import ImportanceReport
 from pipeline.analysis.scope import ROUND_FEATURE
 from pipeline.core.artifacts import Artifact, Record
 from pipeline.core.errors import ParamsError
@@ -82,13 +83,12 @@ class KDiagnostics(Record):
     """Davies-Bouldin index of the distinct points, >= 0; lower: better separated."""
 
 
-def candidate_features(importance: dict[str, Any],
+def candidate_features(importance: ImportanceReport,
                        default_features: Sequence[str]) -> tuple[list[str], FeatureSource]:
     """The features to cluster on and where they come from: the importance stage's selection when its gate passed
     and it selected any, else the default configuration features."""
-    selected = list(importance.get("selected_features", []))
-    if importance.get("gate", {}).get("explained") and selected:
-        return selected, "importance"
+    if importance.explained and importance.selected_features:
+        return list(importance.selected_features), "importance"
     return list(default_features), "default"
 
 

@@ -15,7 +15,7 @@ accelerator-hour, since it replaces the table's prices family by family.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -110,22 +110,25 @@ def training_costs(configurations: pd.DataFrame, user_prices: Mapping[str, float
 
 # ------------------------------------------------------------------------------------------------- measured energy
 
-def measured_energy(configurations: pd.DataFrame, benchmark: str) -> pd.DataFrame:
-    """The results of `benchmark` with measured energy: RESULT_KEY, `energy_kwh` and `power_measurement` (AC, DC,
-    "AC and DC"; None where the table does not state it). Empty, with those columns, when `configurations` has no
-    `energy_kwh` (features from before the power logs were read)."""
-    columns = [*RESULT_KEY, *ENERGY_COLUMNS]
+def measured_energy(configurations: pd.DataFrame, benchmark: str, columns: Sequence[str] = ENERGY_COLUMNS,
+                    key: Sequence[str] = RESULT_KEY) -> pd.DataFrame:
+    """The results of `benchmark` with measured energy: `key` and `columns` of the configurations table, by default
+    `energy_kwh` and `power_measurement` (AC, DC, "AC and DC"); a column the table lacks is None. Empty, with those
+    columns, when `configurations` has no `energy_kwh` (features from before the power logs were read)."""
+    kept = [*key, *columns]
     if "energy_kwh" not in configurations:
-        return pd.DataFrame(columns=columns)
+        return pd.DataFrame(columns=kept)
     rows = configurations[(configurations["benchmark"] == benchmark) & configurations["energy_kwh"].notna()]
-    rows = rows.assign(power_measurement=rows["power_measurement"] if "power_measurement" in rows else None)
-    return rows[columns].reset_index(drop=True)
+    rows = rows.assign(**{column: None for column in columns if column not in rows})
+    return rows[kept].reset_index(drop=True)
 
 
-def with_measured_energy(frame: pd.DataFrame, energy: pd.DataFrame) -> pd.DataFrame:
-    """`frame` (results with RESULT_KEY) with ENERGY_COLUMNS from `measured_energy` (empty where not measured)."""
-    merged = frame.drop(columns=[c for c in ENERGY_COLUMNS if c in frame]).merge(
-        energy, on=RESULT_KEY, how="left", validate="many_to_one")
+def with_measured_energy(frame: pd.DataFrame, energy: pd.DataFrame, key: Sequence[str] = RESULT_KEY) -> pd.DataFrame:
+    """`frame` (results with `key`) with the columns of `energy` (`measured_energy` with the same `key`; empty where
+    not measured), on `frame`'s index."""
+    columns = [column for column in energy if column not in key]
+    merged = frame.drop(columns=[c for c in columns if c in frame]).merge(
+        energy, on=list(key), how="left", validate="many_to_one")
     merged.index = frame.index
     return merged.astype({"energy_kwh": "float64"})
 

@@ -22,23 +22,27 @@ The page's part of these outputs is `pipeline.report.decide_section`.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
+from pydantic import Field
 
 from pipeline.analysis.efficiency import MIN_BASE_COUNT
 from pipeline.analysis.forecast import (
     ANSWER,
     Answer,
+    BacktestSummary,
     CountCurve,
     FittedBenchmark,
     answer,
     answer_band,
     summarise_backtest,
 )
+from pipeline.core.artifacts import Artifact, Record
 from pipeline.settings import Trust
+
+R = TypeVar("R", bound=Record)  # a record type `_rows` makes
 
 LARGEST_ERRORS = 5
 # Beyond this many times a family's largest published count a break-even is the tail's exponent, not an estimate
@@ -50,43 +54,172 @@ EXTRAPOLATION_LIMIT = 4.0
 AGREE, DISAGREE, UNOBSERVED = "agree", "disagree", "unobserved"
 # Counts of a unit's `band`: geometric steps from half its smallest to twice its largest published count.
 BAND_COUNTS = 24
-# The backtest's columns decide.json keeps per answer (`backtest_points`): what the site's chart shows.
-BACKTEST_POINT_COLUMNS = ["fold", "accelerator_family", "form_factor", "submitter", "system", "accelerator_count",
-                          "time_to_train_min", "predicted_min", "low_min", "high_min", "trusted"]
 # An observed crossing resting on fewer results than this at its first count below the floor is named as thin.
 MIN_CROSSING_RESULTS = 3
 
 
-@dataclass(frozen=True)
-class UnitRecord:
-    """One unit (family and form factor with results) of decide.json: its published results, its count curve
-    (slopes d log t / d log n at its smallest and largest count; the exponent beyond the latest round's counts),
-    the break-even of that curve from `reference_count` (None: not below the floor), the data's own scaling (the
-    first published count whose median within-series efficiency is below the floor, the last one before it at or
-    above it) with the comparison of the two (`compare_break_even`), and the trust of its next-round forecast at
-    its largest count (the one rule of `predict`)."""
+class DoublingRow(Record):
+    """One published count of a unit: the curve's scaling beside the data's (`observed_scaling`)."""
+
+    accelerator_count: float
+    """The published count."""
+    n_results: int
+    """Results at it."""
+    observed_efficiency: float | None
+    """Median observed scaling efficiency within a series (1 = linear); None without a series."""
+    observed_doubling_speedup: float | None
+    """Best time at n over best time at 2n in the same round, median over the rounds with both; None without."""
+    model_efficiency: float
+    """The curve's scaling efficiency from the unit's `reference_count`."""
+    model_doubling_speedup: float
+    """The curve's t(n) / t(2n)."""
+    model_time_min: float
+    """The curve's time to train (minutes)."""
+
+
+class BandPoint(Record):
+    """`predict`'s next-round answer at one count of a unit's band (`unit_band`)."""
+
+    accelerator_count: float
+    """Accelerators."""
+    predicted_min: float
+    """The forecast time to train (minutes)."""
+    low_min: float
+    """Its interval (params `decide.interval`): low end (minutes)."""
+    high_min: float
+    """High end (minutes)."""
+    trusted: bool
+    """Whether the answer meets params `decide.trust`."""
+
+
+class UnitRecord(Record):
+    """One unit (family and form factor with results): its published results, its count curve, the break-even
+    of that curve against the data's own scaling (`compare_break_even`), and the trust of its next-round forecast
+    at its largest count (the one rule of `predict`)."""
 
     family: str
+    """The accelerator family."""
     form_factor: str
+    """Its form factor ("unspecified" where the descriptions do not say)."""
     n_points: int
+    """Published results."""
     rounds: list[str]
+    """The rounds they come from, oldest first."""
     latest_round: str
+    """The latest of them."""
     count_min: float
+    """The smallest published accelerator count."""
     count_max: float
+    """The largest."""
     exponent_b: float
+    """The curve's exponent beyond the latest round's counts (d log t / d log n)."""
     slope_at_count_min: float
+    """The curve's slope d log t / d log n at `count_min` (-1: linear scaling)."""
     slope_at_count_max: float
+    """The same at `count_max`."""
     reference_count: float
+    """n0, the count the curve's efficiency is measured from (`typical_base`)."""
     break_even_count: float | None
+    """The count beyond which the curve's scaling efficiency falls below params `decide.efficiency_floor`; None:
+    never."""
     break_even_beyond_published: bool
+    """Whether that lies beyond `count_max` (or never comes)."""
     observed_first_count_below_floor: float | None
+    """The data's own: the smallest published count whose median within-series efficiency is below the floor."""
     observed_last_count_at_floor: float | None
+    """The largest count before it whose median is at or above the floor."""
     break_even_agreement: str
+    """Whether the curve's and the data's break-even agree: agree, disagree or unobserved."""
     break_even_note: str
+    """How, or why not, in a sentence for the page."""
     trusted: bool
+    """Whether the next-round forecast at `count_max` meets params `decide.trust`."""
     reasons: list[str]
-    doubling: list[dict[str, Any]]
-    band: list[dict[str, Any]]
+    """Why not; empty when it does."""
+    doubling: list[DoublingRow]
+    """Per published count, the curve's scaling beside the data's."""
+    band: list[BandPoint]
+    """`predict`'s answer from half its smallest to twice its largest published count (the site's chart)."""
+
+
+class BacktestAnswer(Record):
+    """One backtest answer: a published result forecast from the rounds before its own."""
+
+    fold: str
+    """The round forecast."""
+    accelerator_family: str
+    """The accelerator family."""
+    form_factor: str
+    """Its form factor."""
+    submitter: str
+    """Who published the result."""
+    system: str
+    """The system's name."""
+    accelerator_count: float
+    """Accelerators."""
+    time_to_train_min: float
+    """The published time to train (minutes)."""
+    predicted_min: float
+    """The forecast (minutes)."""
+    low_min: float
+    """Its interval: low end (minutes)."""
+    high_min: float
+    """High end (minutes)."""
+
+
+class BacktestPoint(BacktestAnswer):
+    """A backtest answer as the site's chart shows it."""
+
+    trusted: bool
+    """Whether the answer met params `decide.trust`."""
+
+
+class LargestError(BacktestAnswer):
+    """One of the trusted backtest answers furthest from the published time."""
+
+    ape_pct: float
+    """Its absolute percentage error (%)."""
+    chosen: str
+    """The method that answered."""
+
+
+class DecideSummary(Artifact):
+    """One benchmark's decision support (reports/decide/<benchmark>.json, `summarise`): the backtest of `predict`'s
+    answers, per unit the next round's forecast, the break-even and the trust, and the data of the site's charts.
+    A skipped one holds the head (`reason`, floor, interval, counts, method, backtest) and empty lists."""
+
+    KIND = "decide"
+
+    efficiency_floor: float
+    """Params `decide.efficiency_floor`: the scaling efficiency the break-even is measured against."""
+    interval: float
+    """Params `decide.interval`: the forecasts' interval level (a fraction)."""
+    n_configurations: int
+    """Results in scope."""
+    n_families: int
+    """Accelerator families among them."""
+    method: str | None
+    """The method `predict` answers with (one of `forecast.CANDIDATES`); None without a fitted model."""
+    candidate_medians: dict[str, float | None]
+    """Per candidate method, its backtest median error (%) on the results every candidate forecast."""
+    backtest: BacktestSummary | None
+    """The backtest of `predict`'s answers; None when no round could be forecast."""
+    n_units: int | None = None
+    """Units (family and form factor) with results."""
+    n_units_trusted: int | None = None
+    """Those whose next-round forecast is trusted."""
+    n_units_break_even_agree: int | None = None
+    """Those whose curve's break-even agrees with the data's."""
+    n_units_break_even_disagree: int | None = None
+    """Those where it does not."""
+    units: list[UnitRecord] = Field(default_factory=list)
+    """Every unit, most published results first."""
+    forecasts: list[Answer] = Field(default_factory=list)
+    """Per unit, in the same order, the next round's forecast at its largest published count."""
+    largest_errors: list[LargestError] = Field(default_factory=list)
+    """The trusted backtest answers furthest from the published times, worst first."""
+    backtest_points: list[BacktestPoint] = Field(default_factory=list)
+    """Every backtest answer (the site's backtest chart)."""
 
 
 def observed_scaling(unit_frame: pd.DataFrame) -> pd.DataFrame:
@@ -212,12 +345,16 @@ def unit_answers(fitted: FittedBenchmark, frame: pd.DataFrame, rule: Trust) -> d
 
 
 def unit_band(fitted: FittedBenchmark, family: str, form_factor: str, low: float, high: float,
-              rule: Trust) -> list[dict[str, Any]]:
+              rule: Trust) -> list[BandPoint]:
     """`predict`'s answer with its interval (minutes) at BAND_COUNTS whole counts from low / 2 to 2 high."""
     counts = np.unique(np.round(np.geomspace(max(1.0, low / 2), 2 * high, BAND_COUNTS)))
     band = answer_band(fitted, family, form_factor, counts, rule)
-    return band.assign(accelerator_count=counts)[["accelerator_count", "predicted_min", "low_min", "high_min",
-                                                  "trusted"]].to_dict(orient="records")
+    return _rows(BandPoint, band.assign(accelerator_count=counts))
+
+
+def _rows(model: type[R], frame: pd.DataFrame) -> list[R]:
+    """`frame`'s rows as `model` records (its fields the columns kept)."""
+    return [model.model_validate(row) for row in frame[list(model.model_fields)].to_dict(orient="records")]
 
 
 def unit_records(fitted: FittedBenchmark, frame: pd.DataFrame, floor: float, rule: Trust,
@@ -252,7 +389,7 @@ def unit_records(fitted: FittedBenchmark, frame: pd.DataFrame, floor: float, rul
             observed_last_count_at_floor=last_count_at_floor(observed["observed_efficiency"].dropna(), floor, below),
             break_even_agreement=agreement, break_even_note=note,
             trusted=forecast.trusted, reasons=list(forecast.reasons),
-            doubling=doubling.rename_axis("accelerator_count").reset_index().to_dict(orient="records"),
+            doubling=_rows(DoublingRow, doubling.rename_axis("accelerator_count").reset_index()),
             band=unit_band(fitted, family, form_factor, low, high, rule)))
     return records
 
@@ -266,33 +403,29 @@ def skip_reason(frame: pd.DataFrame, min_configurations: int) -> str | None:
     return None
 
 
-def summarise(frame: pd.DataFrame, fitted: FittedBenchmark | None, backtest_points: pd.DataFrame, floor: float,
-              interval: float, reason: str | None, rule: Trust) -> dict[str, Any]:
-    """decide.json without the benchmark name: scalars first, tables nested. `fitted` is the benchmark's saved
-    models (None without a result in scope); `backtest_points` its backtest (POINT_COLUMNS); `reason` why the
-    stage skips it (`skip_reason`), None when it analyses it."""
+def summarise(benchmark: str, frame: pd.DataFrame, fitted: FittedBenchmark | None, backtest_points: pd.DataFrame,
+              floor: float, interval: float, reason: str | None, rule: Trust) -> DecideSummary:
+    """decide.json of `benchmark`. `fitted` is the benchmark's saved models (None without a result in scope);
+    `backtest_points` its backtest (POINT_COLUMNS); `reason` why the stage skips it (`skip_reason`), None when it
+    analyses it."""
     answers = backtest_points[backtest_points["method"] == ANSWER]
-    head = {"efficiency_floor": floor, "interval": interval, "n_configurations": len(frame),
-            "n_families": int(frame["accelerator_family"].nunique()) if len(frame) else 0,
-            "method": None if fitted is None else fitted.method,
-            "candidate_medians": {} if fitted is None else fitted.candidate_medians,
-            "backtest": summarise_backtest(backtest_points) if len(answers) else None}
+    head: dict[str, Any] = {
+        "benchmark": benchmark, "efficiency_floor": floor, "interval": interval, "n_configurations": len(frame),
+        "n_families": int(frame["accelerator_family"].nunique()) if len(frame) else 0,
+        "method": None if fitted is None else fitted.method,
+        "candidate_medians": {} if fitted is None else fitted.candidate_medians,
+        "backtest": summarise_backtest(backtest_points) if len(answers) else None}
     if reason is not None or fitted is None:
-        return {"status": "skipped", "reason": reason or "no results in scope", **head, "units": [],
-                "forecasts": [], "largest_errors": [], "backtest_points": []}
+        return DecideSummary(status="skipped", reason=reason or "no results in scope", **head, units=[],
+                             forecasts=[], largest_errors=[], backtest_points=[])
     next_round = unit_answers(fitted, frame, rule)
     units = unit_records(fitted, frame, floor, rule, next_round)
     trusted_answers = answers[answers["trusted"].astype(bool)].astype({"ape_pct": float})
-    largest = trusted_answers.nlargest(LARGEST_ERRORS, "ape_pct")[
-        ["fold", "accelerator_family", "form_factor", "submitter", "system", "accelerator_count",
-         "time_to_train_min", "predicted_min", "low_min", "high_min", "ape_pct", "chosen"]]
-    return {
-        "status": "ok", "reason": None, **head, "n_units": len(units),
-        "n_units_trusted": sum(unit.trusted for unit in units),
-        "n_units_break_even_agree": sum(unit.break_even_agreement == AGREE for unit in units),
-        "n_units_break_even_disagree": sum(unit.break_even_agreement == DISAGREE for unit in units),
-        "units": [asdict(unit) for unit in units],
-        "forecasts": [forecast.as_dict() for forecast in next_round.values()],
-        "largest_errors": largest.to_dict(orient="records"),
-        "backtest_points": answers[BACKTEST_POINT_COLUMNS].astype({"trusted": bool}).to_dict(orient="records"),
-    }
+    return DecideSummary(
+        status="ok", reason=None, **head, n_units=len(units),
+        n_units_trusted=sum(unit.trusted for unit in units),
+        n_units_break_even_agree=sum(unit.break_even_agreement == AGREE for unit in units),
+        n_units_break_even_disagree=sum(unit.break_even_agreement == DISAGREE for unit in units),
+        units=units, forecasts=list(next_round.values()),
+        largest_errors=_rows(LargestError, trusted_answers.nlargest(LARGEST_ERRORS, "ape_pct")),
+        backtest_points=_rows(BacktestPoint, answers.astype({"trusted": bool})))

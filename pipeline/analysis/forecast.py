@@ -12,8 +12,8 @@ in one form factor (H100 SXM, H100 PCIe); a group is a unit in one round.
   unit's exponent b (`SLOPE_PRIOR_WEIGHT`), with slope b beyond the published counts. Each round before the
   latest gets an offset (`ROUND_PRIOR_WEIGHT`), so the curve's level is the latest round's (today's software)
   and its shape comes from every round; each submitter an offset pulled towards zero (`SUBMITTER_PRIOR_WEIGHT`),
-  so the curve is the typical submitter's. The fit is robust (Huber loss, scale `HUBER_SCALE`) and uses every
-  published count of the latest round, so no single result sets the level.
+  so the curve is the typical submitter's (with two or more). The fit is robust (Huber loss, scale `HUBER_SCALE`)
+  over every result of the unit, so no single result sets the level.
 - b, the scaling exponent, comes from all rounds but only from differences *within* a group (same hardware,
   same round, different counts), so software progress between rounds does not pass for scaling: the unit's
   within-group least-squares slope shrunk towards the benchmark's pooled within-group slope
@@ -22,12 +22,14 @@ in one form factor (H100 SXM, H100 PCIe); a group is a unit in one round.
 - drift is the benchmark's software progress per year: the median, over consecutive groups of one unit, of the
   change in level per year between them, applied at half strength (a damped trend).
 - A family with no results (or none in this form factor) is forecast from its specifications
-  (`pipeline.mlperf.accelerators`: log peak dense BF16 TFLOPS and log memory bandwidth): group levels
-  regressed on a round effect and the two features, with the pooled exponent (kind "specification").
+  (`pipeline.mlperf.accelerators`: log peak dense BF16 TFLOPS and log memory bandwidth) when `MIN_SPEC_FAMILIES`
+  families have them: the group levels (each group's mean of log t - b log n) regressed on a round effect and the
+  two features; the forecast takes the latest round's effect, the pooled exponent and the drift (kind
+  "specification").
 
-The break-even of a unit is where the curve's scaling efficiency, t(n0) n0 / (t(n) n) with n0 the unit's
-smallest published count, falls below a floor: the same curve as the forecasts, without the drift (a level
-shift, which cancels).
+The break-even of a unit is where the curve's scaling efficiency, t(n0) n0 / (t(n) n), falls below a floor
+(`CountCurve.break_even`): the same curve as the forecasts, without the drift (a level shift, which cancels); n0
+is the unit's typical series base (`pipeline.analysis.decide.typical_base`).
 
 The naive rule, the bar every forecast must clear: the family's best time at the nearest count (log scale) of
 its latest round, scaled linearly by count. It jumps where the nearest count changes, so `predict` never
@@ -71,8 +73,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pydantic import field_serializer
 
 from pipeline.analysis.scope import analysed_benchmarks, in_scope, read_configurations
+from pipeline.core.artifacts import Record
 from pipeline.core.errors import UsageError
 from pipeline.core.paths import BACKTEST
 from pipeline.mlperf.accelerators import spec_features, specifications
@@ -120,6 +124,8 @@ MIN_SPEC_FAMILIES = 4
 # Progress per year slows as a benchmark matures (BERT: -0.5 in log time per year early, -0.03 lately) and
 # its estimate is noisy: forecasts apply half of it (a damped trend).
 DRIFT_DAMPING = 0.5
+# An answer's times (minutes) as printed with --json and stored in decide.json: 0.1 ms, far below any run's noise.
+ANSWER_DECIMALS = 4
 # MLPerf Training publishes about twice a year: the next round is this many years after the latest.
 ROUND_STEP_YEARS = 0.5
 # `predict` leaves the model for another candidate only when that one's earlier median error is lower by more
@@ -974,6 +980,10 @@ class Comparison:
                 "common_naive_median_ape_pct": self.common_naive_median_ape_pct,
                 "answer_methods": dict(sorted(self.methods.items())), "better": self.better}
 
+    def record(self) -> ComparisonRecord:
+        """`as_dict` as the declared record."""
+        return ComparisonRecord.model_validate(self.as_dict())
+
 
 def compare(points: pd.DataFrame) -> Comparison:
     """The Comparison of a set of backtest points (POINT_COLUMNS)."""
@@ -1021,13 +1031,113 @@ class _PointArrays:
             methods={str(name): int(n) for name, n in pd.Series(self.chosen[rows][answers]).value_counts().items()})
 
 
-def summarise_backtest(points: pd.DataFrame) -> dict[str, Any]:
+class AnswerErrors(Record):
+    """Absolute percentage errors of `predict`'s answers in the backtest (`ErrorSummary`)."""
+
+    answer_n: int
+    """Answers."""
+    answer_median_ape_pct: float | None
+    """Their median absolute percentage error (%; lower: better); None without an answer."""
+    answer_p90_ape_pct: float | None
+    """Its 90th percentile (%)."""
+    answer_coverage: float | None
+    """The share of published times inside the answers' interval (0 to 1; the interval's level is the aim)."""
+
+
+class KindErrors(AnswerErrors):
+    """The answers of one kind of forecast."""
+
+    kind: str
+    """The kind (one of KINDS, or the naive rule)."""
+
+
+class ComparisonRecord(AnswerErrors):
+    """A set of backtest points summarised (`Comparison`): `predict`'s answers (all, trusted, untrusted), the
+    model's and the naive rule's forecasts, each as count, median and 90th-percentile error (%) and coverage, and
+    the three on the results both the answer and the naive rule forecast (`common_*`)."""
+
+    trusted_n: int
+    """Trusted answers."""
+    trusted_median_ape_pct: float | None
+    """Their median error (%)."""
+    trusted_p90_ape_pct: float | None
+    """Their 90th-percentile error (%)."""
+    trusted_coverage: float | None
+    """Their share inside the interval."""
+    untrusted_n: int
+    """Untrusted answers."""
+    untrusted_median_ape_pct: float | None
+    """Their median error (%)."""
+    untrusted_p90_ape_pct: float | None
+    """Their 90th-percentile error (%)."""
+    untrusted_coverage: float | None
+    """Their share inside the interval."""
+    model_n: int
+    """The model's forecasts."""
+    model_median_ape_pct: float | None
+    """Their median error (%)."""
+    model_p90_ape_pct: float | None
+    """Their 90th-percentile error (%)."""
+    model_coverage: float | None
+    """Their share inside the interval."""
+    naive_n: int
+    """The naive rule's forecasts."""
+    naive_median_ape_pct: float | None
+    """Their median error (%)."""
+    naive_p90_ape_pct: float | None
+    """Their 90th-percentile error (%)."""
+    naive_coverage: float | None
+    """Their share inside the interval."""
+    common_n: int
+    """Results forecast by both the answer and the naive rule."""
+    common_answer_median_ape_pct: float | None
+    """The answers' median error on them (%)."""
+    common_model_median_ape_pct: float | None
+    """The model's median error on them (%)."""
+    common_naive_median_ape_pct: float | None
+    """The naive rule's median error on them (%)."""
+    answer_methods: dict[str, int]
+    """How many answers each method gave."""
+    better: str
+    """The lower median on the common results: "answer", or "naive" only if strictly lower."""
+
+
+class FoldComparison(ComparisonRecord):
+    """The answers for one round, forecast from the rounds before it."""
+
+    fold: str
+    """The round forecast."""
+
+
+class FamilyComparison(ComparisonRecord):
+    """The answers for one accelerator family."""
+
+    family: str
+    """The accelerator family."""
+
+
+class BacktestSummary(ComparisonRecord):
+    """decide.json's `backtest` (`summarise_backtest`): every answer, then by round, family and kind."""
+
+    folds: list[FoldComparison]
+    """By round forecast, oldest first."""
+    latest_fold: FoldComparison | None
+    """The latest round forecast on its own."""
+    families: list[FamilyComparison]
+    """By accelerator family, by name."""
+    kinds: list[KindErrors]
+    """By kind of forecast, for the kinds answered."""
+    calibrated_share: float | None
+    """The share of answers whose interval is calibrated on earlier forecasts (0 to 1)."""
+
+
+def summarise_backtest(points: pd.DataFrame) -> BacktestSummary:
     """decide.json's `backtest`: overall, the latest fold on its own, and per fold, family and model kind."""
     folds = sorted(points["fold"].unique(), key=round_version) if len(points) else []
     answers = points[points["method"] == ANSWER]
     arrays = _PointArrays.of(points)
     fold, family = points["fold"].to_numpy(dtype=object), points["accelerator_family"].to_numpy(dtype=object)
-    return {
+    return BacktestSummary.model_validate({
         **arrays.compare(np.ones(len(points), dtype=bool)).as_dict(),
         "folds": [{"fold": name, **arrays.compare(fold == name).as_dict()} for name in folds],
         "latest_fold": {"fold": folds[-1], **arrays.compare(fold == folds[-1]).as_dict()} if folds else None,
@@ -1036,7 +1146,7 @@ def summarise_backtest(points: pd.DataFrame) -> dict[str, Any]:
         "kinds": [{"kind": kind, **ErrorSummary.of(answers[answers["kind"] == kind]).as_dict("answer")}
                   for kind in (*KINDS, NAIVE) if (answers["kind"] == kind).any()],
         "calibrated_share": float((answers["calibration"] != UNCALIBRATED).mean()) if len(answers) else None,
-    }
+    })
 
 
 # --- answers ------------------------------------------------------------------------------------------------------
@@ -1051,41 +1161,50 @@ def retirement_note(benchmark: str, latest_round: str) -> str | None:
             f"forecast will not run it, so read this as history")
 
 
-@dataclass(frozen=True)
-class Answer:
-    """One forecast as `predict` gives it: times in minutes, the interval at `interval` (a fraction)."""
+class Answer(Record):
+    """One forecast as `predict` gives it (`answer`), and as decide.json's `forecasts` hold it: times in minutes,
+    stored to ANSWER_DECIMALS."""
 
     benchmark: str
+    """The benchmark."""
     accelerator: str
+    """The accelerator family."""
     form_factor: str
+    """Its form factor (UNSPECIFIED where the descriptions do not say)."""
     count: int
+    """Accelerators."""
     predicted_min: float
+    """The forecast time to train (minutes)."""
     low_min: float
+    """Its interval: low end (minutes)."""
     high_min: float
+    """High end (minutes)."""
     interval: float
-    method: str  # one of CANDIDATES
-    kind: str  # one of KINDS, or NAIVE
+    """The interval's level (params `decide.interval`, a fraction)."""
+    method: str
+    """The method answering: one of CANDIDATES."""
+    kind: str
+    """The kind of forecast: one of KINDS, or NAIVE."""
+    specification_based: bool
+    """Whether it borrows from other families: their scaling, or the specifications."""
     trusted: bool
-    reasons: tuple[str, ...]  # why it is not trusted; empty when it is
-    rounds: tuple[str, ...]  # the rounds fitted on
-    calibration: str  # where the interval's residuals came from
-    note: str  # why this method, in a sentence
-    extrapolated: bool  # beyond the trusted count range (decide.trust.max_count_factor)
-    notes: tuple[str, ...]  # what else a reader must know: extrapolated, data rising with count, retired
+    """Whether it meets params `decide.trust` (`trust_reasons`)."""
+    reasons: list[str]
+    """Why it is not trusted; empty when it is."""
+    rounds: list[str]
+    """The rounds fitted on, oldest first."""
+    calibration: str
+    """Where the interval's residuals came from."""
+    note: str
+    """Why this method, in a sentence."""
+    extrapolated: bool
+    """Beyond the trusted count range (params `decide.trust.max_count_factor`)."""
+    notes: list[str]
+    """What else a reader must know: extrapolated, data rising with count, retired."""
 
-    @property
-    def specification_based(self) -> bool:
-        """Whether the forecast borrows from other families: their scaling, or the specifications."""
-        return self.kind in (POOLED, SPECIFICATION)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"benchmark": self.benchmark, "accelerator": self.accelerator, "form_factor": self.form_factor,
-                "count": self.count, "predicted_min": round(self.predicted_min, 4),
-                "low_min": round(self.low_min, 4), "high_min": round(self.high_min, 4), "interval": self.interval,
-                "method": self.method, "kind": self.kind, "specification_based": self.specification_based,
-                "trusted": self.trusted, "reasons": list(self.reasons), "rounds": list(self.rounds),
-                "calibration": self.calibration, "note": self.note, "extrapolated": self.extrapolated,
-                "notes": list(self.notes)}
+    @field_serializer("predicted_min", "low_min", "high_min")
+    def _stored(self, minutes: float) -> float:
+        return round(minutes, ANSWER_DECIMALS)
 
 
 @dataclass(frozen=True)
@@ -1102,7 +1221,7 @@ class FittedBenchmark:
     calibrations: dict[tuple[str, str, bool], Calibration]  # (method, kind, trusted) -> its calibration
     method: str  # the method `predict` answers with (one of CANDIDATES)
     candidate_medians: dict[str, float | None]  # each candidate's backtest median error on the common results
-    comparison: dict[str, Any]  # `compare` of the benchmark's backtest points, as_dict
+    comparison: ComparisonRecord  # `compare` of the benchmark's backtest points
     family_evidence: dict[tuple[str, str], Evidence]  # (method, family) -> inside, n, median error % of its
     kind_evidence: dict[tuple[str, str], Evidence]  # backtest forecasts; (method, kind) -> the same
     published: pd.DataFrame  # the model inputs, PUBLISHED_COLUMNS
@@ -1153,7 +1272,7 @@ def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, lev
     forecasts = own[own["method"] != ANSWER]
     return FittedBenchmark(benchmark=benchmark, not_analysed_reason=not_analysed_reason, interval=level,
                            forecaster=forecaster, calibrations=calibrations, method=method,
-                           candidate_medians=medians, comparison=compare(own).as_dict(),
+                           candidate_medians=medians, comparison=compare(own).record(),
                            family_evidence=_evidence(forecasts, "accelerator_family"),
                            kind_evidence=_evidence(forecasts, "kind"),
                            published=frame[PUBLISHED_COLUMNS].sort_values(PUBLISHED_COLUMNS, ignore_index=True))
@@ -1272,9 +1391,9 @@ def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float,
     return Answer(benchmark=benchmark, accelerator=family, form_factor=form_factor, count=count,
                   predicted_min=math.exp(centre), low_min=math.exp(centre - half_width),
                   high_min=math.exp(centre + half_width), interval=fitted.interval, method=method, kind=kind,
-                  trusted=not reasons, reasons=tuple(reasons), rounds=fitted.forecaster.rounds,
-                  calibration=curve.calibration.q_source, note=method_note(fitted, method),
-                  extrapolated=extrapolated, notes=tuple(notes))
+                  specification_based=kind in (POOLED, SPECIFICATION), trusted=not reasons, reasons=reasons,
+                  rounds=list(fitted.forecaster.rounds), calibration=curve.calibration.q_source,
+                  note=method_note(fitted, method), extrapolated=extrapolated, notes=notes)
 
 
 def method_note(fitted: FittedBenchmark, method: str) -> str:

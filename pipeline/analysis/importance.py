@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -47,6 +47,14 @@ from sklearn.metrics import median_absolute_error, r2_score
 from sklearn.model_selection import LeaveOneGroupOut
 from threadpoolctl import threadpool_limits
 
+from pipeline.analysis.importance_result import (
+    Gate,
+    ImportanceReport,
+    RankCorrelation,
+    Spread,
+    TargetFit,
+    TargetVerdict,
+)
 from pipeline.analysis.scope import ROUND_FEATURE
 from pipeline.core.features import CATEGORICAL_FEATURES, NUMERIC_FEATURES
 from pipeline.mlperf.catalogue import round_published
@@ -294,29 +302,6 @@ def resampled_mse(squared_errors: np.ndarray, groups: np.ndarray, weights: np.nd
     return (squared_errors @ membership @ weights.T) / (weights @ membership.sum(axis=0))
 
 
-@dataclass(frozen=True)
-class TargetFit:
-    """One target's cross-validation on held-out families: R^2 of the model and of the baseline (unitless, per
-    repeat of the split), the gain's cluster-bootstrap draws and interval, permutation importance (R^2 lost; mean
-    and s.d. per feature), its draws per resample for the selection, and the model-free views."""
-    oof_r2: float
-    baseline_r2: float
-    gain: float
-    gain_low: float
-    gain_high: float
-    oof_median_abs_error_log10: float
-    permutation_importance: dict[str, dict[str, float]]
-    stability: dict[str, float]
-    mutual_information: dict[str, float]
-    spearman: dict[str, dict[str, float]]
-    importance_draws: dict[str, np.ndarray] = field(repr=False, compare=False)  # feature -> (resamples,)
-
-    def as_json(self) -> dict[str, Any]:
-        content = asdict(self)
-        del content["importance_draws"]
-        return content
-
-
 def cross_validated_targets(frame: pd.DataFrame, settings: Importance) -> dict[str, TargetFit]:
     """The family-held-out cross-validation of each target of `TARGETS` (see the module's docstring); `frame` holds
     the features and the positive target columns, modelled on log10. The targets share the folds, the shuffles of
@@ -374,8 +359,8 @@ def _target_fit(frame: pd.DataFrame, columns: list[str], numeric: list[str], cat
         spearman=spearman(frame, numeric, y), importance_draws=by_feature)
 
 
-def _stats(values: Sequence[float] | np.ndarray) -> dict[str, float]:
-    return {"mean": round(float(np.mean(values)), DIGITS), "std": round(float(np.std(values)), DIGITS)}
+def _stats(values: Sequence[float] | np.ndarray) -> Spread:
+    return Spread(mean=round(float(np.mean(values)), DIGITS), std=round(float(np.std(values)), DIGITS))
 
 
 def _rounded(values: dict[str, float]) -> dict[str, float]:
@@ -415,7 +400,7 @@ def mutual_information(frame: pd.DataFrame, numeric: list[str], categorical: lis
     return {column: round(float(value), DIGITS) for column, value in zip(columns, values)}
 
 
-def spearman(frame: pd.DataFrame, numeric: list[str], y: np.ndarray) -> dict[str, dict[str, float]]:
+def spearman(frame: pd.DataFrame, numeric: list[str], y: np.ndarray) -> dict[str, RankCorrelation]:
     """Model-free view: Spearman's rho of each numeric feature with the target, on the rows where it is known."""
     result = {}
     for column in numeric:
@@ -424,35 +409,9 @@ def spearman(frame: pd.DataFrame, numeric: list[str], y: np.ndarray) -> dict[str
         if known.sum() < MIN_SPEARMAN_PAIRS or np.unique(values[known]).size < 2:
             continue
         test = spearmanr(values[known], y[known])
-        result[column] = {"rho": round(float(test.statistic), DIGITS), "p_value": float(f"{test.pvalue:.3g}"),
-                          "n": int(known.sum())}
+        result[column] = RankCorrelation(rho=round(float(test.statistic), DIGITS),
+                                         p_value=float(f"{test.pvalue:.3g}"), n=int(known.sum()))
     return result
-
-
-@dataclass(frozen=True)
-class TargetVerdict:
-    """The gate's verdict on one target: family-held-out R^2 of the model and the baseline, the gain with its
-    interval, and whether hardware features are credited (`passes`)."""
-    oof_r2: float
-    baseline_r2: float
-    gain: float
-    gain_low: float
-    gain_high: float
-    passes: bool
-    reason: str
-
-
-@dataclass(frozen=True)
-class Gate:
-    """Which targets credit hardware features (`passing`), and why the others do not (`message`)."""
-    min_r2: float
-    min_families: int
-    n_families: int
-    rule: str
-    targets: dict[str, TargetVerdict]
-    passing: list[str]
-    explained: bool
-    message: str
 
 
 def gate(targets: dict[str, TargetFit], min_r2: float, min_families: int, n_families: int) -> Gate:
@@ -469,18 +428,19 @@ def gate(targets: dict[str, TargetFit], min_r2: float, min_families: int, n_fami
                       "not above 0")
         else:
             reason = ""
-        verdicts[name] = TargetVerdict(fit.oof_r2, fit.baseline_r2, fit.gain, fit.gain_low, fit.gain_high,
-                                       not reason, reason)
+        verdicts[name] = TargetVerdict(oof_r2=fit.oof_r2, baseline_r2=fit.baseline_r2, gain=fit.gain,
+                                       gain_low=fit.gain_low, gain_high=fit.gain_high, passes=not reason,
+                                       reason=reason)
     passing = [name for name, verdict in verdicts.items() if verdict.passes]
     failing = [name for name in verdicts if name not in passing]
     message = (f"targets crediting hardware (held-out families: R^2 >= {min_r2} and gain over the baseline > 0): "
                f"{', '.join(passing) or 'none'}" +
                ("" if not failing else "; not credited: " + ", ".join(
                    f"{name} ({verdicts[name].reason})" for name in failing)))
-    return Gate(min_r2, min_families, n_families,
-                f"at least {min_families} accelerator families, R^2 on held-out families >= {min_r2}, and the 95% "
-                f"cluster-bootstrap interval of the gain over the baseline ({BASELINE}) above 0",
-                verdicts, passing, bool(passing), message)
+    return Gate(min_r2=min_r2, min_families=min_families, n_families=n_families,
+                rule=f"at least {min_families} accelerator families, R^2 on held-out families >= {min_r2}, and the "
+                f"95% cluster-bootstrap interval of the gain over the baseline ({BASELINE}) above 0",
+                targets=verdicts, passing=passing, explained=bool(passing), message=message)
 
 
 def select_features(targets: dict[str, TargetFit], passing: Sequence[str], min_importance: float, max_features: int,
@@ -491,46 +451,27 @@ def select_features(targets: dict[str, TargetFit], passing: Sequence[str], min_i
     if not passing:
         return [], {}
     shares = kept_shares({name: targets[name].importance_draws for name in passing}, min_importance, max_features)
-    strength = {column: max(targets[name].permutation_importance.get(column, {}).get("mean", -np.inf)
-                            for name in passing) for column in shares}
+    strength = {column: max(_mean_importance(targets[name], column) for name in passing) for column in shares}
     stable = sorted((column for column, share in shares.items() if share >= min_stability),
                     key=lambda column: (-shares[column], -strength[column], column))
     return stable[:max_features], _rounded(shares)
 
 
-@dataclass(frozen=True)
-class ImportanceReport:
-    """importance.json's content for one benchmark (`as_json`)."""
-    status: str
-    n_configurations: int
-    targets: dict[str, TargetFit]
-    selected_features: list[str]
-    reason: str | None = None
-    n_families: int | None = None
-    round_feature: str | None = None
-    baseline: str | None = None
-    gate: Gate | None = None
-    selection_stability: dict[str, float] = field(default_factory=dict)
-
-    def as_json(self) -> dict[str, Any]:
-        content: dict[str, Any] = {"status": self.status, "n_configurations": self.n_configurations}
-        if self.status != "ok":
-            return {**content, "reason": self.reason, "targets": {}, "selected_features": []}
-        assert self.gate is not None
-        return {**content, "n_families": self.n_families, "round_feature": self.round_feature,
-                "baseline": self.baseline, "targets": {name: fit.as_json() for name, fit in self.targets.items()},
-                "gate": asdict(self.gate), "selected_features": self.selected_features,
-                "selection_stability": self.selection_stability}
+def _mean_importance(fit: TargetFit, column: str) -> float:
+    spread = fit.permutation_importance.get(column)
+    return -np.inf if spread is None else spread.mean
 
 
-def study(frame: pd.DataFrame, settings: Importance, min_configurations: int) -> ImportanceReport:
+def analyse(frame: pd.DataFrame, settings: Importance, min_configurations: int, *,
+            benchmark: str) -> ImportanceReport:
     """The importance analysis of one benchmark's in-scope configurations (one row per result)."""
     n_families = int(frame[GROUP].fillna("?").nunique()) if GROUP in frame else 0
     if len(frame) < min_configurations or n_families < 2:
         reason = (f"{len(frame)} configurations in scope, fewer than analysis.min_configurations = "
                   f"{min_configurations}" if len(frame) < min_configurations else
                   "one accelerator family: no family can be held out")
-        return ImportanceReport("skipped", len(frame), {}, [], reason=reason)
+        return ImportanceReport(benchmark=benchmark, status="skipped", reason=reason, n_configurations=len(frame),
+                                targets={}, selected_features=[])
     frame = with_round_year(frame)
     # One OpenMP thread: on data this small, thread start-up dominates and is 8x slower than serial.
     # sklearn's per-call input checks are a good part of a fit or predict this small; the matrix is built and
@@ -542,10 +483,6 @@ def study(frame: pd.DataFrame, settings: Importance, min_configurations: int) ->
     verdict = gate(targets, settings.min_r2, settings.min_families, n_families)
     selected, shares = select_features(targets, verdict.passing, settings.select.min_importance,
                                        settings.select.max_features, settings.select.min_stability)
-    return ImportanceReport("ok", len(frame), targets, selected, n_families=n_families, round_feature=ROUND_FEATURE,
+    return ImportanceReport(benchmark=benchmark, status="ok", n_configurations=len(frame), targets=targets,
+                            selected_features=selected, n_families=n_families, round_feature=ROUND_FEATURE,
                             baseline=BASELINE, gate=verdict, selection_stability=shares)
-
-
-def analyse(frame: pd.DataFrame, settings: Importance, min_configurations: int) -> dict[str, Any]:
-    """importance.json's content for one benchmark's in-scope configurations (`study`, as JSON)."""
-    return study(frame, settings, min_configurations).as_json()

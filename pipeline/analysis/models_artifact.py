@@ -15,7 +15,7 @@ Structure (`ModelsRecord`; times in minutes, logs natural, years as fractional p
                     "naive_rows": [{"accelerator_family", "accelerator_count_published", "time_to_train_min"}]},
      "calibration": [{"method", "kind", "trusted", "q_log", "q_source", "kappa", "kappa_source"}],
      "method": "model" | "monotone naive" | "blend", "candidate_medians": {method: null | float},
-     "comparison": {... `pipeline.analysis.forecast.compare(...).as_dict()` of the benchmark's backtest},
+     "comparison": {`pipeline.analysis.forecast.ComparisonRecord` of the benchmark's backtest},
      "evidence": [{"method", "by": "family" | "kind", "key", "inside", "n", "median_ape_pct"}],
      "published": [{PUBLISHED_COLUMNS}]}
 
@@ -33,6 +33,7 @@ from typing import Any, TypedDict, cast
 
 import numpy as np
 import pandas as pd
+from pydantic import ValidationError
 
 from pipeline.analysis.forecast import (
     BLEND,
@@ -43,10 +44,12 @@ from pipeline.analysis.forecast import (
     PUBLISHED_COLUMNS,
     UNIT,
     Calibration,
+    ComparisonRecord,
     FittedBenchmark,
     Forecaster,
 )
 from pipeline.core import paths
+from pipeline.core.artifacts import problems
 from pipeline.core.cli import canonical_name
 from pipeline.core.errors import ContractError, UsageError
 from pipeline.core.files import write_json
@@ -59,9 +62,6 @@ NAIVE_COLUMNS = ["accelerator_family", "accelerator_count_published", "time_to_t
 FORECASTER_SCALARS = ["pooled_exponent", "drift_per_year", "spread_log"]
 CALIBRATION_COLUMNS = ["method", "kind", "trusted", "q_log", "q_source", "kappa", "kappa_source"]
 EVIDENCE_COLUMNS = ["method", "by", "key", "inside", "n", "median_ape_pct"]
-# What the readers of `comparison` use (the page and `predict`); compare() writes more.
-COMPARISON_KEYS = ["answer_n", "answer_median_ape_pct", "common_n", "common_answer_median_ape_pct",
-                   "common_naive_median_ape_pct", "better"]
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def models_record(fitted: FittedBenchmark) -> ModelsRecord:
                          "kappa_source": calibration.kappa_source}
                         for (method, kind, trusted), calibration in sorted(fitted.calibrations.items())],
         "method": fitted.method, "candidate_medians": dict(fitted.candidate_medians),
-        "comparison": dict(fitted.comparison),
+        "comparison": fitted.comparison.model_dump(),
         "evidence": [{"method": method, "by": by, "key": key, "inside": inside, "n": n, "median_ape_pct": median}
                      for by, table in (("family", fitted.family_evidence), ("kind", fitted.kind_evidence))
                      for (method, key), (inside, n, median) in sorted(table.items())],
@@ -185,7 +185,7 @@ def fitted_from_record(record: Any) -> FittedBenchmark | NotAnalysed:
         _require(record["status"] == "skipped", "forecaster is null although the status is ok")
         return NotAnalysed(record["benchmark"], record["reason"])
     forecaster = _forecaster(record["forecaster"])
-    _keys(record["comparison"], COMPARISON_KEYS, "comparison")
+    comparison = _comparison(record["comparison"])
     _require(record["method"] in CANDIDATES, f"method must be one of {', '.join(CANDIDATES)}")
     medians = record["candidate_medians"]
     _require(isinstance(medians, dict) and set(medians) == set(CANDIDATES)
@@ -194,7 +194,7 @@ def fitted_from_record(record: Any) -> FittedBenchmark | NotAnalysed:
     return FittedBenchmark(
         benchmark=record["benchmark"], not_analysed_reason=record["reason"], interval=interval,
         forecaster=forecaster, calibrations=_calibration(record["calibration"]), method=record["method"],
-        candidate_medians=dict(medians), comparison=record["comparison"],
+        candidate_medians=dict(medians), comparison=comparison,
         family_evidence=_evidence(record["evidence"], "family"), kind_evidence=_evidence(record["evidence"], "kind"),
         published=_frame(record["published"], PUBLISHED_COLUMNS, "published"))
 
@@ -257,6 +257,13 @@ def _frame(rows: Any, columns: list[str], where: str) -> pd.DataFrame:
         _keys(row, columns, f"{where}[{index}]")
     return pd.DataFrame(rows, columns=columns).astype(
         {name: object for name in columns if all(isinstance(row[name], str) for row in rows)})
+
+
+def _comparison(value: Any) -> ComparisonRecord:
+    try:
+        return ComparisonRecord.model_validate(value)
+    except ValidationError as error:
+        raise ContractError(f"comparison: {problems(error)}") from None
 
 
 def _keys(value: Any, expected: Any, where: str) -> None:

@@ -43,6 +43,7 @@ from pipeline.analysis import findings
 from pipeline.analysis.clustering import Clustering
 from pipeline.analysis.efficiency import order_by_efficiency
 from pipeline.analysis.findings import Correction, Finding, FindingRecord, SuperlinearCase
+from pipeline.analysis.importance_result import ImportanceReport
 from pipeline.core.artifacts import Artifact, Record
 from pipeline.core.errors import ParamsError
 from pipeline.core.features import ROUND_EFFICIENCY
@@ -435,11 +436,11 @@ class Ranking(Artifact):
         return next((item for item in self.findings if item.key == key), None)
 
 
-def rank_benchmark(clustered: pd.DataFrame, clustering: Clustering, importance: dict[str, Any],
+def rank_benchmark(clustered: pd.DataFrame, clustering: Clustering, importance: ImportanceReport,
                    rank_params: dict[str, Any], settings: Findings,
                    noise: Callable[[pd.DataFrame], np.ndarray] | None = None) -> tuple[pd.DataFrame, Ranking]:
     """The ranking table (columns `RANKING_COLUMNS`) and the `Ranking` (findings not yet added) of one benchmark's
-    clustered configurations, given its clustering, its importance.json content and params `rank`.
+    clustered configurations, given its clustering, its importance result and params `rank`.
 
     `noise`: resampled times to train (resamples x rows, minutes) of some of `clustered`'s rows
     (`pipeline.analysis.run_noise.RunNoise.times`), for the stability of the latest round's pick; None: not
@@ -459,7 +460,6 @@ def rank_benchmark(clustered: pd.DataFrame, clustering: Clustering, importance: 
     pick = pick_of(latest, criteria, stability, 0 if times is None else len(times))
     standings = cluster_standings(clustered)
     superlinear = findings.superlinear_cases(clustered, settings.superlinear_threshold)
-    targets = importance.get("targets", {})
     return ranking, Ranking(
         benchmark=clustering.benchmark, status="ok", n_configurations=len(ranking),
         latest_round=str(latest.iloc[0]["round"]), n_latest_round=len(latest),
@@ -471,8 +471,8 @@ def rank_benchmark(clustered: pd.DataFrame, clustering: Clustering, importance: 
         most_efficient_cluster=most_efficient_cluster(standings),
         k_supported=clustering.k_verdict.supported_k if clustering.k_verdict else None,
         silhouette=clustering.silhouette, stability_ari_mean=clustering.stability_ari_mean,
-        importance_oof_r2_time=targets.get("log_time_to_train", {}).get("oof_r2"),
-        importance_oof_r2_accelerator_hours=targets.get("log_accelerator_hours", {}).get("oof_r2"),
+        importance_oof_r2_time=importance.oof_r2("log_time_to_train"),
+        importance_oof_r2_accelerator_hours=importance.oof_r2("log_accelerator_hours"),
         n_superlinear=len(superlinear),
         n_superlinear_work_explained=sum(case.explained_by == findings.WORK for case in superlinear),
         pick=pick, clusters=standings,

@@ -334,7 +334,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             continue
         cost = predicted_cost(result, prices)
         measured |= bool(len(nearest)) and bool(nearest["energy_kwh"].notna().any())
-        text = (json.dumps({**({"line": query.line} if query.line else {}), **result.as_dict(), "cost": cost,
+        text = (json.dumps({**({"line": query.line} if query.line else {}), **result.model_dump(), "cost": cost,
                             "measured_energy": measured_rows(nearest) if len(nearest) else []}, sort_keys=True)
                 if args.json else (f"line {query.line}: " if query.line else "") + render_answer(result, nearest, cost))
         outputs.append((query.line or 0, text))

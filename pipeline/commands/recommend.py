@@ -138,7 +138,7 @@ def predicted_candidates(fitted: FittedBenchmark, rule: Trust,
                     "time_to_train_min": forecast.predicted_min, "time_high_min": forecast.high_min,
                     "accelerator_hours": count * forecast.predicted_min / 60,
                     "scaling_efficiency": reference.predicted_min * low / (forecast.predicted_min * count),
-                    "score": np.nan, "forecast": forecast.as_dict(),
+                    "score": np.nan, "forecast": forecast.model_dump(),
                     "detail": f"forecast for the next round by the {forecast.method} ({forecast.kind}), "
                               f"{100 * fitted.interval:.0f}% interval {forecast.low_min:.3g} to "
                               f"{forecast.high_min:.3g} min, scored as published results are"})

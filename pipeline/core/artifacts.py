@@ -5,10 +5,10 @@ the stored digits) and read back, validated, into the same model by `Artifact.re
 naming the file and what is wrong, so a stale or hand-edited file fails early and clearly rather than as an
 AttributeError deep in a stage.
 
+    importance  reports/importance/<benchmark>.json  pipeline.analysis.importance_result.ImportanceReport
     clusters    reports/clusters/<benchmark>.json    pipeline.analysis.clustering.Clustering
     rank        reports/rank/<benchmark>.json        pipeline.analysis.ranking.Ranking
-    importance  reports/importance/<benchmark>.json  `Importance` below (`read_artifact`: the checked dict)
-    decide      reports/decide/<benchmark>.json      `Decide` below (`read_artifact`: the checked dict)
+    decide      reports/decide/<benchmark>.json      pipeline.analysis.decide.DecideSummary
 """
 from __future__ import annotations
 
@@ -68,45 +68,11 @@ def _content(path: Path, kind: str) -> Any:
         raise ContractError(f"{path} is not valid JSON ({error}); run `dvc repro` to write it again") from None
 
 
-class Contract(BaseModel):
-    """Keys every reader of an untyped artifact relies on; the rest is the stage's own content."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-
-    benchmark: str
-    status: Literal["ok", "skipped"]
-
-
-class Importance(Contract):
-    n_configurations: int
-    selected_features: list[str]
-    targets: dict[str, dict[str, Any]]
-    gate: dict[str, Any] | None = None
-    reason: str | None = None
-
-
-class Decide(Contract):
-    reason: str | None = None
-
-
-KINDS: dict[str, type[Contract]] = {"importance": Importance, "decide": Decide}
-
-
-def read_artifact(kind: str, path: Path) -> dict[str, Any]:
-    """The content of `path`, an untyped artifact of `kind` (a key of `KINDS`), checked against its declared
-    structure.
-
-    Raises `ContractError` when the file is missing, not JSON or lacks a declared key.
-    """
-    content = _content(path, kind)
-    try:
-        KINDS[kind].model_validate(content)
-    except ValidationError as error:
-        raise contract_error(path, kind, error) from None
-    return dict(content)
-
-
 def contract_error(path: Path, what: str, error: ValidationError) -> ContractError:
-    problems = "; ".join(f"{'.'.join(map(str, item['loc']))}: {item['msg']}" for item in error.errors())
-    return ContractError(f"{path} does not hold the declared {what} content ({problems}); run `dvc repro` to "
-                         f"write it again")
+    return ContractError(f"{path} does not hold the declared {what} content ({problems(error)}); run `dvc repro` "
+                         f"to write it again")
+
+
+def problems(error: ValidationError) -> str:
+    """What a validation found wrong, in one line: "field.part: message; ..."."""
+    return "; ".join(f"{'.'.join(map(str, item['loc']))}: {item['msg']}" for item in error.errors())

@@ -1,4 +1,4 @@
-"""Small shared helpers: atomic writes, params, progress bars."""
+"""Small shared helpers: atomic writes, stored floats, progress bars."""
 from __future__ import annotations
 
 import contextlib
@@ -13,13 +13,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline.core.errors import ParamsError
-from pipeline.core.paths import PARAMS
-
 if TYPE_CHECKING:
     import pandas as pd
 
-PARAMS_FILE = PARAMS
 # Floats in every output (JSON, CSV and Parquet) keep this many significant digits, rounded here, at the write
 # boundary, by `stored_float` and `stored_frame`: far more than any quantity here means (a time to train of 1000
 # minutes to 1e-6 min, a microsecond of a minute; a share to 1e-10), and few enough that the last-bit
@@ -187,19 +183,6 @@ def stored_float(value: float) -> float | None:
     """`value` as the outputs store it: `STORED_SIGNIFICANT_DIGITS` significant digits, no negative zero, and
     None for NaN and infinities."""
     return _significant(value) if math.isfinite(value) else None
-
-
-def load_params(path: Path | str = PARAMS_FILE) -> dict[str, Any]:
-    path = Path(path)
-    if not path.is_file():
-        raise ParamsError(f"{path} not found: run the stages from the project root, where params.yaml lives")
-    with path.open(encoding="utf-8") as handle:
-        import yaml
-
-        params = yaml.safe_load(handle) or {}
-    if not isinstance(params, dict):
-        raise ParamsError(f"{path} must hold a mapping of sections (fetch, analysis, cluster, ...)")
-    return params
 
 
 def show_progress() -> bool:

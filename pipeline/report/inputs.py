@@ -5,15 +5,17 @@ results, quarantine list and tally; the user's price table.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from pipeline.analysis.clustering import Clustering
+from pipeline.analysis.decide import DecideSummary
+from pipeline.analysis.importance_result import ImportanceReport
 from pipeline.analysis.ranking import Ranking
 from pipeline.core import paths
-from pipeline.core.artifacts import read_artifact
 from pipeline.report import decide_section
 
 REPORTS, RESULTS, QUARANTINE, TALLY = paths.REPORTS, paths.RESULTS, paths.QUARANTINE, paths.TALLY
@@ -28,20 +30,25 @@ class BenchmarkOutputs:
     rank: Ranking
     ranking: pd.DataFrame
     clusters: Clustering
-    importance: dict[str, Any]
+    importance: ImportanceReport
     clustered: pd.DataFrame
     # What the decide stage's fragment renders (decide_section.fragment); None: leave the fragment out.
     decide: dict[str, Any] | None = None
     # The decide stage's scalar metrics (decide_section.metrics_of), for reports/metrics.json.
     decide_metrics: dict[str, Any] | None = None
     # decide.json as the decide stage wrote it (decide_section.load_summary): the site's forecast curves.
-    decide_summary: dict[str, Any] | None = None
+    decide_summary: DecideSummary | None = None
     # The results of the benchmark's scope left out as republished (pipeline.analysis.scope.republished_left_out).
     republished: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def analysed(self) -> bool:
         return self.rank.analysed
+
+    @cached_property
+    def decide_content(self) -> dict[str, Any] | None:
+        """`decide_summary` as plain values: what the chart functions (`pipeline.report.charts`) take."""
+        return None if self.decide_summary is None else self.decide_summary.as_json()
 
 
 def load_benchmark_outputs(benchmark: str, republished: pd.DataFrame | None = None) -> BenchmarkOutputs:
@@ -51,7 +58,7 @@ def load_benchmark_outputs(benchmark: str, republished: pd.DataFrame | None = No
         benchmark=benchmark, rank=Ranking.read(paths.rank_json(benchmark)),
         ranking=pd.read_csv(paths.ranking_csv(benchmark)),
         clusters=Clustering.read(paths.clusters_json(benchmark)),
-        importance=read_artifact("importance", paths.importance_json(benchmark)),
+        importance=ImportanceReport.read(paths.importance_json(benchmark)),
         clustered=pd.read_parquet(paths.clusters_table(benchmark)),
         decide=decide_section.fragment(benchmark, summary), decide_metrics=decide_section.metrics_of(summary),
         decide_summary=summary,

@@ -89,10 +89,6 @@ class Finding:
     verdict_raw: str = findings.INCONCLUSIVE
     tests: tuple[FindingTest, ...] = ()
 
-    @property
-    def verdict_text(self) -> str:
-        return self.verdict
-
 
 def finding_test(test: findings.Test) -> FindingTest:
     """A test of rank.json's `findings[].tests` as a row of the page."""
@@ -235,9 +231,9 @@ def benchmark_section(outputs: BenchmarkOutputs) -> dict[str, Any]:
     clusters, importance, republished results and the decide fragment."""
     title = benchmark_title(outputs.benchmark)
     if not outputs.analysed:
-        reason = outputs.rank.reason or outputs.importance.get("reason") or "no configurations in scope"
+        reason = outputs.rank.reason or outputs.importance.reason or "no configurations in scope"
         return {**title, "analysed": False, "reason": reason}
-    importance_ok = outputs.importance.get("status") == "ok"
+    importance_ok = outputs.importance.status == "ok"
     return {
         **title, "analysed": True, "scope": scope_of(outputs.clustered), "answer": answer_of(outputs),
         "metrics": outputs.rank, "decide": outputs.decide,
@@ -248,8 +244,8 @@ def benchmark_section(outputs: BenchmarkOutputs) -> dict[str, Any]:
         "cluster_notes": cluster_notes(outputs.clusters),
         "ranking": ranking_table(outputs.ranking, None),
         "importance": importance_rows(outputs.importance) if importance_ok else None,
-        "importance_reason": None if importance_ok else outputs.importance.get("reason"),
-        "selected_features": [FEATURE_LABELS.get(f, f) for f in outputs.importance.get("selected_features", [])],
+        "importance_reason": None if importance_ok else outputs.importance.reason,
+        "selected_features": [FEATURE_LABELS.get(f, f) for f in outputs.importance.selected_features],
     }
 
 

@@ -8,6 +8,7 @@ import pandas as pd
 
 from pipeline.analysis.clustering import ClusterProfile
 from pipeline.analysis.findings import Correction
+from pipeline.analysis.importance_result import ImportanceReport, TargetVerdict
 from pipeline.analysis.scope import republished_from
 from pipeline.report.formatting import (
     FEATURE_LABELS,
@@ -94,11 +95,11 @@ def superlinear_rows(outputs: BenchmarkOutputs) -> list[dict[str, str]]:
             for case in outputs.rank.superlinear]
 
 
-def importance_frame(importance: dict[str, Any], top: int = IMPORTANCE_TOP) -> pd.DataFrame:
+def importance_frame(importance: ImportanceReport, top: int = IMPORTANCE_TOP) -> pd.DataFrame:
     """Permutation importance (mean, spread) of the `top` features, strongest first, for both targets."""
-    rows = [{"target": name, "feature": feature, "mean": stats["mean"], "std": stats["std"]}
-            for name, result in importance.get("targets", {}).items()
-            for feature, stats in result["permutation_importance"].items()]
+    rows = [{"target": name, "feature": feature, "mean": spread.mean, "std": spread.std}
+            for name, result in importance.targets.items()
+            for feature, spread in result.permutation_importance.items()]
     if not rows:
         return pd.DataFrame(columns=["target", "feature", "mean", "std"])
     frame = pd.DataFrame(rows)
@@ -108,46 +109,51 @@ def importance_frame(importance: dict[str, Any], top: int = IMPORTANCE_TOP) -> p
     return frame.sort_values(["feature", "target"]).reset_index(drop=True)
 
 
-def importance_rows(importance: dict[str, Any]) -> dict[str, Any]:
+def importance_rows(importance: ImportanceReport) -> dict[str, Any]:
     """The numbers behind the importance figure: per feature and target the permutation importance on held-out
     families (mean ± s.d. over the shuffles), the share of the families' bootstrap resamples in which the selection
     rule keeps it, and Spearman's rho with the target (the model-free view); which features were selected; per
     target the R² on held-out families, the baseline's, the gain with its interval and the gate's verdict."""
     data = importance_frame(importance)
-    targets = list(importance.get("targets", {}))
-    selected = set(importance.get("selected_features", []))
-    gate = importance.get("gate", {})
-    verdicts = gate.get("targets", {})
+    fits = importance.targets
+    targets = list(fits)
+    selected = set(importance.selected_features)
+    gate = importance.gate
+    verdicts = {} if gate is None else gate.targets
     rows = []
     for feature, group in data.groupby("feature", observed=True, sort=True):
         by_target = group.set_index("target")
         name = str(feature)
-        rho = [importance["targets"][t].get("spearman", {}).get(name, {}).get("rho") for t in targets]
-        kept = [importance["targets"][t].get("stability", {}).get(name) for t in targets]
+        rho = [getattr(fits[t].spearman.get(name), "rho", None) for t in targets]
+        kept = [fits[t].stability.get(name) for t in targets]
         rows.append({"feature": FEATURE_LABELS.get(name, name), "selected": feature in selected,
-                     "covariate": feature == importance.get("round_feature"),
+                     "covariate": feature == importance.round_feature,
                      "cells": [f"{number(by_target.at[t, 'mean'], 'score')} ± {number(by_target.at[t, 'std'], 'score')}"
                                if t in by_target.index else "" for t in targets],
                      "kept": ["" if value is None else f"{value:.0%}" for value in kept],
                      "rho": ["" if value is None else f"{value:+.2f}" for value in rho]})
     return {"targets": [TARGET_LABELS.get(t, t) for t in targets], "rows": rows,
-            "r2": [number(importance["targets"][t]["oof_r2"], "ratio") for t in targets],
-            "baseline": [number(importance["targets"][t].get("baseline_r2"), "ratio") for t in targets],
-            "gain": [_gain(verdicts.get(t, {})) for t in targets],
-            "passes": [bool(verdicts.get(t, {}).get("passes")) for t in targets],
-            "min_r2": gate.get("min_r2"), "min_families": gate.get("min_families"),
-            "n_families": gate.get("n_families"), "explained": bool(gate.get("explained")),
-            "not_explained": [f"{TARGET_LABELS.get(t, t)} ({verdicts.get(t, {}).get('reason', 'no gate verdict')})"
-                              for t in targets if not verdicts.get(t, {}).get("passes")],
+            "r2": [number(fits[t].oof_r2, "ratio") for t in targets],
+            "baseline": [number(fits[t].baseline_r2, "ratio") for t in targets],
+            "gain": [_gain(verdicts.get(t)) for t in targets],
+            "passes": [_passes(verdicts.get(t)) for t in targets],
+            "min_r2": getattr(gate, "min_r2", None), "min_families": getattr(gate, "min_families", None),
+            "n_families": getattr(gate, "n_families", None), "explained": importance.explained,
+            "not_explained": [f"{TARGET_LABELS.get(t, t)} ({getattr(verdicts.get(t), 'reason', 'no gate verdict')})"
+                              for t in targets if not _passes(verdicts.get(t))],
             "stability": {FEATURE_LABELS.get(name, name): f"{share:.0%}"
-                          for name, share in importance.get("selection_stability", {}).items() if name in selected}}
+                          for name, share in importance.selection_stability.items() if name in selected}}
 
 
-def _gain(verdict: dict[str, Any]) -> str:
+def _passes(verdict: TargetVerdict | None) -> bool:
+    return verdict is not None and verdict.passes
+
+
+def _gain(verdict: TargetVerdict | None) -> str:
     """"+0.18 (95% CI +0.07 to +0.59)"; blank without a verdict."""
-    if verdict.get("gain") is None:
+    if verdict is None:
         return ""
-    return f"{verdict['gain']:+.2f} (95% CI {verdict['gain_low']:+.2f} to {verdict['gain_high']:+.2f})"
+    return f"{verdict.gain:+.2f} (95% CI {verdict.gain_low:+.2f} to {verdict.gain_high:+.2f})"
 
 
 def families_by_count(profile: ClusterProfile) -> list[tuple[str, int]]:

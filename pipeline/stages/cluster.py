@@ -15,7 +15,6 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from pipeline.core import paths
-from pipeline.core.artifacts import read_artifact
 from pipeline.core.cli import for_each, stage_arguments
 from pipeline.core.errors import cli
 from pipeline.core.files import fresh_dir, write_parquet
@@ -32,10 +31,11 @@ if TYPE_CHECKING:
 def cluster(benchmark: str, configurations: pd.DataFrame, settings: Settings) -> str:
     """Cluster one benchmark and write its outputs; the line to print."""
     from pipeline.analysis import clustering
+    from pipeline.analysis.importance_result import ImportanceReport
     from pipeline.analysis.scope import in_scope
 
     frame = in_scope(configurations, settings.analysis, benchmark)
-    importance = read_artifact("importance", paths.importance_json(benchmark))
+    importance = ImportanceReport.read(paths.importance_json(benchmark))
     candidates, source = clustering.candidate_features(importance, settings.cluster.default_features)
     clustered, summary = clustering.cluster_benchmark(frame, candidates, settings.cluster, source,
                                                       benchmark=benchmark)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from pipeline.core import paths
 from pipeline.core.cli import for_each, stage_arguments
 from pipeline.core.errors import cli
-from pipeline.core.files import fresh_dir, write_json
+from pipeline.core.files import fresh_dir
 from pipeline.settings import Analysis, Decide, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
@@ -45,14 +45,15 @@ def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Ana
     saved = read_models(paths.models_json(benchmark))  # what predict reads, so decide.json states its answers
     fitted = saved if isinstance(saved, FittedBenchmark) else None
     points = backtest_points[backtest_points["benchmark"] == benchmark]
-    summary = decide.summarise(frame, fitted, points, settings.efficiency_floor, settings.interval, reason,
-                               settings.trust)
-    write_json({"benchmark": benchmark, **summary}, paths.decide_json(benchmark))
-    backtest = summary["backtest"] or {}
-    error, naive = backtest.get("common_answer_median_ape_pct"), backtest.get("common_naive_median_ape_pct")
-    return (f"{benchmark}: {summary['status']}; predict answers with the {summary['method'] or 'n/a'}; backtest "
+    summary = decide.summarise(benchmark, frame, fitted, points, settings.efficiency_floor, settings.interval,
+                               reason, settings.trust)
+    summary.write(paths.decide_json(benchmark))
+    backtest = summary.backtest
+    error = None if backtest is None else backtest.common_answer_median_ape_pct
+    naive = None if backtest is None else backtest.common_naive_median_ape_pct
+    return (f"{benchmark}: {summary.status}; predict answers with the {summary.method or 'n/a'}; backtest "
             f"median error {'n/a' if error is None else f'{error:.1f}%'} against the naive rule's "
-            f"{'n/a' if naive is None else f'{naive:.1f}%'} ({backtest.get('common_n', 0)} results)")
+            f"{'n/a' if naive is None else f'{naive:.1f}%'} ({0 if backtest is None else backtest.common_n} results)")
 
 
 @cli

@@ -4,19 +4,19 @@
 
 For every benchmark analysed (params `analysis.benchmarks`, see
 `pipeline.analysis.scope.analysed_benchmarks`), the in-scope configurations go through
-`pipeline.analysis.importance.analyse` (params `importance`); it writes reports/importance/<benchmark>.json (the
-figures stage draws it for the page).
+`pipeline.analysis.importance.analyse` (params `importance`); it writes reports/importance/<benchmark>.json (an
+`ImportanceReport`: the cluster stage clusters on its selection, the report draws it).
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pipeline.core import paths
 from pipeline.core.cli import for_each, stage_arguments
 from pipeline.core.errors import NothingAnalysedError, cli
-from pipeline.core.files import fresh_dir, write_json
+from pipeline.core.files import fresh_dir
 from pipeline.settings import Settings, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
@@ -26,15 +26,16 @@ PARAMS: tuple[str, ...] = ("analysis", "importance")
 if TYPE_CHECKING:
     import pandas as pd
 
+    from pipeline.analysis.importance_result import ImportanceReport
 
-def analyse(benchmark: str, configurations: pd.DataFrame, settings: Settings) -> dict[str, Any]:
-    """importance.json's content for one benchmark."""
+
+def analyse(benchmark: str, configurations: pd.DataFrame, settings: Settings) -> ImportanceReport:
+    """The importance analysis of one benchmark."""
     from pipeline.analysis import importance
     from pipeline.analysis.scope import in_scope
 
     frame = in_scope(configurations, settings.analysis, benchmark)
-    return {"benchmark": benchmark, **importance.analyse(frame, settings.importance,
-                                                         settings.analysis.min_configurations)}
+    return importance.analyse(frame, settings.importance, settings.analysis.min_configurations, benchmark=benchmark)
 
 
 @cli
@@ -49,12 +50,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     skipped = {}
     for report in for_each(partial(analyse, configurations=configurations, settings=settings), benchmarks,
                            "importance"):
-        benchmark = report["benchmark"]
-        write_json(report, paths.importance_json(benchmark))
-        verdict = report.get("gate", {}).get("message", report.get("reason"))
-        print(f"{benchmark}: {report['status']}, {verdict}; selected {report['selected_features']}")
-        if report["status"] == "skipped":
-            skipped[benchmark] = report["reason"]
+        report.write(paths.importance_json(report.benchmark))
+        verdict = report.reason if report.gate is None else report.gate.message
+        print(f"{report.benchmark}: {report.status}, {verdict}; selected {report.selected_features}")
+        if report.status == "skipped":
+            skipped[report.benchmark] = report.reason
     if len(skipped) == len(benchmarks):
         raise NothingAnalysedError(
             "every benchmark was skipped: " + "; ".join(f"{name}: {reason}" for name, reason in skipped.items())

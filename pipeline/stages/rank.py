@@ -18,7 +18,6 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from pipeline.core import paths
-from pipeline.core.artifacts import read_artifact
 from pipeline.core.cli import for_each, stage_arguments
 from pipeline.core.errors import cli
 from pipeline.core.files import fresh_dir, write_csv
@@ -41,6 +40,7 @@ def rank(benchmark: str, settings: Settings) -> tuple[str, pd.DataFrame, Ranking
 
     from pipeline.analysis import findings, ranking
     from pipeline.analysis.clustering import Clustering
+    from pipeline.analysis.importance_result import ImportanceReport
     from pipeline.analysis.run_noise import RESULTS_COLUMNS, RUNS_COLUMNS, RunNoise
 
     noise = RunNoise(pd.read_parquet(paths.RUNS, columns=RUNS_COLUMNS),
@@ -49,7 +49,7 @@ def rank(benchmark: str, settings: Settings) -> tuple[str, pd.DataFrame, Ranking
     clustered = pd.read_parquet(paths.clusters_table(benchmark))
     table, result = ranking.rank_benchmark(
         clustered, Clustering.read(paths.clusters_json(benchmark)),
-        read_artifact("importance", paths.importance_json(benchmark)), settings.rank.model_dump(), settings.findings,
+        ImportanceReport.read(paths.importance_json(benchmark)), settings.rank.model_dump(), settings.findings,
         noise.times)
     found = findings.evaluate(clustered, settings.findings) if result.analysed else []
     return benchmark, table, result, found

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from pipeline.core import paths
 from pipeline.core.cli import stage_arguments
 from pipeline.core.errors import cli
-from pipeline.core.files import fresh_dir, load_params, write_csv, write_json, write_text
-from pipeline.settings import load_settings
+from pipeline.core.files import fresh_dir, write_csv, write_json, write_text
+from pipeline.settings import load_params, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
 # into dvc.yaml; tests/test_params_deps.py checks).
@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         write_json(headline_metrics(item), paths.headline_metrics(item.benchmark))
     correction = findings_correction(outputs)
     write_json(summary_metrics(outputs, correction), paths.SUMMARY_METRICS)
-    write_json({item.benchmark: item.importance for item in outputs}, paths.IMPORTANCE_SUMMARY)
+    write_json({item.benchmark: item.importance.as_json() for item in outputs}, paths.IMPORTANCE_SUMMARY)
     context = site_context(outputs, pd.read_parquet(paths.RESULTS), pd.read_csv(paths.QUARANTINE), params,
                            provenance(params), load_tally(), prices, configurations)
     site = {**render_site(context), "assets/vega.js": chart_library()}

@@ -1,6 +1,8 @@
-"""The typed results the cluster and rank stages hand on (`pipeline.analysis.clustering.Clustering`,
-`pipeline.analysis.ranking.Ranking`): written by `Artifact.write` and read back into the same model, and the real
-reports/clusters and reports/rank files load into them and are written again byte for byte."""
+"""The typed results the stages hand on (`pipeline.analysis.importance_result.ImportanceReport`,
+`pipeline.analysis.clustering.Clustering`, `pipeline.analysis.ranking.Ranking`,
+`pipeline.analysis.decide.DecideSummary`): written by `Artifact.write` and read back into the same model, and the
+real reports/importance, reports/clusters, reports/rank and reports/decide files load into them and are written
+again byte for byte."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,19 +12,23 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.analysis import findings
+from pipeline.analysis import findings, importance
 from pipeline.analysis.clustering import Clustering, cluster_benchmark
+from pipeline.analysis.decide import DecideSummary
+from pipeline.analysis.importance_result import ImportanceReport
 from pipeline.analysis.ranking import Ranking, rank_benchmark
 from pipeline.core import paths
 from pipeline.core.artifacts import Artifact
 from pipeline.core.errors import ContractError
-from pipeline.settings import Cluster, Findings
-from tests.conftest import ROOT
+from pipeline.settings import Cluster, Findings, Importance
+from tests.conftest import ROOT, configurations, power_law
 
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
 CLUSTER = Cluster.model_validate({**PARAMS["cluster"], "k": 3, "n_init": 3, "k_range": [2, 4], "bootstrap": 3})
 FINDINGS = Findings.model_validate({**PARAMS["findings"], "bootstrap": 100})
 RANK = {**PARAMS["rank"], "bootstrap": 10}
+SKIPPED_IMPORTANCE = ImportanceReport(benchmark="fixture", status="skipped", reason="too few", n_configurations=3,
+                                      targets={}, selected_features=[])
 
 
 def _configurations() -> pd.DataFrame:
@@ -46,8 +52,7 @@ def _configurations() -> pd.DataFrame:
 def _results() -> tuple[pd.DataFrame, Clustering, Ranking]:
     clustered, clustering = cluster_benchmark(_configurations(), ["accelerator_count", "accelerator_year"], CLUSTER,
                                               "default", benchmark="fixture")
-    importance = {"targets": {"log_time_to_train": {"oof_r2": 0.5}}}
-    _, ranking = rank_benchmark(clustered, clustering, importance, RANK, FINDINGS,
+    _, ranking = rank_benchmark(clustered, clustering, SKIPPED_IMPORTANCE, RANK, FINDINGS,
                                 lambda rows: np.tile(rows["time_to_train_min"].to_numpy(), (10, 1)))
     adjusted, correction = findings.adjust({"fixture": findings.evaluate(clustered, FINDINGS)}, FINDINGS.alpha)
     return clustered, clustering, ranking.with_findings(adjusted["fixture"], correction)
@@ -81,10 +86,22 @@ def test_a_ranking_with_its_findings_reads_back_into_the_same_model(tmp_path: Pa
     assert set(ranking.scalars()) >= {"n_configurations", "pick_stability", "silhouette", "findings_supported"}
 
 
+def test_an_importance_result_reads_back_into_the_same_model(tmp_path: Path) -> None:
+    settings = Importance.model_validate({**PARAMS["importance"], "bootstrap": 100, "permutation_repeats": 3,
+                                          "min_families": 2})
+    rows = power_law("H100", [8, 16, 32, 64], 100.0, -0.9) + power_law("A100", [8, 16, 32], 200.0, -0.8)
+    result = importance.analyse(configurations(rows), settings, min_configurations=10, benchmark="fixture")
+    assert result.status == "ok" and result.gate is not None and result.targets["log_time_to_train"].importance_draws
+    _round_trip(result, tmp_path)
+    result.write(tmp_path / "importance.json")
+    assert ImportanceReport.read(tmp_path / "importance.json") == result  # the draws are never stored
+    assert "importance_draws" not in (tmp_path / "importance.json").read_text()
+
+
 def test_a_skipped_result_writes_only_what_its_step_reached(tmp_path: Path) -> None:
     clustered, clustering = cluster_benchmark(_configurations().head(2), ["accelerator_count"], CLUSTER,
                                               benchmark="tiny")
-    _, ranking = rank_benchmark(clustered, clustering, {}, RANK, FINDINGS)
+    _, ranking = rank_benchmark(clustered, clustering, SKIPPED_IMPORTANCE, RANK, FINDINGS)
     assert set(clustering.as_json()) == {"benchmark", "status", "reason", "k", "features", "profiles",
                                          "diagnostics", "stability_ari"}
     assert ranking.as_json() == {"benchmark": "tiny", "status": "skipped", "reason": clustering.reason}
@@ -103,10 +120,11 @@ def test_a_stale_or_missing_file_is_a_contract_error(tmp_path: Path) -> None:
         Clustering.read(tmp_path / "clusters.json")
 
 
-@pytest.mark.parametrize(("folder", "model"), [(paths.CLUSTERS, Clustering), (paths.RANK, Ranking)])
+@pytest.mark.parametrize(("folder", "model"), [(paths.IMPORTANCE, ImportanceReport), (paths.CLUSTERS, Clustering),
+                                               (paths.RANK, Ranking), (paths.DECIDE, DecideSummary)])
 def test_the_real_outputs_load_into_the_models_and_are_written_again_byte_for_byte(
         folder: Path, model: type[Artifact], tmp_path: Path) -> None:
-    files = sorted((ROOT / folder).glob("*.json"))
+    files = sorted(path for path in (ROOT / folder).glob("*.json") if not path.name.endswith(".models.json"))
     if not files:
         pytest.skip(f"no {folder}/*.json: run `dvc repro` first")
     for path in files:

@@ -390,7 +390,7 @@ def test_answers_widen_outside_the_published_counts_and_say_extrapolated() -> No
     assert any(note.startswith("extrapolated: 2048 accelerators lies outside the published 8 to 32")
                for note in far.notes)
     assert any(note.startswith("outside the published counts of H100 SXM") for note in beyond.notes)
-    assert far.count == 2048 and isinstance(far.as_dict()["count"], int)
+    assert far.count == 2048 and isinstance(far.model_dump()["count"], int)
 
 
 @pytest.mark.parametrize(("count", "message"), [(2_000_000, "refused: more than 1,000,000"),

@@ -9,6 +9,7 @@ import yaml
 
 from pipeline.analysis import clustering as cluster
 from pipeline.analysis import importance
+from pipeline.analysis.importance_result import ImportanceReport, TargetFit
 from pipeline.analysis.scope import ROUND_FEATURE, in_scope
 from pipeline.core.errors import ParamsError
 from pipeline.core.paths import CONFIGURATIONS
@@ -73,8 +74,12 @@ def _families(n: int = 90, seed: int = 0, software_only: bool = False) -> pd.Dat
                         accelerator_hours=counts * minutes / 60)
 
 
-def _fit(r2: float, baseline: float, low: float, high: float) -> importance.TargetFit:
-    return importance.TargetFit(r2, baseline, r2 - baseline, low, high, 0.1, {}, {}, {}, {}, {})
+def _fit(r2: float, baseline: float, low: float, high: float, **views: dict) -> TargetFit:
+    """A target's fit with these R^2 and gain interval (and, in `views`, its permutation importance, stability,
+    mutual information and Spearman's rho; empty when not given)."""
+    empty = {"permutation_importance": {}, "stability": {}, "mutual_information": {}, "spearman": {}}
+    return TargetFit.model_validate({"oof_r2": r2, "baseline_r2": baseline, "gain": r2 - baseline, "gain_low": low,
+                                     "gain_high": high, "oof_median_abs_error_log10": 0.1, **empty, **views})
 
 
 def test_the_gate_credits_hardware_only_beyond_the_baseline_on_enough_families() -> None:
@@ -168,21 +173,21 @@ def test_a_model_that_explains_nothing_selects_nothing() -> None:
     frame = _families()
     frame["time_to_train_min"] = np.random.default_rng(1).lognormal(3, 1, len(frame))  # noise
     frame["accelerator_hours"] = np.random.default_rng(2).lognormal(3, 1, len(frame))
-    report = importance.analyse(frame, IMPORTANCE_SETTINGS, min_configurations=10)
-    assert report["status"] == "ok"
-    assert not report["gate"]["explained"] and report["selected_features"] == []
-    assert all(target["oof_r2"] < 0.5 for target in report["targets"].values())
+    report = importance.analyse(frame, IMPORTANCE_SETTINGS, min_configurations=10, benchmark="fixture")
+    assert report.status == "ok"
+    assert not report.explained and report.selected_features == []
+    assert all(target.oof_r2 < 0.5 for target in report.targets.values())
 
 
 def test_importance_finds_the_hardware_that_drives_time_on_unseen_families() -> None:
-    report = importance.study(_families(), IMPORTANCE_SETTINGS, min_configurations=10)
+    report = importance.analyse(_families(), IMPORTANCE_SETTINGS, min_configurations=10, benchmark="fixture")
     assert report.gate is not None and report.n_families == len(FAMILIES)
     verdict = report.gate.targets["log_time_to_train"]
     assert verdict.passes and verdict.gain_low > 0 and verdict.oof_r2 > verdict.baseline_r2
     assert set(report.selected_features) == {"accelerator_count", "accelerator_year"}
     assert all(report.selection_stability[name] >= 0.7 for name in report.selected_features)
     time = report.targets["log_time_to_train"]
-    assert time.spearman["accelerator_count"]["rho"] < -0.5  # the model-free view: more accelerators, less time
+    assert time.spearman["accelerator_count"].rho < -0.5  # the model-free view: more accelerators, less time
     assert "accelerator_family" not in time.permutation_importance  # it names the held-out group
     content = report.as_json()
     assert "importance_draws" not in content["targets"]["log_time_to_train"]
@@ -190,9 +195,10 @@ def test_importance_finds_the_hardware_that_drives_time_on_unseen_families() -> 
 
 
 def test_software_progress_is_the_baselines_and_credits_no_hardware() -> None:
-    report = importance.study(_families(software_only=True), IMPORTANCE_SETTINGS, min_configurations=10)
+    report = importance.analyse(_families(software_only=True), IMPORTANCE_SETTINGS, min_configurations=10,
+                                benchmark="fixture")
     time = report.targets["log_time_to_train"]
-    strongest = max(time.permutation_importance, key=lambda f: time.permutation_importance[f]["mean"])
+    strongest = max(time.permutation_importance, key=lambda f: time.permutation_importance[f].mean)
     assert strongest == ROUND_FEATURE
     assert report.gate is not None and not report.gate.explained and report.selected_features == []
     assert report.gate.targets["log_time_to_train"].gain_high <= 0.01  # the baseline holds the round already
@@ -200,10 +206,10 @@ def test_software_progress_is_the_baselines_and_credits_no_hardware() -> None:
 
 def test_few_families_are_never_credited() -> None:
     frame = _synthetic()  # A100 and H100 only
-    report = importance.study(frame, IMPORTANCE_SETTINGS, min_configurations=10)
+    report = importance.analyse(frame, IMPORTANCE_SETTINGS, min_configurations=10, benchmark="fixture")
     assert report.gate is not None and report.n_families == 2 and not report.gate.explained
     one = frame.assign(accelerator_family="A100")
-    assert importance.analyse(one, IMPORTANCE_SETTINGS, 10)["reason"] == (
+    assert importance.analyse(one, IMPORTANCE_SETTINGS, 10, benchmark="fixture").reason == (
         "one accelerator family: no family can be held out")
 
 
@@ -229,8 +235,8 @@ def test_the_study_runs_for_any_seed_when_a_feature_is_known_in_one_family_only(
     frame["interconnect_intra_gbps"] = np.where(frame["accelerator_family"] == "H100", 3600.0, np.nan)
     frame["host_cpu_vendor"] = np.where(frame["accelerator_family"] == "B200", "AMD", None)
     settings = IMPORTANCE_SETTINGS.model_copy(update={"seed": seed})
-    report = importance.analyse(frame, settings, min_configurations=10)
-    assert report["status"] == "ok" and set(report["targets"]) == set(importance.TARGETS)
+    report = importance.analyse(frame, settings, min_configurations=10, benchmark="fixture")
+    assert report.status == "ok" and set(report.targets) == set(importance.TARGETS)
 
 
 @pytest.mark.skipif(not (ROOT / CONFIGURATIONS).is_file(), reason="run `dvc repro features` first")
@@ -239,8 +245,9 @@ def test_the_study_runs_on_real_gnmt_for_seeds_0_to_9(seed: int) -> None:
     analysis = Analysis.model_validate(PROJECT_PARAMS["analysis"])
     frame = in_scope(pd.read_parquet(ROOT / CONFIGURATIONS), analysis, "gnmt")
     settings = Importance.model_validate({**PROJECT_PARAMS["importance"], "seed": seed})
-    report = importance.analyse(frame, settings, analysis.min_configurations)
-    assert report["status"] == "ok" and report["gate"]["n_families"] == 4 and not report["gate"]["explained"]
+    report = importance.analyse(frame, settings, analysis.min_configurations, benchmark="gnmt")
+    assert report.status == "ok" and report.gate is not None and report.gate.n_families == 4
+    assert not report.explained
 
 
 @pytest.mark.parametrize("seed", [0, 7])
@@ -267,19 +274,23 @@ def test_an_unknown_model_setting_is_a_params_error() -> None:
 
 
 def test_importance_skips_a_benchmark_with_too_few_configurations() -> None:
-    report = importance.analyse(_synthetic(8), IMPORTANCE_SETTINGS, min_configurations=10)
-    assert report["status"] == "skipped" and "fewer than" in report["reason"]
+    report = importance.analyse(_synthetic(8), IMPORTANCE_SETTINGS, min_configurations=10, benchmark="fixture")
+    assert report.status == "skipped" and report.reason is not None and "fewer than" in report.reason
+    assert report.as_json() == {"benchmark": "fixture", "status": "skipped", "reason": report.reason,
+                                "n_configurations": len(_synthetic(8)), "targets": {}, "selected_features": []}
 
 
 # Clustering inputs
 
 def test_candidates_come_from_importance_only_when_its_gate_passed() -> None:
     defaults = ["accelerator_count", "accelerators_per_node"]
-    passed = {"gate": {"explained": True}, "selected_features": ["accelerator_year"]}
-    failed = {"gate": {"explained": False}, "selected_features": []}
-    assert cluster.candidate_features(passed, defaults) == (["accelerator_year"], "importance")
+    report = importance.analyse(_families(), IMPORTANCE_SETTINGS, min_configurations=10, benchmark="fixture")
+    assert report.explained and report.selected_features
+    failed = report.model_copy(update={"gate": report.gate.model_copy(update={"explained": False})})
+    skipped = importance.analyse(_synthetic(8), IMPORTANCE_SETTINGS, min_configurations=10, benchmark="fixture")
+    assert cluster.candidate_features(report, defaults) == (report.selected_features, "importance")
     assert cluster.candidate_features(failed, defaults) == (defaults, "default")
-    assert cluster.candidate_features({"status": "skipped"}, defaults) == (defaults, "default")
+    assert cluster.candidate_features(skipped, defaults) == (defaults, "default")
 
 
 def _configurations() -> pd.DataFrame:
@@ -433,17 +444,18 @@ def test_real_resnet_default_inputs_drop_nodes_and_sparse_bandwidths() -> None:
 # What the page says
 
 def test_page_rows_say_which_targets_credit_hardware_and_why_not() -> None:
-    fits = {name: importance.TargetFit(
-        r2, baseline, r2 - baseline, low, high, 0.1,
-        {"accelerator_count": {"mean": 0.3, "std": 0.1}, ROUND_FEATURE: {"mean": 0.2, "std": 0.05}},
-        {"accelerator_count": 0.9}, {}, {"accelerator_count": {"rho": -0.5, "p_value": 0.01, "n": 30}}, {})
-        for name, r2, baseline, low, high in (("log_time_to_train", 0.8, 0.6, 0.05, 0.4),
-                                              ("log_accelerator_hours", 0.7, 0.65, -0.02, 0.2))}
-    report = importance.ImportanceReport("ok", 30, fits, ["accelerator_count"], n_families=6,
-                                         round_feature=ROUND_FEATURE, baseline=importance.BASELINE,
-                                         gate=importance.gate(fits, 0.5, 5, 6),
-                                         selection_stability={"accelerator_count": 0.9})
-    rows = tables.importance_rows(report.as_json())
+    fits = {name: _fit(r2, baseline, low, high,
+                       permutation_importance={"accelerator_count": {"mean": 0.3, "std": 0.1},
+                                               ROUND_FEATURE: {"mean": 0.2, "std": 0.05}},
+                       stability={"accelerator_count": 0.9},
+                       spearman={"accelerator_count": {"rho": -0.5, "p_value": 0.01, "n": 30}})
+            for name, r2, baseline, low, high in (("log_time_to_train", 0.8, 0.6, 0.05, 0.4),
+                                                  ("log_accelerator_hours", 0.7, 0.65, -0.02, 0.2))}
+    report = ImportanceReport(benchmark="fixture", status="ok", n_configurations=30, targets=fits,
+                              selected_features=["accelerator_count"], n_families=6, round_feature=ROUND_FEATURE,
+                              baseline=importance.BASELINE, gate=importance.gate(fits, 0.5, 5, 6),
+                              selection_stability={"accelerator_count": 0.9})
+    rows = tables.importance_rows(report)
     assert rows["targets"] == ["time to train", "accelerator-hours"]
     assert rows["passes"] == [True, False] and rows["explained"]
     assert rows["not_explained"] == ["accelerator-hours (gain over the baseline +0.05 (95% CI -0.02 to +0.20) not "

@@ -24,7 +24,9 @@ import yaml
 from pipeline.analysis import clustering as cluster
 from pipeline.analysis import findings, importance, price_table
 from pipeline.analysis import ranking as rank
+from pipeline.analysis.decide import DecideSummary
 from pipeline.analysis.efficiency import efficiency_metrics
+from pipeline.analysis.importance_result import ImportanceReport, TargetFit
 from pipeline.analysis.prices import Prices, load_price_table
 from pipeline.core import paths
 from pipeline.core.errors import ParamsError
@@ -61,7 +63,7 @@ PARAMS: dict[str, Any] = {
     "report": {"prices": None},
 }
 IMPORTANCE_FITS = {
-    name: importance.TargetFit(
+    name: TargetFit(
         oof_r2=r2, baseline_r2=r2 - 0.2, gain=0.2, gain_low=low, gain_high=0.4, oof_median_abs_error_log10=0.05,
         permutation_importance={"accelerator_count": {"mean": 0.9 * r2, "std": 0.1},
                                 "accelerator_year": {"mean": 0.2, "std": 0.05},
@@ -70,10 +72,11 @@ IMPORTANCE_FITS = {
         stability={"accelerator_count": 1.0, "accelerator_year": 0.8}, mutual_information={},
         spearman={"accelerator_count": {"rho": -0.9, "p_value": 1e-5, "n": 40}}, importance_draws={})
     for name, r2, low in (("log_time_to_train", 0.95, 0.1), ("log_accelerator_hours", 0.3, -0.1))}
-IMPORTANCE = importance.ImportanceReport(
-    "ok", 40, IMPORTANCE_FITS, ["accelerator_count", "accelerator_year"], n_families=6, round_feature="round_year",
+IMPORTANCE = ImportanceReport(
+    benchmark="fixture", status="ok", n_configurations=40, targets=IMPORTANCE_FITS,
+    selected_features=["accelerator_count", "accelerator_year"], n_families=6, round_feature="round_year",
     baseline=importance.BASELINE, gate=importance.gate(IMPORTANCE_FITS, 0.5, 5, 6),
-    selection_stability={"accelerator_count": 1.0, "accelerator_year": 0.8}).as_json()
+    selection_stability={"accelerator_count": 1.0, "accelerator_year": 0.8})
 FAMILY_YEAR = {"A100": 2020, "H100": 2022, "TPU-v4": 2021}
 DVC_LOCK = {"schema": "2.0", "stages": {
     "fetch": {"cmd": "python -m pipeline.stages.fetch",
@@ -91,11 +94,12 @@ DVC_LOCK = {"schema": "2.0", "stages": {
 
 
 def _unit(family: str, n_points: int, trusted: bool) -> dict[str, Any]:
-    """One unit (family and form factor) of decide.json (the fields the report reads)."""
+    """One unit (family and form factor) of decide.json."""
     return {"family": family, "form_factor": "SXM", "n_points": n_points, "rounds": ["v1.0", "v2.0"],
             "latest_round": "v2.0", "count_min": 8.0, "count_max": 64.0, "exponent_b": -0.8,
             "slope_at_count_min": -0.9, "slope_at_count_max": -0.7, "reference_count": 8.0,
             "break_even_count": 40.0, "break_even_beyond_published": False, "observed_first_count_below_floor": 64.0,
+            "observed_last_count_at_floor": 8.0,
             "break_even_agreement": "agree", "break_even_note": "the data cross the floor between 8 and 64 "
             "accelerators, the curve at 40",
             "trusted": trusted, "reasons": [] if trusted else ["results from 1 round (needs 2)"],
@@ -145,6 +149,7 @@ DECIDE_SUMMARY: dict[str, Any] = {
                          "predicted_min": 32.0 / (i + 1), "low_min": 26.0 / (i + 1), "high_min": 38.0 / (i + 1),
                          "trusted": True} for i in range(3)],
 }
+DECIDE = DecideSummary.model_validate(DECIDE_SUMMARY)  # as the report reads it back
 # decide_section.metrics_of keeps headline numbers only.
 DECIDE_METRICS = {"status": "ok", "method": "model", "backtest_n": 30, "backtest_median_ape_pct": 6.43,
                   "backtest_p90_ape_pct": 19.3, "backtest_coverage": 0.9, "naive_median_ape_pct": 7.5,
@@ -180,7 +185,7 @@ def synthetic_configurations(benchmark: str, n: int, seed: int) -> pd.DataFrame:
 def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> inputs.BenchmarkOutputs:
     """What the importance, cluster and rank stages write for one benchmark, made by their own functions."""
     clustered, summary = cluster.cluster_benchmark(synthetic_configurations(benchmark, n, seed),
-                                                   IMPORTANCE["selected_features"],
+                                                   IMPORTANCE.selected_features,
                                                    Cluster.model_validate(PARAMS["cluster"]), benchmark=benchmark)
     settings = Findings.model_validate(FINDINGS)
     scratch.mkdir(parents=True, exist_ok=True)
@@ -193,11 +198,10 @@ def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> inputs
     adjusted, correction = findings.adjust({benchmark: findings.evaluate(clustered, settings)}, settings.alpha)
     content.with_findings(adjusted[benchmark], correction).write(scratch / "rank.json")
     summary.write(scratch / "clusters.json")
-    importance_json = {"benchmark": benchmark, **IMPORTANCE}
     return inputs.BenchmarkOutputs(  # as the report reads them back
         benchmark=benchmark, rank=rank.Ranking.read(scratch / "rank.json"),
         ranking=pd.read_csv(scratch / "ranking.csv"), clusters=cluster.Clustering.read(scratch / "clusters.json"),
-        importance=importance_json, clustered=clustered)
+        importance=IMPORTANCE.model_copy(update={"benchmark": benchmark}), clustered=clustered)
 
 
 def skipped_outputs(benchmark: str) -> inputs.BenchmarkOutputs:
@@ -206,9 +210,8 @@ def skipped_outputs(benchmark: str) -> inputs.BenchmarkOutputs:
         ranking=pd.DataFrame(columns=rank.RANKING_COLUMNS),
         clusters=cluster.Clustering(benchmark=benchmark, status="skipped", reason=SKIP_REASON, k=5, features=[],
                                     profiles=[], diagnostics=[]),
-        importance={"benchmark": benchmark, "status": "skipped", "reason": SKIP_REASON, "targets": {},
-                    "n_configurations": 3,
-                    "selected_features": []},
+        importance=ImportanceReport(benchmark=benchmark, status="skipped", reason=SKIP_REASON,
+                                    n_configurations=3, targets={}, selected_features=[]),
         clustered=pd.DataFrame())
 
 
@@ -241,8 +244,7 @@ def fixture_tally() -> pd.DataFrame:
 def fixture_outputs(scratch: Path) -> list[inputs.BenchmarkOutputs]:
     """The headline with decision support (DECIDE_SUMMARY), the other without (the stage has not run)."""
     headline = dataclasses.replace(analysed_outputs(HEADLINE, 60, 0, scratch / HEADLINE),
-                                   decide=decide_section.fragment(HEADLINE, DECIDE_SUMMARY),
-                                   decide_summary=DECIDE_SUMMARY)
+                                   decide=decide_section.fragment(HEADLINE, DECIDE), decide_summary=DECIDE)
     return [headline, analysed_outputs(OTHER, 40, 1, scratch / OTHER), skipped_outputs(SKIPPED)]
 
 
@@ -583,7 +585,7 @@ def test_findings_show_the_rank_stage_verdicts_and_untested_ones_are_inconclusiv
                       findings.Finding("largest_fastest", "clustered", (untested,)).record())
     assert list(found) == list(findings.CLAIMS)
     sublinear = found["sublinear"]
-    assert sublinear.verdict_text == "supported" and sublinear.evidence.startswith("within-series efficiency: ")
+    assert sublinear.verdict == "supported" and sublinear.evidence.startswith("within-series efficiency: ")
     (row,) = sublinear.tests
     assert (row.n, row.submitters, row.p_raw, row.p_adjusted) == (40, 7, "0.004", "0.02")
     assert row.effect == "geometric mean 0.81 (95% CI 0.70 to 0.93)" and row.note == ""
@@ -687,7 +689,7 @@ def test_decide_charts_come_from_decide_json() -> None:
     assert backtest is not None and "3 BERT results of 1 rounds" in backtest.alt
     assert charts.backtest_chart("bt", {"status": "skipped"}, "BERT") is None
     assert charts.break_even_chart("b", None, ["A100"], colours, "BERT") is None
-    cell = decide_section.fragment(HEADLINE, DECIDE_SUMMARY)["break_even"]["rows"][0]
+    cell = decide_section.fragment(HEADLINE, DECIDE)["break_even"]["rows"][0]
     assert any(c["text"].startswith("yes: the data cross the floor") for c in cell)
 
 
@@ -714,11 +716,12 @@ def test_main_writes_the_site_and_combined_outputs(tmp_path: Path, monkeypatch: 
         item.rank.write(tmp_path / paths.rank_json(item.benchmark))
         write_csv(item.ranking, tmp_path / paths.ranking_csv(item.benchmark))
         item.clusters.write(tmp_path / paths.clusters_json(item.benchmark))
-        write_json({"benchmark": item.benchmark, **item.importance}, tmp_path / paths.importance_json(item.benchmark))
+        item.importance.write(tmp_path / paths.importance_json(item.benchmark))
         write_parquet(item.clustered, tmp_path / paths.clusters_table(item.benchmark))
     write_json(DECIDE_SUMMARY, tmp_path / paths.decide_json(HEADLINE))
     write_json({"benchmark": OTHER, "status": "skipped", "reason": SKIP_REASON, "efficiency_floor": 0.7,
-                "interval": 0.9, "method": None, "candidate_medians": {}, "backtest": None},
+                "interval": 0.9, "n_configurations": 3, "n_families": 1, "method": None, "candidate_medians": {},
+                "backtest": None},
                tmp_path / paths.decide_json(OTHER))
     write_parquet(fixture_configurations(outputs), tmp_path / paths.CONFIGURATIONS)
     write_parquet(fixture_results(), tmp_path / inputs.RESULTS)
@@ -761,7 +764,7 @@ def test_main_writes_the_site_and_combined_outputs(tmp_path: Path, monkeypatch: 
     # trade-offs, scaling with forecasts, same hardware across rounds, break-even
     assert headline.count('class="vega"') >= 4 and f'id="{HEADLINE}_break_even"' in headline
 def test_decide_metrics_keep_the_backtest_headline() -> None:
-    assert decide_section.metrics_of(DECIDE_SUMMARY) == DECIDE_METRICS
+    assert decide_section.metrics_of(DECIDE) == DECIDE_METRICS
 
 
 def test_prediction_error_and_break_even_overview_links_each_benchmark(pages: dict[str, str]) -> None:
