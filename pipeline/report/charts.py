@@ -17,9 +17,12 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from pipeline.analysis.decide import DecideSummary
 
 # The Vega-Lite version the specs are written for: the site bundles this version's library (site.chart_library).
 VEGA_LITE_VERSION = "6.4"
@@ -290,7 +293,7 @@ def trade_off_chart(key: str, ranking: pd.DataFrame, colours: dict[str, str], mo
                  _single(points))
 
 
-def scaling_chart(key: str, clustered: pd.DataFrame, decide: dict[str, Any] | None, colours: dict[str, str],
+def scaling_chart(key: str, clustered: pd.DataFrame, decide: DecideSummary | None, colours: dict[str, str],
                   model: str) -> Chart:
     """Time to train against accelerators per family (points: results of each family's latest round), with the
     decide stage's forecast curve per family (line) and each family's forecast for the next round at its largest
@@ -338,19 +341,19 @@ def scaling_chart(key: str, clustered: pd.DataFrame, decide: dict[str, Any] | No
                  _layered(layers))
 
 
-def forecast_frames(decide: dict[str, Any] | None, families: set[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def forecast_frames(decide: DecideSummary | None, families: set[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """From decide.json (`summary`): the forecast band of each family shown, as (unit, family, count, time, low,
     high) from half its smallest to twice its largest published count, and its next-round forecast at its largest
     count (unit, family, count, time, low, high, trusted)."""
-    if not decide or decide.get("status") != "ok":
+    if decide is None or decide.status != "ok":
         return pd.DataFrame(), pd.DataFrame()
-    bands = [{"unit": _unit(u), "family": u["family"], "count": row["accelerator_count"],
-              "time": _short(row["predicted_min"]), "low": _short(row["low_min"]), "high": _short(row["high_min"])}
-             for u in decide.get("units", []) if u["family"] in families for row in u.get("band", [])]
-    forecasts = [{"unit": _unit({"family": f["accelerator"], "form_factor": f["form_factor"]}),
-                  "family": f["accelerator"], "count": f["count"], "time": f["predicted_min"], "low": f["low_min"],
-                  "high": f["high_min"], "trusted": "yes" if f["trusted"] else "no"}
-                 for f in decide.get("forecasts", []) if f["accelerator"] in families]
+    bands = [{"unit": _unit(u.family, u.form_factor), "family": u.family, "count": row.accelerator_count,
+              "time": _short(row.predicted_min), "low": _short(row.low_min), "high": _short(row.high_min)}
+             for u in decide.units if u.family in families for row in u.band]
+    forecasts = [{"unit": _unit(f.accelerator, f.form_factor), "family": f.accelerator, "count": f.count,
+                  "time": f.predicted_min, "low": f.low_min, "high": f.high_min,
+                  "trusted": "yes" if f.trusted else "no"}
+                 for f in decide.forecasts if f.accelerator in families]
     return pd.DataFrame(bands), pd.DataFrame(forecasts)
 
 
@@ -359,28 +362,28 @@ def _short(value: float | None) -> float | None:
     return None if value is None else float(f"{value:.4g}")
 
 
-def break_even_frames(decide: dict[str, Any] | None,
+def break_even_frames(decide: DecideSummary | None,
                       families: set[str]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """From decide.json: per unit of the families shown, its curve's and its observed scaling efficiency at each
     published count (unit, family, count, curve, observed, results) and its break-even (unit, family, count,
     agreement, note; only where the curve crosses the floor within EXTRAPOLATION_LIMIT times its largest count)."""
     from pipeline.analysis.decide import EXTRAPOLATION_LIMIT
 
-    if not decide or decide.get("status") != "ok":
+    if decide is None or decide.status != "ok":
         return pd.DataFrame(), pd.DataFrame(), pd.DataFrame()
-    units = [u for u in decide.get("units", []) if u["family"] in families]
-    curves = [{"unit": _unit(u), "family": u["family"], "count": row["accelerator_count"],
-               "curve": _short(row["model_efficiency"]), "observed": _short(row["observed_efficiency"]),
-               "results": row["n_results"]} for u in units for row in u["doubling"]]
-    crossings = [{"unit": _unit(u), "family": u["family"], "count": _short(u["break_even_count"]),
-                  "agreement": {"agree": "yes", "disagree": "no"}.get(u["break_even_agreement"], "not measured"),
-                  "note": u["break_even_note"]} for u in units
-                 if u["break_even_count"] is not None and u["break_even_count"] <= EXTRAPOLATION_LIMIT * u["count_max"]]
+    units = [u for u in decide.units if u.family in families]
+    curves = [{"unit": _unit(u.family, u.form_factor), "family": u.family, "count": row.accelerator_count,
+               "curve": _short(row.model_efficiency), "observed": _short(row.observed_efficiency),
+               "results": row.n_results} for u in units for row in u.doubling]
+    crossings = [{"unit": _unit(u.family, u.form_factor), "family": u.family, "count": _short(u.break_even_count),
+                  "agreement": {"agree": "yes", "disagree": "no"}.get(u.break_even_agreement, "not measured"),
+                  "note": u.break_even_note} for u in units
+                 if u.break_even_count is not None and u.break_even_count <= EXTRAPOLATION_LIMIT * u.count_max]
     curve_frame = pd.DataFrame(curves)
     return curve_frame, curve_frame.dropna(subset=["observed"]) if curves else curve_frame, pd.DataFrame(crossings)
 
 
-def break_even_chart(key: str, decide: dict[str, Any] | None, families: Sequence[str], colours: dict[str, str],
+def break_even_chart(key: str, decide: DecideSummary | None, families: Sequence[str], colours: dict[str, str],
                      model: str) -> Chart | None:
     """Scaling efficiency against accelerators per family: the forecast curve's (line), the published results'
     median (dots), the floor (`decide.efficiency_floor`, dotted) and where the curve crosses it (cross, with
@@ -388,7 +391,7 @@ def break_even_chart(key: str, decide: dict[str, Any] | None, families: Sequence
     curves, observed, crossings = break_even_frames(decide, set(families))
     if curves.empty or decide is None:
         return None
-    floor = float(decide["efficiency_floor"])
+    floor = float(decide.efficiency_floor)
     legend = _legend_filter(f"{key}_family")
     colour = _colour(curves, colours)
     opacity = _when(legend["name"], 0.9, 0.06)
@@ -421,22 +424,21 @@ def break_even_chart(key: str, decide: dict[str, Any] | None, families: Sequence
                  _layered(layers))
 
 
-def backtest_chart(key: str, decide: dict[str, Any] | None, model: str) -> Chart | None:
+def backtest_chart(key: str, decide: DecideSummary | None, model: str) -> Chart | None:
     """The backtest: each result forecast from the rounds before its own (decide.json's `backtest_points`)
     against its published time, coloured by the round forecast; the diagonal is an exact forecast. None without
     points."""
-    points = (decide or {}).get("backtest_points") or []
+    points = decide.backtest_points if decide is not None else []
     if not points:
         return None
-    data = pd.DataFrame({"round": [p["fold"] for p in points],
-                         "family": [_unit({"family": p["accelerator_family"], "form_factor": p["form_factor"]})
-                                    for p in points],
-                         "submitter": [p["submitter"] for p in points], "system": [p["system"] for p in points],
-                         "count": [p["accelerator_count"] for p in points],
-                         "time": [_short(p["time_to_train_min"]) for p in points],
-                         "forecast": [_short(p["predicted_min"]) for p in points],
-                         "low": [_short(p["low_min"]) for p in points], "high": [_short(p["high_min"]) for p in points],
-                         "trusted": ["yes" if p["trusted"] else "no" for p in points]})
+    data = pd.DataFrame({"round": [p.fold for p in points],
+                         "family": [_unit(p.accelerator_family, p.form_factor) for p in points],
+                         "submitter": [p.submitter for p in points], "system": [p.system for p in points],
+                         "count": [p.accelerator_count for p in points],
+                         "time": [_short(p.time_to_train_min) for p in points],
+                         "forecast": [_short(p.predicted_min) for p in points],
+                         "low": [_short(p.low_min) for p in points], "high": [_short(p.high_min) for p in points],
+                         "trusted": ["yes" if p.trusted else "no" for p in points]})
     rounds = sorted(data["round"].unique(), key=_round_key)
     legend = _legend_filter(f"{key}_round_legend", "round")
     span = [float(min(data["time"].min(), data["forecast"].min())), float(max(data["time"].max(),
@@ -459,14 +461,14 @@ def backtest_chart(key: str, decide: dict[str, Any] | None, model: str) -> Chart
                         _tip("trusted:N", "Trusted")]}, params=[legend])]
     return Chart(key, "Forecast against published time, each round from the rounds before it",
                  "On the diagonal the forecast was exact; above it too slow, below it too fast.",
-                 f"Scatter plot, log scales: {len(data)} {model} results of {len(rounds)} rounds, each forecast "
-                 f"from earlier rounds as predict would have answered, against its published time.",
+                 f"Scatter plot, log scales: {len(data)} {model} results of {len(rounds)} round{"s" * (len(rounds) != 1)}, each "
+                 f"forecast from earlier rounds as predict would have answered, against its published time.",
                  _layered(layers))
 
 
-def _unit(unit: dict[str, Any]) -> str:
-    form = unit.get("form_factor")
-    return unit["family"] if form in (None, "", "unspecified") else f"{unit['family']} ({form})"
+def _unit(family: str, form_factor: str | None) -> str:
+    """A unit's label: the family, with its form factor where the descriptions name one."""
+    return family if form_factor in (None, "", "unspecified") else f"{family} ({form_factor})"
 
 
 def progress_frame(clustered: pd.DataFrame) -> pd.DataFrame:

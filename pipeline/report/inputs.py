@@ -5,7 +5,6 @@ results, quarantine list and tally; the user's price table.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -45,10 +44,6 @@ class BenchmarkOutputs:
     def analysed(self) -> bool:
         return self.rank.analysed
 
-    @cached_property
-    def decide_content(self) -> dict[str, Any] | None:
-        """`decide_summary` as plain values: what the chart functions (`pipeline.report.charts`) take."""
-        return None if self.decide_summary is None else self.decide_summary.as_json()
 
 
 def load_benchmark_outputs(benchmark: str, republished: pd.DataFrame | None = None) -> BenchmarkOutputs:

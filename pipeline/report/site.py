@@ -219,7 +219,7 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
         view["energy_view"] = energy.get(view["id"])
     pages = [benchmark_context(item, sections[item.benchmark], views.get(item.benchmark), colours,
                                energy.get(item.benchmark)) for item in outputs]
-    backtest = {item.benchmark: charts.backtest_chart(f"{item.benchmark}_backtest", item.decide_content,
+    backtest = {item.benchmark: charts.backtest_chart(f"{item.benchmark}_backtest", item.decide_summary,
                                                       sections[item.benchmark]["model"]) for item in outputs}
     return {**shared, "newest": newest, "today": today, "colours": colours,
             "backtest_charts": {name: embed(chart) for name, chart in backtest.items() if chart is not None},
@@ -244,11 +244,11 @@ def benchmark_context(outputs: BenchmarkOutputs, section: dict[str, Any], view: 
         return page
     key, model = outputs.benchmark, section["model"]
     drawn = [charts.trade_off_chart(f"{key}_tradeoff", outputs.ranking, dict(colours), model),
-             charts.scaling_chart(f"{key}_scaling", outputs.clustered, outputs.decide_content, dict(colours), model),
+             charts.scaling_chart(f"{key}_scaling", outputs.clustered, outputs.decide_summary, dict(colours), model),
              charts.progress_chart(f"{key}_progress", outputs.clustered, dict(colours), model),
              charts.cost_chart(f"{key}_cost", _chart_rows(view["rows"]), dict(colours), view["round"])]
     families = list(dict.fromkeys(outputs.clustered["accelerator_family"].dropna().astype(str)))
-    break_even = charts.break_even_chart(f"{key}_break_even", outputs.decide_content, families, dict(colours), model)
+    break_even = charts.break_even_chart(f"{key}_break_even", outputs.decide_summary, families, dict(colours), model)
     return {**page, "charts": [embed(chart) for chart in drawn if chart is not None],
             "break_even_chart": None if break_even is None else embed(break_even),
             "energy": energy}

@@ -676,18 +676,19 @@ def test_the_same_hardware_across_rounds_keeps_each_rounds_best_of_counts_publis
 
 def test_decide_charts_come_from_decide_json() -> None:
     colours = charts.family_colours(["A100", "H100", "TPU-v4"])
-    bands, forecasts = charts.forecast_frames(DECIDE_SUMMARY, {"A100", "H100"})
+    bands, forecasts = charts.forecast_frames(DECIDE, {"A100", "H100"})
     assert sorted(bands["unit"].unique()) == ["A100 (SXM)", "H100 (SXM)"] and len(bands) == 8
     assert (bands["low"] <= bands["time"]).all() and (bands["time"] <= bands["high"]).all()
     assert forecasts["unit"].tolist() == ["A100 (SXM)"]
-    curves, observed, crossings = charts.break_even_frames(DECIDE_SUMMARY, {"A100", "H100", "TPU-v4"})
+    curves, observed, crossings = charts.break_even_frames(DECIDE, {"A100", "H100", "TPU-v4"})
     assert len(curves) == len(observed) == 3 and crossings["count"].tolist() == [40.0] * 3
     assert crossings["agreement"].tolist() == ["yes"] * 3
-    chart = charts.break_even_chart("b", DECIDE_SUMMARY, ["A100", "H100", "TPU-v4"], colours, "BERT")
+    chart = charts.break_even_chart("b", DECIDE, ["A100", "H100", "TPU-v4"], colours, "BERT")
     assert chart is not None and "0.7" in chart.reading
-    backtest = charts.backtest_chart("bt", DECIDE_SUMMARY, "BERT")
-    assert backtest is not None and "3 BERT results of 1 rounds" in backtest.alt
-    assert charts.backtest_chart("bt", {"status": "skipped"}, "BERT") is None
+    backtest = charts.backtest_chart("bt", DECIDE, "BERT")
+    assert backtest is not None and "3 BERT results of 1 round," in backtest.alt
+    skipped = DECIDE.model_copy(update={"status": "skipped", "backtest_points": []})
+    assert charts.backtest_chart("bt", skipped, "BERT") is None
     assert charts.break_even_chart("b", None, ["A100"], colours, "BERT") is None
     cell = decide_section.fragment(HEADLINE, DECIDE)["break_even"]["rows"][0]
     assert any(c["text"].startswith("yes: the data cross the floor") for c in cell)
