@@ -461,8 +461,8 @@ def backtest_chart(key: str, decide: DecideSummary | None, model: str) -> Chart 
                         _tip("trusted:N", "Trusted")]}, params=[legend])]
     return Chart(key, "Forecast against published time, each round from the rounds before it",
                  "On the diagonal the forecast was exact; above it too slow, below it too fast.",
-                 f"Scatter plot, log scales: {len(data)} {model} results of {len(rounds)} round{"s" * (len(rounds) != 1)}, each "
-                 f"forecast from earlier rounds as predict would have answered, against its published time.",
+                 f"Scatter plot, log scales: {len(data)} {model} results of {len(rounds)} "
+                 f"round{'s' * (len(rounds) != 1)}, each forecast from earlier rounds as predict would have answered, against its published time.",
                  _layered(layers))
 
 
