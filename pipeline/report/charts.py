@@ -462,7 +462,8 @@ def backtest_chart(key: str, decide: DecideSummary | None, model: str) -> Chart 
     return Chart(key, "Forecast against published time, each round from the rounds before it",
                  "On the diagonal the forecast was exact; above it too slow, below it too fast.",
                  f"Scatter plot, log scales: {len(data)} {model} results of {len(rounds)} "
-                 f"round{'s' * (len(rounds) != 1)}, each forecast from earlier rounds as predict would have answered, against its published time.",
+                 f"round{'s' * (len(rounds) != 1)}, each forecast from earlier rounds as predict would have "
+                 f"answered, against its published time.",
                  _layered(layers))
 
 
