@@ -1,2 +1,2 @@
-"""MLPerf Training efficiency pipeline: the stages fetch, ingest, features, importance, cluster, rank, backtest,
-decide, figures and report (dvc.yaml; the layers: docs/architecture.md)."""
+"""MLPerf Training efficiency pipeline: the stages validate, fetch, ingest, features, importance, cluster, rank,
+backtest, decide, assets and report (dvc.yaml; the layers: docs/architecture.md)."""

@@ -78,6 +78,7 @@ DATA_READERS = {
     "pipeline/mlperf/links.csv": "pipeline.mlperf.links",
     "pipeline/analysis/price_table.csv": "pipeline.analysis.price_table",
     "pipeline/report/templates": "pipeline.report.sections",
+    "pipeline/report/static": "pipeline.report.assets",
 }
 
 

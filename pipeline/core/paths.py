@@ -48,6 +48,7 @@ CLUSTERS = REPORTS / "clusters"
 RANK = REPORTS / "rank"
 DECIDE = REPORTS / "decide"
 INDEX = REPORTS / "index.html"
+ASSETS = REPORTS / "assets"  # the site's shared assets (the `assets` stage)
 METRICS = REPORTS / "metrics.json"
 HEADLINE_METRICS = REPORTS / "metrics"
 SUMMARY_METRICS = HEADLINE_METRICS / "summary.json"  # no benchmark is called "summary"

@@ -24,8 +24,6 @@ import pandas as pd
 if TYPE_CHECKING:
     from pipeline.analysis.decide import DecideSummary
 
-# The Vega-Lite version the specs are written for: the site bundles this version's library (site.chart_library).
-VEGA_LITE_VERSION = "6.4"
 # Colour-blind-safe hues, most distinct first: Okabe and Ito's palette, then Paul Tol's muted scheme (yellow,
 # unreadable on white, left out). Families beyond the list reuse it from the start; the newest families come first
 # (`family_order`), so the ones shown together on today's pages never share a colour.

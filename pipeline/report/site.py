@@ -6,10 +6,10 @@
     benchmarks/<id>.html    one benchmark: its answer, interactive charts, and the long tables collapsed
     methods.html            findings with raw and adjusted p, diagnostics, backtest, definitions, the methods' names
     data.html               coverage, quarantine, republished results, provenance
-    assets/                 site.css, site.js and vega.js (Vega, Vega-Lite and vega-embed from vl-convert-python)
+    assets/                 site.css, site.js and vega.js: written by the `assets` stage (pipeline.report.assets)
 
-`site_context` gathers what the pages need (pure: frames and dicts in, dicts out) and `render_site` renders them
-as {relative path: text}. Every page loads only the assets, by relative path, so the site works from file:// and
+`site_context` gathers what the pages need (pure: frames and dicts in, dicts out) and `render_site` renders the
+pages as {relative path: text}. Every page loads only the assets, by relative path, so the site works from file:// and
 from any static host.
 """
 from __future__ import annotations
@@ -40,10 +40,7 @@ ENERGY_COLUMNS = ("energy_kwh", "energy_dc_kwh", "power_per_accelerator_w", "pow
 DERIVED = "derived, not an MLPerf result"
 KEYS = ["round", "submitter", "system", "division"]
 INDEX, METHODS, DATA = "index.html", "methods.html", "data.html"
-ASSETS = ("site.css", "site.js")  # templates copied as they are; vega.js comes from vl-convert-python
 COST_NOTE = DERIVED
-# What the bundled library exposes to the pages' script (site.js calls window.vegaEmbed).
-BUNDLE_GLOBALS = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
 
 
 def benchmark_page(benchmark: str) -> str:
@@ -287,7 +284,7 @@ def environment() -> jinja2.Environment:
 
 
 def render_site(context: dict[str, Any]) -> dict[str, str]:
-    """Every page of the site and its own assets, by path relative to the site's folder."""
+    """Every page of the site, by path relative to the site's folder (the shared assets: pipeline.report.assets)."""
     env = environment()
     site = {INDEX: env.get_template("index.html.j2").render(**context, root="", current_page=INDEX),
             METHODS: env.get_template("methods.html.j2").render(**context, root="", current_page=METHODS),
@@ -295,14 +292,5 @@ def render_site(context: dict[str, Any]) -> dict[str, str]:
     for page in context["pages"]:
         site[page["page"]] = env.get_template("benchmark.html.j2").render(**context, s=page, root="../",
                                                                            current_page=page["page"])
-    for name in ASSETS:
-        site[f"assets/{name}"] = env.loader.get_source(env, name)[0]  # type: ignore[union-attr]
     return site
 
-
-def chart_library() -> str:
-    """Vega, Vega-Lite and vega-embed in one script, as vl-convert-python bundles them (no network), for the
-    Vega-Lite version the charts are written for."""
-    import vl_convert
-
-    return str(vl_convert.javascript_bundle(snippet=BUNDLE_GLOBALS, vl_version=charts.VEGA_LITE_VERSION))

@@ -7,8 +7,9 @@ configuration, the one with the least hardware time and the non-dominated ones, 
 known), the accelerator families compared across them, and the retired benchmarks under History.
 `reports/benchmarks/<benchmark>.html` is one page per benchmark of `analysis.benchmarks` with interactive charts;
 `reports/methods.html` holds the findings, backtest, diagnostics, definitions and params; `reports/data.html` the
-coverage, quarantine and provenance (see `pipeline.report.site`). Shared assets sit once in `reports/assets/`
-(the stylesheet, the script and the chart library from vl-convert-python); no page makes a network request.
+coverage, quarantine and provenance (see `pipeline.report.site`). The pages load the shared assets of
+`reports/assets/` (the stylesheet, the script and the chart library), which the `assets` stage writes; no page
+makes a network request.
 
 Also writes `reports/ranking.csv` (every benchmark's ranking, with a `benchmark` column), `reports/metrics.json`
 (keyed by benchmark, scalar metrics only, the decide stage's held-out errors nested under `decide`; `dvc metrics
@@ -30,7 +31,7 @@ from pipeline.settings import load_params, load_settings
 # into dvc.yaml; tests/test_params_deps.py checks).
 PARAMS: tuple[str, ...] = ("fetch", "analysis", "importance", "cluster", "rank", "findings", "decide", "report")
 # The site's folders the stage owns (the pages at the top sit beside other stages' outputs).
-SITE_FOLDERS = ("benchmarks", "assets")
+SITE_FOLDERS = ("benchmarks",)
 
 
 @cli
@@ -44,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     from pipeline.report.inputs import load_benchmark_outputs, load_tally
     from pipeline.report.provenance import provenance
     from pipeline.report.sections import findings_correction
-    from pipeline.report.site import chart_library, render_site, site_context
+    from pipeline.report.site import render_site, site_context
     from pipeline.report.tables import combined_ranking, headline_metrics, scalar_metrics, summary_metrics
 
     params = load_params()
@@ -62,14 +63,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     write_json({item.benchmark: item.importance.as_json() for item in outputs}, paths.IMPORTANCE_SUMMARY)
     context = site_context(outputs, pd.read_parquet(paths.RESULTS), pd.read_csv(paths.QUARANTINE), params,
                            provenance(params), load_tally(), prices, configurations)
-    site = {**render_site(context), "assets/vega.js": chart_library()}
+    site = render_site(context)
     for folder in SITE_FOLDERS:
         fresh_dir(paths.REPORTS / folder)
     for name, text in sorted(site.items()):
         write_text(text, paths.REPORTS / name)
-    pages = [name for name in site if name.endswith(".html")]
     size = sum(len(text.encode()) for text in site.values()) // 1024
-    print(f"wrote {len(pages)} pages and {len(site) - len(pages)} assets into {paths.REPORTS}/ ({size} KiB)")
+    print(f"wrote {len(site)} pages into {paths.REPORTS}/ ({size} KiB)")
 
 
 if __name__ == "__main__":

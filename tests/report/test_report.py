@@ -31,7 +31,7 @@ from pipeline.analysis.prices import Prices, load_price_table
 from pipeline.core import paths
 from pipeline.core.errors import ParamsError
 from pipeline.core.files import write_csv, write_json, write_parquet
-from pipeline.report import charts, decide_section, formatting, inputs, provenance, sections, site, tables
+from pipeline.report import assets, charts, decide_section, formatting, inputs, provenance, sections, site, tables
 from pipeline.settings import Cluster, Findings
 from tests.conftest import ROOT, run_stage
 
@@ -273,13 +273,13 @@ def render_fixture_site(scratch: Path, energy: bool = False) -> dict[str, str]:
                                 provenance.provenance(PARAMS, lock=lock, cwd=scratch), fixture_tally(),
                                 Prices(Path("examples/prices.yaml"), {"A100": 1.5, "H100": 3.0}),
                                 with_energy_columns(configurations) if energy else configurations)
-    return site.render_site(context)
+    return {**site.render_site(context), **assets.static_assets()}  # the pages and the assets beside them
 
 
 def write_fixture_site(folder: Path, energy: bool = False) -> Path:
     """The fixture site written into `folder` with the chart library, as the stage writes it; its entry page."""
-    for name, text in {**render_fixture_site(folder / "scratch", energy), "assets/vega.js": site.chart_library()
-                       }.items():
+    for name, text in {**render_fixture_site(folder / "scratch", energy),
+                       f"assets/{assets.LIBRARY}": assets.chart_library()}.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text, encoding="utf-8")
     return folder / site.INDEX
@@ -734,6 +734,7 @@ def test_main_writes_the_site_and_combined_outputs(tmp_path: Path, monkeypatch: 
     (tmp_path / "reports" / "benchmarks").mkdir(parents=True, exist_ok=True)
     (tmp_path / "reports" / "benchmarks" / "stale.html").write_text("from an earlier run")
     run_stage("report", cwd=tmp_path)
+    run_stage("assets", cwd=tmp_path)
 
     ranking = pd.read_csv("reports/ranking.csv")
     assert ranking.groupby("benchmark").size().to_dict() == {HEADLINE: 60, OTHER: 40}
@@ -858,11 +859,11 @@ def test_charts_name_each_point_filter_by_family_and_select_rounds_with_fixed_co
 
 def test_every_chart_is_valid_vega_lite(energy_pages: dict[str, str]) -> None:
     """Every kind of chart the site draws, checked against the JSON schema of the Vega-Lite version the site bundles
-    (charts.VEGA_LITE_VERSION), as Altair ships it."""
+    (assets.VEGA_LITE_VERSION), as Altair ships it."""
     import altair
     import jsonschema
 
-    assert altair.SCHEMA_VERSION.startswith(f"v{charts.VEGA_LITE_VERSION}.")
+    assert altair.SCHEMA_VERSION.startswith(f"v{assets.VEGA_LITE_VERSION}.")
     schema = resources.files("altair.vegalite.v6.schema").joinpath("vega-lite-schema.json").read_text("utf-8")
     validator = jsonschema.Draft7Validator(json.loads(schema))
     specs = {key: spec for name, text in energy_pages.items() if name.endswith(".html")
