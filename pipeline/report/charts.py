@@ -7,8 +7,9 @@ names the submitter, system, round, accelerator count, time and accelerator-hour
 by family; a round selector appears where rounds mix. Parameters are named explicitly, so the same data give the
 same spec.
 
-The specs are the ones Altair 6.3 wrote before (dataset names, view names and defaults included), so the pages
-did not change when it went; tests/report/test_report.py checks each against Vega-Lite's JSON schema.
+The specs follow what Altair 6.3 wrote before (dataset names by content hash, the same defaults); a view that
+carries a selection is named by its place in the layer. tests/report/test_report.py checks each spec against
+Vega-Lite's JSON schema.
 """
 from __future__ import annotations
 
@@ -191,7 +192,7 @@ def _single(layer: Layer, height: int = HEIGHT) -> Spec:
 
 def _layered(layers: Sequence[Layer], height: int = HEIGHT) -> Spec:
     """Views drawn over each other. Data every layer shares sits once at the top; parameters sit at the top too,
-    a selection naming the views it is made in (a view gets a name when it carries one)."""
+    a selection naming the views it is made in (a view carrying one is named by its place: `view_<i>`)."""
     datasets: dict[str, list[dict[str, Any]]] = {}
     shared = all(layer.data is layers[0].data for layer in layers)
     body: Spec = {"data": {"name": _dataset(layers[0].data, datasets)}} if shared else {}
@@ -199,53 +200,12 @@ def _layered(layers: Sequence[Layer], height: int = HEIGHT) -> Spec:
     for i, layer in enumerate(layers):
         view = layer.body(datasets, with_data=not shared)
         if any("select" in param for param in layer.params):
-            view["name"] = f"{_view_name(layer)}_{i}"
+            view["name"] = f"view_{i}"
         views.append(view)
         params += [{**param, "views": [view["name"]]} if "select" in param else param for param in layer.params]
     if params:
         body["params"] = params
     return _top_level({**body, "layer": views}, datasets, height)
-
-
-# Altair named a view carrying a selection by a hash of how it printed the view's parts (its schema objects'
-# `repr`, the frame's `str`); the same name keeps the pages byte-identical to the ones Altair wrote.
-class _Printed:
-    """A value printed as Altair 6's schema objects print themselves."""
-
-    def __init__(self, name: str, properties: dict[str, Any] | None = None, argument: Any = None) -> None:
-        self.name, self.properties, self.argument = name, properties, argument
-
-    def __repr__(self) -> str:
-        if not self.properties:
-            return f"{self.name}({self.argument!r})"
-        lines = ",\n".join(f"{k}: {v!r}" for k, v in sorted(self.properties.items())).replace("\n", "\n  ")
-        return f"{self.name}({{\n  {lines}\n}})"
-
-
-def _printed_channel(channel: str, spec: Spec) -> _Printed:
-    """One encoding channel as Altair held it: a field as its shorthand, a selection's value as a condition."""
-    if "condition" in spec:
-        condition = _Printed("ConditionalParameterValueDefnumberExprRef", {
-            "param": _Printed("ParameterName", argument=spec["condition"]["param"]),
-            "value": spec["condition"]["value"]})
-        return _Printed(f"{channel.capitalize()}Value", {"condition": condition, "value": spec["value"]})
-    code = {name: letter for letter, name in TYPES.items()}.get(spec.get("type", ""), "Q")  # x2, y2: quantitative
-    nested = {"legend": "Legend", "scale": "Scale"}
-    properties = {key: _Printed(nested[key], value) if key in nested else value
-                  for key, value in spec.items() if key not in ("field", "type")}
-    return _Printed("Tooltip" if channel == "tooltip" else channel.upper() if len(channel) <= 2 else
-                    channel.capitalize(), {**properties, "shorthand": f"{spec['field']}:{code}"})
-
-
-def _view_name(layer: Layer) -> str:
-    """The name Altair gave `layer` (`view_` and 16 hex digits)."""
-    encoding = {channel: [_printed_channel(channel, tip) for tip in spec] if isinstance(spec, list)
-                else _printed_channel(channel, spec) for channel, spec in layer.encoding.items()}
-    mark = layer.mark["type"] if list(layer.mark) == ["type"] else repr(_Printed("MarkDef", layer.mark))
-    printed = {"class": "Chart", "data": str(layer.data), "encoding": repr(_Printed("FacetedEncoding", encoding)),
-               "mark": mark, "transform": [repr(_Printed("FilterTransform", t)) for t in layer.transform]
-               if layer.transform else "Undefined"}
-    return "view_" + hashlib.sha256(json.dumps(printed, sort_keys=True).encode()).hexdigest()[:16]
 
 
 # --------------------------------------------------------------------------------------------------- charts
