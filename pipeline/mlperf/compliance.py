@@ -138,8 +138,8 @@ def violations(data: bytes, facts: RunFacts, round_: str) -> list[str]:
     if checks.tensors is not None and present.has("weights_initialization"):
         tensors = sorted(_tensor_names(data))
         if tensors != checks.tensors:
-            broken.append(f"weights_initialization records name {len(tensors)} tensors, not the "
-                          f"{len(checks.tensors)} the {ruleset} rules list "
+            broken.append(f"weights_initialization records name {len(tensors)} tensor{'s' * (len(tensors) != 1)}, "
+                          f"not the {len(checks.tensors)} the {ruleset} rules list "
                           f"({_tensor_difference(Counter(tensors), Counter(checks.tensors))})")
     if checks.init_limits is not None and facts.init_time_ms >= 0:
         limit = checks.init_limits["open" if facts.submission_division == "open" else "other"]
