@@ -35,15 +35,17 @@ from pipeline.analysis.scope import analysed_benchmarks, in_scope, read_configur
 from pipeline.core import paths
 from pipeline.settings import Settings, load_params, settings_from
 
+# Each option's name, with params.yaml's value filled in where it reads {section[key]}.
 IMPORTANCE_OPTIONS = {
-    "importance.permutation_repeats 20 -> 5": {"permutation_repeats": 5},
-    "importance.bootstrap 2000 -> 500": {"bootstrap": 500},
-    "importance.model 30 rounds at 0.3 -> 15 at 0.6": {"model": {"max_iter": 15, "learning_rate": 0.6}},
+    "importance.permutation_repeats {importance[permutation_repeats]} -> 5": {"permutation_repeats": 5},
+    "importance.bootstrap {importance[bootstrap]} -> 500": {"bootstrap": 500},
+    "importance.model {importance[model][max_iter]} rounds at {importance[model][learning_rate]} -> 15 at 0.6":
+        {"model": {"max_iter": 15, "learning_rate": 0.6}},
 }
 CLUSTER_OPTIONS = {
-    "cluster.n_init 10 -> 5": {"n_init": 5},
-    "cluster.n_init 10 -> 3": {"n_init": 3},
-    "cluster.bootstrap 20 -> 10": {"bootstrap": 10},
+    "cluster.n_init {cluster[n_init]} -> 5": {"n_init": 5},
+    "cluster.n_init {cluster[n_init]} -> 3": {"n_init": 3},
+    "cluster.bootstrap {cluster[bootstrap]} -> 10": {"bootstrap": 10},
 }
 
 
@@ -109,7 +111,8 @@ def main() -> None:
 
     base_seconds, base = cpu_seconds(importance_work(settings), benchmarks)
     rows: list[tuple[str, float, str]] = [("importance with params.yaml", base_seconds, "")]
-    for name, change in IMPORTANCE_OPTIONS.items():
+    for option, change in IMPORTANCE_OPTIONS.items():
+        name = option.format(**params)
         print(f"timing {name} ...", file=sys.stderr)
         seconds, results = cpu_seconds(importance_work(with_section(params, "importance", change)), benchmarks)
         rows.append((name, seconds, importance_changes(base, results)))
@@ -125,7 +128,8 @@ def main() -> None:
 
     base_seconds, clusters = cpu_seconds(cluster_work(settings), benchmarks)
     rows.append(("k-means with params.yaml", base_seconds, ""))
-    for name, change in CLUSTER_OPTIONS.items():
+    for option, change in CLUSTER_OPTIONS.items():
+        name = option.format(**params)
         print(f"timing {name} ...", file=sys.stderr)
         seconds, results = cpu_seconds(cluster_work(with_section(params, "cluster", change)), benchmarks)
         rows.append((name, seconds, cluster_changes(clusters, results)))
