@@ -735,16 +735,10 @@ def _result_keys(points: pd.DataFrame) -> np.ndarray:
     return _codes(*(points[name].tolist() for name in key))[0]
 
 
-def common_results(points: pd.DataFrame, methods: Sequence[str]) -> dict[str, pd.DataFrame]:
-    """Each of `methods`' points on the results every one of them forecast (the fair comparison), one per
-    result (the first where a result appears twice)."""
-    found = _common_rows(_result_keys(points), points["method"].to_numpy(dtype=object), methods)
-    return {method: points.iloc[rows] for method, rows in zip(methods, found)}
-
-
 def _common_rows(keys: np.ndarray, method: np.ndarray, methods: Sequence[str]) -> list[np.ndarray]:
-    """`common_results` on arrays (one entry per point: its result's code, `_result_keys`, and its method): per
-    method of `methods`, the positions of its points on the common results, in order."""
+    """Each of `methods`' points on the results every one of them forecast (the fair comparison), one per result
+    (the first where a result appears twice), from arrays with one entry per point (its result's code,
+    `_result_keys`, and its method): per method, the positions of its points, in order."""
     per_method = [np.flatnonzero(method == name) for name in methods]
     shared = set(keys[per_method[0]].tolist()) if per_method else set()
     for rows in per_method[1:]:

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from pipeline.report.formatting import round_order
+
 if TYPE_CHECKING:
     from pipeline.analysis.decide import DecideSummary
 
@@ -81,7 +83,7 @@ class Chart:
 def family_order(configurations: pd.DataFrame) -> list[str]:
     """Every accelerator family of `configurations`, the newest round's first (most results first), then the rest
     by number of results; ties by name."""
-    rounds = configurations["round"].map(_round_key)
+    rounds = configurations["round"].map(round_order)
     newest = configurations.loc[rounds == rounds.max(), "accelerator_family"].dropna().value_counts()
     rest = configurations["accelerator_family"].dropna().value_counts()
     ordered = sorted(newest.items(), key=lambda item: (-item[1], item[0]))
@@ -92,11 +94,6 @@ def family_order(configurations: pd.DataFrame) -> list[str]:
 def family_colours(order: Sequence[str]) -> dict[str, str]:
     """One colour per family, by its place in `family_order`: the same on every page and chart."""
     return {family: FAMILY_PALETTE[i % len(FAMILY_PALETTE)] for i, family in enumerate(order)}
-
-
-def _round_key(name: str) -> float:
-    major, _, minor = str(name).lstrip("v").partition(".")
-    return int(major) * 100 + int(minor or 0)
 
 
 def _colour(frame: pd.DataFrame, colours: dict[str, str], title: str = "Accelerator") -> Spec:
@@ -224,7 +221,7 @@ def trade_off_chart(key: str, ranking: pd.DataFrame, colours: dict[str, str], mo
     (`round_front` 1) filled and larger. A round selector when rounds mix."""
     data = _points_frame(ranking).assign(
         front=ranking["round_front"].eq(1).map({True: "not beaten on both", False: "beaten on both"}).to_numpy())
-    rounds = sorted(data["round"].unique(), key=_round_key, reverse=True)
+    rounds = sorted(data["round"].unique(), key=round_order, reverse=True)
     legend = _legend_filter(f"{key}_family")
     fronts = ["not beaten on both", "beaten on both"]
     points = Layer(data, {"type": "point", "filled": True}, {
@@ -257,7 +254,7 @@ def scaling_chart(key: str, clustered: pd.DataFrame, decide: DecideSummary | Non
     decide stage's forecast curve per family (line) and each family's forecast for the next round at its largest
     count with the interval (bar)."""
     data = _points_frame(clustered)
-    order = data["round"].map(_round_key)
+    order = data["round"].map(round_order)
     data = data[order == order.groupby(data["family"]).transform("max")]
     legend = _legend_filter(f"{key}_family")
     colour = _colour(data, colours)
@@ -266,7 +263,7 @@ def scaling_chart(key: str, clustered: pd.DataFrame, decide: DecideSummary | Non
     points = Layer(data, {"type": "point", "filled": True, "size": POINT_SIZE}, {
         "x": x, "y": y, "color": colour, "shape": _shape(data, colours),
         "opacity": _when(legend["name"], 0.85, 0.08), "tooltip": TOOLTIP}, params=[legend])
-    rounds = sorted(data["round"].unique(), key=_round_key, reverse=True)
+    rounds = sorted(data["round"].unique(), key=round_order, reverse=True)
     if len(rounds) > 1:  # families' latest rounds differ: a reader can keep one round's results
         selector, keep = _round_selector(key, rounds)
         points.params.append(selector)
@@ -397,7 +394,7 @@ def backtest_chart(key: str, decide: DecideSummary | None, model: str) -> Chart 
                          "forecast": [_short(p.predicted_min) for p in points],
                          "low": [_short(p.low_min) for p in points], "high": [_short(p.high_min) for p in points],
                          "trusted": ["yes" if p.trusted else "no" for p in points]})
-    rounds = sorted(data["round"].unique(), key=_round_key)
+    rounds = sorted(data["round"].unique(), key=round_order)
     legend = _legend_filter(f"{key}_round_legend", "round")
     span = [float(min(data["time"].min(), data["forecast"].min())), float(max(data["time"].max(),
                                                                            data["forecast"].max()))]
@@ -438,7 +435,7 @@ def progress_frame(clustered: pd.DataFrame) -> pd.DataFrame:
     rounds = best.groupby(["family", "count"])["round"].transform("nunique")
     best = best[rounds >= 2].copy()
     best["hardware"] = [f"{count:,.0f} × {family}" for count, family in zip(best["count"], best["family"])]
-    return best.sort_values(["family", "count", "round"], key=lambda c: c.map(_round_key) if c.name == "round"
+    return best.sort_values(["family", "count", "round"], key=lambda c: c.map(round_order) if c.name == "round"
                             else c).reset_index(drop=True)
 
 
@@ -448,7 +445,7 @@ def progress_chart(key: str, clustered: pd.DataFrame, colours: dict[str, str], m
     data = progress_frame(clustered)
     if data.empty:
         return None
-    rounds = sorted(data["round"].unique(), key=_round_key)
+    rounds = sorted(data["round"].unique(), key=round_order)
     legend = _legend_filter(f"{key}_family")
     encoding = {"x": _channel("round:O", sort=rounds, title="Round"),
                 "y": _channel("time:Q", scale=_log(), title="Best time to train (min)"),
@@ -504,7 +501,7 @@ def energy_chart(key: str, rows: pd.DataFrame, colours: dict[str, str], model: s
         return None
     data = data.assign(power_per_accelerator_w=data["power_per_accelerator_w"].round(0),
                        power_share_of_tdp=data["power_share_of_tdp"].round(3))
-    rounds = sorted(data["round"].unique(), key=_round_key, reverse=True)
+    rounds = sorted(data["round"].unique(), key=round_order, reverse=True)
     legend = _legend_filter(f"{key}_family")
     points = Layer(data[["submitter", "system", "round", "family", "count", "time", "hours", "energy_kwh",
                          "energy_text", "power_measurement", "power_per_accelerator_w", "power_share_of_tdp"]],
