@@ -45,7 +45,6 @@ class BenchmarkOutputs:
         return self.rank.analysed
 
 
-
 def load_benchmark_outputs(benchmark: str, republished: pd.DataFrame | None = None) -> BenchmarkOutputs:
     """What the stages wrote for `benchmark`, with the results its scope left out as republished."""
     summary = decide_section.load_summary(benchmark)  # read once, for the fragment and the metrics
