@@ -22,9 +22,10 @@ if __package__ in (None, ""):
 import pandas as pd
 
 from bench._common import format_table, timed
-from pipeline.analysis import clustering as cluster
-from pipeline.analysis import findings, importance, scope
-from pipeline.analysis import ranking as rank
+from pipeline.analysis import scope
+from pipeline.analysis.statistics import clustering as cluster
+from pipeline.analysis.statistics import findings, importance
+from pipeline.analysis.statistics import ranking as rank
 from pipeline.core.files import write_json
 from pipeline.settings import Settings, load_settings
 

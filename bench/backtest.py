@@ -5,7 +5,8 @@
 
 For each round, the model is fitted on the earlier rounds and every result of the round is
 forecast as `predict` would have answered then: by the method chosen on the earlier folds (the model, the monotone
-naive rule or their blend), with its interval and its trust (see `pipeline.analysis.forecast`). The naive rule (the
+naive rule or their blend), with its interval and its trust (see `pipeline.analysis.forecasting.forecast`). The naive
+rule (the
 family's best time at the nearest count of its latest round, scaled linearly) is the bar. Printed overall, per
 benchmark and for the latest fold on its own: forecasts, median and 90th-percentile absolute percentage error, the
 share inside the 90% interval with its exact (Clopper-Pearson) 90% interval, the naive rule's median error and the
@@ -22,7 +23,7 @@ from scipy.stats import binomtest
 if __package__ in (None, ""):  # run as `python bench/backtest.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.analysis.forecast import (
+from pipeline.analysis.forecasting.forecast import (
     ANSWER,
     ErrorSummary,
     backtest,

@@ -1,7 +1,7 @@
 """Break-even per benchmark and unit (accelerator family and form factor), before and after a change: the forecast
 curve's (`break_even_count`, from `reference_count`) and the data's (the first published count whose median
 within-series efficiency is below the floor), and whether they agree (`break_even_agreement`,
-`pipeline.analysis.decide.compare_break_even`).
+`pipeline.analysis.forecasting.decide.compare_break_even`).
 
     python bench/break_even.py --before DIR [--after reports/decide] [--units N]
 

@@ -3,13 +3,13 @@
     python bench/energy.py [--write-fixture]
 
 For every result with power logs in the mirror's power rounds (v4.0, v4.1, v5.0), prints our energy to train
-(kJ, `pipeline.mlperf.power`), the installed summarizer's (`mlperf_logging.result_summarizer`'s
+(kJ, `pipeline.mlperf.logs.power`), the installed summarizer's (`mlperf_logging.result_summarizer`'s
 `_compute_strong_score_standalone`, the function its power mode runs per results folder, on a fresh copy of the
 folder) and, for v4.0, the value MLCommons published where it is known, each with its relative difference.
 
 The installed summarizer reads v4.0's logs with the rule of v4.1 on: where a log's stop equals its start it raises
 ZeroDivisionError (14 of v4.0's 24 results), and elsewhere it gives a value the v4.0 tables do not show. v4.0's
-published values came from the summarizer of the v4.0 release, whose rule `pipeline.mlperf.power` applies to v4.0:
+published values came from the summarizer of the v4.0 release, whose rule `pipeline.mlperf.logs.power` applies to v4.0:
 those are the reference there.
 
 With --write-fixture the summarizer's outputs (J, or the exception it raised) are written to
@@ -35,7 +35,7 @@ if __package__ in (None, ""):  # run as `python bench/energy.py`
 
 from bench._common import ROOT, archive_path, extract, format_table
 from bench.parity import sha256_of
-from pipeline.mlperf.compliance import round_ruleset
+from pipeline.mlperf.logs.compliance import round_ruleset
 from pipeline.mlperf.rounds import ingest
 
 POWER_ROUNDS = ("v4.0", "v4.1", "v5.0")

@@ -17,8 +17,9 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-from pipeline.analysis import findings, scope
-from pipeline.analysis import ranking as rank
+from pipeline.analysis import scope
+from pipeline.analysis.statistics import findings
+from pipeline.analysis.statistics import ranking as rank
 from pipeline.settings import load_settings
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.analysis.clustering import Clustering  # noqa: E402
-from pipeline.analysis.importance_result import ImportanceReport  # noqa: E402
+from pipeline.analysis.statistics.clustering import Clustering  # noqa: E402
+from pipeline.analysis.statistics.importance_result import ImportanceReport  # noqa: E402
 from pipeline.core import paths  # noqa: E402
 
 

@@ -24,7 +24,7 @@ import pandas as pd
 
 from bench._common import ROOT
 from pipeline.core import paths
-from pipeline.mlperf import audit, cpus
+from pipeline.mlperf.hardware import audit, cpus
 
 GOLDEN = ROOT / "tests" / "data" / "golden_systems.csv"
 TARGET = 0.98

@@ -6,7 +6,7 @@ selected (the share of bootstrap resamples of the families in which the selectio
     python bench/importance_check.py --seeds 0-9 [BENCHMARK ...]  # also: does any verdict or selection move?
 
 Reads data/processed/configurations.parquet (run `dvc repro features` first) and params.yaml, from the root, and
-runs `pipeline.analysis.importance.analyse` in-process (the importance stage's work, without its files). With
+runs `pipeline.analysis.statistics.importance.analyse` in-process (the importance stage's work, without its files). With
 `--seeds`, the study runs once per `importance.seed` of the range and the last table says, per benchmark, the gate
 verdicts and selections of every seed (the stage must run for any seed, and its answers should not depend on it).
 """
@@ -21,7 +21,8 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import format_table
-from pipeline.analysis import importance, scope
+from pipeline.analysis import scope
+from pipeline.analysis.statistics import importance
 from pipeline.settings import load_settings
 
 SHOWN = 4  # features listed per target, most often kept first

@@ -39,9 +39,9 @@ if __package__ in (None, ""):  # run as `python bench/parity.py`
 
 from bench._common import OUT, ROOT, archive_path, extract, format_table, mirror_rounds, timed
 from pipeline.mlperf.catalogue import identify, round_version
-from pipeline.mlperf.compliance import round_ruleset
+from pipeline.mlperf.logs.compliance import round_ruleset
+from pipeline.mlperf.logs.scoring import olympic_score
 from pipeline.mlperf.rounds import IngestTables, ingest
-from pipeline.mlperf.scoring import olympic_score
 
 RELATIVE_TOLERANCE = 1e-9
 EXCEPTION_BUDGET = 0.01  # share of a round's compared scores

@@ -6,10 +6,11 @@ the real data, and what it changes against params.yaml's.
 The full-run and `cluster.k` time targets (docs/speed.md) cannot be met with today's outputs; this prints the
 evidence for deciding which outputs may change. For each option it runs the step's pure function over every
 analysed benchmark in this one process and prints the CPU seconds against params.yaml's settings and:
-- importance options (`pipeline.analysis.importance.analyse`): the benchmarks whose gate verdict flips for a
+- importance options (`pipeline.analysis.statistics.importance.analyse`): the benchmarks whose gate verdict flips for a
   target, those for which other features are selected for clustering (their clusters change), and those whose
   selection only comes in another order (which decides which of a collinear pair is kept);
-- cluster options (`pipeline.analysis.clustering.cluster_benchmark`, on the features reports/importance holds):
+- cluster options (`pipeline.analysis.statistics.clustering.cluster_benchmark`, on the features reports/importance
+holds):
   the benchmarks whose clusters change (labels not identical up to renumbering: adjusted Rand index below 1) or
   whose k verdict flips, and the largest change of a mean bootstrap ARI.
 Nothing is written.
@@ -29,9 +30,9 @@ if __package__ in (None, ""):  # run as `python bench/speed_options.py`
 
 from sklearn.metrics import adjusted_rand_score
 
-from pipeline.analysis import clustering, importance
-from pipeline.analysis.importance_result import ImportanceReport
 from pipeline.analysis.scope import analysed_benchmarks, in_scope, read_configurations
+from pipeline.analysis.statistics import clustering, importance
+from pipeline.analysis.statistics.importance_result import ImportanceReport
 from pipeline.core import paths
 from pipeline.settings import Settings, load_params, settings_from
 

@@ -7,7 +7,8 @@ Per benchmark, on its latest round (as the rank stage ranks it, params `rank`): 
 trade-off score), the size of the round's first front, and what happens to the pick when one result is removed:
 each result not on the first front in turn (issue 23's test), then each other member of the front (the rule
 promises that too). Then the pick's stability under the runs' noise: the share of `rank.bootstrap` resamples of
-every result's runs (scored as MLCommons scores them, `pipeline.analysis.run_noise`) in which it stays the pick.
+every result's runs (scored as MLCommons scores them, `pipeline.analysis.statistics.run_noise`) in which it stays the
+pick.
 Exits 1 when any removal changes a pick.
 """
 from __future__ import annotations
@@ -21,9 +22,9 @@ sys.path.insert(0, str(ROOT))
 import pandas as pd  # noqa: E402
 
 from bench._common import format_table  # noqa: E402
-from pipeline.analysis import ranking  # noqa: E402
-from pipeline.analysis.run_noise import RunNoise  # noqa: E402
 from pipeline.analysis.scope import analysed_benchmarks, in_scope  # noqa: E402
+from pipeline.analysis.statistics import ranking  # noqa: E402
+from pipeline.analysis.statistics.run_noise import RunNoise  # noqa: E402
 from pipeline.core import paths  # noqa: E402
 from pipeline.settings import load_params, settings_from  # noqa: E402
 

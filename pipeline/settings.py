@@ -180,7 +180,7 @@ class Select(Section):
 
 
 class Importance(Section):
-    """Which hardware features explain the outcomes (see pipeline/analysis/importance.py)."""
+    """Which hardware features explain the outcomes (see pipeline/analysis/statistics/importance.py)."""
 
     permutation_repeats: Positive
     """Shuffles per feature of the permutation importance."""
@@ -199,7 +199,7 @@ class Importance(Section):
 
 
 class Cluster(Section):
-    """k-means on the configuration (see pipeline/analysis/clustering.py)."""
+    """k-means on the configuration (see pipeline/analysis/statistics/clustering.py)."""
 
     k: Annotated[int, Field(ge=2)]
     """Clusters (5, the published study's choice)."""
@@ -255,7 +255,7 @@ class Criterion(Section):
 
 
 class Rank(Section):
-    """How configurations are ranked (see pipeline/analysis/ranking.py)."""
+    """How configurations are ranked (see pipeline/analysis/statistics/ranking.py)."""
 
     criteria: Annotated[dict[str, Criterion], Field(min_length=1)]
     """The trade-off score's criteria (time_to_train_min, accelerator_hours) and their weights."""
@@ -278,7 +278,7 @@ class Rank(Section):
 
 
 class Findings(Section):
-    """The published study's findings as hypothesis tests (see pipeline/analysis/findings.py)."""
+    """The published study's findings as hypothesis tests (see pipeline/analysis/statistics/findings.py)."""
 
     alpha: Fraction
     """Family-wise level: a verdict needs its Holm-adjusted two-sided p below this."""
@@ -312,7 +312,7 @@ class Findings(Section):
 
 
 class Trust(Section):
-    """When a forecast is trusted (see docs/predictions.md and pipeline/analysis/forecast.py)."""
+    """When a forecast is trusted (see docs/predictions.md and pipeline/analysis/forecasting/forecast.py)."""
 
     min_rounds: Positive
     """Results from at least this many rounds."""
@@ -352,7 +352,7 @@ class Report(Section):
     for none."""
     electricity_usd_per_kwh: Annotated[float, Field(gt=0, lt=10)] | None = None
     """USD per kWh for the energy cost of measured energy (MLPerf power results only); null: the dated, sourced
-    default of pipeline/analysis/electricity.py."""
+    default of pipeline/analysis/pricing/electricity.py."""
 
 
 class Settings(Section):

@@ -18,8 +18,8 @@ import yaml
 
 from pipeline.analysis.configurations import build_configurations, republished_of
 from pipeline.analysis.efficiency import efficiency_metrics
-from pipeline.analysis.ranking import rank_configurations
 from pipeline.analysis.scope import in_scope
+from pipeline.analysis.statistics.ranking import rank_configurations
 from pipeline.core import paths
 from pipeline.settings import Analysis, Fetch
 
@@ -85,7 +85,7 @@ COMPLIANT_HEADER = {
 
 def run_log(minutes: float, status: str = "success", start_ms: float = 1_600_000_000_000, **extra: object) -> str:
     """A minimal converged (or not) MLLOG result log whose time to train is `minutes`; it meets the logging
-    rules that ingest checks for a closed ResNet result of v3.0 (see pipeline/mlperf/compliance.py)."""
+    rules that ingest checks for a closed ResNet result of v3.0 (see pipeline/mlperf/logs/compliance.py)."""
     stop_ms = start_ms + minutes * 60_000
     lines = [
         mllog("submission_benchmark", start_ms - 10, "resnet"),

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from pydantic import BaseModel
 
-from pipeline.analysis.forecast import POINT_COLUMNS
-from pipeline.analysis.ranking import RANKING_COLUMNS
+from pipeline.analysis.forecasting.forecast import POINT_COLUMNS
+from pipeline.analysis.statistics.ranking import RANKING_COLUMNS
 from pipeline.core import columns, schemas
 from pipeline.mlperf.accounting import tally
-from pipeline.mlperf.description import NOTE_COLUMNS
+from pipeline.mlperf.hardware.description import NOTE_COLUMNS
 from pipeline.settings import Settings
 from tests.conftest import ROOT
 from tools.generate_docs import pages

@@ -72,11 +72,11 @@ def closure(module: str, known: dict[str, Path]) -> set[str]:
 
 # Package data and the module that reads it (templates: the folder, as dvc.yaml names it).
 DATA_READERS = {
-    "pipeline/mlperf/compliance_rules.json": "pipeline.mlperf.compliance",
-    "pipeline/mlperf/accelerators.csv": "pipeline.mlperf.accelerators",
-    "pipeline/mlperf/cpus.csv": "pipeline.mlperf.cpus",
-    "pipeline/mlperf/links.csv": "pipeline.mlperf.links",
-    "pipeline/analysis/price_table.csv": "pipeline.analysis.price_table",
+    "pipeline/mlperf/logs/compliance_rules.json": "pipeline.mlperf.logs.compliance",
+    "pipeline/mlperf/hardware/accelerators.csv": "pipeline.mlperf.hardware.accelerators",
+    "pipeline/mlperf/hardware/cpus.csv": "pipeline.mlperf.hardware.cpus",
+    "pipeline/mlperf/hardware/links.csv": "pipeline.mlperf.hardware.links",
+    "pipeline/analysis/pricing/price_table.csv": "pipeline.analysis.pricing.price_table",
     "pipeline/report/templates": "pipeline.report.sections",
     "pipeline/report/static": "pipeline.report.assets",
 }

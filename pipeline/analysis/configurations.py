@@ -4,7 +4,7 @@ The efficiency metrics (`series`, accelerator-hours, speed-up, scaling efficienc
 scaling and convergence work ratio, round-relative accelerator-hours, throughput per accelerator) are defined in
 `pipeline.analysis.efficiency`. Besides them, per result:
 - `throughput_samples_per_s`: the median over its converged runs of the ingest's throughput
-  (`pipeline.mlperf.logparse.RunFacts.throughput_samples_per_s`).
+  (`pipeline.mlperf.logs.logparse.RunFacts.throughput_samples_per_s`).
 - `samples_to_converge`, `epochs_to_converge` = medians over the result's converged runs of the log's
   samples_count and epoch_num at run_stop (or at the last evaluation): the training work done to reach the
   target. epoch_num counts passes over the training set for most benchmarks and samples for BERT and GPT-3 (they
@@ -19,12 +19,12 @@ scaling and convergence work ratio, round-relative accelerator-hours, throughput
 
 Energy to train where MLPerf measured it, the power metrics derived from it, and `same_runs_as` (a result that
 publishes the same runs as another of its round, such as v4.0's AC and DC measurements of the same Sustainable
-Metal Cloud runs) are defined in `pipeline.analysis.energy`.
+Metal Cloud runs) are defined in `pipeline.analysis.pricing.energy`.
 
 Divisions are "closed" or "open" whatever the spelling of the description (v1.0 PCL writes "close", see
 `DIVISION_SPELLINGS`).
 
-Hardware features come from `pipeline.mlperf.description`, availability categories from
+Hardware features come from `pipeline.mlperf.hardware.description`, availability categories from
 `pipeline.mlperf.availability`. Every scored result of a catalogued benchmark is a row: a result whose system
 description is missing keeps missing hardware values and a note (`description_notes`), and a results folder
 published under another name than its description takes the description `pipeline.mlperf.system_aliases` names.
@@ -35,11 +35,12 @@ import numpy as np
 import pandas as pd
 
 from pipeline.analysis.efficiency import efficiency_metrics
-from pipeline.analysis.energy import energy_metrics, same_runs_as
+from pipeline.analysis.pricing.energy import energy_metrics, same_runs_as
 from pipeline.core import schemas
-from pipeline.mlperf import availability, hardware
+from pipeline.mlperf import availability
 from pipeline.mlperf.catalogue import round_version
-from pipeline.mlperf.description import NOTE_COLUMNS, hardware_features
+from pipeline.mlperf.hardware import freetext
+from pipeline.mlperf.hardware.description import NOTE_COLUMNS, hardware_features
 from pipeline.mlperf.system_aliases import alias_of, description_names
 
 # Division spellings of published descriptions, lower-cased by the ingest: v1.0 PCL writes "close". Any other
@@ -56,7 +57,7 @@ def normalise_division(division: pd.Series) -> pd.Series:
     """"closed" or "open" for every spelling of DIVISION_SPELLINGS (case and spaces aside), other values as
     they are, missing ones missing."""
     def one(value: object) -> object:
-        if hardware.is_missing(value):
+        if freetext.is_missing(value):
             return None
         return DIVISION_SPELLINGS.get(str(value).strip().lower(), value)
 
@@ -140,7 +141,7 @@ def build_configurations(systems: pd.DataFrame, results: pd.DataFrame,
                          runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every scored result of a catalogued benchmark with its system's hardware features, its runs' medians
     and the efficiency metrics, one row each; and the notes (columns `NOTE_COLUMNS`) on description values that
-    became missing (see `pipeline.mlperf.description.drop_implausible`), on unknown availability spellings and
+    became missing (see `pipeline.mlperf.hardware.description.drop_implausible`), on unknown availability spellings and
     on results whose description is missing or named otherwise."""
     scored = results[results["time_to_train_min"].notna() & results["benchmark_id"].notna()]
     frame = scored.rename(columns={"benchmark": "benchmark_folder", "benchmark_id": "benchmark"})

@@ -25,7 +25,7 @@ result's converged runs (`pipeline.analysis.configurations`).
   twice its hardware time. It compares submitters fairly within a round. A group of results (a cluster) is the
   more hardware-efficient the higher its median round efficiency (`order_by_efficiency`).
 - `throughput_per_accelerator` = median training throughput of the result's converged runs (samples/s, see
-  `pipeline.mlperf.logparse.RunFacts.throughput_samples_per_s`) / accelerator_count.
+  `pipeline.mlperf.logs.logparse.RunFacts.throughput_samples_per_s`) / accelerator_count.
 - Within a series, scaling efficiency splits into two factors against the series' base result (the best time at
   base_count). `convergence_work_ratio` = samples_to_converge / the base's where both logs state samples, else
   epochs_to_converge / the base's (the training set is the same, so the ratio of epochs is the ratio of

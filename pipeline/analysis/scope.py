@@ -30,7 +30,7 @@ def _selected(configurations: pd.DataFrame, analysis: Analysis, benchmark: str,
               same_runs: bool = False) -> pd.DataFrame:
     """The rows of one benchmark in the division, rounds and availability of `analysis`, with a usable
     accelerator count, republished ones included; the results that publish the same runs as another
-    (`same_runs_as`, `pipeline.analysis.energy`) only with `same_runs`, never otherwise."""
+    (`same_runs_as`, `pipeline.analysis.pricing.energy`) only with `same_runs`, never otherwise."""
     check_benchmark(benchmark)
     division, rounds, availability = analysis.division, analysis.rounds, analysis.availability
     duplicate = configurations["same_runs_as"].notna()

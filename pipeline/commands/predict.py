@@ -3,11 +3,12 @@
     python -m pipeline.commands.predict --benchmark resnet --accelerator H100 --count 64 [--form-factor SXM]
                                         [--prices FILE]
 
-The forecast comes from the models the decide stage saved (`pipeline.analysis.forecast`: one count curve per
+The forecast comes from the models the decide stage saved (`pipeline.analysis.forecasting.forecast`: one count curve per
 family and form factor, the method chosen on the forward-chaining backtest, intervals calibrated on it).
 
-Beside it (`pipeline.analysis.costs`; derived, not MLPerf results): the cost of the forecast's accelerator-hours at
-the dated public list prices of pipeline/analysis/price_table.csv (your --prices file, family -> USD per
+Beside it (`pipeline.analysis.pricing.costs`; derived, not MLPerf results): the cost of the forecast's accelerator-hours
+at
+the dated public list prices of pipeline/analysis/pricing/price_table.csv (your --prices file, family -> USD per
 accelerator-hour, replaces them for the families it names), and the measured energy of the nearest published
 results that have one (MLPerf power results; a forecast has no measured energy).
 """
@@ -24,7 +25,18 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.analysis.costs import (
+from pipeline.analysis.forecasting.forecast import (
+    UNSPECIFIED,
+    Answer,
+    FittedBenchmark,
+    answer,
+    fit_benchmark,
+    form_factor_levels,
+    load_backtest,
+    model_inputs,
+)
+from pipeline.analysis.forecasting.models_artifact import saved_models
+from pipeline.analysis.pricing.costs import (
     COST_LABEL,
     ENERGY_COLUMNS,
     NO_PRICE,
@@ -36,30 +48,19 @@ from pipeline.analysis.costs import (
     usd,
     with_measured_energy,
 )
-from pipeline.analysis.electricity import (
+from pipeline.analysis.pricing.electricity import (
     DEFAULT_ELECTRICITY_PRICE,
     ElectricityPrice,
     electricity_price,
     energy_cost,
 )
-from pipeline.analysis.forecast import (
-    UNSPECIFIED,
-    Answer,
-    FittedBenchmark,
-    answer,
-    fit_benchmark,
-    form_factor_levels,
-    load_backtest,
-    model_inputs,
-)
-from pipeline.analysis.models_artifact import saved_models
-from pipeline.analysis.prices import load_prices
+from pipeline.analysis.pricing.prices import load_prices
 from pipeline.analysis.scope import read_configurations
 from pipeline.core import paths
 from pipeline.core.cli import ArgumentParser, canonical_spelling
 from pipeline.core.errors import UsageError, cli
-from pipeline.mlperf.accelerators import specifications
 from pipeline.mlperf.catalogue import round_published, round_version
+from pipeline.mlperf.hardware.accelerators import specifications
 from pipeline.settings import Analysis, Trust, load_settings
 
 QUERY_COLUMNS = ["benchmark", "accelerator", "count"]
@@ -152,7 +153,7 @@ def nearest_published(family_frame: pd.DataFrame, count: float, n: int = NEAREST
 
 
 def predicted_cost(result: Answer, prices: dict[str, float] | None) -> dict[str, Any]:
-    """The cost of the forecast (`pipeline.analysis.costs.training_costs` of its accelerator-hours, count x
+    """The cost of the forecast (`pipeline.analysis.pricing.costs.training_costs` of its accelerator-hours, count x
     predicted minutes / 60, without the energy cost: a forecast has no measured energy), with `accelerator_hours`,
     `label` and the range over the interval: `interval_low_usd` (the cheapest price at the interval's lower end)
     and `interval_high_usd` (the dearest at its upper end); missing figures as None."""
@@ -295,7 +296,7 @@ class Answerer:
 
     def __call__(self, query: Query) -> tuple[Answer, pd.DataFrame]:
         """The answer to `query` and the family's nearest published results with their measured energy
-        (`pipeline.analysis.costs.measured_energy`, and its cost); UsageError when it has none."""
+        (`pipeline.analysis.pricing.costs.measured_energy`, and its cost); UsageError when it has none."""
         fitted = self.fitted(query.benchmark)
         family, form_factor = resolve_query(fitted, query)
         result = answer(fitted, family, form_factor, query.count, self.rule)

@@ -6,7 +6,8 @@
 Candidates:
 - published: every configuration of the benchmark's efficiency ranking (reports/rank/B.csv);
 - predicted: for each accelerator family and form factor it was published in, the unpublished powers of two
-  within its published count range whose next-round forecast (`pipeline.analysis.forecast.answer` on the models the
+  within its published count range whose next-round forecast (`pipeline.analysis.forecasting.forecast.answer` on the
+  models the
   decide stage saved, as `pipeline.commands.predict` gives it; nothing is refitted) is trusted; scaling efficiency
   from the forecasts, relative to the family's smallest published count.
 
@@ -17,15 +18,17 @@ constraint that left them out (a family without a price under --max-cost, say).
 
 Order: the rank printed beside each candidate (1 is best), as the ranking orders: by non-dominated front on time to
 train and accelerator-hours among the listed candidates (none is listed above one at least as fast with at most as
-many accelerator-hours), then by the ranking's trade-off score (`pipeline.analysis.ranking.scores` on params
+many accelerator-hours), then by the ranking's trade-off score (`pipeline.analysis.statistics.ranking.scores` on params
 `rank.criteria`, lower is better) within a front. A candidate's score depends on that candidate alone, so published
 and predicted scores are comparable and a prediction moves no published score.
 
 Constraints are conservative for predictions: a predicted configuration meets a deadline or a budget only
 if the upper end of its prediction interval does.
 
-Cost (derived, not an MLPerf result; `pipeline.analysis.costs`): accelerator-hours x price per accelerator-hour, a
-range over the dated public list prices of pipeline/analysis/price_table.csv naming the provider at each end; your
+Cost (derived, not an MLPerf result; `pipeline.analysis.pricing.costs`): accelerator-hours x price per accelerator-hour,
+a
+range over the dated public list prices of pipeline/analysis/pricing/price_table.csv naming the provider at each end;
+your
 --prices file (YAML: accelerator family -> USD per accelerator-hour) replaces them for the families it names. A
 budget (--max-cost, USD) is met at the cheapest listed price. Accelerator-hours alone are hardware time, not what
 you pay. Energy is only what MLPerf power results measured (few results have it): --max-energy-kwh leaves out every
@@ -45,7 +48,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipeline.analysis.costs import (
+from pipeline.analysis.forecasting.forecast import FittedBenchmark, answer, retirement_note
+from pipeline.analysis.forecasting.models_artifact import saved_models
+from pipeline.analysis.pricing.costs import (
     COST_COLUMNS,
     ENERGY_COLUMNS,
     basis_lines,
@@ -55,12 +60,10 @@ from pipeline.analysis.costs import (
     usd,
     with_measured_energy,
 )
-from pipeline.analysis.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice, electricity_price
-from pipeline.analysis.forecast import FittedBenchmark, answer, retirement_note
-from pipeline.analysis.models_artifact import saved_models
-from pipeline.analysis.prices import load_prices
-from pipeline.analysis.ranking import nondominated_fronts, scores
+from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice, electricity_price
+from pipeline.analysis.pricing.prices import load_prices
 from pipeline.analysis.scope import read_configurations, republication
+from pipeline.analysis.statistics.ranking import nondominated_fronts, scores
 from pipeline.core import paths
 from pipeline.core.cli import ArgumentParser, canonical_spelling
 from pipeline.core.errors import UsageError, cli
@@ -99,7 +102,7 @@ class Constraint:
 
 def published_candidates(ranking: pd.DataFrame, energy: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every configuration of the whole ranking (filter afterwards: the scores are against them all), with its
-    measured energy where `energy` (`pipeline.analysis.costs.measured_energy`) has it; a republished one (ranked
+    measured energy where `energy` (`pipeline.analysis.pricing.costs.measured_energy`) has it; a republished one (ranked
     with `analysis.republished: include`) names the original result it repeats."""
     originals = (ranking["republished_of"] if "republished_of" in ranking
                  else pd.Series([None] * len(ranking), index=ranking.index))
@@ -113,7 +116,8 @@ def published_candidates(ranking: pd.DataFrame, energy: pd.DataFrame | None = No
 
 def predicted_candidates(fitted: FittedBenchmark, rule: Trust,
                          families: list[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
-    """Trusted forecasts (`pipeline.analysis.forecast.answer` on the decide stage's saved models) at the unpublished
+    """Trusted forecasts (`pipeline.analysis.forecasting.forecast.answer` on the decide stage's saved models) at the
+    unpublished
     powers of two inside each family's published count range per form factor, unscored; and the families
     not forecast, with the reasons. `families`: only these (all when None)."""
     rows, untrusted = [], []
@@ -146,7 +150,8 @@ def predicted_candidates(fitted: FittedBenchmark, rule: Trust,
 
 
 def score_candidates(candidates: pd.DataFrame, criteria: dict[str, Any]) -> pd.DataFrame:
-    """`candidates` with `score`: the ranking's trade-off score (`pipeline.analysis.ranking.scores`) on params
+    """`candidates` with `score`: the ranking's trade-off score (`pipeline.analysis.statistics.ranking.scores`) on
+    params
     `rank.criteria`, which name time to train and accelerator-hours only (`pipeline.settings.RANK_CRITERIA`), both
     known for a prediction."""
     if candidates.empty:
@@ -156,7 +161,8 @@ def score_candidates(candidates: pd.DataFrame, criteria: dict[str, Any]) -> pd.D
 
 def with_costs(candidates: pd.DataFrame, prices: dict[str, float] | None,
                electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE) -> pd.DataFrame:
-    """`candidates` with the cost columns (`pipeline.analysis.costs.training_costs`: public list prices, `prices`
+    """`candidates` with the cost columns (`pipeline.analysis.pricing.costs.training_costs`: public list prices,
+    `prices`
     overriding them) and `cost_budget_usd`, the cost a budget is checked on: the cheapest price times the
     accelerator-hours at the upper end of the time (of the interval, for a prediction)."""
     costs = training_costs(candidates, prices, electricity=electricity)
@@ -364,7 +370,8 @@ def render(chosen: pd.DataFrame, candidates: pd.DataFrame, constraints: list[Con
 def build_candidates(fitted: FittedBenchmark, ranking: pd.DataFrame, rule: Trust, criteria: dict[str, Any],
                      families: list[str] | None, prices: dict[str, float] | None, energy: pd.DataFrame | None = None,
                      electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE) -> tuple[pd.DataFrame, list[str]]:
-    """Published (with their measured `energy`, `pipeline.analysis.costs.measured_energy`) and predicted candidates
+    """Published (with their measured `energy`, `pipeline.analysis.pricing.costs.measured_energy`) and predicted
+    candidates
     of the chosen families (all when None), with their costs (`with_costs`), and the families whose forecasts are
     not trusted, with the reasons."""
     published = published_candidates(ranking, energy)
@@ -384,7 +391,7 @@ def as_json(row: dict[str, Any]) -> str:
     fields = {key: row[key] for key in ("rank", "kind", "label", "accelerator_family", "time_to_train_min",
                                         "time_high_min", "accelerator_hours", "score", "reason")}
     fields["accelerator_count"] = int(row["accelerator_count"])
-    # cost and energy columns (`pipeline.analysis.costs`), empty ones as null
+    # cost and energy columns (`pipeline.analysis.pricing.costs`), empty ones as null
     fields.update({key: None if pd.isna(row[key]) else row[key]
                    for key in [*COST_COLUMNS, "cost_budget_usd", *ENERGY_COLUMNS]})
     return json.dumps({**fields, "forecast": row["forecast"]}, sort_keys=True)

@@ -5,10 +5,10 @@ the stored digits) and read back, validated, into the same model by `Artifact.re
 naming the file and what is wrong, so a stale or hand-edited file fails early and clearly rather than as an
 AttributeError deep in a stage.
 
-    importance  reports/importance/<benchmark>.json  pipeline.analysis.importance_result.ImportanceReport
-    clusters    reports/clusters/<benchmark>.json    pipeline.analysis.clustering.Clustering
-    rank        reports/rank/<benchmark>.json        pipeline.analysis.ranking.Ranking
-    decide      reports/decide/<benchmark>.json      pipeline.analysis.decide.DecideSummary
+    importance  reports/importance/<benchmark>.json  pipeline.analysis.statistics.importance_result.ImportanceReport
+    clusters    reports/clusters/<benchmark>.json    pipeline.analysis.statistics.clustering.Clustering
+    rank        reports/rank/<benchmark>.json        pipeline.analysis.statistics.ranking.Ranking
+    decide      reports/decide/<benchmark>.json      pipeline.analysis.forecasting.decide.DecideSummary
 """
 from __future__ import annotations
 

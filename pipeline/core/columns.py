@@ -68,7 +68,7 @@ RUNS = Table(
      "log_accelerators_per_node": "the log's `accelerators_per_node`",
      "init_time_ms": "last init_stop - first init_start, ms",
      "throughput_samples_per_s": "samples to converge, or epochs x train_samples, over the timed run, samples/s "
-                                 "(higher is better; see `pipeline/mlperf/logparse.py`)",
+                                 "(higher is better; see `pipeline/mlperf/logs/logparse.py`)",
      "bad_lines": "lines skipped: `:::MLLOG` lines the official parser cannot read, and unusable records of the "
                   "keys read",
      "reached_target": "whether any evaluation met the benchmark's quality target, as the official checker "
@@ -136,7 +136,7 @@ CONFIGURATIONS = Table(
      "time_to_train_min": "the official score, minutes (lower is better)",
      "accelerator_name": "the accelerator as the description names it",
      "accelerator_vendor": "its vendor",
-     "accelerator_family": "its family, as `pipeline/mlperf/accelerators.csv` spells it",
+     "accelerator_family": "its family, as `pipeline/mlperf/hardware/accelerators.csv` spells it",
      "accelerator_form_factor": "SXM, PCIe, OAM, ...",
      "accelerator_memory_gib": "memory of one accelerator, GiB",
      "accelerator_year": "the year the family launched (`accelerators.csv`)",
@@ -145,11 +145,11 @@ CONFIGURATIONS = Table(
      "accelerators_per_node": "accelerators per node",
      "host_cpu_vendor": "the host CPU's vendor",
      "host_cpu_model": "the host CPU model",
-     "host_cpu_cores": "physical host CPU cores per node (`pipeline/mlperf/cpus.csv`)",
+     "host_cpu_cores": "physical host CPU cores per node (`pipeline/mlperf/hardware/cpus.csv`)",
      "host_memory_gib": "host memory per node, GiB",
      "interconnect_intra": "the link between the accelerators of one node (NVLink, ICI, ...)",
      "interconnect_intra_gbps": "its bandwidth per accelerator and per direction, Gbit/s "
-                                "(`pipeline/mlperf/links.csv`)",
+                                "(`pipeline/mlperf/hardware/links.csv`)",
      "interconnect_inter": "the fabric the accelerators use across nodes",
      "interconnect_inter_gbps": "its bandwidth per node (ports x the rate of one port), Gbit/s",
      "framework": "the training framework",
@@ -281,7 +281,7 @@ FILES: dict[str, str] = {
                                "(docs/predictions.md), and the data of the site's charts (per unit `band`, "
                                "`backtest_points`)",
     "reports/decide/<b>.models.json": "the fitted forecast models `predict` and `recommend` answer from "
-                                      "(`pipeline/analysis/models_artifact.py`)",
+                                      "(`pipeline/analysis/forecasting/models_artifact.py`)",
     "reports/ranking.csv": "every benchmark's ranking in one file",
     "reports/importance.json": "every benchmark's importance in one file",
     "reports/metrics.json": "every scalar of `rank` and `decide`, by benchmark",

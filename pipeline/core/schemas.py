@@ -59,7 +59,8 @@ RESULTS = pa.DataFrameSchema(
         "runs_required": pa.Column(float, nullable=True), "complete": pa.Column(bool),
         "scaling_factor": pa.Column(float, nullable=True), "time_to_train_min": _MINUTES,
         "score_note": _OPTIONAL_TEXT,
-        # Energy to train (J) where the runs have power logs, by the round's summarizer rule (pipeline.mlperf.power)
+        # Energy to train (J) where the runs have power logs, by the round's summarizer rule
+        # (pipeline.mlperf.logs.power)
         "energy_j": pa.Column(float, pa.Check.gt(0), nullable=True), "energy_rule": _OPTIONAL_TEXT,
         "power_measurement": pa.Column(str, pa.Check.isin(["AC", "DC", "AC and DC"]), nullable=True),
         "power_conversion_eff": pa.Column(float, [pa.Check.gt(0), pa.Check.le(1)], nullable=True),
@@ -97,7 +98,7 @@ CONFIGURATIONS = pa.DataFrameSchema(
         "epochs_to_converge": pa.Column(float, pa.Check.ge(0), nullable=True),
         "throughput_scaling": pa.Column(float, pa.Check.gt(0), nullable=True),
         "convergence_work_ratio": pa.Column(float, pa.Check.gt(0), nullable=True),
-        # pipeline.analysis.energy
+        # pipeline.analysis.pricing.energy
         "same_runs_as": pa.Column(str, pa.Check.str_matches(r"^v\d+\.\d+/[^/]+/.+$"), nullable=True),
         "energy_kwh": pa.Column(float, pa.Check.gt(0), nullable=True),
         "energy_dc_kwh": pa.Column(float, pa.Check.gt(0), nullable=True),

@@ -1,6 +1,7 @@
 """Decoding a system description: JSON (repaired only where the repair is certain) or v0.6's line form.
 
-A description is JSON, or v0.6's `key: {json}` line form (`pipeline.mlperf.legacy_description`); nothing in a file
+A description is JSON, or v0.6's `key: {json}` line form (`pipeline.mlperf.hardware.legacy_description`); nothing in a
+file
 is ever evaluated. `decode_description` returns the fields and a note of what was done, or why a file is unusable.
 """
 from __future__ import annotations
@@ -10,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from pipeline.mlperf.legacy_description import LiteralRefused, is_line_form, read_legacy_entry, read_line_form
+from pipeline.mlperf.hardware.legacy_description import LiteralRefused, is_line_form, read_legacy_entry, read_line_form
 
 # The repair of malformed JSON steps over strings (an opening quote, then STRING_REST), so that a comment or a
 # comma is removed only outside them: that is what makes the repair certain.
@@ -25,7 +26,7 @@ LINE_FORM_NOTE = ("read from v0.6's `key: {json}` line form: Python-literal `ent
 def decode_description(data: bytes) -> tuple[object, str]:
     """Decode a description; repair it only where the repair is certain, and say what was done.
 
-    A description is JSON, or v0.6's `key: {json}` line form (see `pipeline.mlperf.legacy_description`); a v0.6
+    A description is JSON, or v0.6's `key: {json}` line form (see `pipeline.mlperf.hardware.legacy_description`); a v0.6
     per-node listing is read into the fields later rounds use. Returns the fields (a dict when usable) and a
     note: the repairs and readings made, or why it is unusable. Nothing in the file is ever evaluated.
     """

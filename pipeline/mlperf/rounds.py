@@ -3,7 +3,7 @@
 A round is `training_results_vX.Y.tar.gz` or a folder (or fresh clone) `training_results_vX.Y/`; the round is read
 from the name. A run log is any `result_*.txt` of a benchmark folder, as the official summarizer reads them, and its
 run id the text after `result_`; its power logs, where it has any, are `power/result_<run>/node_*.txt` and `sw_*.txt`
-beside it (`pipeline.mlperf.power`). `ingest` returns the systems, runs, results (`pipeline.mlperf.scoring`),
+beside it (`pipeline.mlperf.logs.power`). `ingest` returns the systems, runs, results (`pipeline.mlperf.logs.scoring`),
 quarantine and tally (`pipeline.mlperf.accounting`) tables, columns documented in `pipeline.core.schemas`.
 """
 from __future__ import annotations
@@ -23,7 +23,6 @@ import pandas as pd
 from pipeline.core import schemas
 from pipeline.core.errors import SourceError
 from pipeline.core.files import byte_progress, write_csv, write_parquet
-from pipeline.mlperf import compliance
 from pipeline.mlperf.accounting import (
     REPOSITORY_FILE,
     SYSTEM_QUARANTINED,
@@ -35,9 +34,10 @@ from pipeline.mlperf.accounting import (
 )
 from pipeline.mlperf.catalogue import identify
 from pipeline.mlperf.decoding import decode_description, field_text
-from pipeline.mlperf.logparse import parse_log
-from pipeline.mlperf.power import PowerLog, read_power_log, run_power
-from pipeline.mlperf.scoring import scaling_factor, score_results
+from pipeline.mlperf.logs import compliance
+from pipeline.mlperf.logs.logparse import parse_log
+from pipeline.mlperf.logs.power import PowerLog, read_power_log, run_power
+from pipeline.mlperf.logs.scoring import scaling_factor, score_results
 from pipeline.mlperf.sources import Kind, Member, classify, iter_members, round_of, run_order
 
 KEY_COLUMNS = ("round", "submitter", "system")

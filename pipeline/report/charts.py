@@ -25,7 +25,7 @@ import pandas as pd
 from pipeline.report.formatting import round_order
 
 if TYPE_CHECKING:
-    from pipeline.analysis.decide import DecideSummary
+    from pipeline.analysis.forecasting.decide import DecideSummary
 
 # Colour-blind-safe hues, most distinct first: Okabe and Ito's palette, then Paul Tol's muted scheme (yellow,
 # unreadable on white, left out). Families beyond the list reuse it from the start; the newest families come first
@@ -322,7 +322,7 @@ def break_even_frames(decide: DecideSummary | None,
     """From decide.json: per unit of the families shown, its curve's and its observed scaling efficiency at each
     published count (unit, family, count, curve, observed, results) and its break-even (unit, family, count,
     agreement, note; only where the curve crosses the floor within EXTRAPOLATION_LIMIT times its largest count)."""
-    from pipeline.analysis.decide import EXTRAPOLATION_LIMIT
+    from pipeline.analysis.forecasting.decide import EXTRAPOLATION_LIMIT
 
     if decide is None or decide.status != "ok":
         return pd.DataFrame(), pd.DataFrame(), pd.DataFrame()

@@ -10,10 +10,10 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.analysis.clustering import Clustering
-from pipeline.analysis.decide import DecideSummary
-from pipeline.analysis.importance_result import ImportanceReport
-from pipeline.analysis.ranking import Ranking
+from pipeline.analysis.forecasting.decide import DecideSummary
+from pipeline.analysis.statistics.clustering import Clustering
+from pipeline.analysis.statistics.importance_result import ImportanceReport
+from pipeline.analysis.statistics.ranking import Ranking
 from pipeline.core import paths
 from pipeline.report import decide_section
 

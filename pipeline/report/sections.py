@@ -11,11 +11,11 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.analysis import findings
-from pipeline.analysis.clustering import Clustering, ClusterProfile
-from pipeline.analysis.findings import Correction, EfficiencyBand
-from pipeline.analysis.prices import Prices
-from pipeline.analysis.ranking import Pick, latest_round_ranking
+from pipeline.analysis.pricing.prices import Prices
+from pipeline.analysis.statistics import findings
+from pipeline.analysis.statistics.clustering import Clustering, ClusterProfile
+from pipeline.analysis.statistics.findings import Correction, EfficiencyBand
+from pipeline.analysis.statistics.ranking import Pick, latest_round_ranking
 from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report.formatting import FEATURE_LABELS, cluster_colour, round_order
 from pipeline.report.inputs import BenchmarkOutputs
@@ -102,7 +102,7 @@ def _p_value(value: float | None) -> str:
     return "" if value is None else f"{value:.2g}"
 
 
-# The published study's findings, as short table headers and claims (tested in pipeline.analysis.findings).
+# The published study's findings, as short table headers and claims (tested in pipeline.analysis.statistics.findings).
 FINDING_CLAIMS = findings.CLAIMS
 
 

@@ -23,9 +23,9 @@ import markupsafe
 import numpy as np
 import pandas as pd
 
-from pipeline.analysis.costs import measured_energy, with_measured_energy
-from pipeline.analysis.price_table import CostRange, cost_range
-from pipeline.analysis.prices import Prices
+from pipeline.analysis.pricing.costs import measured_energy, with_measured_energy
+from pipeline.analysis.pricing.price_table import CostRange, cost_range
+from pipeline.analysis.pricing.prices import Prices
 from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report import charts
 from pipeline.report.formatting import hardware_name, missing, number, round_order

@@ -6,10 +6,10 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.analysis.clustering import ClusterProfile
-from pipeline.analysis.findings import Correction
-from pipeline.analysis.importance_result import ImportanceReport, TargetVerdict
 from pipeline.analysis.scope import republished_from
+from pipeline.analysis.statistics.clustering import ClusterProfile
+from pipeline.analysis.statistics.findings import Correction
+from pipeline.analysis.statistics.importance_result import ImportanceReport, TargetVerdict
 from pipeline.report.formatting import (
     FEATURE_LABELS,
     TARGET_LABELS,

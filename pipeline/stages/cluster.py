@@ -4,8 +4,8 @@
 
 For every benchmark analysed (params `analysis.benchmarks`, see
 `pipeline.analysis.scope.analysed_benchmarks`): the features come from reports/importance/<benchmark>.json
-(or params `cluster.default_features`), `pipeline.analysis.clustering.cluster_benchmark` (params `cluster`) labels
-the in-scope configurations; it writes data/processed/clusters/<benchmark>.parquet, and
+(or params `cluster.default_features`), `pipeline.analysis.statistics.clustering.cluster_benchmark` (params
+`cluster`) labels the in-scope configurations; it writes data/processed/clusters/<benchmark>.parquet, and
 reports/clusters/<benchmark>.json (the diagnostics the page draws its choice-of-k chart from).
 """
 from __future__ import annotations
@@ -30,9 +30,9 @@ if TYPE_CHECKING:
 
 def cluster(benchmark: str, configurations: pd.DataFrame, settings: Settings) -> str:
     """Cluster one benchmark and write its outputs; the line to print."""
-    from pipeline.analysis import clustering
-    from pipeline.analysis.importance_result import ImportanceReport
     from pipeline.analysis.scope import in_scope
+    from pipeline.analysis.statistics import clustering
+    from pipeline.analysis.statistics.importance_result import ImportanceReport
 
     frame = in_scope(configurations, settings.analysis, benchmark)
     importance = ImportanceReport.read(paths.importance_json(benchmark))

@@ -2,7 +2,8 @@
 
     python -m pipeline.stages.features
 
-The logic lives in `pipeline.mlperf.description` (what a description says) and `pipeline.analysis.configurations`
+The logic lives in `pipeline.mlperf.hardware.description` (what a description says) and
+`pipeline.analysis.configurations`
 (the efficiency metrics); this stage reads the ingest's tables and writes the configurations and the notes on
 description values set missing or taken from elsewhere.
 """

@@ -4,7 +4,8 @@
 
 For every benchmark analysed (params `analysis.benchmarks`, see
 `pipeline.analysis.scope.analysed_benchmarks`), the in-scope configurations go through
-`pipeline.analysis.importance.analyse` (params `importance`); it writes reports/importance/<benchmark>.json (an
+`pipeline.analysis.statistics.importance.analyse` (params `importance`); it writes reports/importance/<benchmark>.json
+(an
 `ImportanceReport`: the cluster stage clusters on its selection, the report draws it).
 """
 from __future__ import annotations
@@ -26,13 +27,13 @@ PARAMS: tuple[str, ...] = ("analysis", "importance")
 if TYPE_CHECKING:
     import pandas as pd
 
-    from pipeline.analysis.importance_result import ImportanceReport
+    from pipeline.analysis.statistics.importance_result import ImportanceReport
 
 
 def analyse(benchmark: str, configurations: pd.DataFrame, settings: Settings) -> ImportanceReport:
     """The importance analysis of one benchmark."""
-    from pipeline.analysis import importance
     from pipeline.analysis.scope import in_scope
+    from pipeline.analysis.statistics import importance
 
     frame = in_scope(configurations, settings.analysis, benchmark)
     return importance.analyse(frame, settings.importance, settings.analysis.min_configurations, benchmark=benchmark)

@@ -8,7 +8,8 @@ Each SOURCE is a round as MLCommons publishes it, `training_results_vX.Y.tar.gz`
 `tally.csv`, the file accounting it prints per round.
 
 The reading lives in `pipeline.mlperf.rounds`, the description decoding in `pipeline.mlperf.decoding`, the
-official scoring rule in `pipeline.mlperf.scoring`, the energy to train from power logs in `pipeline.mlperf.power`
+official scoring rule in `pipeline.mlperf.logs.scoring`, the energy to train from power logs in
+`pipeline.mlperf.logs.power`
 and the accounting in `pipeline.mlperf.accounting`.
 """
 from __future__ import annotations

@@ -3,10 +3,11 @@
     python -m pipeline.stages.rank
 
 For every benchmark analysed (params `analysis.benchmarks`, see
-`pipeline.analysis.scope.analysed_benchmarks`): `pipeline.analysis.ranking.rank_benchmark` (params `rank`) ranks
+`pipeline.analysis.scope.analysed_benchmarks`): `pipeline.analysis.statistics.ranking.rank_benchmark` (params `rank`)
+ranks
 the clustered configurations and measures its latest round's pick against `rank.bootstrap` resamples of every
-result's runs (data/interim/runs.parquet and results.parquet, `pipeline.analysis.run_noise`), and
-`pipeline.analysis.findings.evaluate` (params `findings`) tests the published findings on them. Then
+result's runs (data/interim/runs.parquet and results.parquet, `pipeline.analysis.statistics.run_noise`), and
+`pipeline.analysis.statistics.findings.evaluate` (params `findings`) tests the published findings on them. Then
 `findings.adjust` corrects every test's p-value over all benchmarks together (Holm: the page shows them side by
 side), and the stage writes reports/rank/<benchmark>.json (the findings and the correction included) and the
 ranking table reports/rank/<benchmark>.csv.
@@ -30,18 +31,18 @@ PARAMS: tuple[str, ...] = ("analysis", "rank", "findings")
 if TYPE_CHECKING:
     import pandas as pd
 
-    from pipeline.analysis.findings import Finding
-    from pipeline.analysis.ranking import Ranking
+    from pipeline.analysis.statistics.findings import Finding
+    from pipeline.analysis.statistics.ranking import Ranking
 
 
 def rank(benchmark: str, settings: Settings) -> tuple[str, pd.DataFrame, Ranking, list[Finding]]:
     """One benchmark's ranking table, `Ranking` (without the findings) and findings (p not adjusted)."""
     import pandas as pd
 
-    from pipeline.analysis import findings, ranking
-    from pipeline.analysis.clustering import Clustering
-    from pipeline.analysis.importance_result import ImportanceReport
-    from pipeline.analysis.run_noise import RESULTS_COLUMNS, RUNS_COLUMNS, RunNoise
+    from pipeline.analysis.statistics import findings, ranking
+    from pipeline.analysis.statistics.clustering import Clustering
+    from pipeline.analysis.statistics.importance_result import ImportanceReport
+    from pipeline.analysis.statistics.run_noise import RESULTS_COLUMNS, RUNS_COLUMNS, RunNoise
 
     noise = RunNoise(pd.read_parquet(paths.RUNS, columns=RUNS_COLUMNS),
                      pd.read_parquet(paths.RESULTS, columns=RESULTS_COLUMNS), settings.rank.bootstrap,
@@ -59,8 +60,8 @@ def rank(benchmark: str, settings: Settings) -> tuple[str, pd.DataFrame, Ranking
 def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.rank", __doc__, argv)
     settings = load_settings()
-    from pipeline.analysis import findings
     from pipeline.analysis.scope import analysed_benchmarks
+    from pipeline.analysis.statistics import findings
 
     benchmarks = analysed_benchmarks(settings.analysis)
     ranked = list(for_each(partial(rank, settings=settings), benchmarks, "rank"))

@@ -40,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = load_settings()
     import pandas as pd
 
-    from pipeline.analysis.prices import load_price_table
+    from pipeline.analysis.pricing.prices import load_price_table
     from pipeline.analysis.scope import analysed_benchmarks, read_configurations, republished_left_out
     from pipeline.report.inputs import load_benchmark_outputs, load_tally
     from pipeline.report.provenance import provenance

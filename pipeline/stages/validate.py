@@ -31,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.validate", __doc__, argv)
     settings = load_settings()
     if settings.report.prices is not None:  # imported only then: pandas would double this stage's time
-        from pipeline.analysis.prices import load_price_table
+        from pipeline.analysis.pricing.prices import load_price_table
 
         load_price_table(settings.report.prices)
     fetch = settings.fetch

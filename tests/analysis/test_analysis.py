@@ -5,10 +5,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.analysis import importance, scope
-from pipeline.analysis import ranking as rank
+from pipeline.analysis import scope
 from pipeline.analysis.efficiency import efficiency_metrics
-from pipeline.analysis.importance_result import Spread, TargetFit
+from pipeline.analysis.statistics import importance
+from pipeline.analysis.statistics import ranking as rank
+from pipeline.analysis.statistics.importance_result import Spread, TargetFit
 from pipeline.mlperf.catalogue import identify
 from pipeline.settings import load_settings
 from tests.conftest import ROOT

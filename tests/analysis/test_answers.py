@@ -12,12 +12,12 @@ import yaml
 from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score
 
-from pipeline.analysis import clustering, ranking, run_noise
-from pipeline.analysis.clustering import Clustering
-from pipeline.analysis.ranking import Ranking
 from pipeline.analysis.scope import analysed_benchmarks, in_scope
+from pipeline.analysis.statistics import clustering, ranking, run_noise
+from pipeline.analysis.statistics.clustering import Clustering
+from pipeline.analysis.statistics.ranking import Ranking
 from pipeline.core import paths
-from pipeline.mlperf.scoring import olympic_score
+from pipeline.mlperf.logs.scoring import olympic_score
 from pipeline.report import inputs, sections
 from pipeline.settings import Analysis, Cluster
 from tests.conftest import ROOT

@@ -1,6 +1,7 @@
-"""The typed results the stages hand on (`pipeline.analysis.importance_result.ImportanceReport`,
-`pipeline.analysis.clustering.Clustering`, `pipeline.analysis.ranking.Ranking`,
-`pipeline.analysis.decide.DecideSummary`): written by `Artifact.write` and read back into the same model, and the
+"""The typed results the stages hand on (`pipeline.analysis.statistics.importance_result.ImportanceReport`,
+`pipeline.analysis.statistics.clustering.Clustering`, `pipeline.analysis.statistics.ranking.Ranking`,
+`pipeline.analysis.forecasting.decide.DecideSummary`): written by `Artifact.write` and read back into the same model,
+and the
 real reports/importance, reports/clusters, reports/rank and reports/decide files load into them and are written
 again byte for byte."""
 from __future__ import annotations
@@ -12,11 +13,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.analysis import findings, importance
-from pipeline.analysis.clustering import Clustering, cluster_benchmark
-from pipeline.analysis.decide import DecideSummary
-from pipeline.analysis.importance_result import ImportanceReport
-from pipeline.analysis.ranking import Ranking, rank_benchmark
+from pipeline.analysis.forecasting.decide import DecideSummary
+from pipeline.analysis.statistics import findings, importance
+from pipeline.analysis.statistics.clustering import Clustering, cluster_benchmark
+from pipeline.analysis.statistics.importance_result import ImportanceReport
+from pipeline.analysis.statistics.ranking import Ranking, rank_benchmark
 from pipeline.core import paths
 from pipeline.core.artifacts import Artifact
 from pipeline.core.errors import ContractError

@@ -9,10 +9,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.analysis import findings, scope
+from pipeline.analysis import scope
 from pipeline.analysis.configurations import availability_notes, build_configurations, republished_of
 from pipeline.analysis.efficiency import efficiency_metrics
-from pipeline.analysis.forecast import model_inputs
+from pipeline.analysis.forecasting.forecast import model_inputs
+from pipeline.analysis.statistics import findings
 from pipeline.core.errors import ParamsError
 from pipeline.mlperf import availability, rounds
 from pipeline.mlperf.catalogue import round_version

@@ -1,4 +1,4 @@
-"""Cost to train (issue 26 items 3 to 5): `pipeline.analysis.costs.training_costs` on a hand-made price table,
+"""Cost to train (issue 26 items 3 to 5): `pipeline.analysis.pricing.costs.training_costs` on a hand-made price table,
 figures computed by hand; the public table, your prices, energy cost and the electricity price. The commands'
 costs are tested in tests/commands.
 """
@@ -10,15 +10,15 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.analysis import price_table as pt
-from pipeline.analysis.costs import (
+from pipeline.analysis.pricing import price_table as pt
+from pipeline.analysis.pricing.costs import (
     COST_COLUMNS,
     cost_text,
     measured_energy,
     training_costs,
     with_measured_energy,
 )
-from pipeline.analysis.electricity import DEFAULT_ELECTRICITY_PRICE, electricity_price
+from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, electricity_price
 from pipeline.core.errors import ContractError, ParamsError
 from pipeline.settings import settings_from
 from tests.conftest import ROOT

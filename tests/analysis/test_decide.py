@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.analysis import decide, forecast, models_artifact
-from pipeline.analysis.prices import load_prices
+from pipeline.analysis.forecasting import decide, forecast, models_artifact
+from pipeline.analysis.pricing.prices import load_prices
 from pipeline.core import paths
 from pipeline.core.errors import ContractError, ParamsError, UsageError
 from pipeline.report import decide_section

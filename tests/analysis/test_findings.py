@@ -1,4 +1,5 @@
-"""The published study's findings as tests (pipeline.analysis.findings), on small fixtures with hand-checked numbers,
+"""The published study's findings as tests (pipeline.analysis.statistics.findings), on small fixtures with hand-checked
+numbers,
 the cluster-robust standard error against its formula, Holm against statsmodels, and the real configurations when
 they are built."""
 from __future__ import annotations
@@ -11,7 +12,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.analysis import findings, scope
+from pipeline.analysis import scope
+from pipeline.analysis.statistics import findings
 from pipeline.core.errors import ParamsError
 from pipeline.core.paths import CONFIGURATIONS
 from pipeline.settings import Findings, load_settings, settings_from

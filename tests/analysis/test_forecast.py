@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.analysis import forecast, models_artifact
+from pipeline.analysis.forecasting import forecast, models_artifact
 from pipeline.core import paths
 from pipeline.core.errors import ParamsError, UsageError
-from pipeline.mlperf import accelerators
-from pipeline.mlperf import hardware as parsers
 from pipeline.mlperf.catalogue import round_published
+from pipeline.mlperf.hardware import accelerators
+from pipeline.mlperf.hardware import freetext as parsers
 from pipeline.settings import Trust, settings_from
 from tests.conftest import ROOT
 

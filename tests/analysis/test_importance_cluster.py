@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.analysis import clustering as cluster
-from pipeline.analysis import importance
-from pipeline.analysis.importance_result import ImportanceReport, TargetFit
 from pipeline.analysis.scope import ROUND_FEATURE, in_scope
+from pipeline.analysis.statistics import clustering as cluster
+from pipeline.analysis.statistics import importance
+from pipeline.analysis.statistics.importance_result import ImportanceReport, TargetFit
 from pipeline.core.errors import ParamsError
 from pipeline.core.paths import CONFIGURATIONS
 from pipeline.report import sections, tables

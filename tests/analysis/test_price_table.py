@@ -1,4 +1,5 @@
-"""The public price table (pipeline/analysis/price_table.csv, issue 26 item 3): every row sourced and dated, every
+"""The public price table (pipeline/analysis/pricing/price_table.csv, issue 26 item 3): every row sourced and dated,
+every
 price per accelerator-hour plausible for its family, a 10x typo rejected; the cost of a run as a range naming the
 provider at each end, the user's price file winning, families without a price saying so; the electricity default.
 """
@@ -11,11 +12,11 @@ from importlib import resources
 import pandas as pd
 import pytest
 
-from pipeline.analysis import price_table as pt
-from pipeline.analysis.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice, energy_cost
-from pipeline.analysis.prices import load_prices
+from pipeline.analysis.pricing import price_table as pt
+from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice, energy_cost
+from pipeline.analysis.pricing.prices import load_prices
 from pipeline.core.errors import ContractError
-from pipeline.mlperf.accelerators import specifications
+from pipeline.mlperf.hardware.accelerators import specifications
 
 
 def _raw() -> pd.DataFrame:
@@ -28,7 +29,7 @@ def _raw() -> pd.DataFrame:
 def test_the_packaged_table_loads_and_is_shipped_as_package_data() -> None:
     table = pt.price_table()
     assert len(table) >= 50
-    assert resources.files("pipeline.analysis").joinpath(pt.PRICE_FILE).is_file()
+    assert resources.files("pipeline.analysis.pricing").joinpath(pt.PRICE_FILE).is_file()
     assert {"AWS", "Azure", "Google Cloud"} <= set(table["provider"])
     assert len(set(table["provider"])) >= 8
 

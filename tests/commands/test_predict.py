@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.analysis import models_artifact
-from pipeline.analysis import price_table as pt
-from pipeline.analysis.costs import COST_LABEL
-from pipeline.analysis.electricity import DEFAULT_ELECTRICITY_PRICE
+from pipeline.analysis.forecasting import models_artifact
+from pipeline.analysis.pricing import price_table as pt
+from pipeline.analysis.pricing.costs import COST_LABEL
+from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE
 from pipeline.commands import predict
 from pipeline.core import paths
 from tests.conftest import add_energy, exit_message, run_stage
@@ -59,7 +59,7 @@ def test_predict_json_and_from_file_answer_one_object_per_row(decide_project: Pa
                                                                            "of: resnet"),
     (["--benchmark", "resnet"], "or --from FILE.csv"),
     (["--from", "missing.csv"], "no such file"),
-    # three families are too few to regress on specifications (pipeline.analysis.forecast.MIN_SPEC_FAMILIES)
+    # three families are too few to regress on specifications (pipeline.analysis.forecasting.forecast.MIN_SPEC_FAMILIES)
     (["--benchmark", "resnet", "--accelerator", "B200", "--count", "8"], "too few families have specifications"),
     (["--from", "params.yaml", "--count", "8"], "leave out --benchmark"),
     (["--benchmark", "resnet", "--accelerator", "H100", "--count", "8", "--until", "2024"],

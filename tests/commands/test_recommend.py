@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.analysis import models_artifact
-from pipeline.analysis import price_table as pt
-from pipeline.analysis import ranking as rank
-from pipeline.analysis.costs import COST_LABEL, usd
-from pipeline.analysis.electricity import DEFAULT_ELECTRICITY_PRICE
+from pipeline.analysis.forecasting import models_artifact
+from pipeline.analysis.pricing import price_table as pt
+from pipeline.analysis.pricing.costs import COST_LABEL, usd
+from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE
+from pipeline.analysis.statistics import ranking as rank
 from pipeline.commands import predict, recommend
 from pipeline.core import paths
 from pipeline.settings import settings_from
@@ -87,7 +87,7 @@ def test_recommend_cli_lists_published_and_predicted_with_reasons(decide_project
     recommend.main(["--benchmark", "resnet", "--max-accelerators", "64", "--prices",
                     str(ROOT / "examples/prices.yaml"), "--top", "30"])
     out = capsys.readouterr().out
-    assert "public list prices of pipeline/analysis/price_table.csv" in out and "overrides it" in out
+    assert "public list prices of pipeline/analysis/pricing/price_table.csv" in out and "overrides it" in out
     listed = re.findall(r"^\s*\d+\. \[(\w+)\] (.+?):", out, flags=re.MULTILINE)
     kinds = {kind for kind, _ in listed}
     assert kinds == {"published", "predicted"}

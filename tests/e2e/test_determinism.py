@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.analysis import clustering as cluster
-from pipeline.analysis import ranking as rank
 from pipeline.analysis.configurations import build_configurations
+from pipeline.analysis.statistics import clustering as cluster
+from pipeline.analysis.statistics import ranking as rank
 from pipeline.core.files import write_csv, write_parquet
 from pipeline.mlperf import rounds
 from pipeline.settings import Cluster

@@ -143,7 +143,7 @@ def test_a_scope_that_leaves_nothing_stops_the_analysis(project: Path) -> None:
 MODULES = ["pipeline.stages.validate", "pipeline.stages.fetch", "pipeline.stages.ingest", "pipeline.stages.features",
            "pipeline.stages.importance", "pipeline.stages.cluster", "pipeline.stages.rank", "pipeline.stages.backtest",
            "pipeline.stages.decide", "pipeline.commands.predict", "pipeline.commands.recommend",
-           "pipeline.mlperf.compliance"]
+           "pipeline.mlperf.logs.compliance"]
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -158,7 +158,7 @@ def test_help_and_version_run_nothing(module: str, flag: str, tmp_path: Path) ->
 
 
 def test_a_price_file_with_an_unknown_family_is_refused_with_the_known_ones(tmp_path: Path) -> None:
-    from pipeline.analysis.prices import load_prices
+    from pipeline.analysis.pricing.prices import load_prices
     from pipeline.core.errors import UsageError
 
     prices = tmp_path / "prices.yaml"

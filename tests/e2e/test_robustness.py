@@ -25,10 +25,11 @@ from pipeline.analysis.configurations import build_configurations
 from pipeline.core import files as pipeline_io
 from pipeline.core import paths
 from pipeline.core.errors import MirrorError, SourceError
-from pipeline.mlperf import decoding, fetching, rounds, scoring, sources
-from pipeline.mlperf import hardware as parsers
-from pipeline.mlperf.description import NOTE_COLUMNS
-from pipeline.mlperf.logparse import parse_log
+from pipeline.mlperf import decoding, fetching, rounds, sources
+from pipeline.mlperf.hardware import freetext as parsers
+from pipeline.mlperf.hardware.description import NOTE_COLUMNS
+from pipeline.mlperf.logs import scoring
+from pipeline.mlperf.logs.logparse import parse_log
 from tests.conftest import (
     MIRROR,
     ROOT,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.mlperf import compliance
-from pipeline.mlperf.logparse import parse_log, readable
+from pipeline.mlperf.logs import compliance
+from pipeline.mlperf.logs.logparse import parse_log, readable
 from pipeline.mlperf.rounds import ingest
 from tests.conftest import mllog, run_log, small_round
 
@@ -34,7 +34,7 @@ def test_the_rule_table_is_the_installed_checkers() -> None:
     pytest.importorskip("mlperf_logging")
     vendored = json.loads((Path(compliance.__file__).with_name(compliance.RULES_FILE)).read_text())
     assert vendored == json.loads(json.dumps(compliance.rules_document(compliance.checker_dir()))), (
-        "pipeline/mlperf/compliance_rules.json is stale: run python -m pipeline.mlperf.compliance")
+        "pipeline/mlperf/logs/compliance_rules.json is stale: run python -m pipeline.mlperf.logs.compliance")
 
 
 def test_the_fixture_log_meets_the_rules() -> None:

@@ -1,4 +1,4 @@
-"""Energy to train (pipeline.mlperf.power) against the official summarizer and MLCommons' published values.
+"""Energy to train (pipeline.mlperf.logs.power) against the official summarizer and MLCommons' published values.
 
 Fast lane: our energies of the mirror's power results against the installed summarizer's outputs recorded in
 tests/data/energy_summarizer.json (`python bench/energy.py --write-fixture`; 1e-9 relative), v4.0's published
@@ -31,8 +31,8 @@ from bench.energy import (
 )
 from bench.parity import sha256_of
 from pipeline.analysis.configurations import REPUBLISHED_KEY, REPUBLISHED_TOLERANCE, result_names
-from pipeline.analysis.energy import energy_metrics, same_runs_as
-from pipeline.mlperf import power
+from pipeline.analysis.pricing.energy import energy_metrics, same_runs_as
+from pipeline.mlperf.logs import power
 from pipeline.mlperf.rounds import ingest
 from tests.conftest import mllog, run_log, small_round, system_json
 

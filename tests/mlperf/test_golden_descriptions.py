@@ -20,8 +20,9 @@ import pandas as pd
 import pytest
 
 from pipeline.core import schemas
-from pipeline.mlperf import audit, hardware, rounds
-from pipeline.mlperf.description import hardware_features
+from pipeline.mlperf import rounds
+from pipeline.mlperf.hardware import audit, freetext
+from pipeline.mlperf.hardware.description import hardware_features
 from pipeline.mlperf.sources import Kind, classify, iter_members
 from tests.conftest import MIRROR, ROOT
 
@@ -91,16 +92,16 @@ def test_the_golden_sample_covers_every_round_vendor_and_kind_of_system() -> Non
 
 def test_the_golden_values_are_named_in_the_pipelines_vocabulary() -> None:
     golden = read_golden()
-    with resources.files("pipeline.mlperf").joinpath("accelerators.csv").open(encoding="utf-8") as handle:
+    with resources.files("pipeline.mlperf.hardware").joinpath("accelerators.csv").open(encoding="utf-8") as handle:
         families = set(pd.read_csv(handle)["family"])
     named = golden["accelerator_family"]
     assert (named.isin(families) | named.str.endswith(" (CPU)") | named.eq("")).all(), sorted(
         set(named) - families)
     assert set(golden["accelerator_form_factor"]) - {""} <= FORM_FACTORS
-    kinds = {kind for kind, _ in hardware.INTERCONNECT_KINDS}
+    kinds = {kind for kind, _ in freetext.INTERCONNECT_KINDS}
     assert set(golden["interconnect_intra"]) - {""} <= kinds
     assert set(golden["interconnect_inter"]) - {""} <= kinds
-    frameworks = {family for family, _ in hardware.FRAMEWORK_FAMILIES}
+    frameworks = {family for family, _ in freetext.FRAMEWORK_FAMILIES}
     assert {part for value in golden["framework"] if value for part in value.split("+")} <= frameworks
     for column in NUMERIC:
         values = golden.loc[golden[column] != "", column].astype(float)

@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 from pipeline.core.errors import ContractError
-from pipeline.mlperf import accelerators, audit, cpus, hardware, links
-from pipeline.mlperf.description import NOTE_COLUMNS, hardware_features
+from pipeline.mlperf.hardware import accelerators, audit, cpus, freetext, links
+from pipeline.mlperf.hardware.description import NOTE_COLUMNS, hardware_features
 
 SYSTEM_MEMBER = re.compile(r"[^/]+/[^/]+/systems/[^/]+\.json")
 
@@ -308,7 +308,7 @@ def _cpu_names(archive: Path) -> set[str]:
 @pytest.mark.parametrize("round_", ["v0.7", "v5.0"])
 def test_every_cpu_model_of_a_real_round_resolves(mirror: Path, round_: str) -> None:
     """Each host CPU a real round names is in cpus.csv, or is a name it cannot list, with the reason."""
-    models = {hardware.parse_host_cpu(name, None, None).model for name in _cpu_names(
+    models = {freetext.parse_host_cpu(name, None, None).model for name in _cpu_names(
         mirror / f"training_results_{round_}.tar.gz")} - {None}
     assert models
     unresolved = sorted(model for model in models

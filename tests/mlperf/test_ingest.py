@@ -8,8 +8,9 @@ import pandas as pd
 import pytest
 
 from pipeline.core.errors import SourceError
-from pipeline.mlperf import rounds, scoring
-from pipeline.mlperf.logparse import _decode_record, _prefix_tree, parse_log
+from pipeline.mlperf import rounds
+from pipeline.mlperf.logs import scoring
+from pipeline.mlperf.logs.logparse import _decode_record, _prefix_tree, parse_log
 from tests.conftest import mllog, run_log, run_stage, small_round, system_json, write_folder
 
 

@@ -1,4 +1,5 @@
-"""Tests of pipeline.mlperf.hardware: hand-written examples, then every distinct value in the real MLPerf archives.
+"""Tests of pipeline.mlperf.hardware.freetext: hand-written examples, then every distinct value in the real MLPerf
+archives.
 
 The archive tests read the mirror at <repo>/../shared/mlperf at test time and skip when it is absent; no MLPerf
 data is copied into the repository.
@@ -14,9 +15,9 @@ from collections.abc import Callable
 
 import pytest
 
-from pipeline.mlperf import accelerators
-from pipeline.mlperf import hardware as parsers
-from pipeline.mlperf.hardware import Accelerator, HostCpu, Interconnect
+from pipeline.mlperf.hardware import accelerators
+from pipeline.mlperf.hardware import freetext as parsers
+from pipeline.mlperf.hardware.freetext import Accelerator, HostCpu, Interconnect
 from tests.conftest import MIRROR
 
 SYSTEM_MEMBER = re.compile(r"[^/]+/[^/]+/systems/[^/]+\.json")

@@ -21,13 +21,14 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.analysis import clustering as cluster
-from pipeline.analysis import findings, importance, price_table
-from pipeline.analysis import ranking as rank
-from pipeline.analysis.decide import DecideSummary
 from pipeline.analysis.efficiency import efficiency_metrics
-from pipeline.analysis.importance_result import ImportanceReport, TargetFit
-from pipeline.analysis.prices import Prices, load_price_table
+from pipeline.analysis.forecasting.decide import DecideSummary
+from pipeline.analysis.pricing import price_table
+from pipeline.analysis.pricing.prices import Prices, load_price_table
+from pipeline.analysis.statistics import clustering as cluster
+from pipeline.analysis.statistics import findings, importance
+from pipeline.analysis.statistics import ranking as rank
+from pipeline.analysis.statistics.importance_result import ImportanceReport, TargetFit
 from pipeline.core import paths
 from pipeline.core.errors import ParamsError
 from pipeline.core.files import write_csv, write_json, write_parquet

@@ -1,6 +1,6 @@
 """What a system description says about its hardware: one row of normalised hardware features per description.
 
-The parsers of `pipeline.mlperf.hardware` read each free-text field; this module applies them to the ingest's
+The parsers of `pipeline.mlperf.hardware.freetext` read each free-text field; this module applies them to the ingest's
 systems table, turns a CPU-only system's host processors into its accelerators, and sets missing (with a note)
 every value that is negative, zero where a count or size must be positive, unreadable as the number it should
 hold, or outside the plausible range of `PLAUSIBLE` (a typo or a unit mix-up such as "999999 TB"), never a guess.
@@ -28,7 +28,8 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.mlperf import accelerators, availability, cpus, hardware, links
+from pipeline.mlperf import availability
+from pipeline.mlperf.hardware import accelerators, cpus, freetext, links
 
 NOTE_COLUMNS = ["round", "submitter", "system", "field", "value", "reason"]
 # A CPU-only system states zero accelerators, and may state zero accelerator memory.
@@ -78,7 +79,7 @@ PLAUSIBLE: tuple[Plausible, ...] = (
               "a whole number of accelerators"),
     Plausible("host_sockets", ("host_processors_per_node",), 1, 64, "processors per node",
               "a whole number of processors"),
-    Plausible("host_cpu_cores", CORE_FIELDS, 1, hardware.MAX_CORES_PER_NODE, "cores per node",
+    Plausible("host_cpu_cores", CORE_FIELDS, 1, freetext.MAX_CORES_PER_NODE, "cores per node",
               None),
     Plausible("host_memory_gib", ("host_memory_capacity",), 1, 64 * 1024, "GiB", "a memory size"),
     Plausible("accelerator_memory_gib", ("accelerator_memory_capacity", "accelerator_model_name"), 1, 1024, "GiB",
@@ -106,12 +107,12 @@ def _field_name(systems: pd.DataFrame, names: tuple[str, ...]) -> pd.Series:
     return taken
 
 
-def _accelerator(name: object, memory: object, system_name: object) -> hardware.Accelerator:
+def _accelerator(name: object, memory: object, system_name: object) -> freetext.Accelerator:
     """The accelerator a description names; Google's early TPU descriptions say only "TPU", and their
     system_name ("tpu-v4-128") carries the generation."""
-    accelerator = hardware.parse_accelerator(name, memory)
+    accelerator = freetext.parse_accelerator(name, memory)
     if accelerator.family is None:
-        from_system = hardware.parse_accelerator(system_name, memory)
+        from_system = freetext.parse_accelerator(system_name, memory)
         if from_system.family is not None:
             return from_system
     return accelerator
@@ -141,10 +142,10 @@ def hardware_features(systems: pd.DataFrame, details: bool = False) -> tuple[pd.
     return frame.drop(columns=helpers if details else [*helpers, *DETAIL_COLUMNS]), notes
 
 
-def _host_cpu(model: object, cores: object, sockets: object, family: str | None) -> hardware.HostCpu:
-    cpu = hardware.parse_host_cpu(model, cores, sockets)
+def _host_cpu(model: object, cores: object, sockets: object, family: str | None) -> freetext.HostCpu:
+    cpu = freetext.parse_host_cpu(model, cores, sockets)
     if family in GRACE_SUPERCHIPS and cpu.model == "Neoverse-V2":
-        return hardware.HostCpu(vendor="NVIDIA", model="Grace", cores_per_node=cpu.cores_per_node)
+        return freetext.HostCpu(vendor="NVIDIA", model="Grace", cores_per_node=cpu.cores_per_node)
     return cpu
 
 
@@ -156,10 +157,10 @@ def _parsed_features(systems: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
     cpus = [_host_cpu(model, cores, sockets, accelerator.family) for model, cores, sockets, accelerator in
             zip(_field(systems, "host_processor_model_name"), _field(systems, *CORE_FIELDS),
                 _field(systems, "host_processors_per_node"), accelerators)]
-    intra = [hardware.parse_interconnect(value) for value in _field(systems, "accelerator_interconnect")]
-    inter = [hardware.parse_interconnect(value) for value in _field(systems, "host_networking")]
-    nodes = _field(systems, "number_of_nodes", "number of nodes").map(hardware.parse_count)
-    per_node = _field(systems, "accelerators_per_node").map(hardware.parse_count)
+    intra = [freetext.parse_interconnect(value) for value in _field(systems, "accelerator_interconnect")]
+    inter = [freetext.parse_interconnect(value) for value in _field(systems, "host_networking")]
+    nodes = _field(systems, "number_of_nodes", "number of nodes").map(freetext.parse_count)
+    per_node = _field(systems, "accelerators_per_node").map(freetext.parse_count)
     frame = pd.DataFrame({
         "round": systems["round"], "submitter": systems["submitter"], "system": systems["system"],
         "availability": _field(systems, "status").map(availability.category),
@@ -172,12 +173,12 @@ def _parsed_features(systems: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
         "n_nodes": nodes, "accelerators_per_node": per_node,
         "host_cpu_vendor": [c.vendor for c in cpus], "host_cpu_model": [c.model for c in cpus],
         "host_cpu_cores": [c.cores_per_node for c in cpus],
-        "host_memory_gib": _field(systems, "host_memory_capacity").map(hardware.parse_memory_gib),
+        "host_memory_gib": _field(systems, "host_memory_capacity").map(freetext.parse_memory_gib),
         "interconnect_intra": [i.kind for i in intra], "interconnect_intra_gbps": [i.bandwidth_gbps for i in intra],
         "interconnect_inter": [i.kind for i in inter], "interconnect_inter_gbps": [i.bandwidth_gbps for i in inter],
-        "framework": _field(systems, "framework").map(hardware.parse_framework),
+        "framework": _field(systems, "framework").map(freetext.parse_framework),
     })
-    frame["host_sockets"] = _field(systems, "host_processors_per_node").map(hardware.parse_count)
+    frame["host_sockets"] = _field(systems, "host_processors_per_node").map(freetext.parse_count)
     frame["interconnect_inter_ports"] = [i.ports for i in inter]
     frame["interconnect_inter_port_gbps"] = [i.port_gbps for i in inter]
     frame["interconnect_inter_grade"] = [i.grade for i in inter]
@@ -188,8 +189,8 @@ def _parsed_features(systems: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
     frame[STATED_INTRA] = frame["interconnect_intra_gbps"]
     frame[NAME_MEMORY] = pd.Series([a.name_memory_gib for a in accelerators], index=frame.index, dtype="float64")
     frame[STATED_CORES] = frame["host_cpu_cores"]
-    frame[STATED_PER_PROCESSOR] = _field(systems, *CORE_FIELDS).map(hardware.parse_count).astype("float64")
-    frame[STATED_VCPUS] = _field(systems, "host_processor_vcpu_count").map(hardware.parse_count).astype("float64")
+    frame[STATED_PER_PROCESSOR] = _field(systems, *CORE_FIELDS).map(freetext.parse_count).astype("float64")
+    frame[STATED_VCPUS] = _field(systems, "host_processor_vcpu_count").map(freetext.parse_count).astype("float64")
     inter_stated = _stated(systems, INTER_FIELDS)
     network_notes = [_note(frame, index, inter_stated, INTER_FIELDS, f"{interconnect.note}: treated as missing")
                      for index, interconnect in zip(frame.index, inter) if interconnect.note is not None]
@@ -386,7 +387,7 @@ def drop_implausible(frame: pd.DataFrame, systems: pd.DataFrame,
 
 def _implausibility(spec: Plausible, value: object, parsed: float, zero_ok: bool) -> str | None:
     """Why a description value gives no feature value, or None when it is fine (or simply not stated)."""
-    if hardware.is_missing(value):
+    if freetext.is_missing(value):
         return None
     text = str(value)
     leading = LEADING_NUMBER.match(text)
@@ -397,9 +398,9 @@ def _implausibility(spec: Plausible, value: object, parsed: float, zero_ok: bool
     if math.isnan(parsed):
         if spec.holds is None or zero_ok:
             return None
-        if len(text.strip()) > hardware.MAX_TEXT_CHARS:
-            return f"longer than {hardware.MAX_TEXT_CHARS} characters, not {spec.holds}: treated as missing"
-        known = hardware.KNOWN_UNPARSEABLE.get(text.strip())
+        if len(text.strip()) > freetext.MAX_TEXT_CHARS:
+            return f"longer than {freetext.MAX_TEXT_CHARS} characters, not {spec.holds}: treated as missing"
+        known = freetext.KNOWN_UNPARSEABLE.get(text.strip())
         return f"{known}: treated as missing" if known else f"cannot be read as {spec.holds}: treated as missing"
     if not spec.low <= parsed <= spec.high:
         return (f"implausible: {parsed:.6g} {spec.unit}, outside {spec.low:g} to {spec.high:g}: "

@@ -22,14 +22,14 @@ in one form factor (H100 SXM, H100 PCIe); a group is a unit in one round.
 - drift is the benchmark's software progress per year: the median, over consecutive groups of one unit, of the
   change in level per year between them, applied at half strength (a damped trend).
 - A family with no results (or none in this form factor) is forecast from its specifications
-  (`pipeline.mlperf.accelerators`: log peak dense BF16 TFLOPS and log memory bandwidth) when `MIN_SPEC_FAMILIES`
-  families have them: the group levels (each group's mean of log t - b log n) regressed on a round effect and the
-  two features; the forecast takes the latest round's effect, the pooled exponent and the drift (kind
-  "specification").
+  (`pipeline.mlperf.hardware.accelerators`: log peak dense BF16 TFLOPS and log memory bandwidth) when
+  `MIN_SPEC_FAMILIES` families have them: the group levels (each group's mean of log t - b log n) regressed on a
+  round effect and the two features; the forecast takes the latest round's effect, the pooled exponent and the drift
+  (kind "specification").
 
 The break-even of a unit is where the curve's scaling efficiency, t(n0) n0 / (t(n) n), falls below a floor
 (`CountCurve.break_even`): the same curve as the forecasts, without the drift (a level shift, which cancels); n0
-is the unit's typical series base (`pipeline.analysis.decide.typical_base`).
+is the unit's typical series base (`pipeline.analysis.forecasting.decide.typical_base`).
 
 The naive rule, the bar every forecast must clear: the family's best time at the nearest count (log scale) of
 its latest round, scaled linearly by count. It jumps where the nearest count changes, so `predict` never
@@ -79,8 +79,8 @@ from pipeline.analysis.scope import analysed_benchmarks, in_scope, read_configur
 from pipeline.core.artifacts import Record
 from pipeline.core.errors import UsageError
 from pipeline.core.paths import BACKTEST
-from pipeline.mlperf.accelerators import spec_features, specifications
 from pipeline.mlperf.catalogue import BY_ID, round_published, round_version
+from pipeline.mlperf.hardware.accelerators import spec_features, specifications
 from pipeline.settings import Analysis, Trust
 
 # Kinds of model forecast, each with its own calibration; NAIVE is the kind of both naive methods.
@@ -1204,7 +1204,8 @@ class Answer(Record):
 @dataclass(frozen=True)
 class FittedBenchmark:
     """Everything `predict` and `recommend` need to answer for one benchmark, fitted once by the decide stage
-    and saved in its models.json (`pipeline.analysis.models_artifact`): the forecast model of the benchmark's
+    and saved in its models.json (`pipeline.analysis.forecasting.models_artifact`): the forecast model of the
+    benchmark's
     results in scope, each (method, kind)'s calibration for the next round, the method chosen on the backtest,
     the backtest evidence for the trust rule, and the published results."""
 
@@ -1311,7 +1312,7 @@ def answer_curve(fitted: FittedBenchmark, family: str, form_factor: str, counts:
                                                  fitted.target_time)
     if not np.isfinite(forecast[MODEL]).all():
         missing = ("too few families have specifications to regress on" if family in specifications().index
-                   else "no row in the accelerator specification table (pipeline/mlperf/accelerators.csv)")
+                   else "no row in the accelerator specification table (pipeline/mlperf/hardware/accelerators.csv)")
         raise UsageError(f"no forecast for {family} on {fitted.benchmark}: it has no results in scope and {missing}")
     method = fitted.method if np.isfinite(forecast[fitted.method]).all() else MODEL
     kind = NAIVE if method == MONOTONE else str(forecast["kind"][0])

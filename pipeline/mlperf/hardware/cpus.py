@@ -1,6 +1,6 @@
 """The curated host CPU table (cpus.csv, package data) and its loader: the one home of the project's CPU facts.
 
-One row per CPU model, keyed by the canonical name `pipeline.mlperf.hardware.parse_host_cpu` reports ("Xeon
+One row per CPU model, keyed by the canonical name `pipeline.mlperf.hardware.freetext.parse_host_cpu` reports ("Xeon
 Platinum 8480C", "EPYC 7763", "Grace"). Columns:
 
 - model, vendor;
@@ -21,7 +21,7 @@ from functools import lru_cache
 import pandas as pd
 
 from pipeline.core.errors import ContractError
-from pipeline.mlperf.tables import check_columns, check_sources, check_unique, read_package_table
+from pipeline.mlperf.hardware.tables import check_columns, check_sources, check_unique, read_package_table
 
 CPU_FILE = "cpus.csv"
 COLUMNS = ["model", "vendor", "cores_per_socket", "aliases", "source", "note"]
@@ -30,7 +30,7 @@ ALIAS_SEPARATOR = ";"
 
 _CODENAME = "a codename, not a part: its parts have different core counts"
 _CUSTOM = "a cloud provider's or OEM's custom part: no public source states its core count"
-# Canonical names (as `pipeline.mlperf.hardware.parse_host_cpu` gives them) that cpus.csv cannot list, and why.
+# Canonical names (as `pipeline.mlperf.hardware.freetext.parse_host_cpu` gives them) that cpus.csv cannot list, and why.
 NOT_LISTED: dict[str, str] = {
     "Xeon": "names no part (a bare Xeon, or a cloud VM's anonymous 'Intel(R) Xeon(R) CPU')",
     **dict.fromkeys(["Xeon Skylake", "Xeon Cascade Lake", "Xeon Cooper Lake", "Xeon Ice Lake",

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pipeline.mlperf import cpus, links
-from pipeline.mlperf.description import hardware_features
+from pipeline.mlperf.hardware import cpus, links
+from pipeline.mlperf.hardware.description import hardware_features
 
 KEY = ["round", "submitter", "system"]
 # The golden sample's expected columns that are numbers; the others are compared as text.

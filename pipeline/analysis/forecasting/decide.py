@@ -1,4 +1,5 @@
-"""Decision support for one benchmark, from the one forecast model (`pipeline.analysis.forecast`): what the decide
+"""Decision support for one benchmark, from the one forecast model (`pipeline.analysis.forecasting.forecast`): what the
+decide
 stage writes.
 
 - decide.json: the backtest of `predict`'s answers against the naive rule (overall, by round, family and kind,
@@ -29,7 +30,7 @@ import pandas as pd
 from pydantic import Field
 
 from pipeline.analysis.efficiency import MIN_BASE_COUNT
-from pipeline.analysis.forecast import (
+from pipeline.analysis.forecasting.forecast import (
     ANSWER,
     Answer,
     BacktestSummary,

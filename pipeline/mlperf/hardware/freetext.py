@@ -17,14 +17,14 @@ Unit rules:
   an InfiniBand lane width is no count ("100 Gb/sec (4X EDR)" -> 100). Only the network the accelerators use
   counts: the "Compute:" part of a labelled value, never a management or storage NIC, never a PCIe bus rate.
   These parsers report the figure as the text states it. The features' conventions are then applied by
-  `pipeline.mlperf.description` against the package's tables: interconnect_intra_gbps is per accelerator and
+  `pipeline.mlperf.hardware.description` against the package's tables: interconnect_intra_gbps is per accelerator and
   direction (links.csv: a stated "900 GB/s" NVLink of an H100, the sum of both directions, becomes 3600), and
   interconnect_inter_gbps per node = ports x the rate of one port, as parsed here.
 - Host CPU cores (`parse_host_cpu`) are per node, as the description's arithmetic gives them (core count per
-  processor x processors); `pipeline.mlperf.description` replaces them with sockets x the model's cores per
+  processor x processors); `pipeline.mlperf.hardware.description` replaces them with sockets x the model's cores per
   socket where cpus.csv knows the model.
 - Accelerator families, vendors, single form factors and launch years come from accelerators.csv
-  (`pipeline.mlperf.accelerators`), CPU model aliases from cpus.csv (`pipeline.mlperf.cpus`).
+  (`pipeline.mlperf.hardware.accelerators`), CPU model aliases from cpus.csv (`pipeline.mlperf.hardware.cpus`).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pipeline.mlperf import accelerators, cpus
+from pipeline.mlperf.hardware import accelerators, cpus
 
 MISSING_TOKENS: frozenset[str] = frozenset({
     "", "-", "--", "?", "n/a", "na", "n.a.", "none", "null", "nil", "nan", "todo", "tbd", "tba",
@@ -200,7 +200,7 @@ def _families() -> tuple[_Family, ...]:
                          row["only_form_factor"] or None) for name, row in table.iterrows())
 
 
-# Derived from `pipeline.mlperf.accelerators` (accelerators.csv), the one home of these facts: its row order is
+# Derived from `pipeline.mlperf.hardware.accelerators` (accelerators.csv), the one home of these facts: its row order is
 # the matching priority (first match wins), `year` its launch_year, `only_form_factor` set for families that ship
 # in a single form factor.
 ACCELERATOR_FAMILIES: tuple[_Family, ...] = _families()
@@ -340,7 +340,7 @@ def parse_host_cpu(model_name: object, core_count: object, processors_per_node: 
     "Xeon Platinum 8280"). MLPerf asks for `core_count` per processor, so cores per node = core_count x
     processors_per_node, except that "2x 64" is read as a node total and so is a count above the
     per-processor count the model name states ("AMD EPYC 9454 48-Core Processor" with 96). None for missing
-    inputs and for totals outside 1..`MAX_CORES_PER_NODE`. `pipeline.mlperf.description` checks the count
+    inputs and for totals outside 1..`MAX_CORES_PER_NODE`. `pipeline.mlperf.hardware.description` checks the count
     against cpus.csv.
     """
     name = _as_text(model_name)

@@ -1,5 +1,5 @@
 """The importance stage's result (reports/importance/<benchmark>.json): `ImportanceReport`, made by
-`pipeline.analysis.importance.analyse` and read by the cluster and rank stages and the report. Apart from the
+`pipeline.analysis.statistics.importance.analyse` and read by the cluster and rank stages and the report. Apart from the
 analysis so that reading the result needs none of its libraries.
 """
 from __future__ import annotations

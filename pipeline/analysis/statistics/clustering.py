@@ -1,6 +1,6 @@
 """Stage `cluster`: k-means on the configuration (hardware and scale), profiled by outcome, for one benchmark.
 
-    python -m pipeline.analysis.clustering BENCHMARK
+    python -m pipeline.analysis.statistics.clustering BENCHMARK
 
 Inputs: the numeric features the importance stage selected when its R^2 gate passed, else the documented default
 configuration features of params `cluster.default_features`. Outcomes (time to train, accelerator-hours,
@@ -44,12 +44,12 @@ import pandas as pd
 from pydantic import Field
 
 from pipeline.analysis.efficiency import efficiency_column, order_by_efficiency
-from pipeline.analysis.importance_result import ImportanceReport
 from pipeline.analysis.scope import ROUND_FEATURE
+from pipeline.analysis.statistics.importance_result import ImportanceReport
 from pipeline.core.artifacts import Artifact, Record
 from pipeline.core.errors import ParamsError
 from pipeline.core.features import LOG_SCALED, PROFILED, ROUND_EFFICIENCY
-from pipeline.mlperf.links import link_table
+from pipeline.mlperf.hardware.links import link_table
 from pipeline.settings import Cluster
 
 # What the clusters are profiled and ordered by; never what they are built on.
@@ -450,7 +450,8 @@ def family_counts(group: pd.DataFrame) -> pd.Series:
 
 @cache  # the package's table: read and checked once per family and form factor
 def table_link(family: Any, form_factor: Any) -> str | None:
-    """The accelerator-to-accelerator link kind of `family` in `form_factor` when pipeline/mlperf/links.csv lists a
+    """The accelerator-to-accelerator link kind of `family` in `form_factor` when pipeline/mlperf/hardware/links.csv
+    lists a
     single one for it (its rows of that form factor, else its rows for every form factor): ICI for a TPU, NVLink
     for an H100 SXM; None when the table lists none or several (an A100 PCIe may have an NVLink bridge or not)."""
     table = link_table()

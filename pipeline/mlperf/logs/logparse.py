@@ -15,7 +15,7 @@ Lines are read as the official parser (`mlperf_logging.compliance_checker.mlp_pa
 them: split at `\n`, `\r\n` and `\r` (Python's universal newlines), and a line holding `:::MLLOG ` whose record
 the official parser cannot read (not JSON, such as two processes' writes interleaved, or cut off) counts as
 absent: it is counted in `bad_lines` and blanked before anything else is read (see `damaged_lines`). The official
-checker rejects a log with any such line (pipeline.mlperf.compliance). Nothing else in a log is trusted either:
+checker rejects a log with any such line (pipeline.mlperf.logs.compliance). Nothing else in a log is trusted either:
 a wanted record that nests too deeply or has no finite timestamp is skipped, and counted in `bad_lines` too.
 """
 from __future__ import annotations
@@ -105,7 +105,7 @@ class RunFacts:
     submission_platform: str | None = None
     log_number_of_nodes: float = math.nan
     log_accelerators_per_node: float = math.nan
-    # The last init_stop - the first init_start, which the official checker limits (pipeline.mlperf.compliance).
+    # The last init_stop - the first init_start, which the official checker limits (pipeline.mlperf.logs.compliance).
     init_time_ms: float = math.nan
     # Lines skipped: those the official parser cannot read (`parse_errors`), and records of wanted keys that are
     # not usable (no finite timestamp, nested too deeply).
@@ -131,7 +131,8 @@ class RunFacts:
     @property
     def keys_found(self) -> frozenset[str]:
         """The keys of WANTED_KEYS, and init_start, that the log has a readable record of, and the keys asked
-        for with `parse_log(also_find=...)` whose text it holds (some may be missed: see pipeline.mlperf.compliance)."""
+        for with `parse_log(also_find=...)` whose text it holds (some may be missed: see
+        pipeline.mlperf.logs.compliance)."""
         return self._keys_found
 
     @property
@@ -180,7 +181,8 @@ def _public_fields() -> tuple[str, ...]:
 
 def parse_log(data: bytes, also_find: frozenset[str] = frozenset()) -> RunFacts:
     """The facts of one log. `also_find` names further keys, each logged once in a log, whose presence the
-    same pass over the log notes in `keys_found` (pipeline.mlperf.compliance asks for the keys its rules require)."""
+    same pass over the log notes in `keys_found` (pipeline.mlperf.logs.compliance asks for the keys its rules
+    require)."""
     facts = RunFacts()
     found: set[str] = set()
     if MLLOG_TOKEN in data:

@@ -10,7 +10,7 @@ A node's energy over a run (J) is `conversion_eff x sum(reading x ms since the p
 switch's is `conversion_eff x interconnect_power_est x time to train (ms) / 1000` (a switch log holding measured
 readings but no estimate counts 0 W, as in the summarizer). A run's energy is the sum over its node and switch
 logs; a result's is the olympic mean over the same runs as its time to train, times the same scaling factor
-(`pipeline.mlperf.scoring`).
+(`pipeline.mlperf.logs.scoring`).
 
 The rule that reads a node log changed between releases, and each round is scored with its own:
 - `RELEASE_V4_0` (the summarizer of the v4.0 release, mlcommons/logging a9f4839): the lines in file order, readings

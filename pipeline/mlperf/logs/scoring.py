@@ -4,7 +4,7 @@ A run's time to train is run_stop - run_start in minutes; a run counts when its 
 result is the olympic mean of its runs (drop the k fastest converged and the k - f slowest, f the number of
 non-converged runs, k = 1, 4 for unet3d; no score when f > k) times `scaling_factor` from the folder's
 `scaling.json`. A result with power logs also gets its energy to train, the olympic mean of the same runs' energies
-times the same factor (`pipeline.mlperf.power`).
+times the same factor (`pipeline.mlperf.logs.power`).
 """
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from typing import Any
 import pandas as pd
 
 from pipeline.core import schemas
-from pipeline.mlperf import power
 from pipeline.mlperf.catalogue import identify
 from pipeline.mlperf.decoding import decode_description
+from pipeline.mlperf.logs import power
 
 NESTED_NOTE = "not scored: the folder is nested below a benchmark folder, and the official summarizer ignores it"
 
@@ -53,7 +53,7 @@ def score_results(runs: pd.DataFrame, systems: pd.DataFrame,
                   scaling: dict[tuple[str, str, str, str], float],
                   run_power: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per results folder with the official score and completeness, and the energy to train where its
-    runs have power logs (`run_power`: `pipeline.mlperf.power.RUN_POWER_COLUMNS`, one row per run with logs)."""
+    runs have power logs (`run_power`: `pipeline.mlperf.logs.power.RUN_POWER_COLUMNS`, one row per run with logs)."""
     divisions = _divisions(systems)
     power = _power_by_result(run_power, systems)
     # One pass over plain columns: slicing a frame per folder cost a second for a few thousand folders.

@@ -3,9 +3,9 @@
 One row per accelerator family, form factor and link kind: the link an accelerator of that family uses to reach
 the other accelerators of its node. Columns:
 
-- family: as in accelerators.csv; form_factor: as `pipeline.mlperf.hardware` reports it, empty for "every form
+- family: as in accelerators.csv; form_factor: as `pipeline.mlperf.hardware.freetext` reports it, empty for "every form
   factor of the family" (TPUs, IPUs and the first Gaudi are described without one);
-- link: the kind `pipeline.mlperf.hardware.parse_interconnect` reports (NVLink, ICI, IPU-Link, HCCS,
+- link: the kind `pipeline.mlperf.hardware.freetext.parse_interconnect` reports (NVLink, ICI, IPU-Link, HCCS,
   Infinity Fabric, RoCE for Gaudi's on-chip RDMA Ethernet ports, PCIe);
 - link_generation: the generation and the number of links or ports;
 - gbps_per_direction: the bandwidth of one accelerator to the others of its node, in one direction, Gbit/s
@@ -22,8 +22,8 @@ from functools import lru_cache
 import pandas as pd
 
 from pipeline.core.errors import ContractError
-from pipeline.mlperf import accelerators, hardware
-from pipeline.mlperf.tables import check_columns, check_sources, check_unique, read_package_table
+from pipeline.mlperf.hardware import accelerators, freetext
+from pipeline.mlperf.hardware.tables import check_columns, check_sources, check_unique, read_package_table
 
 LINK_FILE = "links.csv"
 COLUMNS = ["family", "form_factor", "link", "link_generation", "gbps_per_direction", "source", "note"]
@@ -69,7 +69,7 @@ def validate(table: pd.DataFrame) -> pd.DataFrame:
     if unknown_forms:
         raise ContractError(f"{LINK_FILE}: form_factor must be one of {', '.join(accelerators.FORM_FACTORS)} or "
                             f"empty; found {', '.join(unknown_forms)}")
-    kinds = [kind for kind, _ in hardware.INTERCONNECT_KINDS]
+    kinds = [kind for kind, _ in freetext.INTERCONNECT_KINDS]
     unknown_links = sorted(set(table["link"]) - set(kinds))
     if unknown_links:
         raise ContractError(f"{LINK_FILE}: link must be one of {', '.join(kinds)}; found {', '.join(unknown_links)}")

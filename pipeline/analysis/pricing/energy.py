@@ -1,5 +1,5 @@
 """Energy metrics per configuration, from the energy to train MLPerf measured (results' `energy_j`,
-`pipeline.mlperf.power`), and one configuration for results that are the same runs.
+`pipeline.mlperf.logs.power`), and one configuration for results that are the same runs.
 
 Columns added to the configurations table:
 - `same_runs_as`: "vX.Y/submitter/system" of the result of the same round whose runs this one publishes again
@@ -23,7 +23,7 @@ Columns added to the configurations table:
   accelerator's share of its host (CPUs, memory, fans, PSU losses at the measurement point) and of the switches
   the logs count: the whole measured system's power per accelerator, not the accelerator's own draw.
 - `power_share_of_tdp` (derived, not an MLPerf result): `power_per_accelerator_w` / the accelerator's TDP
-  (`tdp_w` of pipeline/mlperf/accelerators.csv); above 1 where the host's share outweighs what the accelerators
+  (`tdp_w` of pipeline/mlperf/hardware/accelerators.csv); above 1 where the host's share outweighs what the accelerators
   leave below their TDP.
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pipeline.mlperf.accelerators import specifications
+from pipeline.mlperf.hardware.accelerators import specifications
 
 JOULES_PER_KWH = 3.6e6
 # Which measurement a group of results of the same runs keeps first.

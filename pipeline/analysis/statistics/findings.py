@@ -472,8 +472,8 @@ def latest_generation(frame: pd.DataFrame, share: float) -> pd.Series:
     `pipeline.mlperf.catalogue.round_published` dates the round). So H100 is the latest generation in v3.0 and
     v3.1 (L4 and L40S, launched later, are a fraction of its peak) and A100 is not once H100 is out.
     """
-    from pipeline.mlperf.accelerators import specifications
     from pipeline.mlperf.catalogue import round_published
+    from pipeline.mlperf.hardware.accelerators import specifications
 
     table = specifications()
     peak = frame["accelerator_family"].map(table["bf16_tflops"]).astype(float)

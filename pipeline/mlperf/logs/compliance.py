@@ -25,7 +25,7 @@ rule file requires exactly once are noted by `parse_log` in its own pass over th
 records lies close (`_first_of`).
 
 The quality target, which the checker also tests, is `benchmarks.Benchmark.reached`. The rules are read from
-`compliance_rules.json`, extracted from the mlperf-logging package by `python -m pipeline.mlperf.compliance`;
+`compliance_rules.json`, extracted from the mlperf-logging package by `python -m pipeline.mlperf.logs.compliance`;
 `tests/mlperf/test_compliance.py` checks that file against the installed package.
 """
 from __future__ import annotations
@@ -45,7 +45,7 @@ from typing import Any
 from pipeline.core.cli import ArgumentParser
 from pipeline.core.errors import UsageError, cli
 from pipeline.core.files import write_json
-from pipeline.mlperf.logparse import RunFacts, key_pattern, readable, records_of
+from pipeline.mlperf.logs.logparse import RunFacts, key_pattern, readable, records_of
 
 RULES_FILE = "compliance_rules.json"
 # Which log value names the next rule file, as the rule files' POST code does with enqueue_config().
@@ -370,7 +370,7 @@ def rules_document(checker: Path) -> dict[str, Any]:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = ArgumentParser("pipeline.mlperf.compliance",
+    parser = ArgumentParser("pipeline.mlperf.logs.compliance",
                             "Extract the logging rules ingest applies from mlperf-logging.")
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name(RULES_FILE), metavar="FILE",
                         help=f"where to write the rules (default: the package's {RULES_FILE})")

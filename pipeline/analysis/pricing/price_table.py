@@ -3,7 +3,7 @@ accelerator-hour, a plausibility check per family, and the cost of a training ru
 
 A price is market data about renting hardware, not MLPerf data, so the table lives with the analysis that uses it
 (beside `prices.py`, the user's own price file) rather than with the MLPerf reference tables in
-`pipeline.mlperf`; its families are spelt as in `pipeline/mlperf/accelerators.csv`, which the loader checks.
+`pipeline.mlperf`; its families are spelt as in `pipeline/mlperf/hardware/accelerators.csv`, which the loader checks.
 
 One row per quoted price. Columns (docs/prices.md says how to add a row):
 
@@ -35,8 +35,8 @@ import numpy as np
 import pandas as pd
 
 from pipeline.core.errors import ContractError
-from pipeline.mlperf.accelerators import specifications
-from pipeline.mlperf.tables import check_columns
+from pipeline.mlperf.hardware.accelerators import specifications
+from pipeline.mlperf.hardware.tables import check_columns
 
 PRICE_FILE = "price_table.csv"
 COLUMNS = ["family", "provider", "instance_type", "accelerators_per_instance", "price_per_hour", "price_unit",
@@ -279,7 +279,7 @@ def current_prices(table: pd.DataFrame | None = None) -> pd.DataFrame:
 def cost_range(accelerator_hours: float, family: str, *, user_prices: Mapping[str, float] | None = None,
                table: pd.DataFrame | None = None, price_types: Iterable[str] | None = None,
                currency: str = "USD") -> CostRange:
-    """The cost of a run of `accelerator_hours` on `family`. The user's prices (`pipeline.analysis.prices.
+    """The cost of a run of `accelerator_hours` on `family`. The user's prices (`pipeline.analysis.pricing.prices.
     load_prices`: family -> price per accelerator-hour, their currency) win when they name the family; otherwise
     the range over the table's current prices of the family in `currency`, optionally only of `price_types`
     (default: every type, spot and commitments included). A family with no price says so (basis "none")."""

@@ -15,7 +15,7 @@ Structure (`ModelsRecord`; times in minutes, logs natural, years as fractional p
                     "naive_rows": [{"accelerator_family", "accelerator_count_published", "time_to_train_min"}]},
      "calibration": [{"method", "kind", "trusted", "q_log", "q_source", "kappa", "kappa_source"}],
      "method": "model" | "monotone naive" | "blend", "candidate_medians": {method: null | float},
-     "comparison": {`pipeline.analysis.forecast.ComparisonRecord` of the benchmark's backtest},
+     "comparison": {`pipeline.analysis.forecasting.forecast.ComparisonRecord` of the benchmark's backtest},
      "evidence": [{"method", "by": "family" | "kind", "key", "inside", "n", "median_ape_pct"}],
      "published": [{PUBLISHED_COLUMNS}]}
 
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from pipeline.analysis.forecast import (
+from pipeline.analysis.forecasting.forecast import (
     BLEND,
     CANDIDATES,
     KINDS,

@@ -1,10 +1,11 @@
 """Run-to-run noise of published results: each result's time to train recomputed from bootstrap resamples of its
-own runs, as the official score is computed (`pipeline.mlperf.scoring.olympic_score`).
+own runs, as the official score is computed (`pipeline.mlperf.logs.scoring.olympic_score`).
 
 A result's score is the olympic mean of its converged runs (drop the k fastest and the k - f slowest, f the runs
 that did not converge) times its `scaling_factor`. Resampling the converged runs with replacement (f kept) and
 scoring each resample the same way gives the times the result could as well have published: what the ranking's
-pick is checked against (`pipeline.analysis.ranking.pick_stability`). A result whose runs are not in the ingest's
+pick is checked against (`pipeline.analysis.statistics.ranking.pick_stability`). A result whose runs are not in the
+ingest's
 tables, or whose runs do not give back its published score, keeps its published time in every resample.
 """
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.mlperf.catalogue import BY_ID
-from pipeline.mlperf.scoring import olympic_score
+from pipeline.mlperf.logs.scoring import olympic_score
 
 RUN_KEY = ["round", "submitter", "system", "benchmark"]  # a results folder in runs.parquet and results.parquet
 # The columns `run_times` reads of each (a reader need not load the others).

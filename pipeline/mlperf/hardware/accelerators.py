@@ -4,7 +4,7 @@ knows about an accelerator family.
 One row per accelerator family, including current parts not yet in the data (Trainium, Trainium2). Columns, per
 accelerator (one GPU, one TPU chip, one IPU):
 
-- family: the name `pipeline.mlperf.hardware.parse_accelerator` reports;
+- family: the name `pipeline.mlperf.hardware.freetext.parse_accelerator` reports;
 - vendor;
 - pattern: the regular expression (case ignored) that finds the family in a model name. The table's row order is
   the matching priority (first match wins), so a family precedes any family whose pattern also matches its
@@ -33,13 +33,13 @@ import numpy as np
 import pandas as pd
 
 from pipeline.core.errors import ContractError
-from pipeline.mlperf.tables import check_columns, check_sources, check_unique, read_package_table
+from pipeline.mlperf.hardware.tables import check_columns, check_sources, check_unique, read_package_table
 
 SPEC_FILE = "accelerators.csv"
 COLUMNS = ["family", "vendor", "pattern", "only_form_factor", "bf16_tflops", "fp8_tflops", "memory_gib",
            "bandwidth_tbps", "tdp_w", "launch_year", "source", "note"]
 FIGURES = ["bf16_tflops", "fp8_tflops", "memory_gib", "bandwidth_tbps", "tdp_w"]
-# The form factors `pipeline.mlperf.hardware` recognises in a model name.
+# The form factors `pipeline.mlperf.hardware.freetext` recognises in a model name.
 FORM_FACTORS = ("NVL", "Superchip", "SXM", "OAM", "PCIe")
 # What the specification-based model reads: log of each (a twice-as-fast part should take about half the time).
 SPEC_FEATURES = ["bf16_tflops", "bandwidth_tbps"]

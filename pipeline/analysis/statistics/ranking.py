@@ -15,7 +15,8 @@ changes no order: a 10% longer time weighs as much as 10% more accelerator-hours
 stable: each result's score depends on that result alone, so removing any result other than the pick never changes
 it, and adding one changes it only to the added result, when that scores lower (a property test holds both). The
 same score orders the members of a front, so the ranking is front, then score. Its stability under the runs'
-noise (`pick_stability`, with `pipeline.analysis.run_noise`) is the share of bootstrap resamples of every result's
+noise (`pick_stability`, with `pipeline.analysis.statistics.run_noise`) is the share of bootstrap resamples of every
+result's
 runs in which the pick stays the pick. Scaling efficiency is not a criterion: it explains accelerator-hours rather
 than adding to them, and it exists only within a series.
 
@@ -26,7 +27,8 @@ members' medians: the most hardware-efficient cluster is the one of highest medi
 as the cluster stage numbers them), and the trade-off between them is their medians' own non-dominated fronts on
 time and accelerator-hours, named separately. Sensitivity: each weight is moved by +/- `rank.sensitivity` (then
 renormalised) and the overlap of the new top ten with the original is reported. The superlinear within-series
-cases (pipeline.analysis.findings, params `findings`) go to rank.json; the rank stage adds the findings, tested
+cases (pipeline.analysis.statistics.findings, params `findings`) go to rank.json; the rank stage adds the findings,
+tested
 over every benchmark at once.
 """
 from __future__ import annotations
@@ -39,11 +41,11 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from pipeline.analysis import findings
-from pipeline.analysis.clustering import Clustering
 from pipeline.analysis.efficiency import order_by_efficiency
-from pipeline.analysis.findings import Correction, Finding, FindingRecord, SuperlinearCase
-from pipeline.analysis.importance_result import ImportanceReport
+from pipeline.analysis.statistics import findings
+from pipeline.analysis.statistics.clustering import Clustering
+from pipeline.analysis.statistics.findings import Correction, Finding, FindingRecord, SuperlinearCase
+from pipeline.analysis.statistics.importance_result import ImportanceReport
 from pipeline.core.artifacts import Artifact, Record
 from pipeline.core.errors import ParamsError
 from pipeline.core.features import ROUND_EFFICIENCY
@@ -443,7 +445,7 @@ def rank_benchmark(clustered: pd.DataFrame, clustering: Clustering, importance: 
     clustered configurations, given its clustering, its importance result and params `rank`.
 
     `noise`: resampled times to train (resamples x rows, minutes) of some of `clustered`'s rows
-    (`pipeline.analysis.run_noise.RunNoise.times`), for the stability of the latest round's pick; None: not
+    (`pipeline.analysis.statistics.run_noise.RunNoise.times`), for the stability of the latest round's pick; None: not
     measured."""
     criteria = rank_params["criteria"]
     if clustered.empty:

@@ -47,7 +47,8 @@ from sklearn.metrics import median_absolute_error, r2_score
 from sklearn.model_selection import LeaveOneGroupOut
 from threadpoolctl import threadpool_limits
 
-from pipeline.analysis.importance_result import (
+from pipeline.analysis.scope import ROUND_FEATURE
+from pipeline.analysis.statistics.importance_result import (
     Gate,
     ImportanceReport,
     RankCorrelation,
@@ -55,7 +56,6 @@ from pipeline.analysis.importance_result import (
     TargetFit,
     TargetVerdict,
 )
-from pipeline.analysis.scope import ROUND_FEATURE
 from pipeline.core.features import CATEGORICAL_FEATURES, NUMERIC_FEATURES
 from pipeline.mlperf.catalogue import round_published
 from pipeline.settings import Importance, Model

@@ -1,8 +1,10 @@
 """A user's price table: accelerator family -> USD per accelerator-hour (the user's own prices).
 
-They override the shipped public price table (`pipeline.analysis.price_table`) family by family, so they are read
+They override the shipped public price table (`pipeline.analysis.pricing.price_table`) family by family, so they are
+read
 as USD like it; examples/prices.yaml holds made-up illustrative prices. `recommend --prices`, `predict --prices` and
-the report's cost view (params `report.prices`) read tables through `load_prices`; `pipeline.analysis.costs` applies
+the report's cost view (params `report.prices`) read tables through `load_prices`; `pipeline.analysis.pricing.costs`
+applies
 them.
 """
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 import yaml
 
 from pipeline.core.errors import ParamsError, UsageError
-from pipeline.mlperf.hardware import ACCELERATOR_FAMILIES
+from pipeline.mlperf.hardware.freetext import ACCELERATOR_FAMILIES
 
 EXAMPLE_PRICES = Path("examples/prices.yaml")
 # A malformed price is quoted in the error up to this length (a whole YAML document can sit under one key).
@@ -23,7 +25,8 @@ SHOWN_VALUE_CHARS = 60
 
 def load_prices(path: Path) -> dict[str, float]:
     """A price table: accelerator family -> USD per accelerator-hour (the user's own), keyed by
-    the catalogue's spelling of each family (`pipeline.mlperf.hardware.ACCELERATOR_FAMILIES`, matched in any case).
+    the catalogue's spelling of each family (`pipeline.mlperf.hardware.freetext.ACCELERATOR_FAMILIES`, matched in any
+    case).
 
     An unknown family is a UsageError listing the known ones: a misspelt family (H10O) would otherwise silently
     leave its configurations without a cost."""
@@ -64,7 +67,7 @@ class Prices:
 
 
 def load_price_table(path: str | Path | None) -> Prices | None:
-    """`report.prices` from params: None, or a price YAML (`pipeline.analysis.prices.load_prices`: every family
+    """`report.prices` from params: None, or a price YAML (`pipeline.analysis.pricing.prices.load_prices`: every family
     must be one the catalogue knows). A problem with the file is a ParamsError, since params named it."""
     if path is None:
         return None

@@ -2,10 +2,11 @@
 the page show.
 
 Cost per training run = accelerator-hours x price per accelerator-hour, as a range over the current prices of the
-public price table (`pipeline.analysis.price_table`: its providers and price types, the provider named at each end),
+public price table (`pipeline.analysis.pricing.price_table`: its providers and price types, the provider named at each
+end),
 or the user's own price where their price file (`--prices`, params `report.prices`) names the family. Energy cost =
 measured energy (kWh, MLPerf power results only) x an electricity price (params `report.electricity_usd_per_kwh`,
-default `pipeline.analysis.electricity.DEFAULT_ELECTRICITY_PRICE`). Every figure here is derived, not an MLPerf
+default `pipeline.analysis.pricing.electricity.DEFAULT_ELECTRICITY_PRICE`). Every figure here is derived, not an MLPerf
 result (COST_LABEL): MLCommons asks derived figures to say so and to name their basis.
 
 Accelerator-hours alone are hardware time (accelerators x time to train), not what anyone pays: only a price turns
@@ -20,8 +21,8 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.analysis.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice, energy_cost
-from pipeline.analysis.price_table import CostRange, PriceQuote, cost_range, table_date
+from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice, energy_cost
+from pipeline.analysis.pricing.price_table import CostRange, PriceQuote, cost_range, table_date
 from pipeline.core.errors import ContractError
 
 COST_LABEL = "derived, not an MLPerf result"
@@ -84,7 +85,8 @@ def training_costs(configurations: pd.DataFrame, user_prices: Mapping[str, float
 
     `configurations` needs `accelerator_family` (as in accelerators.csv) and `accelerator_hours` (hours of one
     accelerator x count, the hardware time of a run); `energy_kwh` (measured energy to train, kWh) is optional.
-    `user_prices` (`pipeline.analysis.prices.load_prices`: family -> USD per accelerator-hour) replaces the public
+    `user_prices` (`pipeline.analysis.pricing.prices.load_prices`: family -> USD per accelerator-hour) replaces the
+    public
     table (`table`, default the shipped one) for the families it names. A row whose family has no price, or whose
     accelerator-hours are missing, has empty costs; a family without a price has cost_basis "none"."""
     missing = [column for column in ("accelerator_family", "accelerator_hours") if column not in configurations]
@@ -163,7 +165,7 @@ def basis_lines(user_prices_path: object | None, electricity: ElectricityPrice, 
     source = (f"; your price file {user_prices_path} (USD per accelerator-hour) overrides it for the families it "
               f"names" if user_prices_path is not None else "")
     lines = [f"accelerator-hours: {HARDWARE_TIME}; cost ({COST_LABEL}) = accelerator-hours x price per "
-             f"accelerator-hour, a range over the public list prices of pipeline/analysis/price_table.csv "
+             f"accelerator-hour, a range over the public list prices of pipeline/analysis/pricing/price_table.csv "
              f"(providers and price types, the newest dated {table_date().isoformat()}){source}"]
     if energy:
         dated = f", {electricity.date}, {electricity.source}" if electricity.date else ""
