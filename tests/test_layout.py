@@ -91,7 +91,8 @@ def package_data() -> set[str]:
     """Every file of the package that is not Python, as DATA_READERS names it (folders whole)."""
     found = set()
     for path in PACKAGE.rglob("*"):
-        if path.is_file() and path.suffix not in {".py", ".pyc"} and "__pycache__" not in path.parts:
+        if (path.is_file() and path.suffix not in {".py", ".pyc"} and "__pycache__" not in path.parts
+                and path.name != "README.md"):
             relative = path.relative_to(ROOT).as_posix()
             folder = next((name for name in DATA_READERS if relative.startswith(name + "/")), None)
             found.add(folder or relative)
@@ -152,6 +153,42 @@ def test_dvc_lock_records_only_the_stages_of_dvc_yaml():
     recorded = set(yaml.load((ROOT / "dvc.lock").read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)["stages"])
     assert recorded <= stages, (f"dvc.lock records stages dvc.yaml no longer has: {sorted(recorded - stages)}; "
                                 f"delete their entries from dvc.lock")
+
+
+# Sibling sub-packages that must not import each other: each builds on its parent's top-level modules only.
+SIBLINGS = {
+    "pipeline.analysis": ["forecasting", "pricing", "statistics"],
+    "pipeline.mlperf": ["hardware", "logs"],
+}
+
+
+def package_folders() -> list[Path]:
+    """Every package of `pipeline/` (a folder with an __init__.py), the top one included."""
+    return sorted(path.parent for path in PACKAGE.rglob("__init__.py"))
+
+
+@pytest.mark.parametrize("folder", package_folders(), ids=lambda path: path.relative_to(ROOT).as_posix())
+def test_every_package_has_a_readme_naming_its_modules(folder: Path):
+    readme = folder / "README.md"
+    assert readme.is_file(), f"{readme.relative_to(ROOT)} is missing: say what lives there and what it may import"
+    text = readme.read_text(encoding="utf-8")
+    assert "## What it may import" in text, f"{readme.relative_to(ROOT)} does not say what the package may import"
+    children = [path.stem for path in folder.glob("*.py") if path.name != "__init__.py"]
+    children += [path.name for path in folder.iterdir() if (path / "__init__.py").is_file()]
+    unnamed = [name for name in children if f"`{name}" not in text]
+    assert not unnamed, f"{readme.relative_to(ROOT)} does not name {unnamed}"
+
+
+@pytest.mark.parametrize("parent", sorted(SIBLINGS))
+def test_sibling_sub_packages_do_not_import_each_other(parent: str):
+    known = modules()
+    problems = []
+    for child in SIBLINGS[parent]:
+        others = [f"{parent}.{other}" for other in SIBLINGS[parent] if other != child]
+        for name in (name for name in known if name.startswith(f"{parent}.{child}.")):
+            problems += [f"{name} imports {target}" for target in imported(known[name], known)
+                         if any(target == other or target.startswith(other + ".") for other in others)]
+    assert not problems, "; ".join(problems)
 
 
 def test_every_package_data_file_has_a_reader():
