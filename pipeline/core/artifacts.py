@@ -69,6 +69,7 @@ def _content(path: Path, kind: str) -> Any:
 
 
 def contract_error(path: Path, what: str, error: ValidationError) -> ContractError:
+    """The ContractError for a file that does not validate into its model: names the file and the failing fields."""
     return ContractError(f"{path} does not hold the declared {what} content ({problems(error)}); run `dvc repro` "
                          f"to write it again")
 

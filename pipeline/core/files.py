@@ -124,11 +124,13 @@ def fresh_dir(target: Path | str) -> Path:
 
 
 def write_parquet(frame: pd.DataFrame, target: Path | str) -> None:
+    """Write `frame` to `target` as Parquet, atomically, floats rounded to the stored digits; returns nothing."""
     with atomic_path(target) as tmp:
         stored_frame(frame).to_parquet(tmp, index=False)
 
 
 def write_csv(frame: pd.DataFrame, target: Path | str) -> None:
+    """Write `frame` to `target` as CSV, atomically, floats rounded to the stored digits; returns nothing."""
     with atomic_path(target) as tmp:
         stored_frame(frame).to_csv(tmp, index=False, lineterminator="\n", float_format=_STORED_FLOAT)
 
@@ -157,6 +159,7 @@ def _significant(value: float) -> float:
 
 
 def write_text(text: str, target: Path | str) -> None:
+    """Write `text` to `target` atomically (UTF-8); returns nothing."""
     with atomic_path(target) as tmp:
         tmp.write_text(text, encoding="utf-8")
 

@@ -57,26 +57,32 @@ IMPORTANCE_SUMMARY = REPORTS / "importance.json"
 
 
 def importance_json(benchmark: str) -> Path:
+    """The importance stage's result of a benchmark (JSON)."""
     return IMPORTANCE / f"{benchmark}.json"
 
 
 def clusters_table(benchmark: str) -> Path:
+    """The cluster stage's labelled configurations of a benchmark (Parquet)."""
     return CLUSTER_TABLES / f"{benchmark}.parquet"
 
 
 def clusters_json(benchmark: str) -> Path:
+    """The cluster stage's result of a benchmark: clusters and the diagnostics of k (JSON)."""
     return CLUSTERS / f"{benchmark}.json"
 
 
 def rank_json(benchmark: str) -> Path:
+    """The rank stage's result of a benchmark: fronts and findings (JSON)."""
     return RANK / f"{benchmark}.json"
 
 
 def ranking_csv(benchmark: str) -> Path:
+    """The rank stage's ranking table of a benchmark (CSV)."""
     return RANK / f"{benchmark}.csv"
 
 
 def decide_json(benchmark: str) -> Path:
+    """The decide stage's decision support of a benchmark (JSON)."""
     return DECIDE / f"{benchmark}.json"
 
 

@@ -47,4 +47,5 @@ def description_names(results: pd.DataFrame) -> pd.Series:
 
 
 def alias_of(round_: str, submitter: str, results_folder: str) -> Alias | None:
+    """The description a results folder of a round and submitter stands for, or None when its name is its own."""
     return _BY_FOLDER.get((round_, submitter, results_folder))

@@ -31,6 +31,7 @@ GOLDEN_REL_TOL = 1e-6
 
 @dataclass(frozen=True)
 class Check:
+    """One audit: the columns naming a piece of hardware and the column that should hold one value for it."""
     name: str
     hardware: tuple[str, ...]  # the columns naming one piece of hardware
     value: str  # the column that should hold one value per piece of hardware

@@ -176,6 +176,7 @@ def parse_memory_gib(value: object) -> float | None:
 
 @dataclass(frozen=True)
 class Accelerator:
+    """An accelerator as a description names it: vendor, family and form factor (None where the text says nothing)."""
     vendor: str | None
     family: str | None
     form_factor: str | None
@@ -260,6 +261,7 @@ def parse_accelerator(model_name: object, memory_capacity: object = None) -> Acc
 
 @dataclass(frozen=True)
 class HostCpu:
+    """A node's host CPU: vendor, model and cores per node (None where unknown)."""
     vendor: str | None
     model: str | None
     cores_per_node: int | None
@@ -357,6 +359,7 @@ def parse_host_cpu(model_name: object, core_count: object, processors_per_node: 
 
 @dataclass(frozen=True)
 class Interconnect:
+    """A stated link: its kind and its rate in Gbit/s (None where the text gives none)."""
     kind: str | None
     bandwidth_gbps: float | None
     # Why a stated network gives no kind or rate (only a management or storage network is named), else None.

@@ -137,11 +137,13 @@ class RunFacts:
 
     @property
     def converged(self) -> bool:
+        """True when the run counts: status success, target reached, no logging rule broken, a positive time."""
         return (self.status == "success" and self.reached_target is not False and self.compliance is None
                 and self.time_to_train_min > 0)
 
     @property
     def time_to_train_min(self) -> float:
+        """run_stop minus run_start, in minutes."""
         return (self.run_stop_ms - self.run_start_ms) / 60_000.0
 
     @property
@@ -164,6 +166,8 @@ class RunFacts:
 
     def record(self) -> dict[str, Any]:
         # Not dataclasses.asdict: it deep-copies the evaluation list, a sixth of the ingest's time.
+        """The run as a flat dict of its public fields plus converged, time to train (min, NaN if not converged)
+        and throughput (samples/s)."""
         values = {name: getattr(self, name) for name in _public_fields()}
         values.update(converged=self.converged, time_to_train_min=self.time_to_train_min if self.converged
                       else math.nan, throughput_samples_per_s=self.throughput_samples_per_s)

@@ -91,10 +91,12 @@ class PowerLog:
 
     @property
     def usable(self) -> bool:
+        """True when the log gives a time-weighted mean power (W)."""
         return not math.isnan(self.weighted)
 
     def energy_j(self, time_to_train_ms: float) -> float:
         # The summarizer's operation order, so that the joules agree to the last bits.
+        """The energy (J) over a run of time_to_train_ms milliseconds, in the summarizer's operation order."""
         if self.window_ms is None:
             return self.weighted * time_to_train_ms / 1000
         return self.weighted * time_to_train_ms / self.window_ms / 1000
