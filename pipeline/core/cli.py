@@ -98,22 +98,19 @@ def for_each(work: Callable[[T], R], items: Sequence[T], description: str) -> It
     if workers <= 1:
         yield from map(work, progress(items, description))
         return
-    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import Pool
 
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupts)
+    # The workers start (fork) with Ctrl-C held back: a SIGINT during a fork is swallowed by the at-fork hooks
+    # ("Exception ignored") and the parent would run on.
+    with interrupts_held():
+        pool = Pool(workers, initializer=_ignore_interrupts)
     try:
-        # map() starts the workers and submits every item; Ctrl-C is held back meanwhile, since a SIGINT during a
-        # fork is swallowed by the at-fork hooks ("Exception ignored") and the parent would run on.
-        with interrupts_held():
-            results = pool.map(work, items)
-        yield from progress(results, description, total=len(items))
+        yield from progress(pool.imap(work, items), description, total=len(items))
     except BaseException:  # an error, Ctrl-C or a consumer that stopped: the other items' work is not wanted
-        processes = list((pool._processes or {}).values())  # the executor has no public way to stop running work
-        pool.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.terminate()
+        pool.terminate()
         raise
-    pool.shutdown()
+    pool.close()
+    pool.join()
 
 
 def _ignore_interrupts() -> None:
