@@ -123,10 +123,12 @@ HUBER_SCALE = 0.05
 # (`_exact_optimum`) and rounded to CURVE_DECIMALS decimals before any forecast, interval or trust decision uses
 # them: the solver's own answer depends on the CPU's BLAS kernels in its last 1e-8, and decisions downstream
 # flipped on that (issue 39). 1e-9 log minutes is 1e-7 % of a time to train. A parameter within BOUND_GAP of a
-# bound is taken as at it; a system worse conditioned than MAX_CONDITION keeps the solver's answer.
+# bound is taken as at it; a system worse conditioned than MAX_CONDITION, or sets still changing after
+# ACTIVE_SET_STEPS solves, keep the solver's answer.
 CURVE_DECIMALS = 9
-BOUND_GAP = 1e-9
+BOUND_GAP = 1e-6
 MAX_CONDITION = 1e10
+ACTIVE_SET_STEPS = 50
 # Without any pull, a monotone naive curve whose times fall faster than linear scaling between two counts has a
 # range of equally good fits (the Huber loss is linear there); which one the solver stopped at depended on the CPU
 # (a 10% difference in a forecast). This pull towards linear scaling, a thousandth of the model's, picks one.
@@ -341,37 +343,39 @@ def _count_curve(log_counts: tuple[float, ...], log_times: tuple[float, ...], ex
 def _exact_optimum(solution: np.ndarray, rows: np.ndarray, targets: np.ndarray, lower: np.ndarray,
                    upper: np.ndarray, scale: float) -> np.ndarray:
     """The Huber fit's optimum solved exactly where the iterative `solution` leaves off: with the residuals
-    beyond `scale` (linear loss) as at `solution` and the parameters at a bound held there, the optimum solves a
-    linear system (a parameter it would take past its bound is held at that bound, one the cost's gradient pulls
-    inwards from its bound is released, and the system solved again).
-    The solver stops within about 1e-8 of it, at a point that depends on the CPU's BLAS kernels; this does not.
-    `solution` itself when that system is singular or its answer changes which residuals are linear."""
+    beyond `scale` (linear loss) and the parameters at a bound fixed, the optimum solves a linear system. Starting
+    from those of `solution`, a parameter the system would take past its bound is held there, one the cost's
+    gradient pulls inwards from its bound is released, a residual that crosses `scale` changes side, and the
+    system is solved again until nothing changes. The solver stops within about 1e-8 of it, at a point that
+    depends on the CPU's BLAS kernels; this does not. `solution` itself when a system is singular or the sets
+    do not settle."""
     residual = rows @ solution - targets
-    linear = np.abs(residual) > scale
+    linear, signs = np.abs(residual) > scale, np.sign(residual)
     at_lower, at_upper = solution <= lower + BOUND_GAP, solution >= upper - BOUND_GAP
-    for _ in range(len(solution)):
+    for _ in range(ACTIVE_SET_STEPS):
         free = ~(at_lower | at_upper)
         exact = np.where(at_lower, lower, np.where(at_upper, upper, 0.0))
         quadratic = rows[~linear][:, free]
         normal = quadratic.T @ quadratic
         if not free.any() or np.linalg.cond(normal) > MAX_CONDITION:
             return solution
-        pushed = scale * rows[linear][:, free].T @ np.sign(residual[linear])  # the linear residuals' constant pull
+        pushed = scale * rows[linear][:, free].T @ signs[linear]  # the linear residuals' constant pull
         exact[free] = np.linalg.solve(normal, quadratic.T @ (targets[~linear] - rows[~linear] @ exact) - pushed)
         below, above = free & (exact < lower), free & (exact > upper)
         if below.any() or above.any():
             at_lower, at_upper = at_lower | below, at_upper | above
             continue
-        moved = rows @ exact - targets  # the cost's gradient: a held parameter it pulls inwards is released
-        gradient = rows[~linear].T @ moved[~linear] + scale * rows[linear].T @ np.sign(residual[linear])
+        moved = rows @ exact - targets
+        crossed = (np.abs(moved) > scale) != linear
+        if crossed.any() or np.any(np.sign(moved[linear]) != signs[linear]):
+            linear, signs = np.abs(moved) > scale, np.sign(moved)
+            continue
+        gradient = rows[~linear].T @ moved[~linear] + scale * rows[linear].T @ signs[linear]
         release_lower, release_upper = at_lower & (gradient < 0), at_upper & (gradient > 0)
         if not (release_lower.any() or release_upper.any()):
-            break
+            return exact
         at_lower, at_upper = at_lower & ~release_lower, at_upper & ~release_upper
-    moved = rows @ exact - targets
-    same_set = np.array_equal(np.abs(moved) > scale, linear) and np.array_equal(np.sign(moved[linear]),
-                                                                                 np.sign(residual[linear]))
-    return exact if same_set else solution
+    return solution
 
 
 # --- the model ----------------------------------------------------------------------------------------------------
