@@ -600,7 +600,8 @@ def _spec_regression(groups: pd.DataFrame) -> tuple[float | None, float, np.ndar
     design = np.column_stack([dummies, features])
     if np.linalg.matrix_rank(design) < design.shape[1]:
         return None, math.nan, None
-    solution = np.linalg.lstsq(design, groups["level"].to_numpy(), rcond=None)[0]
+    # rounded as the count curves are (CURVE_DECIMALS): the least squares' last bits depend on the BLAS kernels
+    solution = np.round(np.linalg.lstsq(design, groups["level"].to_numpy(), rcond=None)[0], CURVE_DECIMALS) + 0.0
     return float(solution[len(rounds) - 1]), float(rounds[-1]), solution[len(rounds):]
 
 
