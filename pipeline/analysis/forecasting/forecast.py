@@ -129,6 +129,9 @@ CURVE_DECIMALS = 9
 BOUND_GAP = 1e-6
 MAX_CONDITION = 1e10
 ACTIVE_SET_STEPS = 50
+# Two median errors (percentage points) closer than this are a tie (the answer wins it): the curves' rounding to
+# CURVE_DECIMALS moves an error by up to about 1e-7 points.
+TIE_PCT = 1e-6
 # Without any pull, a monotone naive curve whose times fall faster than linear scaling between two counts has a
 # range of equally good fits (the Huber loss is linear there); which one the solver stopped at depended on the CPU
 # (a 10% difference in a forecast). This pull towards linear scaling, a thousandth of the model's, picks one.
@@ -1016,7 +1019,7 @@ class Comparison:
     def better(self) -> str:
         if self.common_n and self.common_naive_median_ape_pct is not None and \
                 self.common_answer_median_ape_pct is not None and \
-                self.common_naive_median_ape_pct < self.common_answer_median_ape_pct - 1e-9:
+                self.common_naive_median_ape_pct < self.common_answer_median_ape_pct - TIE_PCT:
             return NAIVE_METHOD
         return ANSWER
 
