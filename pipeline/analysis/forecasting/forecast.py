@@ -604,7 +604,8 @@ def _spec_regression(groups: pd.DataFrame) -> tuple[float | None, float, np.ndar
     if np.linalg.matrix_rank(design) < design.shape[1]:
         return None, math.nan, None
     # rounded as the count curves are (CURVE_DECIMALS): the least squares' last bits depend on the BLAS kernels
-    solution = np.round(np.linalg.lstsq(design, groups["level"].to_numpy(), rcond=None)[0], CURVE_DECIMALS) + 0.0
+    fitted: np.ndarray = np.linalg.lstsq(design, groups["level"].to_numpy(dtype=float), rcond=None)[0]
+    solution = np.round(fitted, CURVE_DECIMALS) + 0.0
     return float(solution[len(rounds) - 1]), float(rounds[-1]), solution[len(rounds):]
 
 
