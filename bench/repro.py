@@ -11,7 +11,10 @@ way), then times, each as one `dvc` command:
 - a `cluster.k` change: params.yaml's `cluster.k` set to 6 as `dvc exp run -S cluster.k=6` sets it (DVC's own
   `apply_overrides`: one line of params.yaml changes), then `dvc repro` (what the experiment runs, without its
   bookkeeping), followed by the `dvc metrics diff` it leaves;
+- with --tests, the default test lane (`python -m pytest -q -p no:cacheprovider`) in the clone, on its outputs;
 - with --stages, each stage alone, forced (`dvc repro -f -s STAGE`), in pipeline order.
+The four rows with a target (issue 39: full repro 45 s, `cluster.k` change 10 s, no-op 1.5 s, default lane
+3 minutes, wall time on this 2-core machine) print it and whether the wall time met it.
 The clone is removed afterwards unless --keep. Each row also prints the 1-minute load average before it
 started: on a 2-core machine a load above about 0.5 means something else was running and the wall time is
 inflated. Nothing here asserts a target: the figures are printed for the docs and for the reader to judge.
@@ -31,6 +34,9 @@ import yaml
 from dvc.utils.hydra import apply_overrides
 
 ROOT = Path(__file__).resolve().parents[1]
+FULL, NO_OP, CLUSTER_K, TESTS = ("full dvc repro, clean clone", "no-op dvc repro", "cluster.k 5 -> 6, dvc repro",
+                                 "default test lane (pytest)")
+TARGET_SECONDS = {FULL: 45.0, NO_OP: 1.5, CLUSTER_K: 10.0, TESTS: 180.0}
 
 
 def timed(command: list[str], cwd: Path) -> tuple[float, float, float]:
@@ -58,30 +64,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", action="store_true", help="keep the clone (for a look at its outputs)")
     parser.add_argument("--stages", action="store_true", help="also time each stage alone, forced")
+    parser.add_argument("--tests", action="store_true", help="also time the default test lane in the clone")
     args = parser.parse_args()
     clone = ROOT.parent / f".{ROOT.name}-repro-bench"
     if clone.exists():
         shutil.rmtree(clone)
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
     try:
-        rows = [("full dvc repro, clean clone", timed(["dvc", "repro"], clone))]
+        rows = [(FULL, timed(["dvc", "repro"], clone))]
         changed = subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True,
                                  check=True).stdout.split("\n")
         changed = [line for line in changed if line.strip()]
         print("after the full repro, git status in the clone is "
               + ("clean: dvc.lock and the metrics are the committed ones, byte for byte" if not changed
                  else "not clean:\n  " + "\n  ".join(changed)))
-        rows.append(("no-op dvc repro", timed(["dvc", "repro"], clone)))
+        rows.append((NO_OP, timed(["dvc", "repro"], clone)))
         params = clone / "params.yaml"
         original = params.read_text(encoding="utf-8")
         apply_overrides(params, ["cluster.k=6"])
         changed_lines = sum(old != new for old, new in zip(original.splitlines(),
                                                            params.read_text(encoding="utf-8").splitlines()))
-        rows.append(("cluster.k 5 -> 6, dvc repro", timed(["dvc", "repro"], clone)))
+        rows.append((CLUSTER_K, timed(["dvc", "repro"], clone)))
         diff = subprocess.run(["dvc", "metrics", "diff"], cwd=clone, capture_output=True, text=True).stdout
         print(f"cluster.k=6 changed {changed_lines} line of params.yaml; dvc metrics diff then prints:\n{diff}")
         params.write_text(original, encoding="utf-8")
         timed(["dvc", "repro"], clone)  # back to the committed outputs
+        if args.tests:
+            rows.append((TESTS, timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], clone)))
         if args.stages:
             rows += [(f"stage {stage} alone (-f -s)", timed(["dvc", "repro", "-f", "-s", stage], clone))
                      for stage in stages_in_order(clone)]
@@ -90,9 +99,11 @@ def main() -> None:
             shutil.rmtree(clone, ignore_errors=True)
     width = max(len(name) for name, _ in rows)
     print(f"{os.cpu_count()} CPUs; load: the 1-minute load average before the command")
-    print(f"{'':<{width}}  {'wall':>9}  {'CPU':>9}  {'load':>5}")
+    print(f"{'':<{width}}  {'wall':>9}  {'CPU':>9}  {'load':>5}  {'target':>8}")
     for name, (seconds, cpu, load) in rows:
-        print(f"{name:<{width}}  {seconds:7.1f} s  {cpu:7.1f} s  {load:5.2f}")
+        target = TARGET_SECONDS.get(name)
+        verdict = "" if target is None else f"  {target:6.1f} s  {'met' if seconds <= target else 'NOT MET'}"
+        print(f"{name:<{width}}  {seconds:7.1f} s  {cpu:7.1f} s  {load:5.2f}{verdict}")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
     python tools/sync_dvc_params.py [--check]
 
 Code deps: the package files a stage's command runs (its import closure and their data files, as
-tests/test_layout.py derives them); the stage's other deps (data, with their comments) stay first, as written.
+tools/layout.py derives them); the stage's other deps (data, with their comments) stay first, as written.
 Params: every stage module `pipeline/stages/<stage>.py` declares `PARAMS`, the params.yaml keys (a section, or a
 dotted key) its code reads, itself or through the library functions it calls; the stage's `params:` list becomes
 exactly that, so a param is never missing (its change would leave the outputs stale) nor extra (its change would
@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.test_layout import modules, stage_code  # noqa: E402  (the one derivation of code deps)
+from tools.layout import modules, stage_code  # noqa: E402  (the one derivation of code deps)
 
 DVC_YAML = ROOT / "dvc.yaml"
 STAGES = ROOT / "pipeline" / "stages"

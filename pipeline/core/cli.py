@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
 from typing import Any, NoReturn, TypeVar
 
 from pipeline.core.errors import UsageError
-from pipeline.core.files import show_progress
+from pipeline.core.files import interrupts_held, show_progress
 
 DISTRIBUTION = "mlperf-efficiency"
 
@@ -91,12 +92,26 @@ def progress(items: Iterable[T], description: str, total: int | None = None) -> 
 def for_each(work: Callable[[T], R], items: Sequence[T], description: str) -> Iterator[R]:
     """`work(item)` for every item, in as many processes as this machine gives the job (benchmarks are
     independent), yielded in the items' order with a progress bar. `work` must be a module-level function (or a
-    functools.partial of one): it is sent to the worker processes."""
+    functools.partial of one): it is sent to the worker processes. The workers ignore Ctrl-C (the terminal sends
+    it to them too) and are stopped by this process when it stops early, so only the caller reports it."""
     workers = min(len(os.sched_getaffinity(0)), len(items))
     if workers <= 1:
         yield from map(work, progress(items, description))
         return
-    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import Pool
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        yield from progress(pool.map(work, items), description, total=len(items))
+    # The workers start (fork) with Ctrl-C held back: a SIGINT during a fork is swallowed by the at-fork hooks
+    # ("Exception ignored") and the parent would run on.
+    with interrupts_held():
+        pool = Pool(workers, initializer=_ignore_interrupts)
+    try:
+        yield from progress(pool.imap(work, items), description, total=len(items))
+    except BaseException:  # an error, Ctrl-C or a consumer that stopped: the other items' work is not wanted
+        pool.terminate()
+        raise
+    pool.close()
+    pool.join()
+
+
+def _ignore_interrupts() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

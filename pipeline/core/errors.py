@@ -4,7 +4,13 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
+from types import TracebackType
 from typing import TypeVar
+
+from pipeline.core.threads import pin_threads
+
+# The exit status of a command stopped by Ctrl-C (128 + SIGINT), as a shell reports it.
+INTERRUPTED = 130
 
 
 class PipelineError(Exception):
@@ -39,14 +45,41 @@ F = TypeVar("F", bound=Callable[..., object])
 
 
 def cli(main: F) -> F:
-    """Wrap a stage's main(): a PipelineError becomes one readable line on stderr and exit status 1."""
+    """Wrap the main() of a stage or command: the numeric libraries run one thread each (`pin_threads`); a
+    PipelineError becomes one readable line on stderr and exit status 1; Ctrl-C (SIGINT) one line and exit
+    status 130, no traceback (a stage swaps its outputs in whole at the end, so the previous ones stay)."""
 
     @functools.wraps(main)
     def wrapper(*args: object, **kwargs: object) -> object:
+        pin_threads()
         try:
             return main(*args, **kwargs)
         except PipelineError as error:
             print(f"error: {error}", file=sys.stderr)
             raise SystemExit(1) from None
+        except KeyboardInterrupt:
+            print(f"interrupted: {_program()} stopped (Ctrl-C)", file=sys.stderr)
+            raise SystemExit(INTERRUPTED) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def quiet_interrupts() -> None:
+    """Ctrl-C outside a wrapped main() too (while a stage or command imports its libraries) prints one line
+    instead of a traceback; the exit status stays 130. Other uncaught exceptions print as before."""
+    previous = sys.excepthook
+
+    def hook(kind: type[BaseException], value: BaseException, traceback: TracebackType | None) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            print(f"interrupted: {_program()} stopped (Ctrl-C)", file=sys.stderr)
+        else:
+            previous(kind, value, traceback)
+
+    sys.excepthook = hook
+
+
+def _program() -> str:
+    """`python -m <module>` as it was run (the module's name from its path under the project)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    return f"python -m {spec.name}" if spec is not None else sys.argv[0]

@@ -7,8 +7,10 @@ import math
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,22 +58,59 @@ def atomic_path(target: Path | str) -> Iterator[Path]:
 def atomic_dir(target: Path | str) -> Iterator[Path]:
     """Yield an empty temporary folder beside `target`; it replaces `target` only if the block succeeds.
 
-    A folder cannot be renamed over a non-empty one, so the old `target` is removed just before the rename:
-    an interruption leaves the old folder, no folder, or the new one, never a partial one under its name.
+    A failure or Ctrl-C in the block leaves the old `target` as it was. A folder cannot be renamed over a non-empty
+    one, so the swap is two renames (the old folder aside, the new one in) with Ctrl-C held back between them, and
+    the old folder is removed after: `target` is never absent nor partial.
     """
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(target)
-    tmp_path = Path(tempfile.mkdtemp(prefix=_temporary_prefix(target), suffix=".tmp", dir=target.parent))
+    with atomic_dirs(target) as (folder,):
+        yield folder
+
+
+@contextlib.contextmanager
+def atomic_dirs(*targets: Path | str) -> Iterator[tuple[Path, ...]]:
+    """`atomic_dir` of several folders at once: an empty temporary folder beside each target, swapped in, one
+    after the other, only if the block succeeds (a stage with two folder outputs)."""
+    folders = [Path(target) for target in targets]
+    temporaries = []
     try:
-        yield tmp_path
-        os.chmod(tmp_path, 0o755)  # mkdtemp makes folders private; outputs are meant to be read and shared
-        if target.exists() or target.is_symlink():
-            _remove(target)
-        os.replace(tmp_path, target)
+        for target in folders:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            remove_stale_temporaries(target)
+            temporaries.append(Path(tempfile.mkdtemp(prefix=_temporary_prefix(target), suffix=".tmp",
+                                                     dir=target.parent)))
+        yield tuple(temporaries)
+        for target, tmp_path in zip(folders, temporaries, strict=True):
+            os.chmod(tmp_path, 0o755)  # mkdtemp makes folders private; outputs are meant to be read and shared
+            _swap_in(tmp_path, target)
     finally:
-        if tmp_path.exists():
-            shutil.rmtree(tmp_path)
+        for tmp_path in temporaries:
+            if tmp_path.exists():
+                shutil.rmtree(tmp_path)
+
+
+def _swap_in(new: Path, target: Path) -> None:
+    """Rename `new` to `target`, the old `target` renamed aside first and removed after; SIGINT is held back
+    (delivered after) between the two renames."""
+    old = Path(f"{new}.old")
+    with interrupts_held():
+        if target.exists() or target.is_symlink():
+            os.replace(target, old)
+        os.replace(new, target)
+    _remove(old)
+
+
+@contextlib.contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Ctrl-C (SIGINT) held back in the block and delivered after it (in the main thread; elsewhere a no-op): a
+    stage that writes several outputs at its end writes all or none of them."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def _temporary_prefix(target: Path) -> str:
@@ -80,7 +119,7 @@ def _temporary_prefix(target: Path) -> str:
 
 def remove_stale_temporaries(target: Path) -> None:
     """Remove the temporary files or folders of `target` that belong to processes no longer running."""
-    pattern = re.compile(rf"\.{re.escape(target.name)}\.(\d+)\.\w+\.tmp")
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.(\d+)\.\w+\.tmp(\.old)?")
     for candidate in target.parent.iterdir():
         match = pattern.fullmatch(candidate.name)
         if match and not _is_running(int(match.group(1))):
@@ -111,16 +150,6 @@ def _flush_to_disk(path: Path) -> None:
     if path.is_file():
         with path.open("rb") as handle:
             os.fsync(handle.fileno())
-
-
-def fresh_dir(target: Path | str) -> Path:
-    """`target` as an empty folder: a stage that writes one file per benchmark starts from nothing, so a
-    benchmark dropped from params leaves no stale file behind."""
-    target = Path(target)
-    if target.exists() or target.is_symlink():
-        _remove(target)
-    target.mkdir(parents=True)
-    return target
 
 
 def write_parquet(frame: pd.DataFrame, target: Path | str) -> None:

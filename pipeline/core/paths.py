@@ -18,6 +18,9 @@ stage and a benchmark added to `analysis.benchmarks` needs no new stage.
                                     summary.json, over every benchmark (mean silhouette, findings supported)
     reports/index.html ...          report: the site (index.html, benchmarks/, methods.html, data.html, assets/),
                                     metrics.json (every scalar), ranking.csv, importance.json
+
+A stage writes a folder output into a temporary folder beside it, swapped in whole at the end
+(`pipeline.core.files.atomic_dir`): the functions below take that `folder` (by default the output's own).
 """
 from __future__ import annotations
 
@@ -56,41 +59,59 @@ RANKING = REPORTS / "ranking.csv"
 IMPORTANCE_SUMMARY = REPORTS / "importance.json"
 
 
-def importance_json(benchmark: str) -> Path:
-    """The importance stage's result of a benchmark (JSON)."""
-    return IMPORTANCE / f"{benchmark}.json"
+def importance_json(benchmark: str, folder: Path = IMPORTANCE) -> Path:
+    """The importance stage's result of a benchmark (JSON).
+
+    `folder` is the stage's output folder (a temporary one while the stage writes).
+    """
+    return folder / f"{benchmark}.json"
 
 
-def clusters_table(benchmark: str) -> Path:
-    """The cluster stage's labelled configurations of a benchmark (Parquet)."""
-    return CLUSTER_TABLES / f"{benchmark}.parquet"
+def clusters_table(benchmark: str, folder: Path = CLUSTER_TABLES) -> Path:
+    """The cluster stage's labelled configurations of a benchmark (Parquet).
+
+    `folder` is the stage's output folder (a temporary one while the stage writes).
+    """
+    return folder / f"{benchmark}.parquet"
 
 
-def clusters_json(benchmark: str) -> Path:
-    """The cluster stage's result of a benchmark: clusters and the diagnostics of k (JSON)."""
-    return CLUSTERS / f"{benchmark}.json"
+def clusters_json(benchmark: str, folder: Path = CLUSTERS) -> Path:
+    """The cluster stage's result of a benchmark: clusters and the diagnostics of k (JSON).
+
+    `folder` is the stage's output folder (a temporary one while the stage writes).
+    """
+    return folder / f"{benchmark}.json"
 
 
-def rank_json(benchmark: str) -> Path:
-    """The rank stage's result of a benchmark: fronts and findings (JSON)."""
-    return RANK / f"{benchmark}.json"
+def rank_json(benchmark: str, folder: Path = RANK) -> Path:
+    """The rank stage's result of a benchmark: fronts and findings (JSON).
+
+    `folder` is the stage's output folder (a temporary one while the stage writes).
+    """
+    return folder / f"{benchmark}.json"
 
 
-def ranking_csv(benchmark: str) -> Path:
-    """The rank stage's ranking table of a benchmark (CSV)."""
-    return RANK / f"{benchmark}.csv"
+def ranking_csv(benchmark: str, folder: Path = RANK) -> Path:
+    """The rank stage's ranking table of a benchmark (CSV).
+
+    `folder` is the stage's output folder (a temporary one while the stage writes).
+    """
+    return folder / f"{benchmark}.csv"
 
 
-def decide_json(benchmark: str) -> Path:
-    """The decide stage's decision support of a benchmark (JSON)."""
-    return DECIDE / f"{benchmark}.json"
+def decide_json(benchmark: str, folder: Path = DECIDE) -> Path:
+    """The decide stage's decision support of a benchmark (JSON).
+
+    `folder` is the stage's output folder (a temporary one while the stage writes).
+    """
+    return folder / f"{benchmark}.json"
 
 
-def models_json(benchmark: str) -> Path:
+def models_json(benchmark: str, folder: Path = DECIDE) -> Path:
     """The decide stage's fitted forecast models of a benchmark, which predict and recommend answer from."""
-    return DECIDE / f"{benchmark}.models.json"
+    return folder / f"{benchmark}.models.json"
 
 
-def headline_metrics(benchmark: str) -> Path:
+def headline_metrics(benchmark: str, folder: Path = HEADLINE_METRICS) -> Path:
     """The few numbers of a benchmark that `dvc metrics show` prints."""
-    return HEADLINE_METRICS / f"{benchmark}.json"
+    return folder / f"{benchmark}.json"

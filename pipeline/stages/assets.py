@@ -9,11 +9,12 @@ reruns when the code or the chart library changes, not on a data or params chang
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from pipeline.core import paths
 from pipeline.core.cli import stage_arguments
 from pipeline.core.errors import cli
-from pipeline.core.files import fresh_dir, write_text
+from pipeline.core.files import atomic_dir, write_text
 from pipeline.report.assets import site_assets
 
 # The settings this stage reads (tools/sync_dvc_params.py writes them into dvc.yaml; tests/test_params_deps.py checks).
@@ -24,9 +25,9 @@ PARAMS: tuple[str, ...] = ()
 def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.assets", __doc__, argv)
     assets = site_assets()
-    fresh_dir(paths.ASSETS)
-    for name, text in sorted(assets.items()):
-        write_text(text, paths.REPORTS / name)
+    with atomic_dir(paths.ASSETS) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
+        for name, text in sorted(assets.items()):
+            write_text(text, folder / Path(name).relative_to(paths.ASSETS.name))
     print(f"wrote {len(assets)} assets into {paths.ASSETS}/ "
           f"({sum(len(text.encode()) for text in assets.values()) // 1024} KiB)")
 

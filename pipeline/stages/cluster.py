@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.core import paths
 from pipeline.core.cli import for_each, stage_arguments
 from pipeline.core.errors import cli
-from pipeline.core.files import fresh_dir, write_parquet
+from pipeline.core.files import atomic_dirs, write_parquet
 from pipeline.settings import Settings, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
@@ -28,8 +29,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-def cluster(benchmark: str, configurations: pd.DataFrame, settings: Settings) -> str:
-    """Cluster one benchmark and write its outputs; the line to print."""
+def cluster(benchmark: str, configurations: pd.DataFrame, settings: Settings, tables: Path, reports: Path) -> str:
+    """Cluster one benchmark and write its outputs into the folders `tables` (the labelled configurations) and
+    `reports` (the diagnostics); the line to print."""
     from pipeline.analysis.scope import in_scope
     from pipeline.analysis.statistics import clustering
     from pipeline.analysis.statistics.importance_result import ImportanceReport
@@ -39,8 +41,8 @@ def cluster(benchmark: str, configurations: pd.DataFrame, settings: Settings) ->
     candidates, source = clustering.candidate_features(importance, settings.cluster.default_features)
     clustered, summary = clustering.cluster_benchmark(frame, candidates, settings.cluster, source,
                                                       benchmark=benchmark)
-    write_parquet(clustered, paths.clusters_table(benchmark))
-    summary.write(paths.clusters_json(benchmark))
+    write_parquet(clustered, paths.clusters_table(benchmark, tables))
+    summary.write(paths.clusters_json(benchmark, reports))
     verdict = summary.k_verdict.message if summary.k_verdict else summary.reason
     return f"{benchmark}: {summary.status}, k = {summary.k} on {summary.features}; {verdict}"
 
@@ -53,10 +55,10 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     configurations = read_configurations()
     benchmarks = analysed_benchmarks(settings.analysis, configurations)
-    for folder in (paths.CLUSTER_TABLES, paths.CLUSTERS):
-        fresh_dir(folder)
-    for line in for_each(partial(cluster, configurations=configurations, settings=settings), benchmarks, "cluster"):
-        print(line)
+    with atomic_dirs(paths.CLUSTER_TABLES, paths.CLUSTERS) as (tables, reports):  # swapped in whole at the end
+        for line in for_each(partial(cluster, configurations=configurations, settings=settings, tables=tables,
+                                     reports=reports), benchmarks, "cluster"):
+            print(line)
 
 
 if __name__ == "__main__":

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.core import paths
 from pipeline.core.cli import for_each, stage_arguments
 from pipeline.core.errors import cli
-from pipeline.core.files import fresh_dir
+from pipeline.core.files import atomic_dir
 from pipeline.settings import Analysis, Decide, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
@@ -31,9 +32,9 @@ if TYPE_CHECKING:
 
 
 def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Analysis, settings: Decide,
-                     backtest_points: pd.DataFrame) -> str:
-    """Fit and summarise one benchmark (of the whole configurations table) and write its outputs; the
-    line to print."""
+                     backtest_points: pd.DataFrame, folder: Path) -> str:
+    """Fit and summarise one benchmark (of the whole configurations table) and write its outputs into `folder`;
+    the line to print."""
     from pipeline.analysis.forecasting import decide
     from pipeline.analysis.forecasting.forecast import FittedBenchmark, fit_benchmark, model_inputs
     from pipeline.analysis.forecasting.models_artifact import (
@@ -47,13 +48,13 @@ def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Ana
     reason = decide.skip_reason(frame, analysis.min_configurations)
     record = (not_analysed_record(benchmark, reason or "no results in scope", settings.interval) if frame.empty
               else models_record(fit_benchmark(benchmark, frame, backtest_points, settings.interval, reason)))
-    write_models(record, paths.models_json(benchmark))
-    saved = read_models(paths.models_json(benchmark))  # what predict reads, so decide.json states its answers
+    write_models(record, paths.models_json(benchmark, folder))
+    saved = read_models(paths.models_json(benchmark, folder))  # what predict reads, so decide.json states its answers
     fitted = saved if isinstance(saved, FittedBenchmark) else None
     points = backtest_points[backtest_points["benchmark"] == benchmark]
     summary = decide.summarise(benchmark, frame, fitted, points, settings.efficiency_floor, settings.interval,
                                reason, settings.trust)
-    summary.write(paths.decide_json(benchmark))
+    summary.write(paths.decide_json(benchmark, folder))
     backtest = summary.backtest
     error = None if backtest is None else backtest.common_answer_median_ape_pct
     naive = None if backtest is None else backtest.common_naive_median_ape_pct
@@ -70,11 +71,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     from pipeline.analysis.scope import analysed_benchmarks, read_configurations
 
     configurations = read_configurations()  # read once: every benchmark's worker cuts its own rows
-    fresh_dir(paths.DECIDE)
-    work = partial(decide_benchmark, configurations=configurations, analysis=settings.analysis,
-                   settings=settings.decide, backtest_points=load_backtest())
-    for line in for_each(work, analysed_benchmarks(settings.analysis, configurations), "decide"):
-        print(line)
+    with atomic_dir(paths.DECIDE) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
+        work = partial(decide_benchmark, configurations=configurations, analysis=settings.analysis,
+                       settings=settings.decide, backtest_points=load_backtest(), folder=folder)
+        for line in for_each(work, analysed_benchmarks(settings.analysis, configurations), "decide"):
+            print(line)
 
 
 if __name__ == "__main__":

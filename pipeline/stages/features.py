@@ -17,7 +17,7 @@ from pipeline.analysis.configurations import build_configurations
 from pipeline.core import paths, schemas
 from pipeline.core.cli import stage_arguments
 from pipeline.core.errors import cli
-from pipeline.core.files import write_csv, write_parquet
+from pipeline.core.files import interrupts_held, write_csv, write_parquet
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
 # into dvc.yaml; tests/test_params_deps.py checks).
@@ -31,8 +31,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     results = schemas.validate_results(pd.read_parquet(paths.RESULTS))
     runs = schemas.validate_runs(pd.read_parquet(paths.RUNS))
     configurations, notes = build_configurations(systems, results, runs)
-    write_parquet(configurations, paths.CONFIGURATIONS)
-    write_csv(notes, paths.FEATURE_NOTES)
+    with interrupts_held():  # Ctrl-C: both tables of the previous run or both of this one
+        write_parquet(configurations, paths.CONFIGURATIONS)
+        write_csv(notes, paths.FEATURE_NOTES)
     n_missing = int(configurations["accelerator_count"].isna().sum())
     n_republished = int(configurations["republished_of"].notna().sum())
     print(f"{len(configurations)} configurations, {n_missing} without an accelerator count, {n_republished} "

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from pipeline.core import paths
 from pipeline.core.cli import for_each, stage_arguments
 from pipeline.core.errors import NothingAnalysedError, cli
-from pipeline.core.files import fresh_dir
+from pipeline.core.files import atomic_dir
 from pipeline.settings import Settings, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
@@ -47,21 +47,21 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     configurations = read_configurations()
     benchmarks = analysed_benchmarks(settings.analysis, configurations)
-    fresh_dir(paths.IMPORTANCE)
     skipped = {}
-    for report in for_each(partial(analyse, configurations=configurations, settings=settings), benchmarks,
-                           "importance"):
-        report.write(paths.importance_json(report.benchmark))
-        verdict = report.reason if report.gate is None else report.gate.message
-        print(f"{report.benchmark}: {report.status}, {verdict}; selected {report.selected_features}")
-        if report.status == "skipped":
-            skipped[report.benchmark] = report.reason
-    if len(skipped) == len(benchmarks):
-        raise NothingAnalysedError(
-            "every benchmark was skipped: " + "; ".join(f"{name}: {reason}" for name, reason in skipped.items())
-            + f". The scope (analysis.division {settings.analysis.division!r}, rounds {settings.analysis.rounds!r}, "
-            f"availability {settings.analysis.availability!r}) leaves too few configurations: widen it or lower "
-            "analysis.min_configurations in params.yaml")
+    with atomic_dir(paths.IMPORTANCE) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
+        for report in for_each(partial(analyse, configurations=configurations, settings=settings), benchmarks,
+                               "importance"):
+            report.write(paths.importance_json(report.benchmark, folder))
+            verdict = report.reason if report.gate is None else report.gate.message
+            print(f"{report.benchmark}: {report.status}, {verdict}; selected {report.selected_features}")
+            if report.status == "skipped":
+                skipped[report.benchmark] = report.reason
+        if len(skipped) == len(benchmarks):
+            raise NothingAnalysedError(
+                "every benchmark was skipped: " + "; ".join(f"{name}: {reason}" for name, reason in skipped.items())
+                + f". The scope (analysis.division {settings.analysis.division!r}, rounds "
+                f"{settings.analysis.rounds!r}, availability {settings.analysis.availability!r}) leaves too few "
+                "configurations: widen it or lower analysis.min_configurations in params.yaml")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pipeline.core.cli import ArgumentParser
 from pipeline.core.errors import cli
+from pipeline.core.files import interrupts_held
 from pipeline.mlperf.accounting import format_tally
 from pipeline.mlperf.rounds import expand_sources, ingest
 
@@ -41,7 +42,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     tables = ingest(expand_sources(args.sources), workers=args.workers)
-    tables.write(args.out)
+    with interrupts_held():  # Ctrl-C: every table of the previous run or every one of this run
+        tables.write(args.out)
     print(format_tally(tables.tally))
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from pipeline.core import paths
 from pipeline.core.cli import for_each, stage_arguments
 from pipeline.core.errors import cli
-from pipeline.core.files import fresh_dir, write_csv
+from pipeline.core.files import atomic_dir, write_csv
 from pipeline.settings import Settings, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
@@ -67,12 +67,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     ranked = list(for_each(partial(rank, settings=settings), benchmarks, "rank"))
     adjusted, correction = findings.adjust({benchmark: found for benchmark, _, _, found in ranked},
                                            settings.findings.alpha)
-    fresh_dir(paths.RANK)
-    for benchmark, table, result, _ in ranked:
-        write_csv(table, paths.ranking_csv(benchmark))
-        (result.with_findings(adjusted[benchmark], correction) if result.analysed else result).write(
-            paths.rank_json(benchmark))
-        print(f"{benchmark}: ranked {len(table)} configurations")
+    with atomic_dir(paths.RANK) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
+        for benchmark, table, result, _ in ranked:
+            write_csv(table, paths.ranking_csv(benchmark, folder))
+            (result.with_findings(adjusted[benchmark], correction) if result.analysed else result).write(
+                paths.rank_json(benchmark, folder))
+            print(f"{benchmark}: ranked {len(table)} configurations")
     print(correction.statement())
 
 

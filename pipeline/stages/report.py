@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pipeline.core import paths
 from pipeline.core.cli import stage_arguments
 from pipeline.core.errors import cli
-from pipeline.core.files import fresh_dir, write_csv, write_json, write_text
+from pipeline.core.files import atomic_dirs, interrupts_held, write_csv, write_json, write_text
 from pipeline.settings import load_params, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
@@ -53,21 +53,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     configurations = read_configurations()
     outputs = [load_benchmark_outputs(benchmark, republished_left_out(configurations, settings.analysis, benchmark))
                for benchmark in analysed_benchmarks(settings.analysis, configurations)]
-    write_csv(combined_ranking(outputs), paths.RANKING)
-    write_json(scalar_metrics(outputs), paths.METRICS)
-    fresh_dir(paths.HEADLINE_METRICS)
-    for item in outputs:
-        write_json(headline_metrics(item), paths.headline_metrics(item.benchmark))
     correction = findings_correction(outputs)
-    write_json(summary_metrics(outputs, correction), paths.SUMMARY_METRICS)
-    write_json({item.benchmark: item.importance.as_json() for item in outputs}, paths.IMPORTANCE_SUMMARY)
     context = site_context(outputs, pd.read_parquet(paths.RESULTS), pd.read_csv(paths.QUARANTINE), params,
                            provenance(params), load_tally(), prices, configurations)
     site = render_site(context)
-    for folder in SITE_FOLDERS:
-        fresh_dir(paths.REPORTS / folder)
-    for name, text in sorted(site.items()):
-        write_text(text, paths.REPORTS / name)
+    # Everything is computed: written now, Ctrl-C held back until the last output is in place, each folder written
+    # beside its old self and swapped in whole, so the site is never absent nor half old, half new.
+    with interrupts_held(), atomic_dirs(paths.HEADLINE_METRICS, *(paths.REPORTS / name for name in SITE_FOLDERS)) \
+            as (metrics, *folders):
+        for item in outputs:
+            write_json(headline_metrics(item), paths.headline_metrics(item.benchmark, metrics))
+        write_json(summary_metrics(outputs, correction), metrics / paths.SUMMARY_METRICS.name)
+        for name, text in sorted(site.items()):
+            top, _, rest = name.partition("/")
+            write_text(text, folders[SITE_FOLDERS.index(top)] / rest if top in SITE_FOLDERS else paths.REPORTS / name)
+        write_csv(combined_ranking(outputs), paths.RANKING)
+        write_json(scalar_metrics(outputs), paths.METRICS)
+        write_json({item.benchmark: item.importance.as_json() for item in outputs}, paths.IMPORTANCE_SUMMARY)
     size = sum(len(text.encode()) for text in site.values()) // 1024
     print(f"wrote {len(site)} pages into {paths.REPORTS}/ ({size} KiB)")
 

@@ -176,12 +176,14 @@ def test_a_killed_ingest_leaves_no_partial_output_and_its_repetition_the_same_by
     assert sorted(os.listdir(out)) == sorted(INGEST_OUTPUTS), "the temporaries of the killed runs were not removed"
 
 
-def _stages_with_threads(project: Path, threads: int) -> dict[str, bytes]:
-    """Run the importance, cluster and backtest stages in `project` with `threads` OpenMP and BLAS threads; every
-    output's bytes by path."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": str(threads),
-           "OPENBLAS_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), "CI": "true"}
-    for stage in ("importance", "cluster", "backtest"):
+ANALYSIS_STAGES = ("importance", "cluster", "rank", "backtest", "decide")
+
+
+def _analysis_outputs(project: Path, settings: dict[str, str]) -> dict[str, bytes]:
+    """Run the analysis stages in `project` with the environment variables `settings` added; every output's bytes
+    by path."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CI": "true", **settings}
+    for stage in ANALYSIS_STAGES:
         subprocess.run([sys.executable, "-m", f"pipeline.stages.{stage}"], cwd=project, env=env, check=True,
                        capture_output=True)
     return {path.relative_to(project).as_posix(): path.read_bytes()
@@ -189,23 +191,67 @@ def _stages_with_threads(project: Path, threads: int) -> dict[str, bytes]:
             if path.is_file() and path.name != "configurations.parquet"}
 
 
-@pytest.mark.slow
-def test_thread_counts_change_no_byte(tmp_path: Path) -> None:
-    """The learners (gradient boosting, k-means, the forecasts' least squares) and BLAS run on 1 or 2 threads: the
-    outputs DVC hashes are the same bytes, so a clean clone's dvc.lock holds on a machine with another number of
-    cores."""
-    configurations = ROOT / "data" / "processed" / "configurations.parquet"
-    if not configurations.is_file():
-        pytest.skip("needs data/processed/configurations.parquet (dvc pull or dvc repro features)")
+def _project(folder: Path, benchmarks: list[str]) -> Path:
+    """A scratch project with this checkout's configurations and ingest tables, analysing `benchmarks`."""
     from tests.conftest import project_params_with
 
-    params = project_params_with("analysis.benchmarks", ["resnet", "bert"])
+    (folder / "data" / "processed").mkdir(parents=True)
+    shutil.copyfile(ROOT / "data" / "processed" / "configurations.parquet",
+                    folder / "data" / "processed" / "configurations.parquet")
+    shutil.copytree(ROOT / "data" / "interim", folder / "data" / "interim")
+    params = project_params_with("analysis.benchmarks", benchmarks)
+    (folder / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    return folder
+
+
+def _needs_outputs() -> None:
+    if not (ROOT / "data" / "processed" / "configurations.parquet").is_file() or \
+            not (ROOT / "data" / "interim" / "runs.parquet").is_file():
+        pytest.skip("needs data/processed/configurations.parquet and data/interim/ (dvc pull or dvc repro features)")
+
+
+def _blas_kernel(core_type: str) -> str | None:
+    """The kernel family the installed OpenBLAS uses when OPENBLAS_CORETYPE is `core_type` (threadpoolctl), or
+    None when this CPU cannot run it."""
+    probe = subprocess.run([sys.executable, "-c", "import numpy, threadpoolctl; print(*[info.get('architecture') "
+                            "for info in threadpoolctl.threadpool_info() if info['user_api'] == 'blas'])"],
+                           env={**os.environ, "OPENBLAS_CORETYPE": core_type}, capture_output=True, text=True)
+    return probe.stdout.strip() or None if probe.returncode == 0 else None
+
+
+@pytest.mark.slow
+def test_thread_counts_change_no_byte(tmp_path: Path) -> None:
+    """The learners (gradient boosting, k-means, the forecasts' least squares) and BLAS asked for 1 or 2 threads:
+    the outputs DVC hashes are the same bytes, so a clean clone's dvc.lock holds on a machine with another number
+    of cores (every stage pins one thread: pipeline/core/threads.py)."""
+    _needs_outputs()
     outputs = []
     for threads in (1, 2):
-        project = tmp_path / f"threads-{threads}"
-        (project / "data" / "processed").mkdir(parents=True)
-        shutil.copyfile(configurations, project / "data" / "processed" / "configurations.parquet")
-        (project / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
-        outputs.append(_stages_with_threads(project, threads))
+        project = _project(tmp_path / f"threads-{threads}", ["resnet", "bert"])
+        outputs.append(_analysis_outputs(project, {name: str(threads) for name in (
+            "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}))
     assert outputs[0].keys() == outputs[1].keys() and len(outputs[0]) >= 6
     assert [name for name in outputs[0] if outputs[0][name] != outputs[1][name]] == []
+
+
+@pytest.mark.slow
+def test_blas_kernels_change_no_byte(tmp_path: Path) -> None:
+    """The analysis stages with the BLAS kernels of other CPUs (OPENBLAS_CORETYPE: the ones this CPU can run
+    among SkylakeX, Haswell, Sandybridge and Prescott) write the same bytes: no decision flips on a last-bit
+    difference (issue 39: coverage 0.88 -> 0.90 and every later stage's outputs on another machine)."""
+    _needs_outputs()
+    kernels: dict[str, str] = {}
+    for core_type in ("SkylakeX", "Haswell", "Sandybridge", "Prescott"):
+        kernel = _blas_kernel(core_type)
+        if kernel is not None and kernel not in kernels.values():
+            kernels[core_type] = kernel
+    if len(kernels) < 2:
+        pytest.skip(f"this CPU runs fewer than two BLAS kernel families: {kernels}")
+    outputs = {core_type: _analysis_outputs(_project(tmp_path / core_type, ["resnet", "bert", "dlrm_dcnv2"]),
+                                            {"OPENBLAS_CORETYPE": core_type})
+               for core_type in kernels}
+    first, *others = outputs
+    assert len(outputs[first]) >= 9
+    differing = {other: [name for name in outputs[first] if outputs[first][name] != outputs[other].get(name)]
+                 for other in others}
+    assert differing == {other: [] for other in others}, f"kernels {kernels}"

@@ -119,6 +119,23 @@ ROUND_PRIOR_WEIGHT = 0.01
 # Huber scale of the count curve's fit, in log minutes: residuals beyond 5% (the run-to-run variation MLCommons
 # states for most benchmarks) count linearly, so one odd result does not set the curve.
 HUBER_SCALE = 0.05
+# The count curve's level and steps (log minutes) are solved exactly from the solver's active set
+# (`_exact_optimum`) and rounded to CURVE_DECIMALS decimals before any forecast, interval or trust decision uses
+# them: the solver's own answer depends on the CPU's BLAS kernels in its last 1e-8, and decisions downstream
+# flipped on that (issue 39). 1e-9 log minutes is 1e-7 % of a time to train. A parameter within BOUND_GAP of a
+# bound is taken as at it; a system worse conditioned than MAX_CONDITION, or sets still changing after
+# ACTIVE_SET_STEPS solves, keep the solver's answer.
+CURVE_DECIMALS = 9
+BOUND_GAP = 1e-6
+MAX_CONDITION = 1e10
+ACTIVE_SET_STEPS = 50
+# Two median errors (percentage points) closer than this are a tie (the answer wins it): the curves' rounding to
+# CURVE_DECIMALS moves an error by up to about 1e-7 points.
+TIE_PCT = 1e-6
+# Without any pull, a monotone naive curve whose times fall faster than linear scaling between two counts has a
+# range of equally good fits (the Huber loss is linear there); which one the solver stopped at depended on the CPU
+# (a 10% difference in a forecast). This pull towards linear scaling, a thousandth of the model's, picks one.
+NAIVE_TIE_BREAK_WEIGHT = 1e-4
 # A regression on specifications needs this many families with specifications in the training rounds.
 MIN_SPEC_FAMILIES = 4
 # Progress per year slows as a benchmark matures (BERT: -0.5 in log time per year early, -0.03 lately) and
@@ -318,10 +335,50 @@ def _count_curve(log_counts: tuple[float, ...], log_times: tuple[float, ...], ex
     upper = np.concatenate([[np.inf], np.zeros(len(steps)), np.full(n_groups, np.inf)])
     start = np.concatenate([[float(np.median(times - exponent * (knots[position] - knots[0])))],
                             exponent * steps, np.zeros(n_groups)])
-    solution = least_squares(residuals, start, jac=jacobian, bounds=(lower, upper), loss="huber",
-                             f_scale=scale, method="trf").x
-    step_values = np.clip(solution[1:len(knots)], -steps, 0.0)
-    return CountCurve(knots, solution[0] + np.concatenate([[0.0], np.cumsum(step_values)]), float(exponent))
+    solution = _exact_optimum(least_squares(residuals, start, jac=jacobian, bounds=(lower, upper), loss="huber",
+                                            f_scale=scale, method="trf").x,
+                              np.vstack([design, prior]), np.concatenate([times, target]), lower, upper, scale)
+    rounded = np.round(solution, CURVE_DECIMALS) + 0.0
+    step_values = np.clip(rounded[1:len(knots)], -steps, 0.0)  # a step at its bound stays exactly there
+    return CountCurve(knots, rounded[0] + np.concatenate([[0.0], np.cumsum(step_values)]), float(exponent))
+
+
+def _exact_optimum(solution: np.ndarray, rows: np.ndarray, targets: np.ndarray, lower: np.ndarray,
+                   upper: np.ndarray, scale: float) -> np.ndarray:
+    """The Huber fit's optimum solved exactly where the iterative `solution` leaves off: with the residuals
+    beyond `scale` (linear loss) and the parameters at a bound fixed, the optimum solves a linear system. Starting
+    from those of `solution`, a parameter the system would take past its bound is held there, one the cost's
+    gradient pulls inwards from its bound is released, a residual that crosses `scale` changes side, and the
+    system is solved again until nothing changes. The solver stops within about 1e-8 of it, at a point that
+    depends on the CPU's BLAS kernels; this does not. `solution` itself when a system is singular or the sets
+    do not settle."""
+    residual = rows @ solution - targets
+    linear, signs = np.abs(residual) > scale, np.sign(residual)
+    at_lower, at_upper = solution <= lower + BOUND_GAP, solution >= upper - BOUND_GAP
+    for _ in range(ACTIVE_SET_STEPS):
+        free = ~(at_lower | at_upper)
+        exact = np.where(at_lower, lower, np.where(at_upper, upper, 0.0))
+        quadratic = rows[~linear][:, free]
+        normal = quadratic.T @ quadratic
+        if not free.any() or np.linalg.cond(normal) > MAX_CONDITION:
+            return solution
+        pushed = scale * rows[linear][:, free].T @ signs[linear]  # the linear residuals' constant pull
+        exact[free] = np.linalg.solve(normal, quadratic.T @ (targets[~linear] - rows[~linear] @ exact) - pushed)
+        below, above = free & (exact < lower), free & (exact > upper)
+        if below.any() or above.any():
+            at_lower, at_upper = at_lower | below, at_upper | above
+            continue
+        moved = rows @ exact - targets
+        crossed = (np.abs(moved) > scale) != linear
+        if crossed.any() or np.any(np.sign(moved[linear]) != signs[linear]):
+            linear, signs = np.abs(moved) > scale, np.sign(moved)
+            continue
+        gradient = rows[~linear].T @ moved[~linear] + scale * rows[linear].T @ signs[linear]
+        release_lower, release_upper = at_lower & (gradient < 0), at_upper & (gradient > 0)
+        if not (release_lower.any() or release_upper.any()):
+            return exact
+        at_lower, at_upper = at_lower & ~release_lower, at_upper & ~release_upper
+    return solution
 
 
 # --- the model ----------------------------------------------------------------------------------------------------
@@ -353,11 +410,11 @@ class Forecaster:
 
     @cached_property
     def monotone_naive(self) -> dict[str, CountCurve]:
-        """Each family's monotone naive rule: its best times of its latest round joined (slopes in [-1, 0], no
-        pull), linear scaling beyond them."""
+        """Each family's monotone naive rule: its best times of its latest round joined (slopes in [-1, 0], a
+        pull towards linear scaling only to break ties, NAIVE_TIE_BREAK_WEIGHT), linear scaling beyond them."""
         return {str(family): fit_count_curve(np.log(rows["accelerator_count_published"].to_numpy(dtype=float)),
                                              np.log(rows["time_to_train_min"].to_numpy(dtype=float)), -1.0,
-                                             prior_weight=0.0)
+                                             prior_weight=NAIVE_TIE_BREAK_WEIGHT)
                 for family, rows in self.naive_rows.groupby("accelerator_family", sort=True)}
 
     @cached_property
@@ -546,7 +603,9 @@ def _spec_regression(groups: pd.DataFrame) -> tuple[float | None, float, np.ndar
     design = np.column_stack([dummies, features])
     if np.linalg.matrix_rank(design) < design.shape[1]:
         return None, math.nan, None
-    solution = np.linalg.lstsq(design, groups["level"].to_numpy(), rcond=None)[0]
+    # rounded as the count curves are (CURVE_DECIMALS): the least squares' last bits depend on the BLAS kernels
+    fitted: np.ndarray = np.linalg.lstsq(design, groups["level"].to_numpy(dtype=float), rcond=None)[0]
+    solution = np.round(fitted, CURVE_DECIMALS) + 0.0
     return float(solution[len(rounds) - 1]), float(rounds[-1]), solution[len(rounds):]
 
 
@@ -961,7 +1020,7 @@ class Comparison:
     def better(self) -> str:
         if self.common_n and self.common_naive_median_ape_pct is not None and \
                 self.common_answer_median_ape_pct is not None and \
-                self.common_naive_median_ape_pct < self.common_answer_median_ape_pct - 1e-9:
+                self.common_naive_median_ape_pct < self.common_answer_median_ape_pct - TIE_PCT:
             return NAIVE_METHOD
         return ANSWER
 
