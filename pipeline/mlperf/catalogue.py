@@ -115,11 +115,13 @@ def identify(round_: str, folder: str) -> Benchmark | None:
     return None
 
 
-# When each round was published (year, month): the software era a result belongs to.
+# When each round was published (year, month): the software era a result belongs to. v6.0: MLCommons' press
+# release of 16 June 2026 (mlcommons.org, "MLPerf Training v6.0 results").
 ROUND_PUBLISHED = {
     "v0.5": (2018, 12), "v0.6": (2019, 7), "v0.7": (2020, 7), "v1.0": (2021, 6), "v1.1": (2021, 12),
     "v2.0": (2022, 6), "v2.1": (2022, 11), "v3.0": (2023, 6), "v3.1": (2023, 11), "v4.0": (2024, 6),
     "v4.1": (2024, 11), "v5.0": (2025, 6), "v5.1": (2025, 11),
+    "v6.0": (2026, 6),
 }
 
 
