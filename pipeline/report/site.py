@@ -28,6 +28,7 @@ from pipeline.analysis.pricing.price_table import CostRange, cost_range
 from pipeline.analysis.pricing.prices import Prices
 from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report import charts
+from pipeline.report.currency import currency
 from pipeline.report.formatting import hardware_name, missing, number, round_order
 from pipeline.report.inputs import BenchmarkOutputs
 from pipeline.report.sections import benchmark_title, report_context
@@ -221,7 +222,7 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
                                energy.get(item.benchmark), newest) for item in outputs]
     backtest = {item.benchmark: charts.backtest_chart(f"{item.benchmark}_backtest", item.decide_summary,
                                                       sections[item.benchmark]["model"]) for item in outputs}
-    return {**shared, "newest": newest, "today": today, "colours": colours,
+    return {**shared, "newest": newest, "currency": currency(newest, provenance_), "today": today, "colours": colours,
             "backtest_charts": {name: embed(chart) for name, chart in backtest.items() if chart is not None},
             "comparison": None if comparison.empty else embed(
                 charts.family_comparison_chart("family_comparison", comparison, colours, str(newest))),
