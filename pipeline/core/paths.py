@@ -37,6 +37,8 @@ RUNS = INTERIM / "runs.parquet"
 RESULTS = INTERIM / "results.parquet"
 QUARANTINE = INTERIM / "quarantine.csv"
 TALLY = INTERIM / "tally.csv"
+# Our scores against the summaries a round ships (pipeline/mlperf/summaries.py).
+SUMMARY_CHECK = INTERIM / "summary_check.json"
 
 PROCESSED = Path("data/processed")
 CONFIGURATIONS = PROCESSED / "configurations.parquet"

@@ -42,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     from pipeline.analysis.pricing.prices import load_price_table
     from pipeline.analysis.scope import analysed_benchmarks, read_configurations, republished_left_out
-    from pipeline.report.inputs import load_benchmark_outputs, load_tally
+    from pipeline.report.inputs import load_benchmark_outputs, load_summary_check, load_tally
     from pipeline.report.provenance import provenance
     from pipeline.report.sections import findings_correction
     from pipeline.report.site import render_site, site_context
@@ -63,6 +63,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     write_json({item.benchmark: item.importance.as_json() for item in outputs}, paths.IMPORTANCE_SUMMARY)
     context = site_context(outputs, pd.read_parquet(paths.RESULTS), pd.read_csv(paths.QUARANTINE), params,
                            provenance(params), load_tally(), prices, configurations)
+    context["summary_check"] = load_summary_check()
     site = render_site(context)
     for folder in SITE_FOLDERS:
         fresh_dir(paths.REPORTS / folder)

@@ -274,7 +274,21 @@ def render_fixture_site(scratch: Path, energy: bool = False) -> dict[str, str]:
                                 provenance.provenance(PARAMS, lock=lock, cwd=scratch), fixture_tally(),
                                 Prices(Path("examples/prices.yaml"), {"A100": 1.5, "H100": 3.0}),
                                 with_energy_columns(configurations) if energy else configurations)
+    context["summary_check"] = SUMMARY_CHECK  # as the report stage adds it
     return {**site.render_site(context), **assets.static_assets()}  # the pages and the assets beside them
+
+
+# data/interim/summary_check.json of a round that ships its summaries (tests/mlperf/test_summaries.py makes one).
+SUMMARY_CHECK = [{"round": "v3.0", "shipped": 3, "equal": 1, "differing": 1, "not_scored_here": 1,
+                  "files": ["Acme/summary.json"],
+                  "largest_difference": {"submitter": "Acme", "system": "other", "benchmark": "rgat", "ours_min": 22.0,
+                                         "shipped_min": 22.5, "relative": 0.022222}}]
+
+
+def test_the_data_page_reports_agreement_with_the_shipped_summaries(pages: dict[str, str]) -> None:
+    text = page_text(pages[site.DATA])
+    assert ("v3.0 ships the official summarizer's scores (1 summary file, 3 scores): 1 equal ours, 1 differ (the "
+            "largest: Acme other rgat, 22.0 min here against 22.5 shipped, 2.2%), and 1 have no score here") in text
 
 
 def write_fixture_site(folder: Path, energy: bool = False) -> Path:
