@@ -1,15 +1,18 @@
 """Where each round comes from, and putting it under `data/raw/`: a mirror of archives or folders, else a shallow,
 sparse clone of MLCommons' repository packed into the mirror's archive format.
 
-`plan` decides, for each round of params `fetch.rounds`, its source (the mirror's `training_results_<round>.tar.gz`
+`plan` decides, for each round of params `fetch.rounds` (or, for `all`, each round found:
+`pipeline.mlperf.discovery`), its source (the mirror's `training_results_<round>.tar.gz`
 or `training_results_<round>/`, or a clone of `fetch.upstream`); `mirror_listing` describes those sources by
 content (the archives' SHA-256, cached by size and time), so the fetch stage, which depends on that listing, reruns
 when an archive of the mirror is replaced and never when it is only touched. `fetch` places every round, all or
 nothing: the rounds are gathered in a hidden folder that replaces `data/raw/` only once every round is in.
 
-A `fetch.mirror` that names no folder is a mistake (a misspelt path would otherwise clone every round from GitHub):
-`fetch.mirror: null` says there is no mirror. A round that is cloned is announced on stderr with the reason and
-its download size before the clone starts.
+A `fetch.mirror` that does not exist is announced on stderr and every round is then cloned (the default
+`../shared/mlperf` is absent on most machines); one that is a file is a mistake. `fetch.mirror: null` says there is
+no mirror. A round that is cloned is announced on stderr with the reason and its download size before the clone
+starts. The validate stage reads each archive of the mirror to its end (`check_archive`) and checks it against
+the mirror's SHA256SUMS before the fetch stage may copy it.
 """
 from __future__ import annotations
 

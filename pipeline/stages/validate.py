@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from pipeline.core import paths
 from pipeline.core.cli import stage_arguments
 from pipeline.core.errors import cli
 from pipeline.core.files import write_json
 from pipeline.mlperf.discovery import discover, say
-from pipeline.mlperf.fetching import check_reachable, clone_reason, mirror_folder, mirror_listing, plan
+from pipeline.mlperf.fetching import check_reachable, clone_reason, mirror_listing, plan
 from pipeline.settings import load_settings
 
 # The settings this stage reads (tools/sync_dvc_params.py writes them into dvc.yaml; tests/test_params_deps.py checks).
@@ -40,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         load_price_table(settings.report.prices)
     fetch = settings.fetch
     if fetch.rounds == "all":
-        found = discover(mirror_folder(fetch.mirror, fetch.upstream), fetch.upstream, paths.UPSTREAM_RECORD)
+        found = discover(None if fetch.mirror is None else Path(fetch.mirror), fetch.upstream, paths.UPSTREAM_RECORD)
         say(found, "validate")
         rounds = found.rounds
     else:
