@@ -294,7 +294,8 @@ def fetch(settings: FetchSettings, raw_dir: Path = paths.RAW, rounds: Sequence[s
     (replaced as a whole, once all are in); their paths."""
     chosen = settings.rounds if rounds is None else rounds
     if isinstance(chosen, str):
-        raise ValueError("fetch.rounds: all is resolved by the validate stage (data/mirror.json): pass the rounds")
+        raise MirrorError("fetch.rounds: all is resolved by the validate stage, which writes data/mirror.json: run "
+                          "dvc repro (or python -m pipeline.stages.validate) first")
     sources = plan(settings.mirror, settings.upstream, chosen)
     with atomic_dir(raw_dir) as staging:
         placed = [fetch_round(source, settings.mirror, staging)

@@ -30,7 +30,8 @@ PARAMS: tuple[str, ...] = ("fetch",)
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
     ArgumentParser("pipeline.stages.fetch", __doc__).parse_args(argv)
-    for path in fetch(load_settings().fetch, rounds=listed_rounds(paths.MIRROR_LISTING)):
+    listing = paths.MIRROR_LISTING
+    for path in fetch(load_settings().fetch, rounds=listed_rounds(listing) if listing.is_file() else None):
         print(f"fetched {path}")
 
 
