@@ -44,16 +44,19 @@ class Fetch(Section):
     mirror: str | None
     """Folder of `training_results_vX.Y.tar.gz` archives or `training_results_vX.Y/` folders (a clone works too), or
     empty (null): every round is cloned from upstream."""
-    rounds: Annotated[list[str], Field(min_length=1)]
-    """The rounds to fetch and analyse, written vX.Y."""
+    rounds: Literal["all"] | Annotated[list[str], Field(min_length=1)]
+    """The rounds to fetch and analyse: all (every round the mirror holds or upstream answers for, from v0.6 on),
+    or a list written vX.Y."""
     upstream: str
     """URL cloned (shallow, sparse) for a round the mirror lacks, with {round} where the round goes."""
 
     @field_validator("rounds", mode="before")
     @classmethod
-    def _rounds(cls, value: object) -> list[str]:
+    def _rounds(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip().lower() == "all":
+            return "all"
         if isinstance(value, str) or not isinstance(value, list):
-            raise ValueError("must be a list of rounds, such as [v4.0, v4.1]")
+            raise ValueError("must be all or a list of rounds, such as [v4.0, v4.1]")
         return [round_name(item) for item in value]
 
     @field_validator("upstream")
@@ -377,7 +380,7 @@ class Settings(Section):
 
     @model_validator(mode="after")
     def _rounds_are_fetched(self) -> Settings:
-        if self.analysis.rounds != "all":
+        if self.analysis.rounds != "all" and self.fetch.rounds != "all":
             unknown = [round_ for round_ in self.analysis.rounds if round_ not in self.fetch.rounds]
             if unknown:
                 raise ValueError(f"analysis.rounds: {', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} "

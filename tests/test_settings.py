@@ -1,6 +1,8 @@
 """params.yaml validated before any work: names in any case, and each mistake named with what may go there."""
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 
@@ -13,7 +15,7 @@ PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
 
 def test_the_project_params_are_valid() -> None:
     settings = settings_from(PARAMS)
-    assert settings.analysis.division == "closed" and "v5.1" in settings.fetch.rounds
+    assert settings.analysis.division == "closed" and settings.fetch.rounds == "all"
 
 
 def test_names_are_matched_in_any_case() -> None:
@@ -29,7 +31,7 @@ def test_names_are_matched_in_any_case() -> None:
     ("analysis.benchmark", "resnet50", "not a benchmark of the catalogue"),
     ("analysis.min_configurations", "many", "analysis.min_configurations"),
     ("analysis.availability", ["onprem", "clowd"], "clowd"),
-    ("fetch.rounds", "v5.1", "must be a list of rounds"),
+    ("fetch.rounds", "v5.1", "must be all or a list of rounds"),
     ("fetch.rounds", ["5.1"], "rounds are written vX.Y"),
     ("fetch.upstream", "https://github.com/mlcommons/training_results", "{round}"),
     ("fetch.upstream", "https://github.com/{owner}/training_results_{round}", "no other braces"),
@@ -50,8 +52,6 @@ def test_a_misspelt_key_is_named() -> None:
 # Every list param: an empty, short or unknown list is named by its key with what it needs (issue 28).
 @pytest.mark.parametrize(("path", "value", "expected"), [
     ("analysis.rounds", [], "analysis.rounds: is an empty list: write all, or the rounds to analyse"),
-    ("analysis.rounds", ["v9.9"], "analysis.rounds: v9.9 is not among fetch.rounds"),
-    ("analysis.rounds", ["v4.0", "v4.5"], "v4.5 is not among fetch.rounds (v0.6,"),
     ("analysis.rounds", "v4.0", "analysis.rounds: must be all or a list of rounds"),
     ("analysis.benchmarks", [], "analysis.benchmarks: is empty or too short: it needs at least 1 item"),
     ("analysis.availability", [], "analysis.availability: is an empty list"),
@@ -69,6 +69,17 @@ def test_every_list_mistake_is_named_once(path: str, value: object, expected: st
     message = str(error.value)
     assert expected in message and message.startswith("params.yaml has 1 problem: "), message
     assert "literal" not in message and "Input should be 'all'" not in message
+
+
+@pytest.mark.parametrize(("rounds", "expected"), [
+    (["v9.9"], "analysis.rounds: v9.9 is not among fetch.rounds"),
+    (["v4.0", "v4.5"], "v4.5 is not among fetch.rounds (v4.0, v5.1)"),
+])
+def test_a_listed_fetch_restricts_the_rounds_analysed(rounds: list[str], expected: str) -> None:
+    params = project_params_with("fetch.rounds", ["v4.0", "v5.1"])
+    params["analysis"]["rounds"] = rounds
+    with pytest.raises(ParamsError, match=re.escape(expected)):
+        settings_from(params)
 
 
 def test_no_mirror_is_null() -> None:

@@ -56,6 +56,7 @@ def closure(module: str, known: dict[str, Path]) -> set[str]:
 # Package data and the module that reads it (templates: the folder, as dvc.yaml names it).
 DATA_READERS = {
     "pipeline/mlperf/logs/compliance_rules.json": "pipeline.mlperf.logs.compliance",
+    "pipeline/mlperf/benchmark_rules.json": "pipeline.mlperf.benchmark_rules",
     "pipeline/mlperf/hardware/accelerators.csv": "pipeline.mlperf.hardware.accelerators",
     "pipeline/mlperf/hardware/cpus.csv": "pipeline.mlperf.hardware.cpus",
     "pipeline/mlperf/hardware/links.csv": "pipeline.mlperf.hardware.links",

@@ -253,6 +253,9 @@ FILES: dict[str, str] = {
                         "and SHA-256, each folder's files, each clone's URL): fetch reruns when it changes",
     "data/.mirror-hashes.json": "the archives' SHA-256 cached by size and modification time (git-ignored, not "
                                 "tracked by DVC)",
+    "data/.upstream.json": "what upstream answered when the validate stage last reached it (`fetch.rounds: all`): "
+                           "when, the rounds it has, the ones newer than the catalogue (git-ignored, this machine's "
+                           "record, not tracked by DVC)",
     "data/raw/": "the rounds as fetched: `training_results_vX.Y.tar.gz` from the mirror, or a sparse clone packed "
                  "into one",
     "data/interim/systems.parquet": "one row per system description",
@@ -260,6 +263,9 @@ FILES: dict[str, str] = {
     "data/interim/results.parquet": "one row per results folder, with the official olympic score",
     "data/interim/quarantine.csv": "every file or record that could not be used, with the reason",
     "data/interim/tally.csv": "the ingest's file accounting per round",
+    "data/interim/summary_check.json": "per round that ships the official summarizer's scores (`summary.json` or "
+                                       "a summary CSV): how many equal ours, how many differ (the largest "
+                                       "difference) and how many have no score here",
     "data/processed/configurations.parquet": "one row per scored result of a catalogued benchmark: normalised "
                                              "hardware features, availability, `republished_of`, efficiency metrics",
     "data/processed/feature_notes.csv": "every description value the features stage set missing or corrected",

@@ -32,12 +32,16 @@ MIRROR_LISTING = Path("data/mirror.json")
 # The mirror archives' SHA-256 by path, size and time, so an unchanged mirror is not read again (not an output).
 MIRROR_HASHES = Path("data/.mirror-hashes.json")
 RAW = Path("data/raw")
+# What upstream answered when last asked for rounds, and when (pipeline/mlperf/discovery.py): this machine's record.
+UPSTREAM_RECORD = Path("data/.upstream.json")
 INTERIM = Path("data/interim")
 SYSTEMS = INTERIM / "systems.parquet"
 RUNS = INTERIM / "runs.parquet"
 RESULTS = INTERIM / "results.parquet"
 QUARANTINE = INTERIM / "quarantine.csv"
 TALLY = INTERIM / "tally.csv"
+# Our scores against the summaries a round ships (pipeline/mlperf/summaries.py).
+SUMMARY_CHECK = INTERIM / "summary_check.json"
 
 PROCESSED = Path("data/processed")
 CONFIGURATIONS = PROCESSED / "configurations.parquet"

@@ -5,15 +5,21 @@ v5.0); `dlrm` became DLRM-DCNv2 (`dlrm_dcnv2`) in v3.0; `gnn` is R-GAT (`rgat` f
 sometimes named `mask`. Every comparison in the pipeline is made under the canonical `benchmark` id below, never
 under a folder name, so results of different models never meet under one name.
 
-Sources: the MLPerf Training rules (training_rules.adoc, "Benchmarks" and "Benchmark results") of each round, and
-`mlperf_logging.benchmark_meta` for the number of runs a result needs.
+Sources: the MLPerf Training rules (training_rules.adoc, "Benchmarks" and "Benchmark results") of each round for
+what the table below holds (names, tasks, folder aliases, the rounds a folder name meant a benchmark); the
+mlperf-logging package (`benchmark_rules`) for the rest: the runs a result needs and the olympic mean's drop
+count of every benchmark, the last round of a benchmark the table calls current (the round before the first set
+of rules without it: it is retired from then on), and the benchmarks the table does not know yet (a new round's),
+which are catalogued under their folder name with the package's runs and quality target, marked `new`.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
+
+from pipeline.mlperf.benchmark_rules import rules
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,7 @@ class Benchmark:
     # None where the value is not one number (Mask R-CNN, Stable Diffusion) or the rule varies within a round.
     target: tuple[str, float] | None = None
     target_since: str | None = None
+    new: bool = False  # not described by this project yet: known from the official package's rules only
 
     def reached(self, round_: str, eval_values: Sequence[float]) -> bool | None:
         """Whether any evaluation met the quality target (None: not checked for this benchmark and round)."""
@@ -43,8 +50,9 @@ class Benchmark:
 
     @property
     def olympic_drop(self) -> int:
-        """k of the olympic mean: the fastest k runs are dropped (4 for unet3d's 40 runs, else 1)."""
-        return 4 if self.id == "unet3d" else 1
+        """k of the olympic mean: the fastest k runs are dropped (the result summarizer's rule: 4 for unet3d's 40
+        runs, else 1)."""
+        return rules().olympic_drop(self.folders[-1])
 
     def covers(self, round_: str) -> bool:
         version = round_version(round_)
@@ -53,7 +61,7 @@ class Benchmark:
         return self.last_round is None or version <= round_version(self.last_round)
 
 
-CATALOGUE: tuple[Benchmark, ...] = (
+DESCRIBED: tuple[Benchmark, ...] = (
     Benchmark("resnet", "image classification", "ResNet-50 v1.5", "ImageNet", "75.90% top-1 accuracy", 5,
               "v0.6", "v4.0", ("resnet",), (">=", 0.759)),
     Benchmark("ssd_resnet34", "object detection (light weight)", "SSD-ResNet34", "COCO 2017", "23.0% mAP", 5,
@@ -95,8 +103,6 @@ CATALOGUE: tuple[Benchmark, ...] = (
               "v5.1", None, ("flux1",)),
 )
 
-BY_ID = {benchmark.id: benchmark for benchmark in CATALOGUE}
-
 
 @cache
 def round_version(round_: str) -> tuple[int, int]:
@@ -115,11 +121,13 @@ def identify(round_: str, folder: str) -> Benchmark | None:
     return None
 
 
-# When each round was published (year, month): the software era a result belongs to.
+# When each round was published (year, month): the software era a result belongs to. v6.0: MLCommons' press
+# release of 16 June 2026 (mlcommons.org, "MLPerf Training v6.0 results").
 ROUND_PUBLISHED = {
     "v0.5": (2018, 12), "v0.6": (2019, 7), "v0.7": (2020, 7), "v1.0": (2021, 6), "v1.1": (2021, 12),
     "v2.0": (2022, 6), "v2.1": (2022, 11), "v3.0": (2023, 6), "v3.1": (2023, 11), "v4.0": (2024, 6),
     "v4.1": (2024, 11), "v5.0": (2025, 6), "v5.1": (2025, 11),
+    "v6.0": (2026, 6),
 }
 
 
@@ -133,3 +141,43 @@ def round_published(round_: str) -> float:
         major, minor = round_version(round_)
         year, month = 2020 + major, (6 if minor == 0 else 11)
     return year + (month - 1) / 12
+
+
+def last_allowed(folders: Sequence[str]) -> str | None:
+    """The last round whose rules allow one of `folders`, when a later round's rules allow none (retired from
+    then on); None while the newest rules still allow one."""
+    allowed = [round_ for round_, names in rules().rounds.items() if set(folders) & set(names)]
+    newest = max(rules().rounds, key=round_version)
+    if not allowed or newest in allowed:
+        return None
+    return max(allowed, key=round_version)
+
+
+def _with_package_rules(benchmark: Benchmark) -> Benchmark:
+    runs = rules().runs.get(benchmark.folders[-1], benchmark.runs_required)
+    last = benchmark.last_round or last_allowed(benchmark.folders)
+    return replace(benchmark, runs_required=runs, last_round=last)
+
+
+def _new_benchmarks(described: Sequence[Benchmark]) -> tuple[Benchmark, ...]:
+    """The benchmarks of the package's rules that `described` does not know, under their folder names."""
+    known = {folder for benchmark in described for folder in benchmark.folders}
+    firsts: dict[str, str] = {}
+    for round_, names in sorted(rules().rounds.items(), key=lambda item: round_version(item[0])):
+        for name in names:
+            firsts.setdefault(name, round_)
+    new = []
+    for folder, first in sorted(firsts.items()):
+        if folder in known:
+            continue
+        target = rules().targets.get(folder)
+        quality = "not stated in the package" if target is None else f"{target[0]} {target[1]:g} (eval_accuracy)"
+        new.append(Benchmark(folder, "", folder, "", quality,
+                             rules().runs.get(folder, 10), first, last_allowed((folder,)), (folder,), target,
+                             new=True))
+    return tuple(new)
+
+
+CATALOGUE: tuple[Benchmark, ...] = (*(_with_package_rules(benchmark) for benchmark in DESCRIBED),
+                                    *_new_benchmarks(DESCRIBED))
+BY_ID = {benchmark.id: benchmark for benchmark in CATALOGUE}

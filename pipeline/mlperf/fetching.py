@@ -1,15 +1,18 @@
 """Where each round comes from, and putting it under `data/raw/`: a mirror of archives or folders, else a shallow,
 sparse clone of MLCommons' repository packed into the mirror's archive format.
 
-`plan` decides, for each round of params `fetch.rounds`, its source (the mirror's `training_results_<round>.tar.gz`
+`plan` decides, for each round of params `fetch.rounds` (or, for `all`, each round found:
+`pipeline.mlperf.discovery`), its source (the mirror's `training_results_<round>.tar.gz`
 or `training_results_<round>/`, or a clone of `fetch.upstream`); `mirror_listing` describes those sources by
 content (the archives' SHA-256, cached by size and time), so the fetch stage, which depends on that listing, reruns
 when an archive of the mirror is replaced and never when it is only touched. `fetch` places every round, all or
 nothing: the rounds are gathered in a hidden folder that replaces `data/raw/` only once every round is in.
 
-A `fetch.mirror` that names no folder is a mistake (a misspelt path would otherwise clone every round from GitHub):
-`fetch.mirror: null` says there is no mirror. A round that is cloned is announced on stderr with the reason and
-its download size before the clone starts.
+A `fetch.mirror` that does not exist is announced on stderr and every round is then cloned (the default
+`../shared/mlperf` is absent on most machines); one that is a file is a mistake. `fetch.mirror: null` says there is
+no mirror. A round that is cloned is announced on stderr with the reason and its download size before the clone
+starts. The validate stage reads each archive of the mirror to its end (`check_archive`) and checks it against
+the mirror's SHA256SUMS before the fetch stage may copy it.
 """
 from __future__ import annotations
 
@@ -51,7 +54,7 @@ class FetchSettings(Protocol):
     @property
     def upstream(self) -> str: ...
     @property
-    def rounds(self) -> Sequence[str]: ...
+    def rounds(self) -> Sequence[str] | str: ...
 
 
 def source_name(round_: str) -> str:
@@ -68,15 +71,28 @@ class Source:
 
 
 def plan(mirror: str | None, upstream: str, rounds: Sequence[str]) -> list[Source]:
-    """Each round's source. MirrorError when `mirror` (params `fetch.mirror`) is set but is not a folder."""
-    folder = None if mirror is None else Path(mirror)
-    if folder is not None and not folder.is_dir():
-        state = "is not a folder" if folder.exists() else "does not exist"
-        raise MirrorError(f"fetch.mirror {mirror} {state} (misspelt?): set it in params.yaml to the folder that "
-                          "holds the training_results_<round>.tar.gz archives, or to null to clone every round "
-                          f"from {upstream.format(round='<round>')}")
+    """Each round's source. MirrorError when `mirror` (params `fetch.mirror`) exists but is not a folder; a
+    mirror that does not exist is announced on stderr, and every round is cloned from `upstream`."""
+    folder = mirror_folder(mirror, upstream)
     return [Source(round_, None if folder is None else _in_mirror(folder, round_), upstream.format(round=round_))
             for round_ in rounds]
+
+
+def mirror_folder(mirror: str | None, upstream: str) -> Path | None:
+    """The mirror's folder, or None (announced on stderr) when params `fetch.mirror` names no existing path."""
+    if mirror is None:
+        return None
+    folder = Path(mirror)
+    if folder.exists() and not folder.is_dir():
+        raise MirrorError(f"fetch.mirror {mirror} is not a folder: set it in params.yaml to the folder that holds "
+                          "the training_results_<round>.tar.gz archives, or to null to clone every round from "
+                          f"{upstream.format(round='<round>')}")
+    if not folder.exists():
+        print(f"fetch.mirror {mirror} does not exist, so rounds are cloned from {upstream.format(round='<round>')}: "
+              "set fetch.mirror in params.yaml to the folder of training_results_<round>.tar.gz archives (or to "
+              "null to say there is none)", file=sys.stderr)
+        return None
+    return folder
 
 
 def _in_mirror(mirror: Path, round_: str) -> Path | None:
@@ -112,7 +128,11 @@ def check_reachable(source: Source, mirror: str | None) -> None:
 def mirror_listing(sources: list[Source], hashes: Path) -> list[dict[str, object]]:
     """What each round's fetch copies, by content: an archive's name, bytes and SHA-256; a folder's name, file
     count, bytes and a SHA-256 over its files' paths and sizes; a clone's URL. `hashes` caches the archives'
-    SHA-256 by path, size and modification time (a JSON file of this machine, never an output)."""
+    SHA-256 by path, size and modification time (a JSON file of this machine, never an output). MirrorError,
+    naming the mirror's file, for an archive that is not gzip and tar readable to its end or does not match its
+    line in the mirror's SHA256SUMS: checked here, in the validate stage that runs on every `dvc repro` before
+    any output is deleted, so a bad archive never replaces a good copy (and the fetch stage, which depends on
+    this listing, is never replayed from DVC's run cache for an archive that fails)."""
     cache = json.loads(hashes.read_text(encoding="utf-8")) if hashes.is_file() else {}
     listing: list[dict[str, object]] = []
     for source in sources:
@@ -120,9 +140,11 @@ def mirror_listing(sources: list[Source], hashes: Path) -> list[dict[str, object
             listing.append({"round": source.round, "clone": source.url})
         elif source.path.is_file():
             stat = source.path.stat()
-            key = f"{source.path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+            key = f"checked:{source.path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
             if key not in cache:
+                check_archive(source.path, source.url)
                 cache[key] = _sha256(source.path)
+            _check_sha256(source.path, cache[key], source.url)
             listing.append({"round": source.round, "archive": source.path.name, "bytes": stat.st_size,
                             "sha256": cache[key]})
         else:
@@ -210,7 +232,7 @@ def _copy_from_mirror(found: Path, raw_dir: Path, url: str) -> Path:
     try:
         if found.is_file():
             shutil.copyfile(found, target)
-            _check_sha256(found, target, url)
+            _check_sha256(found, _sha256(target), url)
         else:
             shutil.copytree(found, target, symlinks=True, ignore=_not_copied)
     except OSError as error:
@@ -219,14 +241,29 @@ def _copy_from_mirror(found: Path, raw_dir: Path, url: str) -> Path:
     return target
 
 
-def _check_sha256(found: Path, copy: Path, url: str) -> None:
+def _check_sha256(found: Path, sha256: str, url: str) -> None:
     expected = expected_sha256(found.parent / CHECKSUMS, found.name)
-    if expected is not None and _sha256(copy) != expected:
+    if expected is not None and sha256 != expected:
         raise MirrorError(
             f"{found} does not match its checksum in {found.parent / CHECKSUMS} (the file is cut off or corrupt): "
             f"replace it with a good copy (the next dvc repro sees the change), or remove it from the mirror so "
             f"that the round is cloned from {url}"
         )
+
+
+def check_archive(archive: Path, url: str) -> None:
+    """MirrorError naming `archive` unless it is a .tar.gz whose gzip stream and tar members read to the end."""
+    size = archive.stat().st_size
+    try:
+        with igzip.open(archive, "rb") as stream, tarfile.open(fileobj=stream, mode="r|") as tar:
+            for _ in tar:  # a stream read skips each member's data, so every byte is decompressed
+                pass
+    except (OSError, EOFError, tarfile.TarError, ValueError) as error:
+        raise MirrorError(
+            f"{archive} ({size} bytes) is not a readable .tar.gz (cut off or "
+            f"corrupt: {_detail(error)}): replace it in the mirror with a good copy, or remove it so that the "
+            f"round is cloned from {url}. Nothing was fetched or deleted."
+        ) from None
 
 
 def expected_sha256(checksums: Path, name: str) -> str | None:
@@ -252,10 +289,20 @@ def _not_copied(folder: str, names: list[str]) -> set[str]:
     return skipped
 
 
-def fetch(settings: FetchSettings, raw_dir: Path = paths.RAW) -> list[Path]:
-    """Place every round of `settings.rounds` in `raw_dir` (replaced as a whole, once all are in); their paths."""
-    sources = plan(settings.mirror, settings.upstream, settings.rounds)
+def fetch(settings: FetchSettings, raw_dir: Path = paths.RAW, rounds: Sequence[str] | None = None) -> list[Path]:
+    """Place every round of `rounds` (default: `settings.rounds`, which must then be a list) in `raw_dir`
+    (replaced as a whole, once all are in); their paths."""
+    chosen = settings.rounds if rounds is None else rounds
+    if isinstance(chosen, str):
+        raise MirrorError("fetch.rounds: all is resolved by the validate stage, which writes data/mirror.json: run "
+                          "dvc repro (or python -m pipeline.stages.validate) first")
+    sources = plan(settings.mirror, settings.upstream, chosen)
     with atomic_dir(raw_dir) as staging:
         placed = [fetch_round(source, settings.mirror, staging)
                   for source in tqdm(sources, desc="fetch", unit="round", disable=not show_progress())]
     return [raw_dir / path.name for path in placed]
+
+
+def listed_rounds(listing: Path) -> list[str]:
+    """The rounds of the validate stage's listing (`data/mirror.json`), in its order."""
+    return [str(entry["round"]) for entry in json.loads(listing.read_text(encoding="utf-8"))]

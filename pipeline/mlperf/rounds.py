@@ -22,7 +22,7 @@ import pandas as pd
 
 from pipeline.core import schemas
 from pipeline.core.errors import SourceError
-from pipeline.core.files import byte_progress, write_csv, write_parquet
+from pipeline.core.files import byte_progress, write_csv, write_json, write_parquet
 from pipeline.mlperf.accounting import (
     REPOSITORY_FILE,
     SYSTEM_QUARANTINED,
@@ -39,6 +39,7 @@ from pipeline.mlperf.logs.logparse import parse_log
 from pipeline.mlperf.logs.power import PowerLog, read_power_log, run_power
 from pipeline.mlperf.logs.scoring import scaling_factor, score_results
 from pipeline.mlperf.sources import Kind, Member, classify, iter_members, round_of, run_order
+from pipeline.mlperf.summaries import SHIPPED_COLUMNS, agreement, read_summary
 
 KEY_COLUMNS = ("round", "submitter", "system")
 RUN_ORDER = ["round", "submitter", "system", "benchmark", "run", "path"]
@@ -62,6 +63,7 @@ class RoundTables:
     quarantine: list[dict[str, str]] = field(default_factory=list)
     files: Counter[str] = field(default_factory=Counter)
     paths_seen: set[str] = field(default_factory=set)
+    shipped: list[dict[str, Any]] = field(default_factory=list)  # the round's own summary scores, if it ships any
     # The runs as a table, built by the process that read the round (in parallel with the others), so that
     # a columnar frame rather than thousands of dicts travels back to the main process.
     run_frame: pd.DataFrame | None = None
@@ -90,15 +92,18 @@ class IngestTables:
     results: pd.DataFrame
     quarantine: pd.DataFrame
     tally: pd.DataFrame
+    # Our scores against the rounds' shipped summaries (pipeline.mlperf.summaries.agreement); empty without any.
+    summary_check: list[dict[str, Any]] = field(default_factory=list)
 
     def write(self, out: Path) -> None:
         """Write the tables into the folder `out`, each atomically: systems.parquet, runs.parquet,
-        results.parquet, quarantine.csv and tally.csv (the ingest stage's outputs)."""
+        results.parquet, quarantine.csv, tally.csv and summary_check.json (the ingest stage's outputs)."""
         write_parquet(self.systems, out / "systems.parquet")
         write_parquet(self.runs, out / "runs.parquet")
         write_parquet(self.results, out / "results.parquet")
         write_csv(self.quarantine, out / "quarantine.csv")
         write_csv(self.tally, out / "tally.csv")
+        write_json(self.summary_check, out / "summary_check.json")
 
 
 def read_source(source: Path, position: int = 0) -> RoundTables:
@@ -155,6 +160,7 @@ def _read_member(member: Member, tables: RoundTables) -> None:
         tables.power.append(read_power_log(member.path, parts, member.data, tables.round))
     elif is_repository_file(member.path):
         tables.files[REPOSITORY_FILE] += 1
+        tables.shipped.extend(read_summary(tables.round, member.path, member.data))
     else:
         tables.quarantined(member.path, not_an_input(member.path))
 
@@ -271,9 +277,11 @@ def assemble(per_round: Sequence[RoundTables]) -> IngestTables:
                            ignore_index=True)
     quarantine = quarantine.sort_values(["round", "path", "reason"], kind="stable").reset_index(drop=True)
     counted = tally({tables.round: tables.files for tables in per_round}, systems, runs, results, quarantine)
+    shipped = _frame([row for tables in per_round for row in tables.shipped], SHIPPED_COLUMNS)
     return IngestTables(
         systems=schemas.validate_systems(systems), runs=schemas.validate_runs(runs),
         results=schemas.validate_results(results), quarantine=quarantine, tally=counted,
+        summary_check=agreement(results, shipped),
     )
 
 

@@ -4,6 +4,7 @@ results, quarantine list and tally; the user's price table.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,11 @@ def load_benchmark_outputs(benchmark: str, republished: pd.DataFrame | None = No
         decide=decide_section.fragment(benchmark, summary), decide_metrics=decide_section.metrics_of(summary),
         decide_summary=summary,
         republished=pd.DataFrame() if republished is None else republished)
+
+
+def load_summary_check(path: Path = paths.SUMMARY_CHECK) -> list[dict[str, Any]]:
+    """Per round with shipped summaries, our scores' agreement with them (pipeline.mlperf.summaries)."""
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
 
 
 def load_tally(path: Path = TALLY) -> pd.DataFrame | None:

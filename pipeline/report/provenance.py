@@ -16,11 +16,12 @@ INPUT_STAGES = ("fetch", "ingest")
 
 
 def git_revision(cwd: Path | str = ".") -> dict[str, Any]:
-    """The git tree id of the pipeline's code (`HEAD:pipeline`) and whether it had uncommitted changes.
+    """The git tree id of the pipeline's code (`HEAD:pipeline`), whether it had uncommitted changes, and the
+    commit built with its date (`commit`, `commit_date`, YYYY-MM-DD: the build date every page states, so the same
+    checkout builds the same bytes).
 
-    The tree, not the commit: committing dvc.lock after a run makes a new commit, and a page naming the commit
-    could then never match the dvc.lock that records it. The tree changes exactly when the code does, which
-    re-runs the stage anyway. "unknown" outside a git checkout.
+    The tree identifies the code across commits (committing dvc.lock after a run makes a new commit with the same
+    tree); the commit is the one checked out when the page was built. "unknown" outside a git checkout.
     """
     def git(*args: str) -> str | None:
         try:
@@ -32,7 +33,8 @@ def git_revision(cwd: Path | str = ".") -> dict[str, Any]:
 
     revision = git("rev-parse", "HEAD:pipeline")
     status = git("status", "--porcelain", "--untracked-files=no", "--", "pipeline") if revision else None
-    return {"revision": revision or "unknown", "dirty": bool(status)}
+    commit = (git("log", "-1", "--format=%H %cs") or "unknown unknown").split()
+    return {"revision": revision or "unknown", "dirty": bool(status), "commit": commit[0], "commit_date": commit[-1]}
 
 
 def input_hashes(lock: Path, stages: Sequence[str] = INPUT_STAGES) -> list[dict[str, Any]]:

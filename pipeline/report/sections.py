@@ -155,9 +155,9 @@ def findings_matrix(sections: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def benchmark_title(benchmark: str) -> dict[str, str]:
     entry = BY_ID.get(benchmark)
     if entry is None:
-        return {"id": benchmark, "model": benchmark, "task": "", "dataset": "", "quality_target": ""}
+        return {"id": benchmark, "model": benchmark, "task": "", "dataset": "", "quality_target": "", "new_in": ""}
     return {"id": benchmark, "model": entry.model, "task": entry.task, "dataset": entry.dataset,
-            "quality_target": entry.quality_target}
+            "quality_target": entry.quality_target, "new_in": entry.first_round if entry.new else ""}
 
 
 def scope_of(clustered: pd.DataFrame) -> dict[str, Any]:

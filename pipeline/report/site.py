@@ -28,6 +28,7 @@ from pipeline.analysis.pricing.price_table import CostRange, cost_range
 from pipeline.analysis.pricing.prices import Prices
 from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report import charts
+from pipeline.report.currency import currency
 from pipeline.report.formatting import hardware_name, missing, number, round_order
 from pipeline.report.inputs import BenchmarkOutputs
 from pipeline.report.sections import benchmark_title, report_context
@@ -190,10 +191,12 @@ def median_interval(values: np.ndarray) -> tuple[float, float]:
 
 # ---------------------------------------------------------------------------------------------------- context
 
-def current(outputs: BenchmarkOutputs) -> bool:
-    """Still in MLPerf Training: the catalogue names no last round."""
+def current(outputs: BenchmarkOutputs, newest: str | None) -> bool:
+    """Still in MLPerf Training in `newest`, the newest round analysed: the catalogue names no last round before
+    it (a benchmark the package's rules drop from a round on is retired from that round on)."""
     entry = BY_ID.get(outputs.benchmark)
-    return outputs.analysed and (entry is None or entry.last_round is None)
+    return outputs.analysed and (entry is None or entry.last_round is None or newest is None
+                                 or round_order(entry.last_round) >= round_order(newest))
 
 
 def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, quarantine: pd.DataFrame,
@@ -208,17 +211,18 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
     views = {item.benchmark: round_view(item, configurations, prices, colours)
              for item in outputs if item.analysed}
     newest = max((view["round"] for view in views.values()), key=round_order, default=None)
-    today = [views[item.benchmark] for item in outputs if current(item) and views[item.benchmark]["round"] == newest]
+    today = [views[item.benchmark] for item in outputs
+             if current(item, newest) and views[item.benchmark]["round"] == newest]
     comparison = family_comparison(today)
     sections = {section["id"]: section for section in shared["sections"]}
     energy = {item.benchmark: energy_view(item, configurations, colours) for item in outputs if item.analysed}
     for view in today:  # the entry says where measured energy exists, even when the newest round has none
         view["energy_view"] = energy.get(view["id"])
     pages = [benchmark_context(item, sections[item.benchmark], views.get(item.benchmark), colours,
-                               energy.get(item.benchmark)) for item in outputs]
+                               energy.get(item.benchmark), newest) for item in outputs]
     backtest = {item.benchmark: charts.backtest_chart(f"{item.benchmark}_backtest", item.decide_summary,
                                                       sections[item.benchmark]["model"]) for item in outputs}
-    return {**shared, "newest": newest, "today": today, "colours": colours,
+    return {**shared, "newest": newest, "currency": currency(newest, provenance_), "today": today, "colours": colours,
             "backtest_charts": {name: embed(chart) for name, chart in backtest.items() if chart is not None},
             "comparison": None if comparison.empty else embed(
                 charts.family_comparison_chart("family_comparison", comparison, colours, str(newest))),
@@ -231,10 +235,11 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
 
 
 def benchmark_context(outputs: BenchmarkOutputs, section: dict[str, Any], view: dict[str, Any] | None,
-                      colours: Mapping[str, str], energy: dict[str, Any] | None = None) -> dict[str, Any]:
+                      colours: Mapping[str, str], energy: dict[str, Any] | None = None,
+                      newest: str | None = None) -> dict[str, Any]:
     """One benchmark page: its section (sections.benchmark_section), its newest round's view, its charts and the
-    break-even chart of its forecast section."""
-    page = {**section, "page": benchmark_page(outputs.benchmark), "current": current(outputs), "view": view,
+    break-even chart of its forecast section; `newest` is the newest round analysed (what retired means)."""
+    page = {**section, "page": benchmark_page(outputs.benchmark), "current": current(outputs, newest), "view": view,
             "charts": [], "break_even_chart": None, "energy": None,
             "last_round": getattr(BY_ID.get(outputs.benchmark), "last_round", None)}
     if not outputs.analysed or view is None:

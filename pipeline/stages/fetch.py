@@ -1,5 +1,6 @@
 """Stage `fetch`: put each round of params.yaml's `fetch.rounds` under `data/raw/`, from the mirror or from
-MLCommons.
+MLCommons. The rounds are those of `data/mirror.json`, the validate stage's listing (which resolves
+`fetch.rounds: all` to every round found, pipeline/mlperf/discovery.py).
 
 For each round it takes `training_results_<round>.tar.gz` or a folder `training_results_<round>/` from
 `fetch.mirror`; where the mirror lacks it (or `fetch.mirror` is null), it clones `fetch.upstream` (shallow and
@@ -16,9 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pipeline.core import paths
 from pipeline.core.cli import ArgumentParser
 from pipeline.core.errors import cli
-from pipeline.mlperf.fetching import fetch
+from pipeline.mlperf.fetching import fetch, listed_rounds
 from pipeline.settings import load_settings
 
 # The settings this stage reads (tools/sync_dvc_params.py writes them into dvc.yaml; tests/test_params_deps.py checks).
@@ -28,7 +30,8 @@ PARAMS: tuple[str, ...] = ("fetch",)
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
     ArgumentParser("pipeline.stages.fetch", __doc__).parse_args(argv)
-    for path in fetch(load_settings().fetch):
+    listing = paths.MIRROR_LISTING
+    for path in fetch(load_settings().fetch, rounds=listed_rounds(listing) if listing.is_file() else None):
         print(f"fetched {path}")
 
 

@@ -42,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     from pipeline.analysis.pricing.prices import load_price_table
     from pipeline.analysis.scope import analysed_benchmarks, read_configurations, republished_left_out
-    from pipeline.report.inputs import load_benchmark_outputs, load_tally
+    from pipeline.report.inputs import load_benchmark_outputs, load_summary_check, load_tally
     from pipeline.report.provenance import provenance
     from pipeline.report.sections import findings_correction
     from pipeline.report.site import render_site, site_context
@@ -56,6 +56,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     correction = findings_correction(outputs)
     context = site_context(outputs, pd.read_parquet(paths.RESULTS), pd.read_csv(paths.QUARANTINE), params,
                            provenance(params), load_tally(), prices, configurations)
+    context["summary_check"] = load_summary_check()
     site = render_site(context)
     # Everything is computed: written now, Ctrl-C held back until the last output is in place, each folder written
     # beside its old self and swapped in whole, so the site is never absent nor half old, half new.

@@ -5,8 +5,11 @@
 DVC removes a stage's outputs before running it, so a mistake found by the stage itself would cost its outputs.
 This stage runs first on every `dvc repro` (every other stage is downstream of it) and stops the run, exit 1
 with a message naming the mistake, when params.yaml does not validate (`pipeline.settings`), when
-`report.prices` names a price file that does not load, when `fetch.mirror` is not a folder, or when a round to
-clone cannot be reached. It writes `data/mirror.json`, what the fetch stage will copy, by content (each mirror
+`report.prices` names a price file that does not load, when `fetch.mirror` is not a folder, when an archive of
+the mirror is not a readable .tar.gz (or does not match the mirror's SHA256SUMS), or when a round to clone
+cannot be reached. With `fetch.rounds: all` it finds the rounds (pipeline/mlperf/discovery.py) and says which the
+mirror holds and what upstream answered, or when it last did.
+It writes `data/mirror.json`, what the fetch stage will copy, by content (each mirror
 archive's SHA-256, each folder's file list, each clone's URL): the fetch stage depends on it, so a replaced
 archive reruns the fetch, and an unchanged mirror writes the same bytes and reruns nothing.
 """
@@ -14,11 +17,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from pipeline.core import paths
 from pipeline.core.cli import stage_arguments
 from pipeline.core.errors import cli
 from pipeline.core.files import write_json
+from pipeline.mlperf.discovery import discover, say
 from pipeline.mlperf.fetching import check_reachable, clone_reason, mirror_listing, plan
 from pipeline.settings import load_settings
 
@@ -35,7 +40,13 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         load_price_table(settings.report.prices)
     fetch = settings.fetch
-    sources = plan(fetch.mirror, fetch.upstream, fetch.rounds)
+    if fetch.rounds == "all":
+        found = discover(None if fetch.mirror is None else Path(fetch.mirror), fetch.upstream, paths.UPSTREAM_RECORD)
+        say(found, "validate")
+        rounds = found.rounds
+    else:
+        rounds = fetch.rounds
+    sources = plan(fetch.mirror, fetch.upstream, rounds)
     for source in sources:
         if source.path is None:
             print(f"validate: {clone_reason(source, fetch.mirror)}", file=sys.stderr)

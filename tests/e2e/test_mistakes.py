@@ -184,8 +184,8 @@ REPRO_MISTAKES = [
      ["report.prices", "no-such-prices.yaml", "not found"]),
     ("a price for an unknown family", [("report.prices", "prices.yaml")], "H10O: 3.0\n",
      ["report.prices", "H10O", "unknown accelerator families"]),
-    ("a misspelt mirror", [("fetch.mirror", "../shared/mlperff")], None,
-     ["fetch.mirror", "mlperff does not exist", "null"]),
+    ("a misspelt mirror, offline", [("fetch.mirror", "../shared/mlperff")], None,
+     ["fetch.mirror", "mlperff does not exist, so rounds are cloned from", "cannot be reached"]),
     ("an unknown availability", [("analysis.availability", ["onprem", "hybrid"])], None,
      ["analysis.availability", "hybrid"]),
     ("a round to fetch that exists nowhere", [("fetch.mirror", "empty-mirror"), ("fetch.rounds", ["v9.9"]),
@@ -250,3 +250,35 @@ def test_a_mistake_under_dvc_repro_loses_no_output(what: str, edits: list[tuple[
     after = _outputs(repro_clone)
     assert sorted(set(before) - set(after)) == [], f"{what}: deleted"
     assert [name for name in before if before[name] != after[name]] == [], f"{what}: rewritten"
+
+
+@pytest.mark.slow
+def test_a_truncated_archive_loses_no_output(repro_clone: Path) -> None:
+    """A mirror without SHA256SUMS whose newest archive is cut off: validate reads every archive to its end and
+    stops the run naming the mirror's file, before the fetch could replace the good copy in data/raw."""
+    mirror = repro_clone / "bad-mirror"
+    mirror.mkdir(exist_ok=True)
+    archives = sorted(ROOT.joinpath("..", "shared", "mlperf").resolve().glob("training_results_v*.tar.gz"))
+    if not archives:
+        pytest.skip("needs the MLPerf mirror")
+    for archive in archives[:-1]:
+        if not (mirror / archive.name).exists():
+            os.link(archive, mirror / archive.name)
+    cut = mirror / archives[-1].name
+    cut.write_bytes(archives[-1].read_bytes()[: archives[-1].stat().st_size // 2])
+    params_file = repro_clone / "params.yaml"
+    original = params_file.read_text(encoding="utf-8")
+    params_file.write_text(original.replace("mirror: ../shared/mlperf", "mirror: bad-mirror"), encoding="utf-8")
+    before = _outputs(repro_clone)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "DVC_NO_ANALYTICS": "1", "CI": "true"}
+    try:
+        repro = subprocess.run([sys.executable, "-m", "dvc", "repro"], cwd=repro_clone, env=env, capture_output=True,
+                               text=True, timeout=600)
+    finally:
+        params_file.write_text(original, encoding="utf-8")
+    output = repro.stdout + repro.stderr
+    assert repro.returncode != 0 and "failed to reproduce 'validate'" in output and "Traceback" not in output, output
+    assert f"bad-mirror/{cut.name} ({cut.stat().st_size} bytes) is not a readable .tar.gz" in output, output
+    after = _outputs(repro_clone)
+    assert sorted(set(before) - set(after)) == [] and [name for name in before if before[name] != after[name]] == []

@@ -65,10 +65,39 @@ def test_no_mirror_at_all_clones_every_round_and_says_why(tmp_path: Path, upstre
     assert "round v3.0: there is no mirror (fetch.mirror: null)" in announced and "about 21 MB" in announced
 
 
-def test_a_misspelt_mirror_clones_nothing(tmp_path: Path, upstream: str) -> None:
-    with pytest.raises(MirrorError, match=r"fetch.mirror .*no-such-mirror does not exist \(misspelt\?\).* null"):
-        fetch.fetch(fetch_settings(tmp_path / "no-such-mirror", upstream, "v3.0"), tmp_path / "raw")
+def test_a_missing_mirror_falls_back_to_upstream_and_says_so(tmp_path: Path, upstream: str, capsys) -> None:
+    [path] = fetch.fetch(fetch_settings(tmp_path / "no-such-mirror", upstream, "v3.0"), tmp_path / "raw")
+    assert path.is_file()
+    assert "no-such-mirror does not exist, so rounds are cloned from" in capsys.readouterr().err
+
+
+def test_a_mirror_that_is_a_file_clones_nothing(tmp_path: Path, upstream: str) -> None:
+    (tmp_path / "mirror").write_text("not a folder")
+    with pytest.raises(MirrorError, match=r"fetch.mirror .*mirror is not a folder.* null"):
+        fetch.fetch(fetch_settings(tmp_path / "mirror", upstream, "v3.0"), tmp_path / "raw")
     assert not (tmp_path / "raw").exists()
+
+
+def test_a_truncated_archive_is_named_before_anything_is_fetched(tmp_path: Path) -> None:
+    """No SHA256SUMS: the archive is read to its end, and the message names the mirror's file."""
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    archive = write_archive(mirror / "training_results_v3.0.tar.gz", small_round())
+    archive.write_bytes(archive.read_bytes()[:-200])
+    sources = fetch.plan(str(mirror), "file:///nowhere/{round}", ["v3.0"])
+    with pytest.raises(MirrorError, match=rf"{archive} \(\d+ bytes\) is not a readable \.tar\.gz \(cut off"):
+        fetch.mirror_listing(sources, tmp_path / "hashes.json")
+    assert not (tmp_path / "hashes.json").exists()
+
+
+def test_a_checksum_mismatch_is_found_by_the_listing(tmp_path: Path) -> None:
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    write_archive(mirror / "training_results_v3.0.tar.gz", small_round())
+    (mirror / "SHA256SUMS").write_text(f"{'0' * 64}  training_results_v3.0.tar.gz\n")
+    sources = fetch.plan(str(mirror), "file:///nowhere/{round}", ["v3.0"])
+    with pytest.raises(MirrorError, match="does not match its checksum"):
+        fetch.mirror_listing(sources, tmp_path / "hashes.json")
 
 
 def test_a_packed_clone_is_the_same_bytes_every_time(tmp_path: Path, upstream: str) -> None:

@@ -185,10 +185,10 @@ def test_too_many_failures_is_not_scored(make_archive) -> None:
     assert "2 non-converged runs" in result["score_note"]
 
 
-def test_cli_writes_the_four_tables_and_the_tally(make_archive, tmp_path: Path) -> None:
+def test_cli_writes_the_four_tables_the_tally_and_the_summary_check(make_archive, tmp_path: Path) -> None:
     done = run_stage("ingest", str(make_archive(small_round())), "--out", str(tmp_path / "out"), cwd=tmp_path)
     assert {path.name for path in (tmp_path / "out").iterdir()} == {
-        "systems.parquet", "runs.parquet", "results.parquet", "quarantine.csv", "tally.csv"}
+        "systems.parquet", "runs.parquet", "results.parquet", "quarantine.csv", "tally.csv", "summary_check.json"}
     assert "v3.0" in done.stdout
 
 

@@ -37,7 +37,7 @@ from pipeline.settings import Cluster, Findings
 from tests.conftest import ROOT, run_stage
 
 # A benchmark still in MLPerf (with decision support), a retired one, and one not analysed.
-HEADLINE, OTHER, SKIPPED = "rgat", "bert", "minigo"
+HEADLINE, OTHER, SKIPPED = "rgat", "dlrm", "minigo"  # dlrm: retired (v2.1) before the newest round, v3.0
 HOSTILE_SYSTEM = "<script>alert(1)</script>"
 HOSTILE_SUBMITTER = "A&B <Labs>"
 HOSTILE_PATH = 'Acme/results/<img src=x onerror="alert(2)">/'
@@ -274,7 +274,21 @@ def render_fixture_site(scratch: Path, energy: bool = False) -> dict[str, str]:
                                 provenance.provenance(PARAMS, lock=lock, cwd=scratch), fixture_tally(),
                                 Prices(Path("examples/prices.yaml"), {"A100": 1.5, "H100": 3.0}),
                                 with_energy_columns(configurations) if energy else configurations)
+    context["summary_check"] = SUMMARY_CHECK  # as the report stage adds it
     return {**site.render_site(context), **assets.static_assets()}  # the pages and the assets beside them
+
+
+# data/interim/summary_check.json of a round that ships its summaries (tests/mlperf/test_summaries.py makes one).
+SUMMARY_CHECK = [{"round": "v3.0", "shipped": 3, "equal": 1, "differing": 1, "not_scored_here": 1,
+                  "files": ["Acme/summary.json"],
+                  "largest_difference": {"submitter": "Acme", "system": "other", "benchmark": "rgat", "ours_min": 22.0,
+                                         "shipped_min": 22.5, "relative": 0.022222}}]
+
+
+def test_the_data_page_reports_agreement_with_the_shipped_summaries(pages: dict[str, str]) -> None:
+    text = page_text(pages[site.DATA])
+    assert ("v3.0 ships the official summarizer's scores (1 summary file, 3 scores): 1 equal ours, 1 differ (the "
+            "largest: Acme other rgat, 22.0 min here against 22.5 shipped, 2.2%), and 1 have no score here") in text
 
 
 def write_fixture_site(folder: Path, energy: bool = False) -> Path:
@@ -370,7 +384,7 @@ def test_the_site_has_its_pages_each_linked_from_the_entry(pages: dict[str, str]
         assert set(anchors) <= set(ids[name]), name
     assert all(len(found) == len(set(found)) for found in ids.values()), "ids must be unique on a page"
     assert f"Not analysed: {SKIP_REASON}." in pages[site.benchmark_page(SKIPPED)]
-    assert "R-GAT" in page_text(entry) and "BERT-large" in entry and "MiniGo" in entry  # catalogue names
+    assert "R-GAT" in page_text(entry) and "DLRM" in entry and "MiniGo" in entry  # catalogue names
     # retired benchmarks sit under History, after today's
     assert entry.index('id="history"') > entry.index(f'id="{HEADLINE}"')
     history = entry[entry.index('id="history"'):]
@@ -648,8 +662,23 @@ def test_input_hashes_come_from_the_fetch_and_ingest_stages(tmp_path: Path) -> N
     assert provenance.input_hashes(tmp_path / "missing.lock") == []
 
 
+def test_every_page_s_first_screen_says_how_current_it_is(pages: dict[str, str]) -> None:
+    """The round analysed and its publication, the prices' date, the build date and commit, on every page (the
+    masthead); the entry also names the round the forecasts are for."""
+    from pipeline.analysis.pricing.price_table import table_date
+
+    for name, page in pages.items():
+        if not name.endswith(".html"):
+            continue
+        masthead = page_text(page[:page.index("</header>")])
+        assert "Analyses MLPerf Training v3.0, published June 2023;" in masthead, name
+        assert f"prices of {table_date().isoformat()}; built " in masthead and " from commit " in masthead, name
+    assert "Forecasts are for v3.1, the round after v3.0." in page_text(pages[site.INDEX])
+
+
 def test_git_revision_is_unknown_outside_a_checkout(tmp_path: Path) -> None:
-    assert provenance.git_revision(tmp_path) == {"revision": "unknown", "dirty": False}
+    assert provenance.git_revision(tmp_path) == {"revision": "unknown", "dirty": False, "commit": "unknown",
+                                                 "commit_date": "unknown"}
     here = provenance.git_revision(Path(__file__).parent)["revision"]
     assert here == "unknown" or re.fullmatch(r"[0-9a-f]{40}", here)
 
