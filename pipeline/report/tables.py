@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 
 from pipeline.analysis.scope import republished_from
-from pipeline.analysis.statistics.clustering import ClusterProfile
+from pipeline.analysis.statistics.cluster_profiles import ClusterProfile
 from pipeline.analysis.statistics.findings import Correction
 from pipeline.analysis.statistics.importance_result import ImportanceReport, TargetVerdict
 from pipeline.report.formatting import (
