@@ -192,8 +192,14 @@ def _kmeans(points: np.ndarray, weights: np.ndarray, k: int, n_init: int, seed: 
     return KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(points, sample_weight=weights)
 
 
-def _silhouette(points: np.ndarray, labels: np.ndarray) -> float:
-    return round(float(silhouette_score(points, labels)), DIGITS)
+def _silhouette(distances: np.ndarray, labels: np.ndarray) -> float:
+    """sklearn's mean silhouette of points whose Euclidean `distances` (m x m) are given, under `labels` (m,)."""
+    return round(float(silhouette_score(distances, labels, metric="precomputed")), DIGITS)
+
+
+def _distances(points: np.ndarray) -> np.ndarray:
+    """Euclidean distances between the rows of `points` (m x features): m x m, computed once per benchmark."""
+    return np.sqrt(((points[:, None, :] - points[None, :, :]) ** 2).sum(axis=-1))
 
 
 class KSupport(Record):
@@ -219,7 +225,7 @@ def diagnostics(distinct: DistinctPoints, ks: Sequence[int], n_init: int, seed: 
                 fitted: dict[int, KMeans]) -> list[KDiagnostics]:
     """Inertia (weighted by the rows each point stands for), silhouette and Davies-Bouldin index (on the distinct
     points) for each k of `ks`, of the models in `fitted` (by k; fitted here when missing, and added)."""
-    rows = []
+    rows, distances = [], _distances(distinct.points)
     for k in ks:
         if k not in fitted:
             fitted[k] = _kmeans(distinct.points, distinct.counts, k, n_init, seed)
@@ -227,7 +233,7 @@ def diagnostics(distinct: DistinctPoints, ks: Sequence[int], n_init: int, seed: 
         if len(np.unique(labels)) < 2:
             continue
         rows.append(KDiagnostics(k=k, inertia=round(float(fitted[k].inertia_), DIGITS),
-                                 silhouette=_silhouette(distinct.points, labels),
+                                 silhouette=_silhouette(distances, labels),
                                  davies_bouldin=round(float(davies_bouldin_score(distinct.points, labels)), DIGITS)))
     return rows
 
@@ -245,6 +251,7 @@ def k_support(distinct: DistinctPoints, fitted: dict[int, KMeans], seed: int,
     record the k of highest silhouette and each k's adjusted Rand index over all distinct points against `fitted`.
     Returns the support and the ARI of every resample per k."""
     points, ks = distinct.points, sorted(fitted)
+    distances = _distances(points)
     rng = np.random.default_rng(seed)
     best: list[int] = []
     ari: dict[int, list[float]] = {k: [] for k in ks}
@@ -256,7 +263,7 @@ def k_support(distinct: DistinctPoints, fitted: dict[int, KMeans], seed: int,
         for k in (k for k in ks if k < present.sum()):
             model = _kmeans(points[present], drawn[present], k, RESAMPLE_STARTS, seed + 1 + resample)
             if len(np.unique(model.labels_)) > 1:
-                scores[k] = _silhouette(points[present], model.labels_)
+                scores[k] = _silhouette(distances[np.ix_(present, present)], model.labels_)
             ari[k].append(round(float(adjusted_rand_score(fitted[k].labels_, model.predict(points))), DIGITS))
         if scores:
             best.append(min(scores, key=lambda k: (-scores[k], k)))
