@@ -6,8 +6,9 @@
 Per benchmark: the R^2 of both targets on held-out accelerator families, the baseline's, and whether the gate
 credits hardware (`python bench/importance_check.py` says why); the clustering features, where they came from, the
 dropped ones and why; the distinct configurations clustered; the k the diagnostics prefer and the k they support
-against `cluster.k`; cluster sizes, the flagged small ones, names and median round efficiencies (cluster 0 the
-highest); and a summary line.
+against `cluster.k`; the share of bootstrap resamples (each from its own k-means start) whose best k is each
+candidate; cluster sizes after small clusters are merged, names, median round efficiencies (cluster 0 the highest)
+and accelerator-count ranks; and a summary line.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ def main() -> None:
         sys.exit(f"no {paths.CLUSTERS}/*.json: run `dvc repro cluster` first")
     supported: dict[str, int | None] = {}
     repeated: list[float] = []
+    smallest: list[int] = []
     for benchmark in benchmarks:
         importance = ImportanceReport.read(ROOT / paths.importance_json(benchmark))
         clusters = Clustering.read(ROOT / paths.clusters_json(benchmark))
@@ -51,17 +53,27 @@ def main() -> None:
         repeated.append(clusters.share_repeated)
         print(f"  {clusters.n_distinct} distinct configurations ({clusters.share_repeated:.0%} of the results "
               f"repeat one)")
+        support = clusters.k_support
+        shares = ", ".join(f"{k}: {share:.0%}" for k, share in sorted((support.best_k_share if support else {}).items())
+                           if share > 0)
         print(f"  k = {clusters.k}: {'supported' if verdict.supported else 'NOT supported'} (silhouette "
               f"{verdict.silhouette_k:.2f}, best {verdict.silhouette_best:.2f}, bootstrap ARI "
               f"{clusters.stability_ari_mean:.2f}), preferred k = {verdict.preferred_k}, k supported by the "
-              f"data = {verdict.supported_k}; sizes {sizes}; small {clusters.small_clusters or 'none'}")
-        print("  names (median round efficiency): " + " | ".join(
-            f"{profile.name} ({profile.round_efficiency_median or float('nan'):.2f})"
-            for profile in clusters.profiles))
+              f"data = {verdict.supported_k}")
+        if support is not None:
+            print(f"  best k over {support.resamples} bootstrap resamples (each from its own start): {shares}; most "
+                  f"often k = {support.most_supported}")
+        print(f"  sizes {sizes} (min_size {clusters.min_size}: {clusters.merged_small} small cluster(s) merged); "
+              f"smallest named group {min(sizes)}")
+        print("  named groups (median round efficiency, accelerator count rank 1 = fewest): " + " | ".join(
+            f"{profile.name} ({profile.round_efficiency_median or float('nan'):.2f}, count rank "
+            f"{profile.count_rank})" for profile in clusters.profiles))
+        smallest.append(min(sizes))
     k = Clustering.read(ROOT / paths.clusters_json(benchmarks[0])).k
     print(f"k the diagnostics support: {', '.join(f'{name} {value}' for name, value in supported.items())}; "
           f"k = {k} supported in {sum(value == k for value in supported.values())} of {len(supported)}; results "
-          f"repeating a configuration: {min(repeated):.0%} to {max(repeated):.0%}")
+          f"repeating a configuration: {min(repeated):.0%} to {max(repeated):.0%}; smallest named group: "
+          f"{min(smallest)} results")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
-"""The importance gate on the real data, per benchmark and target: R^2 on held-out accelerator families, the
-baseline's R^2, the gain with its 95% cluster-bootstrap interval, the gate's verdict, and how stably each feature is
-selected (the share of bootstrap resamples of the families in which the selection rule keeps it).
+"""The importance gate on the real data, per benchmark and target: R^2 on held-out architecture generations (every
+family of a generation held out together: B200 with GB200, H100 with H200 and GH200), the baseline's R^2, the gain
+with its 95% cluster-bootstrap interval over the generations, the gate's verdict, and how stably each feature is
+selected (the share of bootstrap resamples of the generations in which the selection rule keeps it); then the
+selected features per benchmark (never the baseline's own term, accelerator_count).
 
     python bench/importance_check.py [BENCHMARK ...]            # params.yaml's importance settings
     python bench/importance_check.py --seeds 0-9 [BENCHMARK ...]  # also: does any verdict or selection move?
@@ -54,15 +56,17 @@ def main(argv: list[str]) -> None:
             continue
         for target, verdict in report.gate.targets.items():
             shares = report.targets[target].stability
-            rows.append([benchmark if target == next(iter(report.gate.targets)) else "",
+            first = target == next(iter(report.gate.targets))
+            rows.append([f"{benchmark} ({report.n_generations} generations)" if first else "",
                          target.removeprefix("log_"), f"{verdict.oof_r2:.2f}", f"{verdict.baseline_r2:.2f}",
                          f"{verdict.gain:+.2f} [{verdict.gain_low:+.2f}, {verdict.gain_high:+.2f}]",
                          "credits hardware" if verdict.passes else f"no: {verdict.reason}",
                          ", ".join(f"{name} {share:.2f}" for name, share in list(shares.items())[:SHOWN])])
-    print(f"leave one accelerator family out, bootstrap {settings.bootstrap} resamples of the families, "
+    print(f"leave one architecture generation out (all its families together), bootstrap {settings.bootstrap} "
+          f"resamples of the generations, "
           f"min_families {settings.min_families}, min_r2 {settings.min_r2}, select.min_stability "
           f"{settings.select.min_stability}, seed {settings.seed}; baseline: {importance.BASELINE}\n")
-    print(format_table(["benchmark", "target", "R2 held-out families", "baseline R2", "gain [95% CI]", "gate",
+    print(format_table(["benchmark", "target", "R2 unseen generations", "baseline R2", "gain [95% CI]", "gate",
                         "kept in share of resamples"], rows))
     print("\nselected (share of resamples keeping it, over the targets that credit hardware):")
     for benchmark, report in reports.items():

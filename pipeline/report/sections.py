@@ -13,7 +13,8 @@ import pandas as pd
 
 from pipeline.analysis.pricing.prices import Prices
 from pipeline.analysis.statistics import findings
-from pipeline.analysis.statistics.clustering import Clustering, ClusterProfile
+from pipeline.analysis.statistics.cluster_profiles import ClusterProfile
+from pipeline.analysis.statistics.clustering import Clustering
 from pipeline.analysis.statistics.findings import Correction, EfficiencyBand
 from pipeline.analysis.statistics.ranking import Pick, latest_round_ranking
 from pipeline.mlperf.catalogue import BY_ID
@@ -186,6 +187,8 @@ def cluster_notes(clusters: Clustering) -> dict[str, Any]:
         "preferred_k": verdict.preferred_k if verdict else None, "k_message": verdict.message if verdict else None,
         "k_rule": verdict.rule if verdict else None,
         "small": [p for p in clusters.profiles if p.small], "min_size": clusters.min_size,
+        "merged_small": clusters.merged_small,
+        "k_support": clusters.k_support,
     }
 
 

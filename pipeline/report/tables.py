@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 
 from pipeline.analysis.scope import republished_from
-from pipeline.analysis.statistics.clustering import ClusterProfile
+from pipeline.analysis.statistics.cluster_profiles import ClusterProfile
 from pipeline.analysis.statistics.findings import Correction
 from pipeline.analysis.statistics.importance_result import ImportanceReport, TargetVerdict
 from pipeline.report.formatting import (
@@ -111,9 +111,9 @@ def importance_frame(importance: ImportanceReport, top: int = IMPORTANCE_TOP) ->
 
 def importance_rows(importance: ImportanceReport) -> dict[str, Any]:
     """The numbers behind the importance figure: per feature and target the permutation importance on held-out
-    families (mean ± s.d. over the shuffles), the share of the families' bootstrap resamples in which the selection
-    rule keeps it, and Spearman's rho with the target (the model-free view); which features were selected; per
-    target the R² on held-out families, the baseline's, the gain with its interval and the gate's verdict."""
+    generations (mean ± s.d. over the shuffles), the share of the generations' bootstrap resamples in which the
+    selection rule keeps it, and Spearman's rho with the target (the model-free view); which features were selected;
+    per target the R² on held-out generations, the baseline's, the gain with its interval and the gate's verdict."""
     data = importance_frame(importance)
     fits = importance.targets
     targets = list(fits)
@@ -138,7 +138,8 @@ def importance_rows(importance: ImportanceReport) -> dict[str, Any]:
             "gain": [_gain(verdicts.get(t)) for t in targets],
             "passes": [_passes(verdicts.get(t)) for t in targets],
             "min_r2": getattr(gate, "min_r2", None), "min_families": getattr(gate, "min_families", None),
-            "n_families": getattr(gate, "n_families", None), "explained": importance.explained,
+            "n_families": getattr(gate, "n_families", None), "n_generations": getattr(gate, "n_generations", None),
+            "explained": importance.explained,
             "not_explained": [f"{TARGET_LABELS.get(t, t)} ({getattr(verdicts.get(t), 'reason', 'no gate verdict')})"
                               for t in targets if not _passes(verdicts.get(t))],
             "stability": {FEATURE_LABELS.get(name, name): f"{share:.0%}"

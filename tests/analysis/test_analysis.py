@@ -252,15 +252,16 @@ def test_every_superlinear_efficiency_comes_from_within_a_series(real_configurat
 
 
 def test_selection_rule_keeps_numeric_features_above_the_threshold() -> None:
-    # every resample sees the same importances: count 0.5, year 0.2, host memory 0.005 (below the threshold), the
-    # family 0.9 (categorical: never selected)
-    means = {"accelerator_count": 0.5, "accelerator_family": 0.9, "host_memory_gib": 0.005, "accelerator_year": 0.2}
+    # every resample sees the same importances: count 0.5 (the baseline's own term: never selected), memory 0.3,
+    # year 0.2, host memory 0.005 (below the threshold), the family 0.9 (categorical: never selected)
+    means = {"accelerator_count": 0.5, "accelerator_family": 0.9, "host_memory_gib": 0.005, "accelerator_year": 0.2,
+             "accelerator_memory_gib": 0.3}
     fit = TargetFit(oof_r2=0.8, baseline_r2=0.5, gain=0.3, gain_low=0.1, gain_high=0.5,
                     oof_median_abs_error_log10=0.1,
                     permutation_importance={name: Spread(mean=value, std=0.0) for name, value in means.items()},
                     stability={}, mutual_information={}, spearman={},
                     importance_draws={name: np.full(10, value) for name, value in means.items()})
     assert importance.select_features({"t": fit}, ["t"], 0.01, 5, 0.7) == (
-        ["accelerator_count", "accelerator_year"], {"accelerator_count": 1.0, "accelerator_year": 1.0})
-    assert importance.select_features({"t": fit}, ["t"], 0.01, 1, 0.7)[0] == ["accelerator_count"]
+        ["accelerator_memory_gib", "accelerator_year"], {"accelerator_memory_gib": 1.0, "accelerator_year": 1.0})
+    assert importance.select_features({"t": fit}, ["t"], 0.01, 1, 0.7)[0] == ["accelerator_memory_gib"]
     assert importance.select_features({"t": fit}, [], 0.01, 5, 0.7) == ([], {})  # no target passed the gate

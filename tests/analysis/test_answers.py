@@ -45,7 +45,7 @@ def test_weighted_kmeans_of_the_distinct_points_is_kmeans_of_the_rows() -> None:
     assert len(distinct.points) == 9 and distinct.counts.sum() == 40
     assert (distinct.points[distinct.inverse] == rows).all()
     assert distinct.share_repeated == pytest.approx(1 - 9 / 40)
-    weighted = clustering.fit(distinct.points, distinct.counts, 3, 10, 0)
+    weighted = clustering._kmeans(distinct.points, distinct.counts, 3, 10, 0)
     plain = KMeans(n_clusters=3, n_init=10, random_state=0).fit(rows)
     assert adjusted_rand_score(plain.labels_, weighted.labels_[distinct.inverse]) == 1.0
     assert weighted.inertia_ == pytest.approx(plain.inertia_)
@@ -53,11 +53,14 @@ def test_weighted_kmeans_of_the_distinct_points_is_kmeans_of_the_rows() -> None:
 
 def test_diagnostics_and_stability_are_measured_on_the_distinct_points() -> None:
     distinct = clustering.distinct_points(_groups())
-    rows = clustering.diagnostics(distinct, [2, 10], 4, 0)
+    fitted: dict = {}
+    rows = clustering.diagnostics(distinct, range(2, 9), 4, 0, fitted)
     assert [row.k for row in rows] == list(range(2, 9))  # up to one below the 9 distinct points
     best = max(rows, key=lambda row: row.silhouette)
     assert best.k == 3
-    assert clustering.stability(distinct, 3, 4, 0, 5) == [1.0] * 5  # three groups this clear never move
+    support, ari = clustering.k_support(distinct, fitted, 0, 5)
+    assert support.most_supported == 3 and support.resamples == 5
+    assert ari[3] == [1.0] * 5  # three groups this clear never move
 
 
 def _efficiency_fixture() -> pd.DataFrame:

@@ -32,6 +32,16 @@ def test_the_packaged_tables_load() -> None:
     assert set(links.link_table()["family"]) <= set(accelerators.specifications().index)
 
 
+def test_siblings_share_a_generation() -> None:
+    table = accelerators.specifications()["generation"]
+    assert table["B200"] == table["GB200"] == "Blackwell" and table["B300"] == table["GB300"] == "Blackwell Ultra"
+    assert table["H100"] == table["H200"] == table["GH200"] == "Hopper"
+    assert table["MI300X"] == table["MI325X"] != table["MI350X"] == table["MI355X"]
+    assert table["Gaudi2"] != table["Gaudi3"] and table["A100"] == "Ampere" and table["V100"] == "Volta"
+    families = pd.Series(["H200", "unlisted", None])
+    assert accelerators.generations(families).tolist() == ["Hopper", "unlisted", "?"]
+
+
 def test_the_a40_launched_in_2020() -> None:
     assert accelerators.specifications().at["A40", "launch_year"] == 2020
 
@@ -64,6 +74,7 @@ def _link_rows() -> pd.DataFrame:
     (lambda t: t.assign(source=t["source"].where(t["family"] != "L4", "http://nvidia.com")), "missing for L4"),
     (lambda t: t.assign(only_form_factor=t["only_form_factor"].where(t["family"] != "L4", "Card")), "found Card"),
     (lambda t: t.assign(launch_year=t["launch_year"].where(t["family"] != "L4", float("nan"))), "launch_year"),
+    (lambda t: t.assign(generation=t["generation"].where(t["family"] != "L4", "")), "needs a generation"),
 ])
 def test_the_accelerator_table_loader_rejects_a_bad_table(change, message: str) -> None:
     with pytest.raises(ContractError, match=re.escape(message) if "(" not in message else message):

@@ -76,7 +76,7 @@ IMPORTANCE_FITS = {
 IMPORTANCE = ImportanceReport(
     benchmark="fixture", status="ok", n_configurations=40, targets=IMPORTANCE_FITS,
     selected_features=["accelerator_count", "accelerator_year"], n_families=6, round_feature="round_year",
-    baseline=importance.BASELINE, gate=importance.gate(IMPORTANCE_FITS, 0.5, 5, 6),
+    baseline=importance.BASELINE, gate=importance.gate(IMPORTANCE_FITS, 0.5, 5, 6, 4),
     selection_stability={"accelerator_count": 1.0, "accelerator_year": 0.8})
 FAMILY_YEAR = {"A100": 2020, "H100": 2022, "TPU-v4": 2021}
 DVC_LOCK = {"schema": "2.0", "stages": {

@@ -9,8 +9,8 @@ clusters.json, when it is constant, when more than `cluster.max_imputed_share` o
 at the median), or when it is exactly collinear with the features kept before it (R^2 of a linear fit on them, on
 log10 where log-scaled and on the rows where all are known, at least `cluster.max_collinear_r2`: log accelerators =
 log nodes + log accelerators per node, for one). Kept features are log10-scaled where they span orders of magnitude
-(counts, memory, bandwidth), median-imputed and standardised. k = `cluster.k` with a fixed seed and `cluster.n_init`
-restarts.
+(counts, memory, bandwidth), median-imputed and standardised. scikit-learn's KMeans, k = `cluster.k`, random_state
+`cluster.seed`, `cluster.n_init` k-means++ starts, on one thread (the same bytes on any thread count).
 
 Distinct configurations: many results share one point in feature space (the same count and hardware,
 submitted again or by another submitter). k-means runs on the distinct points, each weighted by how many results
@@ -22,10 +22,14 @@ results and compares the labels of the distinct points (adjusted Rand index).
 Profiles: per cluster the median and range of time to train, accelerator-hours, round efficiency and scaling
 efficiency; clusters are numbered 0..k-1 from the highest median `round_efficiency` (round's fewest
 accelerator-hours / this result's, 1 = best; ties: the faster median time), so cluster 0 is the most
-hardware-efficient group (else, without round efficiency, from the lowest median accelerator-hours). Each is named
-from its profile (`cluster_name`) and flagged when smaller than `cluster.min_size`.
+hardware-efficient group (else, without round efficiency, from the lowest median accelerator-hours). A cluster of
+fewer than `cluster.min_size` results is merged into the one of nearest centroid first (`merge_small`), so no named
+group rests on one or two results. Each is named from its profile (`cluster_name`); its description gives its
+accelerator counts and their rank among the groups beside its efficiency.
 
-Diagnostics for every k in `cluster.k_range` (inertia, silhouette, Davies-Bouldin) and stability. The k verdict
+Diagnostics for every k in `cluster.k_range` (inertia, silhouette, Davies-Bouldin). k's support (`k_support`):
+`cluster.bootstrap` resamples of the results, each fitted at every k from its own starts; the share of resamples
+whose best silhouette is at each k, and each k's mean ARI against the full fit. The k verdict
 (`KVerdict`): the diagnostics prefer the k of highest silhouette (the smaller on a tie); they support `cluster.k`
 when its silhouette is within `cluster.silhouette_tolerance` of that best and its mean bootstrap ARI is at least
 `cluster.min_stability`; the k they support is `cluster.k` when so, else the preferred k when it is that stable,
@@ -34,29 +38,31 @@ else none.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from pydantic import Field
+from sklearn import config_context
+from sklearn.cluster import KMeans
+from sklearn.metrics import adjusted_rand_score, davies_bouldin_score, silhouette_score
+from threadpoolctl import threadpool_limits
 
 from pipeline.analysis.efficiency import efficiency_column, order_by_efficiency
 from pipeline.analysis.scope import ROUND_FEATURE
+from pipeline.analysis.statistics.cluster_profiles import ClusterProfile, profiles
 from pipeline.analysis.statistics.importance_result import ImportanceReport
 from pipeline.core.artifacts import Artifact, Record
 from pipeline.core.errors import ParamsError
-from pipeline.core.features import LOG_SCALED, PROFILED, ROUND_EFFICIENCY
-from pipeline.mlperf.hardware.links import link_table
+from pipeline.core.features import LOG_SCALED
 from pipeline.settings import Cluster
 
 # What the clusters are profiled and ordered by; never what they are built on.
 OUTCOMES = {"time_to_train_min", "accelerator_hours", "scaling_efficiency", "speedup", "round_efficiency",
             "throughput_samples_per_s", "throughput_per_accelerator", ROUND_FEATURE}
 DIGITS = 4  # stored statistics
-NAMED_VENDOR_SHARE = 0.25  # a mixed cluster's name gives the link of each vendor with at least this share
 FeatureSource = Literal["importance", "default"]  # the importance stage's selection, or cluster.default_features
 
 
@@ -180,178 +186,113 @@ def distinct_points(x: np.ndarray) -> DistinctPoints:
     return DistinctPoints(points, counts.astype(float), inverse.reshape(-1))
 
 
-# Lloyd iterations per start at most (sklearn's default); a start stops earlier when its labels stop changing.
-MAX_ITER = 100
+def _kmeans(points: np.ndarray, weights: np.ndarray, k: int, n_init: int, seed: int) -> KMeans:
+    """scikit-learn's KMeans of `points` (m x features), each weighted by `weights` (m,) (the rows it stands for):
+    `n_init` k-means++ starts from `seed` (`cluster_benchmark` holds it to one thread)."""
+    return KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(points, sample_weight=weights)
 
 
-@dataclass(frozen=True)
-class KMeansFit:
-    """A fitted k-means: `centers` (k x features), the fitted points' `labels_` (m,) and `inertia_` (the weighted
-    sum of squared distances to their centers)."""
-
-    centers: np.ndarray
-    labels_: np.ndarray
-    inertia_: float
-
-    def predict(self, points: np.ndarray) -> np.ndarray:
-        """The nearest center of each row of `points` (the first on a tie)."""
-        return np.argmin(_squared_distances(points[None], self.centers[None])[0], axis=1)
+def _silhouette(distances: np.ndarray, labels: np.ndarray) -> float:
+    """sklearn's mean silhouette of points whose Euclidean `distances` (m x m) are given, under `labels` (m,)."""
+    return round(float(silhouette_score(distances, labels, metric="precomputed")), DIGITS)
 
 
-def _squared_distances(points: np.ndarray, centers: np.ndarray) -> np.ndarray:
-    """(starts, m, k) squared distances of `points` (starts or 1, m, features) to `centers` (starts or 1, k,
-    features), summed over the features one after the other (no BLAS, and no (starts, m, k, features) temporary:
-    the same bytes on any thread count)."""
-    total = (points[:, :, None, 0] - centers[:, None, :, 0]) ** 2
-    for feature in range(1, points.shape[-1]):
-        total += (points[:, :, None, feature] - centers[:, None, :, feature]) ** 2
-    return total
+def _distances(points: np.ndarray) -> np.ndarray:
+    """Euclidean distances between the rows of `points` (m x features): m x m, computed once per benchmark."""
+    return np.sqrt(((points[:, None, :] - points[None, :, :]) ** 2).sum(axis=-1))
 
 
-def _distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Euclidean distances between the rows of `a` and of `b`."""
-    return np.sqrt(_squared_distances(a[None], b[None])[0])
+class KSupport(Record):
+    """How the data support each k, over bootstrap resamples of the results, each resample fitted from its own
+    random starts (`k_support`)."""
+
+    resamples: int
+    """Resamples whose best k could be told."""
+    best_k_share: dict[int, float]
+    """Each k of params `cluster.k_range` -> the share of resamples whose highest silhouette is at that k (the
+    smaller k on a tie); 0 to 1, summing to 1."""
+    stability_ari_mean: dict[int, float]
+    """Each k -> the mean adjusted Rand index of the resamples' clusters against the fitted ones (1 = the same)."""
+
+    @property
+    def most_supported(self) -> int | None:
+        """The k that most resamples pick (the smaller on a tie); None without a resample."""
+        shares = self.best_k_share
+        return min(shares, key=lambda k: (-shares[k], k)) if shares else None
 
 
-def silhouette(points: np.ndarray, labels: np.ndarray) -> float:
-    """Mean silhouette of `points` (m x features) under `labels` (m,), as sklearn's `silhouette_score`: per point
-    (b - a) / max(a, b), a its mean distance to the other members of its cluster, b the smallest mean distance to
-    another cluster's members; 0 for the only member of a cluster."""
-    distances = _distances(points, points)
-    clusters, codes = np.unique(labels, return_inverse=True)
-    membership = np.eye(len(clusters))[codes]  # m x clusters
-    sizes = membership.sum(axis=0)
-    # summed distance of each point to each cluster's members (no BLAS: the same bytes on any thread count)
-    totals = (distances[:, :, None] * membership[None, :, :]).sum(axis=1)
-    own_size = sizes[codes]
-    a = totals[np.arange(len(points)), codes] / np.maximum(own_size - 1, 1)
-    others = np.where(membership > 0, np.inf, totals / sizes)
-    b = others.min(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        score = np.where(own_size > 1, (b - a) / np.maximum(a, b), 0.0)
-    return float(np.mean(np.nan_to_num(score)))
-
-
-def davies_bouldin(points: np.ndarray, labels: np.ndarray) -> float:
-    """Davies-Bouldin index of `points` under `labels`, as sklearn's `davies_bouldin_score`: the mean over clusters
-    of the largest (spread_i + spread_j) / centroid distance_ij, spread the mean distance to the centroid."""
-    clusters, codes = np.unique(labels, return_inverse=True)
-    centroids = np.stack([points[codes == c].mean(axis=0) for c in range(len(clusters))])
-    spread = np.array([_distances(points[codes == c], centroids[c:c + 1]).mean() for c in range(len(clusters))])
-    between = _distances(centroids, centroids)
-    if np.allclose(spread, 0) or np.allclose(between, 0):
-        return 0.0
-    between[between == 0] = np.inf
-    return float(np.mean(np.max((spread[:, None] + spread[None, :]) / between, axis=1)))
-
-
-def adjusted_rand(first: np.ndarray, second: np.ndarray) -> float:
-    """Adjusted Rand index of two labellings of the same points, as sklearn's `adjusted_rand_score` (from the
-    pair confusion matrix, in integers)."""
-    _, a = np.unique(first, return_inverse=True)
-    _, b = np.unique(second, return_inverse=True)
-    table = np.zeros((a.max() + 1, b.max() + 1), dtype=np.int64)
-    np.add.at(table, (a, b), 1)
-    n = len(a)
-    squares = int((table ** 2).sum())
-    same_both = squares - n
-    same_second_only = int((table.sum(axis=0) ** 2).sum()) - squares
-    same_first_only = int((table.sum(axis=1) ** 2).sum()) - squares
-    neither = n * n - same_second_only - same_first_only - squares
-    if same_first_only == 0 and same_second_only == 0:
-        return 1.0
-    return 2.0 * (same_both * neither - same_first_only * same_second_only) / (
-        (same_both + same_first_only) * (same_first_only + neither)
-        + (same_both + same_second_only) * (same_second_only + neither))
-
-
-def fit(points: np.ndarray, weights: np.ndarray, k: int, n_init: int, seed: int) -> KMeansFit:
-    """k-means of `points` (m x features), each weighted by `weights` (m,): the clustering of the rows they
-    stand for. `n_init` weighted k-means++ starts (`seed`), all iterated at once (the data are a few hundred
-    points at most, so one vectorised pass costs less than a library call's overhead), Lloyd's iterations until
-    no label changes (at most MAX_ITER); the start of the lowest inertia wins (the first on a tie). An emptied
-    cluster keeps its center."""
-    points, weights = np.asarray(points, dtype=float), np.asarray(weights, dtype=float)
-    m = len(points)
-    rng = np.random.default_rng(seed)
-    starts = np.arange(n_init)
-    # Greedy k-means++ (sklearn's): the first center drawn by weight; each next one the best, by the weighted sum of
-    # squared distances to the nearest center, of 2 + log k candidates drawn by weight x that squared distance.
-    trials = 2 + int(np.log(k))
-    chosen = np.empty((n_init, k), dtype=int)
-    cumulative = np.cumsum(weights)
-    chosen[:, 0] = np.minimum(np.searchsorted(cumulative, rng.random(n_init) * cumulative[-1], side="right"), m - 1)
-    nearest = _squared_distances(points[None], points[chosen[:, :1]])[:, :, 0]  # (starts, m)
-    for j in range(1, k):
-        cumulative = np.cumsum(weights[None, :] * nearest, axis=1)
-        draws = rng.random((n_init, trials)) * cumulative[:, -1:]
-        # searchsorted(side="right") of each start's draws in its (non-decreasing) cumulative sum
-        candidates = np.minimum((cumulative[:, None, :] <= draws[:, :, None]).sum(axis=2), m - 1)
-        to_candidate = _squared_distances(points[candidates], points[None])  # (starts, trials, m)
-        reached = np.minimum(nearest[:, None, :], to_candidate)  # (starts, trials, m)
-        best = np.argmin((reached * weights[None, None, :]).sum(axis=2), axis=1)
-        chosen[:, j] = candidates[starts, best]
-        nearest = reached[starts, best]
-    centers = points[chosen]  # (starts, k, features)
-    labels = np.full((n_init, m), -1)
-    # A start whose labels did not change has converged (its centers would come out the same): only the others
-    # iterate on, so every start ends as if all had iterated until the last one converged.
-    active = starts
-    offsets = np.arange(n_init)[:, None] * k
-    for _ in range(MAX_ITER):
-        new = np.argmin(_squared_distances(points[None], centers[active]), axis=2)
-        changed = (new != labels[active]).any(axis=1)
-        if not changed.any():
-            break
-        active, new = active[changed], new[changed]
-        labels[active] = new
-        # weighted sums of each start's members per cluster, added in the points' order (np.bincount)
-        cells = (new + offsets[:len(active)]).reshape(-1)
-        mass = np.bincount(cells, np.tile(weights, len(active)), len(active) * k).reshape(-1, k)
-        sums = np.stack([np.bincount(cells, np.tile(weights * points[:, feature], len(active)), len(active) * k)
-                         for feature in range(points.shape[1])], axis=-1).reshape(len(active), k, -1)
-        centers[active] = np.where(mass[:, :, None] > 0, sums / np.where(mass > 0, mass, 1.0)[:, :, None],
-                                   centers[active])
-    distances = _squared_distances(points[None], centers)
-    inertia = (np.take_along_axis(distances, labels[:, :, None], axis=2)[:, :, 0] * weights[None, :]).sum(axis=1)
-    best = int(starts[np.argmin(inertia)])
-    return KMeansFit(centers[best], labels[best], float(inertia[best]))
-
-
-def diagnostics(distinct: DistinctPoints, k_range: Sequence[int], n_init: int, seed: int,
-                fitted: dict[int, KMeansFit] | None = None) -> list[KDiagnostics]:
+def diagnostics(distinct: DistinctPoints, ks: Sequence[int], n_init: int, seed: int,
+                fitted: dict[int, KMeans]) -> list[KDiagnostics]:
     """Inertia (weighted by the rows each point stands for), silhouette and Davies-Bouldin index (on the distinct
-    points) for each k of `k_range` (inclusive) that the distinct points allow (k below their number); `fitted`
-    holds models already fitted on them with these settings, by k (they are not fitted again)."""
-    rows = []
-    for k in range(k_range[0], min(k_range[1], len(distinct.points) - 1) + 1):
-        model = (fitted or {}).get(k) or fit(distinct.points, distinct.counts, k, n_init, seed)
-        if len(np.unique(model.labels_)) < 2:
+    points) for each k of `ks`, of the models in `fitted` (by k; fitted here when missing, and added)."""
+    rows, distances = [], _distances(distinct.points)
+    for k in ks:
+        if k not in fitted:
+            fitted[k] = _kmeans(distinct.points, distinct.counts, k, n_init, seed)
+        labels = fitted[k].labels_
+        if len(np.unique(labels)) < 2:
             continue
-        rows.append(KDiagnostics(k=k, inertia=round(float(model.inertia_), DIGITS),
-                                 silhouette=round(silhouette(distinct.points, model.labels_), DIGITS),
-                                 davies_bouldin=round(davies_bouldin(distinct.points, model.labels_), DIGITS)))
+        rows.append(KDiagnostics(k=k, inertia=round(float(fitted[k].inertia_), DIGITS),
+                                 silhouette=_silhouette(distances, labels),
+                                 davies_bouldin=round(float(davies_bouldin_score(distinct.points, labels)), DIGITS)))
     return rows
 
 
-def stability(distinct: DistinctPoints, k: int, n_init: int, seed: int, resamples: int,
-              reference: np.ndarray | None = None) -> list[float]:
-    """Adjusted Rand index, over the distinct points, between their labels (`reference`, else fitted here) and the
-    labels a model fitted on a bootstrap resample of the rows (results) gives them; a resample with fewer than k
-    distinct points is skipped."""
-    points = distinct.points
-    reference = fit(points, distinct.counts, k, n_init, seed).labels_ if reference is None else reference
+# k-means++ starts per bootstrap fit: each resample draws its own start, so the support varies over the starts and the
+# resamples at once (and 19 benchmarks x resamples x k fits stay within a few seconds).
+RESAMPLE_STARTS = 1
+
+
+def k_support(distinct: DistinctPoints, fitted: dict[int, KMeans], seed: int,
+              resamples: int) -> tuple[KSupport, dict[int, list[float]]]:
+    """Bootstrap the results `resamples` times; in each, fit every k of `fitted` (below the distinct points drawn)
+    on the distinct points drawn (weighted by how often), from the resample's own start (`RESAMPLE_STARTS`, random_state
+    seed + 1 + resample), and
+    record the k of highest silhouette and each k's adjusted Rand index over all distinct points against `fitted`.
+    Returns the support and the ARI of every resample per k."""
+    points, ks = distinct.points, sorted(fitted)
+    distances = _distances(points)
     rng = np.random.default_rng(seed)
-    scores = []
-    for _ in range(resamples):
+    best: list[int] = []
+    ari: dict[int, list[float]] = {k: [] for k in ks}
+    for resample in range(resamples):
         drawn = np.bincount(distinct.inverse[rng.choice(len(distinct.inverse), size=len(distinct.inverse))],
                             minlength=len(points)).astype(float)
         present = drawn > 0
-        if present.sum() <= k:
-            continue
-        labels = fit(points[present], drawn[present], k, n_init, seed).predict(points)
-        scores.append(round(adjusted_rand(reference, labels), DIGITS))
-    return scores
+        scores = {}
+        for k in (k for k in ks if k < present.sum()):
+            model = _kmeans(points[present], drawn[present], k, RESAMPLE_STARTS, seed + 1 + resample)
+            if len(np.unique(model.labels_)) > 1:
+                scores[k] = _silhouette(distances[np.ix_(present, present)], model.labels_)
+            ari[k].append(round(float(adjusted_rand_score(fitted[k].labels_, model.predict(points))), DIGITS))
+        if scores:
+            best.append(min(scores, key=lambda k: (-scores[k], k)))
+    counts = Counter(best)
+    support = KSupport(resamples=len(best),
+                       best_k_share={k: round(counts[k] / len(best), DIGITS) for k in ks} if best else {},
+                       stability_ari_mean={k: mean for k, values in ari.items()
+                                           if (mean := _mean(values)) is not None})
+    return support, ari
+
+
+def merge_small(labels: np.ndarray, x: np.ndarray, min_size: int) -> tuple[np.ndarray, int]:
+    """Labels (one per result) with every cluster of fewer than `min_size` results merged into the cluster whose
+    centroid (the mean of its results in `x`, rows x features) is nearest, the smallest first (ties: the lower
+    label), until none is that small or one is left; renumbered 0.. in the order of their old labels. Returns the
+    labels and how many clusters were merged away."""
+    labels = labels.copy()
+    merged = 0
+    while True:
+        clusters, sizes = np.unique(labels, return_counts=True)
+        if len(clusters) < 2 or sizes.min() >= min_size:
+            break
+        small = clusters[np.argmin(sizes)]
+        centroids = {c: x[labels == c].mean(axis=0) for c in clusters}
+        distances = {c: round(float(np.linalg.norm(centroids[c] - centroids[small])), DIGITS)
+                     for c in clusters if c != small}
+        labels[labels == small] = min(distances, key=lambda c: (distances[c], c))
+        merged += 1
+    return np.unique(labels, return_inverse=True)[1].reshape(-1), merged
 
 
 class KVerdict(Record):
@@ -425,199 +366,6 @@ def k_verdict(k_diagnostics: Sequence[KDiagnostics], k: int, stability_mean: flo
                     preferred_stability_ari_mean=preferred_ari, rule=rule, message=message)
 
 
-def _optional(value: Any) -> float | None:
-    return None if pd.isna(value) else round(float(value), DIGITS)
-
-
-def _most_common(values: Iterable[Any]) -> str | None:
-    """The commonest of the known `values`, as text (ties: the first by name); None when none is known."""
-    counts = Counter(str(value) for value in values if not pd.isna(value))
-    return min(counts, key=lambda value: (-counts[value], value)) if counts else None
-
-
-def _names(group: pd.DataFrame, column: str) -> list[str]:
-    """`column` of each member as text, "unknown" where missing (or for every member when the frame lacks it)."""
-    if column not in group:
-        return ["unknown"] * len(group)
-    return ["unknown" if pd.isna(value) else str(value) for value in group[column].tolist()]
-
-
-def family_counts(group: pd.DataFrame) -> pd.Series:
-    """Results per accelerator family, most first (ties by name, so the order is stable)."""
-    counts = Counter(_names(group, "accelerator_family"))
-    return pd.Series(dict(sorted(counts.items(), key=lambda item: (-item[1], item[0]))), dtype="int64")
-
-
-@cache  # the package's table: read and checked once per family and form factor
-def table_link(family: Any, form_factor: Any) -> str | None:
-    """The accelerator-to-accelerator link kind of `family` in `form_factor` when pipeline/mlperf/hardware/links.csv
-    lists a
-    single one for it (its rows of that form factor, else its rows for every form factor): ICI for a TPU, NVLink
-    for an H100 SXM; None when the table lists none or several (an A100 PCIe may have an NVLink bridge or not)."""
-    table = link_table()
-    rows = table[table["family"] == family]
-    if isinstance(form_factor, str) and (rows["form_factor"] == form_factor).any():
-        rows = rows[rows["form_factor"] == form_factor]
-    elif (rows["form_factor"] == "").any():
-        rows = rows[rows["form_factor"] == ""]
-    kinds = rows["link"].unique()
-    return str(kinds[0]) if len(kinds) == 1 else None
-
-
-def member_links(group: pd.DataFrame) -> pd.Series:
-    """Each member's intra-node link kind: the one its description states (`interconnect_intra`), else the one the
-    link table gives its family and form factor (`table_link`), else missing."""
-    stated = group.get("interconnect_intra", pd.Series(None, index=group.index, dtype=object))
-    form = group.get("accelerator_form_factor", pd.Series(None, index=group.index, dtype=object))
-    return pd.Series([link if isinstance(link, str) else table_link(family, form_factor)
-                      for link, family, form_factor in zip(stated, group["accelerator_family"], form)],
-                     index=group.index, dtype=object)
-
-
-def vendor_links(group: pd.DataFrame) -> dict[str, str]:
-    """The most common intra-node link kind (`member_links`) of each accelerator vendor's members, vendors with
-    most members first; a vendor none of whose members has a known link is left out."""
-    links = member_links(group).tolist()
-    vendors = _names(group, "accelerator_vendor")
-    order = Counter(vendors)
-    found = {}
-    for vendor in sorted(order, key=lambda name: (-order[name], name)):
-        link = _most_common(link for link, owner in zip(links, vendors) if owner == vendor)
-        if link:
-            found[vendor] = link
-    return found
-
-
-def cluster_name(group: pd.DataFrame) -> str:
-    """A short name from the profile: the accelerator range, the family when it holds most members ("8-64 H100"
-    when it holds all, "8-64 mostly H100" when more than half, "8-64 mixed" otherwise), and the intra-node link by
-    its name: the dominant family's most common link, or in a mixed cluster the link of each vendor holding at
-    least `NAMED_VENDOR_SHARE` of the members ("NVLink (NVIDIA), ICI (Google)"). Links come from `member_links`,
-    so a TPU's is ICI, never another vendor's NVLink."""
-    low, high = int(group["accelerator_count"].min()), int(group["accelerator_count"].max())
-    shares = family_counts(group) / len(group)
-    top, share = str(shares.index[0]), float(shares.iloc[0])
-    size = f"{low}" if low == high else f"{low}-{high}"
-    if share > 0.5:
-        family = top if share == 1 else f"mostly {top}"
-        link = _most_common(link for link, name in zip(member_links(group).tolist(),
-                                                        _names(group, "accelerator_family")) if name == top)
-        return f"{size} {family}" + (f", {link}" if link else "")
-    vendors = Counter(_names(group, "accelerator_vendor"))
-    named = {vendor: link for vendor, link in vendor_links(group).items()
-             if vendors[vendor] / len(group) >= NAMED_VENDOR_SHARE}
-    links = ", ".join(f"{link} ({vendor})" for vendor, link in named.items())
-    return f"{size} mixed" + (f", {links}" if links else "")
-
-
-class ClusterProfile(Record):
-    """One cluster by its members (results): size, configuration and the median and range of each outcome. An
-    outcome the configurations lack (round efficiency on old data) is left out."""
-
-    cluster: int
-    """0..k-1, from the highest median round efficiency (0: the most hardware-efficient)."""
-    size: int
-    """Results."""
-    small: bool
-    """Fewer results than params `cluster.min_size`: too few to read much into."""
-    name: str
-    """A short name from the profile (`cluster_name`), unique among the clusters."""
-    accelerators_median: float
-    """Accelerators per result: median."""
-    accelerators_min: float
-    """Accelerators per result: fewest."""
-    accelerators_max: float
-    """Accelerators per result: most."""
-    families: dict[str, int]
-    """Results per accelerator family, the four commonest (by name in the file)."""
-    family_share: float
-    """The commonest family's share of the results, 0 to 1."""
-    links: dict[str, str]
-    """Accelerator vendor -> its members' commonest intra-node link kind (`vendor_links`)."""
-    accelerator_year_median: float | None
-    """Median launch year of the accelerators."""
-    time_to_train_min_median: float | None = None
-    """Time to train, minutes (lower: faster): median."""
-    time_to_train_min_min: float | None = None
-    """Lowest."""
-    time_to_train_min_max: float | None = None
-    """Highest."""
-    accelerator_hours_median: float | None = None
-    """Accelerator-hours, accelerators x time to train (lower: less hardware time): median."""
-    accelerator_hours_min: float | None = None
-    """Lowest."""
-    accelerator_hours_max: float | None = None
-    """Highest."""
-    scaling_efficiency_median: float | None = None
-    """Within-series scaling efficiency (1 = linear, higher: better): median."""
-    scaling_efficiency_min: float | None = None
-    """Lowest."""
-    scaling_efficiency_max: float | None = None
-    """Highest."""
-    round_efficiency_median: float | None = None
-    """The round's fewest accelerator-hours / the result's (1 = best of its round): median."""
-    round_efficiency_min: float | None = None
-    """Lowest."""
-    round_efficiency_max: float | None = None
-    """Highest."""
-    description: str
-    """The profile in one sentence (`describe`)."""
-
-    def outcome(self, column: str, statistic: str) -> float | None:
-        """`statistic` ("median", "min", "max") of a profiled outcome (`PROFILED`) or of "accelerators"."""
-        value = getattr(self, f"{column}_{statistic}")
-        return None if value is None else float(value)
-
-
-# The columns a profile reads.
-PROFILE_COLUMNS = {"cluster", "accelerator_count", "accelerator_family", "accelerator_vendor", "accelerator_year",
-                   "accelerator_form_factor", "interconnect_intra", "time_to_train_min", *PROFILED}
-
-
-def profiles(frame: pd.DataFrame, min_size: int) -> list[ClusterProfile]:
-    """Per cluster: size, configuration (accelerators, families, year) and outcome medians and ranges."""
-    rows = []
-    # Only the columns profiled: each group copies every column it has.
-    frame = frame[[column for column in frame if column in PROFILE_COLUMNS]]
-    for cluster, group in frame.groupby("cluster"):
-        families = family_counts(group)
-        profile = {
-            "cluster": int(cluster), "size": len(group), "small": len(group) < min_size, "name": cluster_name(group),
-            "accelerators_median": float(group["accelerator_count"].median()),
-            "accelerators_min": float(group["accelerator_count"].min()),
-            "accelerators_max": float(group["accelerator_count"].max()),
-            "families": {str(name): int(count) for name, count in families.head(4).items()},
-            "family_share": round(float(families.iloc[0] / len(group)), DIGITS),
-            "links": vendor_links(group),
-            "accelerator_year_median": _optional(group["accelerator_year"].median()),
-        }
-        for column in PROFILED:
-            if column in group:
-                profile.update({f"{column}_{stat}": _optional(getattr(group[column], stat)())
-                                for stat in ("median", "min", "max")})
-        profile["description"] = describe(profile)
-        rows.append(profile)
-    names = pd.Series([row["name"] for row in rows])
-    for row, duplicate in zip(rows, names.duplicated(keep=False)):
-        if duplicate:  # two clusters with one name: their outcome tells them apart
-            row["name"] = f"{row['name']}, median {row['time_to_train_min_median']:.3g} min"
-    return [ClusterProfile.model_validate(row) for row in rows]
-
-
-def describe(profile: dict[str, Any]) -> str:
-    """One sentence of a profile: "12 results on 8-64 accelerators (H100 9, A100 3): median 20.1 min, 12.0
-    accelerator-hours, round efficiency 0.61, scaling efficiency 0.85"."""
-    families = ", ".join(f"{name} {count}" for name, count in list(profile["families"].items())[:3])
-    low, high = int(profile["accelerators_min"]), int(profile["accelerators_max"])
-    size = f"{low}" if low == high else f"{low}-{high}"
-    extra = "".join(f", {label} {profile[key]:.2f}" for key, label in
-                    ((f"{ROUND_EFFICIENCY}_median", "round efficiency"),
-                     ("scaling_efficiency_median", "scaling efficiency")) if profile.get(key) is not None)
-    return (f"{profile['size']} results on {size} accelerators ({families}): median "
-            f"{profile['time_to_train_min_median']:.1f} min, {profile['accelerator_hours_median']:.1f} "
-            f"accelerator-hours{extra}")
-
-
 class Clustering(Artifact):
     """One benchmark's clustering (reports/clusters/<benchmark>.json, `cluster_benchmark`). A skipped one holds
     `reason`, `k`, empty `features`, `profiles`, `diagnostics` and `stability_ari`, and the feature choice when it
@@ -652,9 +400,18 @@ class Clustering(Artifact):
     k_verdict: KVerdict | None = None
     """Whether the diagnostics support k."""
     min_size: int | None = None
-    """Params `cluster.min_size`: smaller clusters are flagged `small`."""
+    """Params `cluster.min_size`: a smaller cluster is merged into the nearest one (never named)."""
+    merged_small: int = 0
+    """Clusters of k-means merged away for holding fewer than `min_size` results (`merge_small`)."""
     small_clusters: list[int] = Field(default_factory=list)
-    """The clusters smaller than `min_size`."""
+    """The clusters still smaller than `min_size` (only when one is left)."""
+    k_support: KSupport | None = None
+    """Each k's share of bootstrap resamples choosing it, and its stability (`k_support`)."""
+
+    @property
+    def n_clusters(self) -> int:
+        """The clusters reported, k less the merged ones."""
+        return len(self.profiles)
 
     @property
     def silhouette(self) -> float | None:
@@ -680,7 +437,7 @@ def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: 
 
     Returns the frame with a `cluster` column (0 = the highest median round efficiency) and the `Clustering`.
     """
-    k, n_init, seed = settings.k, settings.n_init, settings.seed
+    k = settings.k
     if len(frame) <= k:
         return _skipped(frame, benchmark, f"{len(frame)} configurations, not more than k = {k}", k)
     features, dropped = choose_features(frame, candidates, settings.max_imputed_share, settings.max_collinear_r2)
@@ -694,24 +451,32 @@ def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: 
     if len(distinct.points) <= k:
         return _skipped(frame, benchmark, f"fewer than {k + 1} distinct configurations on {', '.join(features)}",
                         k, **chosen)
-    model = fit(distinct.points, distinct.counts, k, n_init, seed)
-    labels = order_by_efficiency(frame, model.labels_[distinct.inverse])
-    ari = stability(distinct, k, n_init, seed, settings.bootstrap, reference=model.labels_)
-    k_diagnostics = diagnostics(distinct, settings.k_range, n_init, seed, fitted={k: model})
-    ari_mean = _mean(ari)
-    preferred = k_verdict(k_diagnostics, k, ari_mean, settings.silhouette_tolerance,
+    with threadpool_limits(1), config_context(assume_finite=True, skip_parameter_validation=True):
+        # One thread: the same bytes on any thread count (and no thread start-up on data this small); the matrix is
+        # built and checked here, so sklearn's per-call checks are skipped.
+        return _clustered(frame, benchmark, x, distinct, settings, chosen, features)
+
+
+def _clustered(frame: pd.DataFrame, benchmark: str, x: np.ndarray, distinct: DistinctPoints, settings: Cluster,
+               chosen: dict[str, Any], features: list[str]) -> tuple[pd.DataFrame, Clustering]:
+    k, n_init, seed = settings.k, settings.n_init, settings.seed
+    ks = sorted({k, *range(settings.k_range[0], min(settings.k_range[1], len(distinct.points) - 1) + 1)})
+    fitted: dict[int, KMeans] = {}
+    k_diagnostics = diagnostics(distinct, ks, n_init, seed, fitted)
+    support, ari = k_support(distinct, fitted, seed, settings.bootstrap)
+    k_diagnostics = [row for row in k_diagnostics if settings.k_range[0] <= row.k <= settings.k_range[1]]
+    preferred = k_verdict(k_diagnostics, k, _mean(ari[k]), settings.silhouette_tolerance,
                           settings.min_stability).preferred_k
-    preferred_ari = (_mean(stability(distinct, preferred, n_init, seed, settings.bootstrap))
-                     if preferred is not None and preferred != k else None)
-    verdict = k_verdict(k_diagnostics, k, ari_mean, settings.silhouette_tolerance, settings.min_stability,
-                        preferred_ari)
-    clustered = frame.assign(cluster=labels)
+    verdict = k_verdict(k_diagnostics, k, _mean(ari[k]), settings.silhouette_tolerance, settings.min_stability,
+                        _mean(ari[preferred]) if preferred is not None else None)
+    labels, merged = merge_small(fitted[k].labels_[distinct.inverse], x, settings.min_size)
+    clustered = frame.assign(cluster=order_by_efficiency(frame, labels))
     cluster_profiles = profiles(clustered, settings.min_size)
     summary = Clustering(
         benchmark=benchmark, status="ok", k=k, **chosen, features=features, ordered_by=efficiency_column(frame),
         n_distinct=len(distinct.points), share_repeated=round(distinct.share_repeated, DIGITS),
-        profiles=cluster_profiles, diagnostics=k_diagnostics, stability_ari=ari, stability_ari_mean=ari_mean,
-        k_verdict=verdict, min_size=settings.min_size,
+        profiles=cluster_profiles, diagnostics=k_diagnostics, stability_ari=ari[k], stability_ari_mean=_mean(ari[k]),
+        k_verdict=verdict, min_size=settings.min_size, merged_small=merged, k_support=support,
         small_clusters=[p.cluster for p in cluster_profiles if p.small])
     return clustered, summary
 

@@ -1,12 +1,13 @@
 """Stage `importance`: which hardware features explain time to train and accelerator-hours, for one benchmark, on
-accelerator families the model has not seen.
+accelerator generations the model has not seen.
 
     python -m pipeline.stages.importance
 
-- **Folds hold out whole accelerator families**, one family at a time (`LeaveOneGroupOut` on `accelerator_family`):
-  every submitter's copies of an accelerator are on the same side of a split, so the out-of-fold R^2 measures how
-  the model carries over to hardware it has not seen. The family's name is then no feature (it never carries to an
-  unseen family). The split involves no randomness.
+- **Folds hold out whole architecture generations**, one at a time (`LeaveOneGroupOut` on the `generation` of
+  pipeline/mlperf/hardware/accelerators.csv): every family of a generation (B200 with GB200, H100 with H200 and
+  GH200) and every submitter's copies of them are on the same side of a split, so the out-of-fold R^2 measures how
+  the model carries over to a generation it has not seen, not to a sibling of one it has. The family's name is no
+  feature (it never carries to an unseen family). The split involves no randomness.
 - **Baseline**: least squares of the log target on log2(accelerator count) and the round's publication date
   (`round_year`: the same hardware often trains twice as fast two rounds later), fitted on the same folds: the
   scaling law and the software era, no hardware description.
@@ -14,19 +15,19 @@ accelerator families the model has not seen.
   every hardware feature and the round date: the trees learn what the hardware adds, and for a held-out family
   beyond the trained ones (trees predict flat there) the prediction keeps the baseline's trend.
 - **Gain** = out-of-fold R^2 of the model - the baseline's, with a 95% percentile interval from a cluster bootstrap
-  over accelerator families (`importance.bootstrap` resamples of the families; the out-of-fold predictions fixed,
+  over the generations (`importance.bootstrap` resamples of the generations; the out-of-fold predictions fixed,
   the target's variance held at the data's, `resampled_mse`).
 - **Permutation importance** of a feature = out-of-fold R^2 lost when the feature is shuffled over all rows (values
-  then come from other families) and every row is predicted by the model that did not see its family; mean and
-  s.d. over `permutation_repeats` shuffles.
+  then come from other generations) and every row is predicted by the model that did not see its generation; mean
+  and s.d. over `permutation_repeats` shuffles.
 - **Gate** (per target): hardware features are credited only when the benchmark has at least
-  `importance.min_families` accelerator families, the model's out-of-fold R^2 is at least `importance.min_r2` and
-  the gain's interval lies above 0.
-- **Selection by stability** (params `importance.select`): in each bootstrap resample of the families, the rule
-  "numeric hardware features (never the round) costing at least `min_importance` R^2 for a target that passed the
-  gate, the strongest `max_features`" picks a set; a feature is selected when it is picked in at least
-  `min_stability` of the resamples (the most stable first, at most `max_features`). No target passes: nothing is
-  selected.
+  `importance.min_families` accelerator families (and two generations, for a fold to hold out), the model's
+  out-of-fold R^2 is at least `importance.min_r2` and the gain's interval lies above 0.
+- **Selection by stability** (params `importance.select`): in each bootstrap resample of the generations, the rule
+  "numeric hardware features (never the round, nor the baseline's own term accelerator_count) costing at least
+  `min_importance` R^2 for a target that passed the gate, the strongest `max_features`" picks a set; a feature is
+  selected when it is picked in at least `min_stability` of the resamples (the most stable first, at most
+  `max_features`). No target passes: nothing is selected.
 
 Spearman's rank correlation and mutual information with each target are reported as model-free views.
 """
@@ -58,13 +59,16 @@ from pipeline.analysis.statistics.importance_result import (
 )
 from pipeline.core.features import CATEGORICAL_FEATURES, NUMERIC_FEATURES
 from pipeline.mlperf.catalogue import round_published
+from pipeline.mlperf.hardware.accelerators import generations
 from pipeline.settings import Importance, Model
 
 TARGETS = {"log_time_to_train": "time_to_train_min", "log_accelerator_hours": "accelerator_hours"}
 DIGITS = 4  # stored statistics: enough for a 0.001 R^2 difference, stable across platforms
 MIN_SPEARMAN_PAIRS = 5  # fewer complete pairs than this give no rank correlation
 LEVEL = 0.95  # the gain's bootstrap interval
-GROUP = "accelerator_family"  # what a fold holds out
+GROUP = "accelerator_family"  # the column whose generation a fold holds out
+# The baseline's own term: its importance is shown, but it is never selected as a hardware feature.
+BASELINE_TERMS = ("accelerator_count",)
 BASELINE = "least squares on log2 accelerator count and round date"
 
 
@@ -102,14 +106,14 @@ def make_model(n_categorical: int, n_numeric: int, model: Model, seed: int) -> H
                                          random_state=seed)
 
 
-def family_groups(frame: pd.DataFrame) -> np.ndarray:
-    """One integer per row naming its accelerator family (missing families share one code): the folds' groups and
-    the bootstrap's clusters."""
-    return pd.factorize(frame[GROUP].fillna("?").astype(str), sort=True)[0]
+def generation_groups(frame: pd.DataFrame) -> np.ndarray:
+    """One integer per row naming its accelerator's architecture generation (`accelerators.generations`; a family
+    the table lacks is its own, missing families share one code): the folds' groups and the bootstrap's clusters."""
+    return pd.factorize(generations(frame[GROUP]), sort=True)[0]
 
 
-def family_folds(groups: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(train, test) row indices holding out one family at a time (`LeaveOneGroupOut`), in family order."""
+def generation_folds(groups: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train, test) row indices holding out one generation at a time (`LeaveOneGroupOut`), in generation order."""
     return list(LeaveOneGroupOut().split(groups, groups=groups))
 
 
@@ -280,9 +284,9 @@ def _r2(y: np.ndarray, predicted: np.ndarray) -> np.ndarray:
     return 1 - residual / total if total > 0 else np.where(residual == 0, 1.0, 0.0)
 
 
-def family_weights(groups: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """Cluster-bootstrap weights: how often each family is drawn in each of `resamples` resamples of the families
-    with replacement, (resamples x families)."""
+def group_weights(groups: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """Cluster-bootstrap weights: how often each group (generation) is drawn in each of `resamples` resamples of the
+    groups with replacement, (resamples x groups)."""
     families = int(groups.max()) + 1
     rng = np.random.default_rng(seed)
     return np.stack([np.bincount(draw, minlength=families)
@@ -290,32 +294,32 @@ def family_weights(groups: np.ndarray, resamples: int, seed: int) -> np.ndarray:
 
 
 def resampled_mse(squared_errors: np.ndarray, groups: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Mean squared error in each cluster-bootstrap resample, a family drawn w times counting w times:
-    `squared_errors` (..., rows), `weights` (resamples x families) -> (..., resamples). Equals
+    """Mean squared error in each cluster-bootstrap resample, a group drawn w times counting w times:
+    `squared_errors` (..., rows), `weights` (resamples x groups) -> (..., resamples). Equals
     `mean_squared_error` on the resampled rows (a test checks it).
 
     Divided by the variance of the target, the difference of two models' resampled errors is the difference of
-    their R^2 with the scale held at the data's: resampling the families moves the errors, not the yardstick (a
-    resample of few similar families has a tiny variance, and R^2 computed on it swings by whole units).
+    their R^2 with the scale held at the data's: resampling the groups moves the errors, not the yardstick (a
+    resample of few similar groups has a tiny variance, and R^2 computed on it swings by whole units).
     """
-    membership = np.eye(weights.shape[1])[groups]  # rows x families
+    membership = np.eye(weights.shape[1])[groups]  # rows x groups
     return (squared_errors @ membership @ weights.T) / (weights @ membership.sum(axis=0))
 
 
 def cross_validated_targets(frame: pd.DataFrame, settings: Importance) -> dict[str, TargetFit]:
-    """The family-held-out cross-validation of each target of `TARGETS` (see the module's docstring); `frame` holds
+    """The generation-held-out cross-validation of each target of `TARGETS` (see the module's docstring); `frame` holds
     the features and the positive target columns, modelled on log10. The targets share the folds, the shuffles of
     the permutation importance and the bootstrap's resamples, and when their residuals on the baseline agree, the
     boosted trees and their predictions (`OutOfFold`)."""
     numeric, categorical = feature_columns(frame)
     columns = categorical + numeric
     x = encode(frame, numeric, categorical)
-    groups = family_groups(frame)
-    weights = family_weights(groups, settings.bootstrap, settings.seed)
+    groups = generation_groups(frame)
+    weights = group_weights(groups, settings.bootstrap, settings.seed)
     count = columns.index("accelerator_count")
     round_ = columns.index(ROUND_FEATURE) if ROUND_FEATURE in columns else None
     design = baseline_design(x[:, count], None if round_ is None else x[:, round_])
-    folds = family_folds(groups)
+    folds = generation_folds(groups)
     copies = PermutedCopies.of(x, settings.permutation_repeats, settings.seed)
     fitted: list[tuple[OutOfFold, np.ndarray]] = []  # each set of trees with its predictions of the copies
     fits = {}
@@ -368,11 +372,12 @@ def _rounded(values: dict[str, float]) -> dict[str, float]:
 
 
 def kept_shares(draws: dict[str, dict[str, np.ndarray]], min_importance: float, max_features: int) -> dict[str, float]:
-    """Per numeric hardware feature (never the round), the share of bootstrap resamples in which the selection
-    rule keeps it: its importance (R^2 lost) for any target of `draws` (target -> feature -> one value per
-    resample) is at least `min_importance` and among the `max_features` strongest of that resample. Features never
-    kept are left out; the most often kept first."""
-    names = [name for name in NUMERIC_FEATURES if any(name in by_feature for by_feature in draws.values())]
+    """Per numeric hardware feature (never the round, nor the baseline's `BASELINE_TERMS`), the share of bootstrap
+    resamples in which the selection rule keeps it: its importance (R^2 lost) for any target of `draws` (target ->
+    feature -> one value per resample) is at least `min_importance` and among the `max_features` strongest of that
+    resample. Features never kept are left out; the most often kept first."""
+    names = [name for name in NUMERIC_FEATURES
+             if name not in BASELINE_TERMS and any(name in by_feature for by_feature in draws.values())]
     if not names:
         return {}
     resamples = len(next(iter(next(iter(draws.values())).values())))
@@ -414,15 +419,16 @@ def spearman(frame: pd.DataFrame, numeric: list[str], y: np.ndarray) -> dict[str
     return result
 
 
-def gate(targets: dict[str, TargetFit], min_r2: float, min_families: int, n_families: int) -> Gate:
+def gate(targets: dict[str, TargetFit], min_r2: float, min_families: int, n_families: int,
+         n_generations: int) -> Gate:
     """A target credits hardware features when the data hold at least `min_families` accelerator families, its
-    family-held-out R^2 is at least `min_r2` and the 95% interval of its gain over the baseline lies above 0."""
+    generation-held-out R^2 is at least `min_r2` and the 95% interval of its gain over the baseline lies above 0."""
     verdicts = {}
     for name, fit in targets.items():
         if n_families < min_families:
             reason = f"{n_families} accelerator families, fewer than {min_families}"
         elif fit.oof_r2 < min_r2:
-            reason = f"R^2 {fit.oof_r2:.2f} on held-out families, below {min_r2}"
+            reason = f"R^2 {fit.oof_r2:.2f} on held-out generations, below {min_r2}"
         elif not fit.gain_low > 0:
             reason = (f"gain over the baseline {fit.gain:+.2f} (95% CI {fit.gain_low:+.2f} to {fit.gain_high:+.2f}) "
                       "not above 0")
@@ -433,13 +439,14 @@ def gate(targets: dict[str, TargetFit], min_r2: float, min_families: int, n_fami
                                        reason=reason)
     passing = [name for name, verdict in verdicts.items() if verdict.passes]
     failing = [name for name in verdicts if name not in passing]
-    message = (f"targets crediting hardware (held-out families: R^2 >= {min_r2} and gain over the baseline > 0): "
+    message = (f"targets crediting hardware (held-out generations: R^2 >= {min_r2} and gain over the baseline > 0): "
                f"{', '.join(passing) or 'none'}" +
                ("" if not failing else "; not credited: " + ", ".join(
                    f"{name} ({verdicts[name].reason})" for name in failing)))
-    return Gate(min_r2=min_r2, min_families=min_families, n_families=n_families,
-                rule=f"at least {min_families} accelerator families, R^2 on held-out families >= {min_r2}, and the "
-                f"95% cluster-bootstrap interval of the gain over the baseline ({BASELINE}) above 0",
+    return Gate(min_r2=min_r2, min_families=min_families, n_families=n_families, n_generations=n_generations,
+                rule=f"at least {min_families} accelerator families, R^2 on held-out generations (every family of "
+                f"an architecture generation held out together) >= {min_r2}, and the 95% cluster-bootstrap interval "
+                f"(over the generations) of the gain over the baseline ({BASELINE}) above 0",
                 targets=verdicts, passing=passing, explained=bool(passing), message=message)
 
 
@@ -466,10 +473,11 @@ def analyse(frame: pd.DataFrame, settings: Importance, min_configurations: int, 
             benchmark: str) -> ImportanceReport:
     """The importance analysis of one benchmark's in-scope configurations (one row per result)."""
     n_families = int(frame[GROUP].fillna("?").nunique()) if GROUP in frame else 0
-    if len(frame) < min_configurations or n_families < 2:
+    n_generations = int(generations(frame[GROUP]).nunique()) if GROUP in frame else 0
+    if len(frame) < min_configurations or n_generations < 2:
         reason = (f"{len(frame)} configurations in scope, fewer than analysis.min_configurations = "
                   f"{min_configurations}" if len(frame) < min_configurations else
-                  "one accelerator family: no family can be held out")
+                  "one accelerator generation: no generation can be held out")
         return ImportanceReport(benchmark=benchmark, status="skipped", reason=reason, n_configurations=len(frame),
                                 targets={}, selected_features=[])
     frame = with_round_year(frame)
@@ -480,9 +488,10 @@ def analyse(frame: pd.DataFrame, settings: Importance, min_configurations: int, 
             config_context(assume_finite=True, skip_parameter_validation=True):
         warnings.simplefilter("ignore", UserWarning)  # sklearn warns on all-NaN columns in small folds
         targets = cross_validated_targets(frame, settings)
-    verdict = gate(targets, settings.min_r2, settings.min_families, n_families)
+    verdict = gate(targets, settings.min_r2, settings.min_families, n_families, n_generations)
     selected, shares = select_features(targets, verdict.passing, settings.select.min_importance,
                                        settings.select.max_features, settings.select.min_stability)
     return ImportanceReport(benchmark=benchmark, status="ok", n_configurations=len(frame), targets=targets,
-                            selected_features=selected, n_families=n_families, round_feature=ROUND_FEATURE,
+                            selected_features=selected, n_families=n_families, n_generations=n_generations,
+                            round_feature=ROUND_FEATURE,
                             baseline=BASELINE, gate=verdict, selection_stability=shares)

@@ -31,18 +31,18 @@ class RankCorrelation(Record):
 
 
 class TargetFit(Record):
-    """One target's cross-validation on held-out families (`importance.cross_validated_importance`)."""
+    """One target's cross-validation on held-out generations (`importance.cross_validated_importance`)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     oof_r2: float
-    """R^2 of the model's out-of-fold predictions on held-out families (unitless; higher: better)."""
+    """R^2 of the model's out-of-fold predictions on held-out generations (unitless; higher: better)."""
     baseline_r2: float
     """The same for the baseline (least squares on log2 accelerator count and round date)."""
     gain: float
     """`oof_r2` - `baseline_r2`: what the hardware features add."""
     gain_low: float
-    """The gain's 95% cluster-bootstrap interval over accelerator families: low end."""
+    """The gain's 95% cluster-bootstrap interval over the generations: low end."""
     gain_high: float
     """High end."""
     oof_median_abs_error_log10: float
@@ -50,7 +50,7 @@ class TargetFit(Record):
     permutation_importance: dict[str, Spread]
     """Per feature, the R^2 lost when it is shuffled."""
     stability: dict[str, float]
-    """Per numeric hardware feature, the share of the families' bootstrap resamples in which the selection rule
+    """Per numeric hardware feature, the share of the generations' bootstrap resamples in which the selection rule
     keeps it for this target alone (0 to 1; never kept: left out)."""
     mutual_information: dict[str, float]
     """Model-free view: per feature, its mutual information with the target (nats)."""
@@ -68,7 +68,7 @@ class TargetVerdict(Record):
     """The gate's verdict on one target."""
 
     oof_r2: float
-    """The model's R^2 on held-out families (`TargetFit.oof_r2`)."""
+    """The model's R^2 on held-out generations (`TargetFit.oof_r2`)."""
     baseline_r2: float
     """The baseline's."""
     gain: float
@@ -92,6 +92,8 @@ class Gate(Record):
     """Params `importance.min_families`."""
     n_families: int
     """Accelerator families in the data."""
+    n_generations: int | None = None
+    """Architecture generations in the data (the folds)."""
     rule: str
     """The gate's rule in words."""
     targets: dict[str, TargetVerdict]
@@ -113,11 +115,14 @@ class ImportanceReport(Artifact):
     n_configurations: int
     """Configurations (results) in scope."""
     targets: dict[str, TargetFit] = Field(default_factory=dict)
-    """Per target (`log_time_to_train`, `log_accelerator_hours`), its cross-validation on held-out families."""
+    """Per target (`log_time_to_train`, `log_accelerator_hours`), its cross-validation on held-out generations."""
     selected_features: list[str] = Field(default_factory=list)
     """The features the cluster stage clusters on, most stable first; empty when no target passes the gate."""
     n_families: int | None = None
-    """Accelerator families: the folds, each held out once."""
+    """Accelerator families."""
+    n_generations: int | None = None
+    """Architecture generations (accelerators.csv `generation`): the folds, each held out once with all its
+    families."""
     round_feature: str | None = None
     """The column of the round's date (a covariate of every model, never selected)."""
     baseline: str | None = None
@@ -125,7 +130,7 @@ class ImportanceReport(Artifact):
     gate: Gate | None = None
     """Which targets credit hardware features."""
     selection_stability: dict[str, float] = Field(default_factory=dict)
-    """Per numeric hardware feature, the share of the families' bootstrap resamples in which the selection rule
+    """Per numeric hardware feature, the share of the generations' bootstrap resamples in which the selection rule
     keeps it for any passing target (0 to 1; never kept: left out)."""
 
     @property
@@ -134,6 +139,6 @@ class ImportanceReport(Artifact):
         return self.gate is not None and self.gate.explained
 
     def oof_r2(self, target: str) -> float | None:
-        """The model's R^2 on held-out families for `target` (a key of TARGETS); None when not fitted."""
+        """The model's R^2 on held-out generations for `target` (a key of TARGETS); None when not fitted."""
         fit = self.targets.get(target)
         return None if fit is None else fit.oof_r2

@@ -18,6 +18,9 @@ accelerator (one GPU, one TPU chip, one IPU):
 - launch_year: the year the vendor launched the family (announced it with a product page and availability),
   even where volume shipments followed the next year (A40: October 2020); the clustering feature
   `accelerator_year` is this value;
+- generation: the architecture generation by the vendor's naming (Hopper for H100, H200 and GH200; CDNA 3 for MI300X
+  and MI325X; TPU v5 for v5e and v5p): families of one generation share their design, so the importance stage holds
+  them out together;
 - source (the vendor's datasheet or product page), note (anything estimated or uncertain).
 
 Dense is half of the "with sparsity" figure most datasheets lead with. Figures were transcribed from the
@@ -37,13 +40,13 @@ from pipeline.mlperf.hardware.tables import check_columns, check_sources, check_
 
 SPEC_FILE = "accelerators.csv"
 COLUMNS = ["family", "vendor", "pattern", "only_form_factor", "bf16_tflops", "fp8_tflops", "memory_gib",
-           "bandwidth_tbps", "tdp_w", "launch_year", "source", "note"]
+           "bandwidth_tbps", "tdp_w", "launch_year", "generation", "source", "note"]
 FIGURES = ["bf16_tflops", "fp8_tflops", "memory_gib", "bandwidth_tbps", "tdp_w"]
 # The form factors `pipeline.mlperf.hardware.freetext` recognises in a model name.
 FORM_FACTORS = ("NVL", "Superchip", "SXM", "OAM", "PCIe")
 # What the specification-based model reads: log of each (a twice-as-fast part should take about half the time).
 SPEC_FEATURES = ["bf16_tflops", "bandwidth_tbps"]
-TEXT_COLUMNS = ("family", "vendor", "pattern", "only_form_factor", "source", "note")
+TEXT_COLUMNS = ("family", "vendor", "pattern", "only_form_factor", "generation", "source", "note")
 
 
 @lru_cache(maxsize=1)
@@ -54,7 +57,8 @@ def specifications() -> pd.DataFrame:
 
 def validate(table: pd.DataFrame) -> pd.DataFrame:
     """`table` indexed by family, after checking its columns, one row per family, a valid pattern on every row,
-    a known single form factor, positive figures, a whole launch year and an https source on every row.
+    a known single form factor, positive figures, a whole launch year, a generation and an https source on every
+    row.
     Raises ContractError, naming the rows at fault, otherwise."""
     check_columns(table, SPEC_FILE, COLUMNS)
     check_unique(table, SPEC_FILE, ["family"])
@@ -73,11 +77,23 @@ def validate(table: pd.DataFrame) -> pd.DataFrame:
                             f"found {', '.join(unknown)}")
     if (table[FIGURES] <= 0).any().any():
         raise ContractError(f"{SPEC_FILE}: every figure must be positive (leave it empty when unknown)")
+    unnamed = table.loc[table["generation"].str.strip() == "", "family"].tolist()
+    if unnamed:
+        raise ContractError(f"{SPEC_FILE}: every family needs a generation (its architecture, by the vendor's "
+                            f"naming); missing for {', '.join(unnamed)}")
     years = pd.to_numeric(table["launch_year"], errors="coerce")
     if years.isna().any() or (years != years.round()).any():
         raise ContractError(f"{SPEC_FILE}: every family needs a whole launch_year; missing or fractional for "
                             f"{', '.join(table.loc[years.isna() | (years != years.round()), 'family'])}")
     return table.assign(launch_year=years.astype(int)).set_index("family")
+
+
+def generations(families: pd.Series) -> pd.Series:
+    """The architecture generation of each family (column `generation`), the family's own name for one the table
+    lacks (or a missing family: "?"), as text, on `families`' index."""
+    table = specifications()["generation"]
+    return pd.Series([str(table.get(family, family)) if isinstance(family, str) else "?" for family in families],
+                     index=families.index, dtype=object)
 
 
 def spec_features(families: pd.Series | np.ndarray) -> np.ndarray:
