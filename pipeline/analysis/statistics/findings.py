@@ -535,9 +535,10 @@ def adjust(found: Mapping[str, Sequence[Finding]], alpha: float) -> tuple[dict[s
         item = result[benchmark][i]
         test = item.tests[j]
         verdict = test.direction() if p_value < alpha else INCONCLUSIVE
+        side = "on the claimed side" if test.direction() == SUPPORTED else "against the claim"
         note = test.note if verdict != INCONCLUSIVE else (
-            f"{_results(test.submitters, 'submitter')}: bootstrap p = {_p(test.p_bootstrap or math.nan)}, "
-            f"{_p(p_value)} after {CORRECTION}'s correction, not below {alpha:g}")
+            f"the effect is {side}, but with {_results(test.submitters, 'submitter')} its bootstrap p does not "
+            f"survive {CORRECTION}'s correction over the page's {len(places)} tests")
         tests = (*item.tests[:j], dataclasses.replace(test, p_adjusted=float(p_value), verdict=verdict, note=note),
                  *item.tests[j + 1:])
         result[benchmark][i] = dataclasses.replace(item, tests=tests)
