@@ -201,7 +201,7 @@ class FindingRecord(Record):
     verdict: str
     """One of `VERDICTS`, on the Holm-adjusted p-values."""
     verdict_raw: str
-    """The same on the raw p-values."""
+    """The same on the bootstrap p-values before the correction."""
     test: str
     """The method in words."""
     evidence: str
