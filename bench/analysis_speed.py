@@ -24,7 +24,7 @@ import pandas as pd
 from bench._common import format_table, timed
 from pipeline.analysis import scope
 from pipeline.analysis.statistics import clustering as cluster
-from pipeline.analysis.statistics import findings, importance
+from pipeline.analysis.statistics import findings, importance, superlinear
 from pipeline.analysis.statistics import ranking as rank
 from pipeline.core.files import write_json
 from pipeline.settings import Settings, load_settings
@@ -58,7 +58,7 @@ def run_benchmark(benchmark: str, frame: pd.DataFrame,
                 "sensitivity": [row.model_dump() for row in rank.sensitivity(
                     clustered, criteria, rank_params["sensitivity"], rank_params["top"])],
                 "findings": [item.as_json() for item in findings.evaluate(clustered, settings.findings)],
-                "superlinear": [case.model_dump() for case in findings.superlinear_cases(
+                "superlinear": [case.model_dump() for case in superlinear.superlinear_cases(
                     clustered, settings.findings.superlinear_threshold)]}
     seconds["rank"] = clock.seconds
     return seconds, answers

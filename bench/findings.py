@@ -1,8 +1,10 @@
-"""Print issue 13's figures on the real data: per benchmark, the first-ranked configuration of its latest round,
-whether any ranked configuration is dominated by one ranked below it, the within-series efficiencies above the
-superlinear threshold with how many the convergence work ratio explains (issue 22), and each finding's verdict
-with its numbers; first, how many findings and tests are supported before and after Holm's correction over every
-analysed benchmark (issue 23: the page's headline figure).
+"""Print the findings' figures on the real data: first, how many findings and tests are supported before and after
+Holm's correction over every analysed benchmark (the page's headline figure) and the verdict totals; per benchmark,
+the first-ranked configuration of its latest round, whether any ranked configuration is dominated by one ranked
+below it, the within-series efficiencies above the superlinear threshold with how many the convergence work ratio
+explains, the share of within-series members scaling sublinearly (and their submitters: issue 38's bar for
+"supported"), and each finding's tests: n, submitters, effect with interval, t-test p, wild cluster bootstrap p,
+Holm-adjusted p and verdict.
 
     python bench/findings.py [BENCHMARK ...]     # default: every analysed benchmark of params.yaml
 
@@ -18,7 +20,7 @@ if __package__ in (None, ""):
 
 
 from pipeline.analysis import scope
-from pipeline.analysis.statistics import findings
+from pipeline.analysis.statistics import findings, superlinear
 from pipeline.analysis.statistics import ranking as rank
 from pipeline.settings import load_settings
 
@@ -42,13 +44,16 @@ def main(benchmarks: list[str]) -> None:
     print(f"{correction.statement()}; tests: {correction.tests_supported} of {correction.tests} supported after the "
           f"correction, {correction.tests_supported_raw} before; findings not tested for too few submitters or "
           f"results: {sum(all(t.p_raw is None for t in item.tests) for items in adjusted.values() for item in items)}")
+    every = [item for items in adjusted.values() for item in items]
+    print("verdicts: " + ", ".join(f"{sum(item.verdict == verdict for item in every)} {verdict}"
+                                   for verdict in findings.VERDICTS))
     for benchmark in benchmarks or analysed:
         if benchmark not in frames:
             print(f"\n{benchmark}: not analysed")
             continue
         frame = frames[benchmark]
         ranking = rank.rank_configurations(frame, criteria)
-        cases = findings.superlinear_cases(frame, settings.superlinear_threshold)
+        cases = superlinear.superlinear_cases(frame, settings.superlinear_threshold)
         first = rank.latest_round_ranking(ranking).iloc[0]
         violations = rank.dominance_violations(ranking, "rank")
         round_violations = sum(rank.dominance_violations(group, "round_rank") for _, group in ranking.groupby("round"))
@@ -57,10 +62,19 @@ def main(benchmarks: list[str]) -> None:
               f"{first['time_to_train_min']:.2f} min, {first['accelerator_hours']:.2f} accelerator-hours; "
               f"dominated pairs ranked wrongly: {violations} over all rounds, {round_violations} within rounds; "
               f"efficiencies > {settings.superlinear_threshold}: {len(cases)}, explained by the convergence work: "
-              f"{sum(case['explained_by'] == findings.WORK for case in cases)}")
+              f"{sum(case.explained_by == superlinear.WORK for case in cases)}")
+        members = findings.scaled_members(frame)
+        print(f"  within-series members below 1: {(members['scaling_efficiency'] < 1).mean():.0%} of {len(members)}, "
+              f"{members['submitter'].nunique()} submitters, {members['series'].nunique()} series")
         for item in adjusted[benchmark]:
-            before = "" if item.verdict_raw == item.verdict else f" (raw: {item.verdict_raw})"
-            print(f"  {item.key:<20} {item.verdict + before:<28} {item.evidence()}")
+            for test in item.tests:
+                numbers = (f"n={test.n} sub={test.submitters} {test.effect_text() or '-'} p={_p(test.p_raw)} "
+                           f"boot={_p(test.p_bootstrap)} holm={_p(test.p_adjusted)}")
+                print(f"  {item.key:<20} {test.verdict:<13} {numbers}" + (f"  [{test.note}]" if test.note else ""))
+
+def _p(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2g}"
+
 
 if __name__ == "__main__":
     main(sys.argv[1:])

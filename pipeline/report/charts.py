@@ -331,7 +331,8 @@ def break_even_frames(decide: DecideSummary | None,
                "curve": _short(row.model_efficiency), "observed": _short(row.observed_efficiency),
                "results": row.n_results} for u in units for row in u.doubling]
     crossings = [{"unit": _unit(u.family, u.form_factor), "family": u.family, "count": _short(u.break_even_count),
-                  "agreement": {"agree": "yes", "disagree": "no"}.get(u.break_even_agreement, "not measured"),
+                  "agreement": {"agree": "yes", "disagree": "no", "unobserved": "not measured"}.get(
+                      u.break_even_agreement, u.break_even_agreement),
                   "note": u.break_even_note} for u in units
                  if u.break_even_count is not None and u.break_even_count <= EXTRAPOLATION_LIMIT * u.count_max]
     curve_frame = pd.DataFrame(curves)

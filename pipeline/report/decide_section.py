@@ -15,6 +15,7 @@ from pipeline.analysis.forecasting.decide import (
     AGREE,
     DISAGREE,
     EXTRAPOLATION_LIMIT,
+    UNOBSERVED,
     DecideSummary,
     LargestError,
     UnitRecord,
@@ -74,7 +75,8 @@ def _break_even_table(units: list[UnitRecord]) -> dict[str, Any]:
 
 def agreement_text(unit: UnitRecord) -> str:
     """decide.json's `break_even_agreement` and `break_even_note` of a unit as one cell: "yes: the data cross..."."""
-    word = {AGREE: "yes", DISAGREE: "no"}.get(unit.break_even_agreement, "not measured")
+    word = {AGREE: "yes", DISAGREE: "no", UNOBSERVED: "not measured"}.get(unit.break_even_agreement,
+                                                                          unit.break_even_agreement)
     return f"{word}: {unit.break_even_note}"
 
 

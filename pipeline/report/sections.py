@@ -67,12 +67,14 @@ QUARANTINE_KINDS = (
 @dataclass(frozen=True)
 class FindingTest:
     """One test of a finding as a row of the page: what it compares, n, submitters, the effect with its 95% interval,
-    raw and Holm-adjusted p (blank when it did not run: `note` says why), and its verdict."""
+    the t-test, wild cluster bootstrap and Holm-adjusted p (blank when it did not run), its verdict and `note`: why
+    it did not run, or why it ran and stays inconclusive."""
     label: str
     n: int
     submitters: int
     effect: str
     p_raw: str
+    p_bootstrap: str
     p_adjusted: str
     verdict: str
     note: str
@@ -95,8 +97,8 @@ def finding_test(test: findings.Test) -> FindingTest:
     """A test of rank.json's `findings[].tests` as a row of the page."""
     ran = test.p_raw is not None
     effect = f"{test.effect} {test.effect_text()}" if ran and test.estimate is not None else ""
-    return FindingTest(test.label, test.n, test.submitters, effect, _p_value(test.p_raw),
-                       _p_value(test.p_adjusted), test.verdict, "" if ran else test.note)
+    return FindingTest(test.label, test.n, test.submitters, effect, _p_value(test.p_raw), _p_value(test.p_bootstrap),
+                       _p_value(test.p_adjusted), test.verdict, test.note)
 
 
 def _p_value(value: float | None) -> str:

@@ -13,7 +13,7 @@ from pipeline.analysis import scope
 from pipeline.analysis.configurations import availability_notes, build_configurations, republished_of
 from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.analysis.forecasting.forecast import model_inputs
-from pipeline.analysis.statistics import findings
+from pipeline.analysis.statistics import superlinear
 from pipeline.core.errors import ParamsError
 from pipeline.mlperf import availability, rounds
 from pipeline.mlperf.catalogue import round_version
@@ -217,22 +217,22 @@ def _case(efficiency: float, work: float | None, **base: object) -> tuple[str, s
     member = pd.Series({"scaling_efficiency": efficiency, "convergence_work_ratio": work,
                         "throughput_scaling": None if work is None else efficiency * work,
                         "n_nodes": 1.0, "host_cpu_model": "Xeon 8380"})
-    return findings.explain_superlinear(pd.Series({"n_nodes": 1.0, "host_cpu_model": "Xeon 8380", **base}),
+    return superlinear.explain_superlinear(pd.Series({"n_nodes": 1.0, "host_cpu_model": "Xeon 8380", **base}),
                                         member, 1.05)
 
 
 def test_the_work_ratio_is_cited_when_it_explains_the_efficiency_and_hardware_only_when_not() -> None:
     verdict, reason = _case(1.63, 0.64, host_cpu_model="Xeon 8358")
-    assert verdict == findings.WORK and "host CPU" not in reason
+    assert verdict == superlinear.WORK and "host CPU" not in reason
     assert reason == ("fewer samples to converge: needed 0.64 of the base's samples to converge, which explains "
                       "1.56× of its 1.63×; throughput per accelerator 1.04× the base's")
     verdict, reason = _case(1.40, 0.90, host_cpu_model="Xeon 8358")
-    assert verdict == findings.PARTLY_WORK
+    assert verdict == superlinear.PARTLY_WORK
     assert "explains 1.11× of its 1.40×; the other 1.26×" in reason and "host CPU Xeon 8358 → Xeon 8380" in reason
     verdict, reason = _case(1.20, 1.00, host_cpu_model="Xeon 8358")
-    assert verdict == findings.NOT_WORK and "host CPU Xeon 8358 → Xeon 8380" in reason
+    assert verdict == superlinear.NOT_WORK and "host CPU Xeon 8358 → Xeon 8380" in reason
     verdict, reason = _case(1.20, None, n_nodes=2.0)
-    assert verdict == findings.WORK_UNKNOWN and reason.endswith("(samples to converge not in the logs)")
+    assert verdict == superlinear.WORK_UNKNOWN and reason.endswith("(samples to converge not in the logs)")
 
 
 # ------------------------------------------------------------------------------------------------ the real data
@@ -310,11 +310,11 @@ def test_the_split_holds_on_the_real_data_and_explains_half_the_superlinear_case
             .groupby("series")["throughput_per_accelerator"].first())
     ingest_scaling = resnet["throughput_per_accelerator"] / resnet["series"].map(base)
     assert ((ingest_scaling / resnet["throughput_scaling"]).dropna() - 1).abs().max() < 0.03
-    cases: list[findings.SuperlinearCase] = []
+    cases: list[superlinear.SuperlinearCase] = []
     include = analysis(republished="include")
     for benchmark in scope.analysed_benchmarks(include, real_configurations):
-        cases += findings.superlinear_cases(scope.in_scope(real_configurations, include, benchmark), 1.05)
-    explained = [case for case in cases if case.explained_by == findings.WORK]
+        cases += superlinear.superlinear_cases(scope.in_scope(real_configurations, include, benchmark), 1.05)
+    explained = [case for case in cases if case.explained_by == superlinear.WORK]
     # 30 cases (15 explained) before series held one system model with a multi-accelerator base (issue 23); 9 (4)
     # on the mirror after: most "superlinear" members had another server as their base
     assert len(cases) >= 5 and len(explained) >= 0.4 * len(cases)

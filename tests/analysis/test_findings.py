@@ -1,7 +1,7 @@
 """The published study's findings as tests (pipeline.analysis.statistics.findings), on small fixtures with hand-checked
 numbers,
-the cluster-robust standard error against its formula, Holm against statsmodels, and the real configurations when
-they are built."""
+the cluster-robust interval against its formula, Holm against statsmodels, and the real configurations when they are
+built."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,13 +13,15 @@ import pytest
 import yaml
 
 from pipeline.analysis import scope
-from pipeline.analysis.statistics import findings
+from pipeline.analysis.statistics import findings, superlinear
+from pipeline.analysis.statistics.inference import coefficient
 from pipeline.core.errors import ParamsError
 from pipeline.core.paths import CONFIGURATIONS
 from pipeline.settings import Findings, load_settings, settings_from
 from tests.conftest import ROOT
 
-PARAMS = {"alpha": 0.05, "bootstrap": 200, "seed": 0, "bands": [2, 4, 8, 16], "moderate": [4, 16],
+PARAMS = {"alpha": 0.05, "bootstrap": 200, "wild_bootstrap": 999, "seed": 0, "bands": [2, 4, 8, 16],
+          "moderate": [4, 16],
           "top_share": 0.2, "largest_share": 0.2, "superlinear_threshold": 1.05, "min_group": 5,
           "min_submitters": 5, "latest_peak_share": 0.5}
 SETTINGS = Findings.model_validate(PARAMS)
@@ -73,7 +75,7 @@ def test_cluster_robust_interval_and_p_follow_the_cr1_formula() -> None:
     sums = pd.Series(residual).groupby(clusters).sum().to_numpy()
     groups, n = len(sums), len(y)
     error = math.sqrt(groups / (groups - 1) * (sums ** 2).sum() / n ** 2)
-    fitted = findings.clustered_coefficient(y, None, None, clusters, 0.05)
+    fitted = coefficient(y, None, None, clusters, 0.05, 999, 0)
     assert fitted is not None
     assert fitted.estimate == pytest.approx(y.mean())
     t = stats.t(groups - 1)
@@ -81,8 +83,8 @@ def test_cluster_robust_interval_and_p_follow_the_cr1_formula() -> None:
     assert (fitted.low, fitted.high) == pytest.approx((y.mean() - t.ppf(0.975) * error,
                                                       y.mean() + t.ppf(0.975) * error))
     # one cluster, or no spread: no test
-    assert findings.clustered_coefficient(y, None, None, np.full(len(y), "a"), 0.05) is None
-    assert findings.clustered_coefficient(np.zeros(len(y)), None, None, clusters, 0.05) is None
+    assert coefficient(y, None, None, np.full(len(y), "a"), 0.05, 99, 0) is None
+    assert coefficient(np.zeros(len(y)), None, None, clusters, 0.05, 99, 0) is None
 
 
 def test_round_strata_compare_results_within_their_round() -> None:
@@ -96,26 +98,32 @@ def test_round_strata_compare_results_within_their_round() -> None:
     outcome, flag = (np.array(column) for column in zip(*rows))
     strata = np.array(["v3.0"] * 8 + ["v4.0"] * 8)
     clusters = np.array([f"s{i % 6}" for i in range(16)])
-    fitted = findings.clustered_coefficient(outcome, flag, strata, clusters, 0.05)
+    fitted = coefficient(outcome, flag, strata, clusters, 0.05, 99, 0)
     assert fitted is not None and fitted.estimate == pytest.approx(0.2)
     assert outcome[flag == 1].mean() - outcome[flag == 0].mean() > 2  # what the pooled difference would say
     # a flag that never varies within a round is not identified
-    assert findings.clustered_coefficient(outcome, (strata == "v4.0").astype(float), strata, clusters, 0.05) is None
+    assert coefficient(outcome, (strata == "v4.0").astype(float), strata, clusters, 0.05, 99,
+                       0) is None
 
 
 def _submitters(frame: pd.DataFrame) -> int:
     return frame["submitter"].nunique()
 
 
-def test_sublinear_is_the_geometric_mean_efficiency_clustered_by_submitter() -> None:
+def test_sublinear_is_a_sign_test_over_series_clustered_by_submitter() -> None:
     efficiencies = [0.9, 0.8, 0.85, 0.7, 0.95, 0.75]
     frame = pd.concat([_series(f"s{i}", [8.0, 16.0], [1.0, e]) for i, e in enumerate(efficiencies)],
                       ignore_index=True)
     result = findings.sublinear(frame, SETTINGS)
     (test,) = result.tests
     assert (test.n, test.submitters) == (6, 6)
-    assert test.estimate == pytest.approx(math.exp(np.log(efficiencies).mean()))
-    assert test.high < 1 and test.p_raw < 0.05
+    assert test.estimate == pytest.approx(0.5)  # every series below linear: the share is one half above one half
+    assert test.p_bootstrap is not None and test.p_bootstrap < 0.01
+    # one series of two members, one above linear, counts a half; each series is one unit
+    mixed = pd.concat([frame, _series("s0", [8.0, 16.0, 32.0], [1.0, 0.9, 1.1]).assign(series="s0b")],
+                      ignore_index=True)
+    shares = findings.series_efficiency(mixed).set_index("series")["sublinear_share"]
+    assert shares["s0b"] == 0.5 and shares["s1"] == 1.0
     assert result.verdict == result.verdict_raw == findings.SUPPORTED  # not adjusted yet
     assert [band["band"] for band in result.bands] == ["16+"]
     # the same six series from four submitters: too few to test
@@ -178,7 +186,7 @@ def test_latest_generation_is_the_newest_available_at_the_round_by_peak() -> Non
 
 def _finding(key: str, *p_values: float, estimate: float = 0.8) -> findings.Finding:
     tests = [findings.Test(f"test {i}", "ratio", ratio=True, claim_above=False, n=50, submitters=6,
-                           estimate=estimate, low=estimate - 0.1, high=estimate + 0.1, p_raw=p)
+                           estimate=estimate, low=estimate - 0.1, high=estimate + 0.1, p_raw=p, p_bootstrap=p)
              for i, p in enumerate(p_values)]
     raw = [test.direction() if test.p_raw is not None and test.p_raw < 0.05 else findings.INCONCLUSIVE
            for test in tests]
@@ -195,7 +203,7 @@ def test_holm_runs_over_every_test_of_every_benchmark() -> None:
     adjusted, correction = findings.adjust(found, 0.05)
     expected = multipletests([0.001, 0.004, 0.03, 0.02, 0.0002], method="holm")[1]
     got = [test.p_adjusted for items in adjusted.values() for item in items for test in item.tests
-           if test.p_raw is not None]
+           if test.p_bootstrap is not None]
     assert got == pytest.approx(expected)  # 0.004, 0.016, 0.04, 0.04, 0.001
     resnet, bert = adjusted["resnet"], adjusted["bert"]
     assert resnet[0].verdict == findings.SUPPORTED
@@ -237,7 +245,7 @@ def test_on_the_real_results_every_verdict_has_its_numbers_and_correction_only_r
     assert correction.tests == len(tested) > 0
     for test in tested:
         assert test.submitters >= project.findings.min_submitters and test.n > 0
-        assert test.p_adjusted is not None and test.p_adjusted >= test.p_raw
+        assert test.p_bootstrap is not None and test.p_adjusted is not None and test.p_adjusted >= test.p_bootstrap
         assert test.low is not None and test.high is not None and test.low <= test.estimate <= test.high
         if test.verdict != findings.INCONCLUSIVE:
             assert test.verdict_raw == test.verdict
@@ -280,31 +288,12 @@ def test_superlinear_cases_name_both_members_and_what_differs() -> None:
     # a series holds one system model (host CPU, accelerator memory) and its base has two accelerators or more
     frame = _series("H3C", [2.0, 8.0], [1.0, 1.3], n_nodes=[1.0, 2.0], accelerators_per_node=[2.0, 4.0],
                     host_cpu_model=["Xeon 8358", "Xeon 8358"])
-    cases = findings.superlinear_cases(frame, 1.05)
+    cases = superlinear.superlinear_cases(frame, 1.05)
     assert len(cases) == 1
     case = cases[0]
     assert (case.system, case.base_system, case.accelerators, case.base_accelerators) == \
         ("H3C8", "H3C2", 8.0, 2.0)
     assert case.reason == "superlinear within series: nodes 1 → 2 (samples to converge not in the logs)"
-    assert case.explained_by == findings.WORK_UNKNOWN
+    assert case.explained_by == superlinear.WORK_UNKNOWN
     same = _series("x", [8.0, 16.0], [1.0, 1.2], n_nodes=[1.0, 1.0], accelerators_per_node=[8.0, 16.0])
-    assert findings.likely_reason(same.iloc[0], same.iloc[1]).startswith("superlinear within series: same nodes")
-
-
-def test_cluster_robust_ols_matches_statsmodels() -> None:
-    # The library oracle of the hand-written sandwich: statsmodels' OLS with cov_type="cluster" (CR1), on a design
-    # with an intercept, a flag and two round dummies, 40 results of 8 submitters
-    import statsmodels.api as sm
-    rng = np.random.default_rng(3)
-    n = 40
-    groups = np.repeat(np.arange(8), 5)
-    flag = rng.integers(0, 2, n).astype(float)
-    rounds = rng.integers(0, 3, n)
-    design = np.column_stack([np.ones(n), flag, rounds == 1, rounds == 2]).astype(float)
-    outcome = design @ np.array([0.5, 0.2, -0.1, 0.3]) + rng.normal(0, 0.1, n) + rng.normal(0, 0.1, 8)[groups]
-    expected = sm.OLS(outcome, design).fit(cov_type="cluster", cov_kwds={"groups": groups})
-    for index in range(design.shape[1]):
-        estimate, error, df = findings.cluster_robust_ols(outcome, design, groups, index)
-        assert estimate == pytest.approx(expected.params[index], rel=1e-9)
-        assert error == pytest.approx(expected.bse[index], rel=1e-9)
-        assert df == 7
+    assert superlinear.likely_reason(same.iloc[0], same.iloc[1]).startswith("superlinear within series: same nodes")

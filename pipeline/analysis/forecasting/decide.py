@@ -49,10 +49,14 @@ LARGEST_ERRORS = 5
 # Beyond this many times a family's largest published count a break-even is the tail's exponent, not an estimate
 # (the band of the site's forecast chart stops at twice it).
 EXTRAPOLATION_LIMIT = 4.0
-# `break_even_agreement`: the curve's break-even lies where the data cross the floor (between the last published
-# count whose median observed efficiency is at or above it and the first below it, or beyond every observed count
-# when none is below); it does not; the unit has no within-series efficiency to compare with.
-AGREE, DISAGREE, UNOBSERVED = "agree", "disagree", "unobserved"
+# `break_even_agreement`: the curve's break-even lies where the data cross the floor, between two published counts
+# at most MAX_BRACKET apart (the last whose median observed efficiency is at or above it, the first below it); it
+# does not; the data never fall below the floor and the curve's break-even lies beyond them too (nothing tests it);
+# it lies in the data's bracket but that spans more than MAX_BRACKET (too wide to tell); the unit has no
+# within-series efficiency to compare with.
+AGREE, DISAGREE, BEYOND, WIDE, UNOBSERVED = "agree", "disagree", "beyond the data", "too wide to tell", "unobserved"
+BREAK_EVEN_AGREEMENTS = (AGREE, DISAGREE, BEYOND, WIDE, UNOBSERVED)
+MAX_BRACKET = 2.0  # the widest observed bracket (its upper over its lower count) an agreement may rest on
 # Counts of a unit's `band`: geometric steps from half its smallest to twice its largest published count.
 BAND_COUNTS = 24
 # An observed crossing resting on fewer results than this at its first count below the floor is named as thin.
@@ -130,7 +134,8 @@ class UnitRecord(Record):
     observed_last_count_at_floor: float | None
     """The largest count before it whose median is at or above the floor."""
     break_even_agreement: str
-    """Whether the curve's and the data's break-even agree: agree, disagree or unobserved."""
+    """Whether the curve's and the data's break-even agree: agree, disagree, beyond the data, too wide to tell or
+    unobserved (`compare_break_even`)."""
     break_even_note: str
     """How, or why not, in a sentence for the page."""
     trusted: bool
@@ -223,23 +228,38 @@ class DecideSummary(Artifact):
     """Every backtest answer (the site's backtest chart)."""
 
 
-def observed_scaling(unit_frame: pd.DataFrame) -> pd.DataFrame:
-    """Per published count: results, median observed scaling efficiency, and the observed speed-up of
-    doubling (best time at n over best time at 2n in the same round; median over rounds that have both)."""
+def series_bases(unit_frame: pd.DataFrame) -> dict[Any, float]:
+    """Each scaling series' base count: its smallest member with a within-series efficiency."""
+    smallest: dict[Any, float] = {}
+    for series, count, efficiency in zip(unit_frame["series"].tolist(), unit_frame["accelerator_count"].tolist(),
+                                         unit_frame["scaling_efficiency"].tolist()):
+        if not (pd.isna(series) or pd.isna(efficiency)):
+            smallest[series] = min(smallest.get(series, math.inf), count)
+    return smallest
+
+
+def observed_scaling(unit_frame: pd.DataFrame, reference: float) -> pd.DataFrame:
+    """Per published count: results, median observed scaling efficiency of the members of the series whose base
+    is `reference` (each against its own series' base, so every median, like the curve's efficiency, is measured
+    from the same count; NaN at counts no such series reaches), and the observed speed-up of doubling (best time
+    at n over best time at 2n in the same round; median over rounds that have both)."""
     # On plain columns: a unit has a few dozen results, and grouped frames cost more than the arithmetic.
+    bases = series_bases(unit_frame)
     best: dict[tuple[Any, float], float] = {}
     efficiencies: dict[float, list[float]] = {}
-    for round_, count, minutes, efficiency in zip(
+    for round_, count, minutes, efficiency, series in zip(
             unit_frame["round"].tolist(), unit_frame["accelerator_count"].tolist(),
-            unit_frame["time_to_train_min"].tolist(), unit_frame["scaling_efficiency"].tolist()):
+            unit_frame["time_to_train_min"].tolist(), unit_frame["scaling_efficiency"].tolist(),
+            unit_frame["series"].tolist()):
         best[(round_, count)] = min(best.get((round_, count), math.inf), minutes)
-        efficiencies.setdefault(count, []).append(efficiency)
+        efficiencies.setdefault(count, []).append(efficiency if bases.get(series) == reference else math.nan)
     ratios: dict[float, list[float]] = {}
     for (round_, count), minutes in best.items():
         if (round_, 2 * count) in best:
             ratios.setdefault(count, []).append(minutes / best[(round_, 2 * count)])
     counts = sorted(efficiencies)
     return pd.DataFrame({"n_results": [len(efficiencies[count]) for count in counts],
+                         "n_measured": [int(np.sum(~np.isnan(efficiencies[count]))) for count in counts],
                          "observed_efficiency": [_median(efficiencies[count]) for count in counts],
                          "observed_doubling_speedup": [_median(ratios.get(count, [])) for count in counts]},
                         index=pd.Index(counts, dtype=float, name="accelerator_count"))
@@ -267,12 +287,7 @@ def typical_base(unit_frame: pd.DataFrame) -> float:
     """The count a unit's break-even is measured from: the lower median of its scaling series' base counts (each
     series' smallest member with an efficiency, its smallest multi-accelerator member), so the curve's base is
     like the data's; without a series, the smallest published count of two or more (else the smallest)."""
-    smallest: dict[Any, float] = {}  # series -> its smallest count with an efficiency
-    for series, count, efficiency in zip(unit_frame["series"].tolist(), unit_frame["accelerator_count"].tolist(),
-                                         unit_frame["scaling_efficiency"].tolist()):
-        if not (pd.isna(series) or pd.isna(efficiency)):
-            smallest[series] = min(smallest.get(series, math.inf), count)
-    bases = np.sort(np.array(list(smallest.values()), dtype=float))
+    bases = np.sort(np.array(list(series_bases(unit_frame).values()), dtype=float))
     if len(bases):
         return float(bases[(len(bases) - 1) // 2])
     counts = unit_frame["accelerator_count"].to_numpy(dtype=float)
@@ -282,13 +297,15 @@ def typical_base(unit_frame: pd.DataFrame) -> float:
 
 def compare_break_even(model: float | None, observed: pd.DataFrame, floor: float, reference: float,
                        curve: CountCurve) -> tuple[str, str]:
-    """`break_even_agreement` (AGREE, DISAGREE or UNOBSERVED) and `break_even_note`, the sentence the page shows:
+    """`break_even_agreement` (one of `BREAK_EVEN_AGREEMENTS`) and `break_even_note`, the sentence the page shows:
     the curve's break-even `model` (None: never below `floor`) against the data's `observed` (`observed_scaling`
-    of the unit): they agree when the model lies between the last published count at or above the floor before
-    the data's first count below it (or `reference`) and that first count, or, where no median is below the floor,
-    beyond every count observed. A disagreement names its likely causes: a crossing resting on few results, medians
-    that cross the floor more than once, or the curve (every round and submitter of the unit, robust) scaling
-    better or worse there than the series measured (the unit's `curve`, its efficiency from `reference`)."""
+    of the unit, from `reference`). They agree only when the data bracket their crossing inside the published
+    counts (the last count at or above the floor before the first below it, both observed) at most MAX_BRACKET
+    wide and the model lies in it; a model in a wider bracket is WIDE; where no median is below the floor and the
+    model lies beyond every observed count too, it is BEYOND the data. A disagreement names its likely causes: a
+    crossing resting on few results, medians that cross the floor more than once, or the curve (every round and
+    submitter of the unit, robust) scaling better or worse there than the series measured (the unit's `curve`,
+    its efficiency from `reference`)."""
     efficiency = observed["observed_efficiency"].dropna()
     model_text = "never" if model is None else f"at {model:.0f}"
     if efficiency.empty:
@@ -298,19 +315,23 @@ def compare_break_even(model: float | None, observed: pd.DataFrame, floor: float
     if below is None:
         largest = float(efficiency.index.max())
         if model is None or model > largest:
-            return AGREE, (f"no series falls below the floor up to {largest:.0f} accelerators, and the curve "
-                           f"does so {model_text}")
-        return DISAGREE, (f"the curve falls below the floor {model_text}, but the series measured up to "
-                          f"{largest:.0f} accelerators stay above it (median {efficiency.iloc[-1]:.2f} at "
-                          f"{largest:.0f}): the curve is the typical submitter's over every round, these series "
-                          "scale better")
+            return BEYOND, (f"beyond the data: no series from {reference:.0f} falls below the floor up to "
+                            f"{largest:.0f} accelerators, and the curve does so {model_text}, where no result "
+                            "tests it")
+        return DISAGREE, (f"the curve falls below the floor {model_text}, but the series measured from "
+                          f"{reference:.0f} up to {largest:.0f} accelerators stay above it (median "
+                          f"{efficiency.iloc[-1]:.2f} at {largest:.0f}): the curve is the typical submitter's over "
+                          "every round, these series scale better")
     above = last_count_at_floor(efficiency, floor, below)
     low = reference if above is None else above
     if model is not None and low <= model <= below:
-        return AGREE, (f"the data cross the floor between {low:.0f} and {below:.0f} accelerators, the curve "
-                       f"at {model:.0f}")
+        bracket = f"the data cross the floor between {low:.0f} and {below:.0f} accelerators, the curve at {model:.0f}"
+        if above is not None and below <= MAX_BRACKET * above:
+            return AGREE, bracket
+        return WIDE, (f"{bracket}, but that bracket spans {below / low:.0f}x (more than {MAX_BRACKET:g}x): too "
+                      "wide to tell")
     causes = []
-    results = int(observed.loc[below, "n_results"])
+    results = int(observed.loc[below, "n_measured"])
     if results < MIN_CROSSING_RESULTS:
         causes.append(f"the data's crossing rests on {results} result{'s' if results > 1 else ''} at {below:.0f}")
     back_above = efficiency[(efficiency.index > below) & (efficiency >= floor)]
@@ -368,13 +389,12 @@ def unit_records(fitted: FittedBenchmark, frame: pd.DataFrame, floor: float, rul
         assert curve is not None  # every unit with results has one
         unit_frame = frame[(frame["accelerator_family"] == family) & (frame["form_factor"] == form_factor)]
         low, high = float(unit_frame["accelerator_count"].min()), float(unit_frame["accelerator_count"].max())
-        observed = observed_scaling(unit_frame)
-        counts = observed.index.to_numpy(dtype=float)
         reference = typical_base(unit_frame)
+        observed = observed_scaling(unit_frame, reference)
+        counts = observed.index.to_numpy(dtype=float)
         break_even = curve.break_even(floor, reference)
         below = first_count_below(observed["observed_efficiency"].dropna(), floor)
-        agreement, note = compare_break_even(break_even, observed, floor, reference,
-                                             curve)
+        agreement, note = compare_break_even(break_even, observed, floor, reference, curve)
         doubling = observed.assign(model_efficiency=curve.efficiency(counts, reference),
                                    model_doubling_speedup=curve.doubling_speedup(counts),
                                    model_time_min=np.exp(curve.log_time(counts)))

@@ -1,18 +1,21 @@
 """The published study's findings (BRIEF.md, "Its findings") as hypothesis tests, on every analysed benchmark.
 
-Each finding is one or two tests, each a regression with standard errors clustered by submitter (CR1, t with G - 1
-degrees of freedom for G submitters; statsmodels OLS `cov_type="cluster"`), so the results of one submitter, who
-shares hardware, software and tuning across them, count as one cluster of evidence and not as independent draws.
-Comparisons across results of different rounds are stratified by round (a dummy per round: each result is
-compared with the others of its round). Every p-value is two-sided; `adjust` applies Holm's step-down correction
-(`statsmodels.stats.multitest.multipletests`) to every test of every benchmark on the page together. A test's
-verdict is "supported" when its Holm-adjusted p is below `alpha` and the effect lies on the claimed side,
-"contradicted" when it lies on the other, "inconclusive" otherwise; a test is not run (inconclusive) when fewer
-than `min_submitters` submitters, or fewer than `min_group` results, stand on either side of its comparison. A
-finding of two tests (host) is supported when both are, contradicted when either is.
+Each finding is one or two tests, each a regression clustered by submitter
+(`pipeline.analysis.statistics.inference`: statsmodels' CR1 interval and t p-value, and the p-value of a wild
+cluster bootstrap with Webb weights and the null imposed, which keeps its size with 5 to 37 uneven clusters), so the
+results of one submitter, who shares hardware, software and tuning across them, count as one cluster of evidence and
+not as independent draws. Comparisons across results of different rounds are stratified by round (a dummy per round:
+each result is compared with the others of its round). Every p-value is two-sided; `adjust` applies Holm's step-down
+correction (`statsmodels.stats.multitest.multipletests`) to the bootstrap p-values of every test of every benchmark
+on the page together. A test's verdict is "supported" when its Holm-adjusted p is below `alpha` and the effect lies
+on the claimed side, "contradicted" when it lies on the other, "inconclusive" otherwise; a test is not run
+(inconclusive) when fewer than `min_submitters` submitters, or fewer than `min_group` results, stand on either side
+of its comparison. A finding of two tests (host) is supported when both are, contradicted when either is.
 
-- sublinear: the geometric mean of the within-series scaling efficiencies of the results larger than their
-  series' base is below 1 (log efficiency on a constant).
+- sublinear: tested where the claim lives, within series: each series is one unit, its value the share of its
+  members above the series' base whose efficiency against that base is below 1 (each member paired with its own
+  base), and that share exceeds one half over the series (a clustered sign test: the series' values on a constant,
+  clustered by submitter).
 - diminishing: within a series, efficiency falls as accelerators are added: the slope of log efficiency on log2
   accelerator count among the members above the base, with a dummy per series (series of three counts or more),
   reported as the efficiency ratio per doubling.
@@ -40,9 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from pydantic import Field
-from scipy.special import stdtr, stdtrit
 
-from pipeline.analysis.efficiency import MIN_BASE_COUNT
 from pipeline.core.artifacts import Record
 from pipeline.core.features import ROUND_EFFICIENCY
 from pipeline.settings import Findings
@@ -78,9 +79,10 @@ class Test:
 
     `estimate`, `low` and `high` are the effect and its 1 - alpha interval on the reported scale: a ratio (no
     effect = 1) when `ratio`, else a difference (no effect = 0). `n` results of `submitters` submitters (for a
-    comparison of two groups: the fewer of the two groups' submitters). `p_raw` is the two-sided p-value (None when
-    the test was not run: `note` says why), `p_adjusted` the Holm-adjusted one (None before `adjust`);
-    `verdict_raw` judges `p_raw`, `verdict` judges `p_adjusted` (before `adjust`: the same as `verdict_raw`).
+    comparison of two groups: the fewer of the two groups' submitters). `p_raw` is the two-sided p-value of the
+    clustered t test (None when the test was not run: `note` says why), `p_bootstrap` the wild cluster bootstrap's,
+    `p_adjusted` the bootstrap p Holm-adjusted over the page (None before `adjust`); `verdict_raw` judges
+    `p_bootstrap`, `verdict` judges `p_adjusted` (before `adjust`: the same as `verdict_raw`).
     """
     label: str
     effect: str
@@ -92,6 +94,7 @@ class Test:
     low: float | None = None
     high: float | None = None
     p_raw: float | None = None
+    p_bootstrap: float | None = None
     p_adjusted: float | None = None
     verdict_raw: str = INCONCLUSIVE
     verdict: str = INCONCLUSIVE
@@ -107,12 +110,15 @@ class Test:
         return SUPPORTED if (self.estimate > self.null) == self.claim_above else CONTRADICTED
 
     def evidence(self) -> str:
-        """The test in words: effect, interval, n, submitters, raw and adjusted p (or why it was not run)."""
+        """The test in words: effect, interval, n, submitters, raw, bootstrap and adjusted p (or why it was not
+        run)."""
         size = f"n = {self.n}, {self.submitters} submitter{'s' if self.submitters != 1 else ''}"
         if self.p_raw is None or self.estimate is None:
             return f"{self.label}: not tested, {self.note} ({size})"
         adjusted = "not adjusted" if self.p_adjusted is None else f"{CORRECTION}-adjusted p = {_p(self.p_adjusted)}"
-        return (f"{self.label}: {self.effect} {self.effect_text()}, {size}; p = {_p(self.p_raw)}, {adjusted}")
+        bootstrap = "" if self.p_bootstrap is None else f", wild cluster bootstrap p = {_p(self.p_bootstrap)}"
+        return (f"{self.label}: {self.effect} {self.effect_text()}, {size}; t-test p = {_p(self.p_raw)}{bootstrap}, "
+                f"{adjusted}")
 
     def effect_text(self) -> str:
         """The estimate and its interval: "0.75 (95% CI 0.64 to 0.89)", or "+29 points (95% CI +14 to +43)" for a
@@ -154,7 +160,7 @@ class Finding:
 
     def as_json(self) -> dict[str, Any]:
         """rank.json's record of the finding (`FindingRecord`; NaN as null, floats to 4 significant digits)."""
-        return _plain({"key": self.key, "short": self.short, "claim": self.claim, "verdict": self.verdict,
+        return plain({"key": self.key, "short": self.short, "claim": self.claim, "verdict": self.verdict,
                        "verdict_raw": self.verdict_raw, "test": self.method, "evidence": self.evidence(),
                        "tests": [dataclasses.asdict(test) for test in self.tests],
                        **({"bands": self.bands} if self.key == "sublinear" else {})})
@@ -195,7 +201,7 @@ class FindingRecord(Record):
     verdict: str
     """One of `VERDICTS`, on the Holm-adjusted p-values."""
     verdict_raw: str
-    """The same on the raw p-values."""
+    """The same on the bootstrap p-values before the correction."""
     test: str
     """The method in words."""
     evidence: str
@@ -235,84 +241,25 @@ class Correction:
 
 # ------------------------------------------------------------------------------------------ the test engine
 
-@dataclass(frozen=True)
-class Coefficient:
-    """One regression coefficient with its two-sided interval and p-value, on the model's scale."""
-    estimate: float
-    low: float
-    high: float
-    p_value: float
-
-
-def clustered_coefficient(outcome: np.ndarray, regressor: np.ndarray | None, strata: np.ndarray | None,
-                          clusters: np.ndarray, alpha: float) -> Coefficient | None:
-    """The coefficient of `regressor` (of the constant when None) in the OLS of `outcome` on a constant, the
-    regressor and a dummy per stratum but the first, with cluster-robust (CR1) standard errors by `clusters` and
-    a t distribution with G - 1 degrees of freedom: its estimate, 1 - `alpha` interval and two-sided p-value.
-    All arrays have one value per row. None when the coefficient is not identified (the regressor does not vary
-    within any stratum, fewer than two clusters) or the outcome has no spread around the fit."""
-    columns = [np.ones(len(outcome))]
-    if regressor is not None:
-        columns.append(np.asarray(regressor, dtype=float))
-    if strata is not None:
-        dummies = pd.get_dummies(pd.Series(strata).astype(str), drop_first=True, dtype=float)
-        columns += [dummies[column].to_numpy() for column in dummies]
-    design = np.column_stack(columns)
-    groups = pd.factorize(pd.Series(clusters).astype(str))[0]
-    if len(np.unique(groups)) < 2 or len(outcome) <= design.shape[1]:
-        return None
-    if regressor is not None and strata is not None and not _varies_within(np.asarray(regressor, float), strata):
-        return None
-    if np.linalg.matrix_rank(design) < design.shape[1]:
-        return None
-    index = 0 if regressor is None else 1
-    estimate, error, df = cluster_robust_ols(np.asarray(outcome, dtype=float), design, groups, index)
-    if not math.isfinite(error) or error <= 0:
-        return None
-    half = float(stdtrit(df, 1 - alpha / 2)) * error
-    p_value = float(2 * stdtr(df, -abs(estimate) / error))
-    return Coefficient(estimate, estimate - half, estimate + half, p_value)
-
-
-def cluster_robust_ols(outcome: np.ndarray, design: np.ndarray, groups: np.ndarray, index: int
-                       ) -> tuple[float, float, int]:
-    """Coefficient `index` of the least-squares fit of `outcome` (n,) on `design` (n x k, full rank), its
-    cluster-robust standard error by `groups` (n integer codes, G of them) and the t distribution's degrees of
-    freedom, G - 1: statsmodels' OLS with cov_type="cluster" (CR1: the sandwich times G / (G - 1) x (n - 1) /
-    (n - k)), without importing statsmodels (1.3 s a process). NaN error where a dummy's variance is not
-    estimable (more strata than clusters)."""
-    inverse = np.linalg.pinv(design)
-    coefficients = inverse @ outcome
-    scores = design * (outcome - design @ coefficients)[:, None]
-    by_group = np.zeros((int(groups.max()) + 1, design.shape[1]))
-    np.add.at(by_group, groups, scores)
-    bread = inverse @ inverse.T
-    n, k, g = len(outcome), design.shape[1], len(by_group)
-    covariance = bread @ (by_group.T @ by_group) @ bread * (g / (g - 1) * (n - 1) / (n - k))
-    with np.errstate(invalid="ignore"):
-        error = float(np.sqrt(covariance[index, index]))
-    return float(coefficients[index]), error, g - 1
-
-
-def _varies_within(values: np.ndarray, strata: np.ndarray) -> bool:
-    return bool((pd.Series(values).groupby(pd.Series(strata).astype(str).to_numpy()).nunique() > 1).any())
-
-
 def run_test(test: Test, outcome: np.ndarray, regressor: np.ndarray | None, strata: np.ndarray | None,
              clusters: np.ndarray, settings: Findings) -> Test:
     """`test` (its label, effect, scale, claimed side, n and submitters set) with the coefficient's estimate,
-    interval, raw p-value and raw verdict filled in; not run when it has fewer than `min_submitters` submitters
-    (the note says so) or the coefficient is not identified."""
+    interval, raw and bootstrap p-values and the verdict before correction filled in
+    (`pipeline.analysis.statistics.inference.coefficient`); not run when it has fewer than `min_submitters`
+    submitters (the note says so) or the coefficient is not identified."""
+    from pipeline.analysis.statistics.inference import coefficient
+
     if test.submitters < settings.min_submitters:
         return dataclasses.replace(test, note=f"{test.submitters} submitter{'s' if test.submitters != 1 else ''}, "
                                                    f"fewer than {settings.min_submitters}")
-    fitted = clustered_coefficient(outcome, regressor, strata, clusters, settings.alpha)
+    fitted = coefficient(outcome, regressor, strata, clusters, settings.alpha, settings.wild_bootstrap,
+                         settings.seed)
     if fitted is None:
         return dataclasses.replace(test, note="no variation to test")
     scale: Callable[[float], float] = math.exp if test.ratio else float
     filled = dataclasses.replace(test, estimate=scale(fitted.estimate), low=scale(fitted.low),
-                                 high=scale(fitted.high), p_raw=fitted.p_value)
-    verdict = filled.direction() if fitted.p_value < settings.alpha else INCONCLUSIVE
+                                 high=scale(fitted.high), p_raw=fitted.p_value, p_bootstrap=fitted.p_bootstrap)
+    verdict = filled.direction() if fitted.p_bootstrap < settings.alpha else INCONCLUSIVE
     return dataclasses.replace(filled, verdict_raw=verdict, verdict=verdict)
 
 
@@ -361,12 +308,12 @@ def _row_median(sample: np.ndarray) -> np.ndarray:
     return np.median(sample, axis=1)
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """JSON-ready: NaN to None, numpy scalars to Python, floats to 4 significant digits (stable output)."""
     if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
+        return [plain(item) for item in value]
     if isinstance(value, dict):
-        return {name: _plain(item) for name, item in value.items()}
+        return {name: plain(item) for name, item in value.items()}
     if isinstance(value, (np.integer,)):
         return int(value)
     if isinstance(value, (np.bool_,)):
@@ -414,24 +361,39 @@ def efficiency_bands(frame: pd.DataFrame, settings: Findings) -> list[dict[str, 
         interval = bootstrap_interval([values], _row_median, settings) if len(values) >= settings.min_group \
             else (math.nan, math.nan)
         label = f"{low:g}+" if math.isinf(high) else f"{low:g} to {high - 1:g}"
-        rows.append(_plain({"band": label, "n": len(values), "median": float(np.median(values)),
+        rows.append(plain({"band": label, "n": len(values), "median": float(np.median(values)),
                             "low": interval[0], "high": interval[1],
                             "share_below_1": float((values < 1).mean())}))
     return rows
 
 
-def sublinear(frame: pd.DataFrame, settings: Findings) -> Finding:
+def series_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per series with members above its base: `series`, `submitter`, `members`, `log_efficiency` (the
+    mean natural log of its members' scaling efficiency, each against the series' own base; 0 is linear) and
+    `sublinear_share`, the share of its members below 1 (a member at exactly 1 counts half)."""
     members = scaled_members(frame)
-    logs = _log(members["scaling_efficiency"]).to_numpy()
-    test = Test("within-series efficiency above the base", "geometric mean", ratio=True, claim_above=False,
-                n=len(members), submitters=int(members["submitter"].nunique()))
-    if len(members) < settings.min_group:
-        test = dataclasses.replace(test, note=f"{len(members)} results above their series' base, fewer than "
+    members = members.assign(log_efficiency=_log(members["scaling_efficiency"])).dropna(subset=["log_efficiency"])
+    members = members.assign(sublinear_share=0.5 - np.sign(members["log_efficiency"]) / 2)
+    return members.groupby("series", sort=True).agg(submitter=("submitter", "first"),
+                                                    members=("log_efficiency", "size"),
+                                                    log_efficiency=("log_efficiency", "mean"),
+                                                    sublinear_share=("sublinear_share", "mean")).reset_index()
+
+
+def sublinear(frame: pd.DataFrame, settings: Findings) -> Finding:
+    series = series_efficiency(frame)
+    test = Test("share of within-series members below linear (series-weighted), over one half",
+                "share minus one half", ratio=False, claim_above=True, n=len(series),
+                submitters=int(series["submitter"].nunique()))
+    if len(series) < settings.min_group:
+        test = dataclasses.replace(test, note=f"{len(series)} series with members above their base, fewer than "
                                               f"{settings.min_group}")
     else:
-        test = run_test(test, logs, None, None, members["submitter"].to_numpy(), settings)
-    return Finding("sublinear", "mean log within-series efficiency against 0, clustered by submitter",
-                   (test,), efficiency_bands(frame, settings))
+        test = run_test(test, series["sublinear_share"].to_numpy() - 0.5, None, None,
+                        series["submitter"].to_numpy(), settings)
+    return Finding("sublinear", "paired within series, each series one unit (the share of its members whose "
+                   "efficiency against the series' own base is below 1) against one half, clustered by submitter, "
+                   "wild cluster bootstrap p", (test,), efficiency_bands(frame, settings))
 
 
 def diminishing(frame: pd.DataFrame, settings: Findings) -> Finding:
@@ -558,30 +520,26 @@ def evaluate(frame: pd.DataFrame, settings: Findings) -> list[Finding]:
             latest(frame, top, settings), host(frame, top, settings), *largest(frame, settings)]
 
 
-def holm(p_values: np.ndarray) -> np.ndarray:
-    """Holm's step-down adjustment of `p_values` (any order): the i-th smallest times (m - i), made non-decreasing
-    and capped at 1 (statsmodels' `multipletests(method="holm")`)."""
-    order = np.argsort(p_values)
-    adjusted = np.minimum(np.maximum.accumulate(p_values[order] * np.arange(len(p_values), 0, -1)), 1.0)
-    result = np.empty_like(adjusted)
-    result[order] = adjusted
-    return result
-
-
 def adjust(found: Mapping[str, Sequence[Finding]], alpha: float) -> tuple[dict[str, list[Finding]], Correction]:
     """`found` (benchmark -> its findings) with every test's p-value adjusted by Holm's method over all the tests
     that ran, of all benchmarks together, and the verdicts judged on the adjusted p; and the correction's
     summary."""
     places = [(benchmark, i, j) for benchmark, items in found.items() for i, item in enumerate(items)
               for j, test in enumerate(item.tests) if test.p_raw is not None]
-    raw = [found[benchmark][i].tests[j].p_raw for benchmark, i, j in places]
-    adjusted = holm(np.array(raw, dtype=float))
+    from statsmodels.stats.multitest import multipletests
+
+    raw = np.array([found[benchmark][i].tests[j].p_bootstrap for benchmark, i, j in places], dtype=float)
+    adjusted = multipletests(raw, method="holm")[1] if len(raw) else raw
     result = {benchmark: list(items) for benchmark, items in found.items()}
     for (benchmark, i, j), p_value in zip(places, adjusted):
         item = result[benchmark][i]
         test = item.tests[j]
         verdict = test.direction() if p_value < alpha else INCONCLUSIVE
-        tests = (*item.tests[:j], dataclasses.replace(test, p_adjusted=float(p_value), verdict=verdict),
+        side = "on the claimed side" if test.direction() == SUPPORTED else "against the claim"
+        note = test.note if verdict != INCONCLUSIVE else (
+            f"the effect is {side}, but with {_results(test.submitters, 'submitter')} its bootstrap p does not "
+            f"survive {CORRECTION}'s correction over the page's {len(places)} tests")
+        tests = (*item.tests[:j], dataclasses.replace(test, p_adjusted=float(p_value), verdict=verdict, note=note),
                  *item.tests[j + 1:])
         result[benchmark][i] = dataclasses.replace(item, tests=tests)
     every = [item for items in result.values() for item in items]
@@ -598,132 +556,3 @@ def summary(found: Sequence[Finding]) -> dict[str, int]:
     return {**{f"findings_{verdict}": sum(item.verdict == verdict for item in found) for verdict in VERDICTS},
             "findings_supported_raw": sum(item.verdict_raw == SUPPORTED for item in found),
             "findings_tests": sum(test.p_raw is not None for item in found for test in item.tests)}
-
-
-class SuperlinearCase(Record):
-    """A result whose within-series scaling efficiency exceeds params `findings.superlinear_threshold`, beside its
-    series' base member (`superlinear_cases`)."""
-
-    round: str
-    """The round (vX.Y)."""
-    submitter: str
-    """The submitter."""
-    series: str
-    """The scaling series (one round, one submitter, one system model)."""
-    system: str
-    """The result's system."""
-    accelerators: float
-    """The result's accelerators."""
-    time_to_train_min: float
-    """Minutes."""
-    base_system: str
-    """The series' base member: its fewest accelerators, then the fastest."""
-    base_accelerators: float
-    """The base member's accelerators."""
-    base_time_to_train_min: float
-    """The base member's time to train, minutes."""
-    scaling_efficiency: float
-    """Speed-up over the base / accelerator ratio (1 = linear; above 1: superlinear)."""
-    throughput_scaling: float | None
-    """Throughput per accelerator over the base's; None when the logs lack it."""
-    convergence_work_ratio: float | None
-    """Samples to converge over the base's (below 1: fewer); None when the logs lack it."""
-    explained_by: str
-    """`explain_superlinear`'s verdict: WORK, PARTLY_WORK, NOT_WORK or WORK_UNKNOWN."""
-    reason: str
-    """The reason in words."""
-
-
-def superlinear_cases(frame: pd.DataFrame, threshold: float) -> list[SuperlinearCase]:
-    """Every result whose within-series efficiency exceeds `threshold`, beside its series' base member, with the
-    split of its efficiency (`throughput_scaling`, `convergence_work_ratio`, see
-    `pipeline.analysis.configurations`), which of the two explains it (`explained_by`, `explain_superlinear`)
-    and the reason in words."""
-    cases = []
-    over = frame[frame["scaling_efficiency"] > threshold]
-    for _, row in over.sort_values(["round", "submitter", "system"]).iterrows():
-        members = frame[(frame["series"] == row["series"]) & (frame["accelerator_count"] >= MIN_BASE_COUNT)]
-        base = members[members["accelerator_count"] == members["accelerator_count"].min()].nsmallest(
-            1, "time_to_train_min").iloc[0]
-        explained_by, reason = explain_superlinear(base, row, threshold)
-        cases.append(SuperlinearCase.model_validate(_plain({
-            "round": row["round"], "submitter": row["submitter"], "series": row["series"],
-            "system": row["system"], "accelerators": float(row["accelerator_count"]),
-            "time_to_train_min": float(row["time_to_train_min"]),
-            "base_system": base["system"], "base_accelerators": float(base["accelerator_count"]),
-            "base_time_to_train_min": float(base["time_to_train_min"]),
-            "scaling_efficiency": float(row["scaling_efficiency"]),
-            "throughput_scaling": _number(row.get("throughput_scaling")),
-            "convergence_work_ratio": _number(row.get("convergence_work_ratio")),
-            "explained_by": explained_by, "reason": reason})))
-    return cases
-
-
-# What a series key does not see and a system description states. Accelerators per node is left out: within one
-# node it is the count itself.
-REASON_FIELDS = (("n_nodes", "nodes"), ("host_cpu_model", "host CPU"),
-                 ("accelerator_memory_gib", "accelerator memory (GiB)"), ("interconnect_intra", "intra-node link"),
-                 ("interconnect_inter", "inter-node link"))
-# `explain_superlinear`'s verdicts: the larger member needed few enough samples that its efficiency at the base's
-# samples is at most the threshold; it needed fewer samples, but not that few; it did not need fewer; the logs
-# do not say.
-WORK, PARTLY_WORK, NOT_WORK, WORK_UNKNOWN = "convergence work", "partly convergence work", "throughput", "unknown"
-
-
-def explain_superlinear(base: pd.Series, member: pd.Series, threshold: float) -> tuple[str, str]:
-    """Why `member` scales superlinearly over its series' `base`: one of WORK, PARTLY_WORK, NOT_WORK and
-    WORK_UNKNOWN, and the reason in words.
-
-    With w the member's `convergence_work_ratio` (its samples to converge over the base's) and E its scaling
-    efficiency, E x w is its efficiency had it needed the base's samples (E ~= throughput scaling / w). The work
-    explains the efficiency when E x w is at most `threshold`: the page then cites the samples and no hardware.
-    When w <= 1 / threshold without E x w falling that low, the samples explain a part and the description
-    differences (`likely_reason`) are named for the rest; otherwise they are named alone.
-    """
-    efficiency = float(member["scaling_efficiency"])
-    work = _number(member.get("convergence_work_ratio"))
-    throughput = _number(member.get("throughput_scaling"))
-    per_accelerator = "" if math.isnan(throughput) else f"; throughput per accelerator {throughput:.2f}× the base's"
-    if math.isnan(work):
-        return WORK_UNKNOWN, f"{likely_reason(base, member)} (samples to converge not in the logs)"
-    samples = (f"needed {work:.2f} of the base's samples to converge, which explains {1 / work:.2f}× of its "
-               f"{efficiency:.2f}×")
-    if efficiency * work <= threshold:
-        return WORK, f"fewer samples to converge: {samples}{per_accelerator}"
-    differences = "; ".join(description_differences(base, member)) or (
-        "the descriptions state the same nodes, host and links")
-    if work <= 1 / threshold:
-        return PARTLY_WORK, f"{samples}; the other {efficiency * work:.2f}×{per_accelerator}: {differences}"
-    return NOT_WORK, (f"superlinear throughput: needed {work:.2f} of the base's samples{per_accelerator}: "
-                      f"{differences}")
-
-
-def description_differences(base: pd.Series, member: pd.Series) -> list[str]:
-    """What differs between the base and the larger member among `REASON_FIELDS`, as "label before → after"."""
-    differences = []
-    for column, label in REASON_FIELDS:
-        before, after = base.get(column), member.get(column)
-        if (pd.isna(before) and pd.isna(after)) or before == after:
-            continue
-        differences.append(f"{label} {_text(before)} → {_text(after)}")
-    return differences
-
-
-def likely_reason(base: pd.Series, member: pd.Series) -> str:
-    """"superlinear within series", and what differs between the base and the larger member (for a case whose
-    samples to converge the logs do not give)."""
-    detail = "; ".join(description_differences(base, member)) or (
-        "same nodes, host and links: a larger batch or more converge-friendly tuning is the likely cause")
-    return f"superlinear within series: {detail}"
-
-
-def _number(value: Any) -> float:
-    return math.nan if value is None or pd.isna(value) else float(value)
-
-
-def _text(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "unknown"
-    if isinstance(value, float) and value.is_integer():
-        return f"{value:.0f}"
-    return str(value)

@@ -44,8 +44,9 @@ from pydantic import Field
 from pipeline.analysis.efficiency import order_by_efficiency
 from pipeline.analysis.statistics import findings
 from pipeline.analysis.statistics.clustering import Clustering
-from pipeline.analysis.statistics.findings import Correction, Finding, FindingRecord, SuperlinearCase
+from pipeline.analysis.statistics.findings import Correction, Finding, FindingRecord
 from pipeline.analysis.statistics.importance_result import ImportanceReport
+from pipeline.analysis.statistics.superlinear import WORK, SuperlinearCase, superlinear_cases
 from pipeline.core.artifacts import Artifact, Record
 from pipeline.core.errors import ParamsError
 from pipeline.core.features import ROUND_EFFICIENCY
@@ -461,7 +462,7 @@ def rank_benchmark(clustered: pd.DataFrame, clustering: Clustering, importance: 
                  round(pick_stability(times, latest["accelerator_count"].to_numpy(), 0, criteria), 4))
     pick = pick_of(latest, criteria, stability, 0 if times is None else len(times))
     standings = cluster_standings(clustered)
-    superlinear = findings.superlinear_cases(clustered, settings.superlinear_threshold)
+    superlinear = superlinear_cases(clustered, settings.superlinear_threshold)
     return ranking, Ranking(
         benchmark=clustering.benchmark, status="ok", n_configurations=len(ranking),
         latest_round=str(latest.iloc[0]["round"]), n_latest_round=len(latest),
@@ -476,7 +477,7 @@ def rank_benchmark(clustered: pd.DataFrame, clustering: Clustering, importance: 
         importance_oof_r2_time=importance.oof_r2("log_time_to_train"),
         importance_oof_r2_accelerator_hours=importance.oof_r2("log_accelerator_hours"),
         n_superlinear=len(superlinear),
-        n_superlinear_work_explained=sum(case.explained_by == findings.WORK for case in superlinear),
+        n_superlinear_work_explained=sum(case.explained_by == WORK for case in superlinear),
         pick=pick, clusters=standings,
         sensitivity=sensitivity(clustered, criteria, rank_params["sensitivity"], rank_params["top"]),
         superlinear=superlinear)
