@@ -5,7 +5,7 @@
 
 For each round, the model is fitted on the earlier rounds and every result of the round is
 forecast as `predict` would have answered then: by the method chosen on the earlier folds (the model, the monotone
-naive rule or their blend), with its interval and its trust (see `pipeline.analysis.forecasting.forecast`). The naive
+naive rule or their blend), with its interval and its trust (see `pipeline.analysis.forecasting.model`). The naive
 rule (the
 family's best time at the nearest count of its latest round, scaled linearly) is the bar. Printed overall, per
 benchmark and for the latest fold on its own: forecasts, median and 90th-percentile absolute percentage error, the
@@ -23,14 +23,10 @@ from scipy.stats import binomtest
 if __package__ in (None, ""):  # run as `python bench/backtest.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.analysis.forecasting.forecast import (
-    ANSWER,
-    ErrorSummary,
-    backtest,
-    compare,
-    coverage_consistent,
-    model_inputs_by_benchmark,
-)
+from pipeline.analysis.forecasting.backtest import backtest
+from pipeline.analysis.forecasting.model import ANSWER, model_inputs_by_benchmark
+from pipeline.analysis.forecasting.summaries import ErrorSummary, compare
+from pipeline.analysis.forecasting.trust import coverage_consistent
 from pipeline.settings import Trust, load_settings
 
 

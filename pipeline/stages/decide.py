@@ -4,7 +4,7 @@ backtest of `predict`'s answers, the break-even, where not to trust them.
     python -m pipeline.stages.decide
 
 For every benchmark analysed (params `analysis.benchmarks`, see `pipeline.analysis.scope.analysed_benchmarks`), fits
-the forecast model (`pipeline.analysis.forecasting.forecast`) on the results in scope, calibrates it on the backtest
+the forecast model (`pipeline.analysis.forecasting.model`) on the results in scope, calibrates it on the backtest
 (data/processed/backtest.parquet) and writes, under reports/decide/: the fitted models that predict and recommend
 answer from (<benchmark>.models.json) and the summary of `pipeline.analysis.forecasting.decide` (<benchmark>.json),
 which also
@@ -35,7 +35,8 @@ def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Ana
     """Fit and summarise one benchmark (of the whole configurations table) and write its outputs; the
     line to print."""
     from pipeline.analysis.forecasting import decide
-    from pipeline.analysis.forecasting.forecast import FittedBenchmark, fit_benchmark, model_inputs
+    from pipeline.analysis.forecasting.answers import FittedBenchmark, fit_benchmark
+    from pipeline.analysis.forecasting.model import model_inputs
     from pipeline.analysis.forecasting.models_artifact import (
         models_record,
         not_analysed_record,
@@ -66,7 +67,7 @@ def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Ana
 def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.decide", __doc__, argv)
     settings = load_settings()
-    from pipeline.analysis.forecasting.forecast import load_backtest
+    from pipeline.analysis.forecasting.backtest import load_backtest
     from pipeline.analysis.scope import analysed_benchmarks, read_configurations
 
     configurations = read_configurations()  # read once: every benchmark's worker cuts its own rows

@@ -15,7 +15,7 @@ Structure (`ModelsRecord`; times in minutes, logs natural, years as fractional p
                     "naive_rows": [{"accelerator_family", "accelerator_count_published", "time_to_train_min"}]},
      "calibration": [{"method", "kind", "trusted", "q_log", "q_source", "kappa", "kappa_source"}],
      "method": "model" | "monotone naive" | "blend", "candidate_medians": {method: null | float},
-     "comparison": {`pipeline.analysis.forecasting.forecast.ComparisonRecord` of the benchmark's backtest},
+     "comparison": {`pipeline.analysis.forecasting.summaries.ComparisonRecord` of the benchmark's backtest},
      "evidence": [{"method", "by": "family" | "kind", "key", "inside", "n", "median_ape_pct"}],
      "published": [{PUBLISHED_COLUMNS}]}
 
@@ -35,19 +35,10 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from pipeline.analysis.forecasting.forecast import (
-    BLEND,
-    CANDIDATES,
-    KINDS,
-    MODEL,
-    NAIVE,
-    PUBLISHED_COLUMNS,
-    UNIT,
-    Calibration,
-    ComparisonRecord,
-    FittedBenchmark,
-    Forecaster,
-)
+from pipeline.analysis.forecasting.answers import PUBLISHED_COLUMNS, FittedBenchmark
+from pipeline.analysis.forecasting.intervals import Calibration
+from pipeline.analysis.forecasting.model import BLEND, CANDIDATES, KINDS, MODEL, NAIVE, UNIT, Forecaster
+from pipeline.analysis.forecasting.summaries import ComparisonRecord
 from pipeline.core import paths
 from pipeline.core.artifacts import problems
 from pipeline.core.cli import canonical_name
