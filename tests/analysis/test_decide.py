@@ -166,16 +166,18 @@ def test_saved_models_round_trip_and_name_what_is_wrong(decide_project: Path) ->
     again = decide_project / "again.json"
     models_artifact.write_models(models_artifact.models_record(fitted), again)
     assert again.read_text() == path.read_text()  # nothing lost on the way
+    assert list(models_artifact.PublishedRow.model_fields) == answers.PUBLISHED_COLUMNS
     record = json.loads(path.read_text())
-    broken = [({**record, "format": 1}, "format 1 is not 2"),
-              ({**record, "method": "naive"}, "method must be one of model, monotone naive, blend"),
+    broken = [({**record, "format": 1}, "format: Input should be 2"),
+              ({**record, "method": "naive"}, "method: Input should be 'model', 'monotone naive' or 'blend'"),
               ({key: value for key, value in record.items() if key != "calibration"},
-               "the top level lacks calibration"),
+               "calibration: Field required"),
               ({**record, "calibration": record["calibration"][1:]}, "calibration must hold one row per method"),
               ({**record, "forecaster": {**record["forecaster"], "drift_per_year": "fast"}},
-               "forecaster.drift_per_year must be a finite number, got 'fast'"),
+               "forecaster.drift_per_year: Input should be a valid number"),
               ({**record, "status": "skipped"}, "reason is given exactly when skipped"),
-              ({**record, "comparison": {}}, "comparison: answer_n: Field required")]
+              ({**record, "comparison": {}}, "comparison.answer_n: Field required"),
+              ({**record, "evidence": [{**record["evidence"][0], "inside": 10 ** 6}]}, "inside cannot exceed n")]
     for value, expected in broken:
         path.write_text(json.dumps(value))
         with pytest.raises(ContractError, match=re.escape(expected)):
