@@ -88,10 +88,12 @@ def data_files(modules_used: set[str]) -> set[str]:
 
 
 def package_data() -> set[str]:
-    """Every file of the package that is not Python, as DATA_READERS names it (folders whole)."""
+    """Every file of the package that is not Python nor a package's README.md (documentation no stage reads), as
+    DATA_READERS names it (folders whole)."""
     found = set()
     for path in PACKAGE.rglob("*"):
-        if path.is_file() and path.suffix not in {".py", ".pyc"} and "__pycache__" not in path.parts:
+        if path.is_file() and path.suffix not in {".py", ".pyc"} and path.name != "README.md" \
+                and "__pycache__" not in path.parts:
             relative = path.relative_to(ROOT).as_posix()
             folder = next((name for name in DATA_READERS if relative.startswith(name + "/")), None)
             found.add(folder or relative)

@@ -27,7 +27,7 @@ import pandas as pd
 
 from pipeline.analysis.forecasting.answers import Answer, FittedBenchmark, answer, fit_benchmark
 from pipeline.analysis.forecasting.backtest import load_backtest
-from pipeline.analysis.forecasting.model import UNSPECIFIED, form_factor_levels, model_inputs
+from pipeline.analysis.forecasting.model import UNSPECIFIED, form_factor_levels, model_inputs, next_round_drift
 from pipeline.analysis.forecasting.models_artifact import saved_models
 from pipeline.analysis.pricing.costs import (
     COST_LABEL,
@@ -260,7 +260,7 @@ def models_as_of(fitted: FittedBenchmark, until: str, configurations: pd.DataFra
     if frame.empty:
         raise UsageError(f"no {fitted.benchmark} results in the analysis scope up to {until}")
     return fit_benchmark(fitted.benchmark, frame, points[points["fold_time"] <= cutoff], fitted.interval,
-                         fitted.not_analysed_reason)
+                         fitted.not_analysed_reason, next_round_drift(configurations, analysis))
 
 
 class Answerer:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 
 def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Analysis, settings: Decide,
-                     backtest_points: pd.DataFrame) -> str:
+                     backtest_points: pd.DataFrame, drift_prior: float | None = None) -> str:
     """Fit and summarise one benchmark (of the whole configurations table) and write its outputs; the
     line to print."""
     from pipeline.analysis.forecasting import decide
@@ -47,7 +47,8 @@ def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Ana
     frame = model_inputs(configurations, analysis, benchmark)
     reason = decide.skip_reason(frame, analysis.min_configurations)
     record = (not_analysed_record(benchmark, reason or "no results in scope", settings.interval) if frame.empty
-              else models_record(fit_benchmark(benchmark, frame, backtest_points, settings.interval, reason)))
+              else models_record(fit_benchmark(benchmark, frame, backtest_points, settings.interval, reason,
+                                                 drift_prior)))
     write_models(record, paths.models_json(benchmark))
     saved = read_models(paths.models_json(benchmark))  # what predict reads, so decide.json states its answers
     fitted = saved if isinstance(saved, FittedBenchmark) else None
@@ -68,12 +69,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.decide", __doc__, argv)
     settings = load_settings()
     from pipeline.analysis.forecasting.backtest import load_backtest
+    from pipeline.analysis.forecasting.model import next_round_drift
     from pipeline.analysis.scope import analysed_benchmarks, read_configurations
 
     configurations = read_configurations()  # read once: every benchmark's worker cuts its own rows
     fresh_dir(paths.DECIDE)
     work = partial(decide_benchmark, configurations=configurations, analysis=settings.analysis,
-                   settings=settings.decide, backtest_points=load_backtest())
+                   settings=settings.decide, backtest_points=load_backtest(),
+                   drift_prior=next_round_drift(configurations, settings.analysis))
     for line in for_each(work, analysed_benchmarks(settings.analysis, configurations), "decide"):
         print(line)
 

@@ -53,6 +53,18 @@ def test_fit_takes_the_exponent_within_rounds_and_the_drift_between_them() -> No
     assert fitted.rounds == ("v1.0", "v1.1")
 
 
+def test_a_benchmark_with_one_round_takes_the_drift_pooled_over_the_earlier_rounds_of_all() -> None:
+    # SERIES' only rate: log 0.8 per half year (v1.0 to v1.1); a benchmark with results
+    # of one round has no rate of its own and takes it; one with its own rate keeps it.
+    single = results([("v1.1", "B200", 8, 50.0), ("v1.1", "B200", 16, 30.0)])
+    prior = forecast_model.pooled_drift({"resnet": SERIES, "bert": single}, round_published("v2.0"))
+    assert prior == pytest.approx(math.log(0.8) / 0.5)
+    assert forecast_model.pooled_drift({"resnet": SERIES}, round_published("v1.1")) is None  # v1.1 not yet out
+    assert forecast_model.fit(single, prior).drift_per_year == pytest.approx(prior)
+    assert forecast_model.fit(single).drift_per_year == 0.0
+    assert forecast_model.fit(SERIES, 5.0).drift_per_year == pytest.approx(math.log(0.8) / 0.5)
+
+
 def test_forecast_anchors_on_the_latest_round_and_applies_half_the_drift() -> None:
     fitted = forecast_model.fit(SERIES)
     query = pd.DataFrame({"accelerator_family": ["H100", "H100"], "form_factor": ["SXM", "SXM"],

@@ -177,11 +177,11 @@ class FittedBenchmark:
 
 
 def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, level: float,
-                  not_analysed_reason: str | None = None) -> FittedBenchmark:
+                  not_analysed_reason: str | None = None, drift_prior: float | None = None) -> FittedBenchmark:
     """The FittedBenchmark of `benchmark` from its model inputs `frame` (at least one row) and the backtest
     `points` of every benchmark (POINT_COLUMNS, folds up to the rounds of `frame`; other benchmarks' earlier
-    residuals help calibrate)."""
-    forecaster = fit(frame)
+    residuals help calibrate); `drift_prior` (`next_round_drift`) is the drift of a benchmark without its own."""
+    forecaster = fit(frame, drift_prior)
     target_time = max(round_published(name) for name in forecaster.rounds) + ROUND_STEP_YEARS
     history = ResidualHistory.of(points[points["method"] != ANSWER])
     calibrations = {(method, kind, trusted): history.calibration(benchmark, method, kind, level,

@@ -11,7 +11,7 @@ method chosen on the earlier folds (`choose_method`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,7 @@ from pipeline.analysis.forecasting.model import (
     codes,
     fit,
     ordered_rounds,
+    pooled_drift,
 )
 from pipeline.analysis.forecasting.trust import backtest_evidence, trust_reasons
 from pipeline.core.errors import UsageError
@@ -57,11 +58,12 @@ def reruns(test: pd.DataFrame) -> np.ndarray:
 
 # --- the backtest -------------------------------------------------------------------------------------------------
 
-def backtest_forecasts(frame: pd.DataFrame) -> pd.DataFrame:
+def backtest_forecasts(frame: pd.DataFrame, drift_priors: Mapping[float, float | None] | None = None) -> pd.DataFrame:
     """Forward chaining: per round after the first, fit on the earlier rounds and forecast every result of the
     round (reruns flagged). One row per result and method that gave a forecast, columns FORECAST_COLUMNS
     (without `benchmark`): the result, its family's rounds and count range in the training rounds, the
-    forecast's distance outside the published counts, the fit's spread, method, kind and forecast_log."""
+    forecast's distance outside the published counts, the fit's spread, method, kind and forecast_log. Each fold's
+    fit takes `drift_priors[fold time]` (`pooled_drift` of every benchmark's earlier rounds) as its drift prior."""
     rows = []
     frame = frame[["round", *UNIT, "submitter", "system", "accelerator_count", "time_to_train_min",
                    "republished_of"]].astype(
@@ -70,7 +72,7 @@ def backtest_forecasts(frame: pd.DataFrame) -> pd.DataFrame:
     for fold in ordered_rounds(frame)[1:]:
         fold_time = round_published(fold)
         train, test = frame[times < fold_time], frame[frame["round"] == fold]
-        forecaster = fit(train)
+        forecaster = fit(train, None if drift_priors is None else drift_priors.get(fold_time))
         forecasts = forecaster.forecast(test, fold_time)
         by_family = train.groupby("accelerator_family")
         family = test["accelerator_family"]
@@ -196,10 +198,11 @@ def _answers(points: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(done, ignore_index=True) if done else points.iloc[:0]
 
 
-def benchmark_forecasts(item: tuple[str, pd.DataFrame]) -> pd.DataFrame:
-    """`backtest_forecasts` of one (benchmark, model inputs) pair, with a `benchmark` column."""
-    benchmark, frame = item
-    return backtest_forecasts(frame).assign(benchmark=benchmark)
+def benchmark_forecasts(item: tuple[str, pd.DataFrame, Mapping[float, float | None]]) -> pd.DataFrame:
+    """`backtest_forecasts` of one (benchmark, model inputs, drift priors by fold time), with a `benchmark`
+    column."""
+    benchmark, frame, drift_priors = item
+    return backtest_forecasts(frame, drift_priors).assign(benchmark=benchmark)
 
 
 def backtest(frames: dict[str, pd.DataFrame], level: float, rule: Trust,
@@ -207,7 +210,11 @@ def backtest(frames: dict[str, pd.DataFrame], level: float, rule: Trust,
     """Every backtest forecast of each benchmark's model inputs (`frames`, by benchmark id) with its calibrated
     interval, and the answers with their trust: see `backtest_forecasts` and `calibrate`. Columns POINT_COLUMNS.
     `each(work, items)` maps the benchmarks (independent until calibration), in this process by default."""
-    forecasts = pd.concat(list(each(benchmark_forecasts, list(frames.items()))), ignore_index=True)
+    fold_times = sorted({round_published(name) for frame in frames.values() for name in frame["round"].unique()})
+    priors = {time: pooled_drift(frames, time) for time in fold_times}
+    forecasts = pd.concat(list(each(benchmark_forecasts, [(benchmark, frame, priors)
+                                                          for benchmark, frame in frames.items()])),
+                          ignore_index=True)
     if forecasts.empty:
         return pd.DataFrame(columns=POINT_COLUMNS)
     return calibrate(forecasts, level, rule)

@@ -45,6 +45,7 @@ The backtest (`backtest`), its intervals (`intervals`), the trust rule (`trust`)
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -253,39 +254,91 @@ def codes(*columns: list[Any]) -> tuple[np.ndarray, list[tuple[Any, ...]]]:
     return codes, list(index)
 
 
-def fit(train: pd.DataFrame) -> Forecaster:
+@dataclass(frozen=True)
+class GroupLevels:
+    """The results of one benchmark in units and groups (a unit in one round), with each unit's exponent and
+    each group's level (mean of log t - b log n), and the drift's rates: the change in level per year between
+    consecutive groups of one unit."""
+
+    log_n: np.ndarray
+    log_t: np.ndarray
+    times: np.ndarray  # each result's publication time (years)
+    unit: np.ndarray  # each result's unit code
+    unit_keys: list[tuple[Any, ...]]
+    group: np.ndarray  # each result's group code
+    group_unit: np.ndarray
+    group_time: np.ndarray
+    group_size: np.ndarray
+    sxx: np.ndarray  # each unit's within-group spread of log n
+    pooled: float
+    exponent: np.ndarray  # each unit's
+    within: np.ndarray  # each result's level minus its group's
+    group_level: np.ndarray
+    order: np.ndarray  # the groups, unit by unit in time order
+    same_unit: np.ndarray  # whether each consecutive pair in `order` is of one unit
+    rates: np.ndarray  # log minutes per year, one per such pair
+
+    @classmethod
+    def of(cls, train: pd.DataFrame) -> GroupLevels:
+        log_n = np.log(train["accelerator_count"].to_numpy(dtype=float))
+        log_t = np.log(train["time_to_train_min"].to_numpy(dtype=float))
+        times = train["round"].map(round_published).to_numpy(dtype=float)
+        unit, unit_keys = codes(train["accelerator_family"].tolist(), train["form_factor"].tolist())
+        n_units = len(unit_keys)
+        group, group_keys = codes(unit.tolist(), times.tolist())
+        group_unit = np.array([key[0] for key in group_keys], dtype=int)
+        group_time = np.array([key[1] for key in group_keys], dtype=float)
+        group_size = np.bincount(group)
+
+        def group_mean(values: np.ndarray) -> np.ndarray:
+            return np.bincount(group, weights=values) / group_size
+
+        centred_n, centred_t = log_n - group_mean(log_n)[group], log_t - group_mean(log_t)[group]
+        sxx = np.bincount(unit, weights=centred_n ** 2, minlength=n_units)
+        sxy = np.bincount(unit, weights=centred_n * centred_t, minlength=n_units)
+        total_sxx, total_sxy = sxx.sum(), sxy.sum()
+        pooled = float(np.clip(total_sxy / total_sxx, -1, 0)) if total_sxx > 0 else FALLBACK_EXPONENT
+        exponent = np.clip((sxy + EXPONENT_PRIOR_WEIGHT * pooled) / (sxx + EXPONENT_PRIOR_WEIGHT), -1, 0)
+        level = log_t - exponent[unit] * log_n
+        group_level = group_mean(level)
+        order = np.lexsort((group_time, group_unit))
+        same_unit = group_unit[order][1:] == group_unit[order][:-1]
+        rates = np.diff(group_level[order])[same_unit] / np.diff(group_time[order])[same_unit]
+        return cls(log_n, log_t, times, unit, unit_keys, group, group_unit, group_time, group_size, sxx, pooled,
+                   exponent, level - group_level[group], group_level, order, same_unit, rates)
+
+
+def pooled_drift(frames: Mapping[str, pd.DataFrame], before: float) -> float | None:
+    """The drift every benchmark's results published before `before` (years) give together: the median of their
+    rates (`GroupLevels`), None without any. A benchmark without a rate of its own (one round) takes it: software
+    and hardware move on between rounds of every benchmark."""
+    rates = [GroupLevels.of(train).rates for frame in frames.values()
+             if len(train := frame[frame["round"].map(round_published).to_numpy(dtype=float) < before])]
+    pooled = np.concatenate(rates) if rates else np.array([])
+    return float(np.median(pooled)) if len(pooled) else None
+
+
+def next_round_drift(configurations: pd.DataFrame, analysis: Analysis) -> float | None:
+    """`pooled_drift` of every analysed benchmark's model inputs in `configurations` (all their rounds): the
+    prior of the next round's forecasts."""
+    return pooled_drift({benchmark: model_inputs(configurations, analysis, benchmark)
+                         for benchmark in analysed_benchmarks(analysis, configurations)}, math.inf)
+
+
+def fit(train: pd.DataFrame, drift_prior: float | None = None) -> Forecaster:
     """The forecast model of `train` (model inputs of one benchmark: accelerator_family, form_factor, round,
-    accelerator_count, time_to_train_min; at least one row)."""
+    accelerator_count, time_to_train_min; at least one row); a benchmark without a drift rate of its own takes
+    `drift_prior` (`pooled_drift`; none: no drift)."""
     if train.empty:
         raise ValueError("fit needs at least one result")
-    log_n = np.log(train["accelerator_count"].to_numpy(dtype=float))
-    log_t = np.log(train["time_to_train_min"].to_numpy(dtype=float))
-    times = train["round"].map(round_published).to_numpy(dtype=float)
+    levels = GroupLevels.of(train)
+    log_n, log_t, times, unit, unit_keys = levels.log_n, levels.log_t, levels.times, levels.unit, levels.unit_keys
     families = train["accelerator_family"].tolist()
-    unit, unit_keys = codes(families, train["form_factor"].tolist())
     n_units = len(unit_keys)
-    group, group_keys = codes(unit.tolist(), times.tolist())
-    group_unit = np.array([key[0] for key in group_keys], dtype=int)
-    group_time = np.array([key[1] for key in group_keys], dtype=float)
-    group_size = np.bincount(group)
-
-    def group_mean(values: np.ndarray) -> np.ndarray:
-        return np.bincount(group, weights=values) / group_size
-
-    centred_n, centred_t = log_n - group_mean(log_n)[group], log_t - group_mean(log_t)[group]
-    sxx = np.bincount(unit, weights=centred_n ** 2, minlength=n_units)
-    sxy = np.bincount(unit, weights=centred_n * centred_t, minlength=n_units)
-    total_sxx, total_sxy = sxx.sum(), sxy.sum()
-    pooled = float(np.clip(total_sxy / total_sxx, -1, 0)) if total_sxx > 0 else FALLBACK_EXPONENT
-    exponent = np.clip((sxy + EXPONENT_PRIOR_WEIGHT * pooled) / (sxx + EXPONENT_PRIOR_WEIGHT), -1, 0)
-    level = log_t - exponent[unit] * log_n
-    group_level = group_mean(level)
-    within = level - group_level[group]
-    # Each unit's groups in time order: the steps between consecutive rounds give the drift.
-    order = np.lexsort((group_time, group_unit))
-    same_unit = group_unit[order][1:] == group_unit[order][:-1]
-    rates = np.diff(group_level[order])[same_unit] / np.diff(group_time[order])[same_unit]
-    drift = float(np.median(rates)) if len(rates) else 0.0
+    group_unit, group_time, group_size = levels.group_unit, levels.group_time, levels.group_size
+    sxx, pooled, exponent, within = levels.sxx, levels.pooled, levels.exponent, levels.within
+    group_level, order, same_unit, rates = levels.group_level, levels.order, levels.same_unit, levels.rates
+    drift = float(np.median(rates)) if len(rates) else (drift_prior or 0.0)
     # Between rounds: what the drift leaves unexplained over half a year, the usual forecast horizon.
     between = float(np.std(rates - drift) * ROUND_STEP_YEARS) if len(rates) > 1 else 0.0
     within_sd = float(np.sqrt((within ** 2).sum() / max(len(log_t) - len(group_size), 1)))
