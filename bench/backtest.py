@@ -5,7 +5,7 @@
 
 For each round, the model is fitted on the earlier rounds and every result of the round is
 forecast as `predict` would have answered then: by the method chosen on the earlier folds (the model, the monotone
-naive rule or their blend), with its interval and its trust (see `pipeline.analysis.forecasting.forecast`). The naive
+naive rule or their blend), with its interval and its trust (see `pipeline.analysis.forecasting.model`). The naive
 rule (the
 family's best time at the nearest count of its latest round, scaled linearly) is the bar. Printed overall, per
 benchmark and for the latest fold on its own: forecasts, median and 90th-percentile absolute percentage error, the
@@ -23,14 +23,10 @@ from scipy.stats import binomtest
 if __package__ in (None, ""):  # run as `python bench/backtest.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.analysis.forecasting.forecast import (
-    ANSWER,
-    ErrorSummary,
-    backtest,
-    compare,
-    coverage_consistent,
-    model_inputs_by_benchmark,
-)
+from pipeline.analysis.forecasting.backtest import backtest
+from pipeline.analysis.forecasting.model import ANSWER, model_inputs_by_benchmark
+from pipeline.analysis.forecasting.summaries import ErrorSummary, compare
+from pipeline.analysis.forecasting.trust import coverage_consistent
 from pipeline.settings import Trust, load_settings
 
 
@@ -46,16 +42,26 @@ def _fmt(value: float | None, scale: float = 1.0, digits: int = 1) -> str:
     return "" if value is None else f"{scale * value:.{digits}f}"
 
 
-def accuracy_table(points: pd.DataFrame) -> pd.DataFrame:
-    """Per benchmark and overall: predict's answers (forecasts, median, p90, coverage with its exact interval),
-    and on the results the naive rule also forecast: the naive rule's median, the answers' and the model's; the
-    better of answer and naive there; which methods answered."""
+def median_signed_error(points: pd.DataFrame) -> float | None:
+    """The median signed error (%) of predict's answers among `points`, predicted / published - 1: positive when
+    the forecasts are too slow."""
+    answers = points[points["method"] == ANSWER]
+    if answers.empty:
+        return None
+    return float(100 * (answers["predicted_min"] / answers["time_to_train_min"] - 1).median())
+
+
+def accuracy_table(points: pd.DataFrame, by: str = "benchmark") -> pd.DataFrame:
+    """Per value of `by` (benchmark or fold) and overall: predict's answers (forecasts, median, p90 and median
+    signed error, coverage with its exact interval), and on the results the naive rule also forecast: the naive
+    rule's median, the answers' and the model's; the better of answer and naive there; which methods answered."""
     rows = {}
-    for name, group in [*points.groupby("benchmark", sort=True), ("overall", points)]:
+    for name, group in [*points.groupby(by, sort=False), ("overall", points)]:
         comparison = compare(group)
         answer = comparison.answer
         rows[name] = {"forecasts": answer.n, "median %": _fmt(answer.median_ape_pct),
-                      "p90 %": _fmt(answer.p90_ape_pct), "in 90% (%)": _fmt(answer.coverage, 100, 0),
+                      "p90 %": _fmt(answer.p90_ape_pct), "signed %": _fmt(median_signed_error(group)),
+                      "in 90% (%)": _fmt(answer.coverage, 100, 0),
                       "exact 90%": _exact(answer), "both": comparison.common_n,
                       "naive median %": _fmt(comparison.common_naive_median_ape_pct),
                       "chosen median %": _fmt(comparison.common_answer_median_ape_pct),
@@ -112,6 +118,9 @@ def checks(points: pd.DataFrame, latest: str, coverage: tuple[float, float]) -> 
 def report(points: pd.DataFrame, rule: Trust, scope: str) -> None:
     """Print the accuracy and trust tables, the answers by kind and the checks of one backtest."""
     latest = points["fold"].iloc[points["fold_time"].argmax()]
+    print(f"Accuracy of predict's answers per fold ({scope}; signed: median of predicted / published - 1):")
+    print(accuracy_table(points.sort_values(["fold_time", "benchmark"], kind="stable"), by="fold").to_string())
+    print()
     for title, subset in (("every fold", points), (f"the latest fold alone ({latest} forecast from the rounds "
                                                     f"before it)", points[points["fold"] == latest])):
         print(f"Accuracy of predict's answers, {title} ({scope}):")

@@ -318,7 +318,7 @@ class Findings(Section):
 
 
 class Trust(Section):
-    """When a forecast is trusted (see docs/predictions.md and pipeline/analysis/forecasting/forecast.py)."""
+    """When a forecast is trusted (see docs/predictions.md and pipeline/analysis/forecasting/)."""
 
     min_rounds: Positive
     """Results from at least this many rounds."""

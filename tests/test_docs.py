@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from pydantic import BaseModel
 
-from pipeline.analysis.forecasting.forecast import POINT_COLUMNS
+from pipeline.analysis.forecasting.backtest import POINT_COLUMNS
 from pipeline.analysis.statistics.ranking import RANKING_COLUMNS
 from pipeline.core import columns, schemas
 from pipeline.mlperf.accounting import tally

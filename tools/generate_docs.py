@@ -39,6 +39,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from pipeline.analysis.forecasting.decide import DecideSummary
+from pipeline.analysis.forecasting.models_artifact import ModelsArtifact
 from pipeline.analysis.statistics.clustering import Clustering
 from pipeline.analysis.statistics.importance_result import ImportanceReport
 from pipeline.analysis.statistics.ranking import Ranking
@@ -64,7 +65,8 @@ def cell(text: object) -> str:
 # The JSON results with a declared model, documented field by field.
 JSON_RESULTS: dict[str, type[BaseModel]] = {"reports/importance/<b>.json": ImportanceReport,
                                              "reports/clusters/<b>.json": Clustering, "reports/rank/<b>.json": Ranking,
-                                             "reports/decide/<b>.json": DecideSummary}
+                                             "reports/decide/<b>.json": DecideSummary,
+                                             "reports/decide/<b>.models.json": ModelsArtifact}
 
 
 def _record(annotation: object) -> tuple[str, type | None]:

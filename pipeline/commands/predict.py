@@ -3,7 +3,7 @@
     python -m pipeline.commands.predict --benchmark resnet --accelerator H100 --count 64 [--form-factor SXM]
                                         [--prices FILE]
 
-The forecast comes from the models the decide stage saved (`pipeline.analysis.forecasting.forecast`: one count curve per
+The forecast comes from the models the decide stage saved (`pipeline.analysis.forecasting.model`: one count curve per
 family and form factor, the method chosen on the forward-chaining backtest, intervals calibrated on it).
 
 Beside it (`pipeline.analysis.pricing.costs`; derived, not MLPerf results): the cost of the forecast's accelerator-hours
@@ -25,16 +25,9 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.analysis.forecasting.forecast import (
-    UNSPECIFIED,
-    Answer,
-    FittedBenchmark,
-    answer,
-    fit_benchmark,
-    form_factor_levels,
-    load_backtest,
-    model_inputs,
-)
+from pipeline.analysis.forecasting.answers import Answer, FittedBenchmark, answer, fit_benchmark
+from pipeline.analysis.forecasting.backtest import load_backtest
+from pipeline.analysis.forecasting.model import UNSPECIFIED, form_factor_levels, model_inputs, next_round_drift
 from pipeline.analysis.forecasting.models_artifact import saved_models
 from pipeline.analysis.pricing.costs import (
     COST_LABEL,
@@ -267,7 +260,7 @@ def models_as_of(fitted: FittedBenchmark, until: str, configurations: pd.DataFra
     if frame.empty:
         raise UsageError(f"no {fitted.benchmark} results in the analysis scope up to {until}")
     return fit_benchmark(fitted.benchmark, frame, points[points["fold_time"] <= cutoff], fitted.interval,
-                         fitted.not_analysed_reason)
+                         fitted.not_analysed_reason, next_round_drift(configurations, analysis))
 
 
 class Answerer:

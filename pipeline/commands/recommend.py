@@ -6,7 +6,7 @@
 Candidates:
 - published: every configuration of the benchmark's efficiency ranking (reports/rank/B.csv);
 - predicted: for each accelerator family and form factor it was published in, the unpublished powers of two
-  within its published count range whose next-round forecast (`pipeline.analysis.forecasting.forecast.answer` on the
+  within its published count range whose next-round forecast (`pipeline.analysis.forecasting.answers.answer` on the
   models the
   decide stage saved, as `pipeline.commands.predict` gives it; nothing is refitted) is trusted; scaling efficiency
   from the forecasts, relative to the family's smallest published count.
@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipeline.analysis.forecasting.forecast import FittedBenchmark, answer, retirement_note
+from pipeline.analysis.forecasting.answers import FittedBenchmark, answer, retirement_note
 from pipeline.analysis.forecasting.models_artifact import saved_models
 from pipeline.analysis.pricing.costs import (
     COST_COLUMNS,
@@ -116,7 +116,7 @@ def published_candidates(ranking: pd.DataFrame, energy: pd.DataFrame | None = No
 
 def predicted_candidates(fitted: FittedBenchmark, rule: Trust,
                          families: list[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
-    """Trusted forecasts (`pipeline.analysis.forecasting.forecast.answer` on the decide stage's saved models) at the
+    """Trusted forecasts (`pipeline.analysis.forecasting.answers.answer` on the decide stage's saved models) at the
     unpublished
     powers of two inside each family's published count range per form factor, unscored; and the families
     not forecast, with the reasons. `families`: only these (all when None)."""

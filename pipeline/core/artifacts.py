@@ -9,6 +9,7 @@ AttributeError deep in a stage.
     clusters    reports/clusters/<benchmark>.json    pipeline.analysis.statistics.clustering.Clustering
     rank        reports/rank/<benchmark>.json        pipeline.analysis.statistics.ranking.Ranking
     decide      reports/decide/<benchmark>.json      pipeline.analysis.forecasting.decide.DecideSummary
+    decide      reports/decide/<b>.models.json       pipeline.analysis.forecasting.models_artifact.ModelsArtifact
 """
 from __future__ import annotations
 

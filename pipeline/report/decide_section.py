@@ -1,6 +1,6 @@
 """The page's prediction part of each benchmark: what templates/decide.html.j2 renders from the decide stage's
 outputs (reports/decide/<benchmark>.json; the charts of it are `pipeline.report.charts`'), and the headline numbers
-that reports/metrics.json keeps of them. One model (`pipeline.analysis.forecasting.forecast`) gives the forecasts, the
+that reports/metrics.json keeps of them. One model (`pipeline.analysis.forecasting.model`) gives the forecasts, the
 break-even and the backtest, and one rule says which forecasts are trusted.
 
 Tables go through `formatting.table` and numbers through `formatting.number`, like the rest of the page, so the
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pipeline.analysis.forecasting.answers import Answer
 from pipeline.analysis.forecasting.decide import (
     AGREE,
     DISAGREE,
@@ -20,15 +21,8 @@ from pipeline.analysis.forecasting.decide import (
     LargestError,
     UnitRecord,
 )
-from pipeline.analysis.forecasting.forecast import (
-    CANDIDATES,
-    NAIVE_METHOD,
-    UNSPECIFIED,
-    Answer,
-    BacktestSummary,
-    ComparisonRecord,
-    KindErrors,
-)
+from pipeline.analysis.forecasting.model import CANDIDATES, NAIVE_METHOD, UNSPECIFIED
+from pipeline.analysis.forecasting.summaries import BacktestSummary, ComparisonRecord, KindErrors
 from pipeline.core import paths
 from pipeline.report.formatting import Column, number, table
 

@@ -6,17 +6,19 @@
 Writes data/processed/backtest.parquet: one row per result of a round forecast from the rounds before it, per
 method (the model, the naive rule, its monotone form, the blend) and for `predict`'s answer (method "answer", the
 method chosen on the earlier folds in `chosen`, with `trusted` and the `reasons` it is not); columns
-`pipeline.analysis.forecasting.forecast.POINT_COLUMNS` (times in minutes, ape_pct the absolute percentage error,
+`pipeline.analysis.forecasting.backtest.POINT_COLUMNS` (times in minutes, ape_pct the absolute percentage error,
 inside_interval against the `decide.interval` interval, calibration the residual pool it was calibrated on,
 rerun whether the result repeats an earlier one). All benchmarks run in one stage because a benchmark with few
-earlier folds calibrates on the other benchmarks' earlier residuals (see `pipeline.analysis.forecasting.forecast`).
+earlier folds calibrates on the other benchmarks' earlier residuals (see `pipeline.analysis.forecasting.model`).
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
 
-from pipeline.analysis.forecasting.forecast import BACKTEST, backtest, compare, model_inputs_by_benchmark
+from pipeline.analysis.forecasting.backtest import BACKTEST, backtest
+from pipeline.analysis.forecasting.model import model_inputs_by_benchmark
+from pipeline.analysis.forecasting.summaries import compare
 from pipeline.core.cli import for_each, stage_arguments
 from pipeline.core.errors import cli
 from pipeline.core.files import write_parquet

@@ -4,7 +4,7 @@ backtest of `predict`'s answers, the break-even, where not to trust them.
     python -m pipeline.stages.decide
 
 For every benchmark analysed (params `analysis.benchmarks`, see `pipeline.analysis.scope.analysed_benchmarks`), fits
-the forecast model (`pipeline.analysis.forecasting.forecast`) on the results in scope, calibrates it on the backtest
+the forecast model (`pipeline.analysis.forecasting.model`) on the results in scope, calibrates it on the backtest
 (data/processed/backtest.parquet) and writes, under reports/decide/: the fitted models that predict and recommend
 answer from (<benchmark>.models.json) and the summary of `pipeline.analysis.forecasting.decide` (<benchmark>.json),
 which also
@@ -32,11 +32,12 @@ if TYPE_CHECKING:
 
 
 def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Analysis, settings: Decide,
-                     backtest_points: pd.DataFrame, folder: Path) -> str:
+                     backtest_points: pd.DataFrame, folder: Path, drift_prior: float | None = None) -> str:
     """Fit and summarise one benchmark (of the whole configurations table) and write its outputs into `folder`;
     the line to print."""
     from pipeline.analysis.forecasting import decide
-    from pipeline.analysis.forecasting.forecast import FittedBenchmark, fit_benchmark, model_inputs
+    from pipeline.analysis.forecasting.answers import FittedBenchmark, fit_benchmark
+    from pipeline.analysis.forecasting.model import model_inputs
     from pipeline.analysis.forecasting.models_artifact import (
         models_record,
         not_analysed_record,
@@ -47,7 +48,8 @@ def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Ana
     frame = model_inputs(configurations, analysis, benchmark)
     reason = decide.skip_reason(frame, analysis.min_configurations)
     record = (not_analysed_record(benchmark, reason or "no results in scope", settings.interval) if frame.empty
-              else models_record(fit_benchmark(benchmark, frame, backtest_points, settings.interval, reason)))
+              else models_record(fit_benchmark(benchmark, frame, backtest_points, settings.interval, reason,
+                                                 drift_prior)))
     write_models(record, paths.models_json(benchmark, folder))
     saved = read_models(paths.models_json(benchmark, folder))  # what predict reads, so decide.json states its answers
     fitted = saved if isinstance(saved, FittedBenchmark) else None
@@ -67,13 +69,15 @@ def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Ana
 def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.decide", __doc__, argv)
     settings = load_settings()
-    from pipeline.analysis.forecasting.forecast import load_backtest
+    from pipeline.analysis.forecasting.backtest import load_backtest
+    from pipeline.analysis.forecasting.model import next_round_drift
     from pipeline.analysis.scope import analysed_benchmarks, read_configurations
 
     configurations = read_configurations()  # read once: every benchmark's worker cuts its own rows
     with atomic_dir(paths.DECIDE) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
         work = partial(decide_benchmark, configurations=configurations, analysis=settings.analysis,
-                       settings=settings.decide, backtest_points=load_backtest(), folder=folder)
+                       settings=settings.decide, backtest_points=load_backtest(), folder=folder,
+                       drift_prior=next_round_drift(configurations, settings.analysis))
         for line in for_each(work, analysed_benchmarks(settings.analysis, configurations), "decide"):
             print(line)
 

@@ -12,7 +12,7 @@ import yaml
 from pipeline.analysis import scope
 from pipeline.analysis.configurations import availability_notes, build_configurations, republished_of
 from pipeline.analysis.efficiency import efficiency_metrics
-from pipeline.analysis.forecasting.forecast import model_inputs
+from pipeline.analysis.forecasting.model import model_inputs
 from pipeline.analysis.statistics import superlinear
 from pipeline.core.errors import ParamsError
 from pipeline.mlperf import availability, rounds

@@ -17,7 +17,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.analysis.forecasting import decide, forecast, models_artifact
+from pipeline.analysis.forecasting import answers, backtest, decide, models_artifact
+from pipeline.analysis.forecasting import curve as count_curve
+from pipeline.analysis.forecasting import model as forecast_model
 from pipeline.analysis.pricing.prices import load_prices
 from pipeline.core import paths
 from pipeline.core.errors import ContractError, ParamsError, UsageError
@@ -31,7 +33,7 @@ CLOSED_RESNET = Analysis(benchmark="resnet", benchmarks=["resnet"], division="cl
 
 
 def family_frame(rows: list[dict]) -> pd.DataFrame:
-    return forecast.model_inputs(configurations(rows), CLOSED_RESNET, "resnet")
+    return forecast_model.model_inputs(configurations(rows), CLOSED_RESNET, "resnet")
 
 
 # --- break-even ------------------------------------------------------------------------------------------------
@@ -52,8 +54,8 @@ def test_the_break_even_comes_from_the_forecast_curve() -> None:
     # t = 60 / sqrt(n) in v3.0 and v4.0: measured from the series' base of 2 (the single accelerator is no base),
     # the curve's efficiency is (n / 2)**-0.5, 0.7 at n = 2 / 0.49 = 4.08; the data first fall below it at 8
     frame = family_frame(power_law("TPU-v4", [1, 2, 4, 8], 60.0, -0.5))
-    points = pd.DataFrame(columns=forecast.POINT_COLUMNS)
-    fitted = forecast.fit_benchmark("resnet", frame, points, 0.9)
+    points = pd.DataFrame(columns=backtest.POINT_COLUMNS)
+    fitted = answers.fit_benchmark("resnet", frame, points, 0.9)
     [unit] = decide.unit_records(fitted, frame, 0.7, SETTINGS.trust)
     assert unit.reference_count == 2.0
     assert unit.break_even_count == pytest.approx(2 * 0.7 ** -2) and not unit.break_even_beyond_published
@@ -95,7 +97,7 @@ def test_a_lone_single_accelerator_of_another_system_is_no_base() -> None:
     lone = [{**series[0], "system": "one-card", "accelerator_count": 1.0, "time_to_train_min": 396.0,
              "host_cpu_model": "Xeon 8380"}]
     frame = family_frame(series + lone)
-    fitted = forecast.fit_benchmark("resnet", frame, pd.DataFrame(columns=forecast.POINT_COLUMNS), 0.9)
+    fitted = answers.fit_benchmark("resnet", frame, pd.DataFrame(columns=backtest.POINT_COLUMNS), 0.9)
     [unit] = decide.unit_records(fitted, frame, 0.7, SETTINGS.trust)
     assert unit.count_min == 1.0 and unit.reference_count == 8.0
     assert (unit.observed_last_count_at_floor, unit.observed_first_count_below_floor) == (32.0, 64.0)
@@ -119,13 +121,13 @@ def _observed(efficiency: dict[float, float], results: int = 3) -> pd.DataFrame:
 ])
 def test_model_and_observed_break_even_agree_or_say_why(model: float | None, efficiency: dict[float, float],
                                                          agreement: str, words: str) -> None:
-    curve = forecast.CountCurve(np.log([8.0, 64.0]), np.log([30.0, 30.0 / 8 ** 0.8]), -0.8)
+    curve = count_curve.CountCurve(np.log([8.0, 64.0]), np.log([30.0, 30.0 / 8 ** 0.8]), -0.8)
     found, note = decide.compare_break_even(model, _observed(efficiency), 0.7, 8.0, curve)
     assert found == agreement and words in note
 
 
 def test_a_crossing_on_few_results_is_named() -> None:
-    curve = forecast.CountCurve(np.log([8.0, 64.0]), np.log([30.0, 30.0 / 8 ** 0.8]), -0.8)
+    curve = count_curve.CountCurve(np.log([8.0, 64.0]), np.log([30.0, 30.0 / 8 ** 0.8]), -0.8)
     _, note = decide.compare_break_even(100.0, _observed({8: 1.0, 16: 0.8, 32: 0.6}, results=1), 0.7, 8.0, curve)
     assert "rests on 1 result at 32" in note
 
@@ -161,20 +163,22 @@ def test_example_prices_are_labelled_illustrative_and_load() -> None:
 def test_saved_models_round_trip_and_name_what_is_wrong(decide_project: Path) -> None:
     path = paths.models_json("resnet")
     fitted = models_artifact.read_models(path)
-    assert isinstance(fitted, forecast.FittedBenchmark)
+    assert isinstance(fitted, answers.FittedBenchmark)
     again = decide_project / "again.json"
     models_artifact.write_models(models_artifact.models_record(fitted), again)
     assert again.read_text() == path.read_text()  # nothing lost on the way
+    assert list(models_artifact.PublishedRow.model_fields) == answers.PUBLISHED_COLUMNS
     record = json.loads(path.read_text())
-    broken = [({**record, "format": 1}, "format 1 is not 2"),
-              ({**record, "method": "naive"}, "method must be one of model, monotone naive, blend"),
+    broken = [({**record, "format": 1}, "format: Input should be 2"),
+              ({**record, "method": "naive"}, "method: Input should be 'model', 'monotone naive' or 'blend'"),
               ({key: value for key, value in record.items() if key != "calibration"},
-               "the top level lacks calibration"),
+               "calibration: Field required"),
               ({**record, "calibration": record["calibration"][1:]}, "calibration must hold one row per method"),
               ({**record, "forecaster": {**record["forecaster"], "drift_per_year": "fast"}},
-               "forecaster.drift_per_year must be a finite number, got 'fast'"),
+               "forecaster.drift_per_year: Input should be a valid number"),
               ({**record, "status": "skipped"}, "reason is given exactly when skipped"),
-              ({**record, "comparison": {}}, "comparison: answer_n: Field required")]
+              ({**record, "comparison": {}}, "comparison.answer_n: Field required"),
+              ({**record, "evidence": [{**record["evidence"][0], "inside": 10 ** 6}]}, "inside cannot exceed n")]
     for value, expected in broken:
         path.write_text(json.dumps(value))
         with pytest.raises(ContractError, match=re.escape(expected)):
@@ -199,7 +203,7 @@ def test_stage_writes_chart_data_metrics_and_a_report_fragment(decide_project: P
     pd.concat([table, hostile]).to_parquet("data/processed/configurations.parquet")  # must reach the report escaped
     run_stage("decide", cwd=decide_project)
     summary = json.loads(paths.decide_json("resnet").read_text())
-    assert summary["status"] == "ok" and summary["n_units"] == 4 and summary["method"] == forecast.MODEL
+    assert summary["status"] == "ok" and summary["n_units"] == 4 and summary["method"] == forecast_model.MODEL
     # scalars, tables as nested lists, and the backtest's summary
     assert all(not isinstance(value, dict) for key, value in summary.items()
                if key not in ("backtest", "candidate_medians"))

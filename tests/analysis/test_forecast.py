@@ -10,7 +10,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.analysis.forecasting import forecast, models_artifact
+from pipeline.analysis.forecasting import answers, backtest, intervals, models_artifact, summaries, trust
+from pipeline.analysis.forecasting import curve as count_curve
+from pipeline.analysis.forecasting import model as forecast_model
 from pipeline.core import paths
 from pipeline.core.errors import ParamsError, UsageError
 from pipeline.mlperf.catalogue import round_published
@@ -44,33 +46,45 @@ def test_round_dates_are_the_catalogues_publication_months() -> None:
 
 
 def test_fit_takes_the_exponent_within_rounds_and_the_drift_between_them() -> None:
-    fitted = forecast.fit(SERIES)
+    fitted = forecast_model.fit(SERIES)
     assert fitted.pooled_exponent == pytest.approx(-0.5)
     assert fitted.units.loc[("H100", "SXM"), "exponent"] == pytest.approx(-0.5)  # shrunk towards itself
     assert fitted.drift_per_year == pytest.approx(math.log(0.8) / 0.5)
     assert fitted.rounds == ("v1.0", "v1.1")
 
 
+def test_a_benchmark_with_one_round_takes_the_drift_pooled_over_the_earlier_rounds_of_all() -> None:
+    # SERIES' only rate: log 0.8 per half year (v1.0 to v1.1); a benchmark with results
+    # of one round has no rate of its own and takes it; one with its own rate keeps it.
+    single = results([("v1.1", "B200", 8, 50.0), ("v1.1", "B200", 16, 30.0)])
+    prior = forecast_model.pooled_drift({"resnet": SERIES, "bert": single}, round_published("v2.0"))
+    assert prior == pytest.approx(math.log(0.8) / 0.5)
+    assert forecast_model.pooled_drift({"resnet": SERIES}, round_published("v1.1")) is None  # v1.1 not yet out
+    assert forecast_model.fit(single, prior).drift_per_year == pytest.approx(prior)
+    assert forecast_model.fit(single).drift_per_year == 0.0
+    assert forecast_model.fit(SERIES, 5.0).drift_per_year == pytest.approx(math.log(0.8) / 0.5)
+
+
 def test_forecast_anchors_on_the_latest_round_and_applies_half_the_drift() -> None:
-    fitted = forecast.fit(SERIES)
+    fitted = forecast_model.fit(SERIES)
     query = pd.DataFrame({"accelerator_family": ["H100", "H100"], "form_factor": ["SXM", "SXM"],
                           "accelerator_count": [32.0, 4.0]})
     out = fitted.forecast(query, round_published("v2.0"))  # half a year after v1.1
     # 80 min at 8 (v1.1's level), x (32/8)^-0.5 (v1.0's shape), x exp(0.5 x drift x 0.5) = 0.8^0.5; within
     # 1% since the weak pull on v1.0's offset (ROUND_PRIOR_WEIGHT) leaves a trace of v1.0's level
-    assert np.exp(out[forecast.MODEL].to_numpy()) == pytest.approx([40 * 0.8 ** 0.5, 80 * 2 ** 0.5 * 0.8 ** 0.5],
+    assert np.exp(out[forecast_model.MODEL].to_numpy()) == pytest.approx([40 * 0.8 ** 0.5, 80 * 2 ** 0.5 * 0.8 ** 0.5],
                                                                    rel=0.01)
-    assert out["kind"].tolist() == [forecast.FAMILY, forecast.FAMILY]
+    assert out["kind"].tolist() == [forecast_model.FAMILY, forecast_model.FAMILY]
     # naive: the best time at the nearest count of the latest round (80 min at 8), scaled linearly
-    assert np.exp(out[forecast.NAIVE_METHOD].to_numpy()) == pytest.approx([20.0, 160.0])
+    assert np.exp(out[forecast_model.NAIVE_METHOD].to_numpy()) == pytest.approx([20.0, 160.0])
 
 
 def test_a_family_seen_at_one_count_borrows_the_benchmark_exponent() -> None:
     train = pd.concat([SERIES, results([("v1.1", "B200", 8, 40.0)])])
-    out = forecast.fit(train).forecast(pd.DataFrame({"accelerator_family": ["B200"], "form_factor": ["SXM"],
+    out = forecast_model.fit(train).forecast(pd.DataFrame({"accelerator_family": ["B200"], "form_factor": ["SXM"],
                                                      "accelerator_count": [32.0]}), round_published("v1.1"))
-    assert out["kind"].iloc[0] == forecast.POOLED
-    assert math.exp(out[forecast.MODEL].iloc[0]) == pytest.approx(40 * 4 ** -0.5)  # no time passes: no drift
+    assert out["kind"].iloc[0] == forecast_model.POOLED
+    assert math.exp(out[forecast_model.MODEL].iloc[0]) == pytest.approx(40 * 4 ** -0.5)  # no time passes: no drift
 
 
 def test_an_unseen_family_is_forecast_from_its_specifications() -> None:
@@ -78,23 +92,24 @@ def test_an_unseen_family_is_forecast_from_its_specifications() -> None:
     specs = accelerators.specifications()
     families = ["A100", "H100", "L40S", "V100", "MI250"]
     train = results([("v3.0", family, 8, 1e5 / specs.loc[family, "bf16_tflops"]) for family in families])
-    fitted = forecast.fit(train)
+    fitted = forecast_model.fit(train)
     assert fitted.spec_coefficients is not None
     query = pd.DataFrame({"accelerator_family": ["MI300X", "Trainium2"], "form_factor": ["OAM", "unspecified"],
                           "accelerator_count": [8.0, 8.0]})
     out = fitted.forecast(query, round_published("v3.0"))
-    assert out["kind"].tolist() == [forecast.SPECIFICATION, forecast.SPECIFICATION]
+    assert out["kind"].tolist() == [forecast_model.SPECIFICATION, forecast_model.SPECIFICATION]
     # the bandwidth term is not needed to fit an exact law in the TFLOPS, so MI300X comes out exactly
-    assert math.exp(out[forecast.MODEL].iloc[0]) == pytest.approx(1e5 / specs.loc["MI300X", "bf16_tflops"], rel=0.05)
-    assert np.isnan(out[forecast.NAIVE_METHOD]).all()  # the naive rule has nothing to go on
+    assert math.exp(out[forecast_model.MODEL].iloc[0]) == pytest.approx(1e5 / specs.loc["MI300X", "bf16_tflops"],
+                                                                        rel=0.05)
+    assert np.isnan(out[forecast_model.NAIVE_METHOD]).all()  # the naive rule has nothing to go on
 
 
 def test_backtest_forecasts_each_round_from_the_earlier_ones_and_flags_reruns() -> None:
     frame = pd.concat([SERIES, results([("v2.0", "H100", 32, 30.0), ("v2.0", "H100", 8, 80.0)])],
                       ignore_index=True)
     frame.loc[4, "republished_of"] = "v1.1/Acme/H100-8-v1.1"  # as the features stage marks it
-    forecasts = forecast.backtest_forecasts(frame)
-    model = forecasts[forecasts["method"] == forecast.MODEL]
+    forecasts = backtest.backtest_forecasts(frame)
+    model = forecasts[forecasts["method"] == forecast_model.MODEL]
     # v1.1 from v1.0: 100 min at 8, no drift yet; v2.0 from v1.0 and v1.1: 80 min at 8 (v1.1) scaled to 32 and
     # kept at 8, with half the drift; the v2.0 result of 80 min at 8 repeats v1.1's: republished (marked), forecast
     # and flagged as a rerun; the scope (analysis.republished: exclude) leaves such rows out before the backtest
@@ -102,12 +117,12 @@ def test_backtest_forecasts_each_round_from_the_earlier_ones_and_flags_reruns() 
     assert np.exp(model["forecast_log"].to_numpy(dtype=float)) == pytest.approx(
         [100.0, 40 * 0.8 ** 0.5, 80 * 0.8 ** 0.5], rel=0.01)  # within 1%: see the test above
     assert model["rerun"].tolist() == [False, False, True]
-    assert set(forecasts["method"]) == set(forecast.METHODS)
+    assert set(forecasts["method"]) == set(forecast_model.METHODS)
 
 
 def test_conformal_half_width_is_the_rank_ceil_m_plus_1_times_level() -> None:
     def width(residuals: np.ndarray) -> float:
-        return forecast.weighted_conformal_half_width(residuals, np.ones(len(residuals)), 0.9)
+        return intervals.weighted_conformal_half_width(residuals, np.ones(len(residuals)), 0.9)
 
     assert width(np.arange(1.0, 11.0)) == 10.0  # ceil(11 x 0.9) = 10
     assert width(-np.arange(1.0, 20.0)) == 18.0  # ceil(20 x 0.9) = 18, |r|
@@ -117,21 +132,21 @@ def test_conformal_half_width_is_the_rank_ceil_m_plus_1_times_level() -> None:
 def test_weighted_half_width_reaches_the_level_in_weight() -> None:
     # m = 10, target share 0.9 x 11 / 10 = 0.99: with no weight on the largest, the 9th already holds it all
     residuals = np.arange(1.0, 11.0)
-    assert forecast.weighted_conformal_half_width(residuals, np.r_[np.ones(9), 0.0], 0.9) == 9.0
+    assert intervals.weighted_conformal_half_width(residuals, np.r_[np.ones(9), 0.0], 0.9) == 9.0
     # half the weight on the smallest: 0.5 + 8 x 0.5 / 9 = 0.944 at the 9th, 1 at the 10th
-    assert forecast.weighted_conformal_half_width(residuals, np.r_[9.0, np.ones(9)], 0.9) == 10.0
+    assert intervals.weighted_conformal_half_width(residuals, np.r_[9.0, np.ones(9)], 0.9) == 10.0
 
 
 def test_calibration_weights_share_between_the_benchmark_and_the_others_and_decay_with_age() -> None:
-    weights = forecast.calibration_weights(np.array(["a", "a", "b", "b", "b"]),
+    weights = intervals.calibration_weights(np.array(["a", "a", "b", "b", "b"]),
                                            np.array([2021.0, 2022.0, 2022.0, 2022.0, 2022.0]), "a", 2023.0)
     # own share 2 / (2 + 20) = 1/11, split 1:2 by age (two years and one year old); the others 10/11 in thirds
     assert weights == pytest.approx([1 / 33, 2 / 33, 10 / 33, 10 / 33, 10 / 33])
-    alone = forecast.calibration_weights(np.array(["a", "a"]), np.array([2022.0, 2022.0]), "a", 2023.0)
+    alone = intervals.calibration_weights(np.array(["a", "a"]), np.array([2022.0, 2022.0]), "a", 2023.0)
     assert alone == pytest.approx([0.5, 0.5])  # no other benchmark: all the weight is the benchmark's
 
 
-def _forecasts(fold: str, residuals: list[float], kind: str = forecast.FAMILY, method: str = forecast.MODEL,
+def _forecasts(fold: str, residuals: list[float], kind: str = forecast_model.FAMILY, method: str = forecast_model.MODEL,
                distance: float = 0.0) -> pd.DataFrame:
     count = len(residuals)
     return pd.DataFrame({"benchmark": "resnet", "fold": fold, "fold_time": round_published(fold),
@@ -139,43 +154,43 @@ def _forecasts(fold: str, residuals: list[float], kind: str = forecast.FAMILY, m
                          "system": [f"s{index}" for index in range(count)], "accelerator_count": 8.0,
                          "time_to_train_min": np.exp(residuals), "rerun": False, "family_rounds": 3,
                          "family_count_min": 8.0, "family_count_max": 8.0, "distance": distance, "spread_log": 0.1,
-                         "method": method, "kind": kind, "forecast_log": 0.0})[forecast.FORECAST_COLUMNS]
+                         "method": method, "kind": kind, "forecast_log": 0.0})[backtest.FORECAST_COLUMNS]
 
 
 def test_calibration_uses_only_earlier_rounds() -> None:
     first = [0.01 * step for step in range(1, 11)]  # |residuals| 0.01 .. 0.10
-    points = forecast.calibrate(pd.concat([_forecasts("v1.0", first), _forecasts("v1.1", [0.5, -0.05])],
+    points = backtest.calibrate(pd.concat([_forecasts("v1.0", first), _forecasts("v1.1", [0.5, -0.05])],
                                           ignore_index=True), 0.9, RULE)
-    points = points[points["method"] == forecast.MODEL]
+    points = points[points["method"] == forecast_model.MODEL]
     earliest, later = points[points["fold"] == "v1.0"], points[points["fold"] == "v1.1"]
     # v1.0 has nothing before it: uncalibrated, z(0.95) x spread = 1.645 x 0.1, which holds all ten
-    assert (earliest["calibration"] == forecast.UNCALIBRATED).all() and earliest["inside_interval"].all()
+    assert (earliest["calibration"] == intervals.UNCALIBRATED).all() and earliest["inside_interval"].all()
     assert np.log(earliest["high_min"]).to_numpy() == pytest.approx(1.6449 * 0.1, abs=1e-4)
     # v1.1 on v1.0's ten residuals: the 10th smallest, 0.10: 0.5 is outside, -0.05 inside. v1.1's forecasts are
     # trusted (ten earlier ones, all inside, median error 5.6%) and no earlier one was: any trust's residuals
-    assert (later["calibration"] == forecast.SAME_KIND_ANY_TRUST).all() and later["trusted"].all()
+    assert (later["calibration"] == intervals.SAME_KIND_ANY_TRUST).all() and later["trusted"].all()
     assert np.log(later["high_min"]).to_numpy() == pytest.approx(0.10)
     assert later.sort_values("system")["inside_interval"].tolist() == [False, True]
 
 
-def _history(frame: pd.DataFrame) -> forecast.ResidualHistory:
-    return forecast.ResidualHistory.of(frame.assign(distance=frame.get("distance", 0.0)))
+def _history(frame: pd.DataFrame) -> intervals.ResidualHistory:
+    return intervals.ResidualHistory.of(frame.assign(distance=frame.get("distance", 0.0)))
 
 
 def test_calibration_falls_back_to_other_benchmarks_and_kinds() -> None:
-    history = _history(pd.DataFrame({"benchmark": "bert", "fold_time": 2021.5, "method": forecast.MODEL,
-                                     "kind": forecast.FAMILY, "log_residual": np.arange(1.0, 11.0) / 100}))
+    history = _history(pd.DataFrame({"benchmark": "bert", "fold_time": 2021.5, "method": forecast_model.MODEL,
+                                     "kind": forecast_model.FAMILY, "log_residual": np.arange(1.0, 11.0) / 100}))
 
     def calibrated(method: str, kind: str, time: float = 2022.0) -> tuple[float, str]:
         calibration = history.calibration("resnet", method, kind, 0.9, 1.0, time)
         return calibration.q, calibration.q_source
 
-    assert calibrated(forecast.MODEL, forecast.FAMILY) == (pytest.approx(0.10), forecast.SAME_KIND)
-    assert calibrated(forecast.MODEL, forecast.SPECIFICATION)[1] == forecast.ANY_KIND
-    assert calibrated(forecast.NAIVE_METHOD, forecast.NAIVE) == (pytest.approx(1.6449, abs=1e-4),
-                                                                 forecast.UNCALIBRATED)
+    assert calibrated(forecast_model.MODEL, forecast_model.FAMILY) == (pytest.approx(0.10), intervals.SAME_KIND)
+    assert calibrated(forecast_model.MODEL, forecast_model.SPECIFICATION)[1] == intervals.ANY_KIND
+    assert calibrated(forecast_model.NAIVE_METHOD, forecast_model.NAIVE) == (pytest.approx(1.6449, abs=1e-4),
+                                                                 intervals.UNCALIBRATED)
     # residuals of the target round itself or later are never used
-    assert calibrated(forecast.MODEL, forecast.FAMILY, 2021.5)[1] == forecast.UNCALIBRATED
+    assert calibrated(forecast_model.MODEL, forecast_model.FAMILY, 2021.5)[1] == intervals.UNCALIBRATED
 
 
 def test_the_interval_widens_with_the_distance_outside_the_published_counts() -> None:
@@ -184,13 +199,13 @@ def test_the_interval_widens_with_the_distance_outside_the_published_counts() ->
     # scores |r| / (1 + k d) is 0.1, and 0.1 (1 + 2 x 1) = 0.3 holds all ten at k = 2, none at k = 1.9.
     residuals = np.r_[np.full(100, 0.1), np.full(10, 0.3)]
     distances = np.r_[np.zeros(100), np.ones(10)]
-    kappa, source = forecast.extrapolation_slope(residuals, distances, 0.9)
+    kappa, source = intervals.extrapolation_slope(residuals, distances, 0.9)
     assert kappa == pytest.approx(2.0) and source == "10 earlier extrapolations"
-    assert forecast.extrapolation_slope(residuals[:105], distances[:105], 0.9)[0] == \
-        forecast.DEFAULT_EXTRAPOLATION_SLOPE  # five extrapolations are too few
-    history = _history(pd.DataFrame({"benchmark": "resnet", "fold_time": 2021.5, "method": forecast.MODEL,
-                                     "kind": forecast.FAMILY, "log_residual": residuals, "distance": distances}))
-    calibration = history.calibration("resnet", forecast.MODEL, forecast.FAMILY, 0.9, 1.0, 2022.0)
+    assert intervals.extrapolation_slope(residuals[:105], distances[:105], 0.9)[0] == \
+        intervals.DEFAULT_EXTRAPOLATION_SLOPE  # five extrapolations are too few
+    history = _history(pd.DataFrame({"benchmark": "resnet", "fold_time": 2021.5, "method": forecast_model.MODEL,
+                                     "kind": forecast_model.FAMILY, "log_residual": residuals, "distance": distances}))
+    calibration = history.calibration("resnet", forecast_model.MODEL, forecast_model.FAMILY, 0.9, 1.0, 2022.0)
     assert calibration.half_width(np.array([0.0, 1.0, 3.0])) == pytest.approx([0.1, 0.3, 0.7])
 
 
@@ -199,26 +214,28 @@ def test_a_benchmark_with_many_earlier_residuals_is_calibrated_mostly_on_its_own
     # interval reaches bert's 0.5; with 180 of its own (share 0.9 < 0.9045) still; with 400, 0.952: 0.05.
     def history(n_own: int) -> pd.DataFrame:
         return pd.DataFrame({"benchmark": ["resnet"] * n_own + ["bert"] * 20, "fold_time": 2021.5,
-                             "method": forecast.MODEL, "kind": forecast.FAMILY,
+                             "method": forecast_model.MODEL, "kind": forecast_model.FAMILY,
                              "log_residual": [0.05] * n_own + [0.5] * 20})
 
-    widths = [_history(history(n)).calibration("resnet", forecast.MODEL, forecast.FAMILY, 0.9, 1.0, 2022.0).q
+    widths = [_history(history(n)).calibration("resnet", forecast_model.MODEL, forecast_model.FAMILY, 0.9, 1.0,
+                                               2022.0).q
               for n in (80, 180, 400)]
     assert widths == pytest.approx([0.5, 0.5, 0.05])
 
 
 def test_compare_summarises_answers_against_the_naive_rule_on_the_results_both_forecast() -> None:
     base = _forecasts("v1.1", [0.0] * 4).drop(columns=["forecast_log", "spread_log"])
-    answers = base.assign(method=forecast.ANSWER, chosen=forecast.MODEL, ape_pct=[10.0, 10.0, 10.0, 50.0],
+    answers = base.assign(method=forecast_model.ANSWER, chosen=forecast_model.MODEL, ape_pct=[10.0, 10.0, 10.0, 50.0],
                           inside_interval=True, trusted=[True, True, False, False])
-    model = answers.assign(method=forecast.MODEL, chosen="")
-    naive = base.iloc[:3].assign(method=forecast.NAIVE_METHOD, kind=forecast.NAIVE, ape_pct=[5.0, 5.0, 20.0],
+    model = answers.assign(method=forecast_model.MODEL, chosen="")
+    naive = base.iloc[:3].assign(method=forecast_model.NAIVE_METHOD, kind=forecast_model.NAIVE,
+                                 ape_pct=[5.0, 5.0, 20.0],
                                  inside_interval=[True, False, True], trusted=False)
-    summary = forecast.compare(pd.concat([answers, model, naive]))
+    summary = summaries.compare(pd.concat([answers, model, naive]))
     assert (summary.answer.n, summary.answer.median_ape_pct, summary.naive.n) == (4, 10.0, 3)
     assert summary.common_n == 3 and summary.common_answer_median_ape_pct == 10.0
-    assert summary.common_naive_median_ape_pct == 5.0 and summary.better == forecast.NAIVE_METHOD
-    assert summary.naive.coverage == pytest.approx(2 / 3) and summary.methods == {forecast.MODEL: 4}
+    assert summary.common_naive_median_ape_pct == 5.0 and summary.better == forecast_model.NAIVE_METHOD
+    assert summary.naive.coverage == pytest.approx(2 / 3) and summary.methods == {forecast_model.MODEL: 4}
     assert (summary.trusted.n, summary.untrusted.n, summary.untrusted.median_ape_pct) == (2, 2, 30.0)
     assert summary.as_dict()["better"] == "naive"
 
@@ -228,43 +245,44 @@ def test_the_method_leaves_the_model_only_for_a_clearly_lower_error() -> None:
 
     def points(model: float, monotone: float, blend: float) -> pd.DataFrame:
         return pd.concat([base.assign(method=method, ape_pct=error) for method, error in
-                          ((forecast.MODEL, model), (forecast.MONOTONE, monotone), (forecast.BLEND, blend))])
+                          ((forecast_model.MODEL, model), (forecast_model.MONOTONE, monotone),
+                           (forecast_model.BLEND, blend))])
 
-    assert forecast.choose_method(points(10.0, 8.5, 9.0))[0] == forecast.MODEL  # 15% lower: not enough
-    method, medians = forecast.choose_method(points(10.0, 7.9, 9.0))
-    assert method == forecast.MONOTONE and medians == {forecast.MODEL: 10.0, forecast.MONOTONE: 7.9,
-                                                       forecast.BLEND: 9.0}
-    assert forecast.choose_method(points(10.0, 10.0, 10.0))[0] == forecast.MODEL  # a tie goes to the model
-    assert forecast.choose_method(base.iloc[:0].assign(ape_pct=[]))[0] == forecast.MODEL  # no earlier fold
+    assert backtest.choose_method(points(10.0, 8.5, 9.0))[0] == forecast_model.MODEL  # 15% lower: not enough
+    method, medians = backtest.choose_method(points(10.0, 7.9, 9.0))
+    assert method == forecast_model.MONOTONE and medians == {forecast_model.MODEL: 10.0, forecast_model.MONOTONE: 7.9,
+                                                       forecast_model.BLEND: 9.0}
+    assert backtest.choose_method(points(10.0, 10.0, 10.0))[0] == forecast_model.MODEL  # a tie goes to the model
+    assert backtest.choose_method(base.iloc[:0].assign(ape_pct=[]))[0] == forecast_model.MODEL  # no earlier fold
 
 
-def _points(inside: int, total: int, median: float | None = 5.0) -> forecast.Evidence:
+def _points(inside: int, total: int, median: float | None = 5.0) -> trust.Evidence:
     return inside, total, median
 
 
 @pytest.mark.parametrize(("inside", "total", "consistent"), [(5, 5, True), (3, 10, False), (50, 50, True),
                                                               (70, 100, False), (90, 100, True)])
 def test_coverage_is_judged_with_its_clopper_pearson_interval(inside: int, total: int, consistent: bool) -> None:
-    assert forecast.coverage_consistent(inside, total, (0.85, 0.95)) is consistent
+    assert trust.coverage_consistent(inside, total, (0.85, 0.95)) is consistent
 
 
 def test_trust_rule_names_each_failed_condition() -> None:
     good = _points(9, 10)
-    assert forecast.trust_reasons(3, 64, (8, 64), good, good, RULE) == []
-    assert forecast.trust_reasons(3, 128, (8, 64), good, good, RULE) == []  # twice the largest is allowed here
-    [reason] = forecast.trust_reasons(1, 64, (8, 64), good, good, RULE)
+    assert trust.trust_reasons(3, 64, (8, 64), good, good, RULE) == []
+    assert trust.trust_reasons(3, 128, (8, 64), good, good, RULE) == []  # twice the largest is allowed here
+    [reason] = trust.trust_reasons(1, 64, (8, 64), good, good, RULE)
     assert reason == "results from 1 round (needs 2)"
-    [reason] = forecast.trust_reasons(3, 129, (8, 64), good, good, RULE)
+    [reason] = trust.trust_reasons(3, 129, (8, 64), good, good, RULE)
     assert "outside the published 8 to 64" in reason
-    assert "outside the published" in forecast.trust_reasons(3, 4, (8, 64), good, good, RULE)[0]
+    assert "outside the published" in trust.trust_reasons(3, 4, (8, 64), good, good, RULE)[0]
     # too few of the family's own: the benchmark's forecasts of the kind decide, here badly covered
-    [reason] = forecast.trust_reasons(3, 64, (8, 64), _points(3, 3), _points(3, 10), RULE)
+    [reason] = trust.trust_reasons(3, 64, (8, 64), _points(3, 3), _points(3, 10), RULE)
     assert reason.startswith("the benchmark's (the family has too few) backtest coverage 3 of 10")
-    [reason] = forecast.trust_reasons(3, 64, (8, 64), _points(2, 2), _points(4, 4), RULE)
+    [reason] = trust.trust_reasons(3, 64, (8, 64), _points(2, 2), _points(4, 4), RULE)
     assert reason == "2 backtest forecasts of the family and 4 of its kind (needs 5)"
-    [reason] = forecast.trust_reasons(3, 64, (8, 64), _points(9, 10, 25.0), good, RULE)
+    [reason] = trust.trust_reasons(3, 64, (8, 64), _points(9, 10, 25.0), good, RULE)
     assert reason == "the family's backtest median error 25% is above 20%"
-    reasons = forecast.trust_reasons(0, 64, None, _points(0, 0, None), good, RULE)
+    reasons = trust.trust_reasons(0, 64, None, _points(0, 0, None), good, RULE)
     assert reasons == ["results from 0 rounds (needs 2)", "no published results of the family: specification-based"]
 
 
@@ -283,17 +301,17 @@ def test_trust_settings_come_from_params_and_are_checked() -> None:
 
 def test_count_curve_recovers_an_exact_power_law_and_extends_it_with_the_exponent() -> None:
     counts = np.array([8.0, 16, 32, 64])
-    curve = forecast.fit_count_curve(np.log(counts), np.log(100 * (counts / 8) ** -0.7), -0.7)
+    curve = count_curve.fit_count_curve(np.log(counts), np.log(100 * (counts / 8) ** -0.7), -0.7)
     assert np.exp(curve.log_time([8, 24, 64, 256])) == pytest.approx(100 * (np.array([8, 24, 64, 256]) / 8) ** -0.7)
     assert np.exp(curve.log_time(4.0)) == pytest.approx(100 * 0.5 ** -0.7)  # below the knots: the exponent too
 
 
-@pytest.mark.parametrize("prior_weight", [0.0, forecast.SLOPE_PRIOR_WEIGHT, 10.0])
+@pytest.mark.parametrize("prior_weight", [0.0, count_curve.SLOPE_PRIOR_WEIGHT, 10.0])
 def test_count_curve_never_rises_and_never_gains_more_than_the_count_ratio(prior_weight: float) -> None:
     # rising from 16 to 32, seven times faster from 32 to 64: the fit stays within its bounds (without a pull,
     # the robust fit takes the 70 for an outlier and falls linearly to 64)
     counts = np.array([8.0, 16, 32, 64])
-    curve = forecast.fit_count_curve(np.log(counts), np.log([100.0, 60.0, 70.0, 10.0]), -0.8,
+    curve = count_curve.fit_count_curve(np.log(counts), np.log([100.0, 60.0, 70.0, 10.0]), -0.8,
                                      prior_weight=prior_weight)
     steps = np.diff(curve.log_times) / np.diff(curve.log_counts)
     assert np.all(steps <= 1e-12) and np.all(steps >= -1 - 1e-12)
@@ -312,7 +330,7 @@ def test_count_curve_without_a_pull_is_the_isotonic_regression_where_no_slope_bo
     counts = np.array([2.0, 4, 8, 16, 32, 64, 128, 256])
     log_times = np.array([6.0, 5.7, 5.75, 5.3, 5.35, 5.36, 4.9, 4.6])  # three rises to pool
     assert np.all(np.diff(log_times) / np.diff(np.log(counts)) > -1)  # so the lower bound never binds
-    curve = forecast.fit_count_curve(np.log(counts), log_times, -0.5, prior_weight=0.0, scale=1e6)
+    curve = count_curve.fit_count_curve(np.log(counts), log_times, -0.5, prior_weight=0.0, scale=1e6)
     oracle = IsotonicRegression(increasing=False).fit_transform(np.log(counts), log_times)
     assert curve.log_times == pytest.approx(oracle, abs=1e-6)
 
@@ -324,22 +342,22 @@ def test_a_submitter_alone_at_large_counts_does_not_set_the_curve() -> None:
     submitters = ["A", "B", "C", "slow", "A", "B", "C", "slow", "slow", "slow", "slow"]
     typical = {8: 22.0, 16: 13.0, 32: 9.0, 64: 6.0, 128: 4.0}
     times = [typical[n] * (2.5 if who == "slow" else 1.0) for n, who in zip(counts, submitters)]
-    curve = forecast.fit_count_curve(np.log(counts), np.log(times), -0.7, submitters=np.array(submitters))
+    curve = count_curve.fit_count_curve(np.log(counts), np.log(times), -0.7, submitters=np.array(submitters))
     assert np.exp(curve.log_time([8, 64, 128])) == pytest.approx([22.0, 6.0, 4.0], rel=0.15)
-    alone = forecast.fit_count_curve(np.log(counts), np.log(times), -0.7)  # without offsets: the slow one's
+    alone = count_curve.fit_count_curve(np.log(counts), np.log(times), -0.7)  # without offsets: the slow one's
     assert np.exp(alone.log_time(64))[0] > 12
 
 
 def test_break_even_is_exact_against_a_root_finder() -> None:
     from scipy.optimize import brentq
 
-    curve = forecast.CountCurve(np.log([8.0, 32, 128]), np.log([100.0, 30.0, 15.0]), -0.3)
+    curve = count_curve.CountCurve(np.log([8.0, 32, 128]), np.log([100.0, 30.0, 15.0]), -0.3)
     for floor in (0.9, 0.7, 0.5, 0.2):
         found = curve.break_even(floor, 8.0)
         assert found is not None
         oracle = math.exp(brentq(lambda x, level=floor: curve.efficiency(math.exp(x), 8.0)[0] - level, math.log(8), 20))
         assert found == pytest.approx(oracle, rel=1e-9)
-    linear = forecast.CountCurve(np.log([8.0, 16]), np.log([10.0, 5.0]), -1.0)
+    linear = count_curve.CountCurve(np.log([8.0, 16]), np.log([10.0, 5.0]), -1.0)
     assert linear.break_even(0.7, 8.0) is None
     assert curve.doubling_speedup(8.0)[0] == pytest.approx((100 / 30) ** 0.5)
 
@@ -371,16 +389,16 @@ def test_spec_features_are_logs_and_nan_for_the_unknown() -> None:
 
 # --- answers ------------------------------------------------------------------------------------------------------
 
-def _fitted() -> forecast.FittedBenchmark:
+def _fitted() -> answers.FittedBenchmark:
     """SERIES with a result off its power law (so the fit has a spread), fitted with no backtest behind it, as
     `predict` would load it for bert."""
-    empty = pd.DataFrame(columns=forecast.POINT_COLUMNS)
-    return forecast.fit_benchmark("bert", pd.concat([SERIES, results([("v1.0", "H100", 16, 75.0)])]), empty, 0.9)
+    empty = pd.DataFrame(columns=backtest.POINT_COLUMNS)
+    return answers.fit_benchmark("bert", pd.concat([SERIES, results([("v1.0", "H100", 16, 75.0)])]), empty, 0.9)
 
 
 def test_answers_widen_outside_the_published_counts_and_say_extrapolated() -> None:
     fitted = _fitted()
-    inside, beyond, far = (forecast.answer(fitted, "H100", "SXM", count, RULE) for count in (32, 64, 2048))
+    inside, beyond, far = (answers.answer(fitted, "H100", "SXM", count, RULE) for count in (32, 64, 2048))
     widths = [math.log(a.high_min / a.predicted_min) for a in (inside, beyond, far)]
     # uncalibrated q x (1 + kappa d) with the default kappa: d = 0, log 2 and log 64 beyond the largest, 32
     assert widths[0] > 0
@@ -397,26 +415,26 @@ def test_answers_widen_outside_the_published_counts_and_say_extrapolated() -> No
                                                 (2.5, "a positive whole number"), (0, "a positive whole number")])
 def test_absurd_and_fractional_counts_are_refused(count: float, message: str) -> None:
     with pytest.raises(UsageError, match=message):
-        forecast.answer(_fitted(), "H100", "SXM", count, RULE)
+        answers.answer(_fitted(), "H100", "SXM", count, RULE)
 
 
 def test_a_retired_benchmark_is_answered_as_history_naming_its_last_round() -> None:
     # bert's last round is v5.0: fitted up to v1.1 it still runs next round; fitted up to v5.0 it does not
-    assert forecast.retirement_note("bert", "v1.1") is None
-    assert "retired from MLPerf Training after v5.0" in (forecast.retirement_note("bert", "v5.0") or "")
-    assert forecast.retirement_note("llama2_70b_lora", "v5.1") is None  # still run
+    assert answers.retirement_note("bert", "v1.1") is None
+    assert "retired from MLPerf Training after v5.0" in (answers.retirement_note("bert", "v5.0") or "")
+    assert answers.retirement_note("llama2_70b_lora", "v5.1") is None  # still run
 
 
 def test_published_times_rising_with_the_count_are_named() -> None:
     published = results([("v1.0", "H100", 8, 100.0), ("v1.0", "H100", 16, 120.0), ("v1.0", "H100", 32, 50.0)])
-    note = forecast.rising_published(published, "H100", "SXM", 12)
+    note = answers.rising_published(published, "H100", "SXM", 12)
     assert note is not None and "v1.0: 100 min at 8, 120 min at 16" in note
-    assert forecast.rising_published(published, "H100", "SXM", 24) is None
+    assert answers.rising_published(published, "H100", "SXM", 24) is None
 
 
 # --- the real data ------------------------------------------------------------------------------------------------
 
-REAL_BACKTEST = ROOT / forecast.BACKTEST
+REAL_BACKTEST = ROOT / backtest.BACKTEST
 REAL_MODELS = sorted((ROOT / paths.DECIDE).glob("*.models.json"))
 
 
@@ -426,16 +444,16 @@ def test_real_answers_beat_the_naive_rule_and_trust_separates() -> None:
     project = yaml.safe_load((ROOT / "params.yaml").read_text())["decide"]
     coverage = tuple(project["trust"]["coverage"])
     for scope in (points, points[points["fold"] == "v5.1"]):  # every fold, and the latest on its own
-        comparison = forecast.compare(scope)
-        assert comparison.better == forecast.ANSWER and comparison.common_n >= 80
+        comparison = summaries.compare(scope)
+        assert comparison.better == forecast_model.ANSWER and comparison.common_n >= 80
         assert comparison.common_answer_median_ape_pct < comparison.common_naive_median_ape_pct
         assert comparison.trusted.p90_ape_pct <= comparison.untrusted.p90_ape_pct / 2
     # analysis.republished: exclude (params.yaml) leaves republished results out of the backtest (issue 22);
     # bench/backtest.py prints it with them too
     assert not points["rerun"].any()
-    answers = points[(points["method"] == forecast.ANSWER) & points["trusted"]]
+    answers = points[(points["method"] == forecast_model.ANSWER) & points["trusted"]]
     for benchmark, group in answers.groupby("benchmark"):
-        assert forecast.coverage_consistent(int(group["inside_interval"].sum()), len(group), coverage), benchmark
+        assert trust.coverage_consistent(int(group["inside_interval"].sum()), len(group), coverage), benchmark
 
 
 @pytest.mark.skipif(not REAL_MODELS, reason="the decide stage has not run")
@@ -445,11 +463,11 @@ def test_real_forecasts_never_rise_with_the_count_nor_gain_more_than_its_ratio()
     swept = 0
     for path in REAL_MODELS:
         fitted = models_artifact.read_models(path)
-        if not isinstance(fitted, forecast.FittedBenchmark):
+        if not isinstance(fitted, answers.FittedBenchmark):
             continue
         for (family, form_factor), largest in fitted.forecaster.units["count_max"].items():
             counts = np.arange(1.0, 2 * largest + 1)
-            times = forecast.answer_curve(fitted, family, form_factor, counts).log_minutes
+            times = answers.answer_curve(fitted, family, form_factor, counts).log_minutes
             steps = times[:-1] - times[1:]
             assert np.all(steps >= -1e-9), (fitted.benchmark, family, form_factor)
             assert np.all(steps <= np.log(counts[1:] / counts[:-1]) + 1e-9), (fitted.benchmark, family, form_factor)
@@ -464,13 +482,13 @@ def test_real_gb300_as_of_v5_0_is_a_specification_forecast_with_an_interval_and_
     analysis = Analysis(benchmark="llama2_70b_lora", benchmarks=["llama2_70b_lora"], division="closed", rounds="all",
                         availability="all", min_configurations=2)
     configurations = pd.read_parquet(ROOT / "data/processed/configurations.parquet")
-    frame = forecast.model_inputs(configurations[configurations["round"].map(round_published)
+    frame = forecast_model.model_inputs(configurations[configurations["round"].map(round_published)
                                                  <= round_published("v5.0")], analysis, "llama2_70b_lora")
     points = pd.read_parquet(REAL_BACKTEST)
     points = points[points["fold_time"] <= round_published("v5.0")]
-    fitted = forecast.fit_benchmark("llama2_70b_lora", frame, points, 0.9)
-    result = forecast.answer(fitted, "GB300", "unspecified", 512, RULE)
-    assert result.kind == forecast.SPECIFICATION and result.specification_based and not result.trusted
+    fitted = answers.fit_benchmark("llama2_70b_lora", frame, points, 0.9)
+    result = answers.answer(fitted, "GB300", "unspecified", 512, RULE)
+    assert result.kind == forecast_model.SPECIFICATION and result.specification_based and not result.trusted
     assert result.low_min < result.predicted_min < result.high_min and result.rounds[-1] == "v5.0"
     assert "no published results of the family: specification-based" in result.reasons and result.extrapolated
     # GB300 x 512 published 0.40 min in v5.1: inside the interval

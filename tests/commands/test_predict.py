@@ -59,7 +59,7 @@ def test_predict_json_and_from_file_answer_one_object_per_row(decide_project: Pa
                                                                            "of: resnet"),
     (["--benchmark", "resnet"], "or --from FILE.csv"),
     (["--from", "missing.csv"], "no such file"),
-    # three families are too few to regress on specifications (pipeline.analysis.forecasting.forecast.MIN_SPEC_FAMILIES)
+    # three families are too few to regress on specifications (pipeline.analysis.forecasting.model.MIN_SPEC_FAMILIES)
     (["--benchmark", "resnet", "--accelerator", "B200", "--count", "8"], "too few families have specifications"),
     (["--from", "params.yaml", "--count", "8"], "leave out --benchmark"),
     (["--benchmark", "resnet", "--accelerator", "H100", "--count", "8", "--until", "2024"],

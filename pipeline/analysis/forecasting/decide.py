@@ -1,4 +1,4 @@
-"""Decision support for one benchmark, from the one forecast model (`pipeline.analysis.forecasting.forecast`): what the
+"""Decision support for one benchmark, from the one forecast model (`pipeline.analysis.forecasting.model`): what the
 decide
 stage writes.
 
@@ -30,16 +30,10 @@ import pandas as pd
 from pydantic import Field
 
 from pipeline.analysis.efficiency import MIN_BASE_COUNT
-from pipeline.analysis.forecasting.forecast import (
-    ANSWER,
-    Answer,
-    BacktestSummary,
-    CountCurve,
-    FittedBenchmark,
-    answer,
-    answer_band,
-    summarise_backtest,
-)
+from pipeline.analysis.forecasting.answers import Answer, FittedBenchmark, answer, answer_band
+from pipeline.analysis.forecasting.curve import CountCurve
+from pipeline.analysis.forecasting.model import ANSWER
+from pipeline.analysis.forecasting.summaries import BacktestSummary, summarise_backtest
 from pipeline.core.artifacts import Artifact, Record
 from pipeline.settings import Trust
 

@@ -2,66 +2,39 @@
 `pipeline.stages.decide`, read by `pipeline.commands.predict` and `pipeline.commands.recommend`, which never refit,
 so their answers are the report's.
 
-Structure (`ModelsRecord`; times in minutes, logs natural, years as fractional publication dates):
-
-    {"format": 2, "benchmark": "resnet", "status": "ok" | "skipped", "reason": null | "why it was skipped",
-     "interval": 0.9,
-     "forecaster": {"rounds": ["v0.7", ...], "pooled_exponent", "drift_per_year", "spread_log",
-                    "spec_intercept": null | float, "spec_time": null | float, "spec_coefficients": null | [float],
-                    "units": [{"accelerator_family", "form_factor", "exponent", "own_shape", "anchor_time",
-                               "n_rounds", "count_min", "count_max"}],
-                    "curve_rows": [{"accelerator_family", "form_factor", "accelerator_count_published",
-                                    "curve_log"}],
-                    "naive_rows": [{"accelerator_family", "accelerator_count_published", "time_to_train_min"}]},
-     "calibration": [{"method", "kind", "trusted", "q_log", "q_source", "kappa", "kappa_source"}],
-     "method": "model" | "monotone naive" | "blend", "candidate_medians": {method: null | float},
-     "comparison": {`pipeline.analysis.forecasting.forecast.ComparisonRecord` of the benchmark's backtest},
-     "evidence": [{"method", "by": "family" | "kind", "key", "inside", "n", "median_ape_pct"}],
-     "published": [{PUBLISHED_COLUMNS}]}
-
-A benchmark without a single result in scope has nothing to forecast from: its file has status "skipped", its
-reason, and null forecaster, method and comparison (empty elsewhere); `read_models` gives a `NotAnalysed` for it.
-`read_models` raises ContractError naming the first thing that is wrong.
+The file is a `ModelsArtifact` (times in minutes, logs natural, years as fractional publication dates): the
+`Forecaster` (`ForecasterRecord`: its scalars and its units', count curves' and naive rule's rows), one calibration
+per method, kind and trust (`CalibrationRow`), the method `predict` answers with and the backtest's candidate
+medians, the benchmark's backtest `ComparisonRecord`, the trust rule's evidence (`EvidenceRow`) and the published
+results (`PublishedRow`). A benchmark without a single result in scope has nothing to forecast from: its file has
+status "skipped", its reason, and null forecaster, method and comparison (empty elsewhere); `read_models` gives a
+`NotAnalysed` for it. `read_models` raises ContractError naming the file and what is wrong.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict, cast
+from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
 import pandas as pd
-from pydantic import ValidationError
+from pydantic import Field, FiniteFloat, model_validator
 
-from pipeline.analysis.forecasting.forecast import (
-    BLEND,
-    CANDIDATES,
-    KINDS,
-    MODEL,
-    NAIVE,
-    PUBLISHED_COLUMNS,
-    UNIT,
-    Calibration,
-    ComparisonRecord,
-    FittedBenchmark,
-    Forecaster,
-)
+from pipeline.analysis.forecasting.answers import FittedBenchmark
+from pipeline.analysis.forecasting.intervals import Calibration
+from pipeline.analysis.forecasting.model import BLEND, CANDIDATES, KINDS, MODEL, NAIVE, UNIT, Forecaster
+from pipeline.analysis.forecasting.summaries import ComparisonRecord
 from pipeline.core import paths
-from pipeline.core.artifacts import problems
+from pipeline.core.artifacts import Artifact, Record
 from pipeline.core.cli import canonical_name
-from pipeline.core.errors import ContractError, UsageError
-from pipeline.core.files import write_json
+from pipeline.core.errors import UsageError
 
-FORMAT = 2
-STATUSES = ("ok", "skipped")
-UNIT_COLUMNS = [*UNIT, "exponent", "own_shape", "anchor_time", "n_rounds", "count_min", "count_max"]
-CURVE_COLUMNS = [*UNIT, "accelerator_count_published", "curve_log"]
-NAIVE_COLUMNS = ["accelerator_family", "accelerator_count_published", "time_to_train_min"]
-FORECASTER_SCALARS = ["pooled_exponent", "drift_per_year", "spread_log"]
-CALIBRATION_COLUMNS = ["method", "kind", "trusted", "q_log", "q_source", "kappa", "kappa_source"]
-EVIDENCE_COLUMNS = ["method", "by", "key", "inside", "n", "median_ape_pct"]
+FORMAT: Literal[2] = 2
+# The (method, kind, trusted) triples a saved model calibrates: each candidate method's kinds, trusted or not.
+CALIBRATED = sorted((method, kind, trusted) for method in CANDIDATES
+                    for kind in ((*KINDS,) if method in (MODEL, BLEND) else (NAIVE,)) for trusted in (True, False))
+Method = Literal["model", "monotone naive", "blend"]  # CANDIDATES
 
 
 @dataclass(frozen=True)
@@ -72,38 +45,233 @@ class NotAnalysed:
     reason: str
 
 
-class ModelsRecord(TypedDict):
-    format: int
-    benchmark: str
-    status: str
-    reason: str | None
-    interval: float
-    forecaster: dict[str, Any] | None
-    calibration: list[dict[str, Any]]
-    method: str | None
-    candidate_medians: dict[str, float | None]
-    comparison: dict[str, Any] | None
-    evidence: list[dict[str, Any]]
-    published: list[dict[str, Any]]
+class UnitRow(Record):
+    """One unit (an accelerator family in one form factor) of the forecaster."""
+
+    accelerator_family: str
+    """The accelerator family."""
+    form_factor: str
+    """Its form factor."""
+    exponent: FiniteFloat = Field(ge=-1, le=0)
+    """The unit's scaling exponent (log minutes per log accelerator)."""
+    own_shape: bool
+    """Whether the exponent comes from the unit's own results at two counts in one round."""
+    anchor_time: FiniteFloat
+    """The publication time of the unit's latest round (years)."""
+    n_rounds: int = Field(ge=1)
+    """Rounds with results of the unit."""
+    count_min: FiniteFloat = Field(gt=0)
+    """Its smallest published count (accelerators)."""
+    count_max: FiniteFloat = Field(gt=0)
+    """Its largest published count (accelerators)."""
 
 
-def models_record(fitted: FittedBenchmark) -> ModelsRecord:
-    """`fitted` as models.json holds it."""
-    forecaster = fitted.forecaster
-    return {
-        "format": FORMAT, "benchmark": fitted.benchmark,
-        "status": "ok" if fitted.not_analysed_reason is None else "skipped", "reason": fitted.not_analysed_reason,
-        "interval": fitted.interval,
-        "forecaster": {
+class CurveRow(Record):
+    """One knot of a unit's count curve."""
+
+    accelerator_family: str
+    """The accelerator family."""
+    form_factor: str
+    """Its form factor."""
+    accelerator_count_published: FiniteFloat = Field(gt=0)
+    """The knot: a published count (accelerators)."""
+    curve_log: FiniteFloat
+    """The curve there (log minutes)."""
+
+
+class NaiveRow(Record):
+    """One of the naive rule's rows: a family's best time at one count of its latest round."""
+
+    accelerator_family: str
+    """The accelerator family."""
+    accelerator_count_published: FiniteFloat = Field(gt=0)
+    """The published count (accelerators)."""
+    time_to_train_min: FiniteFloat = Field(gt=0)
+    """The best time there (minutes)."""
+
+
+class ForecasterRecord(Record):
+    """A `Forecaster` as saved."""
+
+    rounds: list[str] = Field(min_length=1)
+    """The rounds fitted on, oldest first."""
+    pooled_exponent: FiniteFloat
+    """The benchmark's pooled within-group scaling exponent."""
+    drift_per_year: FiniteFloat
+    """The benchmark's software progress (log minutes per year)."""
+    spread_log: FiniteFloat
+    """The sd of a forecast's log residual from the fit's spreads (the uncalibrated interval's)."""
+    spec_intercept: FiniteFloat | None
+    """The latest round's effect in the specification regression; null without one."""
+    spec_time: FiniteFloat | None
+    """That round's publication time (years); null without a regression."""
+    spec_coefficients: list[FiniteFloat] | None
+    """The specification features' coefficients; null without a regression."""
+    units: list[UnitRow]
+    """The units, by family and form factor."""
+    curve_rows: list[CurveRow]
+    """The units' count curves at their knots."""
+    naive_rows: list[NaiveRow]
+    """The naive rule's rows."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ForecasterRecord:
+        if self.spec_coefficients is not None and self.spec_intercept is None:
+            raise ValueError("spec_intercept is needed with spec_coefficients")
+        known = {(unit.accelerator_family, unit.form_factor) for unit in self.units}
+        if any((row.accelerator_family, row.form_factor) not in known for row in self.curve_rows):
+            raise ValueError("curve_rows names a unit the units lack")
+        return self
+
+    @classmethod
+    def of(cls, forecaster: Forecaster) -> ForecasterRecord:
+        return cls.model_validate({
             "rounds": list(forecaster.rounds), "pooled_exponent": forecaster.pooled_exponent,
             "drift_per_year": forecaster.drift_per_year, "spread_log": forecaster.spread_log,
             "spec_intercept": forecaster.spec_intercept,
             "spec_time": None if math.isnan(forecaster.spec_time) else forecaster.spec_time,
             "spec_coefficients": None if forecaster.spec_coefficients is None
             else [float(value) for value in forecaster.spec_coefficients],
-            "units": _records(forecaster.units.reset_index(), UNIT_COLUMNS),
-            "curve_rows": _records(forecaster.curve_rows, CURVE_COLUMNS),
-            "naive_rows": _records(forecaster.naive_rows, NAIVE_COLUMNS)},
+            "units": _records(forecaster.units.reset_index(), UnitRow),
+            "curve_rows": _records(forecaster.curve_rows, CurveRow),
+            "naive_rows": _records(forecaster.naive_rows, NaiveRow)})
+
+    def forecaster(self) -> Forecaster:
+        return Forecaster(
+            units=_frame(self.units, UnitRow).set_index(UNIT).astype({"own_shape": bool}),
+            curve_rows=_frame(self.curve_rows, CurveRow), pooled_exponent=self.pooled_exponent,
+            drift_per_year=self.drift_per_year, spread_log=self.spread_log, spec_intercept=self.spec_intercept,
+            spec_time=math.nan if self.spec_time is None else self.spec_time,
+            spec_coefficients=None if self.spec_coefficients is None else np.array(self.spec_coefficients),
+            naive_rows=_frame(self.naive_rows, NaiveRow), rounds=tuple(self.rounds))
+
+
+class CalibrationRow(Record):
+    """The calibration of one method, kind and trust for the next round (`Calibration`)."""
+
+    method: Method
+    """The method."""
+    kind: str
+    """The kind of forecast."""
+    trusted: bool
+    """For trusted forecasts or the others."""
+    q_log: FiniteFloat | None
+    """The interval's half-width at the published counts (log minutes); null when the pool is too small for the
+    level (an unbounded interval)."""
+    q_source: str
+    """Where its residuals came from."""
+    kappa: FiniteFloat
+    """The interval's growth per unit of log count outside the published counts."""
+    kappa_source: str
+    """Where kappa came from."""
+
+
+class EvidenceRow(Record):
+    """The trust rule's evidence: a method's earlier backtest forecasts of one family or kind."""
+
+    method: str
+    """The method."""
+    by: Literal["family", "kind"]
+    """What `key` names."""
+    key: str
+    """The family or the kind."""
+    inside: int = Field(ge=0)
+    """Forecasts inside their interval."""
+    n: int = Field(ge=0)
+    """Forecasts."""
+    median_ape_pct: FiniteFloat | None
+    """Their median absolute percentage error (%)."""
+
+    @model_validator(mode="after")
+    def _inside_at_most_n(self) -> EvidenceRow:
+        if self.inside > self.n:
+            raise ValueError("inside cannot exceed n")
+        return self
+
+
+class PublishedRow(Record):
+    """A published result in scope (PUBLISHED_COLUMNS)."""
+
+    accelerator_family: str
+    """The accelerator family."""
+    form_factor: str
+    """Its form factor."""
+    round: str
+    """The round."""
+    submitter: str
+    """The submitter."""
+    system: str
+    """The system's name."""
+    accelerator_count: FiniteFloat = Field(ge=1)
+    """Accelerators."""
+    time_to_train_min: FiniteFloat = Field(gt=0)
+    """The scored time to train (minutes)."""
+
+
+class ModelsArtifact(Artifact):
+    """reports/decide/<benchmark>.models.json."""
+
+    format: Literal[2]
+    """The file's format."""
+    interval: float = Field(gt=0, lt=1)
+    """The intervals' level (a fraction)."""
+    forecaster: ForecasterRecord | None
+    """The forecast model; null when skipped."""
+    calibration: list[CalibrationRow]
+    """One per method, kind and trust (CALIBRATED); empty when skipped."""
+    method: Method | None
+    """The method `predict` answers with; null when skipped."""
+    candidate_medians: dict[Method, FiniteFloat | None]
+    """Each candidate's backtest median error on the results all of them forecast (%)."""
+    comparison: ComparisonRecord | None
+    """The benchmark's backtest summarised; null when skipped."""
+    evidence: list[EvidenceRow]
+    """The trust rule's evidence."""
+    published: list[PublishedRow]
+    """The published results in scope."""
+
+    KIND: ClassVar[str] = "decide"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ModelsArtifact:
+        if (self.reason is None) != (self.status == "ok"):
+            raise ValueError("reason is given exactly when skipped")
+        if self.forecaster is None:
+            if self.status == "ok":
+                raise ValueError("forecaster is null although the status is ok")
+            return self
+        if self.method is None or self.comparison is None:
+            raise ValueError("method and comparison are needed with a forecaster")
+        if set(self.candidate_medians) != set(CANDIDATES):
+            raise ValueError(f"candidate_medians must give each of {', '.join(CANDIDATES)} a number or null")
+        if sorted((row.method, row.kind, row.trusted) for row in self.calibration) != CALIBRATED:
+            raise ValueError(f"calibration must hold one row per method, kind and trust: {CALIBRATED}")
+        return self
+
+    def fitted(self) -> FittedBenchmark | NotAnalysed:
+        """The FittedBenchmark saved (a NotAnalysed when there is none)."""
+        if self.forecaster is None:
+            return NotAnalysed(self.benchmark, str(self.reason))
+        evidence = {by: {(row.method, row.key): (row.inside, row.n, row.median_ape_pct)
+                         for row in self.evidence if row.by == by} for by in ("family", "kind")}
+        return FittedBenchmark(
+            benchmark=self.benchmark, not_analysed_reason=self.reason, interval=self.interval,
+            forecaster=self.forecaster.forecaster(),
+            calibrations={(row.method, row.kind, row.trusted): Calibration(
+                math.inf if row.q_log is None else row.q_log, row.q_source, row.kappa, row.kappa_source)
+                for row in self.calibration},
+            method=cast(str, self.method),
+            candidate_medians={str(name): value for name, value in self.candidate_medians.items()},
+            comparison=cast(ComparisonRecord, self.comparison), family_evidence=evidence["family"],
+            kind_evidence=evidence["kind"], published=_frame(self.published, PublishedRow))
+
+
+def models_record(fitted: FittedBenchmark) -> ModelsArtifact:
+    """`fitted` as models.json holds it."""
+    return ModelsArtifact.model_validate({
+        "format": FORMAT, "benchmark": fitted.benchmark,
+        "status": "ok" if fitted.not_analysed_reason is None else "skipped", "reason": fitted.not_analysed_reason,
+        "interval": fitted.interval, "forecaster": ForecasterRecord.of(fitted.forecaster),
         # JSON has no infinity: a pool too small for the level is stored as null.
         "calibration": [{"method": method, "kind": kind, "trusted": trusted,
                          "q_log": calibration.q if math.isfinite(calibration.q) else None,
@@ -111,28 +279,31 @@ def models_record(fitted: FittedBenchmark) -> ModelsRecord:
                          "kappa_source": calibration.kappa_source}
                         for (method, kind, trusted), calibration in sorted(fitted.calibrations.items())],
         "method": fitted.method, "candidate_medians": dict(fitted.candidate_medians),
-        "comparison": fitted.comparison.model_dump(),
+        "comparison": fitted.comparison,
         "evidence": [{"method": method, "by": by, "key": key, "inside": inside, "n": n, "median_ape_pct": median}
                      for by, table in (("family", fitted.family_evidence), ("kind", fitted.kind_evidence))
                      for (method, key), (inside, n, median) in sorted(table.items())],
-        "published": _records(fitted.published, PUBLISHED_COLUMNS),
-    }
+        "published": _records(fitted.published, PublishedRow)})
 
 
-def _records(frame: pd.DataFrame, columns: list[str]) -> list[dict[str, Any]]:
-    return [{name: _plain(value) for name, value in zip(columns, row)}
-            for row in frame[columns].itertuples(index=False, name=None)]
-
-
-def _plain(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def not_analysed_record(benchmark: str, reason: str, interval: float) -> ModelsRecord:
+def not_analysed_record(benchmark: str, reason: str, interval: float) -> ModelsArtifact:
     """models.json of a benchmark without a result in scope."""
-    return {"format": FORMAT, "benchmark": benchmark, "status": "skipped", "reason": reason, "interval": interval,
-            "forecaster": None, "calibration": [], "method": None, "candidate_medians": {}, "comparison": None,
-            "evidence": [], "published": []}
+    return ModelsArtifact(format=FORMAT, benchmark=benchmark, status="skipped", reason=reason, interval=interval,
+                          forecaster=None, calibration=[], method=None, candidate_medians={}, comparison=None,
+                          evidence=[], published=[])
+
+
+def _records(frame: pd.DataFrame, row: type[Record]) -> list[dict[str, Any]]:
+    columns = list(row.model_fields)
+    return [{name: value.item() if isinstance(value, np.generic) else value for name, value in zip(columns, values)}
+            for values in frame[columns].itertuples(index=False, name=None)]
+
+
+def _frame(rows: list[Any], row: type[Record]) -> pd.DataFrame:
+    """Saved rows as the frame the model keeps: text columns as Python strings."""
+    columns = list(row.model_fields)
+    frame = pd.DataFrame([item.model_dump() for item in rows], columns=columns)
+    return frame.astype({name: object for name, field in row.model_fields.items() if field.annotation is str})
 
 
 def saved_models(name: str) -> FittedBenchmark:
@@ -152,132 +323,11 @@ def saved_models(name: str) -> FittedBenchmark:
     return cast(FittedBenchmark, saved[canonical_name(name, with_models, "benchmark")])
 
 
-def write_models(record: ModelsRecord, path: Path) -> None:
-    write_json(record, path)
+def write_models(record: ModelsArtifact, path: Path) -> None:
+    record.write(path)
 
 
 def read_models(path: Path) -> FittedBenchmark | NotAnalysed:
     """The FittedBenchmark saved at `path` (a NotAnalysed when there is none); ContractError when the file is
     missing, not JSON or not of the declared structure (the message names what is wrong)."""
-    if not path.is_file():
-        raise ContractError(f"{path} not found: run `dvc repro decide` first")
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ContractError(f"{path} is not valid JSON ({error}): run `dvc repro -f decide` to rewrite it") from None
-    try:
-        return fitted_from_record(record)
-    except ContractError as error:
-        raise ContractError(f"{path}: {error}; run `dvc repro -f decide` to rewrite it") from None
-
-
-def fitted_from_record(record: Any) -> FittedBenchmark | NotAnalysed:
-    """A ModelsRecord (as parsed from JSON) back into a FittedBenchmark, or a NotAnalysed; validated."""
-    _require(isinstance(record, dict), "the top level must be an object")
-    _keys(record, ModelsRecord.__annotations__, "the top level")
-    _require(record["format"] == FORMAT, f"format {record['format']!r} is not {FORMAT}")
-    _require(isinstance(record["benchmark"], str) and bool(record["benchmark"]), "benchmark must be a name")
-    _require(record["status"] in STATUSES, f"status must be one of {', '.join(STATUSES)}")
-    _require((record["reason"] is None) == (record["status"] == "ok"), "reason is given exactly when skipped")
-    interval = _number(record["interval"], "interval")
-    _require(0 < interval < 1, "interval must lie between 0 and 1")
-    if record["forecaster"] is None:
-        _require(record["status"] == "skipped", "forecaster is null although the status is ok")
-        return NotAnalysed(record["benchmark"], record["reason"])
-    forecaster = _forecaster(record["forecaster"])
-    comparison = _comparison(record["comparison"])
-    _require(record["method"] in CANDIDATES, f"method must be one of {', '.join(CANDIDATES)}")
-    medians = record["candidate_medians"]
-    _require(isinstance(medians, dict) and set(medians) == set(CANDIDATES)
-             and all(value is None or isinstance(value, (int, float)) for value in medians.values()),
-             f"candidate_medians must give each of {', '.join(CANDIDATES)} a number or null")
-    return FittedBenchmark(
-        benchmark=record["benchmark"], not_analysed_reason=record["reason"], interval=interval,
-        forecaster=forecaster, calibrations=_calibration(record["calibration"]), method=record["method"],
-        candidate_medians=dict(medians), comparison=comparison,
-        family_evidence=_evidence(record["evidence"], "family"), kind_evidence=_evidence(record["evidence"], "kind"),
-        published=_frame(record["published"], PUBLISHED_COLUMNS, "published"))
-
-
-def _forecaster(value: Any) -> Forecaster:
-    _keys(value, ["rounds", *FORECASTER_SCALARS, "spec_intercept", "spec_time", "spec_coefficients", "units",
-                  "curve_rows", "naive_rows"], "forecaster")
-    rounds = value["rounds"]
-    _require(isinstance(rounds, list) and bool(rounds) and all(isinstance(name, str) for name in rounds),
-             "forecaster.rounds must be a non-empty list of round names")
-    coefficients = value["spec_coefficients"]
-    if coefficients is not None:
-        _require(isinstance(coefficients, list), "forecaster.spec_coefficients must be a list or null")
-        _require(value["spec_intercept"] is not None, "forecaster.spec_intercept is needed with coefficients")
-    units = _frame(value["units"], UNIT_COLUMNS, "forecaster.units").set_index(UNIT)
-    curve_rows = _frame(value["curve_rows"], CURVE_COLUMNS, "forecaster.curve_rows")
-    known = set(units.index)
-    _require(all(key in known for key in zip(curve_rows["accelerator_family"], curve_rows["form_factor"])),
-             "forecaster.curve_rows names a unit forecaster.units lacks")
-    return Forecaster(
-        units=units.astype({"own_shape": bool}), curve_rows=curve_rows,
-        pooled_exponent=_number(value["pooled_exponent"], "forecaster.pooled_exponent"),
-        drift_per_year=_number(value["drift_per_year"], "forecaster.drift_per_year"),
-        spread_log=_number(value["spread_log"], "forecaster.spread_log"),
-        spec_intercept=None if value["spec_intercept"] is None else _number(value["spec_intercept"],
-                                                                           "forecaster.spec_intercept"),
-        spec_time=math.nan if value["spec_time"] is None else _number(value["spec_time"], "forecaster.spec_time"),
-        spec_coefficients=None if coefficients is None else np.array(
-            [_number(item, "forecaster.spec_coefficients") for item in coefficients]),
-        naive_rows=_frame(value["naive_rows"], NAIVE_COLUMNS, "forecaster.naive_rows"),
-        rounds=tuple(rounds))
-
-
-def _calibration(rows: Any) -> dict[tuple[str, str, bool], Calibration]:
-    table = _frame(rows, CALIBRATION_COLUMNS, "calibration")
-    expected = {(method, kind, trusted) for method in CANDIDATES
-                for kind in ((*KINDS,) if method in (MODEL, BLEND) else (NAIVE,)) for trusted in (True, False)}
-    found = set(zip(table["method"], table["kind"], table["trusted"]))
-    _require(found == expected, f"calibration must hold one row per method, kind and trust: {sorted(expected)}")
-    return {(str(method), str(kind), bool(trusted)): Calibration(math.inf if pd.isna(q) else float(q), str(q_source),
-                                                                 _number(kappa, "calibration.kappa"),
-                                                                 str(kappa_source))
-            for method, kind, trusted, q, q_source, kappa, kappa_source in table[CALIBRATION_COLUMNS].itertuples(
-                index=False, name=None)}
-
-
-def _evidence(rows: Any, by: str) -> dict[tuple[str, str], tuple[int, int, float | None]]:
-    table = _frame(rows, EVIDENCE_COLUMNS, "evidence")
-    table = table[table["by"] == by]
-    _require(bool((table["inside"] <= table["n"]).all()), "evidence: inside cannot exceed n")
-    return {(str(method), str(key)): (int(inside), int(n), None if pd.isna(median) else float(median))
-            for method, key, inside, n, median in table[["method", "key", "inside", "n", "median_ape_pct"]]
-            .itertuples(index=False, name=None)}
-
-
-def _frame(rows: Any, columns: list[str], where: str) -> pd.DataFrame:
-    _require(isinstance(rows, list) and all(isinstance(row, dict) for row in rows), f"{where} must be a list of "
-             f"objects")
-    for index, row in enumerate(rows):
-        _keys(row, columns, f"{where}[{index}]")
-    return pd.DataFrame(rows, columns=columns).astype(
-        {name: object for name in columns if all(isinstance(row[name], str) for row in rows)})
-
-
-def _comparison(value: Any) -> ComparisonRecord:
-    try:
-        return ComparisonRecord.model_validate(value)
-    except ValidationError as error:
-        raise ContractError(f"comparison: {problems(error)}") from None
-
-
-def _keys(value: Any, expected: Any, where: str) -> None:
-    _require(isinstance(value, dict), f"{where} must be an object")
-    missing = [key for key in expected if key not in value]
-    _require(not missing, f"{where} lacks {', '.join(missing)}")
-
-
-def _number(value: Any, where: str) -> float:
-    _require(isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value),
-             f"{where} must be a finite number, got {value!r}")
-    return float(value)
-
-
-def _require(condition: bool, message: str) -> None:
-    if not condition:
-        raise ContractError(message)
+    return ModelsArtifact.read(path).fitted()

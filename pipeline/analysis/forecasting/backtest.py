@@ -1,0 +1,229 @@
+"""Backtest (forward chaining): for each round r after the first, fit on the rounds before r and forecast every
+result of r in scope. A result that repeats an earlier round's (`republished_of`, marked by the features stage) is
+flagged `rerun`; with `analysis.republished: exclude` (the default) the scope has none, with `include` they are
+forecast too, as a buyer asks about reruns (bench/backtest.py prints both). Errors are absolute percentage errors,
+|predicted / published - 1|.
+
+Each fold's forecasts then get their trust (`pipeline.analysis.forecasting.trust`) and interval
+(`pipeline.analysis.forecasting.intervals`), and the ANSWER rows copy what `predict` would have answered: the
+method chosen on the earlier folds (`choose_method`).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pipeline.analysis.forecasting.intervals import UNCALIBRATED, ResidualHistory
+from pipeline.analysis.forecasting.model import (
+    ANSWER,
+    BLEND,
+    CANDIDATES,
+    METHODS,
+    MODEL,
+    NAIVE,
+    SPECIFICATION,
+    UNIT,
+    codes,
+    fit,
+    ordered_rounds,
+    pooled_drift,
+)
+from pipeline.analysis.forecasting.trust import backtest_evidence, trust_reasons
+from pipeline.core.errors import UsageError
+from pipeline.core.paths import BACKTEST
+from pipeline.mlperf.catalogue import round_published
+from pipeline.settings import Trust
+
+# `predict` leaves the model for another candidate only when that one's earlier median error is lower by more
+# than this share: a few folds' medians are noisy. On the backtest, overall median error 7.0% without a margin,
+# 6.7% at 10%, 6.5% at 20%, 6.6% for the model alone (v5.1: 3.9%, 3.8%, 3.8%, 3.7%; the naive rule 7.8% and 4.2%).
+CHOICE_MARGIN = 0.2
+FORECAST_COLUMNS = ["benchmark", "fold", "fold_time", "accelerator_family", "form_factor", "submitter", "system",
+                    "accelerator_count", "time_to_train_min", "rerun", "family_rounds", "family_count_min",
+                    "family_count_max", "distance", "spread_log", "method", "kind", "forecast_log"]
+POINT_COLUMNS = ["benchmark", "fold", "fold_time", "accelerator_family", "form_factor", "submitter", "system",
+                 "accelerator_count", "time_to_train_min", "rerun", "method", "chosen", "kind", "distance",
+                 "predicted_min", "low_min", "high_min", "ape_pct", "inside_interval", "log_residual",
+                 "calibration", "trusted", "reasons"]
+
+
+def reruns(test: pd.DataFrame) -> np.ndarray:
+    """Which rows of a fold repeat an earlier round's result (their `republished_of` is set)."""
+    return test["republished_of"].notna().to_numpy()
+
+
+# --- the backtest -------------------------------------------------------------------------------------------------
+
+def backtest_forecasts(frame: pd.DataFrame, drift_priors: Mapping[float, float | None] | None = None) -> pd.DataFrame:
+    """Forward chaining: per round after the first, fit on the earlier rounds and forecast every result of the
+    round (reruns flagged). One row per result and method that gave a forecast, columns FORECAST_COLUMNS
+    (without `benchmark`): the result, its family's rounds and count range in the training rounds, the
+    forecast's distance outside the published counts, the fit's spread, method, kind and forecast_log. Each fold's
+    fit takes `drift_priors[fold time]` (`pooled_drift` of every benchmark's earlier rounds) as its drift prior."""
+    rows = []
+    frame = frame[["round", *UNIT, "submitter", "system", "accelerator_count", "time_to_train_min",
+                   "republished_of"]].astype(
+        {name: object for name in ["round", *UNIT, "submitter", "system"]})
+    times = frame["round"].map(round_published)
+    for fold in ordered_rounds(frame)[1:]:
+        fold_time = round_published(fold)
+        train, test = frame[times < fold_time], frame[frame["round"] == fold]
+        forecaster = fit(train, None if drift_priors is None else drift_priors.get(fold_time))
+        forecasts = forecaster.forecast(test, fold_time)
+        by_family = train.groupby("accelerator_family")
+        family = test["accelerator_family"]
+        base = test[[*UNIT, "submitter", "system", "accelerator_count", "time_to_train_min"]].assign(
+            fold=fold, fold_time=fold_time, rerun=reruns(test),
+            family_rounds=family.map(by_family["round"].nunique()).fillna(0).astype(int),
+            family_count_min=family.map(by_family["accelerator_count"].min()).astype(float),
+            family_count_max=family.map(by_family["accelerator_count"].max()).astype(float),
+            distance=forecasts["distance"], spread_log=forecaster.spread_log)
+        for method in METHODS:
+            kind = forecasts["kind"] if method in (MODEL, BLEND) else pd.Series(NAIVE, index=test.index)
+            rows.append(base.assign(method=method, kind=kind, forecast_log=forecasts[method]))
+    columns = [name for name in FORECAST_COLUMNS if name != "benchmark"]
+    if not rows:
+        return pd.DataFrame(columns=columns)
+    forecasts = pd.concat(rows, ignore_index=True)[columns]
+    return forecasts[forecasts["forecast_log"].notna()].reset_index(drop=True)
+
+
+def result_keys(points: pd.DataFrame) -> np.ndarray:
+    """One code per published result a point forecasts (its fold, unit, submitter, system, count and time)."""
+    key = ["fold", *UNIT, "submitter", "system", "accelerator_count", "time_to_train_min"]
+    return codes(*(points[name].tolist() for name in key))[0]
+
+
+def common_rows(keys: np.ndarray, method: np.ndarray, methods: Sequence[str]) -> list[np.ndarray]:
+    """Each of `methods`' points on the results every one of them forecast (the fair comparison), one per result
+    (the first where a result appears twice), from arrays with one entry per point (its result's code,
+    `result_keys`, and its method): per method, the positions of its points, in order."""
+    per_method = [np.flatnonzero(method == name) for name in methods]
+    shared = set(keys[per_method[0]].tolist()) if per_method else set()
+    for rows in per_method[1:]:
+        shared &= set(keys[rows].tolist())
+    wanted = np.array(sorted(shared), dtype=int)
+    return [rows[~pd.Series(keys[rows]).duplicated().to_numpy() & np.isin(keys[rows], wanted)]
+            for rows in per_method]
+
+
+def choose_method(points: pd.DataFrame) -> tuple[str, dict[str, float | None]]:
+    """The method `predict` answers with, from one benchmark's backtest `points` (earlier folds only): the one of
+    CANDIDATES with the lowest median error on the results all of them forecast, if it is lower than the
+    model's by more than CHOICE_MARGIN (else, or with no such result, the model); and each candidate's median
+    error there."""
+    return _chosen_method(result_keys(points), points["method"].to_numpy(dtype=object),
+                          points["ape_pct"].to_numpy(dtype=float))
+
+
+def _chosen_method(keys: np.ndarray, method: np.ndarray, ape: np.ndarray) -> tuple[str, dict[str, float | None]]:
+    """`choose_method` on arrays, one entry per point: its result's code (`result_keys`), method and error."""
+    common = dict(zip(CANDIDATES, common_rows(keys, method, CANDIDATES)))
+    medians = {name: (float(np.median(ape[rows])) if len(rows) else math.nan) for name, rows in common.items()}
+    shown: dict[str, float | None] = {name: None if math.isnan(value) else value for name, value in medians.items()}
+    if not len(common[MODEL]):
+        return MODEL, shown
+    best = min(CANDIDATES, key=lambda name: (medians[name], name != MODEL))
+    if medians[best] >= (1 - CHOICE_MARGIN) * medians[MODEL]:
+        best = MODEL
+    return best, shown
+
+
+def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFrame:
+    """The backtest's points (POINT_COLUMNS) of `backtest_forecasts` of one or more benchmarks (column
+    `benchmark`), fold time after fold time in publication order: each forecast's trust (`trust_reasons`, on the
+    evidence of its method's earlier forecasts of the benchmark), then its interval, calibrated on residuals of
+    rounds published before it of the same method, kind and trust (`ResidualHistory.calibration`); and, per
+    benchmark and fold, the ANSWER rows: a copy of each result's forecast by the method chosen on the earlier
+    folds (`choose_method`; the model where that method has none)."""
+    forecasts = forecasts.assign(log_residual=np.log(forecasts["time_to_train_min"].astype(float))
+                                 - forecasts["forecast_log"].astype(float)).reset_index(drop=True)
+    residual = forecasts["log_residual"].to_numpy(dtype=float)
+    fold_time = forecasts["fold_time"].to_numpy(dtype=float)
+    trusted = np.zeros(len(forecasts), dtype=bool)
+    reasons = np.full(len(forecasts), "", dtype=object)
+    half_width = np.full(len(forecasts), np.nan)
+    sources = np.full(len(forecasts), UNCALIBRATED, dtype=object)
+    points = forecasts.assign(ape_pct=100 * np.abs(np.exp(-residual) - 1), inside_interval=False)
+    for time in sorted(set(fold_time.tolist())):
+        earlier, now = fold_time < time, fold_time == time
+        done = points[earlier].assign(trusted=trusted[earlier], inside_interval=np.abs(residual[earlier])
+                                      <= half_width[earlier])
+        for benchmark, rows in forecasts[now].groupby("benchmark", sort=True):
+            evidence = done[done["benchmark"] == benchmark]
+            by_family, by_kind = backtest_evidence(evidence, "accelerator_family"), backtest_evidence(evidence, "kind")
+            found = [trust_reasons(int(row.family_rounds), float(row.accelerator_count),
+                                   None if row.kind == SPECIFICATION else (float(row.family_count_min),
+                                                                           float(row.family_count_max)),
+                                   by_family.get((str(row.method), str(row.accelerator_family)), (0, 0, None)),
+                                   by_kind.get((str(row.method), str(row.kind)), (0, 0, None)), rule)
+                     for row in rows.itertuples(index=False)]
+            trusted[rows.index] = [not reason for reason in found]
+            reasons[rows.index] = ["; ".join(reason) for reason in found]
+        history = ResidualHistory.of(done)
+        current = forecasts[now].assign(trusted=trusted[now])
+        for (benchmark, method, kind, trust), rows in current.groupby(["benchmark", "method", "kind", "trusted"],
+                                                                      sort=True):
+            calibration = history.calibration(benchmark, method, kind, level, float(rows["spread_log"].iloc[0]),
+                                              time, bool(trust))
+            half_width[rows.index] = calibration.half_width(rows["distance"].to_numpy(dtype=float))
+            sources[rows.index] = calibration.q_source
+    centre = forecasts["forecast_log"].to_numpy(dtype=float)
+    points = points.assign(
+        predicted_min=np.exp(centre), low_min=np.exp(centre - half_width), high_min=np.exp(centre + half_width),
+        inside_interval=np.abs(residual) <= half_width, calibration=sources, chosen="", trusted=trusted,
+        reasons=reasons)
+    answers = [_answers(points[points["benchmark"] == benchmark]) for benchmark in sorted(points["benchmark"].unique())]
+    return pd.concat([points, *answers], ignore_index=True)[POINT_COLUMNS].sort_values(
+        ["benchmark", "fold_time", "method", "accelerator_family", "form_factor", "accelerator_count", "submitter",
+         "system", "time_to_train_min"], kind="stable").reset_index(drop=True)
+
+
+def _answers(points: pd.DataFrame) -> pd.DataFrame:
+    """The ANSWER rows of one benchmark's calibrated points, fold by fold (see `calibrate`)."""
+    keys, method = result_keys(points), points["method"].to_numpy(dtype=object)
+    ape, fold_times = points["ape_pct"].to_numpy(dtype=float), points["fold_time"].to_numpy(dtype=float)
+    done: list[pd.DataFrame] = []
+    for fold_time in sorted(points["fold_time"].unique()):
+        earlier, now = fold_times < fold_time, fold_times == fold_time
+        chosen_method, _ = _chosen_method(keys[earlier], method[earlier], ape[earlier])
+        model, chosen = np.flatnonzero(now & (method == MODEL)), np.flatnonzero(now & (method == chosen_method))
+        has_chosen = np.isin(keys[model], keys[chosen])
+        done.append(pd.concat([points.iloc[chosen], points.iloc[model[~has_chosen]]]).assign(
+            chosen=lambda frame: frame["method"], method=ANSWER))
+    return pd.concat(done, ignore_index=True) if done else points.iloc[:0]
+
+
+def benchmark_forecasts(item: tuple[str, pd.DataFrame, Mapping[float, float | None]]) -> pd.DataFrame:
+    """`backtest_forecasts` of one (benchmark, model inputs, drift priors by fold time), with a `benchmark`
+    column."""
+    benchmark, frame, drift_priors = item
+    return backtest_forecasts(frame, drift_priors).assign(benchmark=benchmark)
+
+
+def backtest(frames: dict[str, pd.DataFrame], level: float, rule: Trust,
+             each: Callable[[Callable[[Any], pd.DataFrame], list[Any]], Iterable[pd.DataFrame]] = map) -> pd.DataFrame:
+    """Every backtest forecast of each benchmark's model inputs (`frames`, by benchmark id) with its calibrated
+    interval, and the answers with their trust: see `backtest_forecasts` and `calibrate`. Columns POINT_COLUMNS.
+    `each(work, items)` maps the benchmarks (independent until calibration), in this process by default."""
+    fold_times = sorted({round_published(name) for frame in frames.values() for name in frame["round"].unique()})
+    priors = {time: pooled_drift(frames, time) for time in fold_times}
+    forecasts = pd.concat(list(each(benchmark_forecasts, [(benchmark, frame, priors)
+                                                          for benchmark, frame in frames.items()])),
+                          ignore_index=True)
+    if forecasts.empty:
+        return pd.DataFrame(columns=POINT_COLUMNS)
+    return calibrate(forecasts, level, rule)
+
+
+def load_backtest() -> pd.DataFrame:
+    """The backtest stage's points, or a UsageError saying how to make them."""
+    if not BACKTEST.is_file():
+        raise UsageError(f"{BACKTEST} not found: run `dvc repro backtest` first")
+    points = pd.read_parquet(BACKTEST)
+    # Python strings, not Arrow-backed ones: the summaries select from these points many times.
+    return points.astype({name: object for name in points.columns if pd.api.types.is_string_dtype(points[name])})

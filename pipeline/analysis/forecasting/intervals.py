@@ -1,0 +1,147 @@
+"""Intervals are weighted split-conformal on the backtest's earlier log residuals, normalised by distance: a
+forecast `d` (log count ratio) outside its unit's published counts gets the half-width q x (1 + kappa d), q the
+weighted level (m + 1) / m quantile of the normalised scores |r| / (1 + kappa d) of the m earlier forecasts of
+the same method, kind and trust (falling back to the same trust, then the same kind, then the whole method when
+a pool has fewer than `MIN_CALIBRATION`; with none, an uncalibrated interval from the fit's within-group and
+between-round spread). kappa is calibrated on the earlier folds' own extrapolations (`extrapolation_slope`).
+The benchmark's own residuals weigh n / (n + OWN_PRIOR_WEIGHT) of the total and older residuals weigh less
+(half per CALIBRATION_HALF_LIFE_YEARS). Calibrating fold r only on folds before r keeps the backtest's coverage
+honest; calibrating trusted forecasts on trusted residuals keeps their intervals as honest as the others'.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+# Split-conformal needs ceil((m + 1) level) <= m residuals: 9 for a 90% interval; a few more steady it.
+MIN_CALIBRATION = 10
+UNCALIBRATED = "uncalibrated"
+SAME_KIND, ANY_KIND = "earlier forecasts of the same kind and trust", "earlier forecasts of the same trust"
+SAME_KIND_ANY_TRUST, ANY_KIND_ANY_TRUST = "earlier forecasts of the same kind", "earlier forecasts of any kind"
+# Calibration: a benchmark's own earlier residuals weigh n / (n + OWN_PRIOR_WEIGHT) against the other benchmarks'
+# and a residual's weight halves every CALIBRATION_HALF_LIFE_YEARS (errors shrink as a benchmark matures).
+OWN_PRIOR_WEIGHT = 20.0
+CALIBRATION_HALF_LIFE_YEARS = 1.0
+# The interval's growth per unit of log count outside the published counts, searched on this grid; with fewer
+# than MIN_CALIBRATION earlier extrapolations, DEFAULT_EXTRAPOLATION_SLOPE (the width doubles at e times the
+# largest published count).
+EXTRAPOLATION_GRID = tuple(np.round(np.arange(0.0, 4.01, 0.1), 2))
+DEFAULT_EXTRAPOLATION_SLOPE = 1.0
+
+
+def weighted_conformal_half_width(residuals: np.ndarray, weights: np.ndarray, level: float) -> float:
+    """Split-conformal half-width of `level` from m residuals with non-negative `weights`: the smallest |r| whose
+    share of the total weight, counting it and every smaller one, reaches level (m + 1) / m. With equal weights
+    that is the ceil((m + 1) level)-th smallest |r|; infinite when m is too small for that (or no weight)."""
+    if len(residuals) != len(weights):
+        raise ValueError("weighted_conformal_half_width needs one weight per residual")
+    m, total = len(residuals), float(np.sum(weights))
+    target = level * (m + 1) / m if m else math.inf
+    if target > 1 or total <= 0:
+        return math.inf
+    order = np.argsort(np.abs(residuals), kind="stable")
+    shares = np.cumsum(np.asarray(weights, dtype=float)[order]) / total
+    # A relative tolerance: equal weights must reach k/m exactly when k/m is the target.
+    return float(np.abs(residuals)[order][np.searchsorted(shares, target * (1 - 1e-12))])
+
+
+def calibration_weights(benchmarks: np.ndarray, fold_times: np.ndarray, benchmark: str,
+                        target_time: float) -> np.ndarray:
+    """Weights of earlier backtest residuals (their `benchmarks` and `fold_times`, years) for a forecast of
+    `benchmark` at `target_time`: the benchmark's own n residuals share n / (n + OWN_PRIOR_WEIGHT) of the
+    weight (all of it when no other benchmark has any), the other benchmarks' the rest; within each, a
+    residual's weight halves every CALIBRATION_HALF_LIFE_YEARS of age."""
+    recency = 0.5 ** ((target_time - np.asarray(fold_times, dtype=float)) / CALIBRATION_HALF_LIFE_YEARS)
+    own = np.asarray(benchmarks, dtype=object) == benchmark
+    n_own, n_other = int(own.sum()), int((~own).sum())
+    own_share = 1.0 if n_other == 0 else n_own / (n_own + OWN_PRIOR_WEIGHT)
+    weights = np.zeros(len(own))
+    for mask, share in ((own, own_share), (~own, 1.0 - own_share)):
+        if mask.any():
+            weights[mask] = share * recency[mask] / recency[mask].sum()
+    return weights
+
+
+def extrapolation_slope(residuals: np.ndarray, distances: np.ndarray, level: float) -> tuple[float, str]:
+    """kappa of the interval q (1 + kappa d), from earlier backtest forecasts of one method (log `residuals`,
+    their `distances` outside the published counts): the smallest kappa of EXTRAPOLATION_GRID whose
+    (unweighted) conformal interval holds at least `level` of the extrapolated ones (d > 0), or the grid's
+    largest; DEFAULT_EXTRAPOLATION_SLOPE when fewer than MIN_CALIBRATION forecasts were extrapolated. Returns
+    (kappa, where it came from)."""
+    outside = distances > 0
+    if outside.sum() < MIN_CALIBRATION or len(residuals) < MIN_CALIBRATION:
+        return DEFAULT_EXTRAPOLATION_SLOPE, f"default (fewer than {MIN_CALIBRATION} earlier extrapolations)"
+    magnitude = np.abs(residuals)
+    for kappa in EXTRAPOLATION_GRID:
+        stretch = 1.0 + kappa * distances
+        width = weighted_conformal_half_width(magnitude / stretch, np.ones(len(magnitude)), level)
+        if np.mean(magnitude[outside] <= width * stretch[outside]) >= level:
+            return float(kappa), f"{int(outside.sum())} earlier extrapolations"
+    return float(EXTRAPOLATION_GRID[-1]), f"{int(outside.sum())} earlier extrapolations (the grid's largest)"
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Interval half-widths of one method and kind, for forecasts at one time: q (log minutes, at distance 0),
+    kappa (growth per unit of log count outside the published counts), and where each came from."""
+
+    q: float
+    q_source: str
+    kappa: float
+    kappa_source: str
+
+    def half_width(self, distance: np.ndarray | float) -> np.ndarray:
+        return self.q * (1.0 + self.kappa * np.asarray(distance, dtype=float))
+
+
+@dataclass(frozen=True)
+class ResidualHistory:
+    """Backtest residuals to calibrate on, as arrays: each point's benchmark, fold_time, method, kind, whether it
+    was trusted, log_residual and distance."""
+
+    benchmark: np.ndarray
+    fold_time: np.ndarray
+    method: np.ndarray
+    kind: np.ndarray
+    trusted: np.ndarray
+    log_residual: np.ndarray
+    distance: np.ndarray
+
+    @classmethod
+    def of(cls, points: pd.DataFrame) -> ResidualHistory:
+        """The history of `points` (benchmark, fold_time, method, kind, log_residual, distance and, optionally,
+        trusted: False where it is missing)."""
+        trusted = (points["trusted"].to_numpy(dtype=bool) if "trusted" in points.columns
+                   else np.zeros(len(points), dtype=bool))
+        return cls(benchmark=points["benchmark"].to_numpy(dtype=object),
+                   fold_time=points["fold_time"].to_numpy(dtype=float),
+                   method=points["method"].to_numpy(dtype=object), kind=points["kind"].to_numpy(dtype=object),
+                   trusted=trusted, log_residual=points["log_residual"].to_numpy(dtype=float),
+                   distance=points["distance"].to_numpy(dtype=float))
+
+    def calibration(self, benchmark: str, method: str, kind: str, level: float, spread_log: float,
+                    target_time: float, trusted: bool | None = None) -> Calibration:
+        """The Calibration of a forecast of `benchmark` by `method` and `kind` at `target_time` (`trusted` or not;
+        None: either), from residuals of rounds published before it: kappa from every benchmark's forecasts of
+        the method (`extrapolation_slope`); q weighted split-conformal (`calibration_weights`) over the normalised
+        scores of the first pool with MIN_CALIBRATION residuals among: the method's of that kind and trust, of
+        that trust, of that kind, all of them; else uncalibrated, z x spread_log. Calibrating trusted forecasts
+        on trusted residuals keeps their intervals as honest as the others'."""
+        same_method = (self.method == method) & (self.fold_time < target_time)
+        kappa, kappa_source = extrapolation_slope(self.log_residual[same_method], self.distance[same_method], level)
+        same_trust = same_method if trusted is None else same_method & (self.trusted == trusted)
+        same_kind = self.kind == kind
+        pools = ((SAME_KIND, same_trust & same_kind), (ANY_KIND, same_trust),
+                 (SAME_KIND_ANY_TRUST, same_method & same_kind), (ANY_KIND_ANY_TRUST, same_method))
+        for source, pool in pools[:2] if trusted is None else pools:
+            if pool.sum() >= MIN_CALIBRATION:
+                weights = calibration_weights(self.benchmark[pool], self.fold_time[pool], benchmark, target_time)
+                scores = self.log_residual[pool] / (1.0 + kappa * self.distance[pool])
+                return Calibration(weighted_conformal_half_width(scores, weights, level), source, kappa,
+                                   kappa_source)
+        from scipy.stats import norm
+
+        return Calibration(float(norm.ppf(0.5 + level / 2)) * spread_log, UNCALIBRATED, kappa, kappa_source)

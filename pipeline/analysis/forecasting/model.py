@@ -1,0 +1,409 @@
+"""The one time-versus-count model: forecasts of a configuration's time to train in the next round, the
+break-even, and their honest error measured forward in time (the backtest).
+
+Fitted per benchmark on the scored results of earlier rounds, in log minutes. A unit is an accelerator family
+in one form factor (H100 SXM, H100 PCIe); a group is a unit in one round.
+
+    log t(n) = curve[unit](log n) + DRIFT_DAMPING x drift x (years from the unit's latest round to the target)
+
+- curve, the unit's **count curve** (`CountCurve`, `fit_count_curve`), is fitted to every result of the unit:
+  piecewise linear in log n between its published counts, each slope held in [-1, 0] (more accelerators never
+  take longer, and never save more than their count ratio: t(n) / t(n + 1) <= (n + 1) / n), pulled towards the
+  unit's exponent b (`SLOPE_PRIOR_WEIGHT`), with slope b beyond the published counts. Each round before the
+  latest gets an offset (`ROUND_PRIOR_WEIGHT`), so the curve's level is the latest round's (today's software)
+  and its shape comes from every round; each submitter an offset pulled towards zero (`SUBMITTER_PRIOR_WEIGHT`),
+  so the curve is the typical submitter's (with two or more). The fit is robust (Huber loss, scale `HUBER_SCALE`)
+  over every result of the unit, so no single result sets the level.
+- b, the scaling exponent, comes from all rounds but only from differences *within* a group (same hardware,
+  same round, different counts), so software progress between rounds does not pass for scaling: the unit's
+  within-group least-squares slope shrunk towards the benchmark's pooled within-group slope
+  (`EXPONENT_PRIOR_WEIGHT`), bounded to [-1, 0]. A unit never published at two counts in one round takes the
+  pooled slope (kind "family level, benchmark scaling").
+- drift is the benchmark's software progress per year: the median, over consecutive groups of one unit, of the
+  change in level per year between them, applied at half strength (a damped trend).
+- A family with no results (or none in this form factor) is forecast from its specifications
+  (`pipeline.mlperf.hardware.accelerators`: log peak dense BF16 TFLOPS and log memory bandwidth) when
+  `MIN_SPEC_FAMILIES` families have them: the group levels (each group's mean of log t - b log n) regressed on a
+  round effect and the two features; the forecast takes the latest round's effect, the pooled exponent and the drift
+  (kind "specification").
+
+The break-even of a unit is where the curve's scaling efficiency, t(n0) n0 / (t(n) n), falls below a floor
+(`CountCurve.break_even`): the same curve as the forecasts, without the drift (a level shift, which cancels); n0
+is the unit's typical series base (`pipeline.analysis.forecasting.decide.typical_base`).
+
+The naive rule, the bar every forecast must clear: the family's best time at the nearest count (log scale) of
+its latest round, scaled linearly by count. It jumps where the nearest count changes, so `predict` never
+answers with it as such: its **monotone form** joins the latest round's best times (a `CountCurve` without a
+pull, slopes in [-1, 0]) and scales linearly beyond them; the **blend** is the geometric mean of the model and
+the monotone naive rule. Each is monotone and smooth in count. Which of the three `predict` answers with is
+chosen per benchmark on the backtest's earlier folds (`choose_method`): the lowest median error on the results
+all three forecast, if lower than the model's by more than `CHOICE_MARGIN` (the model with no earlier fold).
+
+The backtest (`backtest`), its intervals (`intervals`), the trust rule (`trust`), its summaries
+(`summaries`) and `predict`'s answers (`answers`) live beside this module in `pipeline.analysis.forecasting`.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pipeline.analysis.forecasting.curve import CURVE_DECIMALS, CountCurve, fit_count_curve
+from pipeline.analysis.scope import analysed_benchmarks, in_scope, read_configurations
+from pipeline.mlperf.catalogue import round_published, round_version
+from pipeline.mlperf.hardware.accelerators import spec_features
+from pipeline.settings import Analysis
+
+# Kinds of model forecast, each with its own calibration; NAIVE is the kind of both naive methods.
+FAMILY, POOLED, SPECIFICATION, NAIVE = "family", "family level, benchmark scaling", "specification", "naive"
+KINDS = (FAMILY, POOLED, SPECIFICATION)
+# Methods: the model, the naive rule (the bar), its monotone form, their blend; ANSWER rows of the backtest are
+# what `predict` would have answered (the method chosen on earlier folds), with their trust.
+MODEL, NAIVE_METHOD, MONOTONE, BLEND, ANSWER = "model", "naive", "monotone naive", "blend", "answer"
+METHODS = (MODEL, NAIVE_METHOD, MONOTONE, BLEND)
+CANDIDATES = (MODEL, MONOTONE, BLEND)  # what `predict` may answer with: each is monotone in count
+UNIT = ["accelerator_family", "form_factor"]
+UNSPECIFIED = "unspecified"
+# The pooled slope counts as this much within-group spread of log n (a pair at n and 2n gives 0.24): a unit
+# needs a few such pairs before its own slope dominates.
+EXPONENT_PRIOR_WEIGHT = 0.5
+# With no within-round scaling in the benchmark at all: close to the median pooled slope of the benchmarks.
+FALLBACK_EXPONENT = -0.8
+# A regression on specifications needs this many families with specifications in the training rounds.
+MIN_SPEC_FAMILIES = 4
+# Without any pull, a monotone naive curve whose times fall faster than linear scaling between two counts has a
+# range of equally good fits (the Huber loss is linear there); which one the solver stopped at depended on the CPU
+# (a 10% difference in a forecast). This pull towards linear scaling, a thousandth of the model's, picks one.
+NAIVE_TIE_BREAK_WEIGHT = 1e-4
+# Progress per year slows as a benchmark matures (BERT: -0.5 in log time per year early, -0.03 lately) and
+# its estimate is noisy: forecasts apply half of it (a damped trend).
+DRIFT_DAMPING = 0.5
+# MLPerf Training publishes about twice a year: the next round is this many years after the latest.
+ROUND_STEP_YEARS = 0.5
+# The blend's weight on the model (the rest on the monotone naive rule), in log minutes.
+BLEND_WEIGHT = 0.5
+
+
+# --- inputs -------------------------------------------------------------------------------------------------------
+
+def model_inputs(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
+    """The in-scope results of `benchmark` the model can use (a family and a positive time), with a
+    `form_factor` for every row (a result whose description names none takes its family's most common one,
+    or UNSPECIFIED); text columns as Python strings (pandas' Arrow-backed ones make the fits' many small
+    selections several times slower)."""
+    frame = in_scope(configurations, analysis, benchmark)
+    frame = frame[frame["accelerator_family"].notna() & (frame["time_to_train_min"] > 0)].reset_index(drop=True)
+    frame = frame.assign(form_factor=_filled_form_factors(frame))
+    return frame.astype({name: object for name in frame.columns if pd.api.types.is_string_dtype(frame[name])})
+
+
+def model_inputs_by_benchmark(analysis: Analysis) -> dict[str, pd.DataFrame]:
+    """Each analysed benchmark's model inputs (params `analysis`), from the features stage's configurations."""
+    configurations = read_configurations()
+    return {benchmark: model_inputs(configurations, analysis, benchmark)
+            for benchmark in analysed_benchmarks(analysis, configurations)}
+
+
+def _filled_form_factors(frame: pd.DataFrame) -> pd.Series:
+    def fill(group: pd.Series) -> pd.Series:
+        known = group.dropna()
+        return group.fillna(known.mode().iloc[0] if len(known) else UNSPECIFIED)
+
+    if frame.empty:
+        return pd.Series([], dtype=object)
+    return frame.groupby("accelerator_family")["accelerator_form_factor"].transform(fill).astype(object)
+
+
+def form_factor_levels(form_factors: pd.Series | np.ndarray) -> tuple[str, ...]:
+    """Most common first (the default of a forecast), ties by name."""
+    names, counts = np.unique(np.asarray(form_factors, dtype=str), return_counts=True)
+    return tuple(str(name) for _, name in sorted(zip(-counts, names)))
+
+
+# --- the model ----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Forecaster:
+    """A forecast model fitted on some rounds of one benchmark (see the module docstring)."""
+
+    units: pd.DataFrame  # index UNIT: exponent, own_shape, anchor_time, n_rounds, count_min, count_max
+    curve_rows: pd.DataFrame  # each unit's count curve at its knots: UNIT, accelerator_count_published, curve_log
+    pooled_exponent: float
+    drift_per_year: float
+    spread_log: float  # sd of a forecast's log residual, from within-group and between-round spread
+    spec_intercept: float | None  # the latest round's effect in the specification regression
+    spec_time: float
+    spec_coefficients: np.ndarray | None
+    naive_rows: pd.DataFrame  # each family's best time per count of its latest round
+    rounds: tuple[str, ...]
+
+    @cached_property
+    def curves(self) -> dict[tuple[str, str], CountCurve]:
+        """Each unit's count curve."""
+        curves = {}
+        for key, rows in self.curve_rows.groupby(UNIT, sort=True):
+            curves[(str(key[0]), str(key[1]))] = CountCurve(
+                np.log(rows["accelerator_count_published"].to_numpy(dtype=float)),
+                rows["curve_log"].to_numpy(dtype=float), float(self.units.loc[key, "exponent"]))
+        return curves
+
+    @cached_property
+    def monotone_naive(self) -> dict[str, CountCurve]:
+        """Each family's monotone naive rule: its best times of its latest round joined (slopes in [-1, 0], a
+        pull towards linear scaling only to break ties, NAIVE_TIE_BREAK_WEIGHT), linear scaling beyond them."""
+        return {str(family): fit_count_curve(np.log(rows["accelerator_count_published"].to_numpy(dtype=float)),
+                                             np.log(rows["time_to_train_min"].to_numpy(dtype=float)), -1.0,
+                                             prior_weight=NAIVE_TIE_BREAK_WEIGHT)
+                for family, rows in self.naive_rows.groupby("accelerator_family", sort=True)}
+
+    @cached_property
+    def family_ranges(self) -> dict[str, tuple[float, float]]:
+        """Each family's smallest and largest published count (any form factor)."""
+        by_family = self.units.groupby(level="accelerator_family")
+        return {str(family): (float(low), float(high))
+                for family, low, high in zip(by_family.size().index, by_family["count_min"].min(),
+                                             by_family["count_max"].max())}
+
+    @cached_property
+    def _unit_rows(self) -> dict[tuple[str, str], tuple[float, bool, float, float]]:
+        """Each unit's anchor_time, own_shape, count_min and count_max, read once: `forecast` answers many
+        small queries."""
+        return {(str(family), str(form_factor)): (float(anchor), bool(own), float(low), float(high))
+                for (family, form_factor), anchor, own, low, high in zip(
+                    self.units.index, self.units["anchor_time"], self.units["own_shape"], self.units["count_min"],
+                    self.units["count_max"])}
+
+    @cached_property
+    def _naive_families(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Each family's naive rows as arrays: its published counts (increasing) and best times there."""
+        return {family: (rows["accelerator_count_published"].to_numpy(dtype=float),
+                         rows["time_to_train_min"].to_numpy(dtype=float))
+                for family, rows in self.naive_rows.groupby("accelerator_family", sort=False)}
+
+    @cached_property
+    def _count_range(self) -> tuple[float, float]:
+        """The benchmark's smallest and largest published count."""
+        return float(self.units["count_min"].min()), float(self.units["count_max"].max())
+
+    def forecast(self, queries: pd.DataFrame, target_time: float) -> pd.DataFrame:
+        """Every method's forecast (log minutes, NaN where it has none) for `queries` (accelerator_family,
+        form_factor, accelerator_count) in the round published at `target_time`: columns MODEL, NAIVE_METHOD,
+        MONOTONE, BLEND, kind (the model's), and distance (log count ratio outside the unit's published counts;
+        the family's for a unit without results, the benchmark's for a family without)."""
+        found = self.forecast_arrays(queries["accelerator_family"].astype(str).to_numpy(),
+                                     queries["form_factor"].astype(str).to_numpy(),
+                                     queries["accelerator_count"].to_numpy(dtype=float), target_time)
+        kind = found["kind"]
+        return pd.DataFrame({MODEL: found[MODEL], NAIVE_METHOD: found[NAIVE_METHOD], MONOTONE: found[MONOTONE],
+                             BLEND: found[BLEND], "kind": pd.Series(kind, index=queries.index).where(kind != ""),
+                             "distance": found["distance"]}, index=queries.index)
+
+    def forecast_arrays(self, families: np.ndarray, form_factors: np.ndarray, counts: np.ndarray,
+                        target_time: float) -> dict[str, np.ndarray]:
+        """`forecast` on arrays, one entry per query (families and form factors as text, counts as floats), its
+        columns as arrays ("kind" empty where the model has none): `predict` asks many small questions."""
+        log_count = np.log(counts)
+        unit_code, unit_keys = codes(families.tolist(), form_factors.tolist())
+        model, monotone = np.full(len(counts), np.nan), np.full(len(counts), np.nan)
+        kind = np.full(len(counts), "", dtype=object)
+        low, high = np.full(len(counts), self._count_range[0]), np.full(len(counts), self._count_range[1])
+        for code, key in enumerate(unit_keys):
+            rows = unit_code == code
+            if key in self.curves:
+                anchor_time, own_shape, count_min, count_max = self._unit_rows[key]
+                model[rows] = (self.curves[key].log_time(counts[rows])
+                               + DRIFT_DAMPING * self.drift_per_year * (target_time - anchor_time))
+                kind[rows] = FAMILY if own_shape else POOLED
+                low[rows], high[rows] = count_min, count_max
+            elif key[0] in self.family_ranges:
+                low[rows], high[rows] = self.family_ranges[key[0]]
+            if key[0] in self.monotone_naive:
+                monotone[rows] = self.monotone_naive[key[0]].log_time(counts[rows])
+        if self.spec_coefficients is not None and (kind == "").any():  # a query no unit curve answers
+            spec = (self.spec_intercept + spec_features(families) @ self.spec_coefficients
+                    + self.pooled_exponent * log_count
+                    + DRIFT_DAMPING * self.drift_per_year * (target_time - self.spec_time))
+            use_spec = (kind == "") & np.isfinite(spec)
+            model = np.where(use_spec, spec, model)
+            kind = np.where(use_spec, SPECIFICATION, kind)
+        distance = np.maximum(0.0, np.maximum(log_count - np.log(high), np.log(low) - log_count))
+        return {MODEL: model, NAIVE_METHOD: self.naive_log(families, counts), MONOTONE: monotone,
+                BLEND: BLEND_WEIGHT * model + (1 - BLEND_WEIGHT) * monotone, "kind": kind, "distance": distance}
+
+    def naive_log(self, families: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """log of the naive rule's forecast for each (family, count): the family's best time at the published
+        count of its latest round nearest on a log scale (the smaller on a tie), scaled linearly; NaN for a family
+        without results."""
+        result = np.full(len(counts), np.nan)
+        for family, (published, best) in self._naive_families.items():  # published: increasing
+            wanted = families == family
+            if not wanted.any():
+                continue
+            distance = np.abs(np.log(published)[None, :] - np.log(counts[wanted])[:, None])
+            nearest = np.argmin(distance, axis=1)  # the first of equal distances: the smaller count
+            result[wanted] = np.log(best[nearest] * published[nearest] / counts[wanted])
+        return result
+
+
+def codes(*columns: list[Any]) -> tuple[np.ndarray, list[tuple[Any, ...]]]:
+    """Integer codes of the rows' combinations of `columns`, numbered in order of first appearance, and those
+    combinations."""
+    index: dict[tuple[Any, ...], int] = {}
+    codes = np.array([index.setdefault(key, len(index)) for key in zip(*columns)], dtype=int)
+    return codes, list(index)
+
+
+@dataclass(frozen=True)
+class GroupLevels:
+    """The results of one benchmark in units and groups (a unit in one round), with each unit's exponent and
+    each group's level (mean of log t - b log n), and the drift's rates: the change in level per year between
+    consecutive groups of one unit."""
+
+    log_n: np.ndarray
+    log_t: np.ndarray
+    times: np.ndarray  # each result's publication time (years)
+    unit: np.ndarray  # each result's unit code
+    unit_keys: list[tuple[Any, ...]]
+    group: np.ndarray  # each result's group code
+    group_unit: np.ndarray
+    group_time: np.ndarray
+    group_size: np.ndarray
+    sxx: np.ndarray  # each unit's within-group spread of log n
+    pooled: float
+    exponent: np.ndarray  # each unit's
+    within: np.ndarray  # each result's level minus its group's
+    group_level: np.ndarray
+    order: np.ndarray  # the groups, unit by unit in time order
+    same_unit: np.ndarray  # whether each consecutive pair in `order` is of one unit
+    rates: np.ndarray  # log minutes per year, one per such pair
+
+    @classmethod
+    def of(cls, train: pd.DataFrame) -> GroupLevels:
+        log_n = np.log(train["accelerator_count"].to_numpy(dtype=float))
+        log_t = np.log(train["time_to_train_min"].to_numpy(dtype=float))
+        times = train["round"].map(round_published).to_numpy(dtype=float)
+        unit, unit_keys = codes(train["accelerator_family"].tolist(), train["form_factor"].tolist())
+        n_units = len(unit_keys)
+        group, group_keys = codes(unit.tolist(), times.tolist())
+        group_unit = np.array([key[0] for key in group_keys], dtype=int)
+        group_time = np.array([key[1] for key in group_keys], dtype=float)
+        group_size = np.bincount(group)
+
+        def group_mean(values: np.ndarray) -> np.ndarray:
+            return np.bincount(group, weights=values) / group_size
+
+        centred_n, centred_t = log_n - group_mean(log_n)[group], log_t - group_mean(log_t)[group]
+        sxx = np.bincount(unit, weights=centred_n ** 2, minlength=n_units)
+        sxy = np.bincount(unit, weights=centred_n * centred_t, minlength=n_units)
+        total_sxx, total_sxy = sxx.sum(), sxy.sum()
+        pooled = float(np.clip(total_sxy / total_sxx, -1, 0)) if total_sxx > 0 else FALLBACK_EXPONENT
+        exponent = np.clip((sxy + EXPONENT_PRIOR_WEIGHT * pooled) / (sxx + EXPONENT_PRIOR_WEIGHT), -1, 0)
+        level = log_t - exponent[unit] * log_n
+        group_level = group_mean(level)
+        order = np.lexsort((group_time, group_unit))
+        same_unit = group_unit[order][1:] == group_unit[order][:-1]
+        rates = np.diff(group_level[order])[same_unit] / np.diff(group_time[order])[same_unit]
+        return cls(log_n, log_t, times, unit, unit_keys, group, group_unit, group_time, group_size, sxx, pooled,
+                   exponent, level - group_level[group], group_level, order, same_unit, rates)
+
+
+def pooled_drift(frames: Mapping[str, pd.DataFrame], before: float) -> float | None:
+    """The drift every benchmark's results published before `before` (years) give together: the median of their
+    rates (`GroupLevels`), None without any. A benchmark without a rate of its own (one round) takes it: software
+    and hardware move on between rounds of every benchmark."""
+    rates = [GroupLevels.of(train).rates for frame in frames.values()
+             if len(train := frame[frame["round"].map(round_published).to_numpy(dtype=float) < before])]
+    pooled = np.concatenate(rates) if rates else np.array([])
+    return float(np.median(pooled)) if len(pooled) else None
+
+
+def next_round_drift(configurations: pd.DataFrame, analysis: Analysis) -> float | None:
+    """`pooled_drift` of every analysed benchmark's model inputs in `configurations` (all their rounds): the
+    prior of the next round's forecasts."""
+    return pooled_drift({benchmark: model_inputs(configurations, analysis, benchmark)
+                         for benchmark in analysed_benchmarks(analysis, configurations)}, math.inf)
+
+
+def fit(train: pd.DataFrame, drift_prior: float | None = None) -> Forecaster:
+    """The forecast model of `train` (model inputs of one benchmark: accelerator_family, form_factor, round,
+    accelerator_count, time_to_train_min; at least one row); a benchmark without a drift rate of its own takes
+    `drift_prior` (`pooled_drift`; none: no drift)."""
+    if train.empty:
+        raise ValueError("fit needs at least one result")
+    levels = GroupLevels.of(train)
+    log_n, log_t, times, unit, unit_keys = levels.log_n, levels.log_t, levels.times, levels.unit, levels.unit_keys
+    families = train["accelerator_family"].tolist()
+    n_units = len(unit_keys)
+    group_unit, group_time, group_size = levels.group_unit, levels.group_time, levels.group_size
+    sxx, pooled, exponent, within = levels.sxx, levels.pooled, levels.exponent, levels.within
+    group_level, order, same_unit, rates = levels.group_level, levels.order, levels.same_unit, levels.rates
+    drift = float(np.median(rates)) if len(rates) else (drift_prior or 0.0)
+    # Between rounds: what the drift leaves unexplained over half a year, the usual forecast horizon.
+    between = float(np.std(rates - drift) * ROUND_STEP_YEARS) if len(rates) > 1 else 0.0
+    within_sd = float(np.sqrt((within ** 2).sum() / max(len(log_t) - len(group_size), 1)))
+    latest_group = order[np.r_[~same_unit, True]]  # the last group of each unit in time order
+    anchor_time = np.empty(n_units)
+    anchor_time[group_unit[latest_group]] = group_time[latest_group]
+    counts = train["accelerator_count"].to_numpy(dtype=float)
+    count_min, count_max = np.full(n_units, np.inf), np.zeros(n_units)
+    np.minimum.at(count_min, unit, counts)
+    np.maximum.at(count_max, unit, counts)
+    unit_family = np.array([key[0] for key in unit_keys], dtype=object)
+    units = pd.DataFrame({"exponent": exponent, "own_shape": sxx > 0, "anchor_time": anchor_time,
+                          "n_rounds": np.bincount(group_unit, minlength=n_units),
+                          "count_min": count_min, "count_max": count_max},
+                         index=pd.MultiIndex.from_tuples(unit_keys, names=UNIT)).sort_index()
+    intercept, spec_time, coefficients = _spec_regression(pd.DataFrame({
+        "accelerator_family": unit_family[group_unit], "round_time": group_time, "level": group_level}))
+    # The naive rule's rows: each family's best time per count in the family's latest round.
+    family_latest = pd.Series(times).groupby(families).transform("max").to_numpy()
+    latest = np.flatnonzero(times == family_latest)
+    cell, cell_keys = codes([families[row] for row in latest], counts[latest].tolist())
+    best = np.full(len(cell_keys), np.inf)
+    np.minimum.at(best, cell, train["time_to_train_min"].to_numpy(dtype=float)[latest])
+    naive_rows = pd.DataFrame(cell_keys, columns=["accelerator_family", "accelerator_count_published"]).assign(
+        time_to_train_min=best).sort_values(["accelerator_family", "accelerator_count_published"],
+                                            ignore_index=True)
+    # The count curves: every result of each unit, an offset per earlier round and per submitter.
+    submitters = train["submitter"].to_numpy(dtype=object)
+    curve_rows = []
+    for code, key in enumerate(unit_keys):
+        rows = unit == code
+        curve = fit_count_curve(log_n[rows], log_t[rows], float(exponent[code]), submitters=submitters[rows],
+                                rounds=times[rows])
+        curve_rows += [(*key, float(np.exp(x)), float(y)) for x, y in zip(curve.log_counts, curve.log_times)]
+    curve_frame = pd.DataFrame(curve_rows, columns=[*UNIT, "accelerator_count_published", "curve_log"]).sort_values(
+        [*UNIT, "accelerator_count_published"], ignore_index=True)
+    # Counts stored as exp(log n) must read back as the published integers.
+    curve_frame["accelerator_count_published"] = curve_frame["accelerator_count_published"].round()
+    return Forecaster(units=units, curve_rows=curve_frame, pooled_exponent=pooled, drift_per_year=drift,
+                      spread_log=math.hypot(within_sd, between), spec_intercept=intercept, spec_time=spec_time,
+                      spec_coefficients=coefficients, naive_rows=naive_rows, rounds=tuple(ordered_rounds(train)))
+
+
+def _spec_regression(groups: pd.DataFrame) -> tuple[float | None, float, np.ndarray | None]:
+    """Group levels on a round effect and the log specifications: (latest round's effect, its time, the
+    feature coefficients), or Nones when fewer than MIN_SPEC_FAMILIES families have specifications."""
+    features = spec_features(groups["accelerator_family"])
+    usable = np.isfinite(features).all(axis=1)
+    groups, features = groups[usable], features[usable]
+    rounds = sorted(groups["round_time"].unique())
+    if groups["accelerator_family"].nunique() < MIN_SPEC_FAMILIES or len(groups) <= len(rounds) + features.shape[1]:
+        return None, math.nan, None
+    dummies = (groups["round_time"].to_numpy()[:, None] == np.array(rounds)[None, :]).astype(float)
+    design = np.column_stack([dummies, features])
+    if np.linalg.matrix_rank(design) < design.shape[1]:
+        return None, math.nan, None
+    # rounded as the count curves are (CURVE_DECIMALS): the least squares' last bits depend on the BLAS kernels
+    fitted: np.ndarray = np.linalg.lstsq(design, groups["level"].to_numpy(dtype=float), rcond=None)[0]
+    solution = np.round(fitted, CURVE_DECIMALS) + 0.0
+    return float(solution[len(rounds) - 1]), float(rounds[-1]), solution[len(rounds):]
+
+
+def ordered_rounds(frame: pd.DataFrame) -> list[str]:
+    return sorted(frame["round"].unique(), key=round_version)
