@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.analysis.pricing.costs import measured_energy, with_measured_energy
-from pipeline.analysis.pricing.price_table import CostRange, cost_range
+from pipeline.analysis.pricing.price_table import CostRange, cost_range, price_dates_text
 from pipeline.analysis.pricing.prices import Prices
 from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report import charts
@@ -71,7 +71,8 @@ def _cost_text(cost: CostRange) -> str:
     span = number(cost.low) if cost.low == cost.high else f"{number(cost.low)} to {number(cost.high)}"
     providers = cost.cheapest.provider if cost.cheapest.provider == cost.dearest.provider else \
         f"{cost.cheapest.provider} to {cost.dearest.provider}"
-    return f"{span}{unit} ({providers})"
+    dates = sorted({cost.cheapest.date, cost.dearest.date})
+    return f"{span}{unit} ({providers}, {cost.cheapest.price_type}, prices of {' and '.join(dates)})"
 
 
 # -------------------------------------------------------------------------------------------- configurations
@@ -227,7 +228,7 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
                                 for row in comparison.to_dict("records")],
             "history": [page for page in pages if not page["current"]],
             "current_pages": [page for page in pages if page["current"]], "pages": pages,
-            "cost_note": COST_NOTE, "derived": DERIVED}
+            "cost_note": COST_NOTE, "derived": DERIVED, "prices_read": price_dates_text()}
 
 
 def benchmark_context(outputs: BenchmarkOutputs, section: dict[str, Any], view: dict[str, Any] | None,
