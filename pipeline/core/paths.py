@@ -47,6 +47,7 @@ IMPORTANCE = REPORTS / "importance"
 CLUSTERS = REPORTS / "clusters"
 RANK = REPORTS / "rank"
 DECIDE = REPORTS / "decide"
+BRIEFS = REPORTS / "briefs"  # one printable page per current benchmark (the `brief` stage)
 INDEX = REPORTS / "index.html"
 ASSETS = REPORTS / "assets"  # the site's shared assets (the `assets` stage)
 METRICS = REPORTS / "metrics.json"
@@ -78,6 +79,11 @@ def ranking_csv(benchmark: str) -> Path:
 
 def decide_json(benchmark: str) -> Path:
     return DECIDE / f"{benchmark}.json"
+
+
+def brief_pdf(benchmark: str) -> Path:
+    """The printable brief of a current benchmark."""
+    return BRIEFS / f"{benchmark}.pdf"
 
 
 def models_json(benchmark: str) -> Path:

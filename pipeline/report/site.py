@@ -237,7 +237,8 @@ def benchmark_context(outputs: BenchmarkOutputs, section: dict[str, Any], view: 
     break-even chart of its forecast section."""
     page = {**section, "page": benchmark_page(outputs.benchmark), "current": current(outputs), "view": view,
             "charts": [], "break_even_chart": None, "energy": None,
-            "last_round": getattr(BY_ID.get(outputs.benchmark), "last_round", None)}
+            "last_round": getattr(BY_ID.get(outputs.benchmark), "last_round", None),
+            "brief": f"briefs/{outputs.benchmark}.pdf" if current(outputs) else None}
     if not outputs.analysed or view is None:
         return page
     key, model = outputs.benchmark, section["model"]

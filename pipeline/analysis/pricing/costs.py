@@ -47,13 +47,16 @@ _END = {"usd": "float64", "usd_per_accelerator_hour": "float64", "provider": "st
 # Both ends are of one price type (on-demand by default), never a spot price at one end and on-demand at the other.
 # cost_basis: "public", "user" or "none" (no public price: every cost column empty); cost_prices: how many current
 # prices the range spans (1 for the user's, 0 for none); energy_cost_usd: energy_kwh x the electricity price, only
-# where energy_kwh is measured (empty otherwise, and everywhere when the frame has no energy_kwh).
+# where energy_kwh is measured (empty otherwise, and everywhere when the frame has no energy_kwh);
+# energy_estimated_cost_usd: energy_estimated_kwh x the electricity price where the frame has that estimate
+# (pipeline.analysis.pricing.energy_estimate: estimated, not an MLPerf result), empty elsewhere.
 COST_COLUMNS: dict[str, str] = {
     "cost_basis": "string",
     **{f"cost_low_{name}": dtype for name, dtype in _END.items()},
     **{f"cost_high_{name}": dtype for name, dtype in _END.items()},
     "cost_prices": "int64",
     "energy_cost_usd": "float64",
+    "energy_estimated_cost_usd": "float64",
 }
 
 
@@ -113,6 +116,10 @@ def training_costs(configurations: pd.DataFrame, user_prices: Mapping[str, float
     if (energy < 0).any():
         raise ContractError("energy_kwh must be >= 0 where it is measured")
     out["energy_cost_usd"] = energy.map(lambda kwh: math.nan if math.isnan(kwh) else energy_cost(kwh, electricity))
+    estimate = (pd.to_numeric(configurations["energy_estimated_kwh"], errors="coerce").astype(float)
+                if "energy_estimated_kwh" in configurations else pd.Series(math.nan, index=configurations.index))
+    out["energy_estimated_cost_usd"] = estimate.map(
+        lambda kwh: math.nan if math.isnan(kwh) else energy_cost(kwh, electricity))
     return out[list(COST_COLUMNS)].astype(COST_COLUMNS)
 
 
