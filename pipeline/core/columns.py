@@ -303,4 +303,6 @@ FILES: dict[str, str] = {
     "reports/methods.html": "methods and evidence: findings, backtest, diagnostics, definitions, parameters",
     "reports/data.html": "coverage, quarantine and provenance",
     "reports/assets/": "the site's shared stylesheet, script and chart library (`vega.js`), once",
+    "reports/briefs/<b>.pdf": "the printable brief of a benchmark of the newest round: front, cost at a deadline, "
+                              "scaling forecast and the procurement table, one page (docs/report.md)",
 }
