@@ -73,7 +73,7 @@ FAMILY_FACTOR = 3.0
 # PFLOPS (accelerators.csv) between these bounds. The table spans about 1 (MI300X) to 25 (V100) per PFLOPS-hour;
 # the band catches unit slips (an instance price entered per accelerator) but is too wide to catch every 10x typo.
 GENERATION_BAND = (0.3, 60.0)
-# Spot prices are set by the market and move within days (H100 spot spans 0.80 to 4.8 USD per accelerator-hour in
+# Spot prices are set by the market and move within days (H100 spot spans 0.80 to 6.33 USD per accelerator-hour in
 # the table): only the generation band checks them. Every other type is compared with its own type's rows.
 UNBANDED_TYPES = ("spot",)
 
