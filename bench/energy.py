@@ -12,6 +12,10 @@ ZeroDivisionError (14 of v4.0's 24 results), and elsewhere it gives a value the 
 published values came from the summarizer of the v4.0 release, whose rule `pipeline.mlperf.logs.power` applies to v4.0:
 those are the reference there.
 
+Then the estimate for results without power logs (`pipeline.analysis.pricing.energy_estimate`, fitted on the
+measured results of the features stage's table, data/processed/configurations.parquet): its relative error on every
+measured result with the ratio fitted without that result's submitter, and the median and the worst of them.
+
 With --write-fixture the summarizer's outputs (J, or the exception it raised) are written to
 tests/data/energy_summarizer.json with each archive's SHA-256, for tests/mlperf/test_energy.py's fast lane.
 """
@@ -35,6 +39,8 @@ if __package__ in (None, ""):  # run as `python bench/energy.py`
 
 from bench._common import ROOT, archive_path, extract, format_table
 from bench.parity import sha256_of
+from pipeline.analysis.pricing import energy_estimate
+from pipeline.core import paths
 from pipeline.mlperf.logs.compliance import round_ruleset
 from pipeline.mlperf.rounds import ingest
 
@@ -133,6 +139,26 @@ def _print(table: pd.DataFrame) -> None:
               f"{published.max() if len(published) else math.nan:.1e}")
 
 
+def print_estimate_errors(configurations: pd.DataFrame) -> None:
+    """The energy estimate's leave-one-submitter-out error on every measured result, then its median and worst."""
+    training = energy_estimate.training_set(configurations)
+    errors = energy_estimate.held_out_errors(training)
+    model = energy_estimate.fit(configurations)
+    rows = configurations.loc[training.index]
+    shown = [[f"{r} {s} {y} {b}", f"{m:,.3g}", f"{rated * (model.share_of_rated_power if model else math.nan):,.3g}",
+              f"{e:.1%}"]
+             for (r, s, y, b), m, rated, e in zip(rows[KEY].itertuples(index=False, name=None),
+                                                  training["energy_kwh"], training["rated_kwh"], errors)]
+    print()
+    print("energy estimate (estimated, not an MLPerf result): accelerators x hours x rated power x R; error with R "
+          "fitted without the result's submitter")
+    print(format_table(["result", "measured_kWh", "estimate_kWh (all-data R)", "held_out_error"], shown))
+    if model is not None:
+        print(f"R = {model.share_of_rated_power:.3f} (median measured system power per accelerator / rated power) over "
+              f"{model.results} measured results of {model.submitters} submitters; held-out error median "
+              f"{model.median_error:.1%}, worst {model.worst_error:.1%}")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python bench/energy.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--write-fixture", action="store_true", help=f"write the summarizer's outputs to {FIXTURE}")
@@ -143,6 +169,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         FIXTURE.write_text(json.dumps(summarizer, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         print(f"wrote {FIXTURE.relative_to(ROOT)}")
     _print(comparison(results, summarizer))
+    print_estimate_errors(pd.read_parquet(paths.CONFIGURATIONS))
 
 
 if __name__ == "__main__":

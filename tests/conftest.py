@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -307,3 +307,16 @@ def add_energy(project_dir: Path, measured: dict[str, tuple[float, str]] | None)
     table["energy_kwh"] = table["system"].map({system: kwh for system, (kwh, _) in measured.items()}).astype(float)
     table["power_measurement"] = table["system"].map({system: point for system, (_, point) in measured.items()})
     table.to_parquet(path, index=False)
+
+
+@pytest.fixture
+def gaudi2_unpriced(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The shipped price table without its Gaudi2 rows: the commands' scratch project (H100, A100, Gaudi2) then has
+    one family with no public price, the case its tests check."""
+    from pipeline.analysis.pricing import price_table as pt
+
+    table = pt.price_table()
+    monkeypatch.setattr(pt, "price_table", lambda: table[table["family"] != "Gaudi2"].reset_index(drop=True))
+    pt._package_quotes.cache_clear()
+    yield
+    pt._package_quotes.cache_clear()

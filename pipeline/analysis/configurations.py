@@ -36,6 +36,7 @@ import pandas as pd
 
 from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.analysis.pricing.energy import energy_metrics, same_runs_as
+from pipeline.analysis.pricing.energy_estimate import with_energy_estimate
 from pipeline.core import schemas
 from pipeline.mlperf import availability
 from pipeline.mlperf.catalogue import round_version
@@ -158,6 +159,6 @@ def build_configurations(systems: pd.DataFrame, results: pd.DataFrame,
     names = result_names(frame)
     frame = frame.assign(republished_of=republished_of(frame),
                          same_runs_as=same_runs_as(frame, REPUBLISHED_KEY, REPUBLISHED_TOLERANCE, names))
-    frame = energy_metrics(efficiency_metrics(frame), names)
+    frame = with_energy_estimate(energy_metrics(efficiency_metrics(frame), names))
     frame = frame[schemas.CONFIGURATION_COLUMNS].sort_values(["benchmark", "round", "submitter", "system"])
     return schemas.validate_configurations(frame.reset_index(drop=True)), notes.reset_index(drop=True)

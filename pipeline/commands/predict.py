@@ -152,7 +152,7 @@ def predicted_cost(result: Answer, prices: dict[str, float] | None) -> dict[str,
     and `interval_high_usd` (the dearest at its upper end); missing figures as None."""
     hours = result.count * result.predicted_min / 60
     costs = training_costs(pd.DataFrame({"accelerator_family": [result.accelerator], "accelerator_hours": [hours]}),
-                           prices).drop(columns="energy_cost_usd").iloc[0]
+                           prices).drop(columns=["energy_cost_usd", "energy_estimated_cost_usd"]).iloc[0]
     fields: dict[str, Any] = {"accelerator_hours": hours, "label": COST_LABEL, **costs.to_dict(),
                               "interval_low_usd": result.count * result.low_min / 60 * costs[
                                   "cost_low_usd_per_accelerator_hour"],

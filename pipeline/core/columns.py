@@ -176,8 +176,17 @@ CONFIGURATIONS = Table(
      "power_conversion_eff": "the power logs' conversion efficiency (1: none applied)",
      "power_per_accelerator_w": "derived, not an MLPerf result: energy / time to train / accelerators, W, host and "
                                 "switch share included",
-     "power_share_of_tdp": "derived: power_per_accelerator_w / the accelerator's TDP (above 1: the host and "
-                           "switches' share)"},
+     "power_share_of_tdp": "derived, not an MLPerf result: measured system power per accelerator as a share of "
+                           "the accelerator's rated power (tdp_w): includes host, network and power conversion, so "
+                           "above 1 is usual",
+     "energy_basis": "measured (energy_kwh is MLPerf's measurement), estimated (energy_estimated_kwh), or empty "
+                     "(no accelerator count or no rated power for the family)",
+     "energy_estimated_kwh": "estimated, not an MLPerf result: accelerators x hours x rated power x the median "
+                             "measured share of rated power, kWh; only where no energy was measured",
+     "energy_estimate_error": "the estimate's median relative error on measured results of submitters its fit did "
+                              "not see (0.1 = 10%)",
+     "energy_estimate_worst_error": "the estimate's worst relative error on measured results of submitters its fit "
+                                    "did not see"},
     note="Definitions of the efficiency metrics: docs/methods.md. A result without a system description keeps "
          "its row with missing hardware values and a note in feature_notes.csv.",
 )
@@ -300,4 +309,6 @@ FILES: dict[str, str] = {
     "reports/methods.html": "methods and evidence: findings, backtest, diagnostics, definitions, parameters",
     "reports/data.html": "coverage, quarantine and provenance",
     "reports/assets/": "the site's shared stylesheet, script and chart library (`vega.js`), once",
+    "reports/briefs/<b>.pdf": "the printable brief of a benchmark of the newest round: front, cost at a deadline, "
+                              "scaling forecast and the procurement table, one page (docs/report.md)",
 }

@@ -54,6 +54,7 @@ IMPORTANCE = REPORTS / "importance"
 CLUSTERS = REPORTS / "clusters"
 RANK = REPORTS / "rank"
 DECIDE = REPORTS / "decide"
+BRIEFS = REPORTS / "briefs"  # one printable page per current benchmark (the `brief` stage)
 INDEX = REPORTS / "index.html"
 ASSETS = REPORTS / "assets"  # the site's shared assets (the `assets` stage)
 METRICS = REPORTS / "metrics.json"
@@ -109,6 +110,14 @@ def decide_json(benchmark: str, folder: Path = DECIDE) -> Path:
     `folder` is the stage's output folder (a temporary one while the stage writes).
     """
     return folder / f"{benchmark}.json"
+
+
+def brief_pdf(benchmark: str, folder: Path = BRIEFS) -> Path:
+    """The brief stage's printable page of a current benchmark (PDF).
+
+    `folder` is the stage's output folder (a temporary one while the stage writes).
+    """
+    return folder / f"{benchmark}.pdf"
 
 
 def models_json(benchmark: str, folder: Path = DECIDE) -> Path:

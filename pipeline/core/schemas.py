@@ -80,6 +80,7 @@ CONFIGURATION_COLUMNS = [
     "accelerator_hours", "speedup", "scaling_efficiency", "round_efficiency", "throughput_per_accelerator",
     "throughput_scaling", "convergence_work_ratio", "same_runs_as", "energy_kwh", "energy_dc_kwh",
     "energy_dc_source", "power_measurement", "power_conversion_eff", "power_per_accelerator_w", "power_share_of_tdp",
+    "energy_basis", "energy_estimated_kwh", "energy_estimate_error", "energy_estimate_worst_error",
 ]
 
 CONFIGURATIONS = pa.DataFrameSchema(
@@ -106,6 +107,11 @@ CONFIGURATIONS = pa.DataFrameSchema(
         "power_measurement": pa.Column(str, pa.Check.isin(["AC", "DC", "AC and DC"]), nullable=True),
         "power_per_accelerator_w": pa.Column(float, pa.Check.gt(0), nullable=True),
         "power_share_of_tdp": pa.Column(float, pa.Check.gt(0), nullable=True),
+        # pipeline.analysis.pricing.energy_estimate
+        "energy_basis": pa.Column(str, pa.Check.isin(["measured", "estimated"]), nullable=True),
+        "energy_estimated_kwh": pa.Column(float, pa.Check.gt(0), nullable=True),
+        "energy_estimate_error": pa.Column(float, pa.Check.ge(0), nullable=True),
+        "energy_estimate_worst_error": pa.Column(float, pa.Check.ge(0), nullable=True),
     },
     unique=["round", "submitter", "system", "benchmark"], strict=False, coerce=True,
 )

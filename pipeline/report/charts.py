@@ -513,7 +513,8 @@ def energy_chart(key: str, rows: pd.DataFrame, colours: dict[str, str], model: s
                        "opacity": _when(legend["name"], 0.9, 0.06),
                        "tooltip": [*TOOLTIP, _tip("energy_text:N", "Energy (kWh, measurement point)"),
                                    _tip("power_per_accelerator_w:Q", "W per accelerator (derived)", ",d"),
-                                   _tip("power_share_of_tdp:Q", "Share of TDP (derived)", ".0%")]},
+                                   _tip("power_share_of_tdp:Q", "System power / rated power (host in)",
+                                        ".0%")]},
                    params=[legend])
     if len(rounds) > 1:
         selector, keep = _round_selector(key, rounds)

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pipeline.analysis.pricing.price_table import table_date
+from pipeline.analysis.pricing.price_table import price_dates_text
 from pipeline.core import paths
 from pipeline.mlperf.catalogue import ROUND_PUBLISHED, round_published, round_version
 from pipeline.mlperf.discovery import successors
@@ -44,7 +44,7 @@ def newer_upstream(newest: str, record: Path = paths.UPSTREAM_RECORD) -> dict[st
 def currency(newest: str | None, provenance: dict[str, Any], record: Path = paths.UPSTREAM_RECORD) -> dict[str, Any]:
     """The first screen's dates; `newest` is the newest round analysed (None: nothing analysed)."""
     return {"round": newest, "published": published_text(newest) if newest else None,
-            "prices_date": table_date().isoformat(), "commit": provenance.get("commit", "unknown"),
+            "prices_read": price_dates_text(), "commit": provenance.get("commit", "unknown"),
             "build_date": provenance.get("commit_date", "unknown"),
             "forecast_round": successors(newest)[0] if newest else None,
             "newer_upstream": newer_upstream(newest, record) if newest else None}

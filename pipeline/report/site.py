@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 from pipeline.analysis.pricing.costs import measured_energy, with_measured_energy
-from pipeline.analysis.pricing.price_table import CostRange, cost_range
+from pipeline.analysis.pricing.energy_estimate import ESTIMATE_COLUMNS
+from pipeline.analysis.pricing.price_table import CostRange, cost_range, price_dates_text
 from pipeline.analysis.pricing.prices import Prices
 from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report import charts
@@ -72,23 +73,36 @@ def _cost_text(cost: CostRange) -> str:
     span = number(cost.low) if cost.low == cost.high else f"{number(cost.low)} to {number(cost.high)}"
     providers = cost.cheapest.provider if cost.cheapest.provider == cost.dearest.provider else \
         f"{cost.cheapest.provider} to {cost.dearest.provider}"
-    return f"{span}{unit} ({providers})"
+    dates = sorted({cost.cheapest.date, cost.dearest.date})
+    return f"{span}{unit} ({providers}, {cost.cheapest.price_type}, prices of {' and '.join(dates)})"
 
 
 # -------------------------------------------------------------------------------------------- configurations
 
 def with_energy(ranking: pd.DataFrame, configurations: pd.DataFrame | None, benchmark: str) -> pd.DataFrame:
-    """The ranking with the configurations' energy columns (ENERGY_COLUMNS) that exist and hold a value."""
+    """The ranking with the configurations' energy columns (ENERGY_COLUMNS) that exist and hold a value, and the
+    estimate of the results without a measurement (ESTIMATE_COLUMNS, where the table has them)."""
     if configurations is None:
         return ranking
     present = [c for c in ENERGY_COLUMNS if c in configurations and configurations[c].notna().any()]
-    if not present:
+    if present:
+        ranking = with_measured_energy(ranking, measured_energy(configurations, benchmark, present, KEYS), KEYS)
+    if not set(ESTIMATE_COLUMNS) <= set(configurations) or configurations["energy_estimated_kwh"].isna().all():
         return ranking
-    return with_measured_energy(ranking, measured_energy(configurations, benchmark, present, KEYS), KEYS)
+    estimates = configurations.loc[configurations["benchmark"] == benchmark, [*KEYS, *ESTIMATE_COLUMNS]]
+    merged = ranking.drop(columns=[c for c in ESTIMATE_COLUMNS if c in ranking]).merge(
+        estimates, on=KEYS, how="left", validate="many_to_one")
+    merged.index = ranking.index
+    return merged
 
 
 def has_energy(frame: pd.DataFrame) -> bool:
     return "energy_kwh" in frame and bool(frame["energy_kwh"].notna().any())
+
+
+def has_any_energy(frame: pd.DataFrame) -> bool:
+    """Whether any row has an energy, measured or estimated."""
+    return has_energy(frame) or ("energy_estimated_kwh" in frame and bool(frame["energy_estimated_kwh"].notna().any()))
 
 
 def configuration_row(row: pd.Series | dict[str, Any]) -> dict[str, Any]:
@@ -108,7 +122,10 @@ def energy_text(row: pd.Series | dict[str, Any]) -> str:
     runs were measured at both points (one result, two figures), else "0.541 (AC)"."""
     energy, dc = row.get("energy_kwh"), row.get("energy_dc_kwh")
     if missing(energy):
-        return ""
+        estimate = row.get("energy_estimated_kwh")
+        if missing(estimate):
+            return ""
+        return f"{number(estimate)} (estimated, {number(row['energy_estimate_error'], 'share')} median error)"
     point = str(row.get("power_measurement") or "")
     if not missing(dc):
         return f"{number(energy)} (AC) · {number(dc)} (DC)"
@@ -152,7 +169,8 @@ def round_view(outputs: BenchmarkOutputs, configurations: pd.DataFrame | None, p
             "n": len(rows), "front": [configuration_row(r) for _, r in front.iterrows()],
             "fastest": configuration_row(fastest), "efficient": configuration_row(efficient),
             "same": fastest.name == efficient.name, "rows": rows,
-            "priced": bool(rows["cost_low"].notna().any()), "energy": has_energy(rows),
+            "priced": bool(rows["cost_low"].notna().any()), "energy": has_any_energy(rows),
+            "measured_energy": has_energy(rows),
             "colours": {f: colours.get(f, "#949494") for f in rows["accelerator_family"].dropna().unique()}}
 
 
@@ -231,7 +249,7 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
                                 for row in comparison.to_dict("records")],
             "history": [page for page in pages if not page["current"]],
             "current_pages": [page for page in pages if page["current"]], "pages": pages,
-            "cost_note": COST_NOTE, "derived": DERIVED}
+            "cost_note": COST_NOTE, "derived": DERIVED, "prices_read": price_dates_text()}
 
 
 def benchmark_context(outputs: BenchmarkOutputs, section: dict[str, Any], view: dict[str, Any] | None,
@@ -241,7 +259,8 @@ def benchmark_context(outputs: BenchmarkOutputs, section: dict[str, Any], view: 
     break-even chart of its forecast section; `newest` is the newest round analysed (what retired means)."""
     page = {**section, "page": benchmark_page(outputs.benchmark), "current": current(outputs, newest), "view": view,
             "charts": [], "break_even_chart": None, "energy": None,
-            "last_round": getattr(BY_ID.get(outputs.benchmark), "last_round", None)}
+            "last_round": getattr(BY_ID.get(outputs.benchmark), "last_round", None),
+            "brief": f"briefs/{outputs.benchmark}.pdf" if current(outputs, newest) else None}
     if not outputs.analysed or view is None:
         return page
     key, model = outputs.benchmark, section["model"]

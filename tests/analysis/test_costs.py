@@ -37,7 +37,7 @@ def _table() -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=["family", "provider", "instance_type", "accelerators_per_instance",
                                         "price_per_hour", "price_unit", "price_type", "region", "date"])
     frame = frame.assign(currency="USD", source=[f"https://example.org/{i}" for i in range(len(rows))],
-                         note="a test row")
+                         source_kind="provider", note="a test row")
     return pt.validate(frame[pt.COLUMNS])
 
 
@@ -55,8 +55,9 @@ def test_training_costs_by_hand() -> None:
     assert costs.dtypes.astype(str).to_dict() == COST_COLUMNS
     assert costs.index.tolist() == [10, 20, 30, 40, 50]  # on the configurations' index
     h100 = costs.loc[10]
-    # 10 accelerator-hours x 2.49 (Lambda, the offer's newest price) and x 55.04 / 8 = 6.88 (AWS)
-    assert (h100["cost_basis"], h100["cost_prices"]) == ("public", 3)
+    # 10 accelerator-hours x 2.49 (Lambda, the offer's newest price) and x 55.04 / 8 = 6.88 (AWS); on-demand only:
+    # Google Cloud's spot price is not in the range
+    assert (h100["cost_basis"], h100["cost_prices"]) == ("public", 2)
     assert (h100["cost_low_usd"], h100["cost_high_usd"]) == pytest.approx((24.9, 68.8))
     assert (h100["cost_low_provider"], h100["cost_low_price_type"], h100["cost_low_date"]) == (
         "Lambda", "on-demand", "2026-06-01")
@@ -99,16 +100,23 @@ def test_energy_cost_only_where_energy_is_measured() -> None:
 
 
 def test_the_shipped_table_prices_the_families_it_lists_and_no_others() -> None:
-    families = ["H100", "A100", "TPU-v4", "Gaudi2", "GB200"]
+    families = ["H100", "A100", "TPU-v4", "Gaudi2", "GB200", "MI350X", "GH200"]
     costs = training_costs(pd.DataFrame({"accelerator_family": families, "accelerator_hours": 1.0}))
     current = pt.current_prices()
     for family, row in zip(families, costs.to_dict(orient="records")):
-        prices = current.loc[current["family"] == family, "price_per_accelerator_hour"]
+        prices = current.loc[(current["family"] == family) & (current["price_type"] == pt.default_price_type(family)),
+                             "price_per_accelerator_hour"]
         if prices.empty:
             assert row["cost_basis"] == "none" and family in pt.families_without_price()
         else:
             assert (row["cost_low_usd"], row["cost_high_usd"]) == (prices.min(), prices.max())
             assert row["cost_prices"] == len(prices) and row["cost_low_provider"] and row["cost_high_provider"]
+
+
+def test_a_price_type_can_be_chosen_and_is_never_mixed() -> None:
+    spot = training_costs(_configurations(), table=_table(), price_type="spot")
+    assert (spot.loc[10, "cost_low_usd"], spot.loc[10, "cost_prices"]) == (pytest.approx(30.0), 1)
+    assert spot.loc[20, "cost_basis"] == "none"  # no spot A100 price
 
 
 def test_cost_text_names_the_provider_and_price_type_at_each_end() -> None:

@@ -55,25 +55,57 @@ def test_the_hyperscalers_list_the_families_they_rent() -> None:
 
 
 def test_price_per_accelerator_hour_divides_instance_prices_only() -> None:
-    table = pt.price_table().set_index(["provider", "instance_type", "price_type", "region"])
-    assert table.loc[("AWS", "p5.48xlarge", "on-demand", "us-east-1"), "price_per_accelerator_hour"] == 55.04 / 8
-    assert table.loc[("Azure", "Standard_ND96isr_H100_v5", "on-demand", "unstated"),
-                     "price_per_accelerator_hour"] == 12.29
+    table = pt.price_table()
+    per_instance = table["price_unit"] == "instance-hour"
+    assert (table.loc[per_instance, "price_per_accelerator_hour"]
+            == table.loc[per_instance, "price_per_hour"] / table.loc[per_instance, "accelerators_per_instance"]).all()
+    assert (table.loc[~per_instance, "price_per_accelerator_hour"] == table.loc[~per_instance, "price_per_hour"]).all()
+    indexed = table.set_index(["provider", "instance_type", "price_type", "region", "date"])
+    assert indexed.loc[("AWS", "p5.48xlarge", "on-demand", "us-east-1", "2026-11-09"),
+                       "price_per_accelerator_hour"] == 55.04 / 8
+
+
+def test_every_row_says_whether_the_provider_or_a_community_source_states_it() -> None:
+    table = pt.price_table()
+    assert set(table["source_kind"]) == set(pt.SOURCE_KINDS)
+    # a community row says which page it transcribes or what it is, in its note
+    assert (table.loc[table["source_kind"] == "community", "note"].str.len() > 20).all()
+
+
+def test_rack_scale_offers_state_their_conversion_per_accelerator() -> None:
+    table = pt.price_table()
+    rack = table[table["family"].isin(pt.RACK_SCALE_FAMILIES) & (table["price_unit"] == "instance-hour")]
+    assert not rack.empty and rack["note"].str.contains(pt.RACK_RULE, case=False).all()
+    # GB200 NVL72 as 4-GPU instances (OCI, CoreWeave) and by the rack (AWS capacity blocks of 36 or 72)
+    assert {4, 36, 72} <= set(rack["accelerators_per_instance"])
+
+
+def test_every_accelerator_of_the_newest_round_has_an_on_demand_price_or_says_which_type() -> None:
+    families = ["GB300", "GB200", "B300", "B200", "MI355X", "MI350X", "H200", "H100", "MI325X", "MI300X",
+                "TPU-v6e", "TPU-v5p", "Trainium", "Trainium2", "Gaudi2", "Gaudi3"]
+    for family in families:
+        kind = pt.default_price_type(family)
+        assert kind is not None, family
+        cost = pt.cost_range(1.0, family)
+        assert cost.cheapest is not None and cost.dearest is not None
+        assert cost.cheapest.price_type == cost.dearest.price_type == kind, family
+    assert pt.default_price_type("MI350X") == "committed-1y"  # no on-demand MI350X price found
 
 
 def test_each_price_per_accelerator_hour_falls_in_its_family_band() -> None:
     checked = pt.plausibility(pt.price_table())
     assert checked["plausible"].all(), checked.loc[~checked["plausible"]]
-    # every family with two or more rows is checked against the others, not only against the generation band
-    several = checked.groupby("family")["family"].transform("size") > 1
+    # every family with two or more rows of one type (but spot) is checked against the others of that type
+    several = (checked.groupby(["family", "price_type"])["family"].transform("size") > 1) & \
+        ~checked["price_type"].isin(pt.UNBANDED_TYPES)
     assert checked.loc[several, "basis"].str.contains("middle of the other").all()
 
 
 @pytest.mark.parametrize("factor", [10.0, 0.1])
 def test_a_10x_typo_in_any_row_of_a_family_with_several_rows_is_rejected(factor: float) -> None:
     raw = _raw()
-    families = raw["family"].value_counts()
-    for index in raw.index[raw["family"].map(families) > 1]:
+    groups = raw.groupby(["family", "price_type"])["family"].transform("size")
+    for index in raw.index[(groups > 1) & ~raw["price_type"].isin(pt.UNBANDED_TYPES)]:
         wrong = raw.copy()
         wrong.loc[index, "price_per_hour"] = raw.loc[index, "price_per_hour"] * factor
         with pytest.raises(ContractError, match="implausible price"):
@@ -83,7 +115,7 @@ def test_a_10x_typo_in_any_row_of_a_family_with_several_rows_is_rejected(factor:
 def test_a_10x_typo_names_the_row_first() -> None:
     raw = _raw()
     index = raw.index[(raw["provider"] == "AWS") & (raw["instance_type"] == "p5.48xlarge")
-                      & (raw["price_type"] == "on-demand")][0]
+                      & (raw["price_type"] == "on-demand") & (raw["date"] == "2026-11-09")][0]
     raw.loc[index, "price_per_hour"] = 550.4
     with pytest.raises(ContractError, match=r"implausible price .*?: H100 / AWS / p5\.48xlarge / on-demand: 68\.8"):
         pt.validate(raw)
@@ -114,6 +146,8 @@ def test_an_instance_price_entered_per_accelerator_is_rejected() -> None:
     (lambda t: t.assign(currency=t["currency"].where(t.index != 0, "usd")), "currency must be"),
     (lambda t: t.assign(price_unit=t["price_unit"].where(t.index != 0, "GPU-hour")), "price_unit must be"),
     (lambda t: pd.concat([t, t.iloc[[0]]], ignore_index=True), "listed twice"),
+    (lambda t: t.assign(source_kind=t["source_kind"].where(t.index != 0, "blog")), "source_kind must be"),
+    (lambda t: t.assign(note=t["note"].where(~t["family"].isin(["GB200"]), "a GB200 rack")), "rack-scale offer"),
 ])
 def test_a_broken_table_is_a_contract_error(change, message: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ContractError, match=message):
@@ -123,16 +157,18 @@ def test_a_broken_table_is_a_contract_error(change, message: str) -> None:  # ty
 def test_a_later_listing_of_an_offer_replaces_the_older_one() -> None:
     raw = _raw()
     newer = raw[(raw["provider"] == "AWS") & (raw["instance_type"] == "p5.48xlarge")
-                & (raw["price_type"] == "on-demand")].assign(price_per_hour=50.0, date="2026-11-10")
+                & (raw["price_type"] == "on-demand") & (raw["region"] == "us-east-1")
+                ].iloc[[0]].assign(price_per_hour=50.0, date="2026-12-31")
     table = pt.validate(pd.concat([raw, newer], ignore_index=True))
     current = pt.current_prices(table)
-    p5 = current[(current["instance_type"] == "p5.48xlarge") & (current["price_type"] == "on-demand")]
+    p5 = current[(current["instance_type"] == "p5.48xlarge") & (current["price_type"] == "on-demand")
+                 & (current["region"] == "us-east-1")]
     assert p5["price_per_hour"].tolist() == [50.0]
 
 
 def test_families_without_a_price_are_listed_and_bands_cover_the_priced_ones() -> None:
     missing = pt.families_without_price()
-    assert "Gaudi2" in missing and "H100" not in missing
+    assert "GH200" in missing and "H100" not in missing
     bands = pt.family_bands()
     assert set(bands["family"]) | set(missing) == set(specifications().index)
     assert (bands["band_low"] <= bands["min"]).all() and (bands["max"] <= bands["band_high"]).all()
@@ -143,7 +179,7 @@ def test_families_without_a_price_are_listed_and_bands_cover_the_priced_ones() -
 def test_cost_range_names_the_provider_at_each_end() -> None:
     cost = pt.cost_range(1000.0, "H100")
     table = pt.current_prices()
-    h100 = table.loc[table["family"] == "H100", "price_per_accelerator_hour"]
+    h100 = table.loc[(table["family"] == "H100") & (table["price_type"] == "on-demand"), "price_per_accelerator_hour"]
     assert cost.basis == "public" and cost.has_price and cost.currency == "USD"
     assert cost.low == pytest.approx(1000.0 * h100.min()) and cost.high == pytest.approx(1000.0 * h100.max())
     assert cost.cheapest is not None and cost.dearest is not None
@@ -153,18 +189,19 @@ def test_cost_range_names_the_provider_at_each_end() -> None:
     assert cost.cheapest.provider in text and cost.dearest.provider in text and "not an MLPerf result" in text
 
 
-def test_cost_range_over_chosen_price_types() -> None:
-    every = pt.cost_range(10.0, "H100")
-    on_demand = pt.cost_range(10.0, "H100", price_types=["on-demand"])
-    assert on_demand.quotes < every.quotes
-    assert on_demand.cheapest is not None and on_demand.cheapest.price_type == "on-demand"
-    assert on_demand.dearest is not None and on_demand.dearest.price_type == "on-demand"
-    with pytest.raises(ValueError, match="unknown price types"):
-        pt.cost_range(10.0, "H100", price_types=["reserved"])
+def test_a_cost_range_is_of_one_price_type_on_demand_by_default() -> None:
+    on_demand = pt.cost_range(10.0, "H100")
+    spot = pt.cost_range(10.0, "H100", price_type="spot")
+    for cost, kind in ((on_demand, "on-demand"), (spot, "spot")):
+        assert cost.cheapest is not None and cost.cheapest.price_type == kind
+        assert cost.dearest is not None and cost.dearest.price_type == kind
+    assert spot.low is not None and on_demand.low is not None and spot.low < on_demand.low
+    with pytest.raises(ValueError, match="unknown price type"):
+        pt.cost_range(10.0, "H100", price_type="reserved")
 
 
 def test_a_family_without_a_public_price_says_so() -> None:
-    cost = pt.cost_range(100.0, "Gaudi2")
+    cost = pt.cost_range(100.0, "GH200")
     assert not cost.has_price and cost.basis == "none" and cost.low is None and cost.cheapest is None
     assert "no public price" in cost.describe()
 

@@ -64,6 +64,7 @@ def test_constraints_filter_and_predictions_must_meet_the_deadline_at_their_uppe
     assert "below (past the break-even)" in ordered.loc[0, "reason"]
 
 
+@pytest.mark.usefixtures("gaudi2_unpriced")
 def test_costs_use_the_price_table_and_impossible_constraints_say_what_to_relax() -> None:
     # Gaudi2 has no public price (tests/analysis/test_costs.py tests the public prices)
     candidates = recommend.with_costs(_candidates().replace({"accelerator_family": {"A100": "Gaudi2"}}),
@@ -170,13 +171,15 @@ def test_recommend_names_the_original_of_a_republished_result() -> None:
     assert "republished" not in details[1]
 
 
+@pytest.mark.usefixtures("gaudi2_unpriced")
 def test_recommend_shows_a_public_cost_for_every_priced_configuration(decide_project: Path, capsys) -> None:
     recommend.main(["--benchmark", "resnet", "--top", "30"])
     out = capsys.readouterr().out
     assert f"cost ({COST_LABEL}) = accelerator-hours x price per accelerator-hour" in out
     assert "accelerator-hours: hardware time (accelerators x time to train), not what you pay" in out
     listed = [line for line in out.splitlines() if re.match(r"^\s*\d+\. \[", line)]
-    cheapest = pt.current_prices().groupby("family")["price_per_accelerator_hour"].min()
+    current = pt.current_prices()
+    cheapest = current[current["price_type"] == "on-demand"].groupby("family")["price_per_accelerator_hour"].min()
     for line in listed:
         if " Gaudi2 x " in line:
             assert ", no public price, " in line
@@ -192,6 +195,7 @@ def test_recommend_shows_a_public_cost_for_every_priced_configuration(decide_pro
             assert row["cost_basis"] == "none" and row["cost_low_usd"] is None
 
 
+@pytest.mark.usefixtures("gaudi2_unpriced")
 def test_max_cost_uses_the_public_table_and_your_prices_override_it(decide_project: Path, capsys) -> None:
     recommend.main(["--benchmark", "resnet", "--top", "30", "--json"])
     everything = json_rows(capsys)

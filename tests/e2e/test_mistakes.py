@@ -142,8 +142,8 @@ def test_a_scope_that_leaves_nothing_stops_the_analysis(project: Path) -> None:
 
 MODULES = ["pipeline.stages.validate", "pipeline.stages.fetch", "pipeline.stages.ingest", "pipeline.stages.features",
            "pipeline.stages.importance", "pipeline.stages.cluster", "pipeline.stages.rank", "pipeline.stages.backtest",
-           "pipeline.stages.decide", "pipeline.commands.predict", "pipeline.commands.recommend",
-           "pipeline.mlperf.logs.compliance"]
+           "pipeline.stages.decide", "pipeline.stages.brief", "pipeline.commands.predict",
+           "pipeline.commands.recommend", "pipeline.mlperf.logs.compliance"]
 
 
 @pytest.mark.parametrize("module", MODULES)

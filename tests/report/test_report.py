@@ -666,14 +666,14 @@ def test_input_hashes_come_from_the_fetch_and_ingest_stages(tmp_path: Path) -> N
 def test_every_page_s_first_screen_says_how_current_it_is(pages: dict[str, str]) -> None:
     """The round analysed and its publication, the prices' date, the build date and commit, on every page (the
     masthead); the entry also names the round the forecasts are for."""
-    from pipeline.analysis.pricing.price_table import table_date
+    from pipeline.analysis.pricing.price_table import price_dates_text
 
     for name, page in pages.items():
         if not name.endswith(".html"):
             continue
         masthead = page_text(page[:page.index("</header>")])
         assert "Analyses MLPerf Training v3.0, published June 2023;" in masthead, name
-        assert f"prices of {table_date().isoformat()}; built " in masthead and " from commit " in masthead, name
+        assert f"prices read {price_dates_text()}; built " in masthead and " from commit " in masthead, name
     assert "Forecasts are for v3.1, the round after v3.0." in page_text(pages[site.INDEX])
 
 
@@ -838,13 +838,13 @@ def test_energy_shows_where_measured_and_nothing_changes_without_the_columns(
         tmp_path: Path, pages: dict[str, str], energy_pages: dict[str, str]) -> None:
     with_energy = energy_pages
     headline = with_energy[site.benchmark_page(HEADLINE)]
-    assert "Energy per run (kWh)" in headline and f'id="{HEADLINE}_energy"' in headline
+    assert "Energy per run (kWh; measured, or estimated" in headline and f'id="{HEADLINE}_energy"' in headline
     assert "12.5 (node wall power)" in page_text(headline)  # each energy figure with its measurement point
     # the energy view: every measured result named (round, submitter, system), the derived figures labelled
     assert 'id="energy"' in headline and "W per accelerator (derived)" in headline
     assert "derived, not an MLPerf result" in headline and "650" in page_text(headline) and "93%" in page_text(headline)
     assert 'id="energy"' not in with_energy[site.benchmark_page(OTHER)]
-    assert "Energy per run (kWh)" not in with_energy[site.benchmark_page(OTHER)]  # no measurement there
+    assert "Energy per run (kWh" not in with_energy[site.benchmark_page(OTHER)]  # no measurement there
     # without the columns (or with them all empty) the pages are as they were
     plain = headline_page(pages)
     assert "Energy" not in plain and 'id="energy"' not in plain and f'id="{HEADLINE}_energy"' not in plain

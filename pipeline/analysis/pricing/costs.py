@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice, energy_cost
-from pipeline.analysis.pricing.price_table import CostRange, PriceQuote, cost_range, table_date
+from pipeline.analysis.pricing.price_table import CostRange, PriceQuote, cost_range, price_dates_text
 from pipeline.core.errors import ContractError
 
 COST_LABEL = "derived, not an MLPerf result"
@@ -44,15 +44,19 @@ _END = {"usd": "float64", "usd_per_accelerator_hour": "float64", "provider": "st
 # cost_<end>_provider                   the provider quoting it ("your price file" for the user's price);
 # cost_<end>_instance, _price_type      the instance and price type (on-demand, spot, ...; empty for the user's);
 # cost_<end>_date, _source              the ISO date of the price and its source URL (empty for the user's).
+# Both ends are of one price type (on-demand by default), never a spot price at one end and on-demand at the other.
 # cost_basis: "public", "user" or "none" (no public price: every cost column empty); cost_prices: how many current
 # prices the range spans (1 for the user's, 0 for none); energy_cost_usd: energy_kwh x the electricity price, only
-# where energy_kwh is measured (empty otherwise, and everywhere when the frame has no energy_kwh).
+# where energy_kwh is measured (empty otherwise, and everywhere when the frame has no energy_kwh);
+# energy_estimated_cost_usd: energy_estimated_kwh x the electricity price where the frame has that estimate
+# (pipeline.analysis.pricing.energy_estimate: estimated, not an MLPerf result), empty elsewhere.
 COST_COLUMNS: dict[str, str] = {
     "cost_basis": "string",
     **{f"cost_low_{name}": dtype for name, dtype in _END.items()},
     **{f"cost_high_{name}": dtype for name, dtype in _END.items()},
     "cost_prices": "int64",
     "energy_cost_usd": "float64",
+    "energy_estimated_cost_usd": "float64",
 }
 
 
@@ -65,12 +69,13 @@ def _end(quote: PriceQuote | None) -> dict[str, Any]:
             "date": quote.date or None, "source": quote.source or None}
 
 
-def _family_prices(family: object, user_prices: Mapping[str, float] | None,
-                   table: pd.DataFrame | None) -> dict[str, Any]:
-    """The price range per accelerator-hour of one family (`cost_range` of one hour), as cost columns without
-    the costs."""
+def _family_prices(family: object, user_prices: Mapping[str, float] | None, table: pd.DataFrame | None,
+                   price_type: str | None = None) -> dict[str, Any]:
+    """The price range per accelerator-hour of one family (`cost_range` of one hour, of one price type), as cost
+    columns without the costs."""
     priced: CostRange | None = (None if not isinstance(family, str) else
-                                cost_range(1.0, family, user_prices=user_prices, table=table, currency=CURRENCY))
+                                cost_range(1.0, family, user_prices=user_prices, table=table, currency=CURRENCY,
+                                           price_type=price_type))
     basis = NO_PRICE if priced is None else priced.basis
     low, high = (None, None) if priced is None else (priced.cheapest, priced.dearest)
     return {"cost_basis": basis, **{f"cost_low_{key}": value for key, value in _end(low).items()},
@@ -80,22 +85,26 @@ def _family_prices(family: object, user_prices: Mapping[str, float] | None,
 
 def training_costs(configurations: pd.DataFrame, user_prices: Mapping[str, float] | None = None, *,
                    electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE,
-                   table: pd.DataFrame | None = None) -> pd.DataFrame:
+                   table: pd.DataFrame | None = None, price_type: str | None = None) -> pd.DataFrame:
     """The cost columns (COST_COLUMNS, with their dtypes) of each row of `configurations`, on its index.
 
     `configurations` needs `accelerator_family` (as in accelerators.csv) and `accelerator_hours` (hours of one
     accelerator x count, the hardware time of a run); `energy_kwh` (measured energy to train, kWh) is optional.
     `user_prices` (`pipeline.analysis.pricing.prices.load_prices`: family -> USD per accelerator-hour) replaces the
     public
-    table (`table`, default the shipped one) for the families it names. A row whose family has no price, or whose
-    accelerator-hours are missing, has empty costs; a family without a price has cost_basis "none"."""
+    table (`table`, default the shipped one) for the families it names. The public range is of one price type,
+    `price_type`, or by default on-demand (a family without an on-demand price: the type
+    `price_table.default_price_type` names, in `cost_low_price_type`); price types are never mixed. A row whose
+    family has no price, or whose accelerator-hours are missing, has empty costs; a family without a price has
+    cost_basis "none"."""
     missing = [column for column in ("accelerator_family", "accelerator_hours") if column not in configurations]
     if missing:
         raise ContractError(f"training costs need the columns {', '.join(missing)}")
     if electricity.currency != CURRENCY:
         raise ValueError(f"the electricity price must be in {CURRENCY}, got {electricity.currency}")
     families = configurations["accelerator_family"].astype(object)
-    per_family = {family: _family_prices(family, user_prices, table) for family in families.dropna().unique()}
+    per_family = {family: _family_prices(family, user_prices, table, price_type)
+                  for family in families.dropna().unique()}
     none = _family_prices(None, None, None)
     out = pd.DataFrame([per_family.get(family, none) if isinstance(family, str) else none for family in families],
                        index=configurations.index, columns=[c for c in COST_COLUMNS if not c.endswith("_usd")])
@@ -107,6 +116,10 @@ def training_costs(configurations: pd.DataFrame, user_prices: Mapping[str, float
     if (energy < 0).any():
         raise ContractError("energy_kwh must be >= 0 where it is measured")
     out["energy_cost_usd"] = energy.map(lambda kwh: math.nan if math.isnan(kwh) else energy_cost(kwh, electricity))
+    estimate = (pd.to_numeric(configurations["energy_estimated_kwh"], errors="coerce").astype(float)
+                if "energy_estimated_kwh" in configurations else pd.Series(math.nan, index=configurations.index))
+    out["energy_estimated_cost_usd"] = estimate.map(
+        lambda kwh: math.nan if math.isnan(kwh) else energy_cost(kwh, electricity))
     return out[list(COST_COLUMNS)].astype(COST_COLUMNS)
 
 
@@ -166,7 +179,8 @@ def basis_lines(user_prices_path: object | None, electricity: ElectricityPrice, 
               f"names" if user_prices_path is not None else "")
     lines = [f"accelerator-hours: {HARDWARE_TIME}; cost ({COST_LABEL}) = accelerator-hours x price per "
              f"accelerator-hour, a range over the public list prices of pipeline/analysis/pricing/price_table.csv "
-             f"(providers and price types, the newest dated {table_date().isoformat()}){source}"]
+             f"(over providers, of one price type: on-demand where the family has one; prices read "
+             f"{price_dates_text()}){source}"]
     if energy:
         dated = f", {electricity.date}, {electricity.source}" if electricity.date else ""
         lines.append(f"energy: measured by MLPerf power results (the result on the row; AC or DC, the point of "

@@ -1,7 +1,8 @@
 """A dated, sourced default electricity price and the energy cost of a run: kWh x price.
 
-Only for energy that was measured (MLPerf power results); never for energy estimated from TDP. The price is a
-params default the user can replace with their own tariff; the cost is a derived figure, not an MLPerf result.
+For energy MLPerf measured, and for the estimate of `pipeline.analysis.pricing.energy_estimate` where no power was
+logged (that cost is then labelled estimated, not an MLPerf result). The price is a params default the user can
+replace with their own tariff; the cost is a derived figure, not an MLPerf result.
 """
 from __future__ import annotations
 

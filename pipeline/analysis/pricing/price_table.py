@@ -17,16 +17,22 @@ One row per quoted price. Columns (docs/prices.md says how to add a row):
 - price_type: on-demand, spot, capacity-block, committed-1y or committed-3y;
 - region: the provider's region, or `unstated` when the source gives none;
 - date: ISO date the price was published, retrieved or known to be in force (the note says which);
-- source: the https URL the figure was read from; note: what the source is and anything uncertain.
+- source: the https URL the figure was read from;
+- source_kind: `provider` (the provider's own page, price list or documentation) or `community` (a catalogue,
+  scraper or comparison site transcribing it: a stated fallback where the provider's page could not be read);
+- note: what the source is and anything uncertain; for a rack-scale offer (NVL72 sold by the rack or by 4-GPU
+  instances) the rule that converts it to a price per accelerator (RACK_SCALE_FAMILIES).
+
+A cost range never mixes price types: by default it is the on-demand range, or, for a family without an on-demand
+price, the range of the first type in DEFAULT_TYPE_ORDER that has one (`default_price_type`); its type is named.
 
 Every figure is a list price a source states; none is estimated. Cost figures built on it are derived metrics,
 not MLPerf results (MLCommons' guidelines ask that they say so and name their basis: `CostRange.describe` does).
 """
 from __future__ import annotations
 
-import datetime as dt
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
@@ -40,12 +46,21 @@ from pipeline.mlperf.hardware.tables import check_columns
 
 PRICE_FILE = "price_table.csv"
 COLUMNS = ["family", "provider", "instance_type", "accelerators_per_instance", "price_per_hour", "price_unit",
-           "currency", "price_type", "region", "date", "source", "note"]
+           "currency", "price_type", "region", "date", "source", "source_kind", "note"]
 TEXT_COLUMNS = ("family", "provider", "instance_type", "price_unit", "currency", "price_type", "region", "date",
-                "source", "note")
+                "source", "source_kind", "note")
 PRICE_UNITS = ("instance-hour", "accelerator-hour")
 PRICE_TYPES = ("on-demand", "spot", "capacity-block", "committed-1y", "committed-3y")
 CURRENCIES = ("USD", "EUR", "GBP")
+# `provider`: read on the provider's own page; `community`: a transcription by someone else (the stated fallback).
+SOURCE_KINDS = ("provider", "community")
+# The price type of a cost range unless one is asked for: on-demand, else the type nearest to it that the family
+# has (a capacity block is booked for days, a commitment for years; spot can be taken back at any time).
+DEFAULT_TYPE_ORDER = ("on-demand", "capacity-block", "committed-1y", "committed-3y", "spot")
+# Sold by the rack (NVL72) or by 4-GPU instances of a rack: a row priced per instance must state its conversion to
+# a price per accelerator ("per-GPU = 64/4 = 16.00") in its note.
+RACK_SCALE_FAMILIES = ("GB200", "GB300")
+RACK_RULE = r"per[- ]GPU"
 # The identity of a price: the same offer may be listed again at a later date (the newest is the one in force).
 OFFER = ["family", "provider", "instance_type", "price_type", "region", "currency"]
 
@@ -58,6 +73,9 @@ FAMILY_FACTOR = 3.0
 # PFLOPS (accelerators.csv) between these bounds. The table spans about 1 (MI300X) to 25 (V100) per PFLOPS-hour;
 # the band catches unit slips (an instance price entered per accelerator) but is too wide to catch every 10x typo.
 GENERATION_BAND = (0.3, 60.0)
+# Spot prices are set by the market and move within days (H100 spot spans 0.80 to 6.33 USD per accelerator-hour in
+# the table): only the generation band checks them. Every other type is compared with its own type's rows.
+UNBANDED_TYPES = ("spot",)
 
 
 def _read(text_columns: tuple[str, ...]) -> pd.DataFrame:
@@ -97,7 +115,8 @@ def validate(table: pd.DataFrame) -> pd.DataFrame:
         if empty.any():
             raise ContractError(f"{PRICE_FILE}: every row needs a {column} (region: `unstated` when the source "
                                 f"gives none); missing for {_where(table, empty)}")
-    for column, allowed in (("price_unit", PRICE_UNITS), ("price_type", PRICE_TYPES), ("currency", CURRENCIES)):
+    for column, allowed in (("price_unit", PRICE_UNITS), ("price_type", PRICE_TYPES), ("currency", CURRENCIES),
+                            ("source_kind", SOURCE_KINDS)):
         bad = ~table[column].isin(allowed)
         if bad.any():
             raise ContractError(f"{PRICE_FILE}: {column} must be one of {', '.join(allowed)}; found "
@@ -123,6 +142,12 @@ def validate(table: pd.DataFrame) -> pd.DataFrame:
     if unnoted.any():
         raise ContractError(f"{PRICE_FILE}: every row needs a note saying what its source is; missing for "
                             f"{_where(table, unnoted)}")
+    rack = (table["family"].isin(RACK_SCALE_FAMILIES) & (table["price_unit"] == "instance-hour")
+            & ~table["note"].str.contains(RACK_RULE, case=False, regex=True))
+    if rack.any():
+        raise ContractError(f"{PRICE_FILE}: a rack-scale offer priced per instance must state its conversion to a "
+                            f"price per accelerator in its note (\"per-GPU = price / GPUs\"); missing for "
+                            f"{_where(table, rack)}")
     repeated = table.duplicated([*OFFER, "date"])
     if repeated.any():
         raise ContractError(f"{PRICE_FILE}: the same offer listed twice on one date: {_where(table, repeated)}")
@@ -147,16 +172,16 @@ def plausibility(table: pd.DataFrame) -> pd.DataFrame:
     row's `deviation` (the factor it lies outside the band by, 1 inside) and `plausible`.
 
     The band is the intersection of the family band (within FAMILY_FACTOR of the middle, on a log scale, of the
-    prices per accelerator-hour of the family's other rows in the same currency; none for a family with a single
-    row) and the generation band
+    prices per accelerator-hour of the family's other rows of the same currency and price type; none for a family
+    with a single such row, nor for spot prices, UNBANDED_TYPES) and the generation band
     (GENERATION_BAND per peak dense BF16 PFLOPS of the family, from accelerators.csv; none where it lacks the
     figure). A row with neither band is checked for a positive price only."""
     pflops = (table["family"].map(specifications()["bf16_tflops"]) / 1000.0).to_numpy(dtype=float)
     value = table["price_per_accelerator_hour"].to_numpy(dtype=float)
     middle = np.full(len(table), np.nan)
     others = np.zeros(len(table), dtype=int)
-    for positions in table.groupby(["family", "currency"], sort=False).indices.values():
-        if len(positions) < 2:
+    for (_, _, kind), positions in table.groupby(["family", "currency", "price_type"], sort=False).indices.items():
+        if len(positions) < 2 or kind in UNBANDED_TYPES:
             continue
         prices = value[positions]
         for k, position in enumerate(positions):
@@ -192,20 +217,22 @@ def _centre(rows: pd.DataFrame) -> float:
 
 
 def family_bands(table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per family of the table: the number of rows, the lowest and highest price per accelerator-hour, and the band
-    a new row of that family would have to meet (family band from all its rows, intersected with the generation
-    band), in the table's currency (the first, when a family has several)."""
+    """Per family and price type of the table: the number of rows, the lowest and highest price per
+    accelerator-hour, and the band a new row of that family and type would have to meet (family band from all its
+    rows, none for spot, intersected with the generation band), in the table's currency (the first, when a family
+    has several)."""
     table = price_table() if table is None else table
     pflops = specifications()["bf16_tflops"] / 1000.0
     rows = []
-    for family, group in table.groupby("family", sort=True):
+    for (family, kind), group in table.groupby(["family", "price_type"], sort=True):
         group = group[group["currency"] == group["currency"].iloc[0]]
         middle = _centre(group)
-        low, high = middle / FAMILY_FACTOR, middle * FAMILY_FACTOR
+        low, high = (0.0, math.inf) if kind in UNBANDED_TYPES else (middle / FAMILY_FACTOR, middle * FAMILY_FACTOR)
         if np.isfinite(pflops.get(family, np.nan)):
             low = max(low, GENERATION_BAND[0] * pflops[family])
             high = min(high, GENERATION_BAND[1] * pflops[family])
-        rows.append({"family": family, "rows": len(group), "currency": group["currency"].iloc[0],
+        rows.append({"family": family, "price_type": kind, "rows": len(group),
+                     "currency": group["currency"].iloc[0],
                      "min": float(group["price_per_accelerator_hour"].min()),
                      "max": float(group["price_per_accelerator_hour"].max()),
                      "middle": middle, "band_low": low, "band_high": high})
@@ -224,6 +251,7 @@ class PriceQuote:
     date: str
     per_accelerator_hour: float
     source: str
+    source_kind: str = ""
 
     def label(self) -> str:
         if self.provider == USER_PROVIDER:
@@ -276,23 +304,35 @@ def current_prices(table: pd.DataFrame | None = None) -> pd.DataFrame:
     return newest.sort_values(["family", "price_per_accelerator_hour", "provider"]).reset_index(drop=True)
 
 
+def default_price_type(family: str, table: pd.DataFrame | None = None, currency: str = "USD") -> str | None:
+    """The price type a cost range of `family` uses unless told otherwise: on-demand, or, for a family without an
+    on-demand price, the first type of DEFAULT_TYPE_ORDER it has a current price of; None for a family without a
+    price."""
+    prices = current_prices(table)
+    types = set(prices.loc[(prices["family"] == family) & (prices["currency"] == currency), "price_type"])
+    return next((kind for kind in DEFAULT_TYPE_ORDER if kind in types), None)
+
+
 def cost_range(accelerator_hours: float, family: str, *, user_prices: Mapping[str, float] | None = None,
-               table: pd.DataFrame | None = None, price_types: Iterable[str] | None = None,
+               table: pd.DataFrame | None = None, price_type: str | None = None,
                currency: str = "USD") -> CostRange:
     """The cost of a run of `accelerator_hours` on `family`. The user's prices (`pipeline.analysis.pricing.prices.
     load_prices`: family -> price per accelerator-hour, their currency) win when they name the family; otherwise
-    the range over the table's current prices of the family in `currency`, optionally only of `price_types`
-    (default: every type, spot and commitments included). A family with no price says so (basis "none")."""
+    the range over the table's current prices of the family in `currency` of one `price_type` (default:
+    `default_price_type`, on-demand where there is one): price types are never mixed in one range. A family with
+    no price (of that type) says so (basis "none")."""
     if not math.isfinite(accelerator_hours) or accelerator_hours < 0:
         raise ValueError(f"accelerator_hours must be a finite number >= 0, got {accelerator_hours!r}")
     if user_prices and family in user_prices:
         price = float(user_prices[family])
-        quote = PriceQuote(USER_PROVIDER, "", "", "", "", price, "")
+        quote = PriceQuote(USER_PROVIDER, "", "", "", "", price, "", "")
         cost = accelerator_hours * price
         return CostRange(family, accelerator_hours, "user", None, cost, cost, quote, quote, 1)
-    types = None if price_types is None else tuple(price_types)
-    quotes = _package_quotes(family, currency, types) if table is None else \
-        _quotes(current_prices(table), family, currency, types)
+    if price_type is not None and price_type not in PRICE_TYPES:
+        raise ValueError(f"unknown price type {price_type}; known: {', '.join(PRICE_TYPES)}")
+    kind = price_type if price_type is not None else default_price_type(family, table, currency)
+    quotes = None if kind is None else (_package_quotes(family, currency, kind) if table is None else
+                                        _quotes(current_prices(table), family, currency, kind))
     if quotes is None:
         return CostRange(family, accelerator_hours, "none")
     cheapest, dearest, count = quotes
@@ -302,15 +342,11 @@ def cost_range(accelerator_hours: float, family: str, *, user_prices: Mapping[st
 
 
 def _quotes(prices: pd.DataFrame, family: str, currency: str,
-            price_types: tuple[str, ...] | None) -> tuple[PriceQuote, PriceQuote, int] | None:
-    """The cheapest and the dearest of the current `prices` of `family` in `currency` (of `price_types`, or every
-    type), and how many there are; None without one."""
-    prices = prices[(prices["family"] == family) & (prices["currency"] == currency)]
-    if price_types is not None:
-        unknown = sorted(set(price_types) - set(PRICE_TYPES))
-        if unknown:
-            raise ValueError(f"unknown price types {', '.join(unknown)}; known: {', '.join(PRICE_TYPES)}")
-        prices = prices[prices["price_type"].isin(list(price_types))]
+            price_type: str) -> tuple[PriceQuote, PriceQuote, int] | None:
+    """The cheapest and the dearest of the current `prices` of `family` in `currency` of `price_type`, and how
+    many there are; None without one."""
+    prices = prices[(prices["family"] == family) & (prices["currency"] == currency)
+                    & (prices["price_type"] == price_type)]
     if prices.empty:
         return None
     ordered = prices.sort_values(["price_per_accelerator_hour", "date"], ascending=[True, False])
@@ -320,14 +356,14 @@ def _quotes(prices: pd.DataFrame, family: str, currency: str,
 # A report asks for the same few families' prices hundreds of times (one per configuration shown); the package's
 # table is read once (`price_table`), so its quotes per family are too.
 @cache
-def _package_quotes(family: str, currency: str,
-                    price_types: tuple[str, ...] | None) -> tuple[PriceQuote, PriceQuote, int] | None:
-    return _quotes(current_prices(), family, currency, price_types)
+def _package_quotes(family: str, currency: str, price_type: str) -> tuple[PriceQuote, PriceQuote, int] | None:
+    return _quotes(current_prices(), family, currency, price_type)
 
 
 def _quote(row: pd.Series) -> PriceQuote:
     return PriceQuote(str(row["provider"]), str(row["instance_type"]), str(row["price_type"]), str(row["region"]),
-                      str(row["date"]), float(row["price_per_accelerator_hour"]), str(row["source"]))
+                      str(row["date"]), float(row["price_per_accelerator_hour"]), str(row["source"]),
+                      str(row["source_kind"]))
 
 
 def families_without_price(table: pd.DataFrame | None = None) -> list[str]:
@@ -336,6 +372,7 @@ def families_without_price(table: pd.DataFrame | None = None) -> list[str]:
     return [family for family in specifications().index if family not in priced]
 
 
-def table_date(table: pd.DataFrame | None = None) -> dt.date:
-    """The newest date in the table: how current the public prices are at best."""
-    return dt.date.fromisoformat(max((price_table() if table is None else table)["date"]))
+def price_dates_text(table: pd.DataFrame | None = None) -> str:
+    """When the current prices were read, for a page or an answer: "2024-12-23 to 2026-12-05"."""
+    dates = current_prices(table)["date"]
+    return f"{min(dates)} to {max(dates)}"

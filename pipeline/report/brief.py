@@ -1,0 +1,312 @@
+"""The printable brief: one page (PDF) per current benchmark, for a procurement request, readable without the site.
+
+For each benchmark of the newest round (every result that round published, republished ones included and marked),
+`write_brief` draws with seaborn, on matplotlib's Agg backend:
+
+- the front: time to train against accelerator-hours, the non-dominated configurations joined;
+- the cost at a deadline: each configuration's cost of one run (the range over the providers' current prices of
+  one price type, on-demand where the family has one) against its time to train, the deadlines DEADLINES_MIN
+  drawn and the cheapest configuration within each marked;
+- the scaling curve of each family of the round with its forecast band (the decide stage's reports/decide/<b>.json:
+  `predict`'s next-round answer and its interval per count), over the round's published results;
+- the table a request needs: configuration, submitter and system, round, time to train, accelerator-hours, cost
+  range with its price type and the prices' dates, energy (measured, or estimated and labelled so).
+
+The PDF is byte-identical for the same inputs: no creation date, a fixed producer, fonts embedded as TrueType and a
+fixed hash salt.
+"""
+from __future__ import annotations
+
+import logging
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+# The standard Helvetica has one weight: matplotlib says so for every text it measures ("using medium").
+logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
+import matplotlib.pyplot as plt  # noqa: E402  (the backend first)
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+
+from pipeline.analysis.forecasting.decide import DecideSummary  # noqa: E402
+from pipeline.analysis.pricing.costs import COST_LABEL, training_costs, usd  # noqa: E402
+from pipeline.analysis.pricing.electricity import ElectricityPrice  # noqa: E402
+from pipeline.analysis.pricing.energy_estimate import ESTIMATE_LABEL  # noqa: E402
+from pipeline.analysis.pricing.price_table import price_dates_text  # noqa: E402
+from pipeline.analysis.statistics.ranking import nondominated_fronts  # noqa: E402
+from pipeline.core.colours import COLOURBLIND  # noqa: E402
+from pipeline.core.files import atomic_path  # noqa: E402
+from pipeline.mlperf.catalogue import BY_ID, ROUND_PUBLISHED  # noqa: E402
+from pipeline.report.formatting import round_order  # noqa: E402
+
+# The deadlines a buyer asks about (minutes): the cheapest configuration within each is marked and listed.
+DEADLINES_MIN = (10, 30, 60, 240)
+# Rows of the table at most (front and cheapest-within-a-deadline configurations, fastest first).
+MAX_ROWS = 14
+PAGE_INCHES = (11.69, 8.27)  # A4 landscape
+PRODUCER = "mlperf-efficiency brief (matplotlib, seaborn)"
+# Fonts: the PDF standard Helvetica (every reader has it; nothing to embed, which would take most of the time);
+# `pdf.fonttype` and the hash salt fixed so the file does not change between runs.
+STYLE: Any = {  # matplotlib rc parameters (typed as its literal keys)
+         "pdf.use14corefonts": True, "pdf.fonttype": 3, "svg.hashsalt": "mlperf-brief", "font.family": "sans-serif",
+         "font.sans-serif": ["Helvetica"], "axes.unicode_minus": False, "font.size": 7.5,
+         "axes.titlesize": 8.5, "axes.labelsize": 7.5, "legend.fontsize": 6.5, "xtick.labelsize": 6.5,
+         "ytick.labelsize": 6.5}
+
+
+@dataclass(frozen=True)
+class BriefInputs:
+    """What one brief is drawn from: the benchmark, the newest round, its results (the configurations table's
+    rows of that round, with the cost columns), and the decide stage's summary (None where it has none)."""
+    benchmark: str
+    round: str
+    rows: pd.DataFrame
+    decide: DecideSummary | None
+
+
+def newest_round(configurations: pd.DataFrame) -> str:
+    """The newest round of the configurations table."""
+    return str(max(configurations["round"].unique(), key=round_order))
+
+
+def current_benchmarks(configurations: pd.DataFrame) -> list[str]:
+    """The benchmarks with results in the newest round, sorted."""
+    newest = newest_round(configurations)
+    return sorted(set(configurations.loc[configurations["round"] == newest, "benchmark"]))
+
+
+def brief_rows(configurations: pd.DataFrame, benchmark: str, round_: str, user_prices: Mapping[str, float] | None,
+               electricity: ElectricityPrice) -> pd.DataFrame:
+    """Every result of `benchmark` published in `round_` with an accelerator count (one row per training: a
+    second publication of the same runs, `same_runs_as`, is left out), with the cost columns and `front` (True on
+    the non-dominated front of time to train and accelerator-hours), fastest first."""
+    rows = configurations[(configurations["benchmark"] == benchmark) & (configurations["round"] == round_)
+                          & configurations["accelerator_hours"].notna() & configurations["same_runs_as"].isna()]
+    rows = rows.sort_values(["time_to_train_min", "submitter", "system"], kind="mergesort").reset_index(drop=True)
+    costs = training_costs(rows, user_prices, electricity=electricity)
+    fronts = nondominated_fronts(rows["time_to_train_min"].round(6).to_numpy(),
+                                 rows["accelerator_hours"].round(6).to_numpy()) if len(rows) else np.array([])
+    return pd.concat([rows, costs], axis=1).assign(front=fronts == 1)
+
+
+def cheapest_within(rows: pd.DataFrame, deadlines: Sequence[float] = DEADLINES_MIN) -> dict[float, int | None]:
+    """Per deadline (minutes): the row (index) with the lowest cost (low end of its range) among those finishing
+    within it; None where none does or none has a price."""
+    out: dict[float, int | None] = {}
+    for deadline in deadlines:
+        within = rows[(rows["time_to_train_min"] <= deadline) & rows["cost_low_usd"].notna()]
+        out[deadline] = None if within.empty else int(within.sort_values(
+            ["cost_low_usd", "time_to_train_min"], kind="mergesort").index[0])
+    return out
+
+
+def _colours(rows: pd.DataFrame) -> dict[str, str]:
+    families = rows["accelerator_family"].fillna("unknown").value_counts()
+    ordered = sorted(families.items(), key=lambda item: (-item[1], item[0]))
+    return {str(family): COLOURBLIND[i % len(COLOURBLIND)] for i, (family, _) in enumerate(ordered)}
+
+
+def _front_axes(ax: Any, rows: pd.DataFrame, colours: Mapping[str, str]) -> None:
+    data = rows.assign(family=rows["accelerator_family"].fillna("unknown"))
+    sns.scatterplot(data=data, x="accelerator_hours", y="time_to_train_min", hue="family", palette=colours,
+                    hue_order=list(colours), style="front", style_order=[True, False], markers={True: "o", False: "X"},
+                    s=22, ax=ax, legend=False)
+    front = data[data["front"]].sort_values("accelerator_hours")
+    ax.plot(front["accelerator_hours"], front["time_to_train_min"], color="#333333", linewidth=0.8, zorder=0)
+    ax.set(xscale="log", yscale="log", xlabel="accelerator-hours (hardware time, lower is better)",
+           ylabel="time to train, min (lower is better)", title="The front: none beaten on both (joined, circles)")
+    _log_axes(ax)
+
+
+def _cost_axes(ax: Any, rows: pd.DataFrame, colours: Mapping[str, str], cheapest: Mapping[float, int | None]) -> None:
+    priced = rows[rows["cost_low_usd"].notna()].assign(family=lambda f: f["accelerator_family"].fillna("unknown"))
+    if priced.empty:
+        ax.text(0.5, 0.5, "no public price for this round's accelerators", ha="center", va="center",
+                transform=ax.transAxes)
+        ax.set_axis_off()
+        return
+    ax.vlines(priced["time_to_train_min"], priced["cost_low_usd"], priced["cost_high_usd"],
+              colors=[colours[f] for f in priced["family"]], linewidth=1.0, alpha=0.7)
+    sns.scatterplot(data=priced, x="time_to_train_min", y="cost_low_usd", hue="family", palette=colours,
+                    hue_order=[f for f in colours if f in set(priced["family"])], s=14, ax=ax, legend=False)
+    for deadline, row in cheapest.items():
+        ax.axvline(deadline, color="#888888", linestyle="--", linewidth=0.6)
+        ax.text(deadline, 1.0, f" {deadline:g} min", transform=ax.get_xaxis_transform(), fontsize=6, va="top",
+                color="#555555")
+        if row is not None:
+            ax.scatter([rows.at[row, "time_to_train_min"]], [rows.at[row, "cost_low_usd"]], s=70,
+                       facecolors="none", edgecolors="#000000", linewidths=0.9, zorder=5)
+    ax.set(xscale="log", yscale="log", xlabel="time to train, min",
+           ylabel="cost of one run, USD (derived; bar: cheapest to dearest provider)",
+           title="Cost at a deadline (ringed: cheapest within each)")
+    _log_axes(ax)
+
+
+def _scaling_axes(ax: Any, rows: pd.DataFrame, colours: Mapping[str, str], decide: DecideSummary | None) -> None:
+    families = [f for f in colours if f != "unknown"]
+    units = [] if decide is None else [u for u in decide.units if u.family in families and u.band]
+    for unit in units:
+        band = pd.DataFrame([point.model_dump() for point in unit.band]).sort_values("accelerator_count")
+        colour = colours[unit.family]
+        ax.fill_between(band["accelerator_count"], band["low_min"], band["high_min"], color=colour, alpha=0.15,
+                        linewidth=0)
+        ax.plot(band["accelerator_count"], band["predicted_min"], color=colour, linewidth=1.0,
+                linestyle="-" if unit.trusted else ":")
+    data = rows.assign(family=rows["accelerator_family"].fillna("unknown"))
+    sns.scatterplot(data=data, x="accelerator_count", y="time_to_train_min", hue="family", palette=colours,
+                    hue_order=list(colours), s=16, ax=ax, legend=True)
+    ax.legend(loc="upper right", frameon=False, ncols=2, title=None)
+    ax.set(xscale="log", yscale="log", xlabel="accelerators", ylabel="time to train, min",
+           title="Scaling: next-round forecast and 90% band (dotted: not trusted)")
+    _log_axes(ax)
+
+
+def _log_axes(ax: Any) -> None:
+    """Both axes logarithmic, ticked at 1, 2 and 5 of each decade in plain numbers (10, 20, 50, not 2 x 10^1)."""
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        axis.set_minor_formatter(NullFormatter())
+
+
+def _energy_cell(row: Mapping[str, Any]) -> str:
+    """"14.8 kWh est. (2.16 USD)": the energy, measured or estimated, and its cost at the electricity price."""
+    if not pd.isna(row.get("energy_kwh")):
+        point = row.get("power_measurement")
+        return (f"{_short(row['energy_kwh'])} kWh measured{f' {point}' if isinstance(point, str) else ''} "
+                f"({usd(row['energy_cost_usd'])} USD)")
+    if not pd.isna(row.get("energy_estimated_kwh")):
+        return f"{_short(row['energy_estimated_kwh'])} kWh est. ({usd(row['energy_estimated_cost_usd'])} USD)"
+    return "no rated power"
+
+
+def _short(value: object) -> str:
+    number = float(value)  # type: ignore[arg-type]
+    return f"{number:,.0f}" if number >= 100 else f"{number:.3g}"
+
+
+def _cost_cell(row: Mapping[str, Any]) -> str:
+    if row["cost_basis"] == "none" or pd.isna(row["cost_low_usd"]):
+        return "no public price"
+    if row["cost_basis"] == "user":
+        return f"{usd(row['cost_low_usd'])} (your price)"
+    dates = sorted({str(row["cost_low_date"]), str(row["cost_high_date"])})
+    span = usd(row["cost_low_usd"]) if row["cost_low_usd"] == row["cost_high_usd"] else \
+        f"{usd(row['cost_low_usd'])}-{usd(row['cost_high_usd'])}"
+    return f"{span} {row['cost_low_price_type']} ({', '.join(dates)})"
+
+
+def table_rows(rows: pd.DataFrame, cheapest: Mapping[float, int | None]) -> pd.DataFrame:
+    """The table's rows: the front and the cheapest within each deadline, fastest first, at most MAX_ROWS."""
+    marks = {index: [] for index in rows.index}  # type: dict[int, list[str]]
+    for deadline, row in cheapest.items():
+        if row is not None:
+            marks[row].append(f"<={deadline:g}")
+    chosen = rows[rows["front"] | rows.index.isin([r for r in cheapest.values() if r is not None])].head(MAX_ROWS)
+    records = []
+    for index, row in chosen.iterrows():
+        republished = row.get("republished_of")
+        round_text = str(row["round"]) + (f" (republ. {str(republished).split('/')[0]})"
+                                          if isinstance(republished, str) else "")
+        system = f"{row['submitter']} / {row['system']}"
+        records.append({
+            "configuration": f"{int(row['accelerator_count'])} x {row['accelerator_family']}",
+            "submitter / system": system if len(system) <= 40 else system[:37] + "...",
+            "round": round_text,
+            "time (min)": f"{row['time_to_train_min']:.3g}",
+            "acc.-hours": f"{row['accelerator_hours']:.3g}",
+            "cost per run, USD (type, prices' dates)": _cost_cell(row),
+            "energy (energy cost)": _energy_cell(row),
+            "why listed": ", ".join((["front"] if row["front"] else []) + [f"cheapest {m} min" for m in marks[index]]),
+        })
+    return pd.DataFrame(records)
+
+
+def _footnotes(inputs: BriefInputs, electricity: ElectricityPrice) -> list[str]:
+    rows = inputs.rows
+    estimated = rows[rows["energy_basis"] == "estimated"]
+    error = ("" if estimated.empty else
+             f" Estimated energy ({ESTIMATE_LABEL}): accelerators x time x rated power (TDP) x the median measured "
+             f"system-to-rated power ratio; its error on measured systems of submitters the fit did not see is "
+             f"{estimated['energy_estimate_error'].iloc[0]:.0%} median, "
+             f"{estimated['energy_estimate_worst_error'].iloc[0]:.0%} worst.")
+    dated = f", {electricity.date}" if electricity.date else ""
+    return [
+        f"Cost ({COST_LABEL}) = accelerator-hours x the providers' public price per accelerator-hour, cheapest to "
+        f"dearest provider, of one price type (on-demand where the family has one); prices read "
+        f"{price_dates_text()}, sources in pipeline/analysis/pricing/price_table.csv. Rack-scale offers (NVL72) "
+        f"are converted per GPU as each row states.",
+        f"Energy: measured where the result published MLPerf power logs, otherwise estimated.{error} Energy cost "
+        f"at {electricity.per_kwh:g} USD/kWh ({electricity.what}{dated}).",
+        f"Times to train are MLPerf Training {inputs.round} results (republished ones marked; the round published "
+        f"them and the system can be rented today). Accelerator-hours are hardware time, not a price. Forecasts "
+        f"come from this project's model, not from MLPerf.",
+    ]
+
+
+def draw_brief(inputs: BriefInputs, electricity: ElectricityPrice) -> Any:
+    """The brief's figure (matplotlib Figure), one A4 landscape page."""
+    entry = BY_ID.get(inputs.benchmark)
+    title = entry.model if entry is not None else inputs.benchmark
+    year, month = ROUND_PUBLISHED.get(inputs.round, (None, None))
+    published = f", published {year}-{month:02d}" if year else ""
+    rows = inputs.rows
+    colours = _colours(rows)
+    cheapest = cheapest_within(rows)
+    with plt.rc_context(STYLE), sns.axes_style("whitegrid", {"grid.color": "#e5e5e5"}):
+        figure = plt.figure(figsize=PAGE_INCHES)
+        figure.text(0.03, 0.965, f"{title} ({inputs.benchmark}): MLPerf Training {inputs.round}{published}",
+                    fontsize=13, weight="bold")
+        what = "" if entry is None else f"{entry.task}, {entry.dataset}, to {entry.quality_target}. "
+        fronts = int(rows["front"].sum())
+        figure.text(0.03, 0.943, textwrap.fill(
+            f"{what}{len(rows)} results in the round; {fronts} on the front (no other is both faster and uses fewer "
+            f"accelerator-hours). Colours: accelerator family (legend at right). Derived figures are not MLPerf "
+            f"results.", 190), fontsize=8, va="top")
+        axes = [figure.add_axes((0.055 + i * 0.325, 0.55, 0.26, 0.33)) for i in range(3)]
+        _front_axes(axes[0], rows, colours)
+        _cost_axes(axes[1], rows, colours, cheapest)
+        _scaling_axes(axes[2], rows, colours, inputs.decide)
+        table = table_rows(rows, cheapest)
+        ax = figure.add_axes((0.03, 0.13, 0.94, 0.33))
+        ax.set_axis_off()
+        if not table.empty:
+            cells = ax.table(cellText=table.to_numpy().tolist(), colLabels=list(table.columns), loc="upper center",
+                             cellLoc="left", colLoc="left",
+                             colWidths=[0.075, 0.2, 0.085, 0.05, 0.055, 0.235, 0.16, 0.14])
+            cells.auto_set_font_size(False)
+            cells.set_fontsize(6.5)
+            cells.scale(1.0, 1.25)
+            for (line, _), cell in cells.get_celld().items():
+                cell.set_edgecolor("#cccccc")
+                if line == 0:
+                    cell.set_text_props(weight="bold")
+                    cell.set_facecolor("#f0f0f0")
+        figure.text(0.03, 0.115, "\n".join(textwrap.fill(line, 235) for line in _footnotes(inputs, electricity)),
+                    fontsize=6.2, va="top", linespacing=1.5)
+    return figure
+
+
+def write_brief(inputs: BriefInputs, electricity: ElectricityPrice, path: Path) -> None:
+    """Draw and write one brief as a PDF at `path` (byte-identical for the same inputs)."""
+    figure = draw_brief(inputs, electricity)
+    with plt.rc_context(STYLE), atomic_path(path) as temporary:
+        figure.savefig(temporary, format="pdf", metadata={"CreationDate": None, "Producer": PRODUCER,
+                                                          "Creator": PRODUCER})
+    plt.close(figure)
+
+
+def brief_inputs(configurations: pd.DataFrame, benchmark: str, decide: DecideSummary | None,
+                 user_prices: Mapping[str, float] | None, electricity: ElectricityPrice) -> BriefInputs:
+    """The inputs of one benchmark's brief, from the configurations table and its decide summary."""
+    round_ = newest_round(configurations)
+    return BriefInputs(benchmark, round_, brief_rows(configurations, benchmark, round_, user_prices, electricity),
+                       decide)
+

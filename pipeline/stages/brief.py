@@ -1,0 +1,53 @@
+"""Stage `brief`: one printable page (PDF) per current benchmark in `reports/briefs/<benchmark>.pdf`.
+
+    python -m pipeline.stages.brief
+
+For each benchmark with results in the newest round, `pipeline.report.brief` draws the front, the cost at a
+deadline, the scaling curve with the decide stage's forecast band and the table a procurement request needs, priced
+from the public price table (or params `report.prices`) with the electricity price of params
+`report.electricity_usd_per_kwh`. Each benchmark's page links its brief.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from pipeline.core import paths
+from pipeline.core.cli import stage_arguments
+from pipeline.core.errors import cli
+from pipeline.core.files import atomic_dir
+from pipeline.settings import load_settings
+
+# The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
+# into dvc.yaml; tests/test_params_deps.py checks).
+PARAMS: tuple[str, ...] = ("report",)
+
+
+@cli
+def main(argv: Sequence[str] | None = None) -> None:
+    stage_arguments("pipeline.stages.brief", __doc__, argv)
+    started = time.perf_counter()
+    settings = load_settings()
+    import pandas as pd
+
+    from pipeline.analysis.forecasting.decide import DecideSummary
+    from pipeline.analysis.pricing.electricity import electricity_price
+    from pipeline.analysis.pricing.prices import load_price_table
+    from pipeline.report.brief import brief_inputs, current_benchmarks, write_brief
+
+    prices = load_price_table(settings.report.prices)
+    electricity = electricity_price(settings.report.electricity_usd_per_kwh)
+    configurations = pd.read_parquet(paths.CONFIGURATIONS)
+    benchmarks = current_benchmarks(configurations)
+    with atomic_dir(paths.BRIEFS) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous briefs
+        for benchmark in benchmarks:
+            decide = (DecideSummary.read(paths.decide_json(benchmark)) if paths.decide_json(benchmark).exists()
+                      else None)
+            inputs = brief_inputs(configurations, benchmark, decide, None if prices is None else prices.per_hour,
+                                  electricity)
+            write_brief(inputs, electricity, paths.brief_pdf(benchmark, folder))
+    print(f"wrote {len(benchmarks)} briefs into {paths.BRIEFS}/ in {time.perf_counter() - started:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

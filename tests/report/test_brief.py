@@ -1,0 +1,73 @@
+"""The printable brief per current benchmark (issue 35 item 5): one page each, naming the benchmark and the round,
+byte-identical across runs; drawn from a small hand-made table so the fast lane stays fast, and the real briefs of
+reports/briefs/ opened when the brief stage has run."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from pypdf import PdfReader
+
+from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE
+from pipeline.core import paths
+from pipeline.report import brief
+from tests.conftest import ROOT
+
+
+def _configurations() -> pd.DataFrame:
+    """Three H100 results of v5.1 (one republished from v5.0, one a DC twin) and one of v5.0."""
+    rows = [("v5.1", "A", "a8", 8, 20.0, None, None, 3.0), ("v5.1", "B", "b64", 64, 4.0, "v5.0/B/b64", None, None),
+            ("v5.1", "A", "a8-dc", 8, 20.0, None, "v5.1/A/a8", 2.9), ("v5.1", "C", "c16", 16, 30.0, None, None, None),
+            ("v5.0", "B", "b64", 64, 4.0, None, None, None)]
+    frame = pd.DataFrame(rows, columns=["round", "submitter", "system", "accelerator_count", "time_to_train_min",
+                                        "republished_of", "same_runs_as", "energy_kwh"])
+    frame = frame.assign(benchmark="llama31_8b", accelerator_family="H100",
+                         accelerator_hours=frame["accelerator_count"] * frame["time_to_train_min"] / 60,
+                         power_measurement=["AC", None, "DC", None, None])
+    from pipeline.analysis.pricing.energy_estimate import with_energy_estimate
+    return with_energy_estimate(frame)
+
+
+def test_the_rows_are_the_rounds_results_and_the_front_is_marked() -> None:
+    configurations = _configurations()
+    assert brief.current_benchmarks(configurations) == ["llama31_8b"]
+    rows = brief.brief_rows(configurations, "llama31_8b", "v5.1", None, DEFAULT_ELECTRICITY_PRICE)
+    assert rows["system"].tolist() == ["b64", "a8", "c16"]  # the republished one in, the DC twin out
+    assert rows["front"].tolist() == [True, True, False]  # c16 is slower and uses more accelerator-hours than a8
+    cheapest = brief.cheapest_within(rows, (10, 25))
+    assert cheapest == {10: 0, 25: 1}
+    table = brief.table_rows(rows, cheapest)
+    assert table["round"].tolist() == ["v5.1 (republ. v5.0)", "v5.1"]
+    assert "on-demand" in table.iloc[0, 5] and "kWh measured AC" in table.iloc[1, 6]
+    assert "kWh est." in table.iloc[0, 6]
+
+
+def test_a_brief_is_one_page_naming_benchmark_and_round_and_is_byte_identical(tmp_path: Path) -> None:
+    inputs = brief.brief_inputs(_configurations(), "llama31_8b", None, None, DEFAULT_ELECTRICITY_PRICE)
+    first, second = tmp_path / "a.pdf", tmp_path / "b.pdf"
+    brief.write_brief(inputs, DEFAULT_ELECTRICITY_PRICE, first)
+    brief.write_brief(inputs, DEFAULT_ELECTRICITY_PRICE, second)
+    assert first.read_bytes() == second.read_bytes()
+    _check(first, "llama31_8b", "v5.1")
+
+
+def _check(path: Path, benchmark: str, round_: str) -> None:
+    assert path.read_bytes().startswith(b"%PDF-")
+    reader = PdfReader(path)
+    assert len(reader.pages) == 1
+    text = reader.pages[0].extract_text()
+    assert benchmark in text and f"MLPerf Training {round_}" in text
+    assert "prices read" in text and "not an MLPerf result" in text
+
+
+def test_reports_hold_one_brief_per_current_benchmark() -> None:
+    configurations_path = ROOT / paths.CONFIGURATIONS
+    folder = ROOT / paths.BRIEFS
+    if not configurations_path.exists() or not folder.exists():
+        pytest.skip("the brief stage has not run in this checkout")
+    configurations = pd.read_parquet(configurations_path)
+    benchmarks = brief.current_benchmarks(configurations)
+    assert sorted(path.stem for path in folder.glob("*.pdf")) == benchmarks
+    for benchmark in benchmarks:
+        _check(folder / f"{benchmark}.pdf", benchmark, brief.newest_round(configurations))
