@@ -353,6 +353,10 @@ class Report(Section):
     electricity_usd_per_kwh: Annotated[float, Field(gt=0, lt=10)] | None = None
     """USD per kWh for the energy cost of measured energy (MLPerf power results only); null: the dated, sourced
     default of pipeline/analysis/pricing/electricity.py."""
+    deadlines_min: Annotated[list[Annotated[float, Field(gt=0)]], Field(min_length=1)] = [10.0, 30.0, 60.0, 240.0]
+    """The deadlines (minutes) the entry page answers with the cheapest configuration that finishes within each."""
+    budgets_usd: Annotated[list[Annotated[float, Field(gt=0)]], Field(min_length=1)] = [100.0, 500.0, 2000.0]
+    """The budgets (USD per training run) the entry page answers with the fastest configuration within each."""
 
 
 class Settings(Section):
