@@ -27,10 +27,13 @@ from pipeline.analysis.pricing.costs import measured_energy, with_measured_energ
 from pipeline.analysis.pricing.price_table import CostRange, cost_range
 from pipeline.analysis.pricing.prices import Prices
 from pipeline.mlperf.catalogue import BY_ID
+from pipeline.analysis.pricing.electricity import electricity_price
 from pipeline.report import charts
+from pipeline.report.buyer_section import answer_for, buyer_view
 from pipeline.report.formatting import hardware_name, missing, number, round_order
 from pipeline.report.inputs import BenchmarkOutputs
 from pipeline.report.sections import benchmark_title, report_context
+from pipeline.settings import settings_from
 
 # The configuration columns of measured power and energy (the features stage's, where a result published a power
 # measurement); the pages show them when present and not all empty.
@@ -212,8 +215,13 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
     comparison = family_comparison(today)
     sections = {section["id"]: section for section in shared["sections"]}
     energy = {item.benchmark: energy_view(item, configurations, colours) for item in outputs if item.analysed}
+    settings = settings_from(params)
+    electricity = electricity_price(settings.report.electricity_usd_per_kwh)
     for view in today:  # the entry says where measured energy exists, even when the newest round has none
         view["energy_view"] = energy.get(view["id"])
+        answer = None if configurations is None else answer_for(
+            view["id"], configurations, settings, None if prices is None else prices.per_hour, electricity)
+        view["buyer"] = None if answer is None else buyer_view(answer)
     pages = [benchmark_context(item, sections[item.benchmark], views.get(item.benchmark), colours,
                                energy.get(item.benchmark)) for item in outputs]
     backtest = {item.benchmark: charts.backtest_chart(f"{item.benchmark}_backtest", item.decide_summary,
@@ -227,7 +235,8 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
                                 for row in comparison.to_dict("records")],
             "history": [page for page in pages if not page["current"]],
             "current_pages": [page for page in pages if page["current"]], "pages": pages,
-            "cost_note": COST_NOTE, "derived": DERIVED}
+            "cost_note": COST_NOTE, "derived": DERIVED,
+            "deadlines": settings.report.deadlines_min, "budgets": settings.report.budgets_usd}
 
 
 def benchmark_context(outputs: BenchmarkOutputs, section: dict[str, Any], view: dict[str, Any] | None,
