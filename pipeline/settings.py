@@ -258,15 +258,12 @@ class Rank(Section):
     """How configurations are ranked (see pipeline/analysis/statistics/ranking.py)."""
 
     criteria: Annotated[dict[str, Criterion], Field(min_length=1)]
-    """The trade-off score's criteria (time_to_train_min, accelerator_hours) and their weights."""
+    """The trade-off score's criteria (time_to_train_min, accelerator_hours) and their weights: the ranking's order
+    within a front."""
     top: Positive
     """The sensitivity check compares the top this many configurations."""
     sensitivity: Annotated[float, Field(ge=0, lt=1)]
     """Each weight is moved by +/- this share (then renormalised) in the sensitivity check."""
-    bootstrap: Positive
-    """Resamples of every result's runs, for the pick's stability under run-to-run noise."""
-    seed: int
-    """Random seed."""
 
     @field_validator("criteria")
     @classmethod

@@ -114,11 +114,12 @@ def priced(options: pd.DataFrame, prices: Mapping[str, float] | None = None,
     options = options.reset_index(drop=True)
     costs = training_costs(options, prices, electricity=electricity)
     cap_hours = options["accelerator_count"].astype(float) * options["time_high_min"].astype(float) / 60
-    front = nondominated_fronts(_stored(options["time_to_train_min"]).to_numpy(),
-                                _stored(options["accelerator_hours"]).to_numpy()) if len(options) else []
+    front = (nondominated_fronts(_stored(options["time_to_train_min"]).to_numpy(),
+                                 _stored(options["accelerator_hours"]).to_numpy()) if len(options)
+             else np.zeros(0, dtype=int))
     return pd.concat([options.drop(columns=[c for c in COST_COLUMNS if c in options]), costs], axis=1).assign(
         cost_cap_usd=_stored(cap_hours * costs["cost_high_usd_per_accelerator_hour"].astype(float)),
-        on_front=np.asarray(front) == 1)
+        on_front=front == 1)
 
 
 def ordered(options: pd.DataFrame, deadline: bool, budget: bool) -> pd.DataFrame:

@@ -9,8 +9,15 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.analysis.buyer import FORECAST, BuyerAnswer, Choice, Option, buyer_answer, predicted_candidates, \
-    today_published
+from pipeline.analysis.buyer import (
+    FORECAST,
+    BuyerAnswer,
+    Choice,
+    Option,
+    buyer_answer,
+    predicted_candidates,
+    today_published,
+)
 from pipeline.analysis.forecasting.forecast import FittedBenchmark
 from pipeline.analysis.forecasting.models_artifact import read_models
 from pipeline.analysis.pricing.costs import usd

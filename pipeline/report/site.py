@@ -24,10 +24,10 @@ import numpy as np
 import pandas as pd
 
 from pipeline.analysis.pricing.costs import measured_energy, with_measured_energy
+from pipeline.analysis.pricing.electricity import electricity_price
 from pipeline.analysis.pricing.price_table import CostRange, cost_range
 from pipeline.analysis.pricing.prices import Prices
 from pipeline.mlperf.catalogue import BY_ID
-from pipeline.analysis.pricing.electricity import electricity_price
 from pipeline.report import charts
 from pipeline.report.buyer_section import answer_for, buyer_view
 from pipeline.report.formatting import hardware_name, missing, number, round_order
