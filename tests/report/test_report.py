@@ -446,7 +446,8 @@ def test_the_entrys_first_screen_names_the_newest_round_and_its_best_in_plain_wo
     assert f"{formatting.hardware_name(fastest)}, {formatting.number(fastest['time_to_train_min'])} min" in first_screen
     # the buyer's answer: the cheapest within each deadline of params report.deadlines_min, in the first screen
     assert "Cheapest that finishes within" in first_screen
-    assert all(f"{formatting.number(limit)} min:" in first_screen for limit in PROJECT_PARAMS["report"]["deadlines_min"])
+    deadlines = PROJECT_PARAMS["report"]["deadlines_min"]
+    assert all(f"{formatting.number(limit)} min:" in first_screen for limit in deadlines)
     # none of the methods' names, no p-values: those are on the methods page
     for word in ("TOPSIS", "Pareto", "LOCO", "LORO", "silhouette", "ARI", "p =", "k-means", "cluster", "Holm"):
         assert word not in first_screen, word
