@@ -925,3 +925,21 @@ def test_the_real_entry_counts_the_results_the_round_republished() -> None:
     assert "256 × GB200, 0.837 min" in glance
     rows = entry[entry.index('id="glance"'):entry.index('id="families"')].count('<th scope="row">')
     assert rows == 7 and glance.count("; energy ") == 2 * rows  # the fastest and the least hardware time of each
+
+
+def test_the_newest_round_counts_its_republished_results_and_its_front_is_beaten_by_none() -> None:
+    """A result republished in the round that beats the ranking's front on both joins the round's rows, marked;
+    the front, round rank and round efficiency are computed over them all."""
+    ranking = pd.DataFrame({"round": ["v5.1", "v5.1", "v5.0"], "submitter": "Acme", "system": ["a", "b", "old"],
+                            "accelerator_family": "H100", "accelerator_count": [8.0, 64.0, 512.0],
+                            "time_to_train_min": [30.0, 5.0, 1.0], "accelerator_hours": [4.0, 5.33, 8.53],
+                            "round_front": [1, 1, 1], "round_rank": [1, 2, 1], "round_efficiency": [1.0, 0.75, 1.0]})
+    republished = pd.DataFrame({"round": ["v5.1"], "submitter": ["Acme"], "system": ["b_again"],
+                                "accelerator_family": ["H100"], "accelerator_count": [32.0],
+                                "time_to_train_min": [4.0], "accelerator_hours": [2.13],
+                                "republished_of": ["v5.0/Acme/b0"]})
+    rows = site.newest_round_rows(ranking, republished, "v5.1")
+    assert rows["system"].tolist() == ["b_again", "b", "a"]  # front first, then the faster
+    assert rows["round_front"].tolist() == [1, 2, 2] and rows["round_rank"].tolist() == [1, 2, 3]
+    assert rows["round_efficiency"].tolist() == pytest.approx([1.0, 2.13 / 5.33, 2.13 / 4.0])
+    assert site.configuration_row(rows.iloc[0])["name"] == "Acme b_again (republished from v5.0)"
