@@ -261,15 +261,12 @@ class Rank(Section):
     """How configurations are ranked (see pipeline/analysis/statistics/ranking.py)."""
 
     criteria: Annotated[dict[str, Criterion], Field(min_length=1)]
-    """The trade-off score's criteria (time_to_train_min, accelerator_hours) and their weights."""
+    """The trade-off score's criteria (time_to_train_min, accelerator_hours) and their weights: the ranking's order
+    within a front."""
     top: Positive
     """The sensitivity check compares the top this many configurations."""
     sensitivity: Annotated[float, Field(ge=0, lt=1)]
     """Each weight is moved by +/- this share (then renormalised) in the sensitivity check."""
-    bootstrap: Positive
-    """Resamples of every result's runs, for the pick's stability under run-to-run noise."""
-    seed: int
-    """Random seed."""
 
     @field_validator("criteria")
     @classmethod
@@ -359,6 +356,10 @@ class Report(Section):
     electricity_usd_per_kwh: Annotated[float, Field(gt=0, lt=10)] | None = None
     """USD per kWh for the energy cost of measured energy (MLPerf power results only); null: the dated, sourced
     default of pipeline/analysis/pricing/electricity.py."""
+    deadlines_min: Annotated[list[Annotated[float, Field(gt=0)]], Field(min_length=1)] = [10.0, 30.0, 60.0, 240.0]
+    """The deadlines (minutes) the entry page answers with the cheapest configuration that finishes within each."""
+    budgets_usd: Annotated[list[Annotated[float, Field(gt=0)]], Field(min_length=1)] = [100.0, 500.0, 2000.0]
+    """The budgets (USD per training run) the entry page answers with the fastest configuration within each."""
 
 
 class Settings(Section):

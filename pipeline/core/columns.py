@@ -240,7 +240,7 @@ RANKING = Table(
     {"rank": "over all rounds: by front, then score (1 is best)",
      "front": "non-dominated front on time to train and accelerator-hours over all rounds (1 is best)",
      "score": "the trade-off score: the weighted geometric mean of the `rank.criteria` (lower is better)",
-     "round_rank": "the rank within its round (1 is the round's pick)",
+     "round_rank": "the rank within its round (front, then trade-off score; 1 first)",
      "round_front": "the front within its round",
      "pareto": "on its round's first front",
      "cluster": "its cluster",
@@ -290,7 +290,7 @@ FILES: dict[str, str] = {
     "reports/clusters/<b>.json": "the clustering: its inputs, profiles, k diagnostics, stability and k verdict "
                                  "(every field below)",
     "reports/rank/<b>.csv": "the ranking of `<b>`, over all rounds and within each round",
-    "reports/rank/<b>.json": "the ranking's headline numbers, the latest round's pick, the clusters' standings, the "
+    "reports/rank/<b>.json": "the ranking's headline numbers, the clusters' standings, the "
                              "published findings tested and the superlinear cases (every field below)",
     "reports/decide/<b>.json": "decision support: the backtest, next-round forecasts, break-even, trust "
                                "(docs/predictions.md), and the data of the site's charts (per unit `band`, "

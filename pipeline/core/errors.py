@@ -41,6 +41,10 @@ class UsageError(PipelineError):
     """A command-line argument names something that does not exist."""
 
 
+class ImplausiblePriceError(PipelineError):
+    """A user's price lies outside its family's plausibility band (a unit slip or a typo)."""
+
+
 F = TypeVar("F", bound=Callable[..., object])
 
 

@@ -16,7 +16,7 @@ from pipeline.analysis.statistics import findings
 from pipeline.analysis.statistics.cluster_profiles import ClusterProfile
 from pipeline.analysis.statistics.clustering import Clustering
 from pipeline.analysis.statistics.findings import Correction, EfficiencyBand
-from pipeline.analysis.statistics.ranking import Pick, latest_round_ranking
+from pipeline.analysis.statistics.ranking import latest_round_ranking
 from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report.formatting import FEATURE_LABELS, cluster_colour, round_order
 from pipeline.report.inputs import BenchmarkOutputs
@@ -35,10 +35,10 @@ STUDY_K = 5  # the published study's number of clusters, named beside `cluster.k
 # The method's names come after what they mean to a reader, here and in the template.
 BEST_MEANS = ("The answer is the set of configurations none beats on both time to train and hardware time "
               "(accelerator-hours): a configuration at least as fast with at most as many accelerator-hours, and "
-              "better on one, would beat it (the non-dominated front). Where one configuration is shown, it is the "
-              "pick: the lowest weighted geometric mean of time and accelerator-hours (a 10% change of either "
-              "weighs alike at equal weights), a rule that no other result's presence or absence can change. "
-              "Below the front, results are ranked front by front, then by that score.")
+              "better on one, would beat it (the non-dominated front). No single configuration is called the best: "
+              "which one to rent depends on your deadline or your budget (the entry page answers both). Results are "
+              "ranked front by front, then by the weighted geometric mean of time and accelerator-hours (a 10% "
+              "change of either weighs alike at equal weights).")
 HOW_TO_READ = ("How to read this: each row is one published system trained to MLPerf's quality target. Time to "
                "train is how long you wait; accelerator-hours (accelerators × hours) are the hardware time it took, "
                "not a price.",
@@ -197,15 +197,12 @@ def cluster_notes(clusters: Clustering) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Answer:
     """What the page answers for one benchmark: its latest round's front (the configurations none beats on both
-    time and hardware time, fastest first, as `ranking_rows`), the pick shown among them (rank.json's `pick`,
-    with its stability under the runs' noise), the most hardware-efficient cluster's profile (highest median
-    round efficiency) and the clusters whose medians trade time against hardware time (their own front,
+    time and hardware time, fastest first, as `ranking_rows`), the most hardware-efficient cluster's profile
+    (highest median round efficiency) and the clusters whose medians trade time against hardware time (their own front,
     fastest median first)."""
     round: str
     n_round: int
     front: list[dict[str, Any]]
-    pick: Pick | None
-    pick_name: str
     efficient: ClusterProfile | None
     efficient_colour: str | None
     trade_off: list[dict[str, Any]]
@@ -217,14 +214,13 @@ def answer_of(outputs: BenchmarkOutputs) -> Answer:
     """The `Answer` of an analysed benchmark, from its ranking, rank.json and clusters.json."""
     latest = latest_round_ranking(outputs.ranking)
     front = latest[latest["round_front"] == 1].sort_values(["time_to_train_min", "round_rank"], kind="mergesort")
-    rows = [{**row, "pick": row["rank"] == 1} for row in ranking_rows(front)]
+    rows = ranking_rows(front)
     efficient = best_profile(outputs)
     trade_off = sorted((standing for standing in outputs.rank.clusters if standing.trade_off_front == 1),
                        key=lambda standing: standing.time_to_train_min)
     verdict = outputs.clusters.k_verdict
     return Answer(
-        round=str(latest.iloc[0]["round"]), n_round=len(latest), front=rows, pick=outputs.rank.pick,
-        pick_name=next((row["name"] for row in rows if row["pick"]), ""), efficient=efficient,
+        round=str(latest.iloc[0]["round"]), n_round=len(latest), front=rows, efficient=efficient,
         efficient_colour=cluster_colour(efficient.cluster) if efficient else None,
         trade_off=[{**standing.model_dump(), "name": getattr(outputs.clusters.profile(standing.cluster), "name", ""),
                     "colour": cluster_colour(standing.cluster)} for standing in trade_off],

@@ -24,15 +24,20 @@ import numpy as np
 import pandas as pd
 
 from pipeline.analysis.pricing.costs import measured_energy, with_measured_energy
+from pipeline.analysis.pricing.electricity import electricity_price
 from pipeline.analysis.pricing.energy_estimate import ESTIMATE_COLUMNS
 from pipeline.analysis.pricing.price_table import CostRange, cost_range, price_dates_text
 from pipeline.analysis.pricing.prices import Prices
+from pipeline.analysis.scope import republished_from
+from pipeline.analysis.statistics.ranking import nondominated_fronts
 from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report import charts
+from pipeline.report.buyer_section import answer_for, buyer_view
 from pipeline.report.currency import currency
 from pipeline.report.formatting import hardware_name, missing, number, round_order
 from pipeline.report.inputs import BenchmarkOutputs
 from pipeline.report.sections import benchmark_title, report_context
+from pipeline.settings import settings_from
 
 # The configuration columns of measured power and energy (the features stage's, where a result published a power
 # measurement); the pages show them when present and not all empty.
@@ -108,7 +113,9 @@ def has_any_energy(frame: pd.DataFrame) -> bool:
 def configuration_row(row: pd.Series | dict[str, Any]) -> dict[str, Any]:
     """One configuration as the pages list it, every number through the one formatter."""
     share = row.get("power_share_of_tdp")
-    return {"name": f"{row['submitter']} {row['system']}", "submitter": row["submitter"], "system": row["system"],
+    original = row.get("republished_of")
+    mark = "" if missing(original) else f" ({republished_from(str(original))})"
+    return {"name": f"{row['submitter']} {row['system']}{mark}", "submitter": row["submitter"], "system": row["system"],
             "round": row["round"], "hardware": hardware_name(row), "family": row["accelerator_family"],
             "time": number(row["time_to_train_min"]), "hours": number(row["accelerator_hours"]),
             "efficiency": number(row["round_efficiency"], "ratio"), "cost": row.get("cost_text") or "",
@@ -157,10 +164,11 @@ def energy_view(outputs: BenchmarkOutputs, configurations: pd.DataFrame | None,
 def round_view(outputs: BenchmarkOutputs, configurations: pd.DataFrame | None, prices: Prices | None,
                colours: Mapping[str, str]) -> dict[str, Any]:
     """A benchmark's newest round: its non-dominated configurations (fastest first), the fastest and the most
-    hardware-efficient (highest round efficiency, i.e. fewest accelerator-hours), with cost and energy."""
+    hardware-efficient (highest round efficiency, i.e. fewest accelerator-hours), with cost and energy. Every
+    result the round published counts, those republished from an earlier round included (`newest_round_rows`)."""
     ranking = with_energy(outputs.ranking, configurations, outputs.benchmark)
     newest = max(ranking["round"], key=round_order)
-    rows = _cost_columns(ranking[ranking["round"] == newest].sort_values("round_rank").reset_index(drop=True), prices)
+    rows = _cost_columns(newest_round_rows(ranking, outputs.republished, newest), prices)
     front = rows[rows["round_front"] == 1].sort_values(["time_to_train_min", "round_rank"], kind="mergesort")
     fastest = rows.sort_values(["time_to_train_min", "round_rank"], kind="mergesort").iloc[0]
     efficient = rows.sort_values(["round_efficiency", "time_to_train_min"], ascending=[False, True],
@@ -172,6 +180,25 @@ def round_view(outputs: BenchmarkOutputs, configurations: pd.DataFrame | None, p
             "priced": bool(rows["cost_low"].notna().any()), "energy": has_any_energy(rows),
             "measured_energy": has_energy(rows),
             "colours": {f: colours.get(f, "#949494") for f in rows["accelerator_family"].dropna().unique()}}
+
+
+def newest_round_rows(ranking: pd.DataFrame, republished: pd.DataFrame, newest: str) -> pd.DataFrame:
+    """The ranking's rows of round `newest` with the round's results the scope left out as republished
+    (`republished`, `pipeline.analysis.scope.republished_left_out`), their `round_front` and `round_rank` (front,
+    then the faster) and `round_efficiency` (the round's fewest accelerator-hours / the result's) over them all."""
+    rows = ranking[ranking["round"] == newest]
+    if not republished.empty:
+        again = republished[republished["round"] == newest]
+        rows = pd.concat([rows, again.reindex(columns=rows.columns.union(again.columns))], ignore_index=True) \
+            if len(again) else rows
+    rows = rows.reset_index(drop=True)
+    hours = rows["accelerator_hours"].astype(float)
+    rows = rows.assign(round_front=nondominated_fronts(rows["time_to_train_min"].to_numpy(dtype=float),
+                                                       hours.to_numpy()),
+                       round_efficiency=hours.min() / hours)
+    order = rows.sort_values(["round_front", "time_to_train_min", "submitter", "system"], kind="mergesort").index
+    rows.loc[order, "round_rank"] = np.arange(1, len(rows) + 1)
+    return rows.sort_values("round_rank").reset_index(drop=True)
 
 
 def family_comparison(views: Sequence[dict[str, Any]]) -> pd.DataFrame:
@@ -234,8 +261,13 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
     comparison = family_comparison(today)
     sections = {section["id"]: section for section in shared["sections"]}
     energy = {item.benchmark: energy_view(item, configurations, colours) for item in outputs if item.analysed}
+    settings = settings_from(params)
+    electricity = electricity_price(settings.report.electricity_usd_per_kwh)
     for view in today:  # the entry says where measured energy exists, even when the newest round has none
         view["energy_view"] = energy.get(view["id"])
+        answer = None if configurations is None else answer_for(
+            view["id"], configurations, settings, None if prices is None else prices.per_hour, electricity)
+        view["buyer"] = None if answer is None else buyer_view(answer)
     pages = [benchmark_context(item, sections[item.benchmark], views.get(item.benchmark), colours,
                                energy.get(item.benchmark), newest) for item in outputs]
     backtest = {item.benchmark: charts.backtest_chart(f"{item.benchmark}_backtest", item.decide_summary,
@@ -249,7 +281,8 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
                                 for row in comparison.to_dict("records")],
             "history": [page for page in pages if not page["current"]],
             "current_pages": [page for page in pages if page["current"]], "pages": pages,
-            "cost_note": COST_NOTE, "derived": DERIVED, "prices_read": price_dates_text()}
+            "cost_note": COST_NOTE, "derived": DERIVED, "prices_read": price_dates_text(),
+            "deadlines": settings.report.deadlines_min, "budgets": settings.report.budgets_usd}
 
 
 def benchmark_context(outputs: BenchmarkOutputs, section: dict[str, Any], view: dict[str, Any] | None,

@@ -212,7 +212,7 @@ def scalar_metrics(outputs: Sequence[BenchmarkOutputs]) -> dict[str, dict[str, A
 HEADLINE_METRICS = {
     "configs": ("rank", "n_configurations"),
     "pareto": ("rank", "pareto_size"),
-    "pick_stability": ("rank", "pick_stability"),
+    "front": ("rank", "latest_front_size"),
     "error_pct": ("decide", "backtest_median_ape_pct"),
     "coverage": ("decide", "backtest_coverage"),
 }

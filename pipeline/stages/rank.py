@@ -4,10 +4,8 @@
 
 For every benchmark analysed (params `analysis.benchmarks`, see
 `pipeline.analysis.scope.analysed_benchmarks`): `pipeline.analysis.statistics.ranking.rank_benchmark` (params `rank`)
-ranks
-the clustered configurations and measures its latest round's pick against `rank.bootstrap` resamples of every
-result's runs (data/interim/runs.parquet and results.parquet, `pipeline.analysis.statistics.run_noise`), and
-`pipeline.analysis.statistics.findings.evaluate` (params `findings`) tests the published findings on them. Then
+ranks the clustered configurations, and `pipeline.analysis.statistics.findings.evaluate` (params `findings`) tests
+the published findings on them. Then
 `findings.adjust` corrects every test's p-value over all benchmarks together (Holm: the page shows them side by
 side), and the stage writes reports/rank/<benchmark>.json (the findings and the correction included) and the
 ranking table reports/rank/<benchmark>.csv.
@@ -42,16 +40,11 @@ def rank(benchmark: str, settings: Settings) -> tuple[str, pd.DataFrame, Ranking
     from pipeline.analysis.statistics import findings, ranking
     from pipeline.analysis.statistics.clustering import Clustering
     from pipeline.analysis.statistics.importance_result import ImportanceReport
-    from pipeline.analysis.statistics.run_noise import RESULTS_COLUMNS, RUNS_COLUMNS, RunNoise
 
-    noise = RunNoise(pd.read_parquet(paths.RUNS, columns=RUNS_COLUMNS),
-                     pd.read_parquet(paths.RESULTS, columns=RESULTS_COLUMNS), settings.rank.bootstrap,
-                     settings.rank.seed)
     clustered = pd.read_parquet(paths.clusters_table(benchmark))
     table, result = ranking.rank_benchmark(
         clustered, Clustering.read(paths.clusters_json(benchmark)),
-        ImportanceReport.read(paths.importance_json(benchmark)), settings.rank.model_dump(), settings.findings,
-        noise.times)
+        ImportanceReport.read(paths.importance_json(benchmark)), settings.rank.model_dump(), settings.findings)
     found = findings.evaluate(clustered, settings.findings) if result.analysed else []
     return benchmark, table, result, found
 

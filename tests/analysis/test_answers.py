@@ -1,5 +1,5 @@
 """Issue 23's answers: clusters of distinct configurations weighted by their results and numbered from the most
-hardware-efficient, the pick's stability under the runs' noise, and both held on the real data."""
+hardware-efficient, held on the real data; and issue 35's: today's answer counts every result the round published."""
 from __future__ import annotations
 
 import re
@@ -12,12 +12,12 @@ import yaml
 from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score
 
-from pipeline.analysis.scope import analysed_benchmarks, in_scope
-from pipeline.analysis.statistics import clustering, ranking, run_noise
+from pipeline.analysis import buyer
+from pipeline.analysis.scope import analysed_benchmarks
+from pipeline.analysis.statistics import clustering, ranking
 from pipeline.analysis.statistics.clustering import Clustering
 from pipeline.analysis.statistics.ranking import Ranking
 from pipeline.core import paths
-from pipeline.mlperf.logs.scoring import olympic_score
 from pipeline.report import inputs, sections
 from pipeline.settings import Analysis, Cluster
 from tests.conftest import ROOT
@@ -94,26 +94,6 @@ def test_clusters_are_numbered_from_the_most_hardware_efficient_on_a_fixture_of_
 
 # --- the runs' noise ---------------------------------------------------------------------------------------------
 
-def test_resampled_times_score_each_resample_of_the_runs_as_mlcommons_does() -> None:
-    """The oracle: the official olympic score (`olympic_score`, itself tested against mlperf-logging) of the same
-    resampled runs, one resample at a time."""
-    samples = [run_noise.RunTimes(np.array([10.0, 11.0, 12.5, 13.0, 20.0]), 0, 1, 1.0),
-               None,
-               run_noise.RunTimes(np.array([30.0, 31.0, 35.0, 40.0]), 1, 1, 1.5)]
-    published = np.array([12.166666666666666, 7.0, 1.5 * (31.0 + 35.0 + 40.0) / 3])
-    drawn = run_noise.resampled_times(samples, published, 200, 3)
-    rng = np.random.default_rng(3)
-    for column, sample in enumerate(samples):
-        if sample is None:
-            assert (drawn[:, column] == 7.0).all()
-            continue
-        indices = rng.integers(0, len(sample.times), (200, len(sample.times)))
-        expected = [olympic_score(list(sample.times[row]), sample.n_failed, sample.drop) * sample.factor
-                    for row in indices]
-        assert drawn[:, column] == pytest.approx(expected)
-    assert [sample.score() for sample in samples if sample] == pytest.approx([published[0], published[2]])
-
-
 # --- the real data -----------------------------------------------------------------------------------------------
 
 needs_outputs = pytest.mark.skipif(not (ROOT / paths.RANK).is_dir() or not (ROOT / paths.CONFIGURATIONS).is_file(),
@@ -153,19 +133,25 @@ def test_on_the_real_data_cluster_0_is_the_most_hardware_efficient_and_the_page_
 
 
 @needs_outputs
-def test_on_the_real_data_no_result_off_the_front_moves_a_pick() -> None:
-    """Issue 23: removing any one result that is not on its round's first front changes no benchmark's pick (any
-    result other than the pick, in fact: the rule scores each result on its own)."""
+def test_on_the_real_data_today_counts_every_result_the_round_published() -> None:
+    """Issue 35: the newest round's fastest counts the results republished from an earlier round (RetinaNet v5.1:
+    1.39 min on 512 x GB200, republished from v5.0, not 10.1; R-GAT 0.837 min, not 3.15), and no result on a
+    round's front is beaten on both time and accelerator-hours by any result the round published."""
     analysis = Analysis.model_validate(PARAMS["analysis"])
-    criteria = PARAMS["rank"]["criteria"]
     configurations = pd.read_parquet(ROOT / paths.CONFIGURATIONS)
+    fastest = {}
     for benchmark in analysed_benchmarks(analysis, configurations):
-        frame = in_scope(configurations, analysis, benchmark)
-        latest = ranking.latest_round_ranking(ranking.rank_configurations(frame, criteria))
-        pick = ranking.configuration_key(latest.iloc[0])
-        keys = frame["round"] + " " + frame["submitter"] + " " + frame["system"]
-        for gone in latest["round"] + " " + latest["submitter"] + " " + latest["system"]:
-            if gone == pick:
-                continue
-            again = ranking.latest_round_ranking(ranking.rank_configurations(frame[keys != gone], criteria))
-            assert ranking.configuration_key(again.iloc[0]) == pick, (benchmark, gone)
+        published = buyer.today_published(configurations, analysis, benchmark)
+        answer = buyer.buyer_answer(benchmark, published, published.iloc[0:0], [60.0], [1000.0])
+        fastest[benchmark] = answer.fastest
+        times, hours = published["time_to_train_min"].to_numpy(), published["accelerator_hours"].to_numpy()
+        for option in answer.front:
+            beaten = ((times <= option.time_to_train_min) & (hours <= option.accelerator_hours)
+                      & ((times < option.time_to_train_min) | (hours < option.accelerator_hours)))
+            assert not beaten.any(), (benchmark, option.label)
+    if "retinanet" in fastest and fastest["retinanet"].label.startswith("v5.1"):
+        assert fastest["retinanet"].time_to_train_min == pytest.approx(1.39, abs=0.005)
+        assert fastest["retinanet"].republished == "republished from v5.0"
+        assert fastest["retinanet"].accelerator_count == 512 and fastest["retinanet"].accelerator_family == "GB200"
+    if "rgat" in fastest and fastest["rgat"].label.startswith("v5.1"):
+        assert fastest["rgat"].time_to_train_min == pytest.approx(0.837, abs=0.001)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -27,7 +26,7 @@ from tests.conftest import ROOT, configurations, power_law
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
 CLUSTER = Cluster.model_validate({**PARAMS["cluster"], "k": 3, "n_init": 3, "k_range": [2, 4], "bootstrap": 3})
 FINDINGS = Findings.model_validate({**PARAMS["findings"], "bootstrap": 100})
-RANK = {**PARAMS["rank"], "bootstrap": 10}
+RANK = PARAMS["rank"]
 SKIPPED_IMPORTANCE = ImportanceReport(benchmark="fixture", status="skipped", reason="too few", n_configurations=3,
                                       targets={}, selected_features=[])
 
@@ -53,8 +52,7 @@ def _configurations() -> pd.DataFrame:
 def _results() -> tuple[pd.DataFrame, Clustering, Ranking]:
     clustered, clustering = cluster_benchmark(_configurations(), ["accelerator_count", "accelerator_year"], CLUSTER,
                                               "default", benchmark="fixture")
-    _, ranking = rank_benchmark(clustered, clustering, SKIPPED_IMPORTANCE, RANK, FINDINGS,
-                                lambda rows: np.tile(rows["time_to_train_min"].to_numpy(), (10, 1)))
+    _, ranking = rank_benchmark(clustered, clustering, SKIPPED_IMPORTANCE, RANK, FINDINGS)
     adjusted, correction = findings.adjust({"fixture": findings.evaluate(clustered, FINDINGS)}, FINDINGS.alpha)
     return clustered, clustering, ranking.with_findings(adjusted["fixture"], correction)
 
@@ -80,11 +78,11 @@ def test_a_clustering_reads_back_into_the_same_model(tmp_path: Path) -> None:
 
 def test_a_ranking_with_its_findings_reads_back_into_the_same_model(tmp_path: Path) -> None:
     _, _, ranking = _results()
-    assert ranking.analysed and ranking.pick is not None and ranking.findings_correction is not None
+    assert ranking.analysed and ranking.latest_front_size and ranking.findings_correction is not None
     assert [item.key for item in ranking.findings] == list(findings.CLAIMS)
     assert ranking.findings[0].bands and isinstance(ranking.findings[0].tests[0], findings.Test)
     _round_trip(ranking, tmp_path)
-    assert set(ranking.scalars()) >= {"n_configurations", "pick_stability", "silhouette", "findings_supported"}
+    assert set(ranking.scalars()) >= {"n_configurations", "latest_front_size", "silhouette", "findings_supported"}
 
 
 def test_an_importance_result_reads_back_into_the_same_model(tmp_path: Path) -> None:

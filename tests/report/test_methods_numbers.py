@@ -56,19 +56,3 @@ def test_the_site_methods_page_quotes_the_outputs() -> None:
         verdict = json.loads((CLUSTERS / f"{benchmark}.json").read_text()).get("k_verdict") or {}
         assert int(study) == json.loads((CLUSTERS / f"{benchmark}.json").read_text())["k"]
         assert data == (str(verdict["supported_k"]) if verdict.get("supported_k") else "none firmly"), benchmark
-
-
-@pytest.mark.skipif(not METHODS_HTML.is_file(), reason="the report stage has not run")
-def test_each_pick_stability_on_the_site_is_the_rank_output() -> None:
-    """The stability each benchmark page quotes ("stays the pick in 78% of ...") is rank.json's `pick_stability`
-    (docs/methods.md once said 33% for 3D U-Net while the output said 78%)."""
-    checked = 0
-    for benchmark, output in _rank_outputs().items():
-        page = ROOT / "reports" / "benchmarks" / f"{benchmark}.html"
-        if output.get("pick_stability") is None or not page.is_file():
-            continue
-        quoted = re.search(r"It stays the pick in (\d+)% of", re.sub(r"\s+", " ", page.read_text()))
-        assert quoted is not None, benchmark
-        assert int(quoted.group(1)) == round(output["pick_stability"] * 100), benchmark
-        checked += 1
-    assert checked > 0

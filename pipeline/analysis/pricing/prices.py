@@ -13,9 +13,12 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
-from pipeline.core.errors import ParamsError, UsageError
+from pipeline.analysis.pricing.price_table import FAMILY_FACTOR, GENERATION_BAND, family_bands
+from pipeline.core.errors import ImplausiblePriceError, ParamsError, UsageError
+from pipeline.mlperf.hardware.accelerators import specifications
 from pipeline.mlperf.hardware.freetext import ACCELERATOR_FAMILIES
 
 EXAMPLE_PRICES = Path("examples/prices.yaml")
@@ -29,7 +32,8 @@ def load_prices(path: Path) -> dict[str, float]:
     case).
 
     An unknown family is a UsageError listing the known ones: a misspelt family (H10O) would otherwise silently
-    leave its configurations without a cost."""
+    leave its configurations without a cost. A price outside its family's plausibility band (`check_plausible`) is
+    an ImplausiblePriceError."""
     example = "for example\n  H100: 3.0\n  A100: 1.5"
     if not path.is_file():
         raise UsageError(f"price file {path} not found; it maps accelerator family to price per "
@@ -52,7 +56,7 @@ def load_prices(path: Path) -> dict[str, float]:
     if unknown:
         raise UsageError(f"price file {path} names unknown accelerator families: {', '.join(unknown)}; known "
                          f"families: {', '.join(sorted(known.values(), key=str.casefold))}")
-    return {known[family.strip().casefold()]: price for family, price in prices.items()}
+    return check_plausible({known[family.strip().casefold()]: price for family, price in prices.items()}, path)
 
 
 @dataclass(frozen=True)
@@ -75,3 +79,39 @@ def load_price_table(path: str | Path | None) -> Prices | None:
         return Prices(Path(path), load_prices(Path(path)))
     except UsageError as error:
         raise ParamsError(f"report.prices: {error}") from None
+
+
+def price_band(family: str, table: pd.DataFrame | None = None) -> tuple[float, float, str]:
+    """The plausible price band of `family`, USD per accelerator-hour (low, high) and its basis in words: the
+    band a new row of the public table would have to meet (`price_table.family_bands`) where the table prices the
+    family, else the generation band per peak dense BF16 PFLOPS (`price_table.GENERATION_BAND`); (0, inf) when
+    neither is known."""
+    bands = family_bands(table)
+    row = bands[bands["family"] == family]
+    if not row.empty:
+        low, high = float(row["band_low"].iloc[0]), float(row["band_high"].iloc[0])
+        return low, high, (f"within {FAMILY_FACTOR:g}x of {row['middle'].iloc[0]:.3g}, the middle of the "
+                           f"{int(row['rows'].iloc[0])} public {family} prices, and {GENERATION_BAND[0]:g} to "
+                           f"{GENERATION_BAND[1]:g} per BF16 PFLOPS")
+    tflops = specifications()["bf16_tflops"].get(family, math.nan)
+    if not math.isfinite(tflops):
+        return 0.0, math.inf, "no band known: positive only"
+    pflops = tflops / 1000.0
+    return (GENERATION_BAND[0] * pflops, GENERATION_BAND[1] * pflops,
+            f"{GENERATION_BAND[0]:g} to {GENERATION_BAND[1]:g} USD per BF16 PFLOPS-hour ({pflops:g} PFLOPS)")
+
+
+def check_plausible(prices: dict[str, float], path: Path, table: pd.DataFrame | None = None) -> dict[str, float]:
+    """`prices` (family -> USD per accelerator-hour) unchanged, or an ImplausiblePriceError naming every price
+    outside its family's band (`price_band`), the band and its basis, and what to fix."""
+    broken = []
+    for family, price in sorted(prices.items()):
+        low, high, basis = price_band(family, table)
+        if not low <= price <= high:
+            broken.append(f"{family}: {price:g} USD per accelerator-hour is outside {low:.3g} to {high:.3g} "
+                          f"({basis})")
+    if broken:
+        raise ImplausiblePriceError(
+            f"price file {path}: implausible price{'s' if len(broken) > 1 else ''}: {'; '.join(broken)}. Prices "
+            f"are USD per accelerator-hour (one accelerator, not an instance of 8); fix the figure or its unit")
+    return prices

@@ -1,4 +1,4 @@
-"""Stage `rank`: an efficiency ranking of configurations and clusters that respects dominance, its one pick, and the
+"""Stage `rank`: an efficiency ranking of configurations and clusters that respects dominance, and the
 published study's findings tested on the data, for one benchmark.
 
     python -m pipeline.stages.rank
@@ -8,17 +8,12 @@ run. Configurations are sorted into non-dominated fronts on (time_to_train_min, 
 minimised: front 1 is the Pareto front (none of its members is beaten on both time and hardware time by another
 result), front 2 the Pareto front of the rest, and so on. The answer is front 1 of the round.
 
-Where one configuration is shown, the pick: the lowest trade-off score (`trade_off_score`), the weighted geometric
-mean of the criteria of params `rank.criteria` (equal weights: sqrt(minutes x accelerator-hours)), i.e. a weighted
-sum of log time and log accelerator-hours. It is scale-free (a change of unit, or any factor common to all results,
-changes no order: a 10% longer time weighs as much as 10% more accelerator-hours) and always on front 1. It is
-stable: each result's score depends on that result alone, so removing any result other than the pick never changes
-it, and adding one changes it only to the added result, when that scores lower (a property test holds both). The
-same score orders the members of a front, so the ranking is front, then score. Its stability under the runs'
-noise (`pick_stability`, with `pipeline.analysis.statistics.run_noise`) is the share of bootstrap resamples of every
-result's
-runs in which the pick stays the pick. Scaling efficiency is not a criterion: it explains accelerator-hours rather
-than adding to them, and it exists only within a series.
+Within a front, results are ordered by the trade-off score (`trade_off_score`), the weighted geometric mean of
+the criteria of params `rank.criteria` (equal weights: sqrt(minutes x accelerator-hours)), i.e. a weighted sum of
+log time and log accelerator-hours: scale-free, and each result's own, so adding or removing another result never
+reorders the rest. It orders the ranking table only: no single configuration is shown as "the best" (a buyer's
+answer is a deadline or a budget, `pipeline.analysis.buyer`). Scaling efficiency is not a criterion: it explains
+accelerator-hours rather than adding to them, and it exists only within a series.
 
 Two rankings: `round_rank` within each round (the page leads with the latest round: hardware and software of
 one era), and `rank` over all rounds. Beside them `round_efficiency` (round's fewest accelerator-hours / this
@@ -33,7 +28,7 @@ over every benchmark at once.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,7 +127,7 @@ def _name_codes(names: pd.Series) -> np.ndarray:
 
 def scores(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]]) -> np.ndarray:
     """The trade-off score (`trade_off_score` on params `rank.criteria`) of each row of `frame`, as stored: to
-    `SCORE_DIGITS` significant digits. The ranking, its pick and `pipeline.commands.recommend` all score with it."""
+    `SCORE_DIGITS` significant digits: the ranking's order within a front."""
     names, weights, types = criteria_weights(criteria)
     raw = trade_off_score(frame[names].to_numpy(dtype=float), weights, types)
     return np.array([float(f"{score:.{SCORE_DIGITS}g}") for score in raw])
@@ -199,80 +194,6 @@ def latest_round_ranking(ranking: pd.DataFrame) -> pd.DataFrame:
     """The rows of the latest round in the ranking, by `round_rank`."""
     latest = max(ranking["round"], key=round_version)
     return ranking[ranking["round"] == latest].sort_values("round_rank").reset_index(drop=True)
-
-
-class Pick(Record):
-    """The one configuration shown as a round's best trade-off of time and hardware time: the round's rank 1 (the
-    lowest trade-off score, on front 1)."""
-
-    round: str
-    """The round (vX.Y)."""
-    submitter: str
-    """The submitter."""
-    system: str
-    """The system's name as submitted."""
-    accelerator_family: str | None
-    """The accelerator family; None when unknown."""
-    accelerator_count: float
-    """Accelerators."""
-    time_to_train_min: float
-    """Minutes."""
-    accelerator_hours: float
-    """Accelerators x time to train, hours."""
-    round_efficiency: float | None
-    """The round's fewest accelerator-hours / the pick's (1 = best); None without."""
-    score: float
-    """Its trade-off score (`trade_off_score`, lower: better)."""
-    front_size: int
-    """Results on the round's front 1."""
-    stability: float | None
-    """Share of `resamples` bootstrap resamples of every result's runs in which it stays the pick, 0 to 1 (higher:
-    clearer); None when not measured."""
-    resamples: int
-    """Resamples of the runs (0: not measured)."""
-    rule: str
-    """The pick's rule in words (`pick_rule`)."""
-
-
-CRITERION_WORDS = {"time_to_train_min": "time to train", "accelerator_hours": "accelerator-hours"}
-
-
-def pick_rule(criteria: dict[str, dict[str, Any]]) -> str:
-    """The pick's rule in words: "lowest (time to train)^0.5 × (accelerator-hours)^0.5, a weighted geometric
-    mean: scale-free, and each result's own"."""
-    names, weights, types = criteria_weights(criteria)
-    terms = " × ".join(f"({CRITERION_WORDS.get(name, name)})^{weight * -kind:g}"
-                       for name, weight, kind in zip(names, weights, types))
-    return f"lowest {terms}, a weighted geometric mean: scale-free, and each result's own"
-
-
-def pick_of(round_ranking: pd.DataFrame, criteria: dict[str, dict[str, Any]], stability: float | None = None,
-            resamples: int = 0) -> Pick:
-    """The pick of one round's ranking (its `round_rank` 1) with its stability."""
-    top = round_ranking.sort_values("round_rank").iloc[0]
-    family = top.get("accelerator_family")
-    efficiency = top.get(ROUND_EFFICIENCY)
-    return Pick(round=str(top["round"]), submitter=str(top["submitter"]), system=str(top["system"]),
-                accelerator_family=None if pd.isna(family) else str(family),
-                accelerator_count=float(top["accelerator_count"]), time_to_train_min=float(top["time_to_train_min"]),
-                accelerator_hours=float(top["accelerator_hours"]),
-                round_efficiency=None if efficiency is None or pd.isna(efficiency) else float(efficiency),
-                score=float(top["score"]), front_size=int((round_ranking["round_front"] == 1).sum()),
-                stability=stability, resamples=resamples, rule=pick_rule(criteria))
-
-
-def pick_stability(times: np.ndarray, counts: np.ndarray, pick: int, criteria: dict[str, dict[str, Any]]) -> float:
-    """The share of rows of `times` (resamples x results, minutes: one round's results, columns in ranking order
-    so that ties go as the ranking's) in which result `pick` has the lowest trade-off score, accelerator-hours
-    being `counts` (results,) x time / 60."""
-    names, weights, types = criteria_weights(criteria)
-    outcomes = {"time_to_train_min": times, "accelerator_hours": times * np.asarray(counts, dtype=float) / 60.0}
-    unknown = [name for name in names if name not in outcomes]
-    if unknown:
-        raise ParamsError(f"rank.criteria {', '.join(unknown)}: the pick's stability is measured on time to train "
-                          f"and accelerator-hours only")
-    log_score = sum(weight * -kind * np.log(outcomes[name]) for name, weight, kind in zip(names, weights, types))
-    return float(np.mean(np.argmin(log_score, axis=1) == pick)) if len(times) else float("nan")
 
 
 class ClusterStanding(Record):
@@ -356,7 +277,7 @@ def configuration_key(row: pd.Series) -> str:
 
 class Ranking(Artifact):
     """One benchmark's ranking (reports/rank/<benchmark>.json; `rank_benchmark`, then `with_findings`): the
-    scalar headline numbers (`dvc metrics`), the pick, the clusters' standings, the sensitivity, the superlinear
+    scalar headline numbers (`dvc metrics`), the clusters' standings, the sensitivity, the superlinear
     cases and the published findings tested. A skipped one holds `reason` only."""
 
     KIND = "rank"
@@ -367,14 +288,10 @@ class Ranking(Artifact):
     """The latest round ranked."""
     n_latest_round: int | None = None
     """Its configurations."""
-    top_system: str | None = None
-    """The latest round's pick, "round submitter system"."""
     top_system_all_rounds: str | None = None
     """Rank 1 over all rounds, "round submitter system"."""
-    pick_stability: float | None = None
-    """`Pick.stability`."""
     latest_front_size: int | None = None
-    """`Pick.front_size`."""
+    """Results on the latest round's front 1 (none of the round beats them on both time and accelerator-hours)."""
     pareto_size: int | None = None
     """Configurations on front 1 over all rounds."""
     dominance_violations: int | None = None
@@ -398,8 +315,6 @@ class Ranking(Artifact):
     """Within-series efficiencies above params `findings.superlinear_threshold`."""
     n_superlinear_work_explained: int | None = None
     """Of those, the ones the convergence work explains."""
-    pick: Pick | None = None
-    """The latest round's pick."""
     clusters: list[ClusterStanding] = Field(default_factory=list)
     """Each cluster by its members' medians, by cluster number."""
     sensitivity: list[Sensitivity] = Field(default_factory=list)
@@ -440,34 +355,22 @@ class Ranking(Artifact):
 
 
 def rank_benchmark(clustered: pd.DataFrame, clustering: Clustering, importance: ImportanceReport,
-                   rank_params: dict[str, Any], settings: Findings,
-                   noise: Callable[[pd.DataFrame], np.ndarray] | None = None) -> tuple[pd.DataFrame, Ranking]:
+                   rank_params: dict[str, Any], settings: Findings) -> tuple[pd.DataFrame, Ranking]:
     """The ranking table (columns `RANKING_COLUMNS`) and the `Ranking` (findings not yet added) of one benchmark's
-    clustered configurations, given its clustering, its importance result and params `rank`.
-
-    `noise`: resampled times to train (resamples x rows, minutes) of some of `clustered`'s rows
-    (`pipeline.analysis.statistics.run_noise.RunNoise.times`), for the stability of the latest round's pick; None: not
-    measured."""
+    clustered configurations, given its clustering, its importance result and params `rank`."""
     criteria = rank_params["criteria"]
     if clustered.empty:
         return pd.DataFrame(columns=RANKING_COLUMNS), Ranking(benchmark=clustering.benchmark, status="skipped",
                                                               reason=clustering.reason)
     ranking = rank_configurations(clustered, criteria)
     top, latest = ranking.iloc[0], latest_round_ranking(ranking)
-    times = None
-    if noise is not None:  # the latest round's results, in its ranking's order (ties go as the ranking's)
-        keys = ["round", "submitter", "system"]
-        times = noise(clustered.set_index(keys).loc[pd.MultiIndex.from_frame(latest[keys])].reset_index())
-    stability = (None if times is None else
-                 round(pick_stability(times, latest["accelerator_count"].to_numpy(), 0, criteria), 4))
-    pick = pick_of(latest, criteria, stability, 0 if times is None else len(times))
     standings = cluster_standings(clustered)
     superlinear = superlinear_cases(clustered, settings.superlinear_threshold)
     return ranking, Ranking(
         benchmark=clustering.benchmark, status="ok", n_configurations=len(ranking),
         latest_round=str(latest.iloc[0]["round"]), n_latest_round=len(latest),
-        top_system=configuration_key(latest.iloc[0]), top_system_all_rounds=configuration_key(top),
-        pick_stability=pick.stability, latest_front_size=pick.front_size, pareto_size=int(ranking["pareto"].sum()),
+        top_system_all_rounds=configuration_key(top),
+        latest_front_size=int((latest["round_front"] == 1).sum()), pareto_size=int(ranking["pareto"].sum()),
         dominance_violations=dominance_violations(ranking, "rank"),
         round_dominance_violations=sum(dominance_violations(group, "round_rank")
                                        for _, group in ranking.groupby("round")),
@@ -478,6 +381,6 @@ def rank_benchmark(clustered: pd.DataFrame, clustering: Clustering, importance: 
         importance_oof_r2_accelerator_hours=importance.oof_r2("log_accelerator_hours"),
         n_superlinear=len(superlinear),
         n_superlinear_work_explained=sum(case.explained_by == WORK for case in superlinear),
-        pick=pick, clusters=standings,
+        clusters=standings,
         sensitivity=sensitivity(clustered, criteria, rank_params["sensitivity"], rank_params["top"]),
         superlinear=superlinear)

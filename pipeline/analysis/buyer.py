@@ -1,0 +1,310 @@
+"""The buyer's answer for one benchmark: today's options, priced, and what meets a deadline or a budget.
+
+Today's options are every result the newest round published, a result republished from an earlier round included
+and marked ("republished from vX.Y": it is on offer in that round, though the statistics count it once, see
+`pipeline.analysis.scope`), beside trusted forecasts of unpublished counts (`predicted_candidates`, from the decide
+stage's saved models; a forecast says so, with its interval and trust).
+
+The buyer's objective replaces any one "best" configuration:
+- with a deadline T (minutes), the cheapest option that finishes within T: a forecast only when the upper end of
+  its interval does;
+- with a budget B (USD per training run), the fastest option whose cost fits B.
+Cost is decided on the dearest price of the public range (`cost_cap_usd`: the dearest price per accelerator-hour x
+accelerator-hours, at the upper end of a forecast's interval), so a cap holds whichever listed provider one rents
+from; a configuration without a price is never called cheapest nor fits a budget: it is counted apart. Every cost
+is derived, not an MLPerf result (`pipeline.analysis.pricing.costs`).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import Field
+
+from pipeline.analysis.forecasting.answers import FittedBenchmark, answer
+from pipeline.analysis.pricing.costs import COST_COLUMNS, ENERGY_COLUMNS, cost_text, training_costs
+from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice
+from pipeline.analysis.pricing.energy_estimate import EnergyModel, rated_hours_kwh
+from pipeline.analysis.scope import in_scope, republication, republished_from
+from pipeline.analysis.statistics.ranking import nondominated_fronts
+from pipeline.core.artifacts import Record
+from pipeline.mlperf.catalogue import round_version
+from pipeline.settings import Analysis, Trust
+
+# The energy estimate of a result without a measurement (pipeline.analysis.pricing.energy_estimate), as the
+# configurations table holds it; a forecast's is made from the same model (`priced`).
+ESTIMATE_COLUMNS = ["energy_estimated_kwh", "energy_estimate_error"]
+OPTION_COLUMNS = ["kind", "label", "round", "submitter", "system", "accelerator_family", "accelerator_count",
+                  "time_to_train_min", "time_low_min", "time_high_min", "accelerator_hours", "scaling_efficiency",
+                  "republished_of", "detail", "forecast", *ENERGY_COLUMNS, *ESTIMATE_COLUMNS]
+PUBLISHED, FORECAST = "published", "forecast"
+DECISION_DIGITS = 9  # significant digits of a time or cost compared or sorted on: the same order on every machine
+
+
+def _stored(values: pd.Series) -> pd.Series:
+    return values.astype(float).map(lambda value: value if math.isnan(value) else float(f"{value:.{DECISION_DIGITS}g}"))
+
+
+# ------------------------------------------------------------------------------------------------- the options
+
+def today_published(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
+    """Every result of `benchmark`'s newest round in the analysis scope, republished ones included (whatever
+    `analysis.republished` says: they are on offer in the round), as options (OPTION_COLUMNS)."""
+    scope = in_scope(configurations, analysis.model_copy(update={"republished": "include"}), benchmark)
+    if scope.empty:
+        return pd.DataFrame(columns=OPTION_COLUMNS)
+    newest = max(scope["round"], key=round_version)
+    rows = scope[scope["round"] == newest].reset_index(drop=True)
+    return published_options(rows)
+
+
+def published_options(rows: pd.DataFrame) -> pd.DataFrame:
+    """Published results (a ranking or configurations frame) as options (OPTION_COLUMNS): a republished one names
+    the original it repeats in its `detail`; energy where measured."""
+    rows = rows.assign(**{column: None for column in ["republished_of", *ENERGY_COLUMNS] if column not in rows},
+                       **{column: math.nan for column in ESTIMATE_COLUMNS if column not in rows})
+    return rows.assign(
+        kind=PUBLISHED, label=rows["round"] + " " + rows["submitter"] + " " + rows["system"],
+        time_low_min=rows["time_to_train_min"], time_high_min=rows["time_to_train_min"], forecast=None,
+        republished_of=[None if pd.isna(original) else str(original) for original in rows["republished_of"]],
+        detail=["published result" + ("" if pd.isna(original) else f"; {republication(str(original))}")
+                for original in rows["republished_of"]]).astype(
+            {"energy_kwh": float, **{column: float for column in ESTIMATE_COLUMNS}})[OPTION_COLUMNS]
+
+
+def predicted_candidates(fitted: FittedBenchmark, rule: Trust,
+                         families: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """Trusted forecasts (`pipeline.analysis.forecasting.answers.answer` on the decide stage's saved models) at
+    the unpublished powers of two inside each family's published count range per form factor, as options
+    (OPTION_COLUMNS); and the families not forecast, with the reasons. `families`: only these (all when None)."""
+    rows, untrusted = [], []
+    published_rows = fitted.published
+    for family in families or fitted.families():
+        published = published_rows[published_rows["accelerator_family"] == family]
+        for form_factor in published["form_factor"].unique():
+            counts = published.loc[published["form_factor"] == form_factor, "accelerator_count"]
+            low, high = float(counts.min()), float(counts.max())
+            reference = answer(fitted, family, form_factor, low, rule)
+            if not reference.trusted:
+                untrusted.append(f"{family} {form_factor} ({'; '.join(reference.reasons)})")
+                continue
+            powers = 2.0 ** np.arange(math.ceil(math.log2(low)), math.floor(math.log2(high)) + 1)
+            for count in (count for count in powers if count not in set(counts)):
+                forecast = answer(fitted, family, form_factor, count, rule)
+                if not forecast.trusted:
+                    continue
+                rows.append({
+                    "kind": FORECAST, "label": f"{family} {form_factor} x {count:g}", "round": None,
+                    "submitter": None, "system": None, "accelerator_family": family, "accelerator_count": count,
+                    "time_to_train_min": forecast.predicted_min, "time_low_min": forecast.low_min,
+                    "time_high_min": forecast.high_min, "accelerator_hours": count * forecast.predicted_min / 60,
+                    "scaling_efficiency": reference.predicted_min * low / (forecast.predicted_min * count),
+                    "republished_of": None, "forecast": forecast.model_dump(), "energy_kwh": math.nan,
+                    "power_measurement": None, "energy_estimated_kwh": math.nan, "energy_estimate_error": math.nan,
+                    "detail": f"forecast for the next round by the {forecast.method} ({forecast.kind}), trusted, "
+                              f"{100 * fitted.interval:.0f}% interval {forecast.low_min:.3g} to "
+                              f"{forecast.high_min:.3g} min: not a published result"})
+    return pd.DataFrame(rows, columns=OPTION_COLUMNS), untrusted
+
+
+def priced(options: pd.DataFrame, prices: Mapping[str, float] | None = None,
+           electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE,
+           energy_model: EnergyModel | None = None) -> pd.DataFrame:
+    """`options` with the cost columns (`pipeline.analysis.pricing.costs.training_costs`: the public range, the
+    user's `prices` overriding it family by family), `cost_cap_usd` (the cost a deadline's "cheapest" and a budget
+    are decided on: the dearest price per accelerator-hour x the accelerator-hours at the upper end of the time,
+    of the interval for a forecast; empty without a price) and `on_front` (not beaten on both time to train and
+    accelerator-hours by another of `options`). With `energy_model` (`energy_estimate.fit` on the configurations),
+    a forecast's energy is estimated as a result's is, from its central time: estimated, not an MLPerf result."""
+    options = with_forecast_energy(options.reset_index(drop=True), energy_model)
+    costs = training_costs(options, prices, electricity=electricity)
+    cap_hours = options["accelerator_count"].astype(float) * options["time_high_min"].astype(float) / 60
+    front = (nondominated_fronts(_stored(options["time_to_train_min"]).to_numpy(),
+                                 _stored(options["accelerator_hours"]).to_numpy()) if len(options)
+             else np.zeros(0, dtype=int))
+    return pd.concat([options.drop(columns=[c for c in COST_COLUMNS if c in options]), costs], axis=1).assign(
+        cost_cap_usd=_stored(cap_hours * costs["cost_high_usd_per_accelerator_hour"].astype(float)),
+        on_front=front == 1)
+
+
+def with_forecast_energy(options: pd.DataFrame, model: EnergyModel | None) -> pd.DataFrame:
+    """`options` with the energy estimate (ESTIMATE_COLUMNS) of each forecast: accelerators x its central time x
+    rated power x the model's share of rated power; unchanged without a model."""
+    if model is None or options.empty:
+        return options
+    forecast = (options["kind"] == FORECAST).to_numpy()
+    estimate = rated_hours_kwh(options) * model.share_of_rated_power
+    return options.assign(
+        energy_estimated_kwh=options["energy_estimated_kwh"].astype(float).where(~forecast, estimate),
+        energy_estimate_error=options["energy_estimate_error"].astype(float).where(
+            ~forecast | estimate.isna(), model.median_error))
+
+
+def ordered(options: pd.DataFrame, deadline: bool, budget: bool) -> pd.DataFrame:
+    """`options` in the buyer's order: with a deadline, cheapest first (`cost_cap_usd`, unpriced last), then
+    faster; with a budget only, fastest first (`time_high_min`), then cheaper; with neither, the front first,
+    fastest first."""
+    keys = options.assign(_cost=_stored(options["cost_cap_usd"]), _time=_stored(options["time_high_min"]),
+                          _off_front=~options["on_front"].astype(bool))
+    by = (["_cost", "_time"] if deadline else ["_time", "_cost"] if budget else ["_off_front", "_time", "_cost"])
+    return (keys.sort_values([*by, "label"], kind="mergesort", na_position="last")
+            .drop(columns=["_cost", "_time", "_off_front"]).reset_index(drop=True))
+
+
+# ------------------------------------------------------------------------------------------------- the answers
+
+class Option(Record):
+    """One configuration as the buyer's answer names it: published (a republished one marked) or forecast."""
+
+    kind: Literal["published", "forecast"]
+    """published: a result of the round; forecast: a trusted forecast for the next round, not a result."""
+    label: str
+    """"round submitter system" for a result; "family form factor x count" for a forecast."""
+    accelerator_family: str | None
+    """The accelerator family; None when unknown."""
+    accelerator_count: float
+    """Accelerators."""
+    time_to_train_min: float
+    """Minutes (a forecast's central value; lower: faster)."""
+    time_low_min: float
+    """The lower end of a forecast's interval, minutes (the time itself for a result)."""
+    time_high_min: float
+    """The upper end of a forecast's interval, minutes (the time itself for a result)."""
+    accelerator_hours: float
+    """Accelerators x time to train, hours (lower: less hardware time)."""
+    republished_of: str | None
+    """The earlier result it republishes ("vX.Y/submitter/system"); None for a new result or a forecast."""
+    on_front: bool
+    """Not beaten on both time to train and accelerator-hours by another option."""
+    cost_low_usd: float | None
+    """Cost of a training run at the cheapest listed price, USD (derived, not an MLPerf result); None: no price."""
+    cost_high_usd: float | None
+    """The same at the dearest listed price, USD."""
+    cost_cap_usd: float | None
+    """What caps and "cheapest" are decided on: the dearest price x accelerator-hours at the upper end of the
+    time, USD; None: no price."""
+    cost: str
+    """The cost in words (`pipeline.analysis.pricing.costs.cost_text`), or "no public price"."""
+    energy_kwh: float | None
+    """Measured energy to train, kWh (MLPerf power results only); None: not measured."""
+    energy_estimated_kwh: float | None
+    """Without a measurement: energy to train estimated from the accelerators' rated power, kWh (estimated, not an
+    MLPerf result, `pipeline.analysis.pricing.energy_estimate`); None: measured, or no rated power to estimate from."""
+    energy_estimate_error: float | None
+    """The estimate's median relative error on submitters the model did not see (0.1 = 10%)."""
+    detail: str
+    """What it is: a published result (and what it republishes), or a forecast with its interval and trust."""
+
+    @property
+    def republished(self) -> str:
+        """"republished from vX.Y", or ""."""
+        return "" if self.republished_of is None else republished_from(self.republished_of)
+
+
+def _none(value: Any) -> Any:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+def option_of(row: Mapping[str, Any]) -> Option:
+    """One row of `priced` options as an `Option`."""
+    return Option(kind=row["kind"], label=str(row["label"]), accelerator_family=_none(row["accelerator_family"]),
+                  accelerator_count=float(row["accelerator_count"]),
+                  time_to_train_min=float(row["time_to_train_min"]), time_low_min=float(row["time_low_min"]),
+                  time_high_min=float(row["time_high_min"]), accelerator_hours=float(row["accelerator_hours"]),
+                  republished_of=_none(row["republished_of"]), on_front=bool(row["on_front"]),
+                  cost_low_usd=_none(float(row["cost_low_usd"])), cost_high_usd=_none(float(row["cost_high_usd"])),
+                  cost_cap_usd=_none(float(row["cost_cap_usd"])), cost=cost_text(row),
+                  energy_kwh=_none(float(row["energy_kwh"])),
+                  energy_estimated_kwh=_none(float(row["energy_estimated_kwh"])),
+                  energy_estimate_error=_none(float(row["energy_estimate_error"])), detail=str(row["detail"]))
+
+
+class Choice(Record):
+    """The answer to one deadline (the cheapest option that finishes within it) or one budget (the fastest option
+    whose cost fits it)."""
+
+    limit: float
+    """The deadline, minutes, or the budget, USD per training run."""
+    unit: Literal["min", "USD"]
+    """min: a deadline; USD: a budget."""
+    option: Option | None
+    """The answer; None when no priced option meets the limit."""
+    matched: int
+    """Priced options meeting the limit."""
+    unpriced: list[str]
+    """Options meeting the deadline without a price (not compared: none is called cheapest)."""
+
+
+def deadline_choice(options: pd.DataFrame, deadline_min: float) -> Choice:
+    """The cheapest of `priced` options that finish within `deadline_min` (a forecast on its interval's upper
+    end), decided on `cost_cap_usd`; faster first on a tie."""
+    meets = options[_stored(options["time_high_min"]) <= deadline_min]
+    with_price = meets[meets["cost_cap_usd"].notna()]
+    best = ordered(with_price, deadline=True, budget=False)
+    return Choice(limit=deadline_min, unit="min", option=None if best.empty else option_of(best.iloc[0]),
+                  matched=len(with_price), unpriced=sorted(meets.loc[meets["cost_cap_usd"].isna(), "label"]))
+
+
+def budget_choice(options: pd.DataFrame, budget_usd: float) -> Choice:
+    """The fastest of `priced` options (a forecast on its interval's upper end) whose `cost_cap_usd` fits
+    `budget_usd`; cheaper first on a tie."""
+    fits = options[options["cost_cap_usd"].notna() & (_stored(options["cost_cap_usd"]) <= budget_usd)]
+    best = ordered(fits, deadline=False, budget=True)
+    return Choice(limit=budget_usd, unit="USD", option=None if best.empty else option_of(best.iloc[0]),
+                  matched=len(fits), unpriced=[])
+
+
+class BuyerAnswer(Record):
+    """One benchmark's answer for a buyer: the newest round's fastest and least-hardware-time results (republished
+    included), its front, and per deadline and per budget the option that answers it."""
+
+    benchmark: str
+    """The benchmark (pipeline.mlperf.catalogue id)."""
+    round: str
+    """The newest round of the benchmark in scope."""
+    n_published: int
+    """Results the round published (republished ones included)."""
+    n_republished: int
+    """Of those, republished from an earlier round."""
+    n_forecasts: int
+    """Trusted forecasts among the options."""
+    fastest: Option
+    """The round's fastest result (lowest time to train; fewer accelerator-hours on a tie)."""
+    least_hardware: Option
+    """The round's result of fewest accelerator-hours (faster on a tie)."""
+    front: list[Option] = Field(default_factory=list)
+    """The round's results none of its others beats on both time and accelerator-hours, fastest first."""
+    deadlines: list[Choice] = Field(default_factory=list)
+    """Per deadline (params `report.deadlines_min`), the cheapest option within it."""
+    budgets: list[Choice] = Field(default_factory=list)
+    """Per budget (params `report.budgets_usd`), the fastest option within it."""
+    untrusted: list[str] = Field(default_factory=list)
+    """Families and form factors not forecast, with the reasons."""
+
+
+def buyer_answer(benchmark: str, published: pd.DataFrame, forecasts: pd.DataFrame, deadlines: Sequence[float],
+                 budgets: Sequence[float], prices: Mapping[str, float] | None = None,
+                 electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE,
+                 untrusted: Sequence[str] = (), energy_model: EnergyModel | None = None) -> BuyerAnswer:
+    """The `BuyerAnswer` of one benchmark from its newest round's `published` options (`today_published`) and its
+    trusted `forecasts` (`predicted_candidates`): the round's own front, fastest and least hardware time from the
+    published results alone; the deadlines and budgets over both."""
+    if published.empty:
+        raise ValueError(f"{benchmark}: no published result to answer from")
+    results = priced(published, prices, electricity, energy_model)
+    every = priced(pd.concat([published, forecasts], ignore_index=True) if len(forecasts) else published,
+                   prices, electricity, energy_model)
+    time, hours = _stored(results["time_to_train_min"]), _stored(results["accelerator_hours"])
+    fastest = results.assign(_t=time, _h=hours).sort_values(["_t", "_h", "label"], kind="mergesort").iloc[0]
+    least = results.assign(_t=time, _h=hours).sort_values(["_h", "_t", "label"], kind="mergesort").iloc[0]
+    front = results[results["on_front"]].assign(_t=time).sort_values(["_t", "label"], kind="mergesort")
+    return BuyerAnswer(
+        benchmark=benchmark, round=str(results["round"].iloc[0]), n_published=len(results),
+        n_republished=int(results["republished_of"].notna().sum()), n_forecasts=len(forecasts),
+        fastest=option_of(fastest), least_hardware=option_of(least),
+        front=[option_of(row) for _, row in front.iterrows()],
+        deadlines=[deadline_choice(every, float(limit)) for limit in deadlines],
+        budgets=[budget_choice(every, float(limit)) for limit in budgets], untrusted=list(untrusted))

@@ -1,0 +1,101 @@
+"""The entry page's buyer's answer per current benchmark (`pipeline.analysis.buyer.BuyerAnswer`) as the templates
+show it: the round's fastest and least-hardware results (republished ones included, marked), its front, and the
+cheapest option within each deadline and the fastest within each budget (params `report.deadlines_min`,
+`report.budgets_usd`), each with its cost per run and energy."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from pipeline.analysis.buyer import (
+    FORECAST,
+    BuyerAnswer,
+    Choice,
+    Option,
+    buyer_answer,
+    predicted_candidates,
+    today_published,
+)
+from pipeline.analysis.forecasting.answers import FittedBenchmark
+from pipeline.analysis.forecasting.models_artifact import read_models
+from pipeline.analysis.pricing.costs import usd
+from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice
+from pipeline.analysis.pricing.energy_estimate import fit as fit_energy
+from pipeline.core import paths
+from pipeline.report.formatting import number
+from pipeline.settings import Settings
+
+NOT_MEASURED = "not measured, no rated power to estimate from"
+
+
+def answer_for(benchmark: str, configurations: pd.DataFrame, settings: Settings,
+               prices: Mapping[str, float] | None = None,
+               electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE) -> BuyerAnswer | None:
+    """The `BuyerAnswer` of one benchmark from the configurations and the decide stage's saved models (no forecast
+    without them); None when the benchmark has no result in scope."""
+    published = today_published(configurations, settings.analysis, benchmark)
+    if published.empty:
+        return None
+    models_path = paths.models_json(benchmark)
+    fitted = read_models(models_path) if models_path.is_file() else None
+    forecasts, untrusted = (predicted_candidates(fitted, settings.decide.trust)
+                            if isinstance(fitted, FittedBenchmark) else (published.iloc[0:0], []))
+    return buyer_answer(benchmark, published, forecasts, settings.report.deadlines_min, settings.report.budgets_usd,
+                        prices, electricity, untrusted, fit_energy(configurations))
+
+
+def option_row(option: Option) -> dict[str, Any]:
+    """One option as the page lists it, every number through the one formatter."""
+    if option.kind == FORECAST:
+        mark = (f"forecast, not a result: {number(option.time_low_min)} to {number(option.time_high_min)} min "
+                f"(90% interval), trusted")
+        name = option.label
+    else:
+        mark = option.republished
+        name = option.label.split(" ", 1)[1]
+    energy, energy_short = energy_texts(option)
+    short = ("no public price" if option.cost_low_usd is None or option.cost_high_usd is None else
+             f"{usd(option.cost_low_usd)} to {usd(option.cost_high_usd)} USD")
+    return {"name": name, "hardware": f"{number(option.accelerator_count)} × {option.accelerator_family}",
+            "family": option.accelerator_family, "time": number(option.time_to_train_min),
+            "hours": number(option.accelerator_hours), "cost": option.cost, "cost_short": short,
+            "energy": energy, "energy_short": energy_short, "mark": mark,
+            "forecast": option.kind == FORECAST, "on_front": option.on_front}
+
+
+def energy_texts(option: Option) -> tuple[str, str]:
+    """An option's energy to train in words, long and short: measured (an MLPerf result), estimated from rated
+    power (with its median error; not an MLPerf result) or neither."""
+    if option.energy_kwh is not None:
+        measured = f"{number(option.energy_kwh)} kWh measured"
+        return measured, measured
+    if option.energy_estimated_kwh is not None:
+        estimate = f"≈{number(option.energy_estimated_kwh)} kWh estimated"
+        error = ("" if option.energy_estimate_error is None
+                 else f", median error {number(option.energy_estimate_error, 'share')}")
+        return f"{estimate} from rated power{error}; not an MLPerf result", estimate
+    return NOT_MEASURED, "not measured"
+
+
+def choice_row(choice: Choice) -> dict[str, Any]:
+    """One deadline or budget and its answer (None without a priced option meeting it)."""
+    question = (f"within {number(choice.limit)} min" if choice.unit == "min"
+                else f"at most {number(choice.limit)} USD per run")
+    unpriced = (f"{len(choice.unpriced)} more finish in time without a public price, so none is called cheapest"
+                if choice.unpriced else "")
+    return {"question": question, "deadline": choice.unit == "min",
+            "option": None if choice.option is None else option_row(choice.option),
+            "matched": choice.matched, "unpriced": unpriced}
+
+
+def buyer_view(answer: BuyerAnswer) -> dict[str, Any]:
+    """What the entry page shows of one benchmark's `BuyerAnswer`."""
+    fastest, least = option_row(answer.fastest), option_row(answer.least_hardware)
+    return {"round": answer.round, "n": answer.n_published, "n_republished": answer.n_republished,
+            "n_forecasts": answer.n_forecasts, "fastest": fastest, "least": least,
+            "same": answer.fastest.label == answer.least_hardware.label,
+            "front": [option_row(option) for option in answer.front],
+            "deadlines": [choice_row(choice) for choice in answer.deadlines],
+            "budgets": [choice_row(choice) for choice in answer.budgets]}
