@@ -676,6 +676,18 @@ def test_every_page_s_first_screen_says_how_current_it_is(pages: dict[str, str])
     assert "Forecasts are for v3.1, the round after v3.0." in page_text(pages[site.INDEX])
 
 
+def test_a_round_published_by_the_build_date_but_not_in_the_data_is_named(tmp_path: Path) -> None:
+    """Offline, with no upstream record, the masthead still says a newer round is out when the catalogue's table
+    of publication dates has it by the build date (v6.0, June 2026), and says nothing before it."""
+    from pipeline.report.currency import currency, newer_catalogued
+
+    assert newer_catalogued("v5.1", "2026-12-06") == {"round": "v6.0", "published": "published June 2026"}
+    assert newer_catalogued("v5.1", "2026-05-31") is None and newer_catalogued("v6.0", "2026-12-06") is None
+    assert newer_catalogued("v5.1", "unknown") is None
+    dates = currency("v5.1", {"commit": "abc", "commit_date": "2026-12-06"}, tmp_path / "no-record.json")
+    assert dates["newer_upstream"] is None and dates["newer_catalogued"]["round"] == "v6.0"
+
+
 def test_git_revision_is_unknown_outside_a_checkout(tmp_path: Path) -> None:
     assert provenance.git_revision(tmp_path) == {"revision": "unknown", "dirty": False, "commit": "unknown",
                                                  "commit_date": "unknown"}
