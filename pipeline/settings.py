@@ -76,8 +76,6 @@ class Fetch(Section):
 class Analysis(Section):
     """What the analysis covers."""
 
-    benchmark: str
-    """The benchmark the report's summary leads with."""
     benchmarks: Literal["all"] | Annotated[list[str], Field(min_length=1)]
     """Benchmarks analysed: all (every catalogue benchmark with at least min_configurations in scope) or a list of
     catalogue ids."""
@@ -93,11 +91,6 @@ class Analysis(Section):
     analyses them as results of the round that republished them."""
     min_configurations: Annotated[int, Field(ge=2)]
     """A benchmark with fewer configurations in scope is reported as not analysed."""
-
-    @field_validator("benchmark", mode="before")
-    @classmethod
-    def _benchmark(cls, value: object) -> str:
-        return _benchmark_id(value)
 
     @field_validator("benchmarks", mode="before")
     @classmethod
@@ -142,13 +135,6 @@ class Analysis(Section):
     @classmethod
     def _republished(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
-
-    @model_validator(mode="after")
-    def _lead_is_analysed(self) -> Analysis:
-        if self.benchmarks != "all" and self.benchmark not in self.benchmarks:
-            raise ValueError(f"benchmark {self.benchmark!r} (the one the summary leads with) must be one of "
-                             f"benchmarks: {', '.join(self.benchmarks)}")
-        return self
 
 
 def _benchmark_id(value: object) -> str:

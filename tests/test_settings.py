@@ -21,14 +21,13 @@ def test_the_project_params_are_valid() -> None:
 def test_names_are_matched_in_any_case() -> None:
     settings = settings_from(project_params_with("analysis.division", "Closed"))
     assert settings.analysis.division == "closed"
-    assert settings_from(project_params_with("analysis.benchmark", "ResNet")).analysis.benchmark == "resnet"
+    assert settings_from(project_params_with("analysis.benchmarks", ["ResNet"])).analysis.benchmarks == ["resnet"]
     assert settings_from(project_params_with("fetch.rounds", ["V5.1"])).fetch.rounds == ["v5.1"]
 
 
 @pytest.mark.parametrize(("path", "value", "expected"), [
     ("analysis.division", "closd", "analysis.division"),
     ("analysis.benchmarks", ["resnet", "resnet50"], "'resnet50' is not a benchmark"),
-    ("analysis.benchmark", "resnet50", "not a benchmark of the catalogue"),
     ("analysis.min_configurations", "many", "analysis.min_configurations"),
     ("analysis.availability", ["onprem", "clowd"], "clowd"),
     ("fetch.rounds", "v5.1", "must be all or a list of rounds"),

@@ -28,7 +28,7 @@ from pipeline.settings import Analysis, Decide, settings_from
 from tests.conftest import DECIDE_PARAMS, ROOT, configurations, power_law, run_stage
 
 SETTINGS = Decide.model_validate(DECIDE_PARAMS)
-CLOSED_RESNET = Analysis(benchmark="resnet", benchmarks=["resnet"], division="closed", rounds="all", availability="all",
+CLOSED_RESNET = Analysis(benchmarks=["resnet"], division="closed", rounds="all", availability="all",
                          min_configurations=2)
 
 

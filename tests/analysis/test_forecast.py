@@ -479,7 +479,7 @@ def test_real_forecasts_never_rise_with_the_count_nor_gain_more_than_its_ratio()
 def test_real_gb300_as_of_v5_0_is_a_specification_forecast_with_an_interval_and_reasons() -> None:
     from pipeline.settings import Analysis
 
-    analysis = Analysis(benchmark="llama2_70b_lora", benchmarks=["llama2_70b_lora"], division="closed", rounds="all",
+    analysis = Analysis(benchmarks=["llama2_70b_lora"], division="closed", rounds="all",
                         availability="all", min_configurations=2)
     configurations = pd.read_parquet(ROOT / "data/processed/configurations.parquet")
     frame = forecast_model.model_inputs(configurations[configurations["round"].map(round_published)

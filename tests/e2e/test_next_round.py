@@ -70,9 +70,7 @@ def test_a_next_round_dropped_into_the_mirror_leads_the_site(next_archive: Path,
     params = clone / "params.yaml"
     text = params.read_text(encoding="utf-8")
     assert "  rounds: all\n" in text
-    # The short mirror (v5.0 on, to stay near three minutes) has no ResNet: the summary leads with Llama 2 LoRA.
     params.write_text(text.replace("mirror: ../shared/mlperf", "mirror: next-mirror")
-                      .replace("  benchmark: resnet\n", "  benchmark: llama2_70b_lora\n")
                       .replace("https://github.com/mlcommons/training_results_{round}",
                                (tmp_path / "offline").as_uri() + "/training_results_{round}"), encoding="utf-8")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",

@@ -271,7 +271,7 @@ def test_results_of_the_same_runs_stay_listed_but_out_of_the_analysis_scope() ->
                              "time_to_train_min": row.time_to_train_min} for row in frame.itertuples()],
                            benchmark="bert").assign(same_runs_as=marks.to_numpy())
     for republished in ("exclude", "include"):
-        analysis = Analysis(benchmark="bert", benchmarks=["bert"], division="all", rounds="all",
+        analysis = Analysis(benchmarks=["bert"], division="all", rounds="all",
                             availability="all", republished=republished, min_configurations=2)
         assert in_scope(table, analysis, "bert")["submitter"].tolist() == ["smc-ac-power", "other"]
         assert same_runs_left_out(table, analysis, "bert")["submitter"].tolist() == ["smc", "smc-dc-power"]
