@@ -2,8 +2,9 @@
 Holm's correction over every analysed benchmark (the page's headline figure) and the verdict totals; per benchmark,
 the first-ranked configuration of its latest round, whether any ranked configuration is dominated by one ranked
 below it, the within-series efficiencies above the superlinear threshold with how many the convergence work ratio
-explains, the share of within-series members scaling sublinearly with their submitters and the sublinear verdict,
-and each finding's tests: n, submitters, effect with interval, p (CR2 standard error), its Bell-McCaffrey degrees of
+explains, the share of within-series members scaling sublinearly with their submitters and the sublinear verdict
+(where issue 38's bar applies and the verdict is not supported: the members at or above linear), and each finding's
+tests: n, submitters, effect with interval, p (CR2 standard error), its Bell-McCaffrey degrees of
 freedom, Holm-adjusted p and verdict. The last line checks issue 38's bar: sublinear reads supported in every
 benchmark where at least `QUALIFYING_SHARE` of the within-series members scale sublinearly and they come from at
 least `QUALIFYING_SUBMITTERS` submitters.
@@ -79,6 +80,11 @@ def main(benchmarks: list[str]) -> None:
         print(f"  within-series members below 1: {below} of {len(members)} ({below / max(len(members), 1):.0%}), "
               f"{members['submitter'].nunique()} submitters, {members['series'].nunique()} series; sublinear "
               f"{verdict}{' (qualifying)' if _qualifies(members) else ''}")
+        if _qualifies(members) and verdict != findings.SUPPORTED:
+            at_or_above = members[members["scaling_efficiency"] >= 1]
+            print("  members at or above linear: " + ", ".join(
+                f"{row.submitter} {row.accelerator_count:.0f} accelerators {row.scaling_efficiency:.3f}"
+                for row in at_or_above.itertuples()))
         for item in adjusted[benchmark]:
             for test in item.tests:
                 numbers = (f"n={test.n} sub={test.submitters} {test.effect_text() or '-'} p={_p(test.p_raw)} "

@@ -123,6 +123,7 @@ def test_sublinear_is_a_sign_test_over_series_clustered_by_submitter() -> None:
     assert (test.n, test.submitters) == (6, 6)
     assert test.estimate == pytest.approx(0.5)  # every series below linear: the share is one half above one half
     assert test.p_raw == 0.0 and test.df == pytest.approx(5)  # no spread: every series wholly below linear
+    assert test.note == findings.NO_SPREAD and test.low == test.high == pytest.approx(0.5)
     # one series of two members, one above linear, counts a half; each series is one unit
     mixed = pd.concat([frame, _series("s0", [8.0, 16.0, 32.0], [1.0, 0.9, 1.1]).assign(series="s0b")],
                       ignore_index=True)

@@ -54,6 +54,8 @@ from pipeline.settings import Findings
 SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"
 VERDICTS = (SUPPORTED, CONTRADICTED, INCONCLUSIVE)
 CORRECTION = "Holm"  # the multiple-testing correction, over every test of the page
+# The note of a test whose units all share one value (every series wholly below linear): the interval has no width.
+NO_SPREAD = "no spread: every unit has the same value, so the interval has no width and the t test's p is 0"
 LAUNCH_OFFSET = 0.5  # a family counts as launched in the middle of its launch year (accelerators.csv)
 
 # The claims, in the order of the study, as short headers and sentences.
@@ -248,8 +250,8 @@ def run_test(test: Test, outcome: np.ndarray, regressor: np.ndarray | None, stra
              clusters: np.ndarray, settings: Findings) -> Test:
     """`test` (its label, effect, scale, claimed side, n and submitters set) with the coefficient's estimate,
     interval, p-value, degrees of freedom and the verdict before correction filled in
-    (`pipeline.analysis.statistics.inference.coefficient`); not run when it has fewer than `min_submitters`
-    submitters (the note says so) or the coefficient is not identified."""
+    (`pipeline.analysis.statistics.inference.coefficient`; the note says when the units have no spread); not run
+    when it has fewer than `min_submitters` submitters (the note says so) or the coefficient is not identified."""
     from pipeline.analysis.statistics.inference import coefficient
 
     if test.submitters < settings.min_submitters:
@@ -262,7 +264,8 @@ def run_test(test: Test, outcome: np.ndarray, regressor: np.ndarray | None, stra
     filled = dataclasses.replace(test, estimate=scale(fitted.estimate), low=scale(fitted.low),
                                  high=scale(fitted.high), p_raw=fitted.p_value, df=fitted.df)
     verdict = filled.direction() if fitted.p_value < settings.alpha else INCONCLUSIVE
-    return dataclasses.replace(filled, verdict_raw=verdict, verdict=verdict)
+    note = NO_SPREAD if fitted.low == fitted.high else ""
+    return dataclasses.replace(filled, verdict_raw=verdict, verdict=verdict, note=note)
 
 
 def compare_groups(test: Test, values: pd.Series, group: pd.Series, frame: pd.DataFrame, settings: Findings) -> Test:
