@@ -2,9 +2,12 @@
 Holm's correction over every analysed benchmark (the page's headline figure) and the verdict totals; per benchmark,
 the first-ranked configuration of its latest round, whether any ranked configuration is dominated by one ranked
 below it, the within-series efficiencies above the superlinear threshold with how many the convergence work ratio
-explains, the share of within-series members scaling sublinearly (and their submitters: issue 38's bar for
-"supported"), and each finding's tests: n, submitters, effect with interval, t-test p, wild cluster bootstrap p,
-Holm-adjusted p and verdict.
+explains, the share of within-series members scaling sublinearly with their submitters and the sublinear verdict
+(where issue 38's bar applies and the verdict is not supported: the members at or above linear), and each finding's
+tests: n, submitters, effect with interval, p (CR2 standard error), its Bell-McCaffrey degrees of
+freedom, Holm-adjusted p and verdict. The last line checks issue 38's bar: sublinear reads supported in every
+benchmark where at least `QUALIFYING_SHARE` of the within-series members scale sublinearly and they come from at
+least `QUALIFYING_SUBMITTERS` submitters.
 
     python bench/findings.py [BENCHMARK ...]     # default: every analysed benchmark of params.yaml
 
@@ -19,10 +22,15 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
+import pandas as pd
+
 from pipeline.analysis import scope
 from pipeline.analysis.statistics import findings, superlinear
 from pipeline.analysis.statistics import ranking as rank
 from pipeline.settings import load_settings
+
+QUALIFYING_SHARE = 0.9  # issue 38: the share of within-series members below linear that should read supported
+QUALIFYING_SUBMITTERS = 5  # ... when they come from at least this many submitters
 
 
 def main(benchmarks: list[str]) -> None:
@@ -47,6 +55,7 @@ def main(benchmarks: list[str]) -> None:
     every = [item for items in adjusted.values() for item in items]
     print("verdicts: " + ", ".join(f"{sum(item.verdict == verdict for item in every)} {verdict}"
                                    for verdict in findings.VERDICTS))
+    qualifying: dict[str, str] = {}  # benchmark -> its sublinear verdict, where issue 38's bar applies
     for benchmark in benchmarks or analysed:
         if benchmark not in frames:
             print(f"\n{benchmark}: not analysed")
@@ -64,13 +73,35 @@ def main(benchmarks: list[str]) -> None:
               f"efficiencies > {settings.superlinear_threshold}: {len(cases)}, explained by the convergence work: "
               f"{sum(case.explained_by == superlinear.WORK for case in cases)}")
         members = findings.scaled_members(frame)
-        print(f"  within-series members below 1: {(members['scaling_efficiency'] < 1).mean():.0%} of {len(members)}, "
-              f"{members['submitter'].nunique()} submitters, {members['series'].nunique()} series")
+        below = int((members["scaling_efficiency"] < 1).sum())
+        verdict = next(item.verdict for item in adjusted[benchmark] if item.key == "sublinear")
+        if _qualifies(members):
+            qualifying[benchmark] = verdict
+        print(f"  within-series members below 1: {below} of {len(members)} ({below / max(len(members), 1):.0%}), "
+              f"{members['submitter'].nunique()} submitters, {members['series'].nunique()} series; sublinear "
+              f"{verdict}{' (qualifying)' if _qualifies(members) else ''}")
+        if _qualifies(members) and verdict != findings.SUPPORTED:
+            at_or_above = members[members["scaling_efficiency"] >= 1]
+            print("  members at or above linear: " + ", ".join(
+                f"{row.submitter} {row.accelerator_count:.0f} accelerators {row.scaling_efficiency:.3f}"
+                for row in at_or_above.itertuples()))
         for item in adjusted[benchmark]:
             for test in item.tests:
                 numbers = (f"n={test.n} sub={test.submitters} {test.effect_text() or '-'} p={_p(test.p_raw)} "
-                           f"boot={_p(test.p_bootstrap)} holm={_p(test.p_adjusted)}")
+                           f"df={_p(test.df)} holm={_p(test.p_adjusted)}")
                 print(f"  {item.key:<20} {test.verdict:<13} {numbers}" + (f"  [{test.note}]" if test.note else ""))
+    supported = [benchmark for benchmark, verdict in qualifying.items() if verdict == findings.SUPPORTED]
+    print(f"\nsublinear supported in {len(supported)} of {len(qualifying)} qualifying benchmarks (at least "
+          f"{QUALIFYING_SHARE:.0%} of within-series members below 1, from {QUALIFYING_SUBMITTERS} or more "
+          f"submitters); not supported: {', '.join(sorted(set(qualifying) - set(supported))) or 'none'}; issue 38's "
+          f"Done-when {'holds' if len(supported) == len(qualifying) else 'does not hold'}")
+
+
+def _qualifies(members: pd.DataFrame) -> bool:
+    """Issue 38's bar: at least QUALIFYING_SHARE of the within-series members (above their base) below 1, from at
+    least QUALIFYING_SUBMITTERS submitters."""
+    return bool(len(members) and members["submitter"].nunique() >= QUALIFYING_SUBMITTERS
+                and round((members["scaling_efficiency"] < 1).mean(), 10) >= QUALIFYING_SHARE)
 
 def _p(value: float | None) -> str:
     return "-" if value is None else f"{value:.2g}"

@@ -270,9 +270,6 @@ class Findings(Section):
     """Family-wise level: a verdict needs its Holm-adjusted two-sided p below this."""
     bootstrap: Annotated[int, Field(ge=100)]
     """Resamples of the efficiency bands' intervals (95%, descriptive)."""
-    wild_bootstrap: Annotated[int, Field(ge=99)]
-    """Draws of each test's wild cluster bootstrap (Webb weights, null imposed): its p-value is at least 1 / (draws
-    + 1)."""
     seed: int
     """Random seed."""
     bands: Annotated[list[Annotated[float, Field(gt=0)]], Field(min_length=1)]

@@ -67,14 +67,14 @@ QUARANTINE_KINDS = (
 @dataclass(frozen=True)
 class FindingTest:
     """One test of a finding as a row of the page: what it compares, n, submitters, the effect with its 95% interval,
-    the t-test, wild cluster bootstrap and Holm-adjusted p (blank when it did not run), its verdict and `note`: why
-    it did not run, or why it ran and stays inconclusive."""
+    the p (CR2 standard error, Bell-McCaffrey degrees of freedom `df`) and the Holm-adjusted p (blank when it did
+    not run), its verdict and `note`: why it did not run, or why it ran and stays inconclusive."""
     label: str
     n: int
     submitters: int
     effect: str
     p_raw: str
-    p_bootstrap: str
+    df: str
     p_adjusted: str
     verdict: str
     note: str
@@ -97,7 +97,8 @@ def finding_test(test: findings.Test) -> FindingTest:
     """A test of rank.json's `findings[].tests` as a row of the page."""
     ran = test.p_raw is not None
     effect = f"{test.effect} {test.effect_text()}" if ran and test.estimate is not None else ""
-    return FindingTest(test.label, test.n, test.submitters, effect, _p_value(test.p_raw), _p_value(test.p_bootstrap),
+    df = "" if test.df is None else f"{test.df:.1f}"
+    return FindingTest(test.label, test.n, test.submitters, effect, _p_value(test.p_raw), df,
                        _p_value(test.p_adjusted), test.verdict, test.note)
 
 

@@ -20,7 +20,7 @@ from pipeline.core.paths import CONFIGURATIONS
 from pipeline.settings import Findings, load_settings, settings_from
 from tests.conftest import ROOT
 
-PARAMS = {"alpha": 0.05, "bootstrap": 200, "wild_bootstrap": 999, "seed": 0, "bands": [2, 4, 8, 16],
+PARAMS = {"alpha": 0.05, "bootstrap": 200, "seed": 0, "bands": [2, 4, 8, 16],
           "moderate": [4, 16],
           "top_share": 0.2, "largest_share": 0.2, "superlinear_threshold": 1.05, "min_group": 5,
           "min_submitters": 5, "latest_peak_share": 0.5}
@@ -65,26 +65,31 @@ def test_bootstrap_interval_by_hand_and_one_matrix_of_resamples() -> None:
 
 # The test engine
 
-def test_cluster_robust_interval_and_p_follow_the_cr1_formula() -> None:
+def test_cluster_robust_interval_and_p_follow_the_cr2_formula() -> None:
     from scipy import stats
-    # intercept only: estimate = mean; CR1 variance = G / (G - 1) * sum over clusters of (sum of residuals)^2 / N^2
-    # ((N - 1) / (N - K) = 1 for K = 1), t with G - 1 degrees of freedom
+    # intercept only, G clusters of equal size: estimate = mean; CR2 variance = sum over clusters of (sum of
+    # residuals)^2 / (N^2 (1 - 1 / G)) (A_g scales the cluster's constant by 1 / sqrt(1 - N_g / N)), the same as
+    # CR1 here, and Bell-McCaffrey's degrees of freedom are G - 1
     y = np.array([0.1, -0.3, -0.2, -0.5, 0.0, -0.4, -0.1, -0.6, -0.2, 0.05, -0.35, -0.15])
     clusters = np.array(["a", "a", "b", "b", "c", "c", "d", "d", "e", "e", "f", "f"])
     residual = y - y.mean()
     sums = pd.Series(residual).groupby(clusters).sum().to_numpy()
     groups, n = len(sums), len(y)
     error = math.sqrt(groups / (groups - 1) * (sums ** 2).sum() / n ** 2)
-    fitted = coefficient(y, None, None, clusters, 0.05, 999, 0)
+    fitted = coefficient(y, None, None, clusters, 0.05)
     assert fitted is not None
-    assert fitted.estimate == pytest.approx(y.mean())
+    assert fitted.estimate == pytest.approx(y.mean()) and fitted.df == pytest.approx(groups - 1)
     t = stats.t(groups - 1)
     assert fitted.p_value == pytest.approx(2 * t.sf(abs(y.mean()) / error))
     assert (fitted.low, fitted.high) == pytest.approx((y.mean() - t.ppf(0.975) * error,
                                                       y.mean() + t.ppf(0.975) * error))
     # one cluster, or no spread: no test
-    assert coefficient(y, None, None, np.full(len(y), "a"), 0.05, 99, 0) is None
-    assert coefficient(np.zeros(len(y)), None, None, clusters, 0.05, 99, 0) is None
+    assert coefficient(y, None, None, np.full(len(y), "a"), 0.05) is None
+    assert coefficient(np.zeros(len(y)), None, None, clusters, 0.05) is None
+    # every unit on one side by the same amount: no spread, a zero-width interval and p = 0
+    unanimous = coefficient(np.full(len(y), 0.5), None, None, clusters, 0.05)
+    assert unanimous is not None and unanimous.p_value == 0.0
+    assert (unanimous.low, unanimous.high) == pytest.approx((0.5, 0.5))
 
 
 def test_round_strata_compare_results_within_their_round() -> None:
@@ -98,12 +103,11 @@ def test_round_strata_compare_results_within_their_round() -> None:
     outcome, flag = (np.array(column) for column in zip(*rows))
     strata = np.array(["v3.0"] * 8 + ["v4.0"] * 8)
     clusters = np.array([f"s{i % 6}" for i in range(16)])
-    fitted = coefficient(outcome, flag, strata, clusters, 0.05, 99, 0)
+    fitted = coefficient(outcome, flag, strata, clusters, 0.05)
     assert fitted is not None and fitted.estimate == pytest.approx(0.2)
     assert outcome[flag == 1].mean() - outcome[flag == 0].mean() > 2  # what the pooled difference would say
     # a flag that never varies within a round is not identified
-    assert coefficient(outcome, (strata == "v4.0").astype(float), strata, clusters, 0.05, 99,
-                       0) is None
+    assert coefficient(outcome, (strata == "v4.0").astype(float), strata, clusters, 0.05) is None
 
 
 def _submitters(frame: pd.DataFrame) -> int:
@@ -118,7 +122,8 @@ def test_sublinear_is_a_sign_test_over_series_clustered_by_submitter() -> None:
     (test,) = result.tests
     assert (test.n, test.submitters) == (6, 6)
     assert test.estimate == pytest.approx(0.5)  # every series below linear: the share is one half above one half
-    assert test.p_bootstrap is not None and test.p_bootstrap < 0.01
+    assert test.p_raw == 0.0 and test.df == pytest.approx(5)  # no spread: every series wholly below linear
+    assert test.note == findings.NO_SPREAD and test.low == test.high == pytest.approx(0.5)
     # one series of two members, one above linear, counts a half; each series is one unit
     mixed = pd.concat([frame, _series("s0", [8.0, 16.0, 32.0], [1.0, 0.9, 1.1]).assign(series="s0b")],
                       ignore_index=True)
@@ -186,7 +191,7 @@ def test_latest_generation_is_the_newest_available_at_the_round_by_peak() -> Non
 
 def _finding(key: str, *p_values: float, estimate: float = 0.8) -> findings.Finding:
     tests = [findings.Test(f"test {i}", "ratio", ratio=True, claim_above=False, n=50, submitters=6,
-                           estimate=estimate, low=estimate - 0.1, high=estimate + 0.1, p_raw=p, p_bootstrap=p)
+                           estimate=estimate, low=estimate - 0.1, high=estimate + 0.1, p_raw=p, df=4.0)
              for i, p in enumerate(p_values)]
     raw = [test.direction() if test.p_raw is not None and test.p_raw < 0.05 else findings.INCONCLUSIVE
            for test in tests]
@@ -203,7 +208,7 @@ def test_holm_runs_over_every_test_of_every_benchmark() -> None:
     adjusted, correction = findings.adjust(found, 0.05)
     expected = multipletests([0.001, 0.004, 0.03, 0.02, 0.0002], method="holm")[1]
     got = [test.p_adjusted for items in adjusted.values() for item in items for test in item.tests
-           if test.p_bootstrap is not None]
+           if test.p_raw is not None]
     assert got == pytest.approx(expected)  # 0.004, 0.016, 0.04, 0.04, 0.001
     resnet, bert = adjusted["resnet"], adjusted["bert"]
     assert resnet[0].verdict == findings.SUPPORTED
@@ -218,6 +223,12 @@ def test_holm_runs_over_every_test_of_every_benchmark() -> None:
     found["bert"] += [_finding("latest", 0.01), _finding("moderate", 0.012), _finding("diminishing", 0.02)]
     adjusted, correction = findings.adjust(found, 0.05)
     assert adjusted["resnet"][1].tests[1].verdict == findings.INCONCLUSIVE
+    # saying why: the side, the submitters and degrees of freedom, and where the p fails
+    assert adjusted["resnet"][1].tests[1].note == ("the effect is on the claimed side, but with 6 submitters, 4.0 "
+                                                   "degrees of freedom its p = 0.03 does not survive Holm's "
+                                                   "correction over the page's 8 tests")
+    found["bert"] += [_finding("largest_inefficient", 0.2)]
+    assert findings.adjust(found, 0.05)[0]["bert"][-1].tests[0].note.endswith("its p = 0.2 is not below 0.05")
     assert adjusted["resnet"][1].verdict == findings.INCONCLUSIVE and adjusted["resnet"][1].verdict_raw == "supported"
     assert "Holm-adjusted p = " in adjusted["resnet"][1].evidence()
     record = adjusted["resnet"][1].as_json()
@@ -245,7 +256,8 @@ def test_on_the_real_results_every_verdict_has_its_numbers_and_correction_only_r
     assert correction.tests == len(tested) > 0
     for test in tested:
         assert test.submitters >= project.findings.min_submitters and test.n > 0
-        assert test.p_bootstrap is not None and test.p_adjusted is not None and test.p_adjusted >= test.p_bootstrap
+        assert test.p_adjusted is not None and test.p_adjusted >= test.p_raw
+        assert test.df is not None and test.df > 0
         assert test.low is not None and test.high is not None and test.low <= test.estimate <= test.high
         if test.verdict != findings.INCONCLUSIVE:
             assert test.verdict_raw == test.verdict

@@ -56,3 +56,30 @@ def test_the_site_methods_page_quotes_the_outputs() -> None:
         verdict = json.loads((CLUSTERS / f"{benchmark}.json").read_text()).get("k_verdict") or {}
         assert int(study) == json.loads((CLUSTERS / f"{benchmark}.json").read_text())["k"]
         assert data == (str(verdict["supported_k"]) if verdict.get("supported_k") else "none firmly"), benchmark
+
+
+@pytest.mark.skipif(not METHODS_HTML.is_file(), reason="the report stage has not run")
+def test_every_test_on_the_site_shows_its_estimate_p_degrees_of_freedom_holm_p_and_reason() -> None:
+    """Issue 38: per test, the estimate with its 95% interval, the p of the test (CR2), its degrees of freedom, the
+    Holm-adjusted p and the verdict with its reason, as rank.json has them."""
+    from pipeline.analysis.statistics.findings import Test
+    from pipeline.report.sections import finding_test
+
+    page = html.unescape(METHODS_HTML.read_text())
+    shown = 0
+    for benchmark, output in _rank_outputs().items():
+        if not output.get("findings"):
+            continue
+        block = re.search(rf'<details class="long" id="{benchmark}-findings">(.*?)</details>', page, re.S)
+        assert block is not None, benchmark
+        text = re.sub(r"\s+", " ", block.group(1))
+        for finding in output["findings"]:
+            for record in finding["tests"]:
+                row = finding_test(Test(**record))
+                if not row.p_raw:
+                    continue
+                assert (f'<td>{row.effect}</td><td class="num">{row.p_raw}</td><td class="num">{row.df}</td>'
+                        f'<td class="num">{row.p_adjusted}</td><td>{row.verdict}') in text, (benchmark, row.label)
+                assert row.verdict != "inconclusive" or row.note in text, (benchmark, row.label)
+                shown += 1
+    assert shown > 0

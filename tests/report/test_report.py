@@ -48,7 +48,7 @@ CRITERIA = {
     "time_to_train_min": {"weight": 0.4, "direction": "cost"},
     "accelerator_hours": {"weight": 0.6, "direction": "cost"},
 }
-FINDINGS = {"alpha": 0.05, "bootstrap": 200, "wild_bootstrap": 999, "seed": 0, "bands": [2, 4, 8, 16, 64, 256, 1024],
+FINDINGS = {"alpha": 0.05, "bootstrap": 200, "seed": 0, "bands": [2, 4, 8, 16, 64, 256, 1024],
             "moderate": [4, 16],
             "top_share": 0.1, "largest_share": 0.1, "superlinear_threshold": 1.05, "min_group": 5,
             "min_submitters": 5, "latest_peak_share": 0.5}

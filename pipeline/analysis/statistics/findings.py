@@ -1,16 +1,17 @@
 """The published study's findings (BRIEF.md, "Its findings") as hypothesis tests, on every analysed benchmark.
 
 Each finding is one or two tests, each a regression clustered by submitter
-(`pipeline.analysis.statistics.inference`: statsmodels' CR1 interval and t p-value, and the p-value of a wild
-cluster bootstrap with Webb weights and the null imposed, which keeps its size with 5 to 37 uneven clusters), so the
-results of one submitter, who shares hardware, software and tuning across them, count as one cluster of evidence and
-not as independent draws. Comparisons across results of different rounds are stratified by round (a dummy per round:
-each result is compared with the others of its round). Every p-value is two-sided; `adjust` applies Holm's step-down
-correction (`statsmodels.stats.multitest.multipletests`) to the bootstrap p-values of every test of every benchmark
-on the page together. A test's verdict is "supported" when its Holm-adjusted p is below `alpha` and the effect lies
-on the claimed side, "contradicted" when it lies on the other, "inconclusive" otherwise; a test is not run
-(inconclusive) when fewer than `min_submitters` submitters, or fewer than `min_group` results, stand on either side
-of its comparison. A finding of two tests (host) is supported when both are, contradicted when either is.
+(`pipeline.analysis.statistics.inference`: the CR2 standard error with Bell-McCaffrey degrees of freedom, the
+small-sample rule that keeps its size with 5 to 37 uneven clusters; the module gives the reasons and the
+literature), so the results of one submitter, who shares hardware, software and tuning across them, count as one
+cluster of evidence and not as independent draws. Comparisons across results of different rounds are stratified by
+round (a dummy per round: each result is compared with the others of its round). Every p-value is two-sided;
+`adjust` applies Holm's step-down correction (`statsmodels.stats.multitest.multipletests`) to the p-values of every
+test of every benchmark on the page together. A test's verdict is "supported" when its Holm-adjusted p is below
+`alpha` and the effect lies on the claimed side, "contradicted" when it lies on the other, "inconclusive" otherwise;
+a test is not run (inconclusive) when fewer than `min_submitters` submitters, or fewer than `min_group` results,
+stand on either side of its comparison. A finding of two tests (host) is supported when both are, contradicted when
+either is.
 
 - sublinear: tested where the claim lives, within series: each series is one unit, its value the share of its
   members above the series' base whose efficiency against that base is below 1 (each member paired with its own
@@ -30,6 +31,8 @@ of its comparison. A finding of two tests (host) is supported when both are, con
 
 Series lie within one round and one submitter, so the two scaling findings need no round strata. Thresholds,
 sizes, the bootstrap of the efficiency bands (descriptive, no test) and its seed come from params `findings`.
+An inconclusive test that ran says why: the side of its effect, its submitters and degrees of freedom, and whether
+its p failed alpha before the correction or only after it.
 """
 from __future__ import annotations
 
@@ -51,6 +54,8 @@ from pipeline.settings import Findings
 SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"
 VERDICTS = (SUPPORTED, CONTRADICTED, INCONCLUSIVE)
 CORRECTION = "Holm"  # the multiple-testing correction, over every test of the page
+# The note of a test whose units all share one value (every series wholly below linear): the interval has no width.
+NO_SPREAD = "no spread: every unit has the same value, so the interval has no width and the t test's p is 0"
 LAUNCH_OFFSET = 0.5  # a family counts as launched in the middle of its launch year (accelerators.csv)
 
 # The claims, in the order of the study, as short headers and sentences.
@@ -80,9 +85,9 @@ class Test:
     `estimate`, `low` and `high` are the effect and its 1 - alpha interval on the reported scale: a ratio (no
     effect = 1) when `ratio`, else a difference (no effect = 0). `n` results of `submitters` submitters (for a
     comparison of two groups: the fewer of the two groups' submitters). `p_raw` is the two-sided p-value of the
-    clustered t test (None when the test was not run: `note` says why), `p_bootstrap` the wild cluster bootstrap's,
-    `p_adjusted` the bootstrap p Holm-adjusted over the page (None before `adjust`); `verdict_raw` judges
-    `p_bootstrap`, `verdict` judges `p_adjusted` (before `adjust`: the same as `verdict_raw`).
+    clustered t test (CR2 standard error, `df` Bell-McCaffrey degrees of freedom; None when the test was not run:
+    `note` says why), `p_adjusted` it Holm-adjusted over the page (None before `adjust`); `verdict_raw` judges
+    `p_raw`, `verdict` judges `p_adjusted` (before `adjust`: the same as `verdict_raw`).
     """
     label: str
     effect: str
@@ -94,7 +99,7 @@ class Test:
     low: float | None = None
     high: float | None = None
     p_raw: float | None = None
-    p_bootstrap: float | None = None
+    df: float | None = None
     p_adjusted: float | None = None
     verdict_raw: str = INCONCLUSIVE
     verdict: str = INCONCLUSIVE
@@ -110,14 +115,14 @@ class Test:
         return SUPPORTED if (self.estimate > self.null) == self.claim_above else CONTRADICTED
 
     def evidence(self) -> str:
-        """The test in words: effect, interval, n, submitters, raw, bootstrap and adjusted p (or why it was not
-        run)."""
+        """The test in words: effect, interval, n, submitters, p with its degrees of freedom and the adjusted p (or
+        why it was not run)."""
         size = f"n = {self.n}, {self.submitters} submitter{'s' if self.submitters != 1 else ''}"
         if self.p_raw is None or self.estimate is None:
             return f"{self.label}: not tested, {self.note} ({size})"
         adjusted = "not adjusted" if self.p_adjusted is None else f"{CORRECTION}-adjusted p = {_p(self.p_adjusted)}"
-        bootstrap = "" if self.p_bootstrap is None else f", wild cluster bootstrap p = {_p(self.p_bootstrap)}"
-        return (f"{self.label}: {self.effect} {self.effect_text()}, {size}; t-test p = {_p(self.p_raw)}{bootstrap}, "
+        degrees = "" if self.df is None else f" ({self.df:.1f} degrees of freedom)"
+        return (f"{self.label}: {self.effect} {self.effect_text()}, {size}; CR2 p = {_p(self.p_raw)}{degrees}, "
                 f"{adjusted}")
 
     def effect_text(self) -> str:
@@ -201,7 +206,7 @@ class FindingRecord(Record):
     verdict: str
     """One of `VERDICTS`, on the Holm-adjusted p-values."""
     verdict_raw: str
-    """The same on the bootstrap p-values before the correction."""
+    """The same on the p-values before the correction."""
     test: str
     """The method in words."""
     evidence: str
@@ -244,23 +249,23 @@ class Correction:
 def run_test(test: Test, outcome: np.ndarray, regressor: np.ndarray | None, strata: np.ndarray | None,
              clusters: np.ndarray, settings: Findings) -> Test:
     """`test` (its label, effect, scale, claimed side, n and submitters set) with the coefficient's estimate,
-    interval, raw and bootstrap p-values and the verdict before correction filled in
-    (`pipeline.analysis.statistics.inference.coefficient`); not run when it has fewer than `min_submitters`
-    submitters (the note says so) or the coefficient is not identified."""
+    interval, p-value, degrees of freedom and the verdict before correction filled in
+    (`pipeline.analysis.statistics.inference.coefficient`; the note says when the units have no spread); not run
+    when it has fewer than `min_submitters` submitters (the note says so) or the coefficient is not identified."""
     from pipeline.analysis.statistics.inference import coefficient
 
     if test.submitters < settings.min_submitters:
         return dataclasses.replace(test, note=f"{test.submitters} submitter{'s' if test.submitters != 1 else ''}, "
                                                    f"fewer than {settings.min_submitters}")
-    fitted = coefficient(outcome, regressor, strata, clusters, settings.alpha, settings.wild_bootstrap,
-                         settings.seed)
+    fitted = coefficient(outcome, regressor, strata, clusters, settings.alpha)
     if fitted is None:
         return dataclasses.replace(test, note="no variation to test")
     scale: Callable[[float], float] = math.exp if test.ratio else float
     filled = dataclasses.replace(test, estimate=scale(fitted.estimate), low=scale(fitted.low),
-                                 high=scale(fitted.high), p_raw=fitted.p_value, p_bootstrap=fitted.p_bootstrap)
-    verdict = filled.direction() if fitted.p_bootstrap < settings.alpha else INCONCLUSIVE
-    return dataclasses.replace(filled, verdict_raw=verdict, verdict=verdict)
+                                 high=scale(fitted.high), p_raw=fitted.p_value, df=fitted.df)
+    verdict = filled.direction() if fitted.p_value < settings.alpha else INCONCLUSIVE
+    note = NO_SPREAD if fitted.low == fitted.high else ""
+    return dataclasses.replace(filled, verdict_raw=verdict, verdict=verdict, note=note)
 
 
 def compare_groups(test: Test, values: pd.Series, group: pd.Series, frame: pd.DataFrame, settings: Findings) -> Test:
@@ -392,8 +397,8 @@ def sublinear(frame: pd.DataFrame, settings: Findings) -> Finding:
         test = run_test(test, series["sublinear_share"].to_numpy() - 0.5, None, None,
                         series["submitter"].to_numpy(), settings)
     return Finding("sublinear", "paired within series, each series one unit (the share of its members whose "
-                   "efficiency against the series' own base is below 1) against one half, clustered by submitter, "
-                   "wild cluster bootstrap p", (test,), efficiency_bands(frame, settings))
+                   "efficiency against the series' own base is below 1) against one half, clustered by submitter",
+                   (test,), efficiency_bands(frame, settings))
 
 
 def diminishing(frame: pd.DataFrame, settings: Findings) -> Finding:
@@ -528,17 +533,14 @@ def adjust(found: Mapping[str, Sequence[Finding]], alpha: float) -> tuple[dict[s
               for j, test in enumerate(item.tests) if test.p_raw is not None]
     from statsmodels.stats.multitest import multipletests
 
-    raw = np.array([found[benchmark][i].tests[j].p_bootstrap for benchmark, i, j in places], dtype=float)
+    raw = np.array([found[benchmark][i].tests[j].p_raw for benchmark, i, j in places], dtype=float)
     adjusted = multipletests(raw, method="holm")[1] if len(raw) else raw
     result = {benchmark: list(items) for benchmark, items in found.items()}
     for (benchmark, i, j), p_value in zip(places, adjusted):
         item = result[benchmark][i]
         test = item.tests[j]
         verdict = test.direction() if p_value < alpha else INCONCLUSIVE
-        side = "on the claimed side" if test.direction() == SUPPORTED else "against the claim"
-        note = test.note if verdict != INCONCLUSIVE else (
-            f"the effect is {side}, but with {_results(test.submitters, 'submitter')} its bootstrap p does not "
-            f"survive {CORRECTION}'s correction over the page's {len(places)} tests")
+        note = test.note if verdict != INCONCLUSIVE else inconclusive_reason(test, alpha, len(places))
         tests = (*item.tests[:j], dataclasses.replace(test, p_adjusted=float(p_value), verdict=verdict, note=note),
                  *item.tests[j + 1:])
         result[benchmark][i] = dataclasses.replace(item, tests=tests)
@@ -548,6 +550,18 @@ def adjust(found: Mapping[str, Sequence[Finding]], alpha: float) -> tuple[dict[s
         CORRECTION, alpha, len(found), len(tests_run), sum(test.verdict_raw == SUPPORTED for test in tests_run),
         sum(test.verdict == SUPPORTED for test in tests_run), len(every),
         sum(item.verdict_raw == SUPPORTED for item in every), sum(item.verdict == SUPPORTED for item in every))
+
+
+def inconclusive_reason(test: Test, alpha: float, tests: int) -> str:
+    """Why a test that ran reads inconclusive: the side of its effect, the submitters and degrees of freedom it
+    rests on, and whether its p already fails `alpha` or fails only Holm's correction over the page's `tests`."""
+    side = "on the claimed side" if test.direction() == SUPPORTED else "against the claim"
+    assert test.p_raw is not None and test.df is not None
+    evidence = f"{_results(test.submitters, 'submitter')}, {test.df:.1f} degrees of freedom"
+    if test.p_raw >= alpha:
+        return f"the effect is {side}, but with {evidence} its p = {_p(test.p_raw)} is not below {alpha:g}"
+    return (f"the effect is {side}, but with {evidence} its p = {_p(test.p_raw)} does not survive {CORRECTION}'s "
+            f"correction over the page's {tests} tests")
 
 
 def summary(found: Sequence[Finding]) -> dict[str, int]:
