@@ -13,10 +13,12 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pipeline.core.errors import ParamsError
 from pipeline.core.files import write_json
 from pipeline.mlperf.catalogue import ROUND_PUBLISHED, round_version
 
@@ -106,3 +108,17 @@ def _span(rounds: list[str]) -> str:
 def say(found: Found, stage: str) -> None:
     for note in found.notes:
         print(f"{stage}: {note}", file=sys.stderr)
+
+
+def check_analysed_rounds(analysed: Sequence[str] | str, found: Sequence[str]) -> None:
+    """Raise `ParamsError` when params `analysis.rounds` (a list; "all" passes) names a round that was not found
+    (`found`: the rounds of `fetch.rounds: all`), so there would be no data for it."""
+    if analysed == "all":
+        return
+    missing = [round_ for round_ in analysed if round_ not in found]
+    if missing:
+        raise ParamsError(f"params.yaml has analysis.rounds: {', '.join(missing)} "
+                          f"{'is' if len(missing) == 1 else 'are'} not among the rounds found "
+                          f"({', '.join(found) or 'none'}; fetch.rounds: all), so there is no data for "
+                          f"{'it' if len(missing) == 1 else 'them'}: drop it from analysis.rounds, or add its "
+                          "archive to the mirror")

@@ -23,7 +23,7 @@ from pipeline.core import paths
 from pipeline.core.cli import stage_arguments
 from pipeline.core.errors import cli
 from pipeline.core.files import write_json
-from pipeline.mlperf.discovery import discover, say
+from pipeline.mlperf.discovery import check_analysed_rounds, discover, say
 from pipeline.mlperf.fetching import check_reachable, clone_reason, mirror_listing, plan
 from pipeline.settings import load_settings
 
@@ -44,6 +44,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         found = discover(None if fetch.mirror is None else Path(fetch.mirror), fetch.upstream, paths.UPSTREAM_RECORD)
         say(found, "validate")
         rounds = found.rounds
+        check_analysed_rounds(settings.analysis.rounds, rounds)
     else:
         rounds = fetch.rounds
     sources = plan(fetch.mirror, fetch.upstream, rounds)

@@ -23,6 +23,11 @@ def project(tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
     return tmp_path
 
 
+def params_of(project: Path) -> dict:
+    """The scratch project's params.yaml."""
+    return yaml.safe_load((project / "params.yaml").read_text())
+
+
 @pytest.mark.slow
 def test_stages_over_a_real_round(project: Path) -> None:
     # each stage as DVC runs it: its own process, from the project folder
@@ -45,7 +50,9 @@ def test_stages_over_a_real_round(project: Path) -> None:
     metrics = json.loads(Path("reports/metrics.json").read_text())
     assert metrics["resnet"]["status"] == "ok" and metrics["resnet"]["n_configurations"] >= 8
     clusters = pd.read_parquet(paths.clusters_table("resnet"))
-    assert clusters["cluster"].nunique() == 5
+    # k = 5 clusters, a cluster of fewer than cluster.min_size results merged into its nearest: none is that small
+    sizes = clusters["cluster"].value_counts()
+    assert 2 <= len(sizes) <= 5 and sizes.min() >= params_of(project)["cluster"]["min_size"]
     html = Path("reports/index.html").read_text()  # the site's entry links each benchmark's page
     assert 'href="benchmarks/resnet.html"' in html and "ResNet-50 v1.5" in html
     assert "ResNet-50 v1.5" in Path("reports/benchmarks/resnet.html").read_text()
