@@ -24,6 +24,7 @@ RANK_CRITERIA = ("time_to_train_min", "accelerator_hours")
 
 
 class Section(BaseModel):
+    """A section of params.yaml: frozen, unknown keys refused, each field documented by the docstring under it."""
     model_config = ConfigDict(frozen=True, extra="forbid", strict=False, use_attribute_docstrings=True)
 
 
@@ -174,6 +175,8 @@ class Model(Section):
 
 
 class Select(Section):
+    """params `importance.select`: which features the importance stage selects (R^2 lost when shuffled, count, share
+    of resamples)."""
     min_importance: Annotated[float, Field(ge=0)]
     """A feature is a candidate when shuffling it costs at least this R^2."""
     max_features: Positive
@@ -246,6 +249,8 @@ class Cluster(Section):
 
 
 class Criterion(Section):
+    """One criterion of params `rank.criteria`: its weight in the trade-off score and whether lower (cost) or higher
+    (benefit) is better."""
     weight: Annotated[float, Field(gt=0)]
     """Its weight in the trade-off score."""
     direction: Literal["cost", "benefit"]

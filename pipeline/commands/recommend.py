@@ -54,6 +54,8 @@ from pipeline.settings import load_settings
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line of `recommend` parsed: benchmark, limits (accelerators, minutes, USD, kWh), families, prices
+    file, output form and row limit."""
     parser = ArgumentParser("pipeline.commands.recommend", __doc__)
     parser.add_argument("--benchmark", required=True, help="benchmark id of the catalogue, e.g. bert (any case)")
     parser.add_argument("--max-accelerators", type=int, help="at most this many accelerators")
@@ -75,6 +77,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def check_arguments(args: argparse.Namespace) -> None:
+    """Return None when every numeric limit given is positive; raise a UsageError naming the first flag that is not."""
     for flag, value in [("--max-accelerators", args.max_accelerators), ("--deadline-min", args.deadline_min),
                         ("--max-cost", args.max_cost), ("--max-energy-kwh", args.max_energy_kwh),
                         ("--limit", args.limit)]:
@@ -106,6 +109,9 @@ def price_families(prices: dict[str, float], available: list[str], path: Path, b
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
+    """Run `recommend`: print the configurations (published and forecast) that meet the constraints, in the buyer's
+    order, as a table or one JSON line each; notes go to stderr. Returns None; exit 1 with a message on a usage
+    mistake."""
     args = parse_args(argv)
     check_arguments(args)
     settings = load_settings()

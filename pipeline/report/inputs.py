@@ -43,6 +43,7 @@ class BenchmarkOutputs:
 
     @property
     def analysed(self) -> bool:
+        """True when the rank stage analysed the benchmark (its ranking is not a skip)."""
         return self.rank.analysed
 
 

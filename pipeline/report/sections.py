@@ -133,6 +133,8 @@ def findings_correction(outputs: Sequence[BenchmarkOutputs]) -> Correction | Non
 
 
 def verdict_counts(found: Sequence[Finding]) -> dict[str, int]:
+    """How many of `found` are supported, contradicted and inconclusive, keyed by those verdicts (all three keys,
+    counts of findings)."""
     return {verdict: sum(item.verdict == verdict for item in found)
             for verdict in (findings.SUPPORTED, findings.CONTRADICTED, findings.INCONCLUSIVE)}
 
@@ -156,6 +158,8 @@ def findings_matrix(sections: Sequence[dict[str, Any]]) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------- a benchmark
 
 def benchmark_title(benchmark: str) -> dict[str, str]:
+    """A benchmark's heading on the pages: id, model, task, data set, quality target and the round it is new in
+    (blank when not new); the id alone for a benchmark the catalogue lacks."""
     entry = BY_ID.get(benchmark)
     if entry is None:
         return {"id": benchmark, "model": benchmark, "task": "", "dataset": "", "quality_target": "", "new_in": ""}
@@ -164,6 +168,8 @@ def benchmark_title(benchmark: str) -> dict[str, str]:
 
 
 def scope_of(clustered: pd.DataFrame) -> dict[str, Any]:
+    """The scope a benchmark page states from its clustered configurations (one row each): the rounds in order and
+    their range, the count of results, submitters, systems and accelerator families."""
     rounds = sorted(clustered["round"].unique(), key=round_order)
     return {"rounds": rounds, "round_range": f"{rounds[0]} to {rounds[-1]}" if rounds else "none",
             "results": len(clustered), "submitters": int(clustered["submitter"].nunique()),

@@ -51,6 +51,7 @@ COST_NOTE = DERIVED
 
 
 def benchmark_page(benchmark: str) -> str:
+    """The path of a benchmark's page relative to reports/: "benchmarks/<benchmark>.html"."""
     return f"benchmarks/{benchmark}.html"
 
 
@@ -102,6 +103,7 @@ def with_energy(ranking: pd.DataFrame, configurations: pd.DataFrame | None, benc
 
 
 def has_energy(frame: pd.DataFrame) -> bool:
+    """True when `frame` has an energy_kwh column with at least one measured value."""
     return "energy_kwh" in frame and bool(frame["energy_kwh"].notna().any())
 
 
@@ -332,6 +334,8 @@ def embed(chart: charts.Chart) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------------------- render
 
 def environment() -> jinja2.Environment:
+    """The Jinja environment of the site's templates: HTML autoescaped, undefined names an error, and the `readable`
+    and `ratio` number filters."""
     env = jinja2.Environment(loader=jinja2.PackageLoader("pipeline.report", "templates"),
                              autoescape=jinja2.select_autoescape(["html", "j2"]),
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)

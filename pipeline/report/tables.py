@@ -195,6 +195,8 @@ def cluster_profile_rows(outputs: BenchmarkOutputs) -> list[dict[str, Any]]:
 
 
 def combined_ranking(outputs: Sequence[BenchmarkOutputs]) -> pd.DataFrame:
+    """The benchmarks' rankings one after the other, one row per configuration with a `benchmark` column added: what
+    reports/ranking.csv holds."""
     return pd.concat([item.ranking.assign(benchmark=item.benchmark) for item in outputs], ignore_index=True)
 
 

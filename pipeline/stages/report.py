@@ -36,6 +36,8 @@ SITE_FOLDERS = ("benchmarks",)
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
+    """Run the report stage: write the site's pages into reports/, the headline metrics, the combined ranking,
+    metrics and importance summary; returns None."""
     stage_arguments("pipeline.stages.report", __doc__, argv)
     settings = load_settings()
     import pandas as pd

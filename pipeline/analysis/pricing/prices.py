@@ -67,6 +67,8 @@ class Prices:
 
     @property
     def illustrative(self) -> bool:
+        """True when the prices are the made-up ones of examples/prices.yaml, which the pages then label as
+        illustrative."""
         return self.path.resolve() == EXAMPLE_PRICES.resolve()
 
 
