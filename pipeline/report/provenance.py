@@ -56,7 +56,9 @@ def input_hashes(lock: Path, stages: Sequence[str] = INPUT_STAGES) -> list[dict[
 
 def provenance(params: dict[str, Any], lock: Path = DVC_LOCK, cwd: Path | str = ".") -> dict[str, Any]:
     """What the Data page shows of how the site was built: the git revision, the input hashes of dvc.lock and whether
-    it was found, and each params section as YAML text."""
+    it was found, and each section of `params` as YAML text. `params` is params.yaml as written
+    (`pipeline.settings.load_params`), shown for the record; every value the pages use comes from the validated
+    settings."""
     return {**git_revision(cwd), "hashes": input_hashes(lock), "lock_found": lock.is_file(),
             "params": [{"name": name, "yaml": yaml.safe_dump(value, sort_keys=False, default_flow_style=None,
                                                              width=60).strip()}

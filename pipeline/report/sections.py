@@ -30,6 +30,7 @@ from pipeline.report.tables import (
     republished_rows,
     superlinear_rows,
 )
+from pipeline.settings import Settings
 
 STUDY_K = 5  # the published study's number of clusters, named beside `cluster.k` and the k the data support
 # The method's names come after what they mean to a reader, here and in the template.
@@ -299,18 +300,17 @@ def coverage_of(results: pd.DataFrame, quarantine: pd.DataFrame, tally: pd.DataF
 # ------------------------------------------------------------------------------------------------------- render
 
 def report_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, quarantine: pd.DataFrame,
-                   params: dict[str, Any], provenance_: dict[str, Any], tally: pd.DataFrame | None = None,
+                   settings: Settings, provenance_: dict[str, Any], tally: pd.DataFrame | None = None,
                    prices: Prices | None = None, configurations: pd.DataFrame | None = None) -> dict[str, Any]:
     """What every page of the site shares: each benchmark's section, the findings across benchmarks, the data
-    coverage, the params and the provenance."""
-    analysis = params["analysis"]
+    coverage, the validated settings the methods quote (`analysis`, `importance_params`, ...) and the provenance."""
     sections = [benchmark_section(item) for item in outputs]
     return {
         "sections": sections, "matrix": findings_matrix(sections), "correction": findings_correction(outputs),
-        "coverage": coverage_of(results, quarantine, tally, configurations), "analysis": analysis,
-        "importance_params": params.get("importance", {}), "cluster_params": params.get("cluster", {}),
-        "rank_params": params.get("rank", {}), "provenance": provenance_,
-        "findings_params": params.get("findings", {}), "best_means": BEST_MEANS, "how_to_read": HOW_TO_READ,
+        "coverage": coverage_of(results, quarantine, tally, configurations), "analysis": settings.analysis,
+        "importance_params": settings.importance, "cluster_params": settings.cluster,
+        "rank_params": settings.rank, "provenance": provenance_,
+        "findings_params": settings.findings, "best_means": BEST_MEANS, "how_to_read": HOW_TO_READ,
         "study_k": STUDY_K,
         "prices": None if prices is None else {"path": str(prices.path), "illustrative": prices.illustrative},
     }

@@ -37,7 +37,7 @@ from pipeline.report.currency import currency
 from pipeline.report.formatting import hardware_name, missing, number, round_order
 from pipeline.report.inputs import BenchmarkOutputs
 from pipeline.report.sections import benchmark_title, report_context
-from pipeline.settings import settings_from
+from pipeline.settings import Settings
 
 # The configuration columns of measured power and energy (the features stage's, where a result published a power
 # measurement); the pages show them when present and not all empty.
@@ -247,11 +247,11 @@ def current(outputs: BenchmarkOutputs, newest: str | None) -> bool:
 
 
 def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, quarantine: pd.DataFrame,
-                 params: dict[str, Any], provenance_: dict[str, Any], tally: pd.DataFrame | None = None,
+                 settings: Settings, provenance_: dict[str, Any], tally: pd.DataFrame | None = None,
                  prices: Prices | None = None, configurations: pd.DataFrame | None = None) -> dict[str, Any]:
     """Every page's context: the shared part (`sections.report_context`), today's views and charts, and one
     context per benchmark page."""
-    shared = report_context(outputs, results, quarantine, params, provenance_, tally, prices, configurations)
+    shared = report_context(outputs, results, quarantine, settings, provenance_, tally, prices, configurations)
     scope = configurations if configurations is not None else pd.concat(
         [item.clustered for item in outputs if item.analysed], ignore_index=True)
     colours = charts.family_colours(charts.family_order(scope))
@@ -263,7 +263,6 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
     comparison = family_comparison(today)
     sections = {section["id"]: section for section in shared["sections"]}
     energy = {item.benchmark: energy_view(item, configurations, colours) for item in outputs if item.analysed}
-    settings = settings_from(params)
     electricity = electricity_price(settings.report.electricity_usd_per_kwh)
     for view in today:  # the entry says where measured energy exists, even when the newest round has none
         view["energy_view"] = energy.get(view["id"])

@@ -50,14 +50,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     from pipeline.report.site import render_site, site_context
     from pipeline.report.tables import combined_ranking, headline_metrics, scalar_metrics, summary_metrics
 
-    params = load_params()
     prices = load_price_table(settings.report.prices)
     configurations = read_configurations()
     outputs = [load_benchmark_outputs(benchmark, republished_left_out(configurations, settings.analysis, benchmark))
                for benchmark in analysed_benchmarks(settings.analysis, configurations)]
     correction = findings_correction(outputs)
-    context = site_context(outputs, pd.read_parquet(paths.RESULTS), pd.read_csv(paths.QUARANTINE), params,
-                           provenance(params), load_tally(), prices, configurations)
+    context = site_context(outputs, pd.read_parquet(paths.RESULTS), pd.read_csv(paths.QUARANTINE), settings,
+                           provenance(load_params()), load_tally(), prices, configurations)
     context["summary_check"] = load_summary_check()
     site = render_site(context)
     # Everything is computed: written now, Ctrl-C held back until the last output is in place, each folder written
