@@ -8,7 +8,7 @@ is a `ParamsError` that names the key, says what it holds and what it may hold. 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -448,7 +448,7 @@ def settings_from(params: object, source: str = "params.yaml") -> Settings:
                           + "; ".join(problems)) from None
 
 
-def load_params(path: Path = PARAMS_FILE) -> dict[str, Any]:
+def load_params(path: Path = PARAMS_FILE) -> dict[str, object]:
     """`path` as written, unvalidated (section -> its mapping): what the report shows of the params."""
     if not path.is_file():
         raise ParamsError(f"{path} not found: run the stages from the project root, where params.yaml lives")

@@ -2,7 +2,7 @@
 
 Public: a name not starting with "_", at a module's top level or in a top-level class (nested functions are
 helpers of their function; pydantic and dataclass fields are documented by the docstring under them, which
-`tests/test_docs.py` covers through docs/outputs.md and docs/params.md). What a docstring should say: what it
+`tests/test_docs.py` covers through docs/outputs.md and docs/parameters.md). What a docstring should say: what it
 returns and in which units, shapes for arrays and frames (docs/architecture.md).
 """
 from __future__ import annotations

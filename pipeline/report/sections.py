@@ -20,6 +20,7 @@ from pipeline.analysis.statistics.ranking import latest_round_ranking
 from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report.formatting import FEATURE_LABELS, cluster_colour, round_order
 from pipeline.report.inputs import BenchmarkOutputs
+from pipeline.report.provenance import Provenance
 from pipeline.report.tables import (
     cluster_profile_rows,
     counts,
@@ -300,7 +301,7 @@ def coverage_of(results: pd.DataFrame, quarantine: pd.DataFrame, tally: pd.DataF
 # ------------------------------------------------------------------------------------------------------- render
 
 def report_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, quarantine: pd.DataFrame,
-                   settings: Settings, provenance_: dict[str, Any], tally: pd.DataFrame | None = None,
+                   settings: Settings, provenance_: Provenance, tally: pd.DataFrame | None = None,
                    prices: Prices | None = None, configurations: pd.DataFrame | None = None) -> dict[str, Any]:
     """What every page of the site shares: each benchmark's section, the findings across benchmarks, the data
     coverage, the validated settings the methods quote (`analysis`, `importance_params`, ...) and the provenance."""

@@ -35,7 +35,8 @@ from pipeline.report import charts
 from pipeline.report.buyer_section import answer_for, buyer_view
 from pipeline.report.currency import currency
 from pipeline.report.formatting import hardware_name, missing, number, round_order
-from pipeline.report.inputs import BenchmarkOutputs
+from pipeline.report.inputs import BenchmarkOutputs, SummaryCheck
+from pipeline.report.provenance import Provenance
 from pipeline.report.sections import benchmark_title, report_context
 from pipeline.settings import Settings
 
@@ -246,11 +247,22 @@ def current(outputs: BenchmarkOutputs, newest: str | None) -> bool:
                                  or round_order(entry.last_round) >= round_order(newest))
 
 
+def build_site(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, quarantine: pd.DataFrame,
+               settings: Settings, provenance_: Provenance, tally: pd.DataFrame | None = None,
+               prices: Prices | None = None, configurations: pd.DataFrame | None = None,
+               summary_check: Sequence[SummaryCheck] = ()) -> dict[str, str]:
+    """Every page of the site, by path relative to reports/ (`render_site` of `site_context`): the report stage's
+    one call, so the pages' context, a Jinja context with no fixed shape, never leaves the package."""
+    return render_site(site_context(outputs, results, quarantine, settings, provenance_, tally, prices,
+                                    configurations, summary_check))
+
+
 def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, quarantine: pd.DataFrame,
-                 settings: Settings, provenance_: dict[str, Any], tally: pd.DataFrame | None = None,
-                 prices: Prices | None = None, configurations: pd.DataFrame | None = None) -> dict[str, Any]:
-    """Every page's context: the shared part (`sections.report_context`), today's views and charts, and one
-    context per benchmark page."""
+                 settings: Settings, provenance_: Provenance, tally: pd.DataFrame | None = None,
+                 prices: Prices | None = None, configurations: pd.DataFrame | None = None,
+                 summary_check: Sequence[SummaryCheck] = ()) -> dict[str, Any]:
+    """Every page's context: the shared part (`sections.report_context`), today's views and charts, one context
+    per benchmark page, and the rounds' agreement with their shipped summaries (`summary_check`)."""
     shared = report_context(outputs, results, quarantine, settings, provenance_, tally, prices, configurations)
     scope = configurations if configurations is not None else pd.concat(
         [item.clustered for item in outputs if item.analysed], ignore_index=True)
@@ -283,7 +295,8 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
             "history": [page for page in pages if not page["current"]],
             "current_pages": [page for page in pages if page["current"]], "pages": pages,
             "cost_note": COST_NOTE, "derived": DERIVED, "prices_read": price_dates_text(),
-            "deadlines": settings.report.deadlines_min, "budgets": settings.report.budgets_usd}
+            "deadlines": settings.report.deadlines_min, "budgets": settings.report.budgets_usd,
+            "summary_check": list(summary_check)}
 
 
 def benchmark_context(outputs: BenchmarkOutputs, section: dict[str, Any], view: dict[str, Any] | None,
