@@ -39,6 +39,22 @@ def round_name(value: object) -> str:
     return text
 
 
+def _all_or_list(value: object, example: str) -> Literal["all"] | list[object]:
+    """"all" for all written in any case, the list `value` as it is; a ValueError naming `example` (what the list
+    holds, "rounds, such as [v4.0, v4.1]") for anything else."""
+    if isinstance(value, str) and value.strip().lower() == "all":
+        return "all"
+    if not isinstance(value, list):
+        raise ValueError(f"must be all or a list of {example}")
+    return value
+
+
+def _rounds(value: object) -> Literal["all"] | list[str]:
+    """params `fetch.rounds` or `analysis.rounds` as written: "all", or the rounds' names (`round_name`)."""
+    chosen = _all_or_list(value, "rounds, such as [v4.0, v4.1]")
+    return chosen if chosen == "all" else [round_name(item) for item in chosen]
+
+
 class Fetch(Section):
     """Where the rounds come from (see pipeline/mlperf/fetching.py and docs/data.md)."""
 
@@ -54,11 +70,7 @@ class Fetch(Section):
     @field_validator("rounds", mode="before")
     @classmethod
     def _rounds(cls, value: object) -> object:
-        if isinstance(value, str) and value.strip().lower() == "all":
-            return "all"
-        if isinstance(value, str) or not isinstance(value, list):
-            raise ValueError("must be all or a list of rounds, such as [v4.0, v4.1]")
-        return [round_name(item) for item in value]
+        return _rounds(value)
 
     @field_validator("upstream")
     @classmethod
@@ -103,11 +115,8 @@ class Analysis(Section):
     @field_validator("benchmarks", mode="before")
     @classmethod
     def _benchmarks(cls, value: object) -> str | list[str]:
-        if isinstance(value, str) and value.strip().lower() == "all":
-            return "all"
-        if isinstance(value, str) or not isinstance(value, list):
-            raise ValueError("must be all or a list of benchmark ids, such as [resnet, bert]")
-        return [_benchmark_id(item) for item in value]
+        chosen = _all_or_list(value, "benchmark ids, such as [resnet, bert]")
+        return chosen if chosen == "all" else [_benchmark_id(item) for item in chosen]
 
     @field_validator("division", mode="before")
     @classmethod
@@ -117,13 +126,9 @@ class Analysis(Section):
     @field_validator("rounds", mode="before")
     @classmethod
     def _rounds(cls, value: object) -> object:
-        if isinstance(value, str) and value.strip().lower() == "all":
-            return "all"
-        if isinstance(value, str) or not isinstance(value, list):
-            raise ValueError("must be all or a list of rounds, such as [v4.0, v4.1]")
-        if not value:
+        if value == []:
             raise ValueError("is an empty list: write all, or the rounds to analyse, such as [v4.0, v4.1]")
-        return [round_name(item) for item in value]
+        return _rounds(value)
 
     @field_validator("availability", mode="before")
     @classmethod

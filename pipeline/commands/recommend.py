@@ -36,7 +36,7 @@ from pipeline.analysis.forecasting.answers import retirement_note
 from pipeline.analysis.forecasting.models_artifact import saved_models
 from pipeline.analysis.pricing.electricity import electricity_price
 from pipeline.analysis.pricing.energy_estimate import fit as fit_energy
-from pipeline.analysis.pricing.prices import load_prices
+from pipeline.analysis.pricing.prices import add_prices_option, load_prices
 from pipeline.analysis.recommendation import (
     DEFAULT_LIMIT,
     as_json,
@@ -63,9 +63,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--max-cost", type=float, metavar="USD",
                         help="at most this cost to train at the dearest public price of the range (or your "
                              "--prices); alone, fastest listed first")
-    parser.add_argument("--prices", type=Path, metavar="FILE",
-                        help="your prices, YAML: accelerator family -> USD per accelerator-hour (each replaces "
-                             "the public prices of its family; an implausible price is refused)")
+    add_prices_option(parser)
     parser.add_argument("--max-energy-kwh", type=float, metavar="KWH",
                         help="at most this measured energy to train (only the few results with MLPerf power logs "
                              "have one)")
