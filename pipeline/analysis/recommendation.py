@@ -44,8 +44,8 @@ class Constraint:
         return f"{self.flag} {self.limit:g}"
 
     def show(self, value: float) -> str:
-        """`value` in the constraint's unit as the messages print it: USD with thousands separators for money, else
-        three significant digits."""
+        """`value` in the constraint's unit as the messages print it: money as `usd` prints USD (whole dollars with
+        separators from 100 up), anything else to three significant digits."""
         return usd(value) if self.money else f"{value:.3g}"
 
     def why_not(self, family_candidates: pd.DataFrame) -> str:
