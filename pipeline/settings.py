@@ -8,7 +8,7 @@ is a `ParamsError` that names the key, says what it holds and what it may hold. 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -24,6 +24,7 @@ RANK_CRITERIA = ("time_to_train_min", "accelerator_hours")
 
 
 class Section(BaseModel):
+    """A section of params.yaml: frozen, unknown keys refused, each field documented by the docstring under it."""
     model_config = ConfigDict(frozen=True, extra="forbid", strict=False, use_attribute_docstrings=True)
 
 
@@ -36,6 +37,22 @@ def round_name(value: object) -> str:
     except ValueError:
         raise ValueError(f"{value!r} is not a round: rounds are written vX.Y, such as v4.1") from None
     return text
+
+
+def _all_or_list(value: object, example: str) -> Literal["all"] | list[object]:
+    """"all" for all written in any case, the list `value` as it is; a ValueError naming `example` (what the list
+    holds, "rounds, such as [v4.0, v4.1]") for anything else."""
+    if isinstance(value, str) and value.strip().lower() == "all":
+        return "all"
+    if not isinstance(value, list):
+        raise ValueError(f"must be all or a list of {example}")
+    return value
+
+
+def _rounds(value: object) -> Literal["all"] | list[str]:
+    """params `fetch.rounds` or `analysis.rounds` as written: "all", or the rounds' names (`round_name`)."""
+    chosen = _all_or_list(value, "rounds, such as [v4.0, v4.1]")
+    return chosen if chosen == "all" else [round_name(item) for item in chosen]
 
 
 class Fetch(Section):
@@ -53,11 +70,7 @@ class Fetch(Section):
     @field_validator("rounds", mode="before")
     @classmethod
     def _rounds(cls, value: object) -> object:
-        if isinstance(value, str) and value.strip().lower() == "all":
-            return "all"
-        if isinstance(value, str) or not isinstance(value, list):
-            raise ValueError("must be all or a list of rounds, such as [v4.0, v4.1]")
-        return [round_name(item) for item in value]
+        return _rounds(value)
 
     @field_validator("upstream")
     @classmethod
@@ -95,11 +108,8 @@ class Analysis(Section):
     @field_validator("benchmarks", mode="before")
     @classmethod
     def _benchmarks(cls, value: object) -> str | list[str]:
-        if isinstance(value, str) and value.strip().lower() == "all":
-            return "all"
-        if isinstance(value, str) or not isinstance(value, list):
-            raise ValueError("must be all or a list of benchmark ids, such as [resnet, bert]")
-        return [_benchmark_id(item) for item in value]
+        chosen = _all_or_list(value, "benchmark ids, such as [resnet, bert]")
+        return chosen if chosen == "all" else [_benchmark_id(item) for item in chosen]
 
     @field_validator("division", mode="before")
     @classmethod
@@ -109,13 +119,9 @@ class Analysis(Section):
     @field_validator("rounds", mode="before")
     @classmethod
     def _rounds(cls, value: object) -> object:
-        if isinstance(value, str) and value.strip().lower() == "all":
-            return "all"
-        if isinstance(value, str) or not isinstance(value, list):
-            raise ValueError("must be all or a list of rounds, such as [v4.0, v4.1]")
-        if not value:
+        if value == []:
             raise ValueError("is an empty list: write all, or the rounds to analyse, such as [v4.0, v4.1]")
-        return [round_name(item) for item in value]
+        return _rounds(value)
 
     @field_validator("availability", mode="before")
     @classmethod
@@ -160,6 +166,8 @@ class Model(Section):
 
 
 class Select(Section):
+    """params `importance.select`: which features the importance stage selects (R^2 lost when shuffled, count, share
+    of resamples)."""
     min_importance: Annotated[float, Field(ge=0)]
     """A feature is a candidate when shuffling it costs at least this R^2."""
     max_features: Positive
@@ -232,6 +240,8 @@ class Cluster(Section):
 
 
 class Criterion(Section):
+    """One criterion of params `rank.criteria`: its weight in the trade-off score and whether lower (cost) or higher
+    (benefit) is better."""
     weight: Annotated[float, Field(gt=0)]
     """Its weight in the trade-off score."""
     direction: Literal["cost", "benefit"]
@@ -426,7 +436,7 @@ def settings_from(params: object, source: str = "params.yaml") -> Settings:
                           + "; ".join(problems)) from None
 
 
-def load_params(path: Path = PARAMS_FILE) -> dict[str, Any]:
+def load_params(path: Path = PARAMS_FILE) -> dict[str, object]:
     """`path` as written, unvalidated (section -> its mapping): what the report shows of the params."""
     if not path.is_file():
         raise ParamsError(f"{path} not found: run the stages from the project root, where params.yaml lives")

@@ -35,12 +35,17 @@ class Constraint:
     money: bool = False  # shown in whole dollars
 
     def met(self, candidates: pd.DataFrame) -> pd.Series:
+        """Per candidate row, True when its `column` is at most `limit` (in the constraint's unit); a missing value
+        (no price, no energy) is False."""
         return candidates[self.column] <= self.limit  # a missing value (no price) never meets a limit
 
     def describe(self) -> str:
+        """The constraint as the user typed it: the flag and its limit ("--max-cost 5000")."""
         return f"{self.flag} {self.limit:g}"
 
     def show(self, value: float) -> str:
+        """`value` in the constraint's unit as the messages print it: money as `usd` prints USD (whole dollars with
+        separators from 100 up), anything else to three significant digits."""
         return usd(value) if self.money else f"{value:.3g}"
 
     def why_not(self, family_candidates: pd.DataFrame) -> str:
@@ -66,6 +71,8 @@ def constraints_of(max_accelerators: int | None, deadline_min: float | None, max
 
 
 def feasible(candidates: pd.DataFrame, constraints: list[Constraint]) -> pd.Series:
+    """Per candidate row (indexed as `candidates`), True when it meets every one of `constraints` (all True when
+    there are none)."""
     meets = pd.Series(True, index=candidates.index)
     for constraint in constraints:
         meets &= constraint.met(candidates)
@@ -91,6 +98,7 @@ def why_infeasible(candidates: pd.DataFrame, constraints: list[Constraint]) -> s
 
 
 def has_flag(constraints: list[Constraint], flag: str) -> bool:
+    """True when one of `constraints` came from the command-line flag `flag` (e.g. "--deadline-min")."""
     return any(constraint.flag == flag for constraint in constraints)
 
 

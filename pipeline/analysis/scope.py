@@ -15,6 +15,7 @@ ROUND_FEATURE = "round_year"
 
 
 def check_benchmark(benchmark: str) -> None:
+    """Return None when `benchmark` is a catalogue id; raise a UsageError listing the known ids otherwise."""
     if benchmark not in BY_ID:
         raise UsageError(f"unknown benchmark {benchmark!r}; choose one of: {', '.join(sorted(BY_ID))}")
 

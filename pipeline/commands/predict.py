@@ -47,7 +47,7 @@ from pipeline.analysis.pricing.electricity import (
     electricity_price,
     energy_cost,
 )
-from pipeline.analysis.pricing.prices import load_prices
+from pipeline.analysis.pricing.prices import add_prices_option, load_prices
 from pipeline.analysis.scope import read_configurations
 from pipeline.core import paths
 from pipeline.core.cli import ArgumentParser, canonical_spelling
@@ -223,9 +223,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--from", dest="from_file", type=Path,
                         help="CSV of queries with columns benchmark, accelerator, count (form_factor optional); "
                              "every valid row is answered, each invalid one reported with its line")
-    parser.add_argument("--prices", type=Path, metavar="FILE",
-                        help="your prices, YAML: accelerator family -> USD per accelerator-hour (each replaces "
-                             "the public prices of its family)")
+    add_prices_option(parser)
     parser.add_argument("--json", action="store_true", help="one JSON object per answer, one per line")
     parser.add_argument("--until", help="forecast as of this published round (e.g. v5.0): refit and calibrate on it "
                                         "and the rounds before it only, to compare with what was published next; "

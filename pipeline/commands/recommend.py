@@ -36,7 +36,7 @@ from pipeline.analysis.forecasting.answers import retirement_note
 from pipeline.analysis.forecasting.models_artifact import saved_models
 from pipeline.analysis.pricing.electricity import electricity_price
 from pipeline.analysis.pricing.energy_estimate import fit as fit_energy
-from pipeline.analysis.pricing.prices import load_prices
+from pipeline.analysis.pricing.prices import add_prices_option, load_prices
 from pipeline.analysis.recommendation import (
     DEFAULT_LIMIT,
     as_json,
@@ -54,6 +54,8 @@ from pipeline.settings import load_settings
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line of `recommend` parsed: benchmark, limits (accelerators, minutes, USD, kWh), families, prices
+    file, output form and row limit."""
     parser = ArgumentParser("pipeline.commands.recommend", __doc__)
     parser.add_argument("--benchmark", required=True, help="benchmark id of the catalogue, e.g. bert (any case)")
     parser.add_argument("--max-accelerators", type=int, help="at most this many accelerators")
@@ -61,9 +63,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--max-cost", type=float, metavar="USD",
                         help="at most this cost to train at the dearest public price of the range (or your "
                              "--prices); alone, fastest listed first")
-    parser.add_argument("--prices", type=Path, metavar="FILE",
-                        help="your prices, YAML: accelerator family -> USD per accelerator-hour (each replaces "
-                             "the public prices of its family; an implausible price is refused)")
+    add_prices_option(parser)
     parser.add_argument("--max-energy-kwh", type=float, metavar="KWH",
                         help="at most this measured energy to train (only the few results with MLPerf power logs "
                              "have one)")
@@ -75,6 +75,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def check_arguments(args: argparse.Namespace) -> None:
+    """Return None when every numeric limit given is positive; raise a UsageError naming the first flag that is not."""
     for flag, value in [("--max-accelerators", args.max_accelerators), ("--deadline-min", args.deadline_min),
                         ("--max-cost", args.max_cost), ("--max-energy-kwh", args.max_energy_kwh),
                         ("--limit", args.limit)]:
@@ -106,6 +107,9 @@ def price_families(prices: dict[str, float], available: list[str], path: Path, b
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
+    """Run `recommend`: print the configurations (published and forecast) that meet the constraints, in the buyer's
+    order, as a table or one JSON line each; notes go to stderr. Returns None; exit 1 with a message on a usage
+    mistake."""
     args = parse_args(argv)
     check_arguments(args)
     settings = load_settings()

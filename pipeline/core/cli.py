@@ -21,6 +21,8 @@ DISTRIBUTION = "mlperf-efficiency"
 
 @cache
 def version() -> str:
+    """The installed version of the project's distribution (pyproject.toml's), or "unknown" when run from a source
+    tree never installed."""
     from importlib import metadata  # here, not at the top: it costs a tenth of a second at every start
 
     try:
@@ -48,6 +50,8 @@ class ArgumentParser(argparse.ArgumentParser):
         self.add_argument("--version", action=_Version)
 
     def error(self, message: str) -> NoReturn:
+        """Never returns: raise a UsageError with argparse's `message` and the usage line, instead of argparse's exit
+        2."""
         raise UsageError(f"{message}\n{self.format_usage().strip()}")
 
 

@@ -32,6 +32,8 @@ def is_repository_file(path: str) -> bool:
 
 
 def not_an_input(path: str) -> str:
+    """Why the file at `path` (relative to the round's folder) is not read: the reason the file accounting prints for
+    it."""
     name = PurePosixPath(path).name
     if name.startswith("."):
         return "hidden or temporary file (such as one left by an interrupted copy): not an input, ignored"

@@ -49,6 +49,8 @@ class Rules:
 
 @cache
 def rules() -> Rules:
+    """The official rules shipped in benchmark_rules.json: each round's benchmarks, the runs per result, the quality
+    targets and the olympic drop (read once, cached)."""
     document = json.loads(resources.files(__package__).joinpath(RULES_FILE).read_text(encoding="utf-8"))
     return Rules(rounds={round_: tuple(names) for round_, names in document["rounds"].items()},
                  runs=document["runs"],
@@ -103,6 +105,7 @@ def _ruleset_order(folder: Path) -> tuple[int, int]:
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
+    """Rewrite benchmark_rules.json (or `--out`) from the installed mlperf-logging's rules; returns None."""
     parser = ArgumentParser("pipeline.mlperf.benchmark_rules",
                             "Extract each round's benchmarks, runs, olympic drop and targets from mlperf-logging.")
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name(RULES_FILE), metavar="FILE",

@@ -24,6 +24,8 @@ from pipeline.mlperf.benchmark_rules import rules
 
 @dataclass(frozen=True)
 class Benchmark:
+    """One benchmark of the suite as the catalogue describes it: its id, task, model, data set, quality target, the
+    runs a result needs, the rounds it was in (first and last) and its results folders' names."""
     id: str
     task: str
     model: str
@@ -55,6 +57,7 @@ class Benchmark:
         return rules().olympic_drop(self.folders[-1])
 
     def covers(self, round_: str) -> bool:
+        """True when the round `round_` ("vX.Y") is between the benchmark's first and last round, both included."""
         version = round_version(round_)
         if version < round_version(self.first_round):
             return False
@@ -106,6 +109,7 @@ DESCRIBED: tuple[Benchmark, ...] = (
 
 @cache
 def round_version(round_: str) -> tuple[int, int]:
+    """A round's name "vX.Y" as the pair (X, Y) that sorts rounds in order; a ValueError for any other name."""
     match = re.fullmatch(r"v(\d+)\.(\d+)", round_)
     if not match:
         raise ValueError(f"not a round name: {round_!r} (expected vX.Y)")

@@ -106,6 +106,8 @@ def _span(rounds: list[str]) -> str:
 
 
 def say(found: Found, stage: str) -> None:
+    """Print the discovery's notes (rounds found, skipped or fetched upstream) on stderr, each prefixed with `stage`;
+    returns None."""
     for note in found.notes:
         print(f"{stage}: {note}", file=sys.stderr)
 

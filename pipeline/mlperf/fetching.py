@@ -50,14 +50,20 @@ class FetchSettings(Protocol):
     """params `fetch` (pipeline.settings.Fetch, which this layer cannot import)."""
 
     @property
-    def mirror(self) -> str | None: ...
+    def mirror(self) -> str | None:
+        """The folder of round archives to read first, or None for none (every round from `upstream`)."""
+
     @property
-    def upstream(self) -> str: ...
+    def upstream(self) -> str:
+        """The git URL of MLCommons' results repositories, "{round}" standing for the round ("vX.Y")."""
+
     @property
-    def rounds(self) -> Sequence[str] | str: ...
+    def rounds(self) -> Sequence[str] | str:
+        """The rounds to fetch ("vX.Y" names), or "all" for every round found."""
 
 
 def source_name(round_: str) -> str:
+    """The name MLCommons gives a round's repository and archive stem: "training_results_<round>"."""
     return f"training_results_{round_}"
 
 

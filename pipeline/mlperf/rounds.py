@@ -77,6 +77,7 @@ class RoundTables:
         return self.run_frame
 
     def quarantined(self, path: str, reason: str) -> None:
+        """Record that the file at `path` of this round is not read, and why (`reason`, one line); returns None."""
         self.quarantine.append({"round": self.round, "path": path, "reason": reason})
 
 
@@ -87,6 +88,9 @@ def _natural_runs(column: pd.Series) -> pd.Series:
 
 @dataclass(frozen=True)
 class IngestTables:
+    """What the ingest stage writes, as frames: one row per system, per run, per scored result, per file quarantined
+    and per round's file tally (columns in pipeline.core.schemas), and the check of our scores against the shipped
+    summaries."""
     systems: pd.DataFrame
     runs: pd.DataFrame
     results: pd.DataFrame

@@ -50,6 +50,8 @@ SCALING_PATH = re.compile(r"(?P<submitter>[^/]+)/results/(?P<system>[^/]+)/(?P<b
 
 
 class Kind(Enum):
+    """What a file of a round is, by its path: a system description, a result log, a scaling.json, a power log, or
+    other (not an input)."""
     SYSTEM = "system"
     LOG = "log"
     SCALING = "scaling"
@@ -70,10 +72,13 @@ class Member:
 
     @property
     def kind(self) -> Kind:
+        """The member's `Kind`, from its path within the round."""
         return classify(self.path)[0]
 
 
 def classify(path: str) -> tuple[Kind, dict[str, str]]:
+    """The `Kind` of the file at `path` (relative to the round) and the parts its path names (submitter, system,
+    benchmark, run, ...); (Kind.OTHER, {}) for a file that is not an input."""
     for kind, pattern in ((Kind.LOG, LOG_PATH), (Kind.SYSTEM, SYSTEM_PATH), (Kind.SCALING, SCALING_PATH),
                           (Kind.POWER, POWER_PATH)):
         match = pattern.fullmatch(path)
@@ -108,6 +113,7 @@ def _stem(source: Path) -> str:
 
 
 def is_archive(source: Path) -> bool:
+    """True when `source` is a compressed archive by its name (.tar.gz or .tgz), False for a folder."""
     return source.name.endswith(ARCHIVE_SUFFIXES)
 
 
@@ -146,6 +152,8 @@ class CheckedGzip:
         self._finished = False
 
     def read(self, size: int) -> bytes:
+        """Up to `size` bytes of the decompressed stream (fewer only at its end); raises on a corrupt or cut-off
+        archive."""
         parts = [self._buffer[self._offset: self._offset + size]]
         self._offset += len(parts[0])
         got = len(parts[0])
@@ -158,12 +166,16 @@ class CheckedGzip:
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
     def tell(self) -> int:
+        """The position in the decompressed stream, in bytes read or skipped."""
         return self._position
 
     def seekable(self) -> bool:
+        """True, so that tarfile seeks (forward only) rather than reading every member."""
         return True
 
     def seek(self, position: int, whence: int = io.SEEK_SET) -> int:
+        """Skip forward to `position` (bytes from the start, `whence` SEEK_SET only) and return the position reached;
+        io.UnsupportedOperation for a seek backward."""
         if whence != io.SEEK_SET or position < self._position:
             raise io.UnsupportedOperation("the archive is read forward only")
         while self._position < position and self.read(min(position - self._position, SKIP_CHUNK_BYTES)):

@@ -17,6 +17,7 @@ from pipeline.analysis.pricing.price_table import price_dates_text
 from pipeline.core import paths
 from pipeline.mlperf.catalogue import ROUND_PUBLISHED, round_published, round_version
 from pipeline.mlperf.discovery import successors
+from pipeline.report.provenance import Provenance
 
 
 def published_text(round_: str) -> str:
@@ -58,7 +59,7 @@ def newer_catalogued(newest: str, build_date: str) -> dict[str, str] | None:
     return {"round": latest, "published": published_text(latest)}
 
 
-def currency(newest: str | None, provenance: dict[str, Any], record: Path = paths.UPSTREAM_RECORD) -> dict[str, Any]:
+def currency(newest: str | None, provenance: Provenance, record: Path = paths.UPSTREAM_RECORD) -> dict[str, Any]:
     """The first screen's dates; `newest` is the newest round analysed (None: nothing analysed)."""
     return {"round": newest, "published": published_text(newest) if newest else None,
             "prices_read": price_dates_text(), "commit": provenance.get("commit", "unknown"),

@@ -47,6 +47,7 @@ TARGET_LABELS = {"log_time_to_train": "time to train", "log_accelerator_hours": 
 
 
 def missing(value: Any) -> bool:
+    """True when `value` is None, NaN or pandas' NA: what the pages leave blank."""
     return value is None or (isinstance(value, (float, np.floating)) and math.isnan(value)) or value is pd.NA
 
 

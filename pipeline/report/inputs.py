@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pandas as pd
 
@@ -21,6 +21,30 @@ from pipeline.report import decide_section
 REPORTS, RESULTS, QUARANTINE, TALLY = paths.REPORTS, paths.RESULTS, paths.QUARANTINE, paths.TALLY
 DVC_LOCK = Path("dvc.lock")
 # The one price file the project ships: made-up numbers, so the page labels its costs as illustrative.
+
+
+class LargestDifference(TypedDict):
+    """The shipped score farthest from ours in a round: whose, both times to train (minutes) and the relative
+    difference (|ours - shipped| / shipped, a fraction)."""
+    submitter: str
+    system: str
+    benchmark: str
+    ours_min: float
+    shipped_min: float
+    relative: float
+
+
+class SummaryCheck(TypedDict):
+    """One round's entry of data/interim/summary_check.json (written by `pipeline.mlperf.summaries.agreement`):
+    counts of the scores its summaries ship, equal to ours, differing and not scored here, the summary files
+    (paths in the round) and the largest difference (None when none differs)."""
+    round: str
+    shipped: int
+    equal: int
+    differing: int
+    not_scored_here: int
+    files: list[str]
+    largest_difference: LargestDifference | None
 
 
 @dataclass(frozen=True)
@@ -43,6 +67,7 @@ class BenchmarkOutputs:
 
     @property
     def analysed(self) -> bool:
+        """True when the rank stage analysed the benchmark (its ranking is not a skip)."""
         return self.rank.analysed
 
 
@@ -60,9 +85,11 @@ def load_benchmark_outputs(benchmark: str, republished: pd.DataFrame | None = No
         republished=pd.DataFrame() if republished is None else republished)
 
 
-def load_summary_check(path: Path = paths.SUMMARY_CHECK) -> list[dict[str, Any]]:
-    """Per round with shipped summaries, our scores' agreement with them (pipeline.mlperf.summaries)."""
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
+def load_summary_check(path: Path = paths.SUMMARY_CHECK) -> list[SummaryCheck]:
+    """Per round with shipped summaries, our scores' agreement with them (pipeline.mlperf.summaries); empty
+    without the file."""
+    checks: list[SummaryCheck] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
+    return checks
 
 
 def load_tally(path: Path = TALLY) -> pd.DataFrame | None:

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import yaml
 
@@ -15,7 +15,31 @@ from pipeline.report.inputs import DVC_LOCK
 INPUT_STAGES = ("fetch", "ingest")
 
 
-def git_revision(cwd: Path | str = ".") -> dict[str, Any]:
+class Revision(TypedDict):
+    """The code a site was built from: the git tree id of `pipeline/` (`revision`, "unknown" outside a checkout),
+    whether it had uncommitted changes, and the commit with its date (YYYY-MM-DD)."""
+    revision: str
+    dirty: bool
+    commit: str
+    commit_date: str
+
+
+class ParamsSection(TypedDict):
+    """One section of params.yaml as the Data page shows it: its name and its YAML text."""
+    name: str
+    yaml: str
+
+
+class Provenance(Revision):
+    """What the pages state of how the site was built (`provenance`): the revision, the input stages' recorded
+    files (`input_hashes`: stage, kind, path, md5, size and file count as text), whether dvc.lock was found, and
+    params.yaml's sections."""
+    hashes: list[dict[str, str]]
+    lock_found: bool
+    params: list[ParamsSection]
+
+
+def git_revision(cwd: Path | str = ".") -> Revision:
     """The git tree id of the pipeline's code (`HEAD:pipeline`), whether it had uncommitted changes, and the
     commit built with its date (`commit`, `commit_date`, YYYY-MM-DD: the build date every page states, so the same
     checkout builds the same bytes).
@@ -37,7 +61,7 @@ def git_revision(cwd: Path | str = ".") -> dict[str, Any]:
     return {"revision": revision or "unknown", "dirty": bool(status), "commit": commit[0], "commit_date": commit[-1]}
 
 
-def input_hashes(lock: Path, stages: Sequence[str] = INPUT_STAGES) -> list[dict[str, Any]]:
+def input_hashes(lock: Path, stages: Sequence[str] = INPUT_STAGES) -> list[dict[str, str]]:
     """md5 of the deps and outs of the input stages, as DVC recorded them in `dvc.lock` (empty without one)."""
     if not lock.is_file():
         return []
@@ -54,7 +78,11 @@ def input_hashes(lock: Path, stages: Sequence[str] = INPUT_STAGES) -> list[dict[
     return rows
 
 
-def provenance(params: dict[str, Any], lock: Path = DVC_LOCK, cwd: Path | str = ".") -> dict[str, Any]:
+def provenance(params: Mapping[str, object], lock: Path = DVC_LOCK, cwd: Path | str = ".") -> Provenance:
+    """What the Data page shows of how the site was built: the git revision, the input hashes of dvc.lock and whether
+    it was found, and each section of `params` as YAML text. `params` is params.yaml as written
+    (`pipeline.settings.load_params`), shown for the record; every value the pages use comes from the validated
+    settings."""
     return {**git_revision(cwd), "hashes": input_hashes(lock), "lock_found": lock.is_file(),
             "params": [{"name": name, "yaml": yaml.safe_dump(value, sort_keys=False, default_flow_style=None,
                                                              width=60).strip()}

@@ -20,6 +20,7 @@ from pipeline.analysis.statistics.ranking import latest_round_ranking
 from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report.formatting import FEATURE_LABELS, cluster_colour, round_order
 from pipeline.report.inputs import BenchmarkOutputs
+from pipeline.report.provenance import Provenance
 from pipeline.report.tables import (
     cluster_profile_rows,
     counts,
@@ -30,6 +31,7 @@ from pipeline.report.tables import (
     republished_rows,
     superlinear_rows,
 )
+from pipeline.settings import Settings
 
 STUDY_K = 5  # the published study's number of clusters, named beside `cluster.k` and the k the data support
 # The method's names come after what they mean to a reader, here and in the template.
@@ -134,6 +136,8 @@ def findings_correction(outputs: Sequence[BenchmarkOutputs]) -> Correction | Non
 
 
 def verdict_counts(found: Sequence[Finding]) -> dict[str, int]:
+    """How many of `found` are supported, contradicted and inconclusive, keyed by those verdicts (all three keys,
+    counts of findings)."""
     return {verdict: sum(item.verdict == verdict for item in found)
             for verdict in (findings.SUPPORTED, findings.CONTRADICTED, findings.INCONCLUSIVE)}
 
@@ -157,6 +161,8 @@ def findings_matrix(sections: Sequence[dict[str, Any]]) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------- a benchmark
 
 def benchmark_title(benchmark: str) -> dict[str, str]:
+    """A benchmark's heading on the pages: id, model, task, data set, quality target and the round it is new in
+    (blank when not new); the id alone for a benchmark the catalogue lacks."""
     entry = BY_ID.get(benchmark)
     if entry is None:
         return {"id": benchmark, "model": benchmark, "task": "", "dataset": "", "quality_target": "", "new_in": ""}
@@ -165,6 +171,8 @@ def benchmark_title(benchmark: str) -> dict[str, str]:
 
 
 def scope_of(clustered: pd.DataFrame) -> dict[str, Any]:
+    """The scope a benchmark page states from its clustered configurations (one row each): the rounds in order and
+    their range, the count of results, submitters, systems and accelerator families."""
     rounds = sorted(clustered["round"].unique(), key=round_order)
     return {"rounds": rounds, "round_range": f"{rounds[0]} to {rounds[-1]}" if rounds else "none",
             "results": len(clustered), "submitters": int(clustered["submitter"].nunique()),
@@ -294,18 +302,17 @@ def coverage_of(results: pd.DataFrame, quarantine: pd.DataFrame, tally: pd.DataF
 # ------------------------------------------------------------------------------------------------------- render
 
 def report_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, quarantine: pd.DataFrame,
-                   params: dict[str, Any], provenance_: dict[str, Any], tally: pd.DataFrame | None = None,
+                   settings: Settings, provenance_: Provenance, tally: pd.DataFrame | None = None,
                    prices: Prices | None = None, configurations: pd.DataFrame | None = None) -> dict[str, Any]:
     """What every page of the site shares: each benchmark's section, the findings across benchmarks, the data
-    coverage, the params and the provenance."""
-    analysis = params["analysis"]
+    coverage, the validated settings the methods quote (`analysis`, `importance_params`, ...) and the provenance."""
     sections = [benchmark_section(item) for item in outputs]
     return {
         "sections": sections, "matrix": findings_matrix(sections), "correction": findings_correction(outputs),
-        "coverage": coverage_of(results, quarantine, tally, configurations), "analysis": analysis,
-        "importance_params": params.get("importance", {}), "cluster_params": params.get("cluster", {}),
-        "rank_params": params.get("rank", {}), "provenance": provenance_,
-        "findings_params": params.get("findings", {}), "best_means": BEST_MEANS, "how_to_read": HOW_TO_READ,
+        "coverage": coverage_of(results, quarantine, tally, configurations), "analysis": settings.analysis,
+        "importance_params": settings.importance, "cluster_params": settings.cluster,
+        "rank_params": settings.rank, "provenance": provenance_,
+        "findings_params": settings.findings, "best_means": BEST_MEANS, "how_to_read": HOW_TO_READ,
         "study_k": STUDY_K,
         "prices": None if prices is None else {"path": str(prices.path), "illustrative": prices.illustrative},
     }

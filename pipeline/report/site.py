@@ -35,9 +35,10 @@ from pipeline.report import charts
 from pipeline.report.buyer_section import answer_for, buyer_view
 from pipeline.report.currency import currency
 from pipeline.report.formatting import hardware_name, missing, number, round_order
-from pipeline.report.inputs import BenchmarkOutputs
+from pipeline.report.inputs import BenchmarkOutputs, SummaryCheck
+from pipeline.report.provenance import Provenance
 from pipeline.report.sections import benchmark_title, report_context
-from pipeline.settings import settings_from
+from pipeline.settings import Settings
 
 # The configuration columns of measured power and energy (the features stage's, where a result published a power
 # measurement); the pages show them when present and not all empty.
@@ -51,6 +52,7 @@ COST_NOTE = DERIVED
 
 
 def benchmark_page(benchmark: str) -> str:
+    """The path of a benchmark's page relative to reports/: "benchmarks/<benchmark>.html"."""
     return f"benchmarks/{benchmark}.html"
 
 
@@ -102,6 +104,7 @@ def with_energy(ranking: pd.DataFrame, configurations: pd.DataFrame | None, benc
 
 
 def has_energy(frame: pd.DataFrame) -> bool:
+    """True when `frame` has an energy_kwh column with at least one measured value."""
     return "energy_kwh" in frame and bool(frame["energy_kwh"].notna().any())
 
 
@@ -244,12 +247,23 @@ def current(outputs: BenchmarkOutputs, newest: str | None) -> bool:
                                  or round_order(entry.last_round) >= round_order(newest))
 
 
+def build_site(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, quarantine: pd.DataFrame,
+               settings: Settings, provenance_: Provenance, tally: pd.DataFrame | None = None,
+               prices: Prices | None = None, configurations: pd.DataFrame | None = None,
+               summary_check: Sequence[SummaryCheck] = ()) -> dict[str, str]:
+    """Every page of the site, by path relative to reports/ (`render_site` of `site_context`): the report stage's
+    one call, so the pages' context, a Jinja context with no fixed shape, never leaves the package."""
+    return render_site(site_context(outputs, results, quarantine, settings, provenance_, tally, prices,
+                                    configurations, summary_check))
+
+
 def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, quarantine: pd.DataFrame,
-                 params: dict[str, Any], provenance_: dict[str, Any], tally: pd.DataFrame | None = None,
-                 prices: Prices | None = None, configurations: pd.DataFrame | None = None) -> dict[str, Any]:
-    """Every page's context: the shared part (`sections.report_context`), today's views and charts, and one
-    context per benchmark page."""
-    shared = report_context(outputs, results, quarantine, params, provenance_, tally, prices, configurations)
+                 settings: Settings, provenance_: Provenance, tally: pd.DataFrame | None = None,
+                 prices: Prices | None = None, configurations: pd.DataFrame | None = None,
+                 summary_check: Sequence[SummaryCheck] = ()) -> dict[str, Any]:
+    """Every page's context: the shared part (`sections.report_context`), today's views and charts, one context
+    per benchmark page, and the rounds' agreement with their shipped summaries (`summary_check`)."""
+    shared = report_context(outputs, results, quarantine, settings, provenance_, tally, prices, configurations)
     scope = configurations if configurations is not None else pd.concat(
         [item.clustered for item in outputs if item.analysed], ignore_index=True)
     colours = charts.family_colours(charts.family_order(scope))
@@ -261,7 +275,6 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
     comparison = family_comparison(today)
     sections = {section["id"]: section for section in shared["sections"]}
     energy = {item.benchmark: energy_view(item, configurations, colours) for item in outputs if item.analysed}
-    settings = settings_from(params)
     electricity = electricity_price(settings.report.electricity_usd_per_kwh)
     for view in today:  # the entry says where measured energy exists, even when the newest round has none
         view["energy_view"] = energy.get(view["id"])
@@ -282,7 +295,8 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
             "history": [page for page in pages if not page["current"]],
             "current_pages": [page for page in pages if page["current"]], "pages": pages,
             "cost_note": COST_NOTE, "derived": DERIVED, "prices_read": price_dates_text(),
-            "deadlines": settings.report.deadlines_min, "budgets": settings.report.budgets_usd}
+            "deadlines": settings.report.deadlines_min, "budgets": settings.report.budgets_usd,
+            "summary_check": list(summary_check)}
 
 
 def benchmark_context(outputs: BenchmarkOutputs, section: dict[str, Any], view: dict[str, Any] | None,
@@ -332,6 +346,8 @@ def embed(chart: charts.Chart) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------------------- render
 
 def environment() -> jinja2.Environment:
+    """The Jinja environment of the site's templates: HTML autoescaped, undefined names an error, and the `readable`
+    and `ratio` number filters."""
     env = jinja2.Environment(loader=jinja2.PackageLoader("pipeline.report", "templates"),
                              autoescape=jinja2.select_autoescape(["html", "j2"]),
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)

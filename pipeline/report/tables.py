@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import pandas as pd
 
@@ -195,6 +195,8 @@ def cluster_profile_rows(outputs: BenchmarkOutputs) -> list[dict[str, Any]]:
 
 
 def combined_ranking(outputs: Sequence[BenchmarkOutputs]) -> pd.DataFrame:
+    """The benchmarks' rankings one after the other, one row per configuration with a `benchmark` column added: what
+    reports/ranking.csv holds."""
     return pd.concat([item.ranking.assign(benchmark=item.benchmark) for item in outputs], ignore_index=True)
 
 
@@ -206,21 +208,36 @@ def scalar_metrics(outputs: Sequence[BenchmarkOutputs]) -> dict[str, dict[str, A
             for item in outputs}
 
 
-# The few numbers per benchmark that `dvc metrics show` prints (reports/metrics/<benchmark>.json), short names so
-# the table stays within 160 columns: name -> (where it comes from, key). None of them depends on the clustering,
-# so a cluster change shows in the summary's one column, not in one per benchmark (`dvc exp show --only-changed`).
-HEADLINE_METRICS = {
-    "configs": ("rank", "n_configurations"),
-    "pareto": ("rank", "pareto_size"),
-    "front": ("rank", "latest_front_size"),
-    "error_pct": ("decide", "backtest_median_ape_pct"),
-    "coverage": ("decide", "backtest_coverage"),
-}
+class HeadlineMetrics(TypedDict):
+    """The few numbers per benchmark that `dvc metrics show` prints (reports/metrics/<benchmark>.json), with short
+    names so the table stays within 160 columns; None where its stage gave none. None of them depends on the
+    clustering, so a cluster change shows in the summary's one column, not in one per benchmark
+    (`dvc exp show --only-changed`)."""
+    configs: int | None
+    """Configurations ranked (rank.json `n_configurations`)."""
+    pareto: int | None
+    """Configurations on the front over all rounds (rank.json `pareto_size`)."""
+    front: int | None
+    """Configurations on the newest round's front (rank.json `latest_front_size`)."""
+    error_pct: float | None
+    """Median absolute percentage error of `predict`'s backtest answers, % (lower is better; decide.json)."""
+    coverage: float | None
+    """Share of backtest results inside the prediction interval, a fraction (decide.json)."""
+
+
+class SummaryMetrics(TypedDict):
+    """The headline over every benchmark (reports/metrics/summary.json)."""
+    benchmarks: int
+    """Benchmarks analysed."""
+    silhouette: float | None
+    """Mean silhouette of their clusterings at the k used (higher: better separated); None without any."""
+    supported: int | None
+    """Findings supported after the page's correction; None without a correction."""
 # Decimals of the summary's mean silhouette: finer digits are noise in `dvc metrics diff`.
 SILHOUETTE_DECIMALS = 4
 
 
-def summary_metrics(outputs: list[BenchmarkOutputs], correction: Correction | None) -> dict[str, Any]:
+def summary_metrics(outputs: list[BenchmarkOutputs], correction: Correction | None) -> SummaryMetrics:
     """The page's headline over every benchmark (reports/metrics/summary.json): how many benchmarks were
     analysed, the mean silhouette of their clusterings at the k used (higher: better separated; it moves with
     params `cluster`), and the findings supported after the page's correction (rank.json's
@@ -232,10 +249,12 @@ def summary_metrics(outputs: list[BenchmarkOutputs], correction: Correction | No
             "supported": None if correction is None else correction.findings_supported}
 
 
-def headline_metrics(item: BenchmarkOutputs) -> dict[str, Any]:
-    """One benchmark's headline numbers (`HEADLINE_METRICS`; None where its stage gave none)."""
-    sources = {"rank": item.rank.scalars(), "decide": item.decide_metrics or {}}
-    return {name: sources[source].get(key) for name, (source, key) in HEADLINE_METRICS.items()}
+def headline_metrics(item: BenchmarkOutputs) -> HeadlineMetrics:
+    """One benchmark's headline numbers (`HeadlineMetrics`; None where its stage gave none)."""
+    rank, decide = item.rank.scalars(), item.decide_metrics or {}
+    return {"configs": rank.get("n_configurations"), "pareto": rank.get("pareto_size"),
+            "front": rank.get("latest_front_size"), "error_pct": decide.get("backtest_median_ape_pct"),
+            "coverage": decide.get("backtest_coverage")}
 
 
 def counts(values: pd.Series) -> list[dict[str, Any]]:

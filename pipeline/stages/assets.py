@@ -23,6 +23,8 @@ PARAMS: tuple[str, ...] = ()
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
+    """Run the assets stage: write the site's shared assets into reports/assets/ (one folder, swapped in whole);
+    returns None."""
     stage_arguments("pipeline.stages.assets", __doc__, argv)
     assets = site_assets()
     with atomic_dir(paths.ASSETS) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one

@@ -31,6 +31,8 @@ PARAMS: tuple[str, ...] = ("analysis", "decide.interval", "decide.trust")
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
+    """Run the backtest stage: write data/processed/backtest.parquet (one row per result forecast, per method) and
+    print the answers' median error (%) and interval coverage; returns None."""
     stage_arguments("pipeline.stages.backtest", __doc__, argv)
     settings = load_settings()
     points = backtest(model_inputs_by_benchmark(settings.analysis), settings.decide.interval, settings.decide.trust,

@@ -25,6 +25,8 @@ PARAMS: tuple[str, ...] = ("report",)
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
+    """Run the brief stage: write one PDF per current benchmark into reports/briefs/ (one folder, swapped in whole);
+    returns None."""
     stage_arguments("pipeline.stages.brief", __doc__, argv)
     started = time.perf_counter()
     settings = load_settings()

@@ -49,6 +49,8 @@ def cluster(benchmark: str, configurations: pd.DataFrame, settings: Settings, ta
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
+    """Run the cluster stage: write each analysed benchmark's clustered configurations (data/processed/clusters/,
+    parquet) and its clustering report (reports/clusters/, JSON); returns None."""
     stage_arguments("pipeline.stages.cluster", __doc__, argv)
     settings = load_settings()
     from pipeline.analysis.scope import analysed_benchmarks, read_configurations

@@ -67,6 +67,8 @@ def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Ana
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
+    """Run the decide stage: write each analysed benchmark's decision support and fitted models into reports/decide/
+    (one folder, swapped in whole); returns None."""
     stage_arguments("pipeline.stages.decide", __doc__, argv)
     settings = load_settings()
     from pipeline.analysis.forecasting.backtest import load_backtest

@@ -26,6 +26,8 @@ PARAMS: tuple[str, ...] = ()
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
+    """Run the features stage: write data/processed/configurations.parquet (one row per scored result) and the
+    feature notes CSV, and print their counts; returns None."""
     stage_arguments("pipeline.stages.features", __doc__, argv)
     systems = schemas.validate_systems(pd.read_parquet(paths.SYSTEMS))
     results = schemas.validate_results(pd.read_parquet(paths.RESULTS))

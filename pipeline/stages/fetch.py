@@ -29,6 +29,7 @@ PARAMS: tuple[str, ...] = ("fetch",)
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
+    """Run the fetch stage: put each listed round's archive under data/raw/ and print its path; returns None."""
     ArgumentParser("pipeline.stages.fetch", __doc__).parse_args(argv)
     listing = paths.MIRROR_LISTING
     for path in fetch(load_settings().fetch, rounds=listed_rounds(listing) if listing.is_file() else None):

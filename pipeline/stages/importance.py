@@ -41,6 +41,8 @@ def analyse(benchmark: str, configurations: pd.DataFrame, settings: Settings) ->
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
+    """Run the importance stage: write each analysed benchmark's reports/importance/<benchmark>.json; returns None,
+    or raises NothingAnalysedError when every benchmark was skipped."""
     stage_arguments("pipeline.stages.importance", __doc__, argv)
     settings = load_settings()
     from pipeline.analysis.scope import analysed_benchmarks, read_configurations

@@ -30,6 +30,8 @@ PARAMS: tuple[str, ...] = ()
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line parsed: the round `sources` (archives or folders), the `out` folder and the number of
+    `workers` (processes; None for up to 2)."""
     parser = ArgumentParser("pipeline.stages.ingest", __doc__)
     parser.add_argument("sources", nargs="+", type=Path, metavar="SOURCE",
                         help="training_results_vX.Y.tar.gz archive or training_results_vX.Y/ folder")
@@ -40,6 +42,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
+    """Run the ingest stage: read the rounds, write the tables into `--out` and print the file tally; returns None."""
     args = parse_args(argv)
     tables = ingest(expand_sources(args.sources), workers=args.workers)
     with interrupts_held():  # Ctrl-C: every table of the previous run or every one of this run

@@ -51,6 +51,8 @@ def rank(benchmark: str, settings: Settings) -> tuple[str, pd.DataFrame, Ranking
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
+    """Run the rank stage: write each analysed benchmark's ranking CSV and rank JSON (findings with Holm's correction
+    over every test) into reports/rank/; returns None."""
     stage_arguments("pipeline.stages.rank", __doc__, argv)
     settings = load_settings()
     from pipeline.analysis.scope import analysed_benchmarks

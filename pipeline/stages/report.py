@@ -36,6 +36,8 @@ SITE_FOLDERS = ("benchmarks",)
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
+    """Run the report stage: write the site's pages into reports/, the headline metrics, the combined ranking,
+    metrics and importance summary; returns None."""
     stage_arguments("pipeline.stages.report", __doc__, argv)
     settings = load_settings()
     import pandas as pd
@@ -45,19 +47,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     from pipeline.report.inputs import load_benchmark_outputs, load_summary_check, load_tally
     from pipeline.report.provenance import provenance
     from pipeline.report.sections import findings_correction
-    from pipeline.report.site import render_site, site_context
+    from pipeline.report.site import build_site
     from pipeline.report.tables import combined_ranking, headline_metrics, scalar_metrics, summary_metrics
 
-    params = load_params()
     prices = load_price_table(settings.report.prices)
     configurations = read_configurations()
     outputs = [load_benchmark_outputs(benchmark, republished_left_out(configurations, settings.analysis, benchmark))
                for benchmark in analysed_benchmarks(settings.analysis, configurations)]
     correction = findings_correction(outputs)
-    context = site_context(outputs, pd.read_parquet(paths.RESULTS), pd.read_csv(paths.QUARANTINE), params,
-                           provenance(params), load_tally(), prices, configurations)
-    context["summary_check"] = load_summary_check()
-    site = render_site(context)
+    site = build_site(outputs, pd.read_parquet(paths.RESULTS), pd.read_csv(paths.QUARANTINE), settings,
+                      provenance(load_params()), load_tally(), prices, configurations, load_summary_check())
     # Everything is computed: written now, Ctrl-C held back until the last output is in place, each folder written
     # beside its old self and swapped in whole, so the site is never absent nor half old, half new.
     with interrupts_held(), atomic_dirs(paths.HEADLINE_METRICS, *(paths.REPORTS / name for name in SITE_FOLDERS)) \

@@ -33,6 +33,8 @@ PARAMS: tuple[str, ...] = ("fetch", "analysis", "importance", "cluster", "rank",
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
+    """Run the validate stage: check params.yaml, the price file and the mirror, write data/mirror.json (the rounds
+    and where each comes from); returns None, exit 1 on a mistake."""
     stage_arguments("pipeline.stages.validate", __doc__, argv)
     settings = load_settings()
     if settings.report.prices is not None:  # imported only then: pandas would double this stage's time

@@ -33,7 +33,7 @@ from pipeline.core import paths
 from pipeline.core.errors import ParamsError
 from pipeline.core.files import write_csv, write_json, write_parquet
 from pipeline.report import assets, charts, decide_section, formatting, inputs, provenance, sections, site, tables
-from pipeline.settings import Cluster, Findings
+from pipeline.settings import Cluster, Findings, settings_from
 from tests.conftest import ROOT, run_stage
 
 # A benchmark still in MLPerf (with decision support), a retired one, and one not analysed.
@@ -268,7 +268,7 @@ def render_fixture_site(scratch: Path, energy: bool = False) -> dict[str, str]:
     lock.write_text(yaml.safe_dump(DVC_LOCK), encoding="utf-8")
     outputs = fixture_outputs(scratch)
     configurations = fixture_configurations(outputs)
-    context = site.site_context(outputs, fixture_results(), fixture_quarantine(), PARAMS,
+    context = site.site_context(outputs, fixture_results(), fixture_quarantine(), settings_from(PARAMS),
                                 provenance.provenance(PARAMS, lock=lock, cwd=scratch), fixture_tally(),
                                 Prices(Path("examples/prices.yaml"), {"A100": 1.5, "H100": 3.0}),
                                 with_energy_columns(configurations) if energy else configurations)

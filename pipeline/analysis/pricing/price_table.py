@@ -254,6 +254,7 @@ class PriceQuote:
     source_kind: str = ""
 
     def label(self) -> str:
+        """The quote as a page names it: provider, instance type, price type and date, or "your price file"."""
         if self.provider == USER_PROVIDER:
             return "your price file"
         return f"{self.provider} {self.instance_type}, {self.price_type}, {self.date}"
@@ -280,6 +281,7 @@ class CostRange:
 
     @property
     def has_price(self) -> bool:
+        """True when a price was found (basis "user" or "public"); False when `low` and `high` are None."""
         return self.basis != "none"
 
     def describe(self) -> str:

@@ -9,6 +9,7 @@ them.
 """
 from __future__ import annotations
 
+import argparse
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,13 @@ from pipeline.mlperf.hardware.freetext import ACCELERATOR_FAMILIES
 EXAMPLE_PRICES = Path("examples/prices.yaml")
 # A malformed price is quoted in the error up to this length (a whole YAML document can sit under one key).
 SHOWN_VALUE_CHARS = 60
+
+
+def add_prices_option(parser: argparse.ArgumentParser) -> None:
+    """Give a command the option `--prices FILE`, the user's price file that `load_prices` reads; returns None."""
+    parser.add_argument("--prices", type=Path, metavar="FILE",
+                        help="your prices, YAML: accelerator family -> USD per accelerator-hour (each replaces "
+                             "the public prices of its family; an implausible price is refused)")
 
 
 def load_prices(path: Path) -> dict[str, float]:
@@ -67,6 +75,8 @@ class Prices:
 
     @property
     def illustrative(self) -> bool:
+        """True when the prices are the made-up ones of examples/prices.yaml, which the pages then label as
+        illustrative."""
         return self.path.resolve() == EXAMPLE_PRICES.resolve()
 
 

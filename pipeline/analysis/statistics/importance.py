@@ -228,6 +228,8 @@ class PermutedCopies:
 
     @classmethod
     def of(cls, x: np.ndarray, repeats: int, seed: int) -> PermutedCopies:
+        """The stacked copies of `x` (rows x features) with each non-constant column shuffled `repeats` times, drawn
+        from `seed` as sklearn's permutation_importance draws them."""
         n_rows, n_features = x.shape
         shuffles = np.random.RandomState(np.random.RandomState(seed).randint(np.iinfo(np.int32).max + 1))
         index = np.arange(n_rows)

@@ -164,6 +164,8 @@ class Fronts:
 
     @classmethod
     def of(cls, frame: pd.DataFrame) -> Fronts:
+        """The fronts of `frame`'s rows (one per configuration, with time_to_train_min, accelerator_hours, round and
+        system): over all rounds and within each round, 1 the non-dominated."""
         _check_outcomes(frame)
         time = frame["time_to_train_min"].to_numpy(dtype=float)
         hours = frame["accelerator_hours"].to_numpy(dtype=float)
@@ -272,6 +274,7 @@ def sensitivity(frame: pd.DataFrame, criteria: dict[str, dict[str, Any]], delta:
 
 
 def configuration_key(row: pd.Series) -> str:
+    """A configuration's name across the pages and files: "<round> <submitter> <system>" of a ranking row."""
     return f"{row['round']} {row['submitter']} {row['system']}"
 
 
@@ -338,6 +341,7 @@ class Ranking(Artifact):
 
     @property
     def analysed(self) -> bool:
+        """True when the benchmark was ranked (status "ok"); False when it was skipped, with only the reason set."""
         return self.status == "ok"
 
     def with_findings(self, found: Sequence[Finding], correction: Correction) -> Ranking:

@@ -356,6 +356,8 @@ def _expected_tensors(check: str) -> list[str]:
 
 
 def checker_dir() -> Path:
+    """The folder of the installed mlperf_logging compliance checker (its rule YAMLs); a UsageError when
+    mlperf-logging is not installed."""
     try:
         from mlperf_logging import compliance_checker
     except ImportError:
@@ -364,12 +366,15 @@ def checker_dir() -> Path:
 
 
 def rules_document(checker: Path) -> dict[str, Any]:
+    """The JSON document of compliance_rules.json: the mlperf-logging version read (`source`) and each ruleset's
+    rules extracted from `checker`."""
     from importlib.metadata import version
     return {"source": f"mlperf-logging {version('mlperf-logging')}, mlperf_logging/compliance_checker",
             "rulesets": extract_rules(checker)}
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line parsed: `out`, where to write the rules (default: the package's compliance_rules.json)."""
     parser = ArgumentParser("pipeline.mlperf.logs.compliance",
                             "Extract the logging rules ingest applies from mlperf-logging.")
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name(RULES_FILE), metavar="FILE",
@@ -379,6 +384,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
+    """Rewrite compliance_rules.json (or `--out`) from the installed mlperf-logging's checker; returns None."""
     args = parse_args(argv)
     write_json(rules_document(checker_dir()), args.out)
     print(f"wrote {args.out}")
