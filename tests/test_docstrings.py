@@ -30,23 +30,6 @@ NOT_YET = frozenset({
     ("pipeline/analysis/forecasting/summaries.py", "ErrorSummary.as_dict"),
     ("pipeline/analysis/forecasting/summaries.py", "Comparison.better"),
     ("pipeline/analysis/forecasting/summaries.py", "Comparison.as_dict"),
-    ("pipeline/analysis/statistics/findings.py", "Test.null"),
-    ("pipeline/analysis/statistics/findings.py", "Finding.short"),
-    ("pipeline/analysis/statistics/findings.py", "Finding.claim"),
-    ("pipeline/analysis/statistics/findings.py", "Finding.verdict"),
-    ("pipeline/analysis/statistics/findings.py", "Finding.verdict_raw"),
-    ("pipeline/analysis/statistics/findings.py", "Finding.evidence"),
-    ("pipeline/analysis/statistics/findings.py", "Correction.statement"),
-    ("pipeline/analysis/statistics/findings.py", "sublinear"),
-    ("pipeline/analysis/statistics/findings.py", "diminishing"),
-    ("pipeline/analysis/statistics/findings.py", "moderate"),
-    ("pipeline/analysis/statistics/findings.py", "latest"),
-    ("pipeline/analysis/statistics/findings.py", "host"),
-    ("pipeline/analysis/statistics/findings.py", "largest"),
-    ("pipeline/commands/predict.py", "RowError.as_dict"),
-    ("pipeline/commands/predict.py", "parse_args"),
-    ("pipeline/commands/predict.py", "Answerer.fitted"),
-    ("pipeline/commands/predict.py", "main"),
 })
 
 

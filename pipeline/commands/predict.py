@@ -80,6 +80,7 @@ class RowError:
     reason: str
 
     def as_dict(self) -> dict[str, Any]:
+        """The error as one --json object: the query's row, its input and the message."""
         return {"line": self.line, "error": self.reason}
 
 
@@ -214,6 +215,7 @@ def render_answer(result: Answer, nearest: pd.DataFrame, cost: dict[str, Any] | 
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line parsed and checked (argparse.Namespace); a mistake exits 1 with usage."""
     parser = ArgumentParser("pipeline.commands.predict", __doc__)
     parser.add_argument("--benchmark", help="benchmark id of the catalogue, e.g. resnet (any case)")
     parser.add_argument("--accelerator", help="accelerator family, e.g. H100 (any case); one without results is "
@@ -277,6 +279,7 @@ class Answerer:
         self.points = load_backtest() if until is not None else None
 
     def fitted(self, benchmark: str) -> FittedBenchmark:
+        """The decide stage's saved models of `benchmark` (loaded once per benchmark), or the error to report."""
         key = benchmark.strip().casefold()
         if key not in self.models:
             models = saved_models(benchmark)
@@ -302,6 +305,8 @@ class Answerer:
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
+    """Answer each query (one from the flags, or every row of --from) on stdout: text, or one JSON object per line with
+    --json; exit 1 on a mistake."""
     args = parse_args(argv)
     errors: list[RowError] = []
     if args.from_file is not None:

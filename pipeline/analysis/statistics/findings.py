@@ -107,6 +107,7 @@ class Test:
 
     @property
     def null(self) -> float:
+        """The effect under no difference: 1 for a ratio, 0 for a difference."""
         return 1.0 if self.ratio else 0.0
 
     def direction(self) -> str:
@@ -146,21 +147,27 @@ class Finding:
 
     @property
     def short(self) -> str:
+        """The claim's short name, as the page's table heads it."""
         return CLAIMS[self.key][0]
 
     @property
     def claim(self) -> str:
+        """The claim in one sentence, as the published study makes it."""
         return CLAIMS[self.key][1]
 
     @property
     def verdict(self) -> str:
+        """supported, contradicted or inconclusive after the correction, combined over the finding's tests (all must
+        agree)."""
         return combined([test.verdict for test in self.tests])
 
     @property
     def verdict_raw(self) -> str:
+        """The same verdict before the correction for the number of tests."""
         return combined([test.verdict_raw for test in self.tests])
 
     def evidence(self) -> str:
+        """Each test's effect, interval and p-values in words, joined by semicolons."""
         return "; ".join(test.evidence() for test in self.tests)
 
     def as_json(self) -> dict[str, Any]:
@@ -239,6 +246,7 @@ class Correction:
     findings_supported: int
 
     def statement(self) -> str:
+        """The correction in one sentence: method, tests, benchmarks, alpha and how many findings it supports."""
         return (f"{self.method}'s correction over all {self.tests} tests of the {self.benchmarks} benchmarks at "
                 f"alpha = {self.alpha:g}: {self.findings_supported} of {self.findings} findings supported "
                 f"({self.findings_supported_raw} before correction)")
@@ -386,6 +394,8 @@ def series_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def sublinear(frame: pd.DataFrame, settings: Findings) -> Finding:
+    """The sublinear speed-up finding of one benchmark's configurations (`frame`): within series, each series one unit
+    and its submitter the cluster."""
     series = series_efficiency(frame)
     test = Test("share of within-series members below linear (series-weighted), over one half",
                 "share minus one half", ratio=False, claim_above=True, n=len(series),
@@ -402,6 +412,8 @@ def sublinear(frame: pd.DataFrame, settings: Findings) -> Finding:
 
 
 def diminishing(frame: pd.DataFrame, settings: Findings) -> Finding:
+    """The shrinking-gain-per-chip finding: within series of three or more counts, log efficiency on log2 count with a
+    dummy per series."""
     members = scaled_members(frame)
     counts = members.groupby("series")["accelerator_count"].transform("nunique")
     members = members[counts >= 2]  # the series has three counts or more, its base included
@@ -452,6 +464,8 @@ def latest_generation(frame: pd.DataFrame, share: float) -> pd.Series:
 
 
 def moderate(frame: pd.DataFrame, top: pd.Series, settings: Findings) -> Finding:
+    """The moderate-count (4 to 16 accelerators) finding: their share among each round's most hardware-efficient results
+    (`top`, a boolean per row) against the rest."""
     low, high = settings.moderate
     flag = frame["accelerator_count"].between(low, high).astype(float)
     test = Test(f"share with {low:g} to {high:g} accelerators", "top minus rest of the round", ratio=False,
@@ -460,6 +474,8 @@ def moderate(frame: pd.DataFrame, top: pd.Series, settings: Findings) -> Finding
 
 
 def latest(frame: pd.DataFrame, top: pd.Series, settings: Findings) -> Finding:
+    """The latest-generation finding: the share of the newest generation available then among each round's most
+    hardware-efficient results (`top`) against the rest."""
     flag = latest_generation(frame, settings.latest_peak_share)
     test = Test("share of the latest generation", "top minus rest of the round", ratio=False, claim_above=True,
                 n=0, submitters=0)
@@ -474,6 +490,8 @@ def _share_method(settings: Findings) -> str:
 
 
 def host(frame: pd.DataFrame, top: pd.Series, settings: Findings) -> Finding:
+    """The strong-host finding: host CPU cores per node and intra-node bandwidth of the most hardware-efficient results
+    (`top`) against the rest; both tests must hold."""
     tests = []
     for column, label in (("host_cpu_cores", "host CPU cores per node"),
                           ("interconnect_intra_gbps", "intra-node link Gbit/s")):
@@ -497,6 +515,8 @@ def largest_by_round(frame: pd.DataFrame, share: float) -> pd.Series:
 
 
 def largest(frame: pd.DataFrame, settings: Findings) -> list[Finding]:
+    """The two largest-systems findings (fastest; least hardware-efficient) of each round's largest systems against the
+    rest of the round, as ratios of geometric means."""
     big = largest_by_round(frame, settings.largest_share)
     relative_time = frame["time_to_train_min"] / frame.groupby("round")["time_to_train_min"].transform("min")
     method = (f"log value on the flag of the round's largest {settings.largest_share:.0%} by accelerators, with a "
