@@ -5,6 +5,11 @@ A BLAS or OpenMP reduction split over threads adds its partial sums in an order 
 change with the machine; a decision taken on such a value can flip. The stages get their parallelism from worker
 processes, one benchmark each (`pipeline.core.cli.for_each`), so one thread per process costs them nothing.
 
+The same holds for the BLAS kernel OpenBLAS picks for the CPU (SkylakeX, Haswell, ...): each sums a product in
+its own order, so k-means' distances, and the clusters a resample converges to, differed between machines. On
+x86-64 the kernel is pinned to OpenBLAS' baseline one (BLAS_KERNEL, which every x86-64 CPU runs), whatever the
+CPU or a user's OPENBLAS_CORETYPE; the matrices here are small, so the faster kernels saved nothing measurable.
+
 `pin_threads_env()` runs when the `pipeline` package is imported, before any stage or command loads numpy, and
 sets the variables the libraries read when they load; `pin_threads()` (run by the `errors.cli` wrapper of every
 stage and command) also limits the libraries already loaded, for a caller that imported numpy first.
@@ -12,6 +17,7 @@ stage and command) also limits the libraries already loaded, for a caller that i
 from __future__ import annotations
 
 import os
+import platform
 import sys
 
 THREADS = 1
@@ -19,10 +25,17 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
                     "VECLIB_MAXIMUM_THREADS")
 
 
+# OpenBLAS' kernel family for the oldest x86-64 CPUs (SSE3): the same on every x86-64 machine.
+BLAS_KERNEL = "Prescott"
+
+
 def pin_threads_env() -> None:
-    """Set the thread-count variables of OpenMP, OpenBLAS, MKL, numexpr and Accelerate to `THREADS`."""
+    """Set the thread-count variables of OpenMP, OpenBLAS, MKL, numexpr and Accelerate to `THREADS`, and on x86-64
+    OpenBLAS' kernel to `BLAS_KERNEL`."""
     for name in THREAD_VARIABLES:
         os.environ[name] = str(THREADS)
+    if platform.machine().lower() in {"x86_64", "amd64"}:
+        os.environ["OPENBLAS_CORETYPE"] = BLAS_KERNEL
 
 
 def pin_threads() -> None:

@@ -24,7 +24,8 @@ from pipeline.mlperf import rounds
 from pipeline.settings import Cluster
 from tests.conftest import ROOT, RoundFiles, assert_accounted, run_log, system_json, write_archive, write_folder
 
-INGEST_OUTPUTS = ("systems.parquet", "runs.parquet", "results.parquet", "quarantine.csv", "tally.csv")
+INGEST_OUTPUTS = ("systems.parquet", "runs.parquet", "results.parquet", "quarantine.csv", "tally.csv",
+                  "summary_check.json")
 ACCELERATORS = ("NVIDIA A100-SXM4-80GB", "NVIDIA H100-SXM5-80GB", "Intel Gaudi2")
 CLUSTER_SETTINGS = Cluster.model_validate({**yaml.safe_load((ROOT / "params.yaml").read_text())["cluster"], "k": 3,
                                            "n_init": 3, "k_range": [2, 4], "bootstrap": 3})
@@ -220,6 +221,22 @@ def _blas_kernel(core_type: str) -> str | None:
 
 
 @pytest.mark.slow
+def test_every_stage_runs_the_one_blas_kernel_whatever_the_cpu_asks() -> None:
+    """A process that imports `pipeline` runs OpenBLAS' baseline kernel (pipeline/core/threads.py), in numpy's and
+    scipy's copies, whatever OPENBLAS_CORETYPE says: the kernel the CPU would pick is no input of any output."""
+    from pipeline.core.threads import BLAS_KERNEL
+
+    if _blas_kernel(BLAS_KERNEL) is None:
+        pytest.skip("not an x86-64 OpenBLAS")
+    script = ("import pipeline, numpy, sklearn.cluster, threadpoolctl; print(*sorted({info.get('architecture') "
+              "for info in threadpoolctl.threadpool_info() if info['user_api'] == 'blas'}))")
+    for core_type in ("SkylakeX", "Haswell", "Sandybridge"):
+        probe = subprocess.run([sys.executable, "-c", script], env={**os.environ, "OPENBLAS_CORETYPE": core_type},
+                               capture_output=True, text=True, check=True, cwd=ROOT)
+        assert probe.stdout.split() == [_blas_kernel(BLAS_KERNEL)], core_type
+
+
+@pytest.mark.slow
 def test_thread_counts_change_no_byte(tmp_path: Path) -> None:
     """The learners (gradient boosting, k-means, the forecasts' least squares) and BLAS asked for 1 or 2 threads:
     the outputs DVC hashes are the same bytes, so a clean clone's dvc.lock holds on a machine with another number
@@ -236,9 +253,9 @@ def test_thread_counts_change_no_byte(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_blas_kernels_change_no_byte(tmp_path: Path) -> None:
-    """The analysis stages with the BLAS kernels of other CPUs (OPENBLAS_CORETYPE: the ones this CPU can run
-    among SkylakeX, Haswell, Sandybridge and Prescott) write the same bytes: no decision flips on a last-bit
-    difference (issue 39: coverage 0.88 -> 0.90 and every later stage's outputs on another machine)."""
+    """The analysis stages asked for the BLAS kernels of other CPUs (OPENBLAS_CORETYPE: the ones this CPU can run
+    among SkylakeX, Haswell, Sandybridge and Prescott) write the same bytes (issue 39: coverage 0.88 -> 0.90 and
+    every later stage's outputs on another machine): the kernel is pinned, and nothing else varies with it."""
     _needs_outputs()
     kernels: dict[str, str] = {}
     for core_type in ("SkylakeX", "Haswell", "Sandybridge", "Prescott"):
