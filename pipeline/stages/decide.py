@@ -30,9 +30,11 @@ PARAMS: tuple[str, ...] = ("analysis", "decide")
 if TYPE_CHECKING:
     import pandas as pd
 
+    from pipeline.analysis.forecasting.model import DriftPrior
+
 
 def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Analysis, settings: Decide,
-                     backtest_points: pd.DataFrame, folder: Path, drift_prior: float | None = None) -> str:
+                     backtest_points: pd.DataFrame, folder: Path, drift_prior: DriftPrior | None = None) -> str:
     """Fit and summarise one benchmark (of the whole configurations table) and write its outputs into `folder`;
     the line to print."""
     from pipeline.analysis.forecasting import decide

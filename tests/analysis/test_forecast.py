@@ -54,15 +54,20 @@ def test_fit_takes_the_exponent_within_rounds_and_the_drift_between_them() -> No
 
 
 def test_a_benchmark_with_one_round_takes_the_drift_pooled_over_the_earlier_rounds_of_all() -> None:
-    # SERIES' only rate: log 0.8 per half year (v1.0 to v1.1); a benchmark with results
-    # of one round has no rate of its own and takes it; one with its own rate keeps it.
+    # SERIES' only rate: log 0.8 per half year (v1.0 to v1.1), a young benchmark's; a benchmark with results
+    # of one round has no rate of its own and takes the prior; one with its own rates is shrunk towards it,
+    # m / (m + DRIFT_PRIOR_WEIGHT) on its own.
+    rate = math.log(0.8) / 0.5
     single = results([("v1.1", "B200", 8, 50.0), ("v1.1", "B200", 16, 30.0)])
     prior = forecast_model.pooled_drift({"resnet": SERIES, "bert": single}, round_published("v2.0"))
-    assert prior == pytest.approx(math.log(0.8) / 0.5)
-    assert forecast_model.pooled_drift({"resnet": SERIES}, round_published("v1.1")) is None  # v1.1 not yet out
-    assert forecast_model.fit(single, prior).drift_per_year == pytest.approx(prior)
+    assert prior == forecast_model.DriftPrior(young=pytest.approx(rate), mature=None)
+    assert prior.of(young=False) == pytest.approx(rate)  # the other class stands in for a missing one
+    assert forecast_model.pooled_drift({"resnet": SERIES}, round_published("v1.1")) == forecast_model.DriftPrior()
+    assert forecast_model.fit(single, prior).drift_per_year == pytest.approx(rate)
     assert forecast_model.fit(single).drift_per_year == 0.0
-    assert forecast_model.fit(SERIES, 5.0).drift_per_year == pytest.approx(math.log(0.8) / 0.5)
+    weight = 1 / (1 + forecast_model.DRIFT_PRIOR_WEIGHT)
+    assert forecast_model.fit(SERIES, forecast_model.DriftPrior(young=5.0)).drift_per_year == pytest.approx(
+        weight * rate + (1 - weight) * 5.0)
 
 
 def test_forecast_anchors_on_the_latest_round_and_applies_half_the_drift() -> None:
@@ -87,7 +92,7 @@ def test_a_family_seen_at_one_count_borrows_the_benchmark_exponent() -> None:
     assert math.exp(out[forecast_model.MODEL].iloc[0]) == pytest.approx(40 * 4 ** -0.5)  # no time passes: no drift
 
 
-def test_an_unseen_family_is_forecast_from_its_specifications() -> None:
+def test_an_unseen_family_is_forecast_from_its_sibling_else_its_specifications() -> None:
     # One round, each family at 8 accelerators, time inversely proportional to peak BF16 TFLOPS.
     specs = accelerators.specifications()
     families = ["A100", "H100", "L40S", "V100", "MI250"]
@@ -97,7 +102,8 @@ def test_an_unseen_family_is_forecast_from_its_specifications() -> None:
     query = pd.DataFrame({"accelerator_family": ["MI300X", "Trainium2"], "form_factor": ["OAM", "unspecified"],
                           "accelerator_count": [8.0, 8.0]})
     out = fitted.forecast(query, round_published("v3.0"))
-    assert out["kind"].tolist() == [forecast_model.SPECIFICATION, forecast_model.SPECIFICATION]
+    # MI300X from its sibling MI250 (AMD, OAM), shifted by the regression; Trainium2 has no AWS sibling
+    assert out["kind"].tolist() == [forecast_model.SIBLING, forecast_model.SPECIFICATION]
     # the bandwidth term is not needed to fit an exact law in the TFLOPS, so MI300X comes out exactly
     assert math.exp(out[forecast_model.MODEL].iloc[0]) == pytest.approx(1e5 / specs.loc["MI300X", "bf16_tflops"],
                                                                         rel=0.05)
@@ -447,7 +453,11 @@ def test_real_answers_beat_the_naive_rule_and_trust_separates() -> None:
         comparison = summaries.compare(scope)
         assert comparison.better == forecast_model.ANSWER and comparison.common_n >= 80
         assert comparison.common_answer_median_ape_pct < comparison.common_naive_median_ape_pct
-        assert comparison.trusted.p90_ape_pct <= comparison.untrusted.p90_ape_pct / 2
+        assert comparison.trusted.p90_ape_pct < comparison.untrusted.p90_ape_pct
+    # over every fold the trusted answers' p90 is at most half the untrusted ones' (v5.1 alone: 21% against 37%,
+    # since new families' answers, untrusted, are now re-centred on earlier ones' errors)
+    overall = summaries.compare(points)
+    assert overall.trusted.p90_ape_pct <= overall.untrusted.p90_ape_pct / 2
     # analysis.republished: exclude (params.yaml) leaves republished results out of the backtest (issue 22);
     # bench/backtest.py prints it with them too
     assert not points["rerun"].any()
@@ -476,7 +486,7 @@ def test_real_forecasts_never_rise_with_the_count_nor_gain_more_than_its_ratio()
 
 
 @pytest.mark.skipif(not REAL_BACKTEST.is_file(), reason="the backtest stage has not run")
-def test_real_gb300_as_of_v5_0_is_a_specification_forecast_with_an_interval_and_reasons() -> None:
+def test_real_gb300_as_of_v5_0_is_a_sibling_forecast_with_an_interval_and_reasons() -> None:
     from pipeline.settings import Analysis
 
     analysis = Analysis(benchmark="llama2_70b_lora", benchmarks=["llama2_70b_lora"], division="closed", rounds="all",
@@ -488,7 +498,8 @@ def test_real_gb300_as_of_v5_0_is_a_specification_forecast_with_an_interval_and_
     points = points[points["fold_time"] <= round_published("v5.0")]
     fitted = answers.fit_benchmark("llama2_70b_lora", frame, points, 0.9)
     result = answers.answer(fitted, "GB300", "unspecified", 512, RULE)
-    assert result.kind == forecast_model.SPECIFICATION and result.specification_based and not result.trusted
+    # GB300 learns from its sibling GB200 (NVIDIA, Superchip), re-centred on earlier new families' errors
+    assert result.kind == forecast_model.SIBLING and result.specification_based and not result.trusted
     assert result.low_min < result.predicted_min < result.high_min and result.rounds[-1] == "v5.0"
     assert "no published results of the family: specification-based" in result.reasons and result.extrapolated
     # GB300 x 512 published 0.40 min in v5.1: inside the interval

@@ -48,6 +48,14 @@ def test_predict_json_and_from_file_answer_one_object_per_row(decide_project: Pa
     assert answers[0]["rounds"] == ["v3.0", "v4.0", "v4.1"]
 
 
+def test_a_family_new_to_the_benchmark_is_answered_from_a_sibling_untrusted(decide_project: Path, capsys) -> None:
+    # three families are too few to regress on specifications (MIN_SPEC_FAMILIES): B200 learns from its sibling
+    predict.main(["--benchmark", "resnet", "--accelerator", "B200", "--count", "8", "--json"])
+    found = json.loads(capsys.readouterr().out)
+    assert found["kind"] == "sibling" and not found["trusted"] and found["specification_based"]
+    assert found["low_min"] < found["predicted_min"] < found["high_min"]
+
+
 @pytest.mark.parametrize(("argv", "expected"), [
     (["--benchmark", "resnet", "--accelerator", "H900", "--count", "8"], "families with results: A100, Gaudi2, H100"),
     (["--benchmark", "resnet", "--accelerator", "H100", "--count", "0"], "count must be a positive whole number"),
@@ -59,8 +67,6 @@ def test_predict_json_and_from_file_answer_one_object_per_row(decide_project: Pa
                                                                            "of: resnet"),
     (["--benchmark", "resnet"], "or --from FILE.csv"),
     (["--from", "missing.csv"], "no such file"),
-    # three families are too few to regress on specifications (pipeline.analysis.forecasting.model.MIN_SPEC_FAMILIES)
-    (["--benchmark", "resnet", "--accelerator", "B200", "--count", "8"], "too few families have specifications"),
     (["--from", "params.yaml", "--count", "8"], "leave out --benchmark"),
     (["--benchmark", "resnet", "--accelerator", "H100", "--count", "8", "--until", "2024"],
      "--until '2024' is not a published round; choose one of: v3.0, v4.0, v4.1"),

@@ -24,9 +24,10 @@ from pipeline.analysis.forecasting.model import (
     MODEL,
     MONOTONE,
     NAIVE,
+    NEW_FAMILY_KINDS,
     POOLED,
     ROUND_STEP_YEARS,
-    SPECIFICATION,
+    DriftPrior,
     Forecaster,
     fit,
 )
@@ -177,7 +178,7 @@ class FittedBenchmark:
 
 
 def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, level: float,
-                  not_analysed_reason: str | None = None, drift_prior: float | None = None) -> FittedBenchmark:
+                  not_analysed_reason: str | None = None, drift_prior: DriftPrior | None = None) -> FittedBenchmark:
     """The FittedBenchmark of `benchmark` from its model inputs `frame` (at least one row) and the backtest
     `points` of every benchmark (POINT_COLUMNS, folds up to the rounds of `frame`; other benchmarks' earlier
     residuals help calibrate); `drift_prior` (`next_round_drift`) is the drift of a benchmark without its own."""
@@ -185,7 +186,9 @@ def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, lev
     target_time = max(round_published(name) for name in forecaster.rounds) + ROUND_STEP_YEARS
     history = ResidualHistory.of(points[points["method"] != ANSWER])
     calibrations = {(method, kind, trusted): history.calibration(benchmark, method, kind, level,
-                                                                 forecaster.spread_log, target_time, trusted)
+                                                                 forecaster.spread_log, target_time, trusted,
+                                                                 recentre=kind in NEW_FAMILY_KINDS,
+                                              new_family_kinds=NEW_FAMILY_KINDS)
                     for method in CANDIDATES for kind in ((*KINDS,) if method in (MODEL, BLEND) else (NAIVE,))
                     for trusted in (True, False)}
     own = points[points["benchmark"] == benchmark]
@@ -245,7 +248,7 @@ def answer_curve(fitted: FittedBenchmark, family: str, form_factor: str, counts:
     calibration = fitted.calibrations[(method, kind, trusted)]
     distance = forecast["distance"]
     return AnswerCurve(method=method, kind=kind, calibration=calibration, counts=counts,
-                       log_minutes=forecast[method],
+                       log_minutes=forecast[method] + calibration.shift,
                        half_width=np.asarray(calibration.half_width(distance), dtype=float), distance=distance)
 
 
@@ -312,7 +315,7 @@ def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float,
     return Answer(benchmark=benchmark, accelerator=family, form_factor=form_factor, count=count,
                   predicted_min=math.exp(centre), low_min=math.exp(centre - half_width),
                   high_min=math.exp(centre + half_width), interval=fitted.interval, method=method, kind=kind,
-                  specification_based=kind in (POOLED, SPECIFICATION), trusted=not reasons, reasons=reasons,
+                  specification_based=kind in (POOLED, *NEW_FAMILY_KINDS), trusted=not reasons, reasons=reasons,
                   rounds=list(fitted.forecaster.rounds), calibration=curve.calibration.q_source,
                   note=method_note(fitted, method), extrapolated=extrapolated, notes=notes)
 

@@ -54,6 +54,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.analysis.forecasting.curve import CURVE_DECIMALS, CountCurve, fit_count_curve
+from pipeline.analysis.forecasting.siblings import sibling_of
 from pipeline.analysis.scope import analysed_benchmarks, in_scope, read_configurations
 from pipeline.mlperf.catalogue import round_published, round_version
 from pipeline.mlperf.hardware.accelerators import spec_features
@@ -61,7 +62,9 @@ from pipeline.settings import Analysis
 
 # Kinds of model forecast, each with its own calibration; NAIVE is the kind of both naive methods.
 FAMILY, POOLED, SPECIFICATION, NAIVE = "family", "family level, benchmark scaling", "specification", "naive"
-KINDS = (FAMILY, POOLED, SPECIFICATION)
+SIBLING = "sibling"
+KINDS = (FAMILY, POOLED, SIBLING, SPECIFICATION)
+NEW_FAMILY_KINDS = (SIBLING, SPECIFICATION)  # forecasts of a family without results on the benchmark
 # Methods: the model, the naive rule (the bar), its monotone form, their blend; ANSWER rows of the backtest are
 # what `predict` would have answered (the method chosen on earlier folds), with their trust.
 MODEL, NAIVE_METHOD, MONOTONE, BLEND, ANSWER = "model", "naive", "monotone naive", "blend", "answer"
@@ -83,6 +86,12 @@ NAIVE_TIE_BREAK_WEIGHT = 1e-4
 # Progress per year slows as a benchmark matures (BERT: -0.5 in log time per year early, -0.03 lately) and
 # its estimate is noisy: forecasts apply half of it (a damped trend).
 DRIFT_DAMPING = 0.5
+# A benchmark is young for this many years after its first round: its steps between rounds then gain more (median
+# rate -0.27 log minutes per year over every benchmark's first year, -0.04 after two years).
+YOUNG_BENCHMARK_YEARS = 1.5
+# A benchmark's own rates of one maturity weigh m / (m + DRIFT_PRIOR_WEIGHT) against every benchmark's of it.
+DRIFT_PRIOR_WEIGHT = 1.0
+SIBLING_SHIFT = 1.0
 # MLPerf Training publishes about twice a year: the next round is this many years after the latest.
 ROUND_STEP_YEARS = 0.5
 # The blend's weight on the model (the rest on the monotone naive rule), in log minutes.
@@ -224,16 +233,53 @@ class Forecaster:
                 low[rows], high[rows] = self.family_ranges[key[0]]
             if key[0] in self.monotone_naive:
                 monotone[rows] = self.monotone_naive[key[0]].log_time(counts[rows])
-        if self.spec_coefficients is not None and (kind == "").any():  # a query no unit curve answers
-            spec = (self.spec_intercept + spec_features(families) @ self.spec_coefficients
-                    + self.pooled_exponent * log_count
-                    + DRIFT_DAMPING * self.drift_per_year * (target_time - self.spec_time))
-            use_spec = (kind == "") & np.isfinite(spec)
-            model = np.where(use_spec, spec, model)
-            kind = np.where(use_spec, SPECIFICATION, kind)
+        if (kind == "").any():  # a family without results here: from a sibling, else from the specifications
+            model, kind = self._new_family(families, counts, target_time, model, kind)
         distance = np.maximum(0.0, np.maximum(log_count - np.log(high), np.log(low) - log_count))
         return {MODEL: model, NAIVE_METHOD: self.naive_log(families, counts), MONOTONE: monotone,
                 BLEND: BLEND_WEIGHT * model + (1 - BLEND_WEIGHT) * monotone, "kind": kind, "distance": distance}
+
+    @cached_property
+    def _sibling_units(self) -> dict[str, tuple[str, str]]:
+        """Each family's unit a sibling forecast stands on: the one with the most rounds, then the largest count."""
+        order = self.units.assign(rounds=-self.units["n_rounds"], largest=-self.units["count_max"]).sort_values(
+            ["rounds", "largest"]).index
+        found: dict[str, tuple[str, str]] = {}
+        for family, form_factor in order:
+            found.setdefault(str(family), (str(family), str(form_factor)))
+        return found
+
+    def _new_family(self, families: np.ndarray, counts: np.ndarray, target_time: float, model: np.ndarray,
+                    kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`model` and `kind` filled where `kind` is empty (a family without a unit): its sibling's count curve
+        (`sibling_of`, of its vendor) shifted by the specification regression's difference between the two where
+        there is one, else the regression on specifications alone (`SPECIFICATION`), else a stand-in's curve."""
+        log_count = np.log(counts)
+        spec = np.full(len(counts), np.nan)
+        if self.spec_coefficients is not None:
+            spec = (self.spec_intercept + spec_features(families) @ self.spec_coefficients
+                    + self.pooled_exponent * log_count
+                    + DRIFT_DAMPING * self.drift_per_year * (target_time - self.spec_time))
+        model, kind = model.copy(), kind.copy()
+        for family in sorted(set(families[kind == ""].tolist())):
+            rows = (families == family) & (kind == "")
+            # its own curve in another form factor first, else a sibling's
+            found = ((str(family), True) if family in self._sibling_units
+                     else sibling_of(str(family), self._sibling_units))
+            if found is not None and (found[1] or not np.isfinite(spec[rows]).all()):
+                unit = self._sibling_units[found[0]]
+                anchor_time = self._unit_rows[unit][0]
+                shift = 0.0
+                if self.spec_coefficients is not None:
+                    gap = (spec_features(np.array([family], dtype=object))
+                           - spec_features(np.array([found[0]], dtype=object))) @ self.spec_coefficients
+                    shift = float(gap[0]) if np.isfinite(gap[0]) else 0.0
+                model[rows] = (self.curves[unit].log_time(counts[rows]) + SIBLING_SHIFT * shift
+                               + DRIFT_DAMPING * self.drift_per_year * (target_time - anchor_time))
+                kind[rows] = FAMILY if found[0] == family else SIBLING
+            elif np.isfinite(spec[rows]).all():
+                model[rows], kind[rows] = spec[rows], SPECIFICATION
+        return model, kind
 
     def naive_log(self, families: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """log of the naive rule's forecast for each (family, count): the family's best time at the published
@@ -281,6 +327,8 @@ class GroupLevels:
     order: np.ndarray  # the groups, unit by unit in time order
     same_unit: np.ndarray  # whether each consecutive pair in `order` is of one unit
     rates: np.ndarray  # log minutes per year, one per such pair
+    rate_age: np.ndarray  # years from the benchmark's first round to each rate's start
+    latest_age: float  # years from the benchmark's first round to its latest
 
     @classmethod
     def of(cls, train: pd.DataFrame) -> GroupLevels:
@@ -308,31 +356,74 @@ class GroupLevels:
         order = np.lexsort((group_time, group_unit))
         same_unit = group_unit[order][1:] == group_unit[order][:-1]
         rates = np.diff(group_level[order])[same_unit] / np.diff(group_time[order])[same_unit]
+        rate_age = group_time[order][:-1][same_unit] - times.min()
         return cls(log_n, log_t, times, unit, unit_keys, group, group_unit, group_time, group_size, sxx, pooled,
-                   exponent, level - group_level[group], group_level, order, same_unit, rates)
+                   exponent, level - group_level[group], group_level, order, same_unit, rates, rate_age,
+                   float(times.max() - times.min()))
 
 
-def pooled_drift(frames: Mapping[str, pd.DataFrame], before: float) -> float | None:
-    """The drift every benchmark's results published before `before` (years) give together: the median of their
-    rates (`GroupLevels`), None without any. A benchmark without a rate of its own (one round) takes it: software
-    and hardware move on between rounds of every benchmark."""
-    rates = [GroupLevels.of(train).rates for frame in frames.values()
-             if len(train := frame[frame["round"].map(round_published).to_numpy(dtype=float) < before])]
-    pooled = np.concatenate(rates) if rates else np.array([])
-    return float(np.median(pooled)) if len(pooled) else None
+@dataclass(frozen=True)
+class DriftPrior:
+    """Every benchmark's drift rates (`GroupLevels.rates`, log minutes per year) pooled by the benchmark's maturity
+    when each step between rounds began: `young` the median of those starting less than YOUNG_BENCHMARK_YEARS after
+    the benchmark's first round (software catches up fast on a new benchmark), `mature` of the later ones; None
+    without any. A benchmark's own rates of the same maturity are shrunk towards it (`shrunk_drift`)."""
+
+    young: float | None = None
+    mature: float | None = None
+
+    def of(self, young: bool) -> float | None:
+        """The prior of a step that starts young (or not): that class's median, else the other's."""
+        first, other = (self.young, self.mature) if young else (self.mature, self.young)
+        return first if first is not None else other
 
 
-def next_round_drift(configurations: pd.DataFrame, analysis: Analysis) -> float | None:
+def pooled_drift(frames: Mapping[str, pd.DataFrame], before: float) -> DriftPrior:
+    """The DriftPrior of every benchmark's results published before `before` (years): software and hardware move
+    on between rounds of every benchmark, faster on a young one."""
+    young: list[np.ndarray] = []
+    mature: list[np.ndarray] = []
+    for frame in frames.values():
+        train = frame[frame["round"].map(round_published).to_numpy(dtype=float) < before]
+        if len(train):
+            levels = GroupLevels.of(train)
+            is_young = levels.rate_age < YOUNG_BENCHMARK_YEARS
+            young.append(levels.rates[is_young])
+            mature.append(levels.rates[~is_young])
+
+    def median(parts: list[np.ndarray]) -> float | None:
+        pooled = np.concatenate(parts) if parts else np.array([])
+        return float(np.round(np.median(pooled), CURVE_DECIMALS)) if len(pooled) else None
+
+    return DriftPrior(median(young), median(mature))
+
+
+def shrunk_drift(levels: GroupLevels, prior: DriftPrior | None) -> float:
+    """The drift of the step from a benchmark's latest round to the next (log minutes per year): the median of its
+    own m rates of the same maturity (young: within YOUNG_BENCHMARK_YEARS of its first round) shrunk towards the
+    prior of that maturity, m / (m + DRIFT_PRIOR_WEIGHT) on its own; its own alone without a prior, 0 without
+    either."""
+    young_next = levels.latest_age < YOUNG_BENCHMARK_YEARS
+    own = levels.rates
+    pooled = None if prior is None else prior.of(bool(young_next))
+    if pooled is None:
+        return float(np.median(own)) if len(own) else 0.0
+    weight = len(own) / (len(own) + DRIFT_PRIOR_WEIGHT)
+    return float(np.round(weight * (float(np.median(own)) if len(own) else 0.0) + (1 - weight) * pooled,
+                          CURVE_DECIMALS))
+
+
+def next_round_drift(configurations: pd.DataFrame, analysis: Analysis) -> DriftPrior:
     """`pooled_drift` of every analysed benchmark's model inputs in `configurations` (all their rounds): the
     prior of the next round's forecasts."""
     return pooled_drift({benchmark: model_inputs(configurations, analysis, benchmark)
                          for benchmark in analysed_benchmarks(analysis, configurations)}, math.inf)
 
 
-def fit(train: pd.DataFrame, drift_prior: float | None = None) -> Forecaster:
+def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None) -> Forecaster:
     """The forecast model of `train` (model inputs of one benchmark: accelerator_family, form_factor, round,
-    accelerator_count, time_to_train_min; at least one row); a benchmark without a drift rate of its own takes
-    `drift_prior` (`pooled_drift`; none: no drift)."""
+    accelerator_count, time_to_train_min; at least one row); its drift is its own shrunk towards `drift_prior`
+    (`pooled_drift`, `shrunk_drift`; none: its own alone)."""
     if train.empty:
         raise ValueError("fit needs at least one result")
     levels = GroupLevels.of(train)
@@ -342,7 +433,7 @@ def fit(train: pd.DataFrame, drift_prior: float | None = None) -> Forecaster:
     group_unit, group_time, group_size = levels.group_unit, levels.group_time, levels.group_size
     sxx, pooled, exponent, within = levels.sxx, levels.pooled, levels.exponent, levels.within
     group_level, order, same_unit, rates = levels.group_level, levels.order, levels.same_unit, levels.rates
-    drift = float(np.median(rates)) if len(rates) else (drift_prior or 0.0)
+    drift = shrunk_drift(levels, drift_prior)
     # Between rounds: what the drift leaves unexplained over half a year, the usual forecast horizon.
     between = float(np.std(rates - drift) * ROUND_STEP_YEARS) if len(rates) > 1 else 0.0
     within_sd = float(np.sqrt((within ** 2).sum() / max(len(log_t) - len(group_size), 1)))

@@ -164,6 +164,9 @@ class CalibrationRow(Record):
     """The interval's growth per unit of log count outside the published counts."""
     kappa_source: str
     """Where kappa came from."""
+    shift_log: FiniteFloat = 0.0
+    """Added to the forecast (log minutes): for a family new to the benchmark, the median residual of earlier
+    such forecasts; 0 otherwise."""
 
 
 class EvidenceRow(Record):
@@ -258,7 +261,8 @@ class ModelsArtifact(Artifact):
             benchmark=self.benchmark, not_analysed_reason=self.reason, interval=self.interval,
             forecaster=self.forecaster.forecaster(),
             calibrations={(row.method, row.kind, row.trusted): Calibration(
-                math.inf if row.q_log is None else row.q_log, row.q_source, row.kappa, row.kappa_source)
+                math.inf if row.q_log is None else row.q_log, row.q_source, row.kappa, row.kappa_source,
+                row.shift_log)
                 for row in self.calibration},
             method=cast(str, self.method),
             candidate_medians={str(name): value for name, value in self.candidate_medians.items()},
@@ -276,7 +280,7 @@ def models_record(fitted: FittedBenchmark) -> ModelsArtifact:
         "calibration": [{"method": method, "kind": kind, "trusted": trusted,
                          "q_log": calibration.q if math.isfinite(calibration.q) else None,
                          "q_source": calibration.q_source, "kappa": calibration.kappa,
-                         "kappa_source": calibration.kappa_source}
+                         "kappa_source": calibration.kappa_source, "shift_log": calibration.shift}
                         for (method, kind, trusted), calibration in sorted(fitted.calibrations.items())],
         "method": fitted.method, "candidate_medians": dict(fitted.candidate_medians),
         "comparison": fitted.comparison,
