@@ -96,7 +96,8 @@ def new_family_table(points: pd.DataFrame, by: str = "benchmark") -> pd.DataFram
 
 def trust_table(points: pd.DataFrame, coverage: tuple[float, float], by: str = "benchmark") -> pd.DataFrame:
     """Per value of `by` (benchmark or fold) and overall: trusted answers (count, median, p90, coverage, its exact
-    interval, whether it is consistent with `coverage`) against untrusted ones (count, median, p90, coverage), and the p90 ratio."""
+    interval, whether it is consistent with `coverage`) against untrusted ones (count, median, p90, coverage), and
+    the p90 ratio."""
     rows = {}
     for name, group in [*points.groupby(by, sort=by == "benchmark"), ("overall", points)]:
         comparison = compare(group)
