@@ -102,10 +102,14 @@ def test_an_unseen_family_is_forecast_from_its_sibling_else_its_specifications()
     query = pd.DataFrame({"accelerator_family": ["MI300X", "Trainium2"], "form_factor": ["OAM", "unspecified"],
                           "accelerator_count": [8.0, 8.0]})
     out = fitted.forecast(query, round_published("v3.0"))
-    # MI300X from its sibling MI250 (AMD, OAM), shifted by the regression; Trainium2 has no AWS sibling
+    # MI300X from its sibling MI250 (AMD, OAM): its time over the two's geometric mean of peak BF16 TFLOPS and
+    # memory bandwidth; Trainium2 has no AWS sibling and comes from the regression on specifications
     assert out["kind"].tolist() == [forecast_model.SIBLING, forecast_model.SPECIFICATION]
-    # the bandwidth term is not needed to fit an exact law in the TFLOPS, so MI300X comes out exactly
-    assert math.exp(out[forecast_model.MODEL].iloc[0]) == pytest.approx(1e5 / specs.loc["MI300X", "bf16_tflops"],
+    ratio = math.sqrt(specs.loc["MI300X", "bf16_tflops"] * specs.loc["MI300X", "bandwidth_tbps"]
+                      / (specs.loc["MI250", "bf16_tflops"] * specs.loc["MI250", "bandwidth_tbps"]))
+    assert math.exp(out[forecast_model.MODEL].iloc[0]) == pytest.approx(1e5 / specs.loc["MI250", "bf16_tflops"] / ratio)
+    # the bandwidth term is not needed to fit an exact law in the TFLOPS, so Trainium2 comes out exactly
+    assert math.exp(out[forecast_model.MODEL].iloc[1]) == pytest.approx(1e5 / specs.loc["Trainium2", "bf16_tflops"],
                                                                         rel=0.05)
     assert np.isnan(out[forecast_model.NAIVE_METHOD]).all()  # the naive rule has nothing to go on
 
