@@ -224,6 +224,7 @@ BACKTEST = Table(
      "ape_pct": "absolute percentage error of the forecast (lower is better)",
      "inside_interval": "the published time lies inside the `decide.interval` interval",
      "log_residual": "log published time - log forecast",
+     "shift_log": "added to the forecast (log minutes): a new family's re-centring on earlier ones' errors, else 0",
      "calibration": "the residual pool the interval was calibrated on",
      "trusted": "the forecast meets `decide.trust`",
      "reasons": "each trust condition it fails; empty when trusted"},

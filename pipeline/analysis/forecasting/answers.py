@@ -31,7 +31,7 @@ from pipeline.analysis.forecasting.model import (
     Forecaster,
     fit,
 )
-from pipeline.analysis.forecasting.summaries import ComparisonRecord, compare
+from pipeline.analysis.forecasting.summaries import ComparisonRecord, compare, error_sentence
 from pipeline.analysis.forecasting.trust import Evidence, backtest_evidence, trust_reasons
 from pipeline.core.artifacts import Record
 from pipeline.core.errors import UsageError
@@ -122,6 +122,9 @@ class Answer(Record):
     """Beyond the trusted count range (params `decide.trust.max_count_factor`)."""
     notes: list[str]
     """What else a reader must know: extrapolated, data rising with count, retired."""
+    backtest_error: str
+    """The benchmark's one error figure (`error_sentence`): the forward backtest of `predict`'s answers, the naive
+    rule's beside it."""
 
     @field_serializer("predicted_min", "low_min", "high_min")
     def _stored(self, minutes: float) -> float:
@@ -317,25 +320,20 @@ def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float,
                   high_min=math.exp(centre + half_width), interval=fitted.interval, method=method, kind=kind,
                   specification_based=kind in (POOLED, *NEW_FAMILY_KINDS), trusted=not reasons, reasons=reasons,
                   rounds=list(fitted.forecaster.rounds), calibration=curve.calibration.q_source,
-                  note=method_note(fitted, method), extrapolated=extrapolated, notes=notes)
+                  note=method_note(fitted, method), extrapolated=extrapolated, notes=notes,
+                  backtest_error=error_sentence(fitted.comparison))
 
 
 def method_note(fitted: FittedBenchmark, method: str) -> str:
-    """Why `predict` answers `fitted`'s benchmark with `method`, in a sentence."""
-    medians = fitted.candidate_medians
-    shown = ", ".join(f"{name} {_pct(medians.get(name))}" for name in CANDIDATES)
+    """Why `predict` answers `fitted`'s benchmark with `method`, in a sentence (the error itself is
+    `error_sentence`'s, the one figure)."""
     if method != fitted.method:
-        return (f"the model: the chosen {fitted.method} needs the family's own results (backtest median errors: "
-                f"{shown})")
-    if medians.get(MODEL) is None:
+        return f"the model: the chosen {fitted.method} needs the family's own results"
+    if fitted.candidate_medians.get(MODEL) is None:
         return (f"no backtest compares the methods on {fitted.benchmark} (that needs results in two rounds of the "
                 f"same family): the model answers")
     if method == MODEL:
         return (f"no other candidate's backtest median error on {fitted.benchmark} is more than "
-                f"{100 * CHOICE_MARGIN:.0f}% below the model's ({shown}, on the same results)")
+                f"{100 * CHOICE_MARGIN:.0f}% below the model's on the results all of them forecast")
     return (f"its backtest median error on {fitted.benchmark} is more than {100 * CHOICE_MARGIN:.0f}% below the "
-            f"model's ({shown}, on the same results)")
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1f}%"
+            f"model's on the results all of them forecast")
