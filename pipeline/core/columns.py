@@ -216,8 +216,9 @@ BACKTEST = Table(
      "method": "`model`, `naive`, `monotone naive`, `blend`, or `answer` (what `predict` would have answered)",
      "chosen": "for `answer` rows: the method chosen on the earlier folds",
      "kind": "what the forecast rests on: `family` (the unit's own curve), `family level, benchmark scaling`, "
-             "`specification` (a family without results) or `naive`",
+             "`sibling` or `specification` (a family new to the benchmark) or `naive`",
      "distance": "log count ratio outside the unit's published counts (0 inside)",
+     "scale": "the forecast's scale (log minutes): run-to-run noise, submitter spread and drift uncertainty",
      "predicted_min": "the forecast, minutes",
      "low_min": "the lower end of its interval, minutes",
      "high_min": "the upper end, minutes",

@@ -163,7 +163,8 @@ def _forecasts(fold: str, residuals: list[float], kind: str = forecast_model.FAM
                          "accelerator_family": "H100", "form_factor": "SXM", "submitter": "Acme",
                          "system": [f"s{index}" for index in range(count)], "accelerator_count": 8.0,
                          "time_to_train_min": np.exp(residuals), "rerun": False, "family_rounds": 3,
-                         "family_count_min": 8.0, "family_count_max": 8.0, "distance": distance, "spread_log": 0.1,
+                         "family_count_min": 8.0, "family_count_max": 8.0, "distance": distance, "scale": 0.1,
+                         "spread_log": 0.1,
                          "method": method, "kind": kind, "forecast_log": 0.0})[backtest.FORECAST_COLUMNS]
 
 
@@ -173,7 +174,7 @@ def test_calibration_uses_only_earlier_rounds() -> None:
                                           ignore_index=True), 0.9, RULE)
     points = points[points["method"] == forecast_model.MODEL]
     earliest, later = points[points["fold"] == "v1.0"], points[points["fold"] == "v1.1"]
-    # v1.0 has nothing before it: uncalibrated, z(0.95) x spread = 1.645 x 0.1, which holds all ten
+    # v1.0 has nothing before it: uncalibrated, z(0.95) x scale = 1.645 x 0.1, which holds all ten
     assert (earliest["calibration"] == intervals.UNCALIBRATED).all() and earliest["inside_interval"].all()
     assert np.log(earliest["high_min"]).to_numpy() == pytest.approx(1.6449 * 0.1, abs=1e-4)
     # v1.1 on v1.0's ten residuals: the 10th smallest, 0.10: 0.5 is outside, -0.05 inside. v1.1's forecasts are
@@ -184,7 +185,8 @@ def test_calibration_uses_only_earlier_rounds() -> None:
 
 
 def _history(frame: pd.DataFrame) -> intervals.ResidualHistory:
-    return intervals.ResidualHistory.of(frame.assign(distance=frame.get("distance", 0.0)))
+    return intervals.ResidualHistory.of(frame.assign(distance=frame.get("distance", 0.0),
+                                                     scale=frame.get("scale", 1.0)))
 
 
 def test_calibration_falls_back_to_other_benchmarks_and_kinds() -> None:
@@ -192,7 +194,7 @@ def test_calibration_falls_back_to_other_benchmarks_and_kinds() -> None:
                                      "kind": forecast_model.FAMILY, "log_residual": np.arange(1.0, 11.0) / 100}))
 
     def calibrated(method: str, kind: str, time: float = 2022.0) -> tuple[float, str]:
-        calibration = history.calibration("resnet", method, kind, 0.9, 1.0, time)
+        calibration = history.calibration("resnet", method, kind, 0.9, time)
         return calibration.q, calibration.q_source
 
     assert calibrated(forecast_model.MODEL, forecast_model.FAMILY) == (pytest.approx(0.10), intervals.SAME_KIND)
@@ -215,8 +217,10 @@ def test_the_interval_widens_with_the_distance_outside_the_published_counts() ->
         intervals.DEFAULT_EXTRAPOLATION_SLOPE  # five extrapolations are too few
     history = _history(pd.DataFrame({"benchmark": "resnet", "fold_time": 2021.5, "method": forecast_model.MODEL,
                                      "kind": forecast_model.FAMILY, "log_residual": residuals, "distance": distances}))
-    calibration = history.calibration("resnet", forecast_model.MODEL, forecast_model.FAMILY, 0.9, 1.0, 2022.0)
-    assert calibration.half_width(np.array([0.0, 1.0, 3.0])) == pytest.approx([0.1, 0.3, 0.7])
+    calibration = history.calibration("resnet", forecast_model.MODEL, forecast_model.FAMILY, 0.9, 2022.0)
+    assert calibration.half_width(np.array([0.0, 1.0, 3.0]), 1.0) == pytest.approx([0.1, 0.3, 0.7])
+    # a forecast of twice the scale (more spread between submitters, a less certain drift) twice as wide
+    assert calibration.half_width(0.0, 2.0) == pytest.approx(0.2)
 
 
 def test_a_benchmark_with_many_earlier_residuals_is_calibrated_mostly_on_its_own() -> None:
@@ -227,8 +231,7 @@ def test_a_benchmark_with_many_earlier_residuals_is_calibrated_mostly_on_its_own
                              "method": forecast_model.MODEL, "kind": forecast_model.FAMILY,
                              "log_residual": [0.05] * n_own + [0.5] * 20})
 
-    widths = [_history(history(n)).calibration("resnet", forecast_model.MODEL, forecast_model.FAMILY, 0.9, 1.0,
-                                               2022.0).q
+    widths = [_history(history(n)).calibration("resnet", forecast_model.MODEL, forecast_model.FAMILY, 0.9, 2022.0).q
               for n in (80, 180, 400)]
     assert widths == pytest.approx([0.5, 0.5, 0.05])
 

@@ -188,8 +188,8 @@ def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, lev
     forecaster = fit(frame, drift_prior)
     target_time = max(round_published(name) for name in forecaster.rounds) + ROUND_STEP_YEARS
     history = ResidualHistory.of(points[points["method"] != ANSWER])
-    calibrations = {(method, kind, trusted): history.calibration(benchmark, method, kind, level,
-                                                                 forecaster.spread_log, target_time, trusted,
+    calibrations = {(method, kind, trusted): history.calibration(benchmark, method, kind, level, target_time,
+                                                                 trusted,
                                                                  recentre=kind in NEW_FAMILY_KINDS,
                                               new_family_kinds=NEW_FAMILY_KINDS)
                     for method in CANDIDATES for kind in ((*KINDS,) if method in (MODEL, BLEND) else (NAIVE,))
@@ -252,7 +252,8 @@ def answer_curve(fitted: FittedBenchmark, family: str, form_factor: str, counts:
     distance = forecast["distance"]
     return AnswerCurve(method=method, kind=kind, calibration=calibration, counts=counts,
                        log_minutes=forecast[method] + calibration.shift,
-                       half_width=np.asarray(calibration.half_width(distance), dtype=float), distance=distance)
+                       half_width=np.asarray(calibration.half_width(distance, forecast["scale"]), dtype=float),
+                       distance=distance)
 
 
 def answer_reasons(fitted: FittedBenchmark, family: str, count: float, method: str, kind: str,

@@ -45,9 +45,9 @@ from pipeline.settings import Trust
 CHOICE_MARGIN = 0.2
 FORECAST_COLUMNS = ["benchmark", "fold", "fold_time", "accelerator_family", "form_factor", "submitter", "system",
                     "accelerator_count", "time_to_train_min", "rerun", "family_rounds", "family_count_min",
-                    "family_count_max", "distance", "spread_log", "method", "kind", "forecast_log"]
+                    "family_count_max", "distance", "scale", "spread_log", "method", "kind", "forecast_log"]
 POINT_COLUMNS = ["benchmark", "fold", "fold_time", "accelerator_family", "form_factor", "submitter", "system",
-                 "accelerator_count", "time_to_train_min", "rerun", "method", "chosen", "kind", "distance",
+                 "accelerator_count", "time_to_train_min", "rerun", "method", "chosen", "kind", "distance", "scale",
                  "predicted_min", "low_min", "high_min", "ape_pct", "inside_interval", "log_residual", "shift_log",
                  "calibration", "trusted", "reasons"]
 
@@ -82,7 +82,7 @@ def backtest_forecasts(frame: pd.DataFrame, drift_priors: Mapping[float, DriftPr
             family_rounds=family.map(by_family["round"].nunique()).fillna(0).astype(int),
             family_count_min=family.map(by_family["accelerator_count"].min()).astype(float),
             family_count_max=family.map(by_family["accelerator_count"].max()).astype(float),
-            distance=forecasts["distance"], spread_log=forecaster.spread_log)
+            distance=forecasts["distance"], scale=forecasts["scale"], spread_log=forecaster.spread_log)
         for method in METHODS:
             kind = forecasts["kind"] if method in (MODEL, BLEND) else pd.Series(NAIVE, index=test.index)
             rows.append(base.assign(method=method, kind=kind, forecast_log=forecasts[method]))
@@ -174,10 +174,11 @@ def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFram
         current = forecasts[now].assign(trusted=trusted[now])
         for (benchmark, method, kind, trust), rows in current.groupby(["benchmark", "method", "kind", "trusted"],
                                                                       sort=True):
-            calibration = history.calibration(benchmark, method, kind, level, float(rows["spread_log"].iloc[0]),
-                                              time, bool(trust), recentre=kind in NEW_FAMILY_KINDS,
+            calibration = history.calibration(benchmark, method, kind, level, time, bool(trust),
+                                              recentre=kind in NEW_FAMILY_KINDS,
                                               new_family_kinds=NEW_FAMILY_KINDS)
-            half_width[rows.index] = calibration.half_width(rows["distance"].to_numpy(dtype=float))
+            half_width[rows.index] = calibration.half_width(rows["distance"].to_numpy(dtype=float),
+                                                            rows["scale"].to_numpy(dtype=float))
             sources[rows.index] = calibration.q_source
             shift[rows.index] = calibration.shift
             residual[rows.index] -= calibration.shift

@@ -91,6 +91,10 @@ DRIFT_DAMPING = 0.5
 YOUNG_BENCHMARK_YEARS = 1.5
 # A benchmark's own rates of one maturity weigh m / (m + DRIFT_PRIOR_WEIGHT) against every benchmark's of it.
 DRIFT_PRIOR_WEIGHT = 1.0
+# Run-to-run variation MLCommons states for most benchmarks (log minutes): the smallest scale of an interval.
+SCALE_FLOOR = 0.05
+# A unit's spread between submitters is shrunk towards the benchmark's with this many results' weight.
+SPREAD_PRIOR_RESULTS = 10.0
 # MLPerf Training publishes about twice a year: the next round is this many years after the latest.
 ROUND_STEP_YEARS = 0.5
 # The blend's weight on the model (the rest on the monotone naive rule), in log minutes.
@@ -139,11 +143,12 @@ def form_factor_levels(form_factors: pd.Series | np.ndarray) -> tuple[str, ...]:
 class Forecaster:
     """A forecast model fitted on some rounds of one benchmark (see the module docstring)."""
 
-    units: pd.DataFrame  # index UNIT: exponent, own_shape, anchor_time, n_rounds, count_min, count_max
+    units: pd.DataFrame  # index UNIT: exponent, own_shape, anchor_time, n_rounds, count_min, count_max, spread
     curve_rows: pd.DataFrame  # each unit's count curve at its knots: UNIT, accelerator_count_published, curve_log
     pooled_exponent: float
     drift_per_year: float
     spread_log: float  # sd of a forecast's log residual, from within-group and between-round spread
+    rate_sd: float  # sd of the benchmark's drift rates (log minutes per year; 0 with fewer than two)
     spec_intercept: float | None  # the latest round's effect in the specification regression
     spec_time: float
     spec_coefficients: np.ndarray | None
@@ -201,15 +206,16 @@ class Forecaster:
     def forecast(self, queries: pd.DataFrame, target_time: float) -> pd.DataFrame:
         """Every method's forecast (log minutes, NaN where it has none) for `queries` (accelerator_family,
         form_factor, accelerator_count) in the round published at `target_time`: columns MODEL, NAIVE_METHOD,
-        MONOTONE, BLEND, kind (the model's), and distance (log count ratio outside the unit's published counts;
-        the family's for a unit without results, the benchmark's for a family without)."""
+        MONOTONE, BLEND, kind (the model's), distance (log count ratio outside the unit's published counts;
+        the family's for a unit without results, the benchmark's for a family without) and scale (`forecast_scale`:
+        what the interval is proportional to)."""
         found = self.forecast_arrays(queries["accelerator_family"].astype(str).to_numpy(),
                                      queries["form_factor"].astype(str).to_numpy(),
                                      queries["accelerator_count"].to_numpy(dtype=float), target_time)
         kind = found["kind"]
         return pd.DataFrame({MODEL: found[MODEL], NAIVE_METHOD: found[NAIVE_METHOD], MONOTONE: found[MONOTONE],
                              BLEND: found[BLEND], "kind": pd.Series(kind, index=queries.index).where(kind != ""),
-                             "distance": found["distance"]}, index=queries.index)
+                             "distance": found["distance"], "scale": found["scale"]}, index=queries.index)
 
     def forecast_arrays(self, families: np.ndarray, form_factors: np.ndarray, counts: np.ndarray,
                         target_time: float) -> dict[str, np.ndarray]:
@@ -220,10 +226,12 @@ class Forecaster:
         model, monotone = np.full(len(counts), np.nan), np.full(len(counts), np.nan)
         kind = np.full(len(counts), "", dtype=object)
         low, high = np.full(len(counts), self._count_range[0]), np.full(len(counts), self._count_range[1])
+        spread, horizon = np.full(len(counts), self._typical_spread), np.full(len(counts), ROUND_STEP_YEARS)
         for code, key in enumerate(unit_keys):
             rows = unit_code == code
             if key in self.curves:
                 anchor_time, own_shape, count_min, count_max = self._unit_rows[key]
+                spread[rows], horizon[rows] = self._unit_spread[key], target_time - anchor_time
                 model[rows] = (self.curves[key].log_time(counts[rows])
                                + DRIFT_DAMPING * self.drift_per_year * (target_time - anchor_time))
                 kind[rows] = FAMILY if own_shape else POOLED
@@ -233,10 +241,23 @@ class Forecaster:
             if key[0] in self.monotone_naive:
                 monotone[rows] = self.monotone_naive[key[0]].log_time(counts[rows])
         if (kind == "").any():  # a family without results here: from a sibling, else from the specifications
-            model, kind = self._new_family(families, counts, target_time, model, kind)
+            model, kind, spread, horizon = self._new_family(families, counts, target_time, model, kind, spread,
+                                                            horizon)
         distance = np.maximum(0.0, np.maximum(log_count - np.log(high), np.log(low) - log_count))
         return {MODEL: model, NAIVE_METHOD: self.naive_log(families, counts), MONOTONE: monotone,
-                BLEND: BLEND_WEIGHT * model + (1 - BLEND_WEIGHT) * monotone, "kind": kind, "distance": distance}
+                BLEND: BLEND_WEIGHT * model + (1 - BLEND_WEIGHT) * monotone, "kind": kind, "distance": distance,
+                "scale": forecast_scale(spread, self.rate_sd, horizon)}
+
+    @cached_property
+    def _unit_spread(self) -> dict[tuple[str, str], float]:
+        """Each unit's spread (log minutes) between submitters' results around its curve."""
+        return {(str(family), str(form_factor)): float(value)
+                for (family, form_factor), value in self.units["spread"].items()}
+
+    @cached_property
+    def _typical_spread(self) -> float:
+        """The benchmark's median unit spread: a forecast without a unit's own."""
+        return float(np.median(self.units["spread"].to_numpy(dtype=float)))
 
     @cached_property
     def _sibling_units(self) -> dict[str, tuple[str, str]]:
@@ -249,7 +270,8 @@ class Forecaster:
         return found
 
     def _new_family(self, families: np.ndarray, counts: np.ndarray, target_time: float, model: np.ndarray,
-                    kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                    kind: np.ndarray, spread: np.ndarray, horizon: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """`model` and `kind` filled where `kind` is empty (a family without a unit): the family's own curve in
         another form factor (`FAMILY`); else its sibling's (`sibling_of`, of its vendor), times the sibling's over
         its own geometric mean of peak dense BF16 TFLOPS and memory bandwidth (`SIBLING`: a fixed law, steadier on
@@ -262,7 +284,7 @@ class Forecaster:
             spec = (self.spec_intercept + spec_features(families) @ self.spec_coefficients
                     + self.pooled_exponent * log_count
                     + DRIFT_DAMPING * self.drift_per_year * (target_time - self.spec_time))
-        model, kind = model.copy(), kind.copy()
+        model, kind, spread, horizon = model.copy(), kind.copy(), spread.copy(), horizon.copy()
         for family in sorted(set(families[kind == ""].tolist())):
             rows = (families == family) & (kind == "")
             found = ((str(family), True) if family in self._sibling_units
@@ -277,9 +299,11 @@ class Forecaster:
                 model[rows] = (self.curves[unit].log_time(counts[rows]) + shift
                                + DRIFT_DAMPING * self.drift_per_year * (target_time - anchor_time))
                 kind[rows] = FAMILY if found[0] == family else SIBLING
+                spread[rows], horizon[rows] = self._unit_spread[unit], target_time - anchor_time
             elif np.isfinite(spec[rows]).all():
                 model[rows], kind[rows] = spec[rows], SPECIFICATION
-        return model, kind
+                horizon[rows] = target_time - self.spec_time
+        return model, kind, spread, horizon
 
     def naive_log(self, families: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """log of the naive rule's forecast for each (family, count): the family's best time at the published
@@ -294,6 +318,15 @@ class Forecaster:
             nearest = np.argmin(distance, axis=1)  # the first of equal distances: the smaller count
             result[wanted] = np.log(best[nearest] * published[nearest] / counts[wanted])
         return result
+
+
+def forecast_scale(spread: np.ndarray, rate_sd: float, horizon: np.ndarray) -> np.ndarray:
+    """What a forecast's interval is proportional to (log minutes, rounded to CURVE_DECIMALS): run-to-run noise
+    (SCALE_FLOOR), the spread between submitters on the same hardware (`spread`, the unit's) and the drift's
+    uncertainty over the years from the unit's latest round to the forecast (`rate_sd` x DRIFT_DAMPING x
+    `horizon`), added in quadrature."""
+    drift = DRIFT_DAMPING * rate_sd * np.asarray(horizon, dtype=float)
+    return np.round(np.sqrt(SCALE_FLOOR ** 2 + np.asarray(spread, dtype=float) ** 2 + drift ** 2), CURVE_DECIMALS)
 
 
 def codes(*columns: list[Any]) -> tuple[np.ndarray, list[tuple[Any, ...]]]:
@@ -435,6 +468,7 @@ def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None) -> Forecaste
     group_level, order, same_unit, rates = levels.group_level, levels.order, levels.same_unit, levels.rates
     drift = shrunk_drift(levels, drift_prior)
     # Between rounds: what the drift leaves unexplained over half a year, the usual forecast horizon.
+    rate_sd = float(np.round(np.std(rates), CURVE_DECIMALS)) if len(rates) > 1 else 0.0
     between = float(np.std(rates - drift) * ROUND_STEP_YEARS) if len(rates) > 1 else 0.0
     within_sd = float(np.sqrt((within ** 2).sum() / max(len(log_t) - len(group_size), 1)))
     latest_group = order[np.r_[~same_unit, True]]  # the last group of each unit in time order
@@ -463,18 +497,29 @@ def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None) -> Forecaste
     # The count curves: every result of each unit, an offset per earlier round and per submitter.
     submitters = train["submitter"].to_numpy(dtype=object)
     curve_rows = []
+    squares, sizes = np.zeros(n_units), np.zeros(n_units)  # each unit's latest round: squared residuals, results
     for code, key in enumerate(unit_keys):
         rows = unit == code
         curve = fit_count_curve(log_n[rows], log_t[rows], float(exponent[code]), submitters=submitters[rows],
                                 rounds=times[rows])
         curve_rows += [(*key, float(np.exp(x)), float(y)) for x, y in zip(curve.log_counts, curve.log_times)]
+        latest_rows = rows & (times == anchor_time[code])
+        squares[code] = float(np.sum((log_t[latest_rows] - curve.log_time(np.exp(log_n[latest_rows]))) ** 2))
+        sizes[code] = latest_rows.sum()
+    # Between submitters on the same hardware: each unit's root mean square residual around its curve in its
+    # latest round (the curve is the typical submitter's), shrunk towards the benchmark's.
+    typical = squares.sum() / sizes.sum()
+    units["spread"] = pd.Series(np.round(np.sqrt((squares + SPREAD_PRIOR_RESULTS * typical)
+                                                 / (sizes + SPREAD_PRIOR_RESULTS)), CURVE_DECIMALS),
+                                index=pd.MultiIndex.from_tuples(unit_keys, names=UNIT))
     curve_frame = pd.DataFrame(curve_rows, columns=[*UNIT, "accelerator_count_published", "curve_log"]).sort_values(
         [*UNIT, "accelerator_count_published"], ignore_index=True)
     # Counts stored as exp(log n) must read back as the published integers.
     curve_frame["accelerator_count_published"] = curve_frame["accelerator_count_published"].round()
     return Forecaster(units=units, curve_rows=curve_frame, pooled_exponent=pooled, drift_per_year=drift,
-                      spread_log=math.hypot(within_sd, between), spec_intercept=intercept, spec_time=spec_time,
-                      spec_coefficients=coefficients, naive_rows=naive_rows, rounds=tuple(ordered_rounds(train)))
+                      spread_log=math.hypot(within_sd, between), rate_sd=rate_sd, spec_intercept=intercept,
+                      spec_time=spec_time, spec_coefficients=coefficients, naive_rows=naive_rows,
+                      rounds=tuple(ordered_rounds(train)))
 
 
 def _spec_regression(groups: pd.DataFrame) -> tuple[float | None, float, np.ndarray | None]:

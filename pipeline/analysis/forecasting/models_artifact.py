@@ -64,6 +64,9 @@ class UnitRow(Record):
     """Its smallest published count (accelerators)."""
     count_max: FiniteFloat = Field(gt=0)
     """Its largest published count (accelerators)."""
+    spread: FiniteFloat = Field(ge=0)
+    """The spread between submitters' results around its curve in its latest round (log minutes, shrunk towards
+    the benchmark's)."""
 
 
 class CurveRow(Record):
@@ -100,7 +103,9 @@ class ForecasterRecord(Record):
     drift_per_year: FiniteFloat
     """The benchmark's software progress (log minutes per year)."""
     spread_log: FiniteFloat
-    """The sd of a forecast's log residual from the fit's spreads (the uncalibrated interval's)."""
+    """The sd of a forecast's log residual from the fit's within-group and between-round spreads."""
+    rate_sd: FiniteFloat = Field(ge=0)
+    """The sd of the benchmark's drift rates (log minutes per year): the drift's uncertainty in an interval."""
     spec_intercept: FiniteFloat | None
     """The latest round's effect in the specification regression; null without one."""
     spec_time: FiniteFloat | None
@@ -128,6 +133,7 @@ class ForecasterRecord(Record):
         return cls.model_validate({
             "rounds": list(forecaster.rounds), "pooled_exponent": forecaster.pooled_exponent,
             "drift_per_year": forecaster.drift_per_year, "spread_log": forecaster.spread_log,
+            "rate_sd": forecaster.rate_sd,
             "spec_intercept": forecaster.spec_intercept,
             "spec_time": None if math.isnan(forecaster.spec_time) else forecaster.spec_time,
             "spec_coefficients": None if forecaster.spec_coefficients is None
@@ -140,7 +146,8 @@ class ForecasterRecord(Record):
         return Forecaster(
             units=_frame(self.units, UnitRow).set_index(UNIT).astype({"own_shape": bool}),
             curve_rows=_frame(self.curve_rows, CurveRow), pooled_exponent=self.pooled_exponent,
-            drift_per_year=self.drift_per_year, spread_log=self.spread_log, spec_intercept=self.spec_intercept,
+            drift_per_year=self.drift_per_year, spread_log=self.spread_log, rate_sd=self.rate_sd,
+            spec_intercept=self.spec_intercept,
             spec_time=math.nan if self.spec_time is None else self.spec_time,
             spec_coefficients=None if self.spec_coefficients is None else np.array(self.spec_coefficients),
             naive_rows=_frame(self.naive_rows, NaiveRow), rounds=tuple(self.rounds))
