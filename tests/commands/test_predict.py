@@ -5,6 +5,7 @@ named (exit 1)."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 import yaml
 
 from pipeline.analysis.forecasting import models_artifact
+from pipeline.analysis.forecasting.answers import FittedBenchmark
 from pipeline.analysis.pricing import price_table as pt
 from pipeline.analysis.pricing.costs import COST_LABEL
 from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE
@@ -23,9 +25,12 @@ from tests.conftest import add_energy, exit_message, run_stage
 def test_predict_cli_prints_the_forecast_interval_trust_and_nearest_results(decide_project: Path, capsys) -> None:
     predict.main(["--benchmark", "resnet", "--accelerator", "H100", "--count", "64"])
     out = capsys.readouterr().out
-    # anchored on v4.0 (times / 1.02), then half the drift of 1.02^-2 per year over the 0.9 years to the round
-    # after v4.1: 100 x 8^-0.9 x 1.02^-1.9 = 14.8
-    assert f"forecast time to train {100 * 8 ** -0.9 * 1.02 ** -1.9:.3g} min" in out
+    # anchored on v4.0 (times / 1.02), then the drift the model applies (half its own 1.02^-2 per year, shrunk
+    # towards the later steps of every benchmark) over the 0.9 years to the round after v4.1
+    fitted = models_artifact.read_models(decide_project / "reports/decide/resnet.models.json")
+    assert isinstance(fitted, FittedBenchmark) and fitted.forecaster.drift_per_year < 0
+    expected = 100 * 8 ** -0.9 / 1.02 * math.exp(fitted.forecaster.drift_per_year * 0.9)
+    assert f"forecast time to train {expected:.3g} min" in out
     assert "in the round after v4.1" in out and "method: model (family)" in out
     nearest = out.split("by accelerator count:\n")[1].splitlines()
     assert all(" 64 " in line for line in nearest[1:3]) and " 32 " in nearest[3]

@@ -4,7 +4,7 @@ break-even, and their honest error measured forward in time (the backtest).
 Fitted per benchmark on the scored results of earlier rounds, in log minutes. A unit is an accelerator family
 in one form factor (H100 SXM, H100 PCIe); a group is a unit in one round.
 
-    log t(n) = curve[unit](log n) + DRIFT_DAMPING x drift x (years from the unit's latest round to the target)
+    log t(n) = curve[unit](log n) + drift x (years from the unit's latest round to the target)
 
 - curve, the unit's **count curve** (`CountCurve`, `fit_count_curve`), is fitted to every result of the unit:
   piecewise linear in log n between its published counts, each slope held in [-1, 0] (more accelerators never
@@ -19,8 +19,10 @@ in one form factor (H100 SXM, H100 PCIe); a group is a unit in one round.
   within-group least-squares slope shrunk towards the benchmark's pooled within-group slope
   (`EXPONENT_PRIOR_WEIGHT`), bounded to [-1, 0]. A unit never published at two counts in one round takes the
   pooled slope (kind "family level, benchmark scaling").
-- drift is the benchmark's software progress per year: the median, over consecutive groups of one unit, of the
-  change in level per year between them, applied at half strength (a damped trend).
+- drift is the software and hardware progress per year the forecasts apply (`shrunk_drift`): a benchmark with
+  rounds of its own takes half (a damped trend) of the median, over consecutive groups of one unit, of the change
+  in level per year between them, shrunk towards every benchmark's (`pooled_drift`, `DriftPrior`); one with a
+  single round takes in full the median of every benchmark's first step between rounds. Never positive.
 - A family with no results (or none in this form factor) is forecast from its specifications
   (`pipeline.mlperf.hardware.accelerators`: log peak dense BF16 TFLOPS and log memory bandwidth) when
   `MIN_SPEC_FAMILIES` families have them: the group levels (each group's mean of log t - b log n) regressed on a
@@ -86,11 +88,12 @@ NAIVE_TIE_BREAK_WEIGHT = 1e-4
 # Progress per year slows as a benchmark matures (BERT: -0.5 in log time per year early, -0.03 lately) and
 # its estimate is noisy: forecasts apply half of it (a damped trend).
 DRIFT_DAMPING = 0.5
-# A benchmark is young for this many years after its first round: its steps between rounds then gain more (median
-# rate -0.27 log minutes per year over every benchmark's first year, -0.04 after two years).
-YOUNG_BENCHMARK_YEARS = 1.5
-# A benchmark's own rates of one maturity weigh m / (m + DRIFT_PRIOR_WEIGHT) against every benchmark's of it.
+# A benchmark's own m drift rates weigh m / (m + DRIFT_PRIOR_WEIGHT) against every benchmark's later steps: on the
+# backtest, the sum over folds of |median signed error| of known families is lowest near 0 (own rates alone), 49
+# points; 52 at 1, 56 at 3, 60 at 10. 1 keeps a benchmark with one rate of its own half on the pooled one.
 DRIFT_PRIOR_WEIGHT = 1.0
+# Pooled drift rates weigh half as much every DRIFT_HALF_LIFE_YEARS before the latest (progress changes with time).
+DRIFT_HALF_LIFE_YEARS = 2.0
 # Run-to-run variation MLCommons states for most benchmarks (log minutes): the smallest scale of an interval.
 SCALE_FLOOR = 0.05
 # A unit's spread between submitters is shrunk towards the benchmark's with this many results' weight.
@@ -146,7 +149,7 @@ class Forecaster:
     units: pd.DataFrame  # index UNIT: exponent, own_shape, anchor_time, n_rounds, count_min, count_max, spread
     curve_rows: pd.DataFrame  # each unit's count curve at its knots: UNIT, accelerator_count_published, curve_log
     pooled_exponent: float
-    drift_per_year: float
+    drift_per_year: float  # the drift the forecasts apply (`shrunk_drift`), log minutes per year
     spread_log: float  # sd of a forecast's log residual, from within-group and between-round spread
     rate_sd: float  # sd of the benchmark's drift rates (log minutes per year; 0 with fewer than two)
     spec_intercept: float | None  # the latest round's effect in the specification regression
@@ -233,7 +236,7 @@ class Forecaster:
                 anchor_time, own_shape, count_min, count_max = self._unit_rows[key]
                 spread[rows], horizon[rows] = self._unit_spread[key], target_time - anchor_time
                 model[rows] = (self.curves[key].log_time(counts[rows])
-                               + DRIFT_DAMPING * self.drift_per_year * (target_time - anchor_time))
+                               + self.drift_per_year * (target_time - anchor_time))
                 kind[rows] = FAMILY if own_shape else POOLED
                 low[rows], high[rows] = count_min, count_max
             elif key[0] in self.family_ranges:
@@ -283,7 +286,7 @@ class Forecaster:
         if self.spec_coefficients is not None:
             spec = (self.spec_intercept + spec_features(families) @ self.spec_coefficients
                     + self.pooled_exponent * log_count
-                    + DRIFT_DAMPING * self.drift_per_year * (target_time - self.spec_time))
+                    + self.drift_per_year * (target_time - self.spec_time))
         model, kind, spread, horizon = model.copy(), kind.copy(), spread.copy(), horizon.copy()
         for family in sorted(set(families[kind == ""].tolist())):
             rows = (families == family) & (kind == "")
@@ -297,7 +300,7 @@ class Forecaster:
                 known = difference[np.isfinite(difference)]
                 shift = -float(known.mean()) if len(known) else 0.0
                 model[rows] = (self.curves[unit].log_time(counts[rows]) + shift
-                               + DRIFT_DAMPING * self.drift_per_year * (target_time - anchor_time))
+                               + self.drift_per_year * (target_time - anchor_time))
                 kind[rows] = FAMILY if found[0] == family else SIBLING
                 spread[rows], horizon[rows] = self._unit_spread[unit], target_time - anchor_time
             elif np.isfinite(spec[rows]).all():
@@ -361,7 +364,7 @@ class GroupLevels:
     same_unit: np.ndarray  # whether each consecutive pair in `order` is of one unit
     rates: np.ndarray  # log minutes per year, one per such pair
     rate_age: np.ndarray  # years from the benchmark's first round to each rate's start
-    latest_age: float  # years from the benchmark's first round to its latest
+    rate_end: np.ndarray  # each rate's end (the later round's publication time, years)
 
     @classmethod
     def of(cls, train: pd.DataFrame) -> GroupLevels:
@@ -390,60 +393,64 @@ class GroupLevels:
         same_unit = group_unit[order][1:] == group_unit[order][:-1]
         rates = np.diff(group_level[order])[same_unit] / np.diff(group_time[order])[same_unit]
         rate_age = group_time[order][:-1][same_unit] - times.min()
+        rate_end = group_time[order][1:][same_unit]
         return cls(log_n, log_t, times, unit, unit_keys, group, group_unit, group_time, group_size, sxx, pooled,
                    exponent, level - group_level[group], group_level, order, same_unit, rates, rate_age,
-                   float(times.max() - times.min()))
+                   rate_end)
 
 
 @dataclass(frozen=True)
 class DriftPrior:
-    """Every benchmark's drift rates (`GroupLevels.rates`, log minutes per year) pooled by the benchmark's maturity
-    when each step between rounds began: `young` the median of those starting less than YOUNG_BENCHMARK_YEARS after
-    the benchmark's first round (software catches up fast on a new benchmark), `mature` of the later ones; None
-    without any. A benchmark's own rates of the same maturity are shrunk towards it (`shrunk_drift`)."""
+    """Every benchmark's drift rates (`GroupLevels.rates`, log minutes per year) pooled: `first` the median of the
+    steps from a benchmark's first round to its second (software catches up fast on a new benchmark), `later` of
+    the others, each weighted by recency (DRIFT_HALF_LIFE_YEARS); None without any (`shrunk_drift`)."""
 
-    young: float | None = None
-    mature: float | None = None
-
-    def of(self, young: bool) -> float | None:
-        """The prior of a step that starts young (or not): that class's median, else the other's."""
-        first, other = (self.young, self.mature) if young else (self.mature, self.young)
-        return first if first is not None else other
+    first: float | None = None
+    later: float | None = None
 
 
 def pooled_drift(frames: Mapping[str, pd.DataFrame], before: float) -> DriftPrior:
     """The DriftPrior of every benchmark's results published before `before` (years): software and hardware move
-    on between rounds of every benchmark, faster on a young one."""
-    young: list[np.ndarray] = []
-    mature: list[np.ndarray] = []
+    on between rounds of every benchmark, fastest after its first round."""
+    rates, ages, ends = [], [], []
     for frame in frames.values():
         train = frame[frame["round"].map(round_published).to_numpy(dtype=float) < before]
         if len(train):
             levels = GroupLevels.of(train)
-            is_young = levels.rate_age < YOUNG_BENCHMARK_YEARS
-            young.append(levels.rates[is_young])
-            mature.append(levels.rates[~is_young])
+            rates.append(levels.rates)
+            ages.append(levels.rate_age)
+            ends.append(levels.rate_end)
+    rate, age, end = (np.concatenate(parts) if parts else np.array([]) for parts in (rates, ages, ends))
 
-    def median(parts: list[np.ndarray]) -> float | None:
-        pooled = np.concatenate(parts) if parts else np.array([])
-        return float(np.round(np.median(pooled), CURVE_DECIMALS)) if len(pooled) else None
+    def median(chosen: np.ndarray) -> float | None:
+        if not chosen.any():
+            return None
+        # a weighted median: each rate's weight halves every DRIFT_HALF_LIFE_YEARS before the latest
+        weights = 0.5 ** ((end.max() - end[chosen]) / DRIFT_HALF_LIFE_YEARS)
+        order = np.argsort(rate[chosen], kind="stable")
+        shares = np.cumsum(weights[order]) / weights.sum()
+        return float(np.round(rate[chosen][order][np.searchsorted(shares, 0.5)], CURVE_DECIMALS))
 
-    return DriftPrior(median(young), median(mature))
+    first = age == 0
+    return DriftPrior(median(first), median(~first))
 
 
 def shrunk_drift(levels: GroupLevels, prior: DriftPrior | None) -> float:
-    """The drift of the step from a benchmark's latest round to the next (log minutes per year): the median of its
-    own m rates of the same maturity (young: within YOUNG_BENCHMARK_YEARS of its first round) shrunk towards the
-    prior of that maturity, m / (m + DRIFT_PRIOR_WEIGHT) on its own; its own alone without a prior, 0 without
+    """The drift the forecasts apply from a benchmark's latest round to the next (log minutes per year, never
+    positive: a median rate above 0 is a change in who submits, not software getting slower). A benchmark with
+    rates of its own: DRIFT_DAMPING x (the median of its m rates shrunk towards `prior.later`, m / (m +
+    DRIFT_PRIOR_WEIGHT) on its own). One with a single round: `prior.first`, every benchmark's first step, in full
+    (on the backtest, forecasts from one round were a median 17% too slow with half of a pooled rate). 0 without
     either."""
-    young_next = levels.latest_age < YOUNG_BENCHMARK_YEARS
+    prior = prior or DriftPrior()
     own = levels.rates
-    pooled = None if prior is None else prior.of(bool(young_next))
-    if pooled is None:
-        return float(np.median(own)) if len(own) else 0.0
-    weight = len(own) / (len(own) + DRIFT_PRIOR_WEIGHT)
-    return float(np.round(weight * (float(np.median(own)) if len(own) else 0.0) + (1 - weight) * pooled,
-                          CURVE_DECIMALS))
+    if not len(own):
+        pooled = prior.first if prior.first is not None else prior.later
+        return min(0.0, pooled or 0.0)
+    later = prior.later if prior.later is not None else prior.first
+    weight = 1.0 if later is None else len(own) / (len(own) + DRIFT_PRIOR_WEIGHT)
+    shrunk = weight * float(np.median(own)) + (1 - weight) * (later or 0.0)
+    return min(0.0, float(np.round(DRIFT_DAMPING * shrunk, CURVE_DECIMALS)))
 
 
 def next_round_drift(configurations: pd.DataFrame, analysis: Analysis) -> DriftPrior:
