@@ -56,14 +56,14 @@ def test_fit_takes_the_exponent_within_rounds_and_the_drift_between_them() -> No
 
 def test_a_benchmark_with_one_round_takes_the_drift_pooled_over_the_earlier_rounds_of_all() -> None:
     # SERIES' only rate: log 0.8 per half year (v1.0 to v1.1), a first step; a benchmark with results of one
-    # round has no rate of its own and takes every benchmark's first steps in full; one with its own rates is
-    # shrunk towards the later steps, m / (m + DRIFT_PRIOR_WEIGHT) on its own, and damped.
+    # round has no rate of its own and takes every benchmark's first steps; one with its own rates is shrunk
+    # towards the later steps, m / (m + DRIFT_PRIOR_WEIGHT) on its own; both damped (DRIFT_DAMPING).
     rate = math.log(0.8) / 0.5
     single = results([("v1.1", "B200", 8, 50.0), ("v1.1", "B200", 16, 30.0)])
     prior = forecast_model.pooled_drift({"resnet": SERIES, "bert": single}, round_published("v2.0"))
     assert prior == forecast_model.DriftPrior(first=pytest.approx(rate), later=None)
     assert forecast_model.pooled_drift({"resnet": SERIES}, round_published("v1.1")) == forecast_model.DriftPrior()
-    assert forecast_model.fit(single, prior).drift_per_year == pytest.approx(rate)
+    assert forecast_model.fit(single, prior).drift_per_year == pytest.approx(forecast_model.DRIFT_DAMPING * rate)
     assert forecast_model.fit(single).drift_per_year == 0.0
     weight = 1 / (1 + forecast_model.DRIFT_PRIOR_WEIGHT)
     assert forecast_model.fit(SERIES, forecast_model.DriftPrior(later=-1.0)).drift_per_year == pytest.approx(
