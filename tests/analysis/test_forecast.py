@@ -298,7 +298,8 @@ def test_trust_rule_names_each_failed_condition() -> None:
     [reason] = trust.trust_reasons(3, 64, (8, 64), _points(9, 10, 25.0), good, RULE)
     assert reason == "the family's backtest median error 25% is above 20%"
     reasons = trust.trust_reasons(0, 64, None, _points(0, 0, None), good, RULE)
-    assert reasons == ["results from 0 rounds (needs 2)", "no published results of the family: specification-based"]
+    assert reasons == ["results from 0 rounds (needs 2)",
+                       "no published results of the family on this benchmark: from a sibling or its specifications"]
 
 
 def test_trust_settings_come_from_params_and_are_checked() -> None:
@@ -510,6 +511,8 @@ def test_real_gb300_as_of_v5_0_is_a_sibling_forecast_with_an_interval_and_reason
     # GB300 learns from its sibling GB200 (NVIDIA, Superchip), re-centred on earlier new families' errors
     assert result.kind == forecast_model.SIBLING and result.specification_based and not result.trusted
     assert result.low_min < result.predicted_min < result.high_min and result.rounds[-1] == "v5.0"
-    assert "no published results of the family: specification-based" in result.reasons and result.extrapolated
+    assert result.extrapolated and \
+        "no published results of the family on this benchmark: from a sibling or its specifications" in result.reasons
+    assert result.backtest_error.startswith("a family's first round in a benchmark: backtest median error")
     # GB300 x 512 published 0.40 min in v5.1: inside the interval
     assert result.low_min < 0.403 < result.high_min

@@ -31,7 +31,14 @@ from pipeline.analysis.forecasting.model import (
     Forecaster,
     fit,
 )
-from pipeline.analysis.forecasting.summaries import ComparisonRecord, compare, error_sentence
+from pipeline.analysis.forecasting.summaries import (
+    AnswerErrors,
+    ComparisonRecord,
+    ErrorSummary,
+    compare,
+    error_sentence,
+    new_family_sentence,
+)
 from pipeline.analysis.forecasting.trust import Evidence, backtest_evidence, trust_reasons
 from pipeline.core.artifacts import Record
 from pipeline.core.errors import UsageError
@@ -124,7 +131,8 @@ class Answer(Record):
     """What else a reader must know: extrapolated, data rising with count, retired."""
     backtest_error: str
     """The benchmark's one error figure (`error_sentence`): the forward backtest of `predict`'s answers, the naive
-    rule's beside it."""
+    rule's beside it; for a family new to the benchmark, that of such answers on every benchmark
+    (`new_family_sentence`)."""
 
     @field_serializer("predicted_min", "low_min", "high_min")
     def _stored(self, minutes: float) -> float:
@@ -147,6 +155,7 @@ class FittedBenchmark:
     method: str  # the method `predict` answers with (one of CANDIDATES)
     candidate_medians: dict[str, float | None]  # each candidate's backtest median error on the common results
     comparison: ComparisonRecord  # `compare` of the benchmark's backtest points
+    new_family_errors: AnswerErrors  # every benchmark's backtest answers of NEW_FAMILY_KINDS
     family_evidence: dict[tuple[str, str], Evidence]  # (method, family) -> inside, n, median error % of its
     kind_evidence: dict[tuple[str, str], Evidence]  # backtest forecasts; (method, kind) -> the same
     published: pd.DataFrame  # the model inputs, PUBLISHED_COLUMNS
@@ -200,6 +209,9 @@ def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, lev
     return FittedBenchmark(benchmark=benchmark, not_analysed_reason=not_analysed_reason, interval=level,
                            forecaster=forecaster, calibrations=calibrations, method=method,
                            candidate_medians=medians, comparison=compare(own).record(),
+                           new_family_errors=AnswerErrors.model_validate(ErrorSummary.of(
+                               points[(points["method"] == ANSWER) & points["kind"].isin(NEW_FAMILY_KINDS)]
+                           ).as_dict("answer")),
                            family_evidence=backtest_evidence(forecasts, "accelerator_family"),
                            kind_evidence=backtest_evidence(forecasts, "kind"),
                            published=frame[PUBLISHED_COLUMNS].sort_values(PUBLISHED_COLUMNS, ignore_index=True))
@@ -322,7 +334,8 @@ def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float,
                   specification_based=kind in (POOLED, *NEW_FAMILY_KINDS), trusted=not reasons, reasons=reasons,
                   rounds=list(fitted.forecaster.rounds), calibration=curve.calibration.q_source,
                   note=method_note(fitted, method), extrapolated=extrapolated, notes=notes,
-                  backtest_error=error_sentence(fitted.comparison))
+                  backtest_error=(new_family_sentence(fitted.new_family_errors) if kind in NEW_FAMILY_KINDS
+                                  else error_sentence(fitted.comparison)))
 
 
 def method_note(fitted: FittedBenchmark, method: str) -> str:

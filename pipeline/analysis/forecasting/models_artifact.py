@@ -24,7 +24,7 @@ from pydantic import Field, FiniteFloat, model_validator
 from pipeline.analysis.forecasting.answers import FittedBenchmark
 from pipeline.analysis.forecasting.intervals import Calibration
 from pipeline.analysis.forecasting.model import BLEND, CANDIDATES, KINDS, MODEL, NAIVE, UNIT, Forecaster
-from pipeline.analysis.forecasting.summaries import ComparisonRecord
+from pipeline.analysis.forecasting.summaries import AnswerErrors, ComparisonRecord
 from pipeline.core import paths
 from pipeline.core.artifacts import Artifact, Record
 from pipeline.core.cli import canonical_name
@@ -235,6 +235,9 @@ class ModelsArtifact(Artifact):
     """Each candidate's backtest median error on the results all of them forecast (%)."""
     comparison: ComparisonRecord | None
     """The benchmark's backtest summarised; null when skipped."""
+    new_family_errors: AnswerErrors | None
+    """Every benchmark's backtest answers for a family's first round in a benchmark (`NEW_FAMILY_KINDS`): the
+    error `predict` states for such an answer; null when skipped."""
     evidence: list[EvidenceRow]
     """The trust rule's evidence."""
     published: list[PublishedRow]
@@ -250,8 +253,8 @@ class ModelsArtifact(Artifact):
             if self.status == "ok":
                 raise ValueError("forecaster is null although the status is ok")
             return self
-        if self.method is None or self.comparison is None:
-            raise ValueError("method and comparison are needed with a forecaster")
+        if self.method is None or self.comparison is None or self.new_family_errors is None:
+            raise ValueError("method, comparison and new_family_errors are needed with a forecaster")
         if set(self.candidate_medians) != set(CANDIDATES):
             raise ValueError(f"candidate_medians must give each of {', '.join(CANDIDATES)} a number or null")
         if sorted((row.method, row.kind, row.trusted) for row in self.calibration) != CALIBRATED:
@@ -273,7 +276,8 @@ class ModelsArtifact(Artifact):
                 for row in self.calibration},
             method=cast(str, self.method),
             candidate_medians={str(name): value for name, value in self.candidate_medians.items()},
-            comparison=cast(ComparisonRecord, self.comparison), family_evidence=evidence["family"],
+            comparison=cast(ComparisonRecord, self.comparison),
+            new_family_errors=cast(AnswerErrors, self.new_family_errors), family_evidence=evidence["family"],
             kind_evidence=evidence["kind"], published=_frame(self.published, PublishedRow))
 
 
@@ -290,7 +294,7 @@ def models_record(fitted: FittedBenchmark) -> ModelsArtifact:
                          "kappa_source": calibration.kappa_source, "shift_log": calibration.shift}
                         for (method, kind, trusted), calibration in sorted(fitted.calibrations.items())],
         "method": fitted.method, "candidate_medians": dict(fitted.candidate_medians),
-        "comparison": fitted.comparison,
+        "comparison": fitted.comparison, "new_family_errors": fitted.new_family_errors,
         "evidence": [{"method": method, "by": by, "key": key, "inside": inside, "n": n, "median_ape_pct": median}
                      for by, table in (("family", fitted.family_evidence), ("kind", fitted.kind_evidence))
                      for (method, key), (inside, n, median) in sorted(table.items())],
@@ -301,7 +305,7 @@ def not_analysed_record(benchmark: str, reason: str, interval: float) -> ModelsA
     """models.json of a benchmark without a result in scope."""
     return ModelsArtifact(format=FORMAT, benchmark=benchmark, status="skipped", reason=reason, interval=interval,
                           forecaster=None, calibration=[], method=None, candidate_medians={}, comparison=None,
-                          evidence=[], published=[])
+                          new_family_errors=None, evidence=[], published=[])
 
 
 def _records(frame: pd.DataFrame, row: type[Record]) -> list[dict[str, Any]]:

@@ -102,6 +102,16 @@ def error_sentence(record: ComparisonRecord | None) -> str:
             f"forecast from the ones before it{naive}")
 
 
+def new_family_sentence(record: AnswerErrors) -> str:
+    """The error `predict` states for an answer about a family's first round in a benchmark (from a sibling or the
+    specifications): every benchmark's backtest answers of that kind, their median error and coverage."""
+    if not record.answer_n or record.answer_median_ape_pct is None:
+        return "no backtest of a family's first round in a benchmark yet"
+    return (f"a family's first round in a benchmark: backtest median error {record.answer_median_ape_pct:.1f}% "
+            f"over {record.answer_n} such answers on every benchmark, {100 * (record.answer_coverage or 0):.0f}% "
+            f"inside their interval")
+
+
 def compare(points: pd.DataFrame) -> Comparison:
     """The Comparison of a set of backtest points (POINT_COLUMNS)."""
     return _PointArrays.of(points).compare(np.ones(len(points), dtype=bool))
