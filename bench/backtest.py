@@ -1,7 +1,8 @@
 """Forward-chaining backtest of `pipeline.commands.predict`'s answers on the real data, per benchmark and overall.
 
     python bench/backtest.py            (after `dvc repro features`; runs the backtest afresh twice, ~30 s:
-                                         republished results left out, as the pipeline does, then included)
+                                         republished results left out, as the pipeline does, then included;
+                                         --pipeline-only: the first alone)
 
 For each round, the model is fitted on the earlier rounds and every result of the round is
 forecast as `predict` would have answered then: by the method chosen on the earlier folds (the model, the monotone
@@ -10,7 +11,9 @@ rule (the
 family's best time at the nearest count of its latest round, scaled linearly) is the bar. Printed overall, per
 benchmark and for the latest fold on its own: forecasts, median and 90th-percentile absolute percentage error, the
 share inside the 90% interval with its exact (Clopper-Pearson) 90% interval, the naive rule's median error and the
-answers' on the results both forecast; then trusted against untrusted answers, and the issue's checks.
+answers' on the results both forecast, the median signed error (predicted / published - 1); then trusted against
+untrusted answers, new families (a family's first round in a benchmark, from a sibling or the specifications)
+against known ones, per fold too, and the issue's checks.
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ if __package__ in (None, ""):  # run as `python bench/backtest.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipeline.analysis.forecasting.backtest import backtest
-from pipeline.analysis.forecasting.model import ANSWER, model_inputs_by_benchmark
+from pipeline.analysis.forecasting.model import ANSWER, NEW_FAMILY_KINDS, model_inputs_by_benchmark
 from pipeline.analysis.forecasting.summaries import ErrorSummary, compare
 from pipeline.analysis.forecasting.trust import coverage_consistent
 from pipeline.settings import Trust, load_settings
@@ -72,11 +75,31 @@ def accuracy_table(points: pd.DataFrame, by: str = "benchmark") -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def trust_table(points: pd.DataFrame, coverage: tuple[float, float]) -> pd.DataFrame:
-    """Per benchmark and overall: trusted answers (count, median, p90, coverage, its exact interval, whether it
-    is consistent with `coverage`) against untrusted ones (count, median, p90, coverage), and the p90 ratio."""
+def new_family_table(points: pd.DataFrame, by: str = "benchmark") -> pd.DataFrame:
+    """Per value of `by` and overall: answers for a family's first round in the benchmark (from a sibling or the
+    specifications, `NEW_FAMILY_KINDS`) against the others (known families): count, median, p90 and median signed
+    error, coverage and its exact interval."""
+    answers = points[points["method"] == ANSWER]
+    new = answers["kind"].isin(NEW_FAMILY_KINDS)
     rows = {}
-    for name, group in [*points.groupby("benchmark", sort=True), ("overall", points)]:
+    for name, group in [*answers.groupby(by, sort=False), ("overall", answers)]:
+        row: dict[tuple[str, str], object] = {}
+        for label, part in (("known", group[~new.loc[group.index]]), ("new families", group[new.loc[group.index]])):
+            summary = ErrorSummary.of(part)
+            row.update({(label, "n"): summary.n, (label, "median %"): _fmt(summary.median_ape_pct),
+                        (label, "p90 %"): _fmt(summary.p90_ape_pct), (label, "signed %"): _fmt(
+                            median_signed_error(part)), (label, "in 90% (%)"): _fmt(summary.coverage, 100, 0),
+                        (label, "exact 90%"): _exact(summary)})
+        rows[name] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def trust_table(points: pd.DataFrame, coverage: tuple[float, float], by: str = "benchmark") -> pd.DataFrame:
+    """Per value of `by` (benchmark or fold) and overall: trusted answers (count, median, p90, coverage, its exact
+    interval, whether it is consistent with `coverage`) against untrusted ones (count, median, p90, coverage), and
+    the p90 ratio."""
+    rows = {}
+    for name, group in [*points.groupby(by, sort=by == "benchmark"), ("overall", points)]:
         comparison = compare(group)
         trusted, untrusted = comparison.trusted, comparison.untrusted
         ratio = (trusted.p90_ape_pct / untrusted.p90_ape_pct
@@ -106,6 +129,21 @@ def checks(points: pd.DataFrame, latest: str, coverage: tuple[float, float]) -> 
                      f"{comparison.common_n} results: {'beats' if comparison.better == ANSWER else 'does NOT beat'} "
                      f"it; trusted p90 {_fmt(trusted)}% against untrusted {_fmt(untrusted)}%: "
                      f"{'at most half' if half else 'NOT at most half'}")
+    known = points[~points["kind"].isin(NEW_FAMILY_KINDS)]
+    for label, subset in (("every answer", points), ("known families", known)):
+        signed = {fold: median_signed_error(group) for fold, group in subset.groupby("fold", sort=False)}
+        outside = [f"{fold} ({value:+.1f}%)" for fold, value in signed.items() if value is not None and abs(value) > 3]
+        lines.append(f"median signed error within +-3% on every fold ({label}): "
+                     f"{'yes' if not outside else 'NO: ' + ', '.join(outside)}")
+    latest_answers = points[(points["fold"] == latest) & (points["method"] == ANSWER)]
+    for label, group in (("every answer", latest_answers), ("trusted", latest_answers[latest_answers["trusted"]]),
+                         *((f"{benchmark}", part) for benchmark, part in latest_answers.groupby("benchmark", sort=True)
+                           if len(part) >= 20)):
+        summary = ErrorSummary.of(group)
+        if summary.n:
+            verdict = "consistent" if coverage_consistent(summary.inside, summary.n, coverage) else "NOT consistent"
+            lines.append(f"latest fold {latest}, {label}: {summary.inside} of {summary.n} inside the interval, exact "
+                         f"{_exact(summary)}%: {verdict} with {100 * coverage[0]:.0f}-{100 * coverage[1]:.0f}%")
     answers = points[points["method"] == ANSWER]
     failing = [f"{benchmark} ({int(group['inside_interval'].sum())} of {len(group)})"
                for benchmark, group in answers[answers["trusted"].astype(bool)].groupby("benchmark", sort=True)
@@ -119,7 +157,13 @@ def report(points: pd.DataFrame, rule: Trust, scope: str) -> None:
     """Print the accuracy and trust tables, the answers by kind and the checks of one backtest."""
     latest = points["fold"].iloc[points["fold_time"].argmax()]
     print(f"Accuracy of predict's answers per fold ({scope}; signed: median of predicted / published - 1):")
-    print(accuracy_table(points.sort_values(["fold_time", "benchmark"], kind="stable"), by="fold").to_string())
+    by_fold = points.sort_values(["fold_time", "benchmark"], kind="stable")
+    print(accuracy_table(by_fold, by="fold").to_string())
+    print(f"\nTrusted against untrusted answers per fold ({scope}):")
+    print(trust_table(by_fold, rule.coverage, by="fold").to_string())
+    print(f"\nNew families (first round in the benchmark: from a sibling or the specifications) against known ones, "
+          f"per fold ({scope}):")
+    print(new_family_table(by_fold, by="fold").to_string())
     print()
     for title, subset in (("every fold", points), (f"the latest fold alone ({latest} forecast from the rounds "
                                                     f"before it)", points[points["fold"] == latest])):
@@ -127,6 +171,8 @@ def report(points: pd.DataFrame, rule: Trust, scope: str) -> None:
         print(accuracy_table(subset).to_string())
         print(f"\nTrusted against untrusted answers, {title} ({scope}):")
         print(trust_table(subset, rule.coverage).to_string())
+        print(f"\nNew families against known ones, {title} ({scope}):")
+        print(new_family_table(subset.sort_values("benchmark", kind="stable")).to_string())
         print()
     answers = points[points["method"] == ANSWER]
     print(f"Answers by kind (every benchmark and fold, {scope}):")
@@ -149,7 +195,9 @@ def main() -> None:
     # The pipeline's scope first (params analysis.republished), then the other one: a buyer also asks about
     # configurations whose result was republished, which the naive rule answers exactly.
     other = "include" if settings.analysis.republished == "exclude" else "exclude"
-    for republished in (settings.analysis.republished, other):
+    scopes = (settings.analysis.republished,) if "--pipeline-only" in sys.argv[1:] else (
+        settings.analysis.republished, other)
+    for republished in scopes:
         analysis = settings.analysis.model_copy(update={"republished": republished})
         scope = ("republished results left out" if republished == "exclude"
                  else "republished results (reruns) included")

@@ -197,6 +197,7 @@ def render_answer(result: Answer, nearest: pd.DataFrame, cost: dict[str, Any] | 
              f"{result.predicted_min:.3g} min ({100 * result.interval:.0f}% interval {result.low_min:.3g} to "
              f"{result.high_min:.3g} min) in the round after {result.rounds[-1]}",
              f"method: {result.method} ({kind}); {result.note}",
+             f"error: {result.backtest_error}",
              f"fitted on rounds {', '.join(result.rounds)}; interval calibrated on backtest residuals of: "
              f"{result.calibration}",
              "trusted: results from enough rounds, enough backtest forecasts with coverage in range and a small "

@@ -30,9 +30,11 @@ PARAMS: tuple[str, ...] = ("analysis", "decide")
 if TYPE_CHECKING:
     import pandas as pd
 
+    from pipeline.analysis.forecasting.model import DriftPrior
+
 
 def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Analysis, settings: Decide,
-                     backtest_points: pd.DataFrame, folder: Path, drift_prior: float | None = None) -> str:
+                     backtest_points: pd.DataFrame, folder: Path, drift_prior: DriftPrior | None = None) -> str:
     """Fit and summarise one benchmark (of the whole configurations table) and write its outputs into `folder`;
     the line to print."""
     from pipeline.analysis.forecasting import decide
@@ -57,12 +59,10 @@ def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Ana
     summary = decide.summarise(benchmark, frame, fitted, points, settings.efficiency_floor, settings.interval,
                                reason, settings.trust)
     summary.write(paths.decide_json(benchmark, folder))
-    backtest = summary.backtest
-    error = None if backtest is None else backtest.common_answer_median_ape_pct
-    naive = None if backtest is None else backtest.common_naive_median_ape_pct
-    return (f"{benchmark}: {summary.status}; predict answers with the {summary.method or 'n/a'}; backtest "
-            f"median error {'n/a' if error is None else f'{error:.1f}%'} against the naive rule's "
-            f"{'n/a' if naive is None else f'{naive:.1f}%'} ({0 if backtest is None else backtest.common_n} results)")
+    from pipeline.analysis.forecasting.summaries import error_sentence
+
+    return (f"{benchmark}: {summary.status}; predict answers with the {summary.method or 'n/a'}; "
+            f"{error_sentence(summary.backtest)}")
 
 
 @cli

@@ -5,6 +5,7 @@ named (exit 1)."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 import yaml
 
 from pipeline.analysis.forecasting import models_artifact
+from pipeline.analysis.forecasting.answers import FittedBenchmark
 from pipeline.analysis.pricing import price_table as pt
 from pipeline.analysis.pricing.costs import COST_LABEL
 from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE
@@ -23,9 +25,12 @@ from tests.conftest import add_energy, exit_message, run_stage
 def test_predict_cli_prints_the_forecast_interval_trust_and_nearest_results(decide_project: Path, capsys) -> None:
     predict.main(["--benchmark", "resnet", "--accelerator", "H100", "--count", "64"])
     out = capsys.readouterr().out
-    # anchored on v4.0 (times / 1.02), then half the drift of 1.02^-2 per year over the 0.9 years to the round
-    # after v4.1: 100 x 8^-0.9 x 1.02^-1.9 = 14.8
-    assert f"forecast time to train {100 * 8 ** -0.9 * 1.02 ** -1.9:.3g} min" in out
+    # anchored on v4.0 (times / 1.02), then the drift the model applies (half its own 1.02^-2 per year, shrunk
+    # towards the later steps of every benchmark) over the 0.9 years to the round after v4.1
+    fitted = models_artifact.read_models(decide_project / "reports/decide/resnet.models.json")
+    assert isinstance(fitted, FittedBenchmark) and fitted.forecaster.drift_per_year < 0
+    expected = 100 * 8 ** -0.9 / 1.02 * math.exp(fitted.forecaster.drift_per_year * 0.9)
+    assert f"forecast time to train {expected:.3g} min" in out
     assert "in the round after v4.1" in out and "method: model (family)" in out
     nearest = out.split("by accelerator count:\n")[1].splitlines()
     assert all(" 64 " in line for line in nearest[1:3]) and " 32 " in nearest[3]
@@ -48,6 +53,14 @@ def test_predict_json_and_from_file_answer_one_object_per_row(decide_project: Pa
     assert answers[0]["rounds"] == ["v3.0", "v4.0", "v4.1"]
 
 
+def test_a_family_new_to_the_benchmark_is_answered_from_a_sibling_untrusted(decide_project: Path, capsys) -> None:
+    # three families are too few to regress on specifications (MIN_SPEC_FAMILIES): B200 learns from its sibling
+    predict.main(["--benchmark", "resnet", "--accelerator", "B200", "--count", "8", "--json"])
+    found = json.loads(capsys.readouterr().out)
+    assert found["kind"] == "sibling" and not found["trusted"] and found["specification_based"]
+    assert found["low_min"] < found["predicted_min"] < found["high_min"]
+
+
 @pytest.mark.parametrize(("argv", "expected"), [
     (["--benchmark", "resnet", "--accelerator", "H900", "--count", "8"], "families with results: A100, Gaudi2, H100"),
     (["--benchmark", "resnet", "--accelerator", "H100", "--count", "0"], "count must be a positive whole number"),
@@ -59,8 +72,6 @@ def test_predict_json_and_from_file_answer_one_object_per_row(decide_project: Pa
                                                                            "of: resnet"),
     (["--benchmark", "resnet"], "or --from FILE.csv"),
     (["--from", "missing.csv"], "no such file"),
-    # three families are too few to regress on specifications (pipeline.analysis.forecasting.model.MIN_SPEC_FAMILIES)
-    (["--benchmark", "resnet", "--accelerator", "B200", "--count", "8"], "too few families have specifications"),
     (["--from", "params.yaml", "--count", "8"], "leave out --benchmark"),
     (["--benchmark", "resnet", "--accelerator", "H100", "--count", "8", "--until", "2024"],
      "--until '2024' is not a published round; choose one of: v3.0, v4.0, v4.1"),

@@ -24,13 +24,21 @@ from pipeline.analysis.forecasting.model import (
     MODEL,
     MONOTONE,
     NAIVE,
+    NEW_FAMILY_KINDS,
     POOLED,
     ROUND_STEP_YEARS,
-    SPECIFICATION,
+    DriftPrior,
     Forecaster,
     fit,
 )
-from pipeline.analysis.forecasting.summaries import ComparisonRecord, compare
+from pipeline.analysis.forecasting.summaries import (
+    AnswerErrors,
+    ComparisonRecord,
+    ErrorSummary,
+    compare,
+    error_sentence,
+    new_family_sentence,
+)
 from pipeline.analysis.forecasting.trust import Evidence, backtest_evidence, trust_reasons
 from pipeline.core.artifacts import Record
 from pipeline.core.errors import UsageError
@@ -121,6 +129,10 @@ class Answer(Record):
     """Beyond the trusted count range (params `decide.trust.max_count_factor`)."""
     notes: list[str]
     """What else a reader must know: extrapolated, data rising with count, retired."""
+    backtest_error: str
+    """The benchmark's one error figure (`error_sentence`): the forward backtest of `predict`'s answers, the naive
+    rule's beside it; for a family new to the benchmark, that of such answers on every benchmark
+    (`new_family_sentence`)."""
 
     @field_serializer("predicted_min", "low_min", "high_min")
     def _stored(self, minutes: float) -> float:
@@ -143,6 +155,7 @@ class FittedBenchmark:
     method: str  # the method `predict` answers with (one of CANDIDATES)
     candidate_medians: dict[str, float | None]  # each candidate's backtest median error on the common results
     comparison: ComparisonRecord  # `compare` of the benchmark's backtest points
+    new_family_errors: AnswerErrors  # every benchmark's backtest answers of NEW_FAMILY_KINDS
     family_evidence: dict[tuple[str, str], Evidence]  # (method, family) -> inside, n, median error % of its
     kind_evidence: dict[tuple[str, str], Evidence]  # backtest forecasts; (method, kind) -> the same
     published: pd.DataFrame  # the model inputs, PUBLISHED_COLUMNS
@@ -177,15 +190,17 @@ class FittedBenchmark:
 
 
 def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, level: float,
-                  not_analysed_reason: str | None = None, drift_prior: float | None = None) -> FittedBenchmark:
+                  not_analysed_reason: str | None = None, drift_prior: DriftPrior | None = None) -> FittedBenchmark:
     """The FittedBenchmark of `benchmark` from its model inputs `frame` (at least one row) and the backtest
     `points` of every benchmark (POINT_COLUMNS, folds up to the rounds of `frame`; other benchmarks' earlier
     residuals help calibrate); `drift_prior` (`next_round_drift`) is the drift of a benchmark without its own."""
     forecaster = fit(frame, drift_prior)
     target_time = max(round_published(name) for name in forecaster.rounds) + ROUND_STEP_YEARS
     history = ResidualHistory.of(points[points["method"] != ANSWER])
-    calibrations = {(method, kind, trusted): history.calibration(benchmark, method, kind, level,
-                                                                 forecaster.spread_log, target_time, trusted)
+    calibrations = {(method, kind, trusted): history.calibration(benchmark, method, kind, level, target_time,
+                                                                 trusted,
+                                                                 recentre=kind in NEW_FAMILY_KINDS,
+                                              new_family_kinds=NEW_FAMILY_KINDS)
                     for method in CANDIDATES for kind in ((*KINDS,) if method in (MODEL, BLEND) else (NAIVE,))
                     for trusted in (True, False)}
     own = points[points["benchmark"] == benchmark]
@@ -194,6 +209,9 @@ def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, lev
     return FittedBenchmark(benchmark=benchmark, not_analysed_reason=not_analysed_reason, interval=level,
                            forecaster=forecaster, calibrations=calibrations, method=method,
                            candidate_medians=medians, comparison=compare(own).record(),
+                           new_family_errors=AnswerErrors.model_validate(ErrorSummary.of(
+                               points[(points["method"] == ANSWER) & points["kind"].isin(NEW_FAMILY_KINDS)]
+                           ).as_dict("answer")),
                            family_evidence=backtest_evidence(forecasts, "accelerator_family"),
                            kind_evidence=backtest_evidence(forecasts, "kind"),
                            published=frame[PUBLISHED_COLUMNS].sort_values(PUBLISHED_COLUMNS, ignore_index=True))
@@ -245,8 +263,9 @@ def answer_curve(fitted: FittedBenchmark, family: str, form_factor: str, counts:
     calibration = fitted.calibrations[(method, kind, trusted)]
     distance = forecast["distance"]
     return AnswerCurve(method=method, kind=kind, calibration=calibration, counts=counts,
-                       log_minutes=forecast[method],
-                       half_width=np.asarray(calibration.half_width(distance), dtype=float), distance=distance)
+                       log_minutes=forecast[method] + calibration.shift,
+                       half_width=np.asarray(calibration.half_width(distance, forecast["scale"]), dtype=float),
+                       distance=distance)
 
 
 def answer_reasons(fitted: FittedBenchmark, family: str, count: float, method: str, kind: str,
@@ -312,27 +331,23 @@ def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float,
     return Answer(benchmark=benchmark, accelerator=family, form_factor=form_factor, count=count,
                   predicted_min=math.exp(centre), low_min=math.exp(centre - half_width),
                   high_min=math.exp(centre + half_width), interval=fitted.interval, method=method, kind=kind,
-                  specification_based=kind in (POOLED, SPECIFICATION), trusted=not reasons, reasons=reasons,
+                  specification_based=kind in (POOLED, *NEW_FAMILY_KINDS), trusted=not reasons, reasons=reasons,
                   rounds=list(fitted.forecaster.rounds), calibration=curve.calibration.q_source,
-                  note=method_note(fitted, method), extrapolated=extrapolated, notes=notes)
+                  note=method_note(fitted, method), extrapolated=extrapolated, notes=notes,
+                  backtest_error=(new_family_sentence(fitted.new_family_errors) if kind in NEW_FAMILY_KINDS
+                                  else error_sentence(fitted.comparison)))
 
 
 def method_note(fitted: FittedBenchmark, method: str) -> str:
-    """Why `predict` answers `fitted`'s benchmark with `method`, in a sentence."""
-    medians = fitted.candidate_medians
-    shown = ", ".join(f"{name} {_pct(medians.get(name))}" for name in CANDIDATES)
+    """Why `predict` answers `fitted`'s benchmark with `method`, in a sentence (the error itself is
+    `error_sentence`'s, the one figure)."""
     if method != fitted.method:
-        return (f"the model: the chosen {fitted.method} needs the family's own results (backtest median errors: "
-                f"{shown})")
-    if medians.get(MODEL) is None:
+        return f"the model: the chosen {fitted.method} needs the family's own results"
+    if fitted.candidate_medians.get(MODEL) is None:
         return (f"no backtest compares the methods on {fitted.benchmark} (that needs results in two rounds of the "
                 f"same family): the model answers")
     if method == MODEL:
         return (f"no other candidate's backtest median error on {fitted.benchmark} is more than "
-                f"{100 * CHOICE_MARGIN:.0f}% below the model's ({shown}, on the same results)")
+                f"{100 * CHOICE_MARGIN:.0f}% below the model's on the results all of them forecast")
     return (f"its backtest median error on {fitted.benchmark} is more than {100 * CHOICE_MARGIN:.0f}% below the "
-            f"model's ({shown}, on the same results)")
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1f}%"
+            f"model's on the results all of them forecast")

@@ -25,8 +25,9 @@ from pipeline.analysis.forecasting.model import (
     METHODS,
     MODEL,
     NAIVE,
-    SPECIFICATION,
+    NEW_FAMILY_KINDS,
     UNIT,
+    DriftPrior,
     codes,
     fit,
     ordered_rounds,
@@ -44,10 +45,10 @@ from pipeline.settings import Trust
 CHOICE_MARGIN = 0.2
 FORECAST_COLUMNS = ["benchmark", "fold", "fold_time", "accelerator_family", "form_factor", "submitter", "system",
                     "accelerator_count", "time_to_train_min", "rerun", "family_rounds", "family_count_min",
-                    "family_count_max", "distance", "spread_log", "method", "kind", "forecast_log"]
+                    "family_count_max", "distance", "scale", "spread_log", "method", "kind", "forecast_log"]
 POINT_COLUMNS = ["benchmark", "fold", "fold_time", "accelerator_family", "form_factor", "submitter", "system",
-                 "accelerator_count", "time_to_train_min", "rerun", "method", "chosen", "kind", "distance",
-                 "predicted_min", "low_min", "high_min", "ape_pct", "inside_interval", "log_residual",
+                 "accelerator_count", "time_to_train_min", "rerun", "method", "chosen", "kind", "distance", "scale",
+                 "predicted_min", "low_min", "high_min", "ape_pct", "inside_interval", "log_residual", "shift_log",
                  "calibration", "trusted", "reasons"]
 
 
@@ -58,7 +59,7 @@ def reruns(test: pd.DataFrame) -> np.ndarray:
 
 # --- the backtest -------------------------------------------------------------------------------------------------
 
-def backtest_forecasts(frame: pd.DataFrame, drift_priors: Mapping[float, float | None] | None = None) -> pd.DataFrame:
+def backtest_forecasts(frame: pd.DataFrame, drift_priors: Mapping[float, DriftPrior] | None = None) -> pd.DataFrame:
     """Forward chaining: per round after the first, fit on the earlier rounds and forecast every result of the
     round (reruns flagged). One row per result and method that gave a forecast, columns FORECAST_COLUMNS
     (without `benchmark`): the result, its family's rounds and count range in the training rounds, the
@@ -81,7 +82,7 @@ def backtest_forecasts(frame: pd.DataFrame, drift_priors: Mapping[float, float |
             family_rounds=family.map(by_family["round"].nunique()).fillna(0).astype(int),
             family_count_min=family.map(by_family["accelerator_count"].min()).astype(float),
             family_count_max=family.map(by_family["accelerator_count"].max()).astype(float),
-            distance=forecasts["distance"], spread_log=forecaster.spread_log)
+            distance=forecasts["distance"], scale=forecasts["scale"], spread_log=forecaster.spread_log)
         for method in METHODS:
             kind = forecasts["kind"] if method in (MODEL, BLEND) else pd.Series(NAIVE, index=test.index)
             rows.append(base.assign(method=method, kind=kind, forecast_log=forecasts[method]))
@@ -141,24 +142,29 @@ def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFram
     benchmark and fold, the ANSWER rows: a copy of each result's forecast by the method chosen on the earlier
     folds (`choose_method`; the model where that method has none)."""
     forecasts = forecasts.assign(log_residual=np.log(forecasts["time_to_train_min"].astype(float))
-                                 - forecasts["forecast_log"].astype(float)).reset_index(drop=True)
-    residual = forecasts["log_residual"].to_numpy(dtype=float)
+                                 - forecasts["forecast_log"].astype(float), shift_log=0.0).reset_index(drop=True)
+    residual = forecasts["log_residual"].to_numpy(dtype=float).copy()
+    shift = np.zeros(len(forecasts))
     fold_time = forecasts["fold_time"].to_numpy(dtype=float)
     trusted = np.zeros(len(forecasts), dtype=bool)
     reasons = np.full(len(forecasts), "", dtype=object)
     half_width = np.full(len(forecasts), np.nan)
     sources = np.full(len(forecasts), UNCALIBRATED, dtype=object)
-    points = forecasts.assign(ape_pct=100 * np.abs(np.exp(-residual) - 1), inside_interval=False)
+
+    def ape(rows: np.ndarray) -> np.ndarray:
+        return 100 * np.abs(np.exp(-residual[rows]) - 1)
+
     for time in sorted(set(fold_time.tolist())):
         earlier, now = fold_time < time, fold_time == time
-        done = points[earlier].assign(trusted=trusted[earlier], inside_interval=np.abs(residual[earlier])
-                                      <= half_width[earlier])
+        done = forecasts[earlier].assign(trusted=trusted[earlier], inside_interval=np.abs(residual[earlier])
+                                         <= half_width[earlier], ape_pct=ape(earlier), log_residual=residual[earlier],
+                                         shift_log=shift[earlier])
         for benchmark, rows in forecasts[now].groupby("benchmark", sort=True):
             evidence = done[done["benchmark"] == benchmark]
             by_family, by_kind = backtest_evidence(evidence, "accelerator_family"), backtest_evidence(evidence, "kind")
             found = [trust_reasons(int(row.family_rounds), float(row.accelerator_count),
-                                   None if row.kind == SPECIFICATION else (float(row.family_count_min),
-                                                                           float(row.family_count_max)),
+                                   None if row.kind in NEW_FAMILY_KINDS else (float(row.family_count_min),
+                                                                              float(row.family_count_max)),
                                    by_family.get((str(row.method), str(row.accelerator_family)), (0, 0, None)),
                                    by_kind.get((str(row.method), str(row.kind)), (0, 0, None)), rule)
                      for row in rows.itertuples(index=False)]
@@ -168,12 +174,18 @@ def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFram
         current = forecasts[now].assign(trusted=trusted[now])
         for (benchmark, method, kind, trust), rows in current.groupby(["benchmark", "method", "kind", "trusted"],
                                                                       sort=True):
-            calibration = history.calibration(benchmark, method, kind, level, float(rows["spread_log"].iloc[0]),
-                                              time, bool(trust))
-            half_width[rows.index] = calibration.half_width(rows["distance"].to_numpy(dtype=float))
+            calibration = history.calibration(benchmark, method, kind, level, time, bool(trust),
+                                              recentre=kind in NEW_FAMILY_KINDS,
+                                              new_family_kinds=NEW_FAMILY_KINDS)
+            half_width[rows.index] = calibration.half_width(rows["distance"].to_numpy(dtype=float),
+                                                            rows["scale"].to_numpy(dtype=float))
             sources[rows.index] = calibration.q_source
-    centre = forecasts["forecast_log"].to_numpy(dtype=float)
-    points = points.assign(
+            shift[rows.index] = calibration.shift
+            residual[rows.index] -= calibration.shift
+    centre = forecasts["forecast_log"].to_numpy(dtype=float) + shift
+    every = np.ones(len(forecasts), dtype=bool)
+    points = forecasts.assign(
+        forecast_log=centre, log_residual=residual, shift_log=shift, ape_pct=ape(every),
         predicted_min=np.exp(centre), low_min=np.exp(centre - half_width), high_min=np.exp(centre + half_width),
         inside_interval=np.abs(residual) <= half_width, calibration=sources, chosen="", trusted=trusted,
         reasons=reasons)
@@ -198,7 +210,7 @@ def _answers(points: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(done, ignore_index=True) if done else points.iloc[:0]
 
 
-def benchmark_forecasts(item: tuple[str, pd.DataFrame, Mapping[float, float | None]]) -> pd.DataFrame:
+def benchmark_forecasts(item: tuple[str, pd.DataFrame, Mapping[float, DriftPrior]]) -> pd.DataFrame:
     """`backtest_forecasts` of one (benchmark, model inputs, drift priors by fold time), with a `benchmark`
     column."""
     benchmark, frame, drift_priors = item

@@ -1,9 +1,11 @@
-"""Intervals are weighted split-conformal on the backtest's earlier log residuals, normalised by distance: a
-forecast `d` (log count ratio) outside its unit's published counts gets the half-width q x (1 + kappa d), q the
-weighted level (m + 1) / m quantile of the normalised scores |r| / (1 + kappa d) of the m earlier forecasts of
-the same method, kind and trust (falling back to the same trust, then the same kind, then the whole method when
-a pool has fewer than `MIN_CALIBRATION`; with none, an uncalibrated interval from the fit's within-group and
-between-round spread). kappa is calibrated on the earlier folds' own extrapolations (`extrapolation_slope`).
+"""Intervals are weighted split-conformal on the backtest's earlier log residuals, normalised by the forecast's
+scale s and distance: a forecast of scale s (`pipeline.analysis.forecasting.model.forecast_scale`: run-to-run
+noise, the spread between submitters on the same hardware and the drift's uncertainty, in quadrature) `d` (log
+count ratio) outside its unit's published counts gets the half-width q x s x (1 + kappa d), q the weighted level
+(m + 1) / m quantile of the normalised scores |r| / (s (1 + kappa d)) of the m earlier forecasts of the same
+method, kind and trust (falling back to the same trust, then the same kind, then the whole method when a pool has
+fewer than `MIN_CALIBRATION`; with none, q is the normal quantile of the level: s read as an sd).
+kappa is calibrated on the earlier folds' own extrapolations (`extrapolation_slope`).
 The benchmark's own residuals weigh n / (n + OWN_PRIOR_WEIGHT) of the total and older residuals weigh less
 (half per CALIBRATION_HALF_LIFE_YEARS). Calibrating fold r only on folds before r keeps the backtest's coverage
 honest; calibrating trusted forecasts on trusted residuals keeps their intervals as honest as the others'.
@@ -21,6 +23,7 @@ MIN_CALIBRATION = 10
 UNCALIBRATED = "uncalibrated"
 SAME_KIND, ANY_KIND = "earlier forecasts of the same kind and trust", "earlier forecasts of the same trust"
 SAME_KIND_ANY_TRUST, ANY_KIND_ANY_TRUST = "earlier forecasts of the same kind", "earlier forecasts of any kind"
+NEW_FAMILIES = "earlier forecasts of families new to their benchmark"
 # Calibration: a benchmark's own earlier residuals weigh n / (n + OWN_PRIOR_WEIGHT) against the other benchmarks'
 # and a residual's weight halves every CALIBRATION_HALF_LIFE_YEARS (errors shrink as a benchmark matures).
 OWN_PRIOR_WEIGHT = 20.0
@@ -66,7 +69,8 @@ def calibration_weights(benchmarks: np.ndarray, fold_times: np.ndarray, benchmar
 
 
 def extrapolation_slope(residuals: np.ndarray, distances: np.ndarray, level: float) -> tuple[float, str]:
-    """kappa of the interval q (1 + kappa d), from earlier backtest forecasts of one method (log `residuals`,
+    """kappa of the interval q (1 + kappa d), from earlier backtest forecasts of one method (log `residuals` in
+    units of their scale,
     their `distances` outside the published counts): the smallest kappa of EXTRAPOLATION_GRID whose
     (unweighted) conformal interval holds at least `level` of the extrapolated ones (d > 0), or the grid's
     largest; DEFAULT_EXTRAPOLATION_SLOPE when fewer than MIN_CALIBRATION forecasts were extrapolated. Returns
@@ -92,9 +96,12 @@ class Calibration:
     q_source: str
     kappa: float
     kappa_source: str
+    shift: float = 0.0  # log minutes added to the forecast: the median of earlier ones' residuals (`recentre`)
 
-    def half_width(self, distance: np.ndarray | float) -> np.ndarray:
-        return self.q * (1.0 + self.kappa * np.asarray(distance, dtype=float))
+    def half_width(self, distance: np.ndarray | float, scale: np.ndarray | float) -> np.ndarray:
+        """Half-widths (log minutes) at `distance` outside the published counts for forecasts of `scale`
+        (`pipeline.analysis.forecasting.model.forecast_scale`)."""
+        return self.q * np.asarray(scale, dtype=float) * (1.0 + self.kappa * np.asarray(distance, dtype=float))
 
 
 @dataclass(frozen=True)
@@ -109,39 +116,57 @@ class ResidualHistory:
     trusted: np.ndarray
     log_residual: np.ndarray
     distance: np.ndarray
+    scale: np.ndarray  # each point's forecast scale: scores are residuals in units of it
+    shift: np.ndarray  # each point's re-centring (log minutes), so log_residual + shift is the unshifted one's
 
     @classmethod
     def of(cls, points: pd.DataFrame) -> ResidualHistory:
-        """The history of `points` (benchmark, fold_time, method, kind, log_residual, distance and, optionally,
-        trusted: False where it is missing)."""
+        """The history of `points` (benchmark, fold_time, method, kind, log_residual, distance, scale and, optionally,
+        trusted and shift_log: False and 0 where they are missing)."""
         trusted = (points["trusted"].to_numpy(dtype=bool) if "trusted" in points.columns
                    else np.zeros(len(points), dtype=bool))
         return cls(benchmark=points["benchmark"].to_numpy(dtype=object),
                    fold_time=points["fold_time"].to_numpy(dtype=float),
                    method=points["method"].to_numpy(dtype=object), kind=points["kind"].to_numpy(dtype=object),
                    trusted=trusted, log_residual=points["log_residual"].to_numpy(dtype=float),
-                   distance=points["distance"].to_numpy(dtype=float))
+                   distance=points["distance"].to_numpy(dtype=float),
+                   scale=points["scale"].to_numpy(dtype=float),
+                   shift=(points["shift_log"].to_numpy(dtype=float) if "shift_log" in points.columns
+                          else np.zeros(len(points))))
 
-    def calibration(self, benchmark: str, method: str, kind: str, level: float, spread_log: float,
-                    target_time: float, trusted: bool | None = None) -> Calibration:
+    def calibration(self, benchmark: str, method: str, kind: str, level: float, target_time: float,
+                    trusted: bool | None = None, recentre: bool = False,
+                    new_family_kinds: tuple[str, ...] = ()) -> Calibration:
         """The Calibration of a forecast of `benchmark` by `method` and `kind` at `target_time` (`trusted` or not;
         None: either), from residuals of rounds published before it: kappa from every benchmark's forecasts of
         the method (`extrapolation_slope`); q weighted split-conformal (`calibration_weights`) over the normalised
         scores of the first pool with MIN_CALIBRATION residuals among: the method's of that kind and trust, of
-        that trust, of that kind, all of them; else uncalibrated, z x spread_log. Calibrating trusted forecasts
-        on trusted residuals keeps their intervals as honest as the others'."""
+        that trust, of that kind, all of them; else uncalibrated, z (the normal quantile). Calibrating trusted forecasts
+        on trusted residuals keeps their intervals as honest as the others'. With `recentre` (forecasts of a family
+        new to the benchmark, `NEW_FAMILY_KINDS`: a new generation is faster than its sibling), the forecast is
+        shifted by the median unshifted residual of the method's earlier forecasts of that kind on every benchmark,
+        given MIN_CALIBRATION of them, and its interval calibrated on that kind's, else on every one of
+        `new_family_kinds`', before the pools above."""
         same_method = (self.method == method) & (self.fold_time < target_time)
-        kappa, kappa_source = extrapolation_slope(self.log_residual[same_method], self.distance[same_method], level)
+        shift = 0.0
+        if recentre and (same_method & (self.kind == kind)).sum() >= MIN_CALIBRATION:
+            pool = same_method & (self.kind == kind)
+            shift = float(np.round(np.median(self.log_residual[pool] + self.shift[pool]), 9))
+        kappa, kappa_source = extrapolation_slope(self.log_residual[same_method] / self.scale[same_method],
+                                                  self.distance[same_method], level)
         same_trust = same_method if trusted is None else same_method & (self.trusted == trusted)
         same_kind = self.kind == kind
-        pools = ((SAME_KIND, same_trust & same_kind), (ANY_KIND, same_trust),
+        pools: tuple[tuple[str, np.ndarray], ...] = ((SAME_KIND, same_trust & same_kind), (ANY_KIND, same_trust),
                  (SAME_KIND_ANY_TRUST, same_method & same_kind), (ANY_KIND_ANY_TRUST, same_method))
-        for source, pool in pools[:2] if trusted is None else pools:
+        if recentre:  # a new family's errors are of their own: its kind's, else every new family's, first
+            new_family = same_method & np.isin(self.kind, np.array(new_family_kinds, dtype=object))
+            pools = ((SAME_KIND_ANY_TRUST, same_method & same_kind), (NEW_FAMILIES, new_family), *pools)
+        for source, pool in pools[:2 + 2 * recentre] if trusted is None else pools:
             if pool.sum() >= MIN_CALIBRATION:
                 weights = calibration_weights(self.benchmark[pool], self.fold_time[pool], benchmark, target_time)
-                scores = self.log_residual[pool] / (1.0 + kappa * self.distance[pool])
+                scores = self.log_residual[pool] / (self.scale[pool] * (1.0 + kappa * self.distance[pool]))
                 return Calibration(weighted_conformal_half_width(scores, weights, level), source, kappa,
-                                   kappa_source)
+                                   kappa_source, shift)
         from scipy.stats import norm
 
-        return Calibration(float(norm.ppf(0.5 + level / 2)) * spread_log, UNCALIBRATED, kappa, kappa_source)
+        return Calibration(float(norm.ppf(0.5 + level / 2)), UNCALIBRATED, kappa, kappa_source, shift)

@@ -24,7 +24,7 @@ from pydantic import Field, FiniteFloat, model_validator
 from pipeline.analysis.forecasting.answers import FittedBenchmark
 from pipeline.analysis.forecasting.intervals import Calibration
 from pipeline.analysis.forecasting.model import BLEND, CANDIDATES, KINDS, MODEL, NAIVE, UNIT, Forecaster
-from pipeline.analysis.forecasting.summaries import ComparisonRecord
+from pipeline.analysis.forecasting.summaries import AnswerErrors, ComparisonRecord
 from pipeline.core import paths
 from pipeline.core.artifacts import Artifact, Record
 from pipeline.core.cli import canonical_name
@@ -64,6 +64,9 @@ class UnitRow(Record):
     """Its smallest published count (accelerators)."""
     count_max: FiniteFloat = Field(gt=0)
     """Its largest published count (accelerators)."""
+    spread: FiniteFloat = Field(ge=0)
+    """The spread between submitters' results around its curve in its latest round (log minutes, shrunk towards
+    the benchmark's)."""
 
 
 class CurveRow(Record):
@@ -100,7 +103,9 @@ class ForecasterRecord(Record):
     drift_per_year: FiniteFloat
     """The benchmark's software progress (log minutes per year)."""
     spread_log: FiniteFloat
-    """The sd of a forecast's log residual from the fit's spreads (the uncalibrated interval's)."""
+    """The sd of a forecast's log residual from the fit's within-group and between-round spreads."""
+    rate_sd: FiniteFloat = Field(ge=0)
+    """The sd of the benchmark's drift rates (log minutes per year): the drift's uncertainty in an interval."""
     spec_intercept: FiniteFloat | None
     """The latest round's effect in the specification regression; null without one."""
     spec_time: FiniteFloat | None
@@ -128,6 +133,7 @@ class ForecasterRecord(Record):
         return cls.model_validate({
             "rounds": list(forecaster.rounds), "pooled_exponent": forecaster.pooled_exponent,
             "drift_per_year": forecaster.drift_per_year, "spread_log": forecaster.spread_log,
+            "rate_sd": forecaster.rate_sd,
             "spec_intercept": forecaster.spec_intercept,
             "spec_time": None if math.isnan(forecaster.spec_time) else forecaster.spec_time,
             "spec_coefficients": None if forecaster.spec_coefficients is None
@@ -140,7 +146,8 @@ class ForecasterRecord(Record):
         return Forecaster(
             units=_frame(self.units, UnitRow).set_index(UNIT).astype({"own_shape": bool}),
             curve_rows=_frame(self.curve_rows, CurveRow), pooled_exponent=self.pooled_exponent,
-            drift_per_year=self.drift_per_year, spread_log=self.spread_log, spec_intercept=self.spec_intercept,
+            drift_per_year=self.drift_per_year, spread_log=self.spread_log, rate_sd=self.rate_sd,
+            spec_intercept=self.spec_intercept,
             spec_time=math.nan if self.spec_time is None else self.spec_time,
             spec_coefficients=None if self.spec_coefficients is None else np.array(self.spec_coefficients),
             naive_rows=_frame(self.naive_rows, NaiveRow), rounds=tuple(self.rounds))
@@ -164,6 +171,9 @@ class CalibrationRow(Record):
     """The interval's growth per unit of log count outside the published counts."""
     kappa_source: str
     """Where kappa came from."""
+    shift_log: FiniteFloat = 0.0
+    """Added to the forecast (log minutes): for a family new to the benchmark, the median residual of earlier
+    such forecasts; 0 otherwise."""
 
 
 class EvidenceRow(Record):
@@ -225,6 +235,9 @@ class ModelsArtifact(Artifact):
     """Each candidate's backtest median error on the results all of them forecast (%)."""
     comparison: ComparisonRecord | None
     """The benchmark's backtest summarised; null when skipped."""
+    new_family_errors: AnswerErrors | None
+    """Every benchmark's backtest answers for a family's first round in a benchmark (`NEW_FAMILY_KINDS`): the
+    error `predict` states for such an answer; null when skipped."""
     evidence: list[EvidenceRow]
     """The trust rule's evidence."""
     published: list[PublishedRow]
@@ -240,8 +253,8 @@ class ModelsArtifact(Artifact):
             if self.status == "ok":
                 raise ValueError("forecaster is null although the status is ok")
             return self
-        if self.method is None or self.comparison is None:
-            raise ValueError("method and comparison are needed with a forecaster")
+        if self.method is None or self.comparison is None or self.new_family_errors is None:
+            raise ValueError("method, comparison and new_family_errors are needed with a forecaster")
         if set(self.candidate_medians) != set(CANDIDATES):
             raise ValueError(f"candidate_medians must give each of {', '.join(CANDIDATES)} a number or null")
         if sorted((row.method, row.kind, row.trusted) for row in self.calibration) != CALIBRATED:
@@ -258,11 +271,13 @@ class ModelsArtifact(Artifact):
             benchmark=self.benchmark, not_analysed_reason=self.reason, interval=self.interval,
             forecaster=self.forecaster.forecaster(),
             calibrations={(row.method, row.kind, row.trusted): Calibration(
-                math.inf if row.q_log is None else row.q_log, row.q_source, row.kappa, row.kappa_source)
+                math.inf if row.q_log is None else row.q_log, row.q_source, row.kappa, row.kappa_source,
+                row.shift_log)
                 for row in self.calibration},
             method=cast(str, self.method),
             candidate_medians={str(name): value for name, value in self.candidate_medians.items()},
-            comparison=cast(ComparisonRecord, self.comparison), family_evidence=evidence["family"],
+            comparison=cast(ComparisonRecord, self.comparison),
+            new_family_errors=cast(AnswerErrors, self.new_family_errors), family_evidence=evidence["family"],
             kind_evidence=evidence["kind"], published=_frame(self.published, PublishedRow))
 
 
@@ -276,10 +291,10 @@ def models_record(fitted: FittedBenchmark) -> ModelsArtifact:
         "calibration": [{"method": method, "kind": kind, "trusted": trusted,
                          "q_log": calibration.q if math.isfinite(calibration.q) else None,
                          "q_source": calibration.q_source, "kappa": calibration.kappa,
-                         "kappa_source": calibration.kappa_source}
+                         "kappa_source": calibration.kappa_source, "shift_log": calibration.shift}
                         for (method, kind, trusted), calibration in sorted(fitted.calibrations.items())],
         "method": fitted.method, "candidate_medians": dict(fitted.candidate_medians),
-        "comparison": fitted.comparison,
+        "comparison": fitted.comparison, "new_family_errors": fitted.new_family_errors,
         "evidence": [{"method": method, "by": by, "key": key, "inside": inside, "n": n, "median_ape_pct": median}
                      for by, table in (("family", fitted.family_evidence), ("kind", fitted.kind_evidence))
                      for (method, key), (inside, n, median) in sorted(table.items())],
@@ -290,7 +305,7 @@ def not_analysed_record(benchmark: str, reason: str, interval: float) -> ModelsA
     """models.json of a benchmark without a result in scope."""
     return ModelsArtifact(format=FORMAT, benchmark=benchmark, status="skipped", reason=reason, interval=interval,
                           forecaster=None, calibration=[], method=None, candidate_medians={}, comparison=None,
-                          evidence=[], published=[])
+                          new_family_errors=None, evidence=[], published=[])
 
 
 def _records(frame: pd.DataFrame, row: type[Record]) -> list[dict[str, Any]]:

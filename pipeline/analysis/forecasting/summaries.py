@@ -88,6 +88,30 @@ class Comparison:
         return ComparisonRecord.model_validate(self.as_dict())
 
 
+def error_sentence(record: ComparisonRecord | None) -> str:
+    """The one error figure of a benchmark's answers, as the page, reports/metrics (`backtest_median_ape_pct`,
+    `naive_median_ape_pct`), the decide stage's log and `predict` give it: the median absolute percentage error of
+    every answer `predict` would have given in the forward backtest, with the naive rule's on the results it also
+    forecast beside it."""
+    if record is None or not record.answer_n or record.answer_median_ape_pct is None:
+        return "no backtest (no round of the benchmark has an earlier one to be forecast from)"
+    naive = ("" if record.common_naive_median_ape_pct is None else
+             f"; the naive rule {record.common_naive_median_ape_pct:.1f}% on the {record.common_n} of them it also "
+             f"forecast")
+    return (f"backtest median error {record.answer_median_ape_pct:.1f}% over {record.answer_n} answers, each round "
+            f"forecast from the ones before it{naive}")
+
+
+def new_family_sentence(record: AnswerErrors) -> str:
+    """The error `predict` states for an answer about a family's first round in a benchmark (from a sibling or the
+    specifications): every benchmark's backtest answers of that kind, their median error and coverage."""
+    if not record.answer_n or record.answer_median_ape_pct is None:
+        return "no backtest of a family's first round in a benchmark yet"
+    return (f"a family's first round in a benchmark: backtest median error {record.answer_median_ape_pct:.1f}% "
+            f"over {record.answer_n} such answers on every benchmark, {100 * (record.answer_coverage or 0):.0f}% "
+            f"inside their interval")
+
+
 def compare(points: pd.DataFrame) -> Comparison:
     """The Comparison of a set of backtest points (POINT_COLUMNS)."""
     return _PointArrays.of(points).compare(np.ones(len(points), dtype=bool))

@@ -57,7 +57,7 @@ def trust_reasons(n_rounds: int, count: float, published: tuple[float, float] | 
             reasons.append(f"{source} backtest median error {evidence[2]:.0f}% is above "
                            f"{100 * rule.max_error:.0f}%")
     if published is None:
-        reasons.append("no published results of the family: specification-based")
+        reasons.append("no published results of the family on this benchmark: from a sibling or its specifications")
     elif not published[0] <= count <= rule.max_count_factor * published[1]:
         reasons.append(f"{count:g} accelerators is outside the published {published[0]:g} to {published[1]:g} "
                        f"(up to {rule.max_count_factor:g}x the largest allowed)")
