@@ -15,22 +15,6 @@ from tests.conftest import ROOT
 
 PACKAGE = ROOT / "pipeline"
 Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-# Public items still without a docstring, in modules other work on issue 40 was rewriting at the same time; each
-# entry goes once its docstring is written. A new item without one fails the test.
-NOT_YET = frozenset({
-    ("pipeline/analysis/forecasting/answers.py", "FittedBenchmark.families"),
-    ("pipeline/analysis/forecasting/decide.py", "first_count_below"),
-    ("pipeline/analysis/forecasting/intervals.py", "Calibration.half_width"),
-    ("pipeline/analysis/forecasting/model.py", "GroupLevels.of"),
-    ("pipeline/analysis/forecasting/model.py", "ordered_rounds"),
-    ("pipeline/analysis/forecasting/models_artifact.py", "ForecasterRecord.of"),
-    ("pipeline/analysis/forecasting/models_artifact.py", "ForecasterRecord.forecaster"),
-    ("pipeline/analysis/forecasting/models_artifact.py", "write_models"),
-    ("pipeline/analysis/forecasting/summaries.py", "ErrorSummary.of"),
-    ("pipeline/analysis/forecasting/summaries.py", "ErrorSummary.as_dict"),
-    ("pipeline/analysis/forecasting/summaries.py", "Comparison.better"),
-    ("pipeline/analysis/forecasting/summaries.py", "Comparison.as_dict"),
-})
 
 
 def public(tree: ast.Module) -> Iterator[tuple[str, Definition]]:
@@ -59,8 +43,8 @@ def undocumented(path: Path) -> Iterator[str]:
 def test_every_public_item_of_the_package_has_a_docstring() -> None:
     missing = {(path.relative_to(ROOT).as_posix(), name)
                for path in sorted(PACKAGE.rglob("*.py")) for name in undocumented(path)}
-    assert not missing - NOT_YET, "no docstring (say what it returns, in which units):\n" + "\n".join(
-        f"{path}: {name}" for path, name in sorted(missing - NOT_YET))
+    assert not missing, "no docstring (say what it returns, in which units):\n" + "\n".join(
+        f"{path}: {name}" for path, name in sorted(missing))
 
 
 def test_the_check_finds_a_missing_docstring(tmp_path: Path) -> None:

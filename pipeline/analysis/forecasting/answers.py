@@ -166,6 +166,7 @@ class FittedBenchmark:
         return max(round_published(name) for name in self.forecaster.rounds) + ROUND_STEP_YEARS
 
     def families(self) -> list[str]:
+        """The accelerator families with published results in the fitted rounds, sorted."""
         return sorted(self.published["accelerator_family"].unique())
 
     @cached_property

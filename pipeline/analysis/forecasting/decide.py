@@ -267,6 +267,7 @@ def _median(values: list[float]) -> float:
 
 
 def first_count_below(efficiency: pd.Series, floor: float) -> float | None:
+    """The smallest accelerator count (the index of `efficiency`) whose scaling efficiency is below `floor`, or None."""
     below = efficiency[efficiency < floor]
     return float(below.index.min()) if len(below) else None
 

@@ -368,6 +368,7 @@ class GroupLevels:
 
     @classmethod
     def of(cls, train: pd.DataFrame) -> GroupLevels:
+        """Each unit's level and the rates between its rounds, from the training rows `train`."""
         log_n = np.log(train["accelerator_count"].to_numpy(dtype=float))
         log_t = np.log(train["time_to_train_min"].to_numpy(dtype=float))
         times = train["round"].map(round_published).to_numpy(dtype=float)
@@ -549,4 +550,5 @@ def _spec_regression(groups: pd.DataFrame) -> tuple[float | None, float, np.ndar
 
 
 def ordered_rounds(frame: pd.DataFrame) -> list[str]:
+    """The rounds of `frame`, oldest first (v0.7 < v1.0 < v4.1)."""
     return sorted(frame["round"].unique(), key=round_version)

@@ -130,6 +130,7 @@ class ForecasterRecord(Record):
 
     @classmethod
     def of(cls, forecaster: Forecaster) -> ForecasterRecord:
+        """The record of a fitted `Forecaster`: its scalars and its units', curves' and naive rule's rows."""
         return cls.model_validate({
             "rounds": list(forecaster.rounds), "pooled_exponent": forecaster.pooled_exponent,
             "drift_per_year": forecaster.drift_per_year, "spread_log": forecaster.spread_log,
@@ -143,6 +144,7 @@ class ForecasterRecord(Record):
             "naive_rows": _records(forecaster.naive_rows, NaiveRow)})
 
     def forecaster(self) -> Forecaster:
+        """The `Forecaster` this record saved, as fitted (the inverse of `of`)."""
         return Forecaster(
             units=_frame(self.units, UnitRow).set_index(UNIT).astype({"own_shape": bool}),
             curve_rows=_frame(self.curve_rows, CurveRow), pooled_exponent=self.pooled_exponent,
@@ -339,6 +341,7 @@ def saved_models(name: str) -> FittedBenchmark:
 
 
 def write_models(record: ModelsArtifact, path: Path) -> None:
+    """Write `record` to `path` (JSON, atomically: `Artifact.write`)."""
     record.write(path)
 
 

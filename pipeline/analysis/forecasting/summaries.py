@@ -34,6 +34,7 @@ class ErrorSummary:
 
     @classmethod
     def of(cls, points: pd.DataFrame) -> ErrorSummary:
+        """The summary of backtest points (`ape_pct`, the absolute error in %, and `inside_interval`)."""
         return cls.of_arrays(points["ape_pct"].to_numpy(dtype=float), points["inside_interval"].astype(bool).to_numpy())
 
     @classmethod
@@ -45,6 +46,7 @@ class ErrorSummary:
                    int(inside.sum()))
 
     def as_dict(self, prefix: str) -> dict[str, Any]:
+        """The summary as `<prefix>_n`, `_median_ape_pct`, `_p90_ape_pct` (%) and `_coverage` (0 to 1)."""
         return {f"{prefix}_n": self.n, f"{prefix}_median_ape_pct": self.median_ape_pct,
                 f"{prefix}_p90_ape_pct": self.p90_ape_pct, f"{prefix}_coverage": self.coverage}
 
@@ -68,6 +70,7 @@ class Comparison:
 
     @property
     def better(self) -> str:
+        """"naive" when the naive rule's median error on the common results is strictly lower, else "answer"."""
         if self.common_n and self.common_naive_median_ape_pct is not None and \
                 self.common_answer_median_ape_pct is not None and \
                 self.common_naive_median_ape_pct < self.common_answer_median_ape_pct - TIE_PCT:
@@ -75,6 +78,7 @@ class Comparison:
         return ANSWER
 
     def as_dict(self) -> dict[str, Any]:
+        """Every summary flattened with its prefix, the common results' medians (%) and the methods' counts."""
         return {**self.answer.as_dict("answer"), **self.trusted.as_dict("trusted"),
                 **self.untrusted.as_dict("untrusted"), **self.model.as_dict("model"),
                 **self.naive.as_dict("naive"), "common_n": self.common_n,
