@@ -55,7 +55,7 @@ FINDINGS = {"alpha": 0.05, "bootstrap": 200, "seed": 0, "bands": [2, 4, 8, 16, 6
 PARAMS: dict[str, Any] = {
     "fetch": {"mirror": "../shared/mlperf", "rounds": ["v1.0", "v2.0", "v3.0"],
               "upstream": "https://github.com/mlcommons/training_results_{round}"},
-    "analysis": {"benchmark": HEADLINE, "benchmarks": [HEADLINE, OTHER, SKIPPED], "division": "closed",
+    "analysis": {"benchmarks": [HEADLINE, OTHER, SKIPPED], "division": "closed",
                  "rounds": "all", "availability": "all", "min_configurations": 15},
     "importance": PROJECT_PARAMS["importance"],
     "cluster": {**PROJECT_PARAMS["cluster"], "k": 3, "n_init": 3, "k_range": [2, 5], "bootstrap": 3},
