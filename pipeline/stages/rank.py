@@ -44,7 +44,7 @@ def rank(benchmark: str, settings: Settings) -> tuple[str, pd.DataFrame, Ranking
     clustered = pd.read_parquet(paths.clusters_table(benchmark))
     table, result = ranking.rank_benchmark(
         clustered, Clustering.read(paths.clusters_json(benchmark)),
-        ImportanceReport.read(paths.importance_json(benchmark)), settings.rank.model_dump(), settings.findings)
+        ImportanceReport.read(paths.importance_json(benchmark)), settings.rank, settings.findings)
     found = findings.evaluate(clustered, settings.findings) if result.analysed else []
     return benchmark, table, result, found
 

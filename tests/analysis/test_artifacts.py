@@ -20,13 +20,13 @@ from pipeline.analysis.statistics.ranking import Ranking, rank_benchmark
 from pipeline.core import paths
 from pipeline.core.artifacts import Artifact
 from pipeline.core.errors import ContractError
-from pipeline.settings import Cluster, Findings, Importance
+from pipeline.settings import Cluster, Findings, Importance, Rank
 from tests.conftest import ROOT, configurations, power_law
 
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
 CLUSTER = Cluster.model_validate({**PARAMS["cluster"], "k": 3, "n_init": 3, "k_range": [2, 4], "bootstrap": 3})
 FINDINGS = Findings.model_validate({**PARAMS["findings"], "bootstrap": 100})
-RANK = PARAMS["rank"]
+RANK = Rank.model_validate(PARAMS["rank"])
 SKIPPED_IMPORTANCE = ImportanceReport(benchmark="fixture", status="skipped", reason="too few", n_configurations=3,
                                       targets={}, selected_features=[])
 

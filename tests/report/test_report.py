@@ -33,7 +33,7 @@ from pipeline.core import paths
 from pipeline.core.errors import ParamsError
 from pipeline.core.files import write_csv, write_json, write_parquet
 from pipeline.report import assets, charts, decide_section, formatting, inputs, provenance, sections, site, tables
-from pipeline.settings import Cluster, Findings, settings_from
+from pipeline.settings import Cluster, Findings, Rank, settings_from
 from tests.conftest import ROOT, run_stage
 
 # A benchmark still in MLPerf (with decision support), a retired one, and one not analysed.
@@ -192,7 +192,8 @@ def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> inputs
                                                    Cluster.model_validate(PARAMS["cluster"]), benchmark=benchmark)
     settings = Findings.model_validate(FINDINGS)
     scratch.mkdir(parents=True, exist_ok=True)
-    ranking, content = rank.rank_benchmark(clustered, summary, IMPORTANCE, PARAMS["rank"], settings)
+    ranking, content = rank.rank_benchmark(clustered, summary, IMPORTANCE, Rank.model_validate(PARAMS["rank"]),
+                                           settings)
     write_csv(ranking, scratch / "ranking.csv")
     # the findings corrected as if this were the page's only benchmark (as the rank stage adds them)
     adjusted, correction = findings.adjust({benchmark: findings.evaluate(clustered, settings)}, settings.alpha)

@@ -46,7 +46,7 @@ from pipeline.core.artifacts import Artifact, Record
 from pipeline.core.errors import ParamsError
 from pipeline.core.features import ROUND_EFFICIENCY
 from pipeline.mlperf.catalogue import round_version
-from pipeline.settings import Findings
+from pipeline.settings import Findings, Rank
 
 RANKING_COLUMNS = [
     "rank", "front", "score", "round_rank", "round_front", "pareto", "cluster", "round",
@@ -359,10 +359,10 @@ class Ranking(Artifact):
 
 
 def rank_benchmark(clustered: pd.DataFrame, clustering: Clustering, importance: ImportanceReport,
-                   rank_params: dict[str, Any], settings: Findings) -> tuple[pd.DataFrame, Ranking]:
+                   rank_settings: Rank, settings: Findings) -> tuple[pd.DataFrame, Ranking]:
     """The ranking table (columns `RANKING_COLUMNS`) and the `Ranking` (findings not yet added) of one benchmark's
     clustered configurations, given its clustering, its importance result and params `rank`."""
-    criteria = rank_params["criteria"]
+    criteria = rank_settings.model_dump()["criteria"]
     if clustered.empty:
         return pd.DataFrame(columns=RANKING_COLUMNS), Ranking(benchmark=clustering.benchmark, status="skipped",
                                                               reason=clustering.reason)
@@ -386,5 +386,5 @@ def rank_benchmark(clustered: pd.DataFrame, clustering: Clustering, importance: 
         n_superlinear=len(superlinear),
         n_superlinear_work_explained=sum(case.explained_by == WORK for case in superlinear),
         clusters=standings,
-        sensitivity=sensitivity(clustered, criteria, rank_params["sensitivity"], rank_params["top"]),
+        sensitivity=sensitivity(clustered, criteria, rank_settings.sensitivity, rank_settings.top),
         superlinear=superlinear)
