@@ -353,6 +353,23 @@ def _diagnostics(silhouettes: dict[int, float]) -> list[cluster.KDiagnostics]:
             for k, value in silhouettes.items()]
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_silhouette_and_adjusted_rand_index_are_sklearns_to_the_bit(seed: int) -> None:
+    from sklearn.metrics import adjusted_rand_score, silhouette_score
+
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        m = int(rng.integers(4, 80))
+        points = np.round(rng.normal(size=(m, int(rng.integers(1, 4)))), int(rng.integers(0, 3)))
+        labels = rng.integers(0, int(rng.integers(2, 6)), size=m).astype(np.int32)
+        other = labels if rng.random() < 0.2 else rng.integers(0, int(rng.integers(1, 6)), size=m)
+        if 1 < len(np.unique(labels)) < m:
+            distances = cluster._distances(points)
+            assert cluster._silhouette(distances, labels) == \
+                round(float(silhouette_score(distances, labels, metric="precomputed")), cluster.DIGITS)
+        assert cluster.adjusted_rand_index(labels, other) == adjusted_rand_score(labels, other)
+
+
 def test_k_is_supported_within_the_tolerance_of_the_best_silhouette() -> None:
     verdict = cluster.k_verdict(_diagnostics({2: 0.40, 3: 0.50, 4: 0.62, 5: 0.60}), 5, 0.8, 0.05, 0.6)
     assert verdict.supported and verdict.preferred_k == 4 and verdict.supported_k == 5
