@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from functools import partial
 from typing import Any
 
 import jinja2
@@ -25,13 +24,12 @@ import numpy as np
 import pandas as pd
 
 from pipeline.analysis.pricing.costs import measured_energy, with_measured_energy
-from pipeline.analysis.pricing.electricity import ElectricityPrice, electricity_price
+from pipeline.analysis.pricing.electricity import electricity_price
 from pipeline.analysis.pricing.energy_estimate import ESTIMATE_COLUMNS
 from pipeline.analysis.pricing.price_table import CostRange, cost_range, price_dates_text
 from pipeline.analysis.pricing.prices import Prices
 from pipeline.analysis.scope import republished_from
 from pipeline.analysis.statistics.ranking import nondominated_fronts
-from pipeline.core.cli import for_each
 from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report import charts
 from pipeline.report.buyer_section import answer_for, buyer_view
@@ -39,7 +37,7 @@ from pipeline.report.currency import currency
 from pipeline.report.formatting import hardware_name, missing, number, round_order
 from pipeline.report.inputs import BenchmarkOutputs
 from pipeline.report.sections import benchmark_title, report_context
-from pipeline.settings import Settings, settings_from
+from pipeline.settings import settings_from
 
 # The configuration columns of measured power and energy (the features stage's, where a result published a power
 # measurement); the pages show them when present and not all empty.
@@ -250,24 +248,28 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
                  params: dict[str, Any], provenance_: dict[str, Any], tally: pd.DataFrame | None = None,
                  prices: Prices | None = None, configurations: pd.DataFrame | None = None) -> dict[str, Any]:
     """Every page's context: the shared part (`sections.report_context`), today's views and charts, and one
-    context per benchmark page (`benchmark_views`, the benchmarks in parallel: each depends on its own outputs)."""
+    context per benchmark page."""
     shared = report_context(outputs, results, quarantine, params, provenance_, tally, prices, configurations)
     scope = configurations if configurations is not None else pd.concat(
         [item.clustered for item in outputs if item.analysed], ignore_index=True)
     colours = charts.family_colours(charts.family_order(scope))
-    newest = max((max(item.ranking["round"], key=round_order) for item in outputs if item.analysed), key=round_order,
-                 default=None)  # the newest of the rounds of the views (`round_view`)
-    sections = {section["id"]: section for section in shared["sections"]}
-    settings = settings_from(params)
-    work = partial(benchmark_views, configurations=configurations, prices=prices, colours=colours, newest=newest,
-                   settings=settings, electricity=electricity_price(settings.report.electricity_usd_per_kwh),
-                   sections=sections)
-    built = dict(zip((item.benchmark for item in outputs), for_each(work, outputs, "report")))
-    views = {benchmark: view for benchmark, (view, _, _) in built.items() if view is not None}
+    views = {item.benchmark: round_view(item, configurations, prices, colours)
+             for item in outputs if item.analysed}
+    newest = max((view["round"] for view in views.values()), key=round_order, default=None)
     today = [views[item.benchmark] for item in outputs
              if current(item, newest) and views[item.benchmark]["round"] == newest]
     comparison = family_comparison(today)
-    pages = [page for _, _, page in built.values()]
+    sections = {section["id"]: section for section in shared["sections"]}
+    energy = {item.benchmark: energy_view(item, configurations, colours) for item in outputs if item.analysed}
+    settings = settings_from(params)
+    electricity = electricity_price(settings.report.electricity_usd_per_kwh)
+    for view in today:  # the entry says where measured energy exists, even when the newest round has none
+        view["energy_view"] = energy.get(view["id"])
+        answer = None if configurations is None else answer_for(
+            view["id"], configurations, settings, None if prices is None else prices.per_hour, electricity)
+        view["buyer"] = None if answer is None else buyer_view(answer)
+    pages = [benchmark_context(item, sections[item.benchmark], views.get(item.benchmark), colours,
+                               energy.get(item.benchmark), newest) for item in outputs]
     backtest = {item.benchmark: charts.backtest_chart(f"{item.benchmark}_backtest", item.decide_summary,
                                                       sections[item.benchmark]["model"]) for item in outputs}
     return {**shared, "newest": newest, "currency": currency(newest, provenance_), "today": today, "colours": colours,
@@ -281,26 +283,6 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
             "current_pages": [page for page in pages if page["current"]], "pages": pages,
             "cost_note": COST_NOTE, "derived": DERIVED, "prices_read": price_dates_text(),
             "deadlines": settings.report.deadlines_min, "budgets": settings.report.budgets_usd}
-
-
-def benchmark_views(outputs: BenchmarkOutputs, configurations: pd.DataFrame | None, prices: Prices | None,
-                    colours: Mapping[str, str], newest: str | None, settings: Settings, electricity: ElectricityPrice,
-                    sections: Mapping[str, dict[str, Any]]) -> tuple[dict[str, Any] | None, dict[str, Any] | None,
-                                                                      dict[str, Any]]:
-    """One benchmark's newest-round view (`round_view`; None when not analysed), energy view (`energy_view`) and
-    page context (`benchmark_context`); a view of `newest`, the newest round analysed, of a current benchmark also
-    holds its energy view and the buyer's answer (`answer_for`), as the entry page shows them."""
-    view = energy = None
-    if outputs.analysed:
-        view = round_view(outputs, configurations, prices, colours)
-        energy = energy_view(outputs, configurations, colours)
-        if current(outputs, newest) and view["round"] == newest:
-            view["energy_view"] = energy
-            answer = None if configurations is None else answer_for(
-                outputs.benchmark, configurations, settings, None if prices is None else prices.per_hour, electricity)
-            view["buyer"] = None if answer is None else buyer_view(answer)
-    page = benchmark_context(outputs, sections[outputs.benchmark], view, colours, energy, newest)
-    return view, energy, page
 
 
 def benchmark_context(outputs: BenchmarkOutputs, section: dict[str, Any], view: dict[str, Any] | None,
