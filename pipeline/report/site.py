@@ -142,13 +142,12 @@ def energy_text(row: pd.Series | dict[str, Any]) -> str:
     return f"{number(energy)} ({point})" if point else number(energy)
 
 
-def energy_view(outputs: BenchmarkOutputs, configurations: pd.DataFrame | None,
-                colours: Mapping[str, str]) -> dict[str, Any] | None:
+def energy_view(outputs: BenchmarkOutputs, ranking: pd.DataFrame, colours: Mapping[str, str]) -> dict[str, Any] | None:
     """Every ranked result of a benchmark, in any round, that published a power measurement: its energy to train
     (kWh, an MLPerf result) at its measurement point, and the derived average power per accelerator (W, host and
     switch share included) and share of the accelerator's TDP, newest round first; with its chart. None without
-    one. Results of the same runs measured at AC and DC are one row (the features stage keeps one)."""
-    ranking = with_energy(outputs.ranking, configurations, outputs.benchmark)
+    one. Results of the same runs measured at AC and DC are one row (the features stage keeps one). `ranking`: the
+    benchmark's ranking with its energy columns (`with_energy`)."""
     if not has_energy(ranking):
         return None
     rows = ranking[ranking["energy_kwh"].notna()]
@@ -164,12 +163,12 @@ def energy_view(outputs: BenchmarkOutputs, configurations: pd.DataFrame | None,
             "chart": None if chart is None else embed(chart)}
 
 
-def round_view(outputs: BenchmarkOutputs, configurations: pd.DataFrame | None, prices: Prices | None,
+def round_view(outputs: BenchmarkOutputs, ranking: pd.DataFrame, prices: Prices | None,
                colours: Mapping[str, str]) -> dict[str, Any]:
     """A benchmark's newest round: its non-dominated configurations (fastest first), the fastest and the most
     hardware-efficient (highest round efficiency, i.e. fewest accelerator-hours), with cost and energy. Every
-    result the round published counts, those republished from an earlier round included (`newest_round_rows`)."""
-    ranking = with_energy(outputs.ranking, configurations, outputs.benchmark)
+    result the round published counts, those republished from an earlier round included (`newest_round_rows`).
+    `ranking`: the benchmark's ranking with its energy columns (`with_energy`)."""
     newest = max(ranking["round"], key=round_order)
     rows = _cost_columns(newest_round_rows(ranking, outputs.republished, newest), prices)
     front = rows[rows["round_front"] == 1].sort_values(["time_to_train_min", "round_rank"], kind="mergesort")
@@ -267,14 +266,16 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
     scope = configurations if configurations is not None else pd.concat(
         [item.clustered for item in outputs if item.analysed], ignore_index=True)
     colours = charts.family_colours(charts.family_order(scope))
-    views = {item.benchmark: round_view(item, configurations, prices, colours)
+    ranked = {item.benchmark: with_energy(item.ranking, configurations, item.benchmark)
+              for item in outputs if item.analysed}  # once per benchmark: both views read it
+    views = {item.benchmark: round_view(item, ranked[item.benchmark], prices, colours)
              for item in outputs if item.analysed}
     newest = max((view["round"] for view in views.values()), key=round_order, default=None)
     today = [views[item.benchmark] for item in outputs
              if current(item, newest) and views[item.benchmark]["round"] == newest]
     comparison = family_comparison(today)
     sections = {section["id"]: section for section in shared["sections"]}
-    energy = {item.benchmark: energy_view(item, configurations, colours) for item in outputs if item.analysed}
+    energy = {item.benchmark: energy_view(item, ranked[item.benchmark], colours) for item in outputs if item.analysed}
     electricity = electricity_price(settings.report.electricity_usd_per_kwh)
     for view in today:  # the entry says where measured energy exists, even when the newest round has none
         view["energy_view"] = energy.get(view["id"])

@@ -10,10 +10,13 @@ from the public price table (or params `report.prices`) with the electricity pri
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline.core import paths
-from pipeline.core.cli import stage_arguments
+from pipeline.core.cli import for_each, stage_arguments
 from pipeline.core.errors import cli
 from pipeline.core.files import atomic_dir
 from pipeline.settings import load_settings
@@ -21,6 +24,22 @@ from pipeline.settings import load_settings
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
 # into dvc.yaml; tests/test_params_deps.py checks).
 PARAMS: tuple[str, ...] = ("report",)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from pipeline.analysis.pricing.electricity import ElectricityPrice
+
+
+def brief(benchmark: str, configurations: pd.DataFrame, prices: Mapping[str, float] | None,
+          electricity: ElectricityPrice, folder: Path) -> None:
+    """Write the brief of `benchmark` into `folder` (`pipeline.report.brief.write_brief`)."""
+    from pipeline.analysis.forecasting.decide import DecideSummary
+    from pipeline.report.brief import brief_inputs, write_brief
+
+    decide = DecideSummary.read(paths.decide_json(benchmark)) if paths.decide_json(benchmark).exists() else None
+    write_brief(brief_inputs(configurations, benchmark, decide, prices, electricity), electricity,
+                paths.brief_pdf(benchmark, folder))
 
 
 @cli
@@ -32,22 +51,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = load_settings()
     import pandas as pd
 
-    from pipeline.analysis.forecasting.decide import DecideSummary
     from pipeline.analysis.pricing.electricity import electricity_price
     from pipeline.analysis.pricing.prices import load_price_table
-    from pipeline.report.brief import brief_inputs, current_benchmarks, write_brief
+    from pipeline.report.brief import current_benchmarks
 
     prices = load_price_table(settings.report.prices)
-    electricity = electricity_price(settings.report.electricity_usd_per_kwh)
     configurations = pd.read_parquet(paths.CONFIGURATIONS)
     benchmarks = current_benchmarks(configurations)
     with atomic_dir(paths.BRIEFS) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous briefs
-        for benchmark in benchmarks:
-            decide = (DecideSummary.read(paths.decide_json(benchmark)) if paths.decide_json(benchmark).exists()
-                      else None)
-            inputs = brief_inputs(configurations, benchmark, decide, None if prices is None else prices.per_hour,
-                                  electricity)
-            write_brief(inputs, electricity, paths.brief_pdf(benchmark, folder))
+        # A process per benchmark at a time, as many as the machine has cores (each page is drawn alone).
+        for _ in for_each(partial(brief, configurations=configurations,
+                                  prices=None if prices is None else prices.per_hour,
+                                  electricity=electricity_price(settings.report.electricity_usd_per_kwh),
+                                  folder=folder), benchmarks, "brief"):
+            pass
     print(f"wrote {len(benchmarks)} briefs into {paths.BRIEFS}/ in {time.perf_counter() - started:.1f} s")
 
 

@@ -59,7 +59,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     benchmarks = analysed_benchmarks(settings.analysis, configurations)
     with atomic_dirs(paths.CLUSTER_TABLES, paths.CLUSTERS) as (tables, reports):  # swapped in whole at the end
         for line in for_each(partial(cluster, configurations=configurations, settings=settings, tables=tables,
-                                     reports=reports), benchmarks, "cluster"):
+                                     reports=reports), benchmarks, "cluster",
+                             preload=("pipeline.analysis.statistics.clustering", "sklearn.cluster", "sklearn.metrics")):
             print(line)
 
 

@@ -52,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     skipped = {}
     with atomic_dir(paths.IMPORTANCE) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
         for report in for_each(partial(analyse, configurations=configurations, settings=settings), benchmarks,
-                               "importance"):
+                               "importance", preload=("pipeline.analysis.statistics.importance",)):
             report.write(paths.importance_json(report.benchmark, folder))
             verdict = report.reason if report.gate is None else report.gate.message
             print(f"{report.benchmark}: {report.status}, {verdict}; selected {report.selected_features}")

@@ -59,7 +59,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     from pipeline.analysis.statistics import findings
 
     benchmarks = analysed_benchmarks(settings.analysis)
-    ranked = list(for_each(partial(rank, settings=settings), benchmarks, "rank"))
+    ranked = list(for_each(partial(rank, settings=settings), benchmarks, "rank",
+                           preload=("pipeline.analysis.statistics.ranking", "statsmodels.api")))
     adjusted, correction = findings.adjust({benchmark: found for benchmark, _, _, found in ranked},
                                            settings.findings.alpha)
     with atomic_dir(paths.RANK) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one

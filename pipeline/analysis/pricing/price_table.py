@@ -310,9 +310,18 @@ def default_price_type(family: str, table: pd.DataFrame | None = None, currency:
     """The price type a cost range of `family` uses unless told otherwise: on-demand, or, for a family without an
     on-demand price, the first type of DEFAULT_TYPE_ORDER it has a current price of; None for a family without a
     price."""
-    prices = current_prices(table)
+    return _package_default_type(family, currency) if table is None else \
+        _default_type(current_prices(table), family, currency)
+
+
+def _default_type(prices: pd.DataFrame, family: str, currency: str) -> str | None:
     types = set(prices.loc[(prices["family"] == family) & (prices["currency"] == currency), "price_type"])
     return next((kind for kind in DEFAULT_TYPE_ORDER if kind in types), None)
+
+
+@cache
+def _package_default_type(family: str, currency: str) -> str | None:
+    return _default_type(current_prices(), family, currency)
 
 
 def cost_range(accelerator_hours: float, family: str, *, user_prices: Mapping[str, float] | None = None,

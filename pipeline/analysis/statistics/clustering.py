@@ -40,15 +40,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
 from pydantic import Field
-from sklearn import config_context
-from sklearn.cluster import KMeans
-from sklearn.metrics import adjusted_rand_score, davies_bouldin_score, silhouette_score
-from threadpoolctl import threadpool_limits
 
 from pipeline.analysis.efficiency import efficiency_column, order_by_efficiency
 from pipeline.analysis.scope import ROUND_FEATURE
@@ -58,6 +54,9 @@ from pipeline.core.artifacts import Artifact, Record
 from pipeline.core.errors import ParamsError
 from pipeline.core.features import LOG_SCALED
 from pipeline.settings import Cluster
+
+if TYPE_CHECKING:  # sklearn is imported where k-means runs: a stage that only reads a Clustering never loads it
+    from sklearn.cluster import KMeans
 
 # What the clusters are profiled and ordered by; never what they are built on.
 OUTCOMES = {"time_to_train_min", "accelerator_hours", "scaling_efficiency", "speedup", "round_efficiency",
@@ -189,12 +188,25 @@ def distinct_points(x: np.ndarray) -> DistinctPoints:
 def _kmeans(points: np.ndarray, weights: np.ndarray, k: int, n_init: int, seed: int) -> KMeans:
     """scikit-learn's KMeans of `points` (m x features), each weighted by `weights` (m,) (the rows it stands for):
     `n_init` k-means++ starts from `seed` (`cluster_benchmark` holds it to one thread)."""
+    from sklearn.cluster import KMeans
+
     return KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(points, sample_weight=weights)
 
 
 def _silhouette(distances: np.ndarray, labels: np.ndarray) -> float:
-    """sklearn's mean silhouette of points whose Euclidean `distances` (m x m) are given, under `labels` (m,)."""
+    """sklearn's mean silhouette of points whose Euclidean `distances` (m x m) are given, under `labels` (m,),
+    rounded to DIGITS."""
+    from sklearn.metrics import silhouette_score
+
     return round(float(silhouette_score(distances, labels, metric="precomputed")), DIGITS)
+
+
+def adjusted_rand_index(first: np.ndarray, second: np.ndarray) -> float:
+    """sklearn's adjusted Rand index of two labelings of the same points (1 = the same partition, about 0 =
+    chance)."""
+    from sklearn.metrics import adjusted_rand_score
+
+    return float(adjusted_rand_score(first, second))
 
 
 def _distances(points: np.ndarray) -> np.ndarray:
@@ -225,6 +237,8 @@ def diagnostics(distinct: DistinctPoints, ks: Sequence[int], n_init: int, seed: 
                 fitted: dict[int, KMeans]) -> list[KDiagnostics]:
     """Inertia (weighted by the rows each point stands for), silhouette and Davies-Bouldin index (on the distinct
     points) for each k of `ks`, of the models in `fitted` (by k; fitted here when missing, and added)."""
+    from sklearn.metrics import davies_bouldin_score
+
     rows, distances = [], _distances(distinct.points)
     for k in ks:
         if k not in fitted:
@@ -259,12 +273,13 @@ def k_support(distinct: DistinctPoints, fitted: dict[int, KMeans], seed: int,
         drawn = np.bincount(distinct.inverse[rng.choice(len(distinct.inverse), size=len(distinct.inverse))],
                             minlength=len(points)).astype(float)
         present = drawn > 0
+        among = distances[np.ix_(present, present)]
         scores = {}
         for k in (k for k in ks if k < present.sum()):
             model = _kmeans(points[present], drawn[present], k, RESAMPLE_STARTS, seed + 1 + resample)
             if len(np.unique(model.labels_)) > 1:
-                scores[k] = _silhouette(distances[np.ix_(present, present)], model.labels_)
-            ari[k].append(round(float(adjusted_rand_score(fitted[k].labels_, model.predict(points))), DIGITS))
+                scores[k] = _silhouette(among, model.labels_)
+            ari[k].append(round(adjusted_rand_index(fitted[k].labels_, model.predict(points)), DIGITS))
         if scores:
             best.append(min(scores, key=lambda k: (-scores[k], k)))
     counts = Counter(best)
@@ -451,6 +466,9 @@ def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: 
     if len(distinct.points) <= k:
         return _skipped(frame, benchmark, f"fewer than {k + 1} distinct configurations on {', '.join(features)}",
                         k, **chosen)
+    from sklearn import config_context
+    from threadpoolctl import threadpool_limits
+
     with threadpool_limits(1), config_context(assume_finite=True, skip_parameter_validation=True):
         # One thread: the same bytes on any thread count (and no thread start-up on data this small); the matrix is
         # built and checked here, so sklearn's per-call checks are skipped.
