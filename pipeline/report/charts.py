@@ -299,7 +299,7 @@ def scaling_chart(key: str, clustered: pd.DataFrame, decide: DecideSummary | Non
 def forecast_frames(decide: DecideSummary | None, families: set[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """From decide.json (`summary`): the forecast band of each family shown, as (unit, family, count, time, low,
     high) from half its smallest to twice its largest published count, and its next-round forecast at its largest
-    count (unit, family, count, time, low, high, trusted)."""
+    count (unit, family, count, time, low, high, trusted); only intervals a log axis can draw."""
     if decide is None or decide.status != "ok":
         return pd.DataFrame(), pd.DataFrame()
     bands = [{"unit": _unit(u.family, u.form_factor), "family": u.family, "count": row.accelerator_count,
@@ -309,7 +309,13 @@ def forecast_frames(decide: DecideSummary | None, families: set[str]) -> tuple[p
                   "time": f.predicted_min, "low": f.low_min, "high": f.high_min,
                   "trusted": "yes" if f.trusted else "no"}
                  for f in decide.forecasts if f.accelerator in families]
-    return pd.DataFrame(bands), pd.DataFrame(forecasts)
+    return _on_log_scale(pd.DataFrame(bands)), _on_log_scale(pd.DataFrame(forecasts))
+
+
+def _on_log_scale(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows whose interval a log axis can draw (low above 0; an interval from 0, such as a forecast far from its
+    data, is in the tables and tooltips, not on the chart)."""
+    return frame if frame.empty else frame[frame["low"].gt(0) & frame["high"].notna()].reset_index(drop=True)
 
 
 def _short(value: float | None) -> float | None:
