@@ -2,7 +2,8 @@
 prices' date, the build's commit and its date, the round the forecasts are for, and a newer round: upstream, or
 published by the build date as this project's table of publication dates knows.
 
-The build date is the date of the commit built (not the clock), so the same code and inputs give the same page.
+The build date is the date of the commit built (the last one that changed the code, params.yaml or dvc.yaml;
+not the clock), so the same code and inputs give the same page.
 A newer round upstream is read from the validate stage's record of what MLCommons answered
 (`data/.upstream.json`, pipeline/mlperf/discovery.py), as of the last `dvc repro` that could reach it.
 """

@@ -13,6 +13,8 @@ from pipeline.report.inputs import DVC_LOCK
 
 # The stages whose hashes identify the input data of a report.
 INPUT_STAGES = ("fetch", "ingest")
+# What builds the site besides the data: the commit a page names is the last one that changed any of these.
+BUILD_INPUTS = ("pipeline", "params.yaml", "dvc.yaml")
 
 
 class Revision(TypedDict):
@@ -44,8 +46,10 @@ def git_revision(cwd: Path | str = ".") -> Revision:
     commit built with its date (`commit`, `commit_date`, YYYY-MM-DD: the build date every page states, so the same
     checkout builds the same bytes).
 
-    The tree identifies the code across commits (committing dvc.lock after a run makes a new commit with the same
-    tree); the commit is the one checked out when the page was built. "unknown" outside a git checkout.
+    The tree identifies the code across commits. The commit is the last one that changed what builds the site
+    (BUILD_INPUTS: the code, params.yaml, dvc.yaml), not HEAD: committing dvc.lock and the metrics after a run makes
+    a new HEAD, and a page naming it could never match its own lock (a clean clone's `dvc repro` would rewrite
+    every page). "unknown" outside a git checkout.
     """
     def git(*args: str) -> str | None:
         try:
@@ -57,7 +61,7 @@ def git_revision(cwd: Path | str = ".") -> Revision:
 
     revision = git("rev-parse", "HEAD:pipeline")
     status = git("status", "--porcelain", "--untracked-files=no", "--", "pipeline") if revision else None
-    commit = (git("log", "-1", "--format=%H %cs") or "unknown unknown").split()
+    commit = (git("log", "-1", "--format=%H %cs", "--", *BUILD_INPUTS) or "unknown unknown").split()
     return {"revision": revision or "unknown", "dirty": bool(status), "commit": commit[0], "commit_date": commit[-1]}
 
 
