@@ -24,6 +24,7 @@ A stage writes a folder output into a temporary folder beside it, swapped in who
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 PARAMS = Path("params.yaml")
@@ -64,67 +65,25 @@ RANKING = REPORTS / "ranking.csv"
 IMPORTANCE_SUMMARY = REPORTS / "importance.json"
 
 
-def importance_json(benchmark: str, folder: Path = IMPORTANCE) -> Path:
-    """The importance stage's result of a benchmark (JSON).
+@dataclass(frozen=True)
+class PerBenchmark:
+    """Where a stage writes one file per benchmark: `folder` and the file name's `suffix`. Called as
+    `importance_json("bert")` it gives the file's path; `importance_json("bert", folder)` the same file in another
+    folder (the stage's temporary output folder while it writes)."""
+    folder: Path
+    suffix: str
 
-    `folder` is the stage's output folder (a temporary one while the stage writes).
-    """
-    return folder / f"{benchmark}.json"
-
-
-def clusters_table(benchmark: str, folder: Path = CLUSTER_TABLES) -> Path:
-    """The cluster stage's labelled configurations of a benchmark (Parquet).
-
-    `folder` is the stage's output folder (a temporary one while the stage writes).
-    """
-    return folder / f"{benchmark}.parquet"
+    def __call__(self, benchmark: str, folder: Path | None = None) -> Path:
+        """The file of `benchmark` in `folder` (the default folder when None)."""
+        return (self.folder if folder is None else folder) / f"{benchmark}{self.suffix}"
 
 
-def clusters_json(benchmark: str, folder: Path = CLUSTERS) -> Path:
-    """The cluster stage's result of a benchmark: clusters and the diagnostics of k (JSON).
-
-    `folder` is the stage's output folder (a temporary one while the stage writes).
-    """
-    return folder / f"{benchmark}.json"
-
-
-def rank_json(benchmark: str, folder: Path = RANK) -> Path:
-    """The rank stage's result of a benchmark: fronts and findings (JSON).
-
-    `folder` is the stage's output folder (a temporary one while the stage writes).
-    """
-    return folder / f"{benchmark}.json"
-
-
-def ranking_csv(benchmark: str, folder: Path = RANK) -> Path:
-    """The rank stage's ranking table of a benchmark (CSV).
-
-    `folder` is the stage's output folder (a temporary one while the stage writes).
-    """
-    return folder / f"{benchmark}.csv"
-
-
-def decide_json(benchmark: str, folder: Path = DECIDE) -> Path:
-    """The decide stage's decision support of a benchmark (JSON).
-
-    `folder` is the stage's output folder (a temporary one while the stage writes).
-    """
-    return folder / f"{benchmark}.json"
-
-
-def brief_pdf(benchmark: str, folder: Path = BRIEFS) -> Path:
-    """The brief stage's printable page of a current benchmark (PDF).
-
-    `folder` is the stage's output folder (a temporary one while the stage writes).
-    """
-    return folder / f"{benchmark}.pdf"
-
-
-def models_json(benchmark: str, folder: Path = DECIDE) -> Path:
-    """The decide stage's fitted forecast models of a benchmark, which predict and recommend answer from."""
-    return folder / f"{benchmark}.models.json"
-
-
-def headline_metrics(benchmark: str, folder: Path = HEADLINE_METRICS) -> Path:
-    """The few numbers of a benchmark that `dvc metrics show` prints."""
-    return folder / f"{benchmark}.json"
+importance_json = PerBenchmark(IMPORTANCE, ".json")  # the importance stage's result (JSON)
+clusters_table = PerBenchmark(CLUSTER_TABLES, ".parquet")  # the cluster stage's labelled configurations
+clusters_json = PerBenchmark(CLUSTERS, ".json")  # the cluster stage's clusters and the diagnostics of k
+rank_json = PerBenchmark(RANK, ".json")  # the rank stage's fronts and findings
+ranking_csv = PerBenchmark(RANK, ".csv")  # the rank stage's ranking table
+decide_json = PerBenchmark(DECIDE, ".json")  # the decide stage's decision support
+models_json = PerBenchmark(DECIDE, ".models.json")  # the fitted forecast models predict and recommend answer from
+brief_pdf = PerBenchmark(BRIEFS, ".pdf")  # the brief stage's printable page of a current benchmark
+headline_metrics = PerBenchmark(HEADLINE_METRICS, ".json")  # the few numbers `dvc metrics show` prints
