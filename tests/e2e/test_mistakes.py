@@ -16,7 +16,7 @@ import yaml
 
 from pipeline.core.errors import ParamsError
 from pipeline.settings import load_settings, settings_from
-from tests.conftest import ROOT, configurations, project_params_with, run_stage
+from tests.conftest import ROOT, configurations, project_params_with, run_dvc_repro, run_stage
 
 # (what the user wrote, params key, value, words the message must hold)
 MISTAKES = [
@@ -233,11 +233,8 @@ def test_a_mistake_under_dvc_repro_loses_no_output(what: str, edits: list[tuple[
         (repro_clone / "prices.yaml").write_text(prices, encoding="utf-8")
     (repro_clone / "empty-mirror").mkdir(exist_ok=True)
     before = _outputs(repro_clone)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "DVC_NO_ANALYTICS": "1", "CI": "true"}
     try:
-        repro = subprocess.run([sys.executable, "-m", "dvc", "repro"], cwd=repro_clone, env=env, capture_output=True,
-                               text=True, timeout=600)
+        repro = run_dvc_repro(repro_clone, timeout=600)
     finally:
         params_file.write_text(original, encoding="utf-8")
         (repro_clone / "prices.yaml").unlink(missing_ok=True)
@@ -269,11 +266,8 @@ def test_a_truncated_archive_loses_no_output(repro_clone: Path) -> None:
     original = params_file.read_text(encoding="utf-8")
     params_file.write_text(original.replace("mirror: ../shared/mlperf", "mirror: bad-mirror"), encoding="utf-8")
     before = _outputs(repro_clone)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "DVC_NO_ANALYTICS": "1", "CI": "true"}
     try:
-        repro = subprocess.run([sys.executable, "-m", "dvc", "repro"], cwd=repro_clone, env=env, capture_output=True,
-                               text=True, timeout=600)
+        repro = run_dvc_repro(repro_clone, timeout=600)
     finally:
         params_file.write_text(original, encoding="utf-8")
     output = repro.stdout + repro.stderr

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ import pytest
 from pipeline.mlperf import discovery, fetching
 from pipeline.mlperf.rounds import ingest
 from pipeline.settings import Fetch
-from tests.conftest import MIRROR, ROOT
+from tests.conftest import MIRROR, ROOT, run_dvc_repro
 from tests.e2e.next_round import NEXT_ROUND, write_next_round
 
 pytestmark = pytest.mark.slow
@@ -73,10 +72,7 @@ def test_a_next_round_dropped_into_the_mirror_leads_the_site(next_archive: Path,
     params.write_text(text.replace("mirror: ../shared/mlperf", "mirror: next-mirror")
                       .replace("https://github.com/mlcommons/training_results_{round}",
                                (tmp_path / "offline").as_uri() + "/training_results_{round}"), encoding="utf-8")
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "DVC_NO_ANALYTICS": "1", "CI": "true"}
-    repro = subprocess.run([sys.executable, "-m", "dvc", "repro"], cwd=clone, env=env, capture_output=True, text=True,
-                           timeout=900)
+    repro = run_dvc_repro(clone, timeout=900)
     output = repro.stdout + repro.stderr
     assert repro.returncode == 0, output[-3000:]
     assert "the mirror holds 3 rounds (v5.0 to v6.0)" in output
