@@ -19,6 +19,7 @@ import pandas as pd
 from pipeline.analysis.buyer import ESTIMATE_COLUMNS, FORECAST, PUBLISHED, ordered
 from pipeline.analysis.pricing.costs import COST_COLUMNS, ENERGY_COLUMNS, basis_lines, cost_text, usd
 from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice
+from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
 from pipeline.core.errors import UsageError
 
 DEFAULT_LIMIT = 10  # candidates listed unless --limit says otherwise
@@ -165,20 +166,10 @@ def order_words(constraints: list[Constraint]) -> str:
 
 
 def energy_text(row: dict[str, Any]) -> str:
-    """A candidate's measured energy and its cost, else its estimate from rated power, marked as one ("" when it
-    has neither)."""
-    if pd.isna(row["energy_kwh"]):
-        if pd.isna(row.get("energy_estimated_kwh", math.nan)):
-            return ""
-        error = row.get("energy_estimate_error", math.nan)
-        within = "" if pd.isna(error) else f", median error {100 * error:.0f}%"
-        cost = row.get("energy_estimated_cost_usd", math.nan)
-        spent = "" if pd.isna(cost) else f"; energy cost {usd(cost)} USD"
-        return (f", energy ~{row['energy_estimated_kwh']:.3g} kWh estimated from rated power{within} (not an "
-                f"MLPerf result{spent})")
-    point = f", {row['power_measurement']}" if isinstance(row["power_measurement"], str) else ""
-    return (f", energy {row['energy_kwh']:.3g} kWh measured{point} (energy cost {usd(row['energy_cost_usd'])} "
-            f"USD)")
+    """", energy ..." of a candidate (`energy_words`, long, with its energy cost); "" when it has neither a
+    measurement nor an estimate."""
+    words = energy_words(EnergyFigure.of(row), usd=usd)
+    return f", energy {words.long}" if words.kind else ""
 
 
 def render(chosen: pd.DataFrame, candidates: pd.DataFrame, constraints: list[Constraint], benchmark: str,

@@ -39,6 +39,7 @@ from pipeline.analysis.forecasting.decide import DecideSummary  # noqa: E402
 from pipeline.analysis.pricing.costs import COST_LABEL, training_costs, usd  # noqa: E402
 from pipeline.analysis.pricing.electricity import ElectricityPrice  # noqa: E402
 from pipeline.analysis.pricing.energy_estimate import ESTIMATE_LABEL  # noqa: E402
+from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words  # noqa: E402
 from pipeline.analysis.pricing.price_table import price_dates_text  # noqa: E402
 from pipeline.analysis.statistics.ranking import nondominated_fronts  # noqa: E402
 from pipeline.core.colours import COLOURBLIND  # noqa: E402
@@ -177,19 +178,9 @@ def _log_axes(ax: Any) -> None:
 
 
 def _energy_cell(row: Mapping[str, Any]) -> str:
-    """"14.8 kWh est. (2.16 USD)": the energy, measured or estimated, and its cost at the electricity price."""
-    if not pd.isna(row.get("energy_kwh")):
-        point = row.get("power_measurement")
-        return (f"{_short(row['energy_kwh'])} kWh measured{f' {point}' if isinstance(point, str) else ''} "
-                f"({usd(row['energy_cost_usd'])} USD)")
-    if not pd.isna(row.get("energy_estimated_kwh")):
-        return f"{_short(row['energy_estimated_kwh'])} kWh est. ({usd(row['energy_estimated_cost_usd'])} USD)"
-    return "no rated power"
-
-
-def _short(value: object) -> str:
-    number = float(value)  # type: ignore[arg-type]
-    return f"{number:,.0f}" if number >= 100 else f"{number:.3g}"
+    """"≈14.8 kWh estimated (2.16 USD)": the energy, measured or estimated, and its cost at the electricity price."""
+    words = energy_words(EnergyFigure.of(row), usd=usd)
+    return words.short if words.kind else "no rated power"
 
 
 def _cost_cell(row: Mapping[str, Any]) -> str:

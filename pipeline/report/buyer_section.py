@@ -23,11 +23,10 @@ from pipeline.analysis.forecasting.models_artifact import read_models
 from pipeline.analysis.pricing.costs import usd
 from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice
 from pipeline.analysis.pricing.energy_estimate import fit as fit_energy
+from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
 from pipeline.core import paths
 from pipeline.report.formatting import number
 from pipeline.settings import Settings
-
-NOT_MEASURED = "not measured, no rated power to estimate from"
 
 
 def answer_for(benchmark: str, configurations: pd.DataFrame, settings: Settings,
@@ -55,28 +54,15 @@ def option_row(option: Option) -> dict[str, Any]:
     else:
         mark = option.republished
         name = option.label.split(" ", 1)[1]
-    energy, energy_short = energy_texts(option)
+    energy = energy_words(EnergyFigure(measured_kwh=option.energy_kwh, estimated_kwh=option.energy_estimated_kwh,
+                                       estimate_error=option.energy_estimate_error), kwh=number)
     short = ("no public price" if option.cost_low_usd is None or option.cost_high_usd is None else
              f"{usd(option.cost_low_usd)} to {usd(option.cost_high_usd)} USD")
     return {"name": name, "hardware": f"{number(option.accelerator_count)} × {option.accelerator_family}",
             "family": option.accelerator_family, "time": number(option.time_to_train_min),
             "hours": number(option.accelerator_hours), "cost": option.cost, "cost_short": short,
-            "energy": energy, "energy_short": energy_short, "mark": mark,
+            "energy": energy.long, "energy_short": energy.short, "mark": mark,
             "forecast": option.kind == FORECAST, "on_front": option.on_front}
-
-
-def energy_texts(option: Option) -> tuple[str, str]:
-    """An option's energy to train in words, long and short: measured (an MLPerf result), estimated from rated
-    power (with its median error; not an MLPerf result) or neither."""
-    if option.energy_kwh is not None:
-        measured = f"{number(option.energy_kwh)} kWh measured"
-        return measured, measured
-    if option.energy_estimated_kwh is not None:
-        estimate = f"≈{number(option.energy_estimated_kwh)} kWh estimated"
-        error = ("" if option.energy_estimate_error is None
-                 else f", median error {number(option.energy_estimate_error, 'share')}")
-        return f"{estimate} from rated power{error}; not an MLPerf result", estimate
-    return NOT_MEASURED, "not measured"
 
 
 def choice_row(choice: Choice) -> dict[str, Any]:

@@ -26,6 +26,7 @@ import pandas as pd
 from pipeline.analysis.pricing.costs import measured_energy, with_measured_energy
 from pipeline.analysis.pricing.electricity import electricity_price
 from pipeline.analysis.pricing.energy_estimate import ESTIMATE_COLUMNS
+from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
 from pipeline.analysis.pricing.price_table import CostRange, cost_range, price_dates_text
 from pipeline.analysis.pricing.prices import Prices
 from pipeline.analysis.scope import republished_from
@@ -128,18 +129,10 @@ def configuration_row(row: pd.Series | dict[str, Any]) -> dict[str, Any]:
 
 
 def energy_text(row: pd.Series | dict[str, Any]) -> str:
-    """A result's measured energy to train, kWh, with its measurement point: "0.512 (AC) · 0.498 (DC)" where the same
-    runs were measured at both points (one result, two figures), else "0.541 (AC)"."""
-    energy, dc = row.get("energy_kwh"), row.get("energy_dc_kwh")
-    if missing(energy):
-        estimate = row.get("energy_estimated_kwh")
-        if missing(estimate):
-            return ""
-        return f"{number(estimate)} (estimated, {number(row['energy_estimate_error'], 'share')} median error)"
-    point = str(row.get("power_measurement") or "")
-    if not missing(dc):
-        return f"{number(energy)} (AC) · {number(dc)} (DC)"
-    return f"{number(energy)} ({point})" if point else number(energy)
+    """A result's energy to train as its table cell (`energy_words`, long: an estimate says what it is not);
+    blank without one."""
+    words = energy_words(EnergyFigure.of(row), kwh=number)
+    return words.long if words.kind else ""
 
 
 def energy_view(outputs: BenchmarkOutputs, ranking: pd.DataFrame, colours: Mapping[str, str]) -> dict[str, Any] | None:

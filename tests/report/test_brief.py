@@ -39,8 +39,8 @@ def test_the_rows_are_the_rounds_results_and_the_front_is_marked() -> None:
     assert cheapest == {10: 0, 25: 1}
     table = brief.table_rows(rows, cheapest)
     assert table["round"].tolist() == ["v5.1 (republ. v5.0)", "v5.1"]
-    assert "on-demand" in table.iloc[0, 5] and "kWh measured AC" in table.iloc[1, 6]
-    assert "kWh est." in table.iloc[0, 6]
+    assert "on-demand" in table.iloc[0, 5] and "kWh measured (AC)" in table.iloc[1, 6]
+    assert "kWh estimated" in table.iloc[0, 6]
 
 
 def test_a_brief_is_one_page_naming_benchmark_and_round_and_is_byte_identical(tmp_path: Path) -> None:

@@ -873,7 +873,7 @@ def test_energy_shows_where_measured_and_nothing_changes_without_the_columns(
     with_energy = energy_pages
     headline = with_energy[site.benchmark_page(HEADLINE)]
     assert "Energy per run (kWh; measured, or estimated" in headline and f'id="{HEADLINE}_energy"' in headline
-    assert "12.5 (node wall power)" in page_text(headline)  # each energy figure with its measurement point
+    assert "12.5 kWh measured (node wall power)" in page_text(headline)  # each energy figure with its measurement point
     # the energy view: every measured result named (round, submitter, system), the derived figures labelled
     assert 'id="energy"' in headline and "W per accelerator (derived)" in headline
     assert "derived, not an MLPerf result" in headline and "650" in page_text(headline) and "93%" in page_text(headline)
