@@ -19,6 +19,7 @@ from pipeline.core.features import NUMERIC_FEATURES
 from pipeline.core.paths import PARAMS as PARAMS_FILE
 from pipeline.mlperf.availability import params_categories
 from pipeline.mlperf.catalogue import BY_ID, round_version
+from pipeline.mlperf.discovery import unavailable_rounds
 
 RANK_CRITERIA = ("time_to_train_min", "accelerator_hours")
 
@@ -377,13 +378,11 @@ class Settings(Section):
 
     @model_validator(mode="after")
     def _rounds_are_fetched(self) -> Settings:
-        if self.analysis.rounds != "all" and self.fetch.rounds != "all":
-            unknown = [round_ for round_ in self.analysis.rounds if round_ not in self.fetch.rounds]
-            if unknown:
-                raise ValueError(f"analysis.rounds: {', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} "
-                                 f"not among fetch.rounds ({', '.join(self.fetch.rounds)}), so there is no data for "
-                                 f"{'it' if len(unknown) == 1 else 'them'}: add to fetch.rounds, or drop from "
-                                 "analysis.rounds")
+        if self.fetch.rounds != "all":
+            problem = unavailable_rounds(self.analysis.rounds, self.fetch.rounds, "fetch.rounds",
+                                         "add to fetch.rounds, or drop from analysis.rounds")
+            if problem is not None:
+                raise ValueError(f"analysis.rounds: {problem}")
         return self
 
 

@@ -112,15 +112,24 @@ def say(found: Found, stage: str) -> None:
         print(f"{stage}: {note}", file=sys.stderr)
 
 
-def check_analysed_rounds(analysed: Sequence[str] | str, found: Sequence[str]) -> None:
-    """Raise `ParamsError` when params `analysis.rounds` (a list; "all" passes) names a round that was not found
-    (`found`: the rounds of `fetch.rounds: all`), so there would be no data for it."""
+def unavailable_rounds(analysed: Sequence[str] | str, available: Sequence[str], among: str, remedy: str) -> str | None:
+    """What is wrong when params `analysis.rounds` (a list; "all" passes) names a round not in `available` (the
+    rounds fetched, called `among` in the message), so there would be no data for it: "v9.9 is not among
+    fetch.rounds (v4.0, v5.1), so there is no data for it: {remedy}"; None when nothing is."""
     if analysed == "all":
-        return
-    missing = [round_ for round_ in analysed if round_ not in found]
-    if missing:
-        raise ParamsError(f"params.yaml has analysis.rounds: {', '.join(missing)} "
-                          f"{'is' if len(missing) == 1 else 'are'} not among the rounds found "
-                          f"({', '.join(found) or 'none'}; fetch.rounds: all), so there is no data for "
-                          f"{'it' if len(missing) == 1 else 'them'}: drop it from analysis.rounds, or add its "
-                          "archive to the mirror")
+        return None
+    missing = [round_ for round_ in analysed if round_ not in available]
+    if not missing:
+        return None
+    return (f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not among {among} "
+            f"({', '.join(available) or 'none'}), so there is no data for {'it' if len(missing) == 1 else 'them'}: "
+            f"{remedy}")
+
+
+def check_analysed_rounds(analysed: Sequence[str] | str, found: Sequence[str]) -> None:
+    """Raise `ParamsError` when params `analysis.rounds` names a round that `fetch.rounds: all` did not find
+    (`found`), so there would be no data for it (`unavailable_rounds`)."""
+    problem = unavailable_rounds(analysed, found, "the rounds found (fetch.rounds: all)",
+                                 "drop it from analysis.rounds, or add its archive to the mirror")
+    if problem is not None:
+        raise ParamsError(f"params.yaml has analysis.rounds: {problem}")
