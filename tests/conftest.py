@@ -44,13 +44,18 @@ def run_stage(stage: str, *arguments: str, cwd: Path, check: bool = True,
     return done
 
 
-def run_dvc_repro(cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """`dvc repro` in the project folder `cwd` with this interpreter's dvc and stages first on PATH, analytics off;
-    stdout and stderr captured as text (the caller checks the exit status)."""
+def run_dvc(*arguments: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """`dvc ARGUMENTS` in the project folder `cwd` with this interpreter's dvc and stages first on PATH, analytics
+    off; stdout and stderr captured as text (the caller checks the exit status)."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
            "DVC_NO_ANALYTICS": "1", "CI": "true"}
-    return subprocess.run([sys.executable, "-m", "dvc", "repro"], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "dvc", *arguments], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def run_dvc_repro(cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """`dvc repro` in `cwd` (`run_dvc`)."""
+    return run_dvc("repro", cwd=cwd, timeout=timeout)
 
 
 @pytest.hookimpl(trylast=True)  # after pytest's own teardown, which must run whatever happens here

@@ -2,17 +2,15 @@
 repository standing in for github.com/mlcommons, built from the real v0.7 round."""
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_dvc, run_dvc_repro
 
 
 def _git(*args: str, cwd: Path | None = None) -> None:
@@ -74,11 +72,8 @@ def test_dvc_repro_without_a_mirror_clones_and_builds_the_report(tmp_path: Path,
     params["fetch"].update(mirror=None, rounds=["v0.7"], upstream=upstream)
     params["analysis"].update(benchmarks=["resnet", "bert"], min_configurations=8)
     (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "DVC_NO_ANALYTICS": "1", "CI": "true"}
 
-    repro = subprocess.run([sys.executable, "-m", "dvc", "repro"], cwd=project, env=env, capture_output=True,
-                           text=True, timeout=1200)
+    repro = run_dvc_repro(project, timeout=1200)
 
     assert repro.returncode == 0, repro.stdout[-3000:] + repro.stderr[-3000:]
     raw = project / "data" / "raw"
@@ -88,8 +83,7 @@ def test_dvc_repro_without_a_mirror_clones_and_builds_the_report(tmp_path: Path,
     html = (project / "reports" / "index.html").read_text()  # the site's entry links each benchmark's page
     assert 'href="benchmarks/resnet.html"' in html and 'href="benchmarks/bert.html"' in html
     assert (project / "reports" / "benchmarks" / "resnet.html").is_file()
-    status = subprocess.run([sys.executable, "-m", "dvc", "status"], cwd=project, env=env, capture_output=True,
-                            text=True, timeout=600)
+    status = run_dvc("status", cwd=project)
     # validate runs on every repro (DVC lists it as "always changed"); nothing else is out of date
     stale = [line for line in status.stdout.splitlines() if "changed" in line and "always changed" not in line]
     assert status.returncode == 0 and stale == [], status.stdout
@@ -99,8 +93,7 @@ def test_dvc_repro_without_a_mirror_clones_and_builds_the_report(tmp_path: Path,
     # `dvc pull` into a copy without outputs (as a fresh clone of the committed project) restores the report.
     store = tmp_path / "store"
     for command in (["remote", "add", "-f", "-d", "store", str(store)], ["push", "-q"]):
-        done = subprocess.run([sys.executable, "-m", "dvc", *command], cwd=project, env=env, capture_output=True,
-                              text=True, timeout=600)
+        done = run_dvc(*command, cwd=project)
         assert done.returncode == 0, done.stdout + done.stderr
     clone = tmp_path / "clone"
     shutil.copytree(project, clone, ignore=shutil.ignore_patterns("data", "cache", "tmp", "index.html", "*.parquet",
@@ -108,8 +101,7 @@ def test_dvc_repro_without_a_mirror_clones_and_builds_the_report(tmp_path: Path,
                                                                   "benchmarks", "assets", "methods.html", "data.html",
                                                                   "ranking.csv", "importance.json", "metrics.json"))
     assert not (clone / "reports" / "index.html").exists()
-    pull = subprocess.run([sys.executable, "-m", "dvc", "pull", "-q"], cwd=clone, env=env, capture_output=True,
-                          text=True, timeout=600)
+    pull = run_dvc("pull", "-q", cwd=clone)
     assert pull.returncode == 0, pull.stdout + pull.stderr
     for page in ("index.html", "methods.html", "benchmarks/resnet.html", "assets/vega.js"):
         assert (clone / "reports" / page).read_bytes() == (project / "reports" / page).read_bytes()
