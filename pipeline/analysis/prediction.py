@@ -27,8 +27,8 @@ from pipeline.analysis.pricing.costs import (
     RESULT_KEY,
     cost_text,
     measured_energy,
+    span,
     training_costs,
-    usd,
     with_measured_energy,
 )
 from pipeline.analysis.pricing.electricity import (
@@ -170,7 +170,7 @@ def render_cost(cost: dict[str, Any]) -> str:
     if cost["cost_basis"] == NO_PRICE:
         return "cost: no public price for this family (give yours with --prices)"
     interval = ("" if cost["interval_low_usd"] is None else
-                f"; over the interval {usd(cost['interval_low_usd'])} to {usd(cost['interval_high_usd'])} USD")
+                f"; over the interval {span(cost['interval_low_usd'], cost['interval_high_usd'])} USD")
     return (f"cost ({COST_LABEL}): {cost_text(cost, lead='')} for {cost['accelerator_hours']:.3g} "
             f"accelerator-hours of hardware time at the forecast{interval}")
 

@@ -20,7 +20,7 @@ from pipeline.analysis.buyer import (
 )
 from pipeline.analysis.forecasting.answers import FittedBenchmark
 from pipeline.analysis.forecasting.models_artifact import read_models
-from pipeline.analysis.pricing.costs import usd
+from pipeline.analysis.pricing.costs import span
 from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice
 from pipeline.analysis.pricing.energy_estimate import fit as fit_energy
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
@@ -57,7 +57,7 @@ def option_row(option: Option) -> dict[str, Any]:
     energy = energy_words(EnergyFigure(measured_kwh=option.energy_kwh, estimated_kwh=option.energy_estimated_kwh,
                                        estimate_error=option.energy_estimate_error), kwh=number)
     short = ("no public price" if option.cost_low_usd is None or option.cost_high_usd is None else
-             f"{usd(option.cost_low_usd)} to {usd(option.cost_high_usd)} USD")
+             f"{span(option.cost_low_usd, option.cost_high_usd)} USD")
     return {"name": name, "hardware": f"{number(option.accelerator_count)} × {option.accelerator_family}",
             "family": option.accelerator_family, "time": number(option.time_to_train_min),
             "hours": number(option.accelerator_hours), "cost": option.cost, "cost_short": short,

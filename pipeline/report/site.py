@@ -23,7 +23,7 @@ import markupsafe
 import numpy as np
 import pandas as pd
 
-from pipeline.analysis.pricing.costs import measured_energy, with_measured_energy
+from pipeline.analysis.pricing.costs import measured_energy, span, with_measured_energy
 from pipeline.analysis.pricing.electricity import electricity_price
 from pipeline.analysis.pricing.energy_estimate import ESTIMATE_COLUMNS
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
@@ -78,11 +78,11 @@ def _cost_text(cost: CostRange) -> str:
     unit = f" {cost.currency}" if cost.currency else ""
     if cost.cheapest is None or cost.dearest is None or cost.basis == "user":
         return f"{number(cost.low)}{unit} (your price)"
-    span = number(cost.low) if cost.low == cost.high else f"{number(cost.low)} to {number(cost.high)}"
+    money = span(cost.low, cost.high, number)
     providers = cost.cheapest.provider if cost.cheapest.provider == cost.dearest.provider else \
         f"{cost.cheapest.provider} to {cost.dearest.provider}"
     dates = sorted({cost.cheapest.date, cost.dearest.date})
-    return f"{span}{unit} ({providers}, {cost.cheapest.price_type}, prices of {' and '.join(dates)})"
+    return f"{money}{unit} ({providers}, {cost.cheapest.price_type}, prices of {' and '.join(dates)})"
 
 
 # -------------------------------------------------------------------------------------------- configurations

@@ -149,3 +149,9 @@ def test_the_electricity_price_comes_from_params() -> None:
     params["report"]["electricity_usd_per_kwh"] = -1
     with pytest.raises(ParamsError, match="electricity_usd_per_kwh"):
         settings_from(params)
+
+
+def test_a_range_whose_ends_print_the_same_reads_as_one_figure() -> None:
+    from pipeline.analysis.pricing.costs import span
+
+    assert span(62.01, 62.04) == "62" and span(8.62, 13.1) == "8.62 to 13.1" and span(120.0, 4000.0) == "120 to 4,000"

@@ -16,7 +16,7 @@ accelerator-hour, since it replaces the table's prices family by family.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -155,6 +155,13 @@ def usd(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
+def span(low: float, high: float, fmt: Callable[[float], str] = usd) -> str:
+    """A range of money as it reads: "8.62 to 13.1", or one figure when both ends print the same ("62", not "62 to
+    62"), each end through `fmt`."""
+    low_text, high_text = fmt(low), fmt(high)
+    return low_text if low_text == high_text else f"{low_text} to {high_text}"
+
+
 def _offer(row: Mapping[str, Any], end: str) -> str:
     parts = [row[f"cost_{end}_{name}"] for name in ("provider", "price_type", "date")]
     return " ".join(str(part) for part in parts if isinstance(part, str) and part)
@@ -170,7 +177,9 @@ def cost_text(row: Mapping[str, Any], lead: str = "cost ") -> str:
         return f"{lead}unknown (no accelerator-hours)"
     if row["cost_basis"] == USER:
         return f"{lead}{usd(low)} {CURRENCY} (your price file)"
-    return f"{lead}{usd(low)} to {usd(high)} {CURRENCY} ({_offer(row, 'low')} to {_offer(row, 'high')})"
+    offers = _offer(row, "low"), _offer(row, "high")
+    where = offers[0] if offers[0] == offers[1] else f"{offers[0]} to {offers[1]}"
+    return f"{lead}{span(low, high)} {CURRENCY} ({where})"
 
 
 def basis_lines(user_prices_path: object | None, electricity: ElectricityPrice, energy: bool) -> list[str]:
