@@ -69,8 +69,7 @@ def choice_row(choice: Choice) -> dict[str, Any]:
     """One deadline or budget and its answer (None without a priced option meeting it)."""
     question = (f"within {number(choice.limit)} min" if choice.unit == "min"
                 else f"at most {number(choice.limit)} USD per run")
-    unpriced = (f"{len(choice.unpriced)} more finish in time without a public price, so none is called cheapest"
-                if choice.unpriced else "")
+    unpriced = (f"and {len(choice.unpriced)} without a public price, not compared" if choice.unpriced else "")
     return {"question": question, "deadline": choice.unit == "min",
             "option": None if choice.option is None else option_row(choice.option),
             "matched": choice.matched, "unpriced": unpriced}
