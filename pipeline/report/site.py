@@ -129,10 +129,9 @@ def configuration_row(row: pd.Series | dict[str, Any]) -> dict[str, Any]:
 
 
 def energy_text(row: pd.Series | dict[str, Any]) -> str:
-    """A result's energy to train as its table cell (`energy_words`, long: an estimate says what it is not);
-    blank without one."""
-    words = energy_words(EnergyFigure.of(row), kwh=number)
-    return words.long if words.kind else ""
+    """A result's energy to train as its table cell (`energy_words`; the column's header says what an estimate is
+    not); blank without one."""
+    return energy_words(EnergyFigure.of(row), kwh=number).cell
 
 
 def energy_view(outputs: BenchmarkOutputs, ranking: pd.DataFrame, colours: Mapping[str, str]) -> dict[str, Any] | None:

@@ -28,3 +28,9 @@ def test_an_estimate_says_what_it_is_not_and_its_error() -> None:
 def test_neither_reads_as_not_measured() -> None:
     words = energy_words(EnergyFigure.of({"energy_kwh": None}))
     assert words.kind == "" and words.short == "not measured"
+
+
+def test_a_table_cell_keeps_the_estimates_error_and_leaves_the_rest_to_its_header() -> None:
+    row = {"energy_estimated_kwh": 5.68, "energy_estimate_error": 0.076}
+    assert energy_words(EnergyFigure.of(row)).cell == "≈5.68 kWh estimated (median error 8%)"
+    assert energy_words(EnergyFigure.of({})).cell == ""

@@ -54,9 +54,11 @@ class EnergyFigure:
 @dataclass(frozen=True)
 class EnergyWords:
     """An energy figure in words: `long` (a sentence's worth, with the estimate's error and what it is not),
-    `short` (a table cell) and `kind` ("measured", "estimated" or "" without either)."""
+    `cell` (a table cell under a header that says what an estimate is not: the estimate's error, no more), `short`
+    (a few words) and `kind` ("measured", "estimated" or "" without either)."""
 
     long: str
+    cell: str
     short: str
     kind: str
 
@@ -75,11 +77,11 @@ def energy_words(figure: EnergyFigure, kwh: Callable[[float], str] = plain_numbe
             short = f"{measured} (AC) · {kwh(figure.measured_dc_kwh)} kWh (DC)"
         else:
             short = f"{measured} ({figure.point})" if figure.point else measured
-        return EnergyWords(long=f"{short}{cost}", short=f"{short}{cost_short}", kind="measured")
+        return EnergyWords(long=f"{short}{cost}", cell=short, short=f"{short}{cost_short}", kind="measured")
     if figure.estimated_kwh is not None:
         short = f"≈{kwh(figure.estimated_kwh)} kWh estimated"
-        error = ("" if figure.estimate_error is None
-                 else f", median error {100 * figure.estimate_error:.0f}%")
-        return EnergyWords(long=f"{short} from rated power{error}; not an MLPerf result{cost}",
-                           short=f"{short}{cost_short}", kind="estimated")
-    return EnergyWords(long=NOT_MEASURED, short="not measured", kind="")
+        error = "" if figure.estimate_error is None else f"median error {100 * figure.estimate_error:.0f}%"
+        return EnergyWords(long=f"{short} from rated power{f', {error}' if error else ''}; not an MLPerf result{cost}",
+                           cell=f"{short} ({error})" if error else short, short=f"{short}{cost_short}",
+                           kind="estimated")
+    return EnergyWords(long=NOT_MEASURED, cell="", short="not measured", kind="")
