@@ -56,6 +56,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.analysis.forecasting.curve import CURVE_DECIMALS, CountCurve, fit_count_curve
+from pipeline.analysis.forecasting.intervals import weighted_median
 from pipeline.analysis.forecasting.siblings import sibling_of
 from pipeline.analysis.scope import analysed_benchmarks, in_scope, read_configurations
 from pipeline.mlperf.catalogue import round_published, round_version
@@ -426,11 +427,9 @@ def pooled_drift(frames: Mapping[str, pd.DataFrame], before: float) -> DriftPrio
     def median(chosen: np.ndarray) -> float | None:
         if not chosen.any():
             return None
-        # a weighted median: each rate's weight halves every DRIFT_HALF_LIFE_YEARS before the latest
+        # each rate's weight halves every DRIFT_HALF_LIFE_YEARS before the latest
         weights = 0.5 ** ((end.max() - end[chosen]) / DRIFT_HALF_LIFE_YEARS)
-        order = np.argsort(rate[chosen], kind="stable")
-        shares = np.cumsum(weights[order]) / weights.sum()
-        return float(np.round(rate[chosen][order][np.searchsorted(shares, 0.5)], CURVE_DECIMALS))
+        return float(np.round(weighted_median(rate[chosen], weights), CURVE_DECIMALS))
 
     first = age == 0
     return DriftPrior(median(first), median(~first))
