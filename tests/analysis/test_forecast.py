@@ -157,6 +157,13 @@ def test_calibration_weights_share_between_the_benchmark_and_the_others() -> Non
     assert alone == pytest.approx([0.5, 0.5])  # no other benchmark: all the weight is the benchmark's
 
 
+def test_an_interval_whose_low_end_rounds_to_zero_is_unbounded_below() -> None:
+    low = answers.interval_low(np.log(np.array([3.6, 3.6])), np.array([0.1, 12.0]))
+    assert low[0] == pytest.approx(3.6 * np.exp(-0.1)) and np.isnan(low[1])
+    assert answers.interval_text(None, 563157.0) == "up to 5.63e+05 min (unbounded below)"
+    assert answers.interval_text(3.26, 3.98) == "3.26 to 3.98 min"
+
+
 def test_weighted_median_is_the_smallest_value_holding_half_the_weight() -> None:
     assert intervals.weighted_median(np.array([3.0, 1.0, 2.0, 4.0]), np.ones(4)) == 2.0  # the lower of two middles
     assert intervals.weighted_median(np.array([3.0, 1.0, 2.0]), np.array([1.0, 0.1, 0.1])) == 3.0
