@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from pipeline.analysis.forecasting.answers import FittedBenchmark, answer
+from pipeline.analysis.forecasting.answers import FittedBenchmark, answer, interval_text
 from pipeline.analysis.pricing.costs import COST_COLUMNS, ENERGY_COLUMNS, cost_text, training_costs
 from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice
 from pipeline.analysis.pricing.energy_estimate import EnergyModel, rated_hours_kwh
@@ -99,14 +99,15 @@ def predicted_candidates(fitted: FittedBenchmark, rule: Trust,
                 rows.append({
                     "kind": FORECAST, "label": f"{family} {form_factor} x {count:g}", "round": None,
                     "submitter": None, "system": None, "accelerator_family": family, "accelerator_count": count,
-                    "time_to_train_min": forecast.predicted_min, "time_low_min": forecast.low_min,
+                    "time_to_train_min": forecast.predicted_min,
+                    "time_low_min": math.nan if forecast.low_min is None else forecast.low_min,
                     "time_high_min": forecast.high_min, "accelerator_hours": count * forecast.predicted_min / 60,
                     "scaling_efficiency": reference.predicted_min * low / (forecast.predicted_min * count),
                     "republished_of": None, "forecast": forecast.model_dump(), "energy_kwh": math.nan,
                     "power_measurement": None, "energy_estimated_kwh": math.nan, "energy_estimate_error": math.nan,
                     "detail": f"forecast for the next round by the {forecast.method} ({forecast.kind}), trusted, "
-                              f"{100 * fitted.interval:.0f}% interval {forecast.low_min:.3g} to "
-                              f"{forecast.high_min:.3g} min: not a published result"})
+                              f"{100 * fitted.interval:.0f}% interval "
+                              f"{interval_text(forecast.low_min, forecast.high_min)}: not a published result"})
     return pd.DataFrame(rows, columns=OPTION_COLUMNS), untrusted
 
 

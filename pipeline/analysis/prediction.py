@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.analysis.forecasting.answers import Answer, FittedBenchmark, answer, fit_benchmark
+from pipeline.analysis.forecasting.answers import Answer, FittedBenchmark, answer, fit_benchmark, interval_text
 from pipeline.analysis.forecasting.backtest import load_backtest
 from pipeline.analysis.forecasting.model import UNSPECIFIED, form_factor_levels, model_inputs, next_round_drift
 from pipeline.analysis.forecasting.models_artifact import saved_models
@@ -143,8 +143,8 @@ def predicted_cost(result: Answer, prices: dict[str, float] | None) -> dict[str,
     costs = training_costs(pd.DataFrame({"accelerator_family": [result.accelerator], "accelerator_hours": [hours]}),
                            prices).drop(columns=["energy_cost_usd", "energy_estimated_cost_usd"]).iloc[0]
     fields: dict[str, Any] = {"accelerator_hours": hours, "label": COST_LABEL, **costs.to_dict(),
-                              "interval_low_usd": result.count * result.low_min / 60 * costs[
-                                  "cost_low_usd_per_accelerator_hour"],
+                              "interval_low_usd": None if result.low_min is None else
+                              result.count * result.low_min / 60 * costs["cost_low_usd_per_accelerator_hour"],
                               "interval_high_usd": result.count * result.high_min / 60 * costs[
                                   "cost_high_usd_per_accelerator_hour"]}
     return {key: None if pd.isna(value) else value.item() if hasattr(value, "item") else value
@@ -182,8 +182,8 @@ def render_answer(result: Answer, nearest: pd.DataFrame, cost: dict[str, Any] | 
     kind = f"{result.kind}, specification-based" if result.specification_based else result.kind
     flag = "EXTRAPOLATED " if result.extrapolated else ""
     lines = [f"{result.benchmark}, {result.accelerator}{form} x {result.count}: {flag}forecast time to train "
-             f"{result.predicted_min:.3g} min ({100 * result.interval:.0f}% interval {result.low_min:.3g} to "
-             f"{result.high_min:.3g} min) in the round after {result.rounds[-1]}",
+             f"{result.predicted_min:.3g} min ({100 * result.interval:.0f}% interval "
+             f"{interval_text(result.low_min, result.high_min)}) in the round after {result.rounds[-1]}",
              f"method: {result.method} ({kind}); {result.note}",
              f"error: {result.backtest_error}",
              f"fitted on rounds {', '.join(result.rounds)}; interval calibrated on backtest residuals of: "

@@ -156,8 +156,8 @@ def _scaling_axes(ax: Any, rows: pd.DataFrame, colours: Mapping[str, str], decid
     for unit in units:
         band = pd.DataFrame([point.model_dump() for point in unit.band]).sort_values("accelerator_count")
         colour = colours[unit.family]
-        ax.fill_between(band["accelerator_count"], band["low_min"], band["high_min"], color=colour, alpha=0.15,
-                        linewidth=0)
+        ax.fill_between(band["accelerator_count"], band["low_min"].astype(float), band["high_min"], color=colour,
+                        alpha=0.15, linewidth=0)  # no band below an interval unbounded there (low_min None)
         ax.plot(band["accelerator_count"], band["predicted_min"], color=colour, linewidth=1.0,
                 linestyle="-" if unit.trusted else ":")
     data = rows.assign(family=rows["accelerator_family"].fillna("unknown"))

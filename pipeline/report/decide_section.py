@@ -97,7 +97,8 @@ def _largest_errors_table(largest: list[LargestError]) -> dict[str, Any]:
 
 def _forecasts_table(forecasts: list[Answer], interval_pct: str) -> dict[str, Any]:
     records = [{"unit": _unit_name(f.accelerator, f.form_factor), "count": f.count, "predicted_min": f.predicted_min,
-                "range": f"{number(f.low_min)} to {number(f.high_min)}",
+                "range": (f"{number(f.low_min)} to {number(f.high_min)}" if f.low_min is not None
+                          else f"up to {number(f.high_min)} (unbounded below)"),
                 "how": f"{f.method} ({f.kind})", "trust": _trust_text(f.trusted, f.reasons)}
                for f in forecasts]
     return table(records, [

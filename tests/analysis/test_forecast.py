@@ -149,13 +149,24 @@ def test_weighted_half_width_reaches_the_level_in_weight() -> None:
     assert intervals.weighted_conformal_half_width(residuals, np.r_[9.0, np.ones(9)], 0.9) == 10.0
 
 
-def test_calibration_weights_share_between_the_benchmark_and_the_others_and_decay_with_age() -> None:
-    weights = intervals.calibration_weights(np.array(["a", "a", "b", "b", "b"]),
-                                           np.array([2021.0, 2022.0, 2022.0, 2022.0, 2022.0]), "a", 2023.0)
-    # own share 2 / (2 + 20) = 1/11, split 1:2 by age (two years and one year old); the others 10/11 in thirds
-    assert weights == pytest.approx([1 / 33, 2 / 33, 10 / 33, 10 / 33, 10 / 33])
-    alone = intervals.calibration_weights(np.array(["a", "a"]), np.array([2022.0, 2022.0]), "a", 2023.0)
+def test_calibration_weights_share_between_the_benchmark_and_the_others() -> None:
+    weights = intervals.calibration_weights(np.array(["a", "a", "b", "b", "b"]), "a")
+    # own share 2 / (2 + 20) = 1/11 in halves, whatever their age; the others 10/11 in thirds
+    assert weights == pytest.approx([1 / 22, 1 / 22, 10 / 33, 10 / 33, 10 / 33])
+    alone = intervals.calibration_weights(np.array(["a", "a"]), "a")
     assert alone == pytest.approx([0.5, 0.5])  # no other benchmark: all the weight is the benchmark's
+
+
+def test_an_interval_whose_low_end_rounds_to_zero_is_unbounded_below() -> None:
+    low = answers.interval_low(np.log(np.array([3.6, 3.6])), np.array([0.1, 12.0]))
+    assert low[0] == pytest.approx(3.6 * np.exp(-0.1)) and np.isnan(low[1])
+    assert answers.interval_text(None, 563157.0) == "up to 5.63e+05 min (unbounded below)"
+    assert answers.interval_text(3.26, 3.98) == "3.26 to 3.98 min"
+
+
+def test_weighted_median_is_the_smallest_value_holding_half_the_weight() -> None:
+    assert intervals.weighted_median(np.array([3.0, 1.0, 2.0, 4.0]), np.ones(4)) == 2.0  # the lower of two middles
+    assert intervals.weighted_median(np.array([3.0, 1.0, 2.0]), np.array([1.0, 0.1, 0.1])) == 3.0
 
 
 def _forecasts(fold: str, residuals: list[float], kind: str = forecast_model.FAMILY, method: str = forecast_model.MODEL,

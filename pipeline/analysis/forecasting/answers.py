@@ -103,8 +103,8 @@ class Answer(Record):
     """Accelerators."""
     predicted_min: float
     """The forecast time to train (minutes)."""
-    low_min: float
-    """Its interval: low end (minutes)."""
+    low_min: float | None
+    """Its interval: low end (minutes); None when unbounded below (`interval_low`)."""
     high_min: float
     """High end (minutes)."""
     interval: float
@@ -135,8 +135,8 @@ class Answer(Record):
     (`new_family_sentence`)."""
 
     @field_serializer("predicted_min", "low_min", "high_min")
-    def _stored(self, minutes: float) -> float:
-        return round(minutes, ANSWER_DECIMALS)
+    def _stored(self, minutes: float | None) -> float | None:
+        return None if minutes is None else round(minutes, ANSWER_DECIMALS)
 
 
 @dataclass(frozen=True)
@@ -281,6 +281,22 @@ def answer_reasons(fitted: FittedBenchmark, family: str, count: float, method: s
     return reasons
 
 
+def interval_low(log_minutes: np.ndarray, half_width: np.ndarray) -> np.ndarray:
+    """The low ends (minutes) of intervals centred on `log_minutes` with log `half_width`s: NaN where it rounds to 0
+    at ANSWER_DECIMALS (an interval so wide, such as DLRM's V100 x 16 from one round, 0.00002 to 563,157 min, says
+    nothing of how fast a run can be: unbounded below, not drawn from 0)."""
+    low = np.exp(np.asarray(log_minutes, dtype=float) - np.asarray(half_width, dtype=float))
+    return np.where(np.round(low, ANSWER_DECIMALS) > 0, low, np.nan)
+
+
+def interval_text(low_min: float | None, high_min: float) -> str:
+    """An interval in words (minutes, three significant digits): "4.1 to 5.2 min", or "up to 5.2 min (unbounded
+    below)" when it has no low end (`interval_low`)."""
+    if low_min is None or math.isnan(low_min):
+        return f"up to {high_min:.3g} min (unbounded below)"
+    return f"{low_min:.3g} to {high_min:.3g} min"
+
+
 def answer_band(fitted: FittedBenchmark, family: str, form_factor: str, counts: np.ndarray,
                 rule: Trust) -> pd.DataFrame:
     """`answer`'s forecast and interval at many `counts` (whole, positive) of one family and form factor at once:
@@ -295,7 +311,7 @@ def answer_band(fitted: FittedBenchmark, family: str, form_factor: str, counts: 
         half_width = np.where(trusted, answer_curve(fitted, family, form_factor, counts, trusted=True).half_width,
                               half_width)
     return pd.DataFrame({"predicted_min": np.exp(curve.log_minutes),
-                         "low_min": np.exp(curve.log_minutes - half_width),
+                         "low_min": interval_low(curve.log_minutes, half_width),
                          "high_min": np.exp(curve.log_minutes + half_width), "trusted": trusted})
 
 
@@ -329,8 +345,9 @@ def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float,
     retired = retirement_note(benchmark, fitted.forecaster.rounds[-1])
     if retired:
         notes.append(retired)
+    low = float(interval_low(np.array([centre]), np.array([half_width]))[0])
     return Answer(benchmark=benchmark, accelerator=family, form_factor=form_factor, count=count,
-                  predicted_min=math.exp(centre), low_min=math.exp(centre - half_width),
+                  predicted_min=math.exp(centre), low_min=None if math.isnan(low) else low,
                   high_min=math.exp(centre + half_width), interval=fitted.interval, method=method, kind=kind,
                   specification_based=kind in (POOLED, *NEW_FAMILY_KINDS), trusted=not reasons, reasons=reasons,
                   rounds=list(fitted.forecaster.rounds), calibration=curve.calibration.q_source,

@@ -83,8 +83,9 @@ class BandPoint(Record):
     """Accelerators."""
     predicted_min: float
     """The forecast time to train (minutes)."""
-    low_min: float
-    """Its interval (params `decide.interval`): low end (minutes)."""
+    low_min: float | None
+    """Its interval (params `decide.interval`): low end (minutes); None when unbounded below
+    (`pipeline.analysis.forecasting.answers.interval_low`)."""
     high_min: float
     """High end (minutes)."""
     trusted: bool
@@ -371,7 +372,8 @@ def unit_band(fitted: FittedBenchmark, family: str, form_factor: str, low: float
 
 def _rows(model: type[R], frame: pd.DataFrame) -> list[R]:
     """`frame`'s rows as `model` records (its fields the columns kept)."""
-    return [model.model_validate(row) for row in frame[list(model.model_fields)].to_dict(orient="records")]
+    rows = frame[list(model.model_fields)].astype(object)
+    return [model.model_validate(row) for row in rows.where(rows.notna(), None).to_dict(orient="records")]
 
 
 def unit_records(fitted: FittedBenchmark, frame: pd.DataFrame, floor: float, rule: Trust,
