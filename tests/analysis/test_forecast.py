@@ -438,6 +438,17 @@ def test_answers_widen_outside_the_published_counts_and_say_extrapolated() -> No
     assert far.count == 2048 and isinstance(far.model_dump()["count"], int)
 
 
+def test_a_method_resting_on_the_naive_rule_is_trusted_only_within_the_latest_rounds_counts() -> None:
+    fitted = _fitted()  # SERIES: v1.0 published 8, 16 and 32; its latest round, v1.1, only 8
+    assert fitted.forecaster.latest_round_ranges == {"H100": (8.0, 8.0)}
+    assert fitted.family_range("H100") == (8.0, 32.0)
+    assert fitted.family_range("H100", forecast_model.MONOTONE) == (8.0, 8.0)
+    good = _points(9, 10)
+    [reason] = trust.trust_reasons(3, 32, (8, 8), good, good, RULE, latest_round_only=True)
+    assert "outside the family's latest round's published 8 to 8" in reason
+    assert trust.trust_reasons(3, 32, (8, 32), good, good, RULE) == []
+
+
 @pytest.mark.parametrize(("count", "message"), [(2_000_000, "refused: more than 1,000,000"),
                                                 (2.5, "a positive whole number"), (0, "a positive whole number")])
 def test_absurd_and_fractional_counts_are_refused(count: float, message: str) -> None:

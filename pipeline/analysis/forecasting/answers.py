@@ -24,6 +24,7 @@ from pipeline.analysis.forecasting.model import (
     MODEL,
     MONOTONE,
     NAIVE,
+    NAIVE_BASED,
     NEW_FAMILY_KINDS,
     POOLED,
     ROUND_STEP_YEARS,
@@ -180,8 +181,12 @@ class FittedBenchmark:
         """Rounds with published results of `family` (0 without)."""
         return self._family_published.get(family, (0, math.nan, math.nan))[0]
 
-    def family_range(self, family: str) -> tuple[float, float] | None:
-        """The family's smallest and largest published count (any form factor), None without results."""
+    def family_range(self, family: str, method: str = MODEL) -> tuple[float, float] | None:
+        """The family's smallest and largest published count (any form factor) that `method` rests on: every
+        round's for the model, its latest round's for the methods resting on the naive rule (NAIVE_BASED); None
+        without results."""
+        if method in NAIVE_BASED:
+            return self.forecaster.latest_round_ranges.get(family)
         found = self._family_published.get(family)
         return None if found is None else (found[1], found[2])
 
@@ -273,9 +278,10 @@ def answer_reasons(fitted: FittedBenchmark, family: str, count: float, method: s
                    rule: Trust) -> list[str]:
     """Why `predict`'s answer for `family` x `count` by `method` and `kind` is not trusted (`trust_reasons`, and
     first that the decide stage did not analyse the benchmark); empty: trusted."""
-    reasons = trust_reasons(fitted.family_rounds(family), count, fitted.family_range(family),
+    reasons = trust_reasons(fitted.family_rounds(family), count, fitted.family_range(family, method),
                             fitted.family_evidence.get((method, family), (0, 0, None)),
-                            fitted.kind_evidence.get((method, kind), (0, 0, None)), rule)
+                            fitted.kind_evidence.get((method, kind), (0, 0, None)), rule,
+                            latest_round_only=method in NAIVE_BASED)
     if fitted.not_analysed_reason is not None:
         reasons.insert(0, f"the decide stage did not analyse {fitted.benchmark}: {fitted.not_analysed_reason}")
     return reasons

@@ -25,6 +25,7 @@ from pipeline.analysis.forecasting.model import (
     METHODS,
     MODEL,
     NAIVE,
+    NAIVE_BASED,
     NEW_FAMILY_KINDS,
     UNIT,
     DriftPrior,
@@ -62,7 +63,8 @@ def reruns(test: pd.DataFrame) -> np.ndarray:
 def backtest_forecasts(frame: pd.DataFrame, drift_priors: Mapping[float, DriftPrior] | None = None) -> pd.DataFrame:
     """Forward chaining: per round after the first, fit on the earlier rounds and forecast every result of the
     round (reruns flagged). One row per result and method that gave a forecast, columns FORECAST_COLUMNS
-    (without `benchmark`): the result, its family's rounds and count range in the training rounds, the
+    (without `benchmark`): the result, its family's rounds and count range in the training rounds (in its latest
+    training round for the methods resting on the naive rule, NAIVE_BASED), the
     forecast's distance outside the published counts, the fit's spread, method, kind and forecast_log. Each fold's
     fit takes `drift_priors[fold time]` (`pooled_drift` of every benchmark's earlier rounds) as its drift prior."""
     rows = []
@@ -83,9 +85,14 @@ def backtest_forecasts(frame: pd.DataFrame, drift_priors: Mapping[float, DriftPr
             family_count_min=family.map(by_family["accelerator_count"].min()).astype(float),
             family_count_max=family.map(by_family["accelerator_count"].max()).astype(float),
             distance=forecasts["distance"], scale=forecasts["scale"], spread_log=forecaster.spread_log)
+        latest = forecaster.latest_round_ranges
         for method in METHODS:
             kind = forecasts["kind"] if method in (MODEL, BLEND) else pd.Series(NAIVE, index=test.index)
             rows.append(base.assign(method=method, kind=kind, forecast_log=forecasts[method]))
+            if method in NAIVE_BASED:  # their trusted range is the family's latest round's (trust_reasons)
+                ends = np.array([latest.get(name, (np.nan, np.nan)) for name in family.tolist()],
+                                dtype=float).reshape(-1, 2)
+                rows[-1] = rows[-1].assign(family_count_min=ends[:, 0], family_count_max=ends[:, 1])
     columns = [name for name in FORECAST_COLUMNS if name != "benchmark"]
     if not rows:
         return pd.DataFrame(columns=columns)
@@ -166,7 +173,8 @@ def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFram
                                    None if row.kind in NEW_FAMILY_KINDS else (float(row.family_count_min),
                                                                               float(row.family_count_max)),
                                    by_family.get((str(row.method), str(row.accelerator_family)), (0, 0, None)),
-                                   by_kind.get((str(row.method), str(row.kind)), (0, 0, None)), rule)
+                                   by_kind.get((str(row.method), str(row.kind)), (0, 0, None)), rule,
+                                   latest_round_only=row.method in NAIVE_BASED)
                      for row in rows.itertuples(index=False)]
             trusted[rows.index] = [not reason for reason in found]
             reasons[rows.index] = ["; ".join(reason) for reason in found]

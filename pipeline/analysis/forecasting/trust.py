@@ -1,6 +1,7 @@
 """Trust (`trust_reasons`, one rule for the backtest, `predict` and the page): a forecast is trusted when the family
 has results from `decide.trust.min_rounds` rounds, its count lies between the smallest published and
-`max_count_factor` x the largest, it is not specification-based, and the method's earlier backtest forecasts of
+`max_count_factor` x the largest (of the family's latest round, for a method resting on the naive rule), it is not
+specification-based, and the method's earlier backtest forecasts of
 the family (or, with fewer than `decide.trust.min_backtest_points`, of the benchmark and kind) are covered
 consistently with `decide.trust.coverage` and have a median error within `decide.trust.max_error`. Counts beyond
 the trusted range are "extrapolated"; more than `ABSURD_COUNT` accelerators are refused.
@@ -32,12 +33,14 @@ def coverage_consistent(inside: int, n: int, coverage: tuple[float, float], leve
 
 
 def trust_reasons(n_rounds: int, count: float, published: tuple[float, float] | None,
-                  family_evidence: Evidence, kind_evidence: Evidence, rule: Trust) -> list[str]:
+                  family_evidence: Evidence, kind_evidence: Evidence, rule: Trust,
+                  latest_round_only: bool = False) -> list[str]:
     """Why a forecast is not trusted (empty: trusted), the one rule of the backtest and `predict`. `published`
     is the family's (smallest, largest) published count, None for a family without results (specification-
     based); `family_evidence` (inside the interval, forecasts, median error %) of the family's earlier backtest
     forecasts by the answering method; `kind_evidence` the same of the benchmark's by that method and kind, the
-    fallback."""
+    fallback. `latest_round_only`: `published` is the family's latest round's range (a method resting on the naive
+    rule scales linearly beyond it)."""
     reasons = []
     if n_rounds < rule.min_rounds:
         reasons.append(f"results from {n_rounds} round{'s' if n_rounds != 1 else ''} (needs {rule.min_rounds})")
@@ -59,7 +62,8 @@ def trust_reasons(n_rounds: int, count: float, published: tuple[float, float] | 
     if published is None:
         reasons.append("no published results of the family on this benchmark: from a sibling or its specifications")
     elif not published[0] <= count <= rule.max_count_factor * published[1]:
-        reasons.append(f"{count:g} accelerators is outside the published {published[0]:g} to {published[1]:g} "
+        where = "family's latest round's published" if latest_round_only else "published"
+        reasons.append(f"{count:g} accelerators is outside the {where} {published[0]:g} to {published[1]:g} "
                        f"(up to {rule.max_count_factor:g}x the largest allowed)")
     return reasons
 
