@@ -53,6 +53,7 @@ DEADLINES_MIN = (10, 30, 60, 240)
 MAX_ROWS = 14
 PAGE_INCHES = (11.69, 8.27)  # A4 landscape
 PRODUCER = "mlperf-efficiency brief (matplotlib, seaborn)"
+ABOUT = "~"  # the standard Helvetica's encoding has no "≈": it printed as "?"
 # Fonts: the PDF standard Helvetica (every reader has it; nothing to embed, which would take most of the time);
 # `pdf.fonttype` and the hash salt fixed so the file does not change between runs.
 STYLE: Any = {  # matplotlib rc parameters (typed as its literal keys)
@@ -179,7 +180,7 @@ def _log_axes(ax: Any) -> None:
 
 def _energy_cell(row: Mapping[str, Any]) -> str:
     """"≈14.8 kWh estimated (2.16 USD)": the energy, measured or estimated, and its cost at the electricity price."""
-    words = energy_words(EnergyFigure.of(row), usd=usd)
+    words = energy_words(EnergyFigure.of(row), usd=usd, about=ABOUT)
     return words.short if words.kind else "no rated power"
 
 
@@ -215,7 +216,8 @@ def table_rows(rows: pd.DataFrame, cheapest: Mapping[float, int | None]) -> pd.D
             "acc.-hours": f"{row['accelerator_hours']:.3g}",
             "cost per run, USD (type, prices' dates)": _cost_cell(row),
             "energy (energy cost)": _energy_cell(row),
-            "why listed": ", ".join((["front"] if row["front"] else []) + [f"cheapest {m} min" for m in marks[index]]),
+            "why listed": ", ".join((["front"] if row["front"] else [])
+                                    + ([f"cheapest {', '.join(marks[index])} min"] if marks[index] else [])),
         })
     return pd.DataFrame(records)
 

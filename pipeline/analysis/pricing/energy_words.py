@@ -64,11 +64,12 @@ class EnergyWords:
 
 
 def energy_words(figure: EnergyFigure, kwh: Callable[[float], str] = plain_number,
-                 usd: Callable[[float], str] | None = None) -> EnergyWords:
+                 usd: Callable[[float], str] | None = None, about: str = "≈") -> EnergyWords:
     """`figure` in words, each kWh through `kwh` (by default as the commands print money: 1,234 / 14.8 / 0.512);
     with `usd`, the energy cost follows (long: "; energy cost 2.16 USD", short: " (2.16 USD)").
     Measured: "0.512 kWh measured (AC) · 0.498 kWh (DC)"; estimated: "≈14.8 kWh estimated from rated power, median
-    error 8%; not an MLPerf result" (short: "≈14.8 kWh estimated")."""
+    error 8%; not an MLPerf result" (short: "≈14.8 kWh estimated"); `about` marks an estimate ("~" where a font
+    lacks "≈")."""
     spent = None if usd is None or figure.cost_usd is None else usd(figure.cost_usd)
     cost, cost_short = ("", "") if spent is None else (f"; energy cost {spent} USD", f" ({spent} USD)")
     if figure.measured_kwh is not None:
@@ -79,7 +80,7 @@ def energy_words(figure: EnergyFigure, kwh: Callable[[float], str] = plain_numbe
             short = f"{measured} ({figure.point})" if figure.point else measured
         return EnergyWords(long=f"{short}{cost}", cell=short, short=f"{short}{cost_short}", kind="measured")
     if figure.estimated_kwh is not None:
-        short = f"≈{kwh(figure.estimated_kwh)} kWh estimated"
+        short = f"{about}{kwh(figure.estimated_kwh)} kWh estimated"
         error = "" if figure.estimate_error is None else f"median error {100 * figure.estimate_error:.0f}%"
         return EnergyWords(long=f"{short} from rated power{f', {error}' if error else ''}; not an MLPerf result{cost}",
                            cell=f"{short} ({error})" if error else short, short=f"{short}{cost_short}",
