@@ -270,20 +270,32 @@ def _every_record_reads(data: bytes) -> bool:
     one token and what follows it to the line's end decodes, as one JSON line, into an object whose time_ms is
     a number: msgspec reads less than json.loads does (no NaN, no lone surrogate, no integer beyond its range,
     UTF-8 only), and the one thing it passes unread, an integer of thousands of digits in a value it skips,
-    is ruled out by a limit on runs of digits. Each line is one record, so the count of records says that no
-    line was skipped or split."""
+    is ruled out by `record_lines`. Each line is one record, so the count of records says that no line was
+    skipped or split."""
+    lines = record_lines(data)
+    if lines is None:
+        return False
+    joined, count = lines
+    try:
+        return len(_STAMPED_LINES.decode_lines(joined)) == count
+    except (msgspec.DecodeError, RecursionError):
+        return False
+
+
+def record_lines(data: bytes) -> tuple[bytes, int] | None:
+    """The text after the token of each line of `data` that holds `:::MLLOG ` (lines end in `\n`), joined by
+    `\n` to be decoded as JSON lines, and how many there are; None where a line holds more than one token (the
+    official parser reads from the last) or the texts hold a run of more than 300 digits (json.loads refuses an
+    integer of more than 4,300, and msgspec skips a value it is not asked for without reading its digits)."""
     pieces = data.split(MLLOG_TOKEN)[1:]  # bytes methods: a regular expression's pass over the text is slower
     texts = [piece.partition(b"\n")[0] for piece in pieces]
     # A piece without a line end, but the last, is followed by another token on the same line.
     if not all(map(operator.lt, map(len, texts[:-1]), map(len, pieces[:-1]))):
-        return False
+        return None
     joined = b"\n".join(texts)
     if _TOO_MANY_DIGITS in joined.translate(_DIGITS_AS_ZERO):
-        return False
-    try:
-        return len(_STAMPED_LINES.decode_lines(joined)) == len(texts)
-    except (msgspec.DecodeError, RecursionError):
-        return False
+        return None
+    return joined, len(texts)
 
 
 def official_reads(line: bytes) -> bool:
