@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Protocol
 
 from isal import igzip
-from tqdm import tqdm
 
 from pipeline.core import paths
 from pipeline.core.errors import MirrorError
@@ -303,9 +302,13 @@ def fetch(settings: FetchSettings, raw_dir: Path = paths.RAW, rounds: Sequence[s
         raise MirrorError("fetch.rounds: all is resolved by the validate stage, which writes data/mirror.json: run "
                           "dvc repro (or python -m pipeline.stages.validate) first")
     sources = plan(settings.mirror, settings.upstream, chosen)
+    shown: Sequence[Source] = sources
+    if show_progress():  # tqdm imported only then: it is a tenth of the validate stage's start
+        from tqdm import tqdm
+
+        shown = tqdm(sources, desc="fetch", unit="round")
     with atomic_dir(raw_dir) as staging:
-        placed = [fetch_round(source, settings.mirror, staging)
-                  for source in tqdm(sources, desc="fetch", unit="round", disable=not show_progress())]
+        placed = [fetch_round(source, settings.mirror, staging) for source in shown]
     return [raw_dir / path.name for path in placed]
 
 

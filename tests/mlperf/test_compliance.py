@@ -195,6 +195,10 @@ def test_a_damaged_line_of_a_key_no_rule_asks_for_still_rejects_the_run(tmp_path
     (lambda line: line[:-7], "no run_stop"),  # cut off
     (lambda line: line.replace('"status"', "\r\"status\""), "no run_stop"),  # a carriage return ends a line
     (lambda line: line.replace(":::MLLOG ", ":::MLLOG :::MLLOG "), "success"),  # the text after the last token
+    # json.loads refuses an integer of more than 4,300 digits (the quick test of every line skips such a value)
+    (lambda line: line.replace('"status"', '"n": 1' + "0" * 5000 + ', "status"'), "no run_stop"),
+    (lambda line: line.replace('"status"', '"n": 1' + "0" * 400 + ', "status"'), "success"),
+    (lambda line: line.replace('"status"', '"n": NaN, "status"'), "success"),  # json.loads reads NaN
 ])
 def test_lines_are_split_and_read_as_the_official_parser_reads_them(damage, status: str) -> None:
     lines = run_log(10).splitlines()

@@ -275,3 +275,35 @@ def test_results_of_the_same_runs_stay_listed_but_out_of_the_analysis_scope() ->
                             availability="all", republished=republished, min_configurations=2)
         assert in_scope(table, analysis, "bert")["submitter"].tolist() == ["smc-ac-power", "other"]
         assert same_runs_left_out(table, analysis, "bert")["submitter"].tolist() == ["smc", "smc-dc-power"]
+
+
+POWER_LINES = [
+    b':::MLLOG {"namespace": "", "time_ms": 1000, "key": "power_measurement_start", "value": null, "metadata": ""}',
+    b':::MLLOG {"time_ms": 1500, "key": "power_reading", "value": 2090.25, "metadata": {"host": "n1"}}',
+    b'prefix :::MLLOG {"time_ms": 1.6e3, "key": "power_reading", "value": 18446744073709551616, "metadata": {}}',
+    b':::MLLOG {"time_ms": 2000, "key": "conversion_eff", "value": 0.9, "value": 1, "metadata": {"a": 1, "a": 2}}',
+    b'other output',
+    b':::MLLOG {"time_ms": 3000, "key": "power_measurement_stop", "value": null, "metadata": null}',
+]
+
+
+@pytest.mark.parametrize("damage", [
+    lambda lines: lines,
+    lambda lines: [line + b"\r" for line in lines],  # \r\n line ends
+    lambda lines: [*lines[:2], lines[2].replace(b"18446744073709551616", b"NaN"), *lines[3:]],
+    lambda lines: [*lines[:2], lines[2].replace(b"18446744073709551616", b"1" + b"0" * 5000), *lines[3:]],
+    lambda lines: [*lines[:2], lines[2].replace(b'"time_ms": 1.6e3', b'"time_ms": "1600"'), *lines[3:]],
+    lambda lines: [*lines[:2], lines[2].replace(b', "metadata": {}', b""), *lines[3:]],
+    lambda lines: [*lines[:2], lines[2].replace(b"prefix", b":::MLLOG {"), *lines[3:]],  # the last token counts
+    lambda lines: [*lines[:2], lines[2].replace(b'"power_reading"', b'"power_reading"\r'), *lines[3:]],  # lone CR
+    lambda lines: [*lines[:2], lines[2] + b"\x0c", *lines[3:]],  # whitespace to Python, not to JSON
+    lambda lines: [*lines[:2], b":::MLLOG ", b":::MLLOG 17", *lines[2:]],
+])
+def test_power_lines_read_whole_are_the_lines_read_one_by_one(damage: Callable[[list[bytes]], list[bytes]],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    data = b"\n".join(damage(list(POWER_LINES))) + b"\n"
+    whole = power.parse_power_lines(data)
+    monkeypatch.setattr(power, "_quick_lines", lambda _: None)
+    one_by_one = power.parse_power_lines(data)
+    assert repr(whole) == repr(one_by_one)
+    assert [list(map(type, line)) for line in whole] == [list(map(type, line)) for line in one_by_one]

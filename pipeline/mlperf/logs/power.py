@@ -33,11 +33,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import msgspec
 import orjson
 import pandas as pd
 from orjson import loads as orjson_loads
 
 from pipeline.core import schemas
+from pipeline.mlperf.logs.logparse import record_lines
 
 RELEASE_V4_0 = "summarizer of the v4.0 release"
 INSTALLED = "summarizer of v4.1 on (mlperf-logging 4.1.68)"
@@ -102,9 +104,22 @@ class PowerLog:
         return self.weighted * time_to_train_ms / self.window_ms / 1000
 
 
+class _Record(msgspec.Struct):
+    time_ms: int | float
+    key: str
+    value: Any
+    metadata: Any
+
+
+_RECORD_LINES = msgspec.json.Decoder(_Record)
+
+
 def parse_power_lines(data: bytes) -> list[Line]:
     """The MLLOG lines of a power log in file order, as the official parser reads them (latin-1; the text before
     the last `:::MLLOG ` of a line dropped; lines that are not JSON with time_ms, key, value and metadata skipped)."""
+    quick = _quick_lines(data)
+    if quick is not None:
+        return quick
     lines = []
     loads = _ascii_loads if data.isascii() else json.loads
     for text in io.TextIOWrapper(io.BytesIO(data), encoding="latin-1"):
@@ -116,6 +131,28 @@ def parse_power_lines(data: bytes) -> list[Line]:
         except (ValueError, KeyError, TypeError):
             continue
     return lines
+
+
+def _quick_lines(data: bytes) -> list[Line] | None:
+    """`parse_power_lines` of a log decoded whole, in half the time, where it can be: ASCII with no `\r` but in
+    `\r\n` (so lines end where the official parser ends them), one token per line, every record an object with
+    a numeric time_ms, a string key, a value and metadata that msgspec reads (it reads what json.loads reads, less:
+    no NaN, no integer of thousands of digits (`record_lines`); a duplicated key's last value, as json.loads;
+    integers as integers, floats correctly rounded). None otherwise: the log is then read line by line, skipping
+    the lines that do not qualify."""
+    if not data.isascii() or data.count(b"\r") != data.count(b"\r\n"):
+        return None
+    lines = record_lines(data)
+    if lines is None:
+        return None
+    joined, count = lines
+    try:
+        records = _RECORD_LINES.decode_lines(joined)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if len(records) != count:  # a blank text, skipped as a JSON line, is a line the official parser skips
+        return None
+    return [Line(float(record.time_ms), record.key, record.value, record.metadata) for record in records]
 
 
 def _ascii_loads(text: str) -> Any:
