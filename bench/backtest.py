@@ -17,9 +17,12 @@ against known ones, per fold too, and the issue's checks.
 """
 from __future__ import annotations
 
+import math
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
@@ -27,9 +30,12 @@ if __package__ in (None, ""):  # run as `python bench/backtest.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipeline.analysis.forecasting.backtest import backtest
-from pipeline.analysis.forecasting.model import ANSWER, NEW_FAMILY_KINDS, model_inputs_by_benchmark
+from pipeline.analysis.forecasting.model import ANSWER, MEASURED, NEW_FAMILY_KINDS, model_inputs_by_benchmark
+from pipeline.analysis.forecasting.siblings import benchmark_ratios, measured_ratios, pooled_ratios
 from pipeline.analysis.forecasting.summaries import ErrorSummary, compare
 from pipeline.analysis.forecasting.trust import coverage_consistent
+from pipeline.mlperf.catalogue import round_published
+from pipeline.mlperf.hardware.accelerators import spec_features, specifications
 from pipeline.settings import Trust, load_settings
 
 
@@ -77,19 +83,61 @@ def accuracy_table(points: pd.DataFrame, by: str = "benchmark") -> pd.DataFrame:
 
 def new_family_table(points: pd.DataFrame, by: str = "benchmark") -> pd.DataFrame:
     """Per value of `by` and overall: answers for a family's first round in the benchmark (from a sibling or the
-    specifications, `NEW_FAMILY_KINDS`) against the others (known families): count, median, p90 and median signed
+    specifications, `NEW_FAMILY_KINDS`) against the others (known families), and among them those from their
+    sibling's curve by a ratio measured on other benchmarks (`MEASURED`): count, median, p90 and median signed
     error, coverage and its exact interval."""
     answers = points[points["method"] == ANSWER]
     new = answers["kind"].isin(NEW_FAMILY_KINDS)
+    measured = answers["kind"] == MEASURED
     rows = {}
     for name, group in [*answers.groupby(by, sort=False), ("overall", answers)]:
         row: dict[tuple[str, str], object] = {}
-        for label, part in (("known", group[~new.loc[group.index]]), ("new families", group[new.loc[group.index]])):
+        for label, part in (("known", group[~new.loc[group.index]]), ("new families", group[new.loc[group.index]]),
+                            ("of which measured ratio", group[measured.loc[group.index]])):
             summary = ErrorSummary.of(part)
             row.update({(label, "n"): summary.n, (label, "median %"): _fmt(summary.median_ape_pct),
                         (label, "p90 %"): _fmt(summary.p90_ape_pct), (label, "signed %"): _fmt(
                             median_signed_error(part)), (label, "in 90% (%)"): _fmt(summary.coverage, 100, 0),
                         (label, "exact 90%"): _exact(summary)})
+        rows[name] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def sibling_ratio_table(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The ratio a new family's forecast stands on, checked on every pair of one vendor's families (the later
+    launched first) with results in one round at one count of a benchmark: their ratio there (`measured_ratios`
+    of that round) against the one measured on the other benchmarks before the round (the model's, None without
+    any) and their specifications' (`spec_features`: geometric mean of peak BF16 TFLOPS and memory bandwidth).
+    Per fold and overall: cases, median absolute and signed error (%) of each on the cases with both."""
+    table = specifications()
+    cases = []
+    for fold in sorted({name for frame in frames.values() for name in frame["round"].unique()},
+                       key=round_published):
+        before = benchmark_ratios(frames, round_published(fold))
+        for benchmark in sorted(frames):
+            frame = frames[benchmark]
+            earlier = {(ratio.family, ratio.sibling): ratio.log_ratio
+                       for ratio in pooled_ratios(before[before["benchmark"] != benchmark])}
+            for ratio in measured_ratios({benchmark: frame[frame["round"] == fold]}, math.inf):
+                family, sibling = ratio.family, ratio.sibling
+                if (family not in table.index or sibling not in table.index or (family, sibling) not in earlier
+                        or table.loc[family, "vendor"] != table.loc[sibling, "vendor"]
+                        or (int(table.loc[family, "launch_year"]), family)
+                        <= (int(table.loc[sibling, "launch_year"]), sibling)):
+                    continue
+                gap = (spec_features(np.array([family], dtype=object))
+                       - spec_features(np.array([sibling], dtype=object)))[0]
+                if np.isfinite(gap).any():
+                    cases.append({"fold": fold, "measured": earlier[(family, sibling)] - ratio.log_ratio,
+                                  "specification": -float(np.nanmean(gap)) - ratio.log_ratio})
+    found = pd.DataFrame(cases, columns=["fold", "measured", "specification"])
+    rows = {}
+    for name, group in [*found.groupby("fold", sort=False), ("overall", found)]:
+        row: dict[str, object] = {"cases": len(group)}
+        for label in ("measured", "specification"):
+            errors = 100 * (np.exp(group[label].to_numpy(dtype=float)) - 1)
+            row.update({f"{label} median %": _fmt(float(np.median(np.abs(errors)))),
+                        f"{label} signed %": _fmt(float(np.median(errors)))})
         rows[name] = row
     return pd.DataFrame.from_dict(rows, orient="index")
 
@@ -201,8 +249,13 @@ def main() -> None:
         analysis = settings.analysis.model_copy(update={"republished": republished})
         scope = ("republished results left out" if republished == "exclude"
                  else "republished results (reruns) included")
-        points = backtest(model_inputs_by_benchmark(analysis), settings.decide.interval, settings.decide.trust)
+        frames = model_inputs_by_benchmark(analysis)
+        points = backtest(frames, settings.decide.interval, settings.decide.trust)
         report(points, settings.decide.trust, scope)
+        print(f"\nA new family's ratio to its sibling, checked on pairs of one vendor's families with results in one "
+              f"round at one count of a benchmark: measured on the other benchmarks before the round against the "
+              f"specifications' ({scope}; signed: positive when the forecast would be too slow):")
+        print(sibling_ratio_table(frames).to_string())
         print("\n" + "=" * 100 + "\n")
 
 
