@@ -108,7 +108,8 @@ def sibling_ratio_table(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     launched first) with results in one round at one count of a benchmark: their ratio there (`measured_ratios`
     of that round) against the one measured on the other benchmarks before the round (the model's, None without
     any) and their specifications' (`spec_features`: geometric mean of peak BF16 TFLOPS and memory bandwidth).
-    Per fold and overall: cases, median absolute and signed error (%) of each on the cases with both."""
+    Per fold and overall: cases, median absolute and signed error (%) of each on the cases with both; last, the
+    same overall for pairs of two vendors (a stand-in's)."""
     table = specifications()
     cases = []
     for fold in sorted({name for frame in frames.values() for name in frame["round"].unique()},
@@ -121,18 +122,21 @@ def sibling_ratio_table(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
             for ratio in measured_ratios({benchmark: frame[frame["round"] == fold]}, math.inf):
                 family, sibling = ratio.family, ratio.sibling
                 if (family not in table.index or sibling not in table.index or (family, sibling) not in earlier
-                        or table.loc[family, "vendor"] != table.loc[sibling, "vendor"]
                         or (int(table.loc[family, "launch_year"]), family)
                         <= (int(table.loc[sibling, "launch_year"]), sibling)):
                     continue
                 gap = (spec_features(np.array([family], dtype=object))
                        - spec_features(np.array([sibling], dtype=object)))[0]
                 if np.isfinite(gap).any():
-                    cases.append({"fold": fold, "measured": earlier[(family, sibling)] - ratio.log_ratio,
+                    same = table.loc[family, "vendor"] == table.loc[sibling, "vendor"]
+                    cases.append({"fold": fold, "vendors": same,
+                                  "measured": earlier[(family, sibling)] - ratio.log_ratio,
                                   "specification": -float(np.nanmean(gap)) - ratio.log_ratio})
-    found = pd.DataFrame(cases, columns=["fold", "measured", "specification"])
+    found = pd.DataFrame(cases, columns=["fold", "vendors", "measured", "specification"])
+    one = found[found["vendors"].astype(bool)]
     rows = {}
-    for name, group in [*found.groupby("fold", sort=False), ("overall", found)]:
+    for name, group in [*one.groupby("fold", sort=False), ("overall", one),
+                        ("two vendors, overall", found[~found["vendors"].astype(bool)])]:
         row: dict[str, object] = {"cases": len(group)}
         for label in ("measured", "specification"):
             errors = 100 * (np.exp(group[label].to_numpy(dtype=float)) - 1)

@@ -28,6 +28,14 @@ in one form factor (H100 SXM, H100 PCIe); a group is a unit in one round.
   `MIN_SPEC_FAMILIES` families have them: the group levels (each group's mean of log t - b log n) regressed on a
   round effect and the two features; the forecast takes the latest round's effect, the pooled exponent and the drift
   (kind "specification").
+- A family new to the benchmark whose sibling (`sibling_of`, its vendor's; else a stand-in when there is no
+  regression on specifications) has results here takes the sibling's curve and drift times their ratio:
+  **measured** where the two have results in one round at one count of other benchmarks
+  (`siblings.measured_ratios`, carried with the drift prior, `DriftPrior.ratios`; kind "sibling, measured ratio",
+  not re-centred), else their specifications' (kind "sibling", re-centred on earlier folds' residuals,
+  `RECENTRED_KINDS`). Checked on 65 pairs of one vendor meeting on a benchmark in a later round (bench/backtest.py),
+  the measured ratio misses by a median 15.8% (v5.1: 6.9%, 14 pairs), the specifications' by 19.0% (14.9%); the
+  backtest has 7 such forecasts (median error 26.7%, every one inside its interval).
 
 The break-even of a unit is where the curve's scaling efficiency, t(n0) n0 / (t(n) n), falls below a floor
 (`CountCurve.break_even`): the same curve as the forecasts, without the drift (a level shift, which cancels); n0
@@ -291,11 +299,13 @@ class Forecaster:
                     kind: np.ndarray, spread: np.ndarray, horizon: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """`model` and `kind` filled where `kind` is empty (a family without a unit): the family's own curve in
-        another form factor (`FAMILY`); else its sibling's (`sibling_of`, of its vendor), times the sibling's over
-        its own geometric mean of peak dense BF16 TFLOPS and memory bandwidth (`SIBLING`: a fixed law, steadier on
-        the backtest's new families, median error 18-31% per fold, than the benchmark's regression on
-        specifications, 13-66%); else the regression on specifications (`SPECIFICATION`); else a stand-in's curve
-        (`SIBLING`)."""
+        another form factor (`FAMILY`); else its sibling's (`sibling_of`, of its vendor), times their ratio measured
+        on other benchmarks (`MEASURED`, `siblings.measured_ratios`) or else the sibling's over its own geometric
+        mean of peak dense BF16 TFLOPS and memory bandwidth (`SIBLING`: a fixed law, steadier on the backtest's new
+        families, median error 18-31% per fold, than the benchmark's regression on specifications, 13-66%); else
+        the regression on specifications (`SPECIFICATION`); else a stand-in's curve, by their measured ratio
+        (`MEASURED`: across vendors it missed by a median 30.3%, the specifications' law by 36.1%, too slow, on 28
+        pairs) or else the specifications' law (`SIBLING`)."""
         log_count = np.log(counts)
         spec = np.full(len(counts), np.nan)
         if self.spec_coefficients is not None:
@@ -307,7 +317,7 @@ class Forecaster:
             rows = (families == family) & (kind == "")
             found = ((str(family), True) if family in self._sibling_units
                      else sibling_of(str(family), self._sibling_units))
-            measured = self._measured.get((str(family), found[0])) if found is not None and found[1] else None
+            measured = None if found is None else self._measured.get((str(family), found[0]))
             if found is not None and (found[1] or not np.isfinite(spec[rows]).all()):
                 unit = self._sibling_units[found[0]]
                 anchor_time = self._unit_rows[unit][0]
