@@ -31,7 +31,7 @@ if __package__ in (None, ""):  # run as `python bench/backtest.py`
 
 from pipeline.analysis.forecasting.backtest import backtest
 from pipeline.analysis.forecasting.model import ANSWER, MEASURED, NEW_FAMILY_KINDS, model_inputs_by_benchmark
-from pipeline.analysis.forecasting.siblings import benchmark_ratios, measured_ratios, pooled_ratios
+from pipeline.analysis.forecasting.siblings import benchmark_ratios, measured_ratios, pooled_ratios, sibling_of
 from pipeline.analysis.forecasting.summaries import ErrorSummary, compare
 from pipeline.analysis.forecasting.trust import coverage_consistent
 from pipeline.mlperf.catalogue import round_published
@@ -144,6 +144,36 @@ def sibling_ratio_table(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
                         f"{label} signed %": _fmt(float(np.median(errors)))})
         rows[name] = row
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def next_round_ratios(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The next round's new families forecast by a measured ratio: on each benchmark of the latest round, each
+    family of the latest round without results there whose sibling (`sibling_of`, its vendor's) has some, with
+    their measured ratio (time of family / time of sibling, over how many benchmarks) and their specifications';
+    and, for each stand-in (another vendor's family) with one, the ratio the model leaves unused."""
+    latest = max((name for frame in frames.values() for name in frame["round"].unique()), key=round_published)
+    ratios = {(ratio.family, ratio.sibling): ratio for ratio in measured_ratios(frames, math.inf)}
+    current = sorted({str(family) for frame in frames.values()
+                      for family in frame.loc[frame["round"] == latest, "accelerator_family"]})
+    rows = []
+    for benchmark in sorted(frames):
+        frame = frames[benchmark]
+        if not (frame["round"] == latest).any():
+            continue
+        present = set(frame["accelerator_family"].astype(str))
+        for family in current:
+            found = None if family in present else sibling_of(family, present)
+            ratio = None if found is None else ratios.get((family, found[0]))
+            if found is None or ratio is None:
+                continue
+            gap = (spec_features(np.array([family], dtype=object))
+                   - spec_features(np.array([found[0]], dtype=object)))[0]
+            rows.append({"benchmark": benchmark, "family": family,
+                         "sibling": found[0] if found[1] else f"{found[0]} (stand-in, unused)",
+                         "measured": _fmt(math.exp(ratio.log_ratio), digits=3), "benchmarks": ratio.benchmarks,
+                         "specifications": _fmt(math.exp(-float(np.nanmean(gap))), digits=3)
+                         if np.isfinite(gap).any() else ""})
+    return pd.DataFrame(rows, columns=["benchmark", "family", "sibling", "measured", "benchmarks", "specifications"])
 
 
 def trust_table(points: pd.DataFrame, coverage: tuple[float, float], by: str = "benchmark") -> pd.DataFrame:
@@ -260,6 +290,9 @@ def main() -> None:
               f"round at one count of a benchmark: measured on the other benchmarks before the round against the "
               f"specifications' ({scope}; signed: positive when the forecast would be too slow):")
         print(sibling_ratio_table(frames).to_string())
+        print(f"\nThe next round's new families with a measured ratio to their sibling (time of family / time of "
+              f"sibling; {scope}):")
+        print(next_round_ratios(frames).to_string(index=False))
         print("\n" + "=" * 100 + "\n")
 
 

@@ -28,8 +28,8 @@ in one form factor (H100 SXM, H100 PCIe); a group is a unit in one round.
   `MIN_SPEC_FAMILIES` families have them: the group levels (each group's mean of log t - b log n) regressed on a
   round effect and the two features; the forecast takes the latest round's effect, the pooled exponent and the drift
   (kind "specification").
-- A family new to the benchmark whose sibling (`sibling_of`, its vendor's; else a stand-in when there is no
-  regression on specifications) has results here takes the sibling's curve and drift times their ratio:
+- A family new to the benchmark whose sibling (`sibling_of`, its vendor's) has results here takes the sibling's
+  curve and drift times their ratio:
   **measured** where the two have results in one round at one count of other benchmarks
   (`siblings.measured_ratios`, carried with the drift prior, `DriftPrior.ratios`; kind "sibling, measured ratio",
   not re-centred), else their specifications' (kind "sibling", re-centred on earlier folds' residuals,
@@ -303,9 +303,10 @@ class Forecaster:
         on other benchmarks (`MEASURED`, `siblings.measured_ratios`) or else the sibling's over its own geometric
         mean of peak dense BF16 TFLOPS and memory bandwidth (`SIBLING`: a fixed law, steadier on the backtest's new
         families, median error 18-31% per fold, than the benchmark's regression on specifications, 13-66%); else
-        the regression on specifications (`SPECIFICATION`); else a stand-in's curve, by their measured ratio
-        (`MEASURED`: across vendors it missed by a median 30.3%, the specifications' law by 36.1%, too slow, on 28
-        pairs) or else the specifications' law (`SIBLING`)."""
+        the regression on specifications (`SPECIFICATION`); else a stand-in's curve by the specifications' law
+        (`SIBLING`; a ratio measured across vendors missed by a median 30.3% against the law's 36.1% on 28 pairs,
+        but rests on few benchmarks and submitters: MI300X took 9.2 times B200's time over two, one submitter's BERT
+        among them, bench/backtest.py)."""
         log_count = np.log(counts)
         spec = np.full(len(counts), np.nan)
         if self.spec_coefficients is not None:
@@ -317,7 +318,7 @@ class Forecaster:
             rows = (families == family) & (kind == "")
             found = ((str(family), True) if family in self._sibling_units
                      else sibling_of(str(family), self._sibling_units))
-            measured = None if found is None else self._measured.get((str(family), found[0]))
+            measured = self._measured.get((str(family), found[0])) if found is not None and found[1] else None
             if found is not None and (found[1] or not np.isfinite(spec[rows]).all()):
                 unit = self._sibling_units[found[0]]
                 anchor_time = self._unit_rows[unit][0]
