@@ -17,9 +17,12 @@ against known ones, per fold too, and the issue's checks.
 """
 from __future__ import annotations
 
+import math
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
@@ -27,9 +30,12 @@ if __package__ in (None, ""):  # run as `python bench/backtest.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipeline.analysis.forecasting.backtest import backtest
-from pipeline.analysis.forecasting.model import ANSWER, NEW_FAMILY_KINDS, model_inputs_by_benchmark
+from pipeline.analysis.forecasting.model import ANSWER, MEASURED, NEW_FAMILY_KINDS, model_inputs_by_benchmark
+from pipeline.analysis.forecasting.siblings import benchmark_ratios, measured_ratios, pooled_ratios, sibling_of
 from pipeline.analysis.forecasting.summaries import ErrorSummary, compare
 from pipeline.analysis.forecasting.trust import coverage_consistent
+from pipeline.mlperf.catalogue import round_published
+from pipeline.mlperf.hardware.accelerators import spec_features, specifications
 from pipeline.settings import Trust, load_settings
 
 
@@ -77,14 +83,17 @@ def accuracy_table(points: pd.DataFrame, by: str = "benchmark") -> pd.DataFrame:
 
 def new_family_table(points: pd.DataFrame, by: str = "benchmark") -> pd.DataFrame:
     """Per value of `by` and overall: answers for a family's first round in the benchmark (from a sibling or the
-    specifications, `NEW_FAMILY_KINDS`) against the others (known families): count, median, p90 and median signed
+    specifications, `NEW_FAMILY_KINDS`) against the others (known families), and among them those from their
+    sibling's curve by a ratio measured on other benchmarks (`MEASURED`): count, median, p90 and median signed
     error, coverage and its exact interval."""
     answers = points[points["method"] == ANSWER]
     new = answers["kind"].isin(NEW_FAMILY_KINDS)
+    measured = answers["kind"] == MEASURED
     rows = {}
     for name, group in [*answers.groupby(by, sort=False), ("overall", answers)]:
         row: dict[tuple[str, str], object] = {}
-        for label, part in (("known", group[~new.loc[group.index]]), ("new families", group[new.loc[group.index]])):
+        for label, part in (("known", group[~new.loc[group.index]]), ("new families", group[new.loc[group.index]]),
+                            ("of which measured ratio", group[measured.loc[group.index]])):
             summary = ErrorSummary.of(part)
             row.update({(label, "n"): summary.n, (label, "median %"): _fmt(summary.median_ape_pct),
                         (label, "p90 %"): _fmt(summary.p90_ape_pct), (label, "signed %"): _fmt(
@@ -92,6 +101,79 @@ def new_family_table(points: pd.DataFrame, by: str = "benchmark") -> pd.DataFram
                         (label, "exact 90%"): _exact(summary)})
         rows[name] = row
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def sibling_ratio_table(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The ratio a new family's forecast stands on, checked on every pair of one vendor's families (the later
+    launched first) with results in one round at one count of a benchmark: their ratio there (`measured_ratios`
+    of that round) against the one measured on the other benchmarks before the round (the model's, None without
+    any) and their specifications' (`spec_features`: geometric mean of peak BF16 TFLOPS and memory bandwidth).
+    Per fold and overall: cases, median absolute and signed error (%) of each on the cases with both; last, the
+    same overall for pairs of two vendors (a stand-in's)."""
+    table = specifications()
+    cases = []
+    for fold in sorted({name for frame in frames.values() for name in frame["round"].unique()},
+                       key=round_published):
+        before = benchmark_ratios(frames, round_published(fold))
+        for benchmark in sorted(frames):
+            frame = frames[benchmark]
+            earlier = {(ratio.family, ratio.sibling): ratio.log_ratio
+                       for ratio in pooled_ratios(before[before["benchmark"] != benchmark])}
+            for ratio in measured_ratios({benchmark: frame[frame["round"] == fold]}, math.inf):
+                family, sibling = ratio.family, ratio.sibling
+                if (family not in table.index or sibling not in table.index or (family, sibling) not in earlier
+                        or (int(table.loc[family, "launch_year"]), family)
+                        <= (int(table.loc[sibling, "launch_year"]), sibling)):
+                    continue
+                gap = (spec_features(np.array([family], dtype=object))
+                       - spec_features(np.array([sibling], dtype=object)))[0]
+                if np.isfinite(gap).any():
+                    same = table.loc[family, "vendor"] == table.loc[sibling, "vendor"]
+                    cases.append({"fold": fold, "vendors": same,
+                                  "measured": earlier[(family, sibling)] - ratio.log_ratio,
+                                  "specification": -float(np.nanmean(gap)) - ratio.log_ratio})
+    found = pd.DataFrame(cases, columns=["fold", "vendors", "measured", "specification"])
+    one = found[found["vendors"].astype(bool)]
+    rows = {}
+    for name, group in [*one.groupby("fold", sort=False), ("overall", one),
+                        ("two vendors, overall", found[~found["vendors"].astype(bool)])]:
+        row: dict[str, object] = {"cases": len(group)}
+        for label in ("measured", "specification"):
+            errors = 100 * (np.exp(group[label].to_numpy(dtype=float)) - 1)
+            row.update({f"{label} median %": _fmt(float(np.median(np.abs(errors)))),
+                        f"{label} signed %": _fmt(float(np.median(errors)))})
+        rows[name] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def next_round_ratios(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The next round's new families forecast by a measured ratio: on each benchmark of the latest round, each
+    family of the latest round without results there whose sibling (`sibling_of`, its vendor's) has some, with
+    their measured ratio (time of family / time of sibling, over how many benchmarks) and their specifications';
+    and, for each stand-in (another vendor's family) with one, the ratio the model leaves unused."""
+    latest = max((name for frame in frames.values() for name in frame["round"].unique()), key=round_published)
+    ratios = {(ratio.family, ratio.sibling): ratio for ratio in measured_ratios(frames, math.inf)}
+    current = sorted({str(family) for frame in frames.values()
+                      for family in frame.loc[frame["round"] == latest, "accelerator_family"]})
+    rows = []
+    for benchmark in sorted(frames):
+        frame = frames[benchmark]
+        if not (frame["round"] == latest).any():
+            continue
+        present = set(frame["accelerator_family"].astype(str))
+        for family in current:
+            found = None if family in present else sibling_of(family, present)
+            ratio = None if found is None else ratios.get((family, found[0]))
+            if found is None or ratio is None:
+                continue
+            gap = (spec_features(np.array([family], dtype=object))
+                   - spec_features(np.array([found[0]], dtype=object)))[0]
+            rows.append({"benchmark": benchmark, "family": family,
+                         "sibling": found[0] if found[1] else f"{found[0]} (stand-in, unused)",
+                         "measured": _fmt(math.exp(ratio.log_ratio), digits=3), "benchmarks": ratio.benchmarks,
+                         "specifications": _fmt(math.exp(-float(np.nanmean(gap))), digits=3)
+                         if np.isfinite(gap).any() else ""})
+    return pd.DataFrame(rows, columns=["benchmark", "family", "sibling", "measured", "benchmarks", "specifications"])
 
 
 def trust_table(points: pd.DataFrame, coverage: tuple[float, float], by: str = "benchmark") -> pd.DataFrame:
@@ -201,8 +283,16 @@ def main() -> None:
         analysis = settings.analysis.model_copy(update={"republished": republished})
         scope = ("republished results left out" if republished == "exclude"
                  else "republished results (reruns) included")
-        points = backtest(model_inputs_by_benchmark(analysis), settings.decide.interval, settings.decide.trust)
+        frames = model_inputs_by_benchmark(analysis)
+        points = backtest(frames, settings.decide.interval, settings.decide.trust)
         report(points, settings.decide.trust, scope)
+        print(f"\nA new family's ratio to its sibling, checked on pairs of one vendor's families with results in one "
+              f"round at one count of a benchmark: measured on the other benchmarks before the round against the "
+              f"specifications' ({scope}; signed: positive when the forecast would be too slow):")
+        print(sibling_ratio_table(frames).to_string())
+        print(f"\nThe next round's new families with a measured ratio to their sibling (time of family / time of "
+              f"sibling; {scope}):")
+        print(next_round_ratios(frames).to_string(index=False))
         print("\n" + "=" * 100 + "\n")
 
 

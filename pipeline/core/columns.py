@@ -216,7 +216,7 @@ BACKTEST = Table(
      "method": "`model`, `naive`, `monotone naive`, `blend`, or `answer` (what `predict` would have answered)",
      "chosen": "for `answer` rows: the method chosen on the earlier folds",
      "kind": "what the forecast rests on: `family` (the unit's own curve), `family level, benchmark scaling`, "
-             "`sibling` or `specification` (a family new to the benchmark) or `naive`",
+             "`sibling`, `sibling, measured ratio` or `specification` (a family new to the benchmark) or `naive`",
      "distance": "log count ratio outside the unit's published counts (0 inside)",
      "scale": "the forecast's scale (log minutes): run-to-run noise, submitter spread and drift uncertainty",
      "predicted_min": "the forecast, minutes",

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipeline.analysis.forecasting import answers, backtest, intervals, models_artifact, summaries, trust
+from pipeline.analysis.forecasting import answers, backtest, intervals, models_artifact, siblings, summaries, trust
 from pipeline.analysis.forecasting import curve as count_curve
 from pipeline.analysis.forecasting import model as forecast_model
 from pipeline.core import paths
@@ -114,6 +114,69 @@ def test_an_unseen_family_is_forecast_from_its_sibling_else_its_specifications()
     assert math.exp(out[forecast_model.MODEL].iloc[1]) == pytest.approx(1e5 / specs.loc["Trainium2", "bf16_tflops"],
                                                                         rel=0.05)
     assert np.isnan(out[forecast_model.NAIVE_METHOD]).all()  # the naive rule has nothing to go on
+
+
+def test_measured_ratios_pair_median_times_per_round_and_count_then_benchmarks() -> None:
+    # B200 / H200 on resnet: 0.5 at 8 (median log time of 4 and 6.25 against 10), 0.6 at 16 in v4.1; in v5.0 0.7
+    # at 8 (a later round, left out before v5.0); preview results never count; bert: 0.8. Per benchmark the median
+    # of its pairs, then the median over benchmarks.
+    resnet = pd.concat([results([("v4.1", "H200", 8, 10.0), ("v4.1", "B200", 8, 4.0), ("v4.1", "B200", 8, 6.25),
+                                 ("v4.1", "H200", 16, 5.0), ("v4.1", "B200", 16, 3.0), ("v5.0", "H200", 8, 10.0),
+                                 ("v5.0", "B200", 8, 7.0)]).assign(availability="available_onprem"),
+                        results([("v4.1", "B200", 32, 1.0), ("v4.1", "H200", 32, 10.0)]).assign(
+                            availability="preview")], ignore_index=True)
+    bert = results([("v4.1", "H200", 64, 10.0), ("v4.1", "B200", 64, 8.0)]).assign(availability="available_cloud")
+    found = {(ratio.family, ratio.sibling): ratio
+             for ratio in siblings.measured_ratios({"resnet": resnet, "bert": bert}, round_published("v5.0"))}
+    resnet_ratio = (math.log(0.5) + math.log(0.6)) / 2
+    assert found[("B200", "H200")].log_ratio == pytest.approx((resnet_ratio + math.log(0.8)) / 2)
+    assert found[("B200", "H200")].benchmarks == 2
+    assert found[("H200", "B200")].log_ratio == pytest.approx(-found[("B200", "H200")].log_ratio)
+    assert siblings.measured_ratios({"resnet": resnet}, round_published("v4.1")) == ()
+    # the drift prior carries them to every benchmark's fit: pooled_drift reads the same rounds
+    assert forecast_model.pooled_drift({"resnet": resnet, "bert": bert}, round_published("v5.0")).ratios == \
+        tuple(found[key] for key in sorted(found))
+
+
+def test_a_new_family_takes_its_measured_ratio_to_its_sibling_over_their_specifications() -> None:
+    # GB300 has no result on gpt3; its sibling GB200 has. Elsewhere (llama) GB300 trained in 0.8 of GB200's time,
+    # where their specifications say 1: the forecast is GB200's curve x 0.8, kind MEASURED; without the measured
+    # ratio (no prior), the specifications' law, kind SIBLING.
+    gpt3 = results([("v5.0", "GB200", 64, 100.0), ("v5.0", "GB200", 128, 50.0)])
+    llama = results([("v5.0", "GB200", 8, 10.0), ("v5.0", "GB300", 8, 8.0)])
+    prior = forecast_model.pooled_drift({"gpt3": gpt3, "llama": llama}, round_published("v5.1"))
+    query = pd.DataFrame({"accelerator_family": ["GB300"], "form_factor": ["Superchip"],
+                          "accelerator_count": [64.0]})
+    measured = forecast_model.fit(gpt3, prior).forecast(query, round_published("v5.0"))
+    assert measured["kind"].iloc[0] == forecast_model.MEASURED
+    assert math.exp(measured[forecast_model.MODEL].iloc[0]) == pytest.approx(80.0, rel=0.01)
+    specified = forecast_model.fit(gpt3).forecast(query, round_published("v5.0"))
+    assert specified["kind"].iloc[0] == forecast_model.SIBLING
+    assert math.exp(specified[forecast_model.MODEL].iloc[0]) == pytest.approx(100.0, rel=0.01)
+    # saved and read back with the model
+    record = models_artifact.ForecasterRecord.of(forecast_model.fit(gpt3, prior))
+    assert record.forecaster().forecast(query, round_published("v5.0")).equals(measured)
+
+
+def test_the_backtest_never_measures_a_ratio_on_the_round_it_forecasts() -> None:
+    # GB300 first appears on gpt3 in v5.1; tripling every v5.1 time (on both benchmarks, where GB300 and GB200
+    # meet) changes no forecast of v5.1: the measured ratio comes from earlier rounds alone.
+    gpt3 = results([("v5.0", "GB200", 64, 100.0), ("v5.0", "GB200", 128, 50.0), ("v5.1", "GB300", 64, 70.0),
+                    ("v5.1", "GB200", 64, 90.0)])
+    llama = results([("v5.0", "GB200", 8, 10.0), ("v5.0", "GB300", 8, 8.0), ("v5.1", "GB200", 8, 9.0),
+                     ("v5.1", "GB300", 8, 5.0)])
+
+    def forecasts(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
+        points = backtest.backtest(frames, 0.9, RULE)
+        return points[points["fold"] == "v5.1"][["benchmark", "accelerator_family", "method", "kind",
+                                                 "predicted_min"]].reset_index(drop=True)
+
+    tripled = {name: frame.assign(time_to_train_min=frame["time_to_train_min"].where(frame["round"] != "v5.1",
+                                                                                     3 * frame["time_to_train_min"]))
+               for name, frame in {"gpt3": gpt3, "llama": llama}.items()}
+    found = forecasts({"gpt3": gpt3, "llama": llama})
+    assert forecast_model.MEASURED in set(found["kind"])
+    pd.testing.assert_frame_equal(found, forecasts(tripled))
 
 
 def test_backtest_forecasts_each_round_from_the_earlier_ones_and_flags_reruns() -> None:

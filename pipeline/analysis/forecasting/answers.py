@@ -27,6 +27,7 @@ from pipeline.analysis.forecasting.model import (
     NAIVE_BASED,
     NEW_FAMILY_KINDS,
     POOLED,
+    RECENTRED_KINDS,
     ROUND_STEP_YEARS,
     DriftPrior,
     Forecaster,
@@ -205,7 +206,7 @@ def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, lev
     history = ResidualHistory.of(points[points["method"] != ANSWER])
     calibrations = {(method, kind, trusted): history.calibration(benchmark, method, kind, level, target_time,
                                                                  trusted,
-                                                                 recentre=kind in NEW_FAMILY_KINDS,
+                                                                 recentre=kind in RECENTRED_KINDS,
                                               new_family_kinds=NEW_FAMILY_KINDS)
                     for method in CANDIDATES for kind in ((*KINDS,) if method in (MODEL, BLEND) else (NAIVE,))
                     for trusted in (True, False)}

@@ -27,6 +27,7 @@ from pipeline.analysis.forecasting.model import (
     NAIVE,
     NAIVE_BASED,
     NEW_FAMILY_KINDS,
+    RECENTRED_KINDS,
     UNIT,
     DriftPrior,
     codes,
@@ -183,7 +184,7 @@ def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFram
         for (benchmark, method, kind, trust), rows in current.groupby(["benchmark", "method", "kind", "trusted"],
                                                                       sort=True):
             calibration = history.calibration(benchmark, method, kind, level, time, bool(trust),
-                                              recentre=kind in NEW_FAMILY_KINDS,
+                                              recentre=kind in RECENTRED_KINDS,
                                               new_family_kinds=NEW_FAMILY_KINDS)
             half_width[rows.index] = calibration.half_width(rows["distance"].to_numpy(dtype=float),
                                                             rows["scale"].to_numpy(dtype=float))

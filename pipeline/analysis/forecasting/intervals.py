@@ -156,8 +156,9 @@ class ResidualHistory:
         shifted by the weighted median (`calibration_weights`: the benchmark's own weigh n / (n + OWN_PRIOR_WEIGHT))
         unshifted residual of the method's earlier forecasts of that kind on every benchmark, given MIN_CALIBRATION
         of them (a plain median over every benchmark made new families' median error 20.8% over every fold and
-        24.6% on v5.1, signed +0.8% and +24.6%; weighted, 20.1% and 17.5%, +0.5% and +17.5%), and its interval
-        calibrated on that kind's, else on every one of `new_family_kinds`', before the pools above."""
+        24.6% on v5.1, signed +0.8% and +24.6%; weighted, 20.1% and 17.5%, +0.5% and +17.5%). A forecast of one of
+        `new_family_kinds`, re-centred or not, has its interval calibrated on that kind's, else on every one of
+        `new_family_kinds`', before the pools above."""
         same_method = (self.method == method) & (self.fold_time < target_time)
         shift = 0.0
         if recentre and (same_method & (self.kind == kind)).sum() >= MIN_CALIBRATION:
@@ -170,10 +171,11 @@ class ResidualHistory:
         same_kind = self.kind == kind
         pools: tuple[tuple[str, np.ndarray], ...] = ((SAME_KIND, same_trust & same_kind), (ANY_KIND, same_trust),
                  (SAME_KIND_ANY_TRUST, same_method & same_kind), (ANY_KIND_ANY_TRUST, same_method))
-        if recentre:  # a new family's errors are of their own: its kind's, else every new family's, first
-            new_family = same_method & np.isin(self.kind, np.array(new_family_kinds, dtype=object))
-            pools = ((SAME_KIND_ANY_TRUST, same_method & same_kind), (NEW_FAMILIES, new_family), *pools)
-        for source, pool in pools[:2 + 2 * recentre] if trusted is None else pools:
+        new_family = recentre or kind in new_family_kinds
+        if new_family:  # a new family's errors are of their own: its kind's, else every new family's, first
+            new_families = same_method & np.isin(self.kind, np.array(new_family_kinds, dtype=object))
+            pools = ((SAME_KIND_ANY_TRUST, same_method & same_kind), (NEW_FAMILIES, new_families), *pools)
+        for source, pool in pools[:2 + 2 * new_family] if trusted is None else pools:
             if pool.sum() >= MIN_CALIBRATION:
                 weights = calibration_weights(self.benchmark[pool], benchmark)
                 scores = self.log_residual[pool] / (self.scale[pool] * (1.0 + kappa * self.distance[pool]))

@@ -28,6 +28,14 @@ in one form factor (H100 SXM, H100 PCIe); a group is a unit in one round.
   `MIN_SPEC_FAMILIES` families have them: the group levels (each group's mean of log t - b log n) regressed on a
   round effect and the two features; the forecast takes the latest round's effect, the pooled exponent and the drift
   (kind "specification").
+- A family new to the benchmark whose sibling (`sibling_of`, its vendor's) has results here takes the sibling's
+  curve and drift times their ratio:
+  **measured** where the two have results in one round at one count of other benchmarks
+  (`siblings.measured_ratios`, carried with the drift prior, `DriftPrior.ratios`; kind "sibling, measured ratio",
+  not re-centred), else their specifications' (kind "sibling", re-centred on earlier folds' residuals,
+  `RECENTRED_KINDS`). Checked on 65 pairs of one vendor meeting on a benchmark in a later round (bench/backtest.py),
+  the measured ratio misses by a median 15.8% (v5.1: 6.9%, 14 pairs), the specifications' by 19.0% (14.9%); the
+  backtest has 7 such forecasts (median error 26.7%, every one inside its interval).
 
 The break-even of a unit is where the curve's scaling efficiency, t(n0) n0 / (t(n) n), falls below a floor
 (`CountCurve.break_even`): the same curve as the forecasts, without the drift (a level shift, which cancels); n0
@@ -57,7 +65,7 @@ import pandas as pd
 
 from pipeline.analysis.forecasting.curve import CURVE_DECIMALS, CountCurve, fit_count_curve
 from pipeline.analysis.forecasting.intervals import weighted_median
-from pipeline.analysis.forecasting.siblings import sibling_of
+from pipeline.analysis.forecasting.siblings import MeasuredRatio, measured_ratios, sibling_of
 from pipeline.analysis.scope import analysed_benchmarks, in_scope, read_configurations
 from pipeline.mlperf.catalogue import round_published, round_version
 from pipeline.mlperf.hardware.accelerators import spec_features
@@ -65,9 +73,12 @@ from pipeline.settings import Analysis
 
 # Kinds of model forecast, each with its own calibration; NAIVE is the kind of both naive methods.
 FAMILY, POOLED, SPECIFICATION, NAIVE = "family", "family level, benchmark scaling", "specification", "naive"
-SIBLING = "sibling"
-KINDS = (FAMILY, POOLED, SIBLING, SPECIFICATION)
-NEW_FAMILY_KINDS = (SIBLING, SPECIFICATION)  # forecasts of a family without results on the benchmark
+SIBLING, MEASURED = "sibling", "sibling, measured ratio"  # its sibling's curve by the specification or measured ratio
+KINDS = (FAMILY, POOLED, MEASURED, SIBLING, SPECIFICATION)
+NEW_FAMILY_KINDS = (MEASURED, SIBLING, SPECIFICATION)  # forecasts of a family without results on the benchmark
+# Re-centred on earlier new families' residuals (`intervals.ResidualHistory.calibration`); a measured ratio is not:
+# see `Forecaster._new_family`.
+RECENTRED_KINDS = (SIBLING, SPECIFICATION)
 # Methods: the model, the naive rule (the bar), its monotone form, their blend; ANSWER rows of the backtest are
 # what `predict` would have answered (the method chosen on earlier folds), with their trust.
 MODEL, NAIVE_METHOD, MONOTONE, BLEND, ANSWER = "model", "naive", "monotone naive", "blend", "answer"
@@ -164,6 +175,7 @@ class Forecaster:
     spec_coefficients: np.ndarray | None
     naive_rows: pd.DataFrame  # each family's best time per count of its latest round
     rounds: tuple[str, ...]
+    measured: tuple[MeasuredRatio, ...] = ()  # of families without results here to ones with (`measured_ratios`)
 
     @cached_property
     def curves(self) -> dict[tuple[str, str], CountCurve]:
@@ -279,6 +291,11 @@ class Forecaster:
         return float(np.median(self.units["spread"].to_numpy(dtype=float)))
 
     @cached_property
+    def _measured(self) -> dict[tuple[str, str], MeasuredRatio]:
+        """The measured ratios by (family, sibling)."""
+        return {(ratio.family, ratio.sibling): ratio for ratio in self.measured}
+
+    @cached_property
     def _sibling_units(self) -> dict[str, tuple[str, str]]:
         """Each family's unit a sibling forecast stands on: the one with the most rounds, then the largest count."""
         order = self.units.assign(rounds=-self.units["n_rounds"], largest=-self.units["count_max"]).sort_values(
@@ -292,11 +309,14 @@ class Forecaster:
                     kind: np.ndarray, spread: np.ndarray, horizon: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """`model` and `kind` filled where `kind` is empty (a family without a unit): the family's own curve in
-        another form factor (`FAMILY`); else its sibling's (`sibling_of`, of its vendor), times the sibling's over
-        its own geometric mean of peak dense BF16 TFLOPS and memory bandwidth (`SIBLING`: a fixed law, steadier on
-        the backtest's new families, median error 18-31% per fold, than the benchmark's regression on
-        specifications, 13-66%); else the regression on specifications (`SPECIFICATION`); else a stand-in's curve
-        (`SIBLING`)."""
+        another form factor (`FAMILY`); else its sibling's (`sibling_of`, of its vendor), times their ratio measured
+        on other benchmarks (`MEASURED`, `siblings.measured_ratios`) or else the sibling's over its own geometric
+        mean of peak dense BF16 TFLOPS and memory bandwidth (`SIBLING`: a fixed law, steadier on the backtest's new
+        families, median error 18-31% per fold, than the benchmark's regression on specifications, 13-66%); else
+        the regression on specifications (`SPECIFICATION`); else a stand-in's curve by the specifications' law
+        (`SIBLING`; a ratio measured across vendors missed by a median 30.3% against the law's 36.1% on 28 pairs,
+        but rests on few benchmarks and submitters: MI300X took 9.2 times B200's time over two, one submitter's BERT
+        among them, bench/backtest.py)."""
         log_count = np.log(counts)
         spec = np.full(len(counts), np.nan)
         if self.spec_coefficients is not None:
@@ -308,6 +328,7 @@ class Forecaster:
             rows = (families == family) & (kind == "")
             found = ((str(family), True) if family in self._sibling_units
                      else sibling_of(str(family), self._sibling_units))
+            measured = self._measured.get((str(family), found[0])) if found is not None and found[1] else None
             if found is not None and (found[1] or not np.isfinite(spec[rows]).all()):
                 unit = self._sibling_units[found[0]]
                 anchor_time = self._unit_rows[unit][0]
@@ -315,9 +336,11 @@ class Forecaster:
                               - spec_features(np.array([found[0]], dtype=object)))[0]
                 known = difference[np.isfinite(difference)]
                 shift = -float(known.mean()) if len(known) else 0.0
+                if measured is not None:
+                    shift = measured.log_ratio
                 model[rows] = (self.curves[unit].log_time(counts[rows]) + shift
                                + self.drift_per_year * (target_time - anchor_time))
-                kind[rows] = FAMILY if found[0] == family else SIBLING
+                kind[rows] = FAMILY if found[0] == family else SIBLING if measured is None else MEASURED
                 spread[rows], horizon[rows] = self._unit_spread[unit], target_time - anchor_time
             elif np.isfinite(spec[rows]).all():
                 model[rows], kind[rows] = spec[rows], SPECIFICATION
@@ -424,6 +447,7 @@ class DriftPrior:
 
     first: float | None = None
     later: float | None = None
+    ratios: tuple[MeasuredRatio, ...] = ()  # every pair of families' measured ratio (`measured_ratios`)
 
 
 def pooled_drift(frames: Mapping[str, pd.DataFrame], before: float) -> DriftPrior:
@@ -447,7 +471,7 @@ def pooled_drift(frames: Mapping[str, pd.DataFrame], before: float) -> DriftPrio
         return float(np.round(weighted_median(rate[chosen], weights), CURVE_DECIMALS))
 
     first = age == 0
-    return DriftPrior(median(first), median(~first))
+    return DriftPrior(median(first), median(~first), measured_ratios(frames, before))
 
 
 def shrunk_drift(levels: GroupLevels, prior: DriftPrior | None) -> float:
@@ -538,10 +562,13 @@ def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None) -> Forecaste
         [*UNIT, "accelerator_count_published"], ignore_index=True)
     # Counts stored as exp(log n) must read back as the published integers.
     curve_frame["accelerator_count_published"] = curve_frame["accelerator_count_published"].round()
+    present = set(families)
+    measured = tuple(ratio for ratio in (drift_prior.ratios if drift_prior else ())
+                     if ratio.family not in present and ratio.sibling in present)
     return Forecaster(units=units, curve_rows=curve_frame, pooled_exponent=pooled, drift_per_year=drift,
                       spread_log=math.hypot(within_sd, between), rate_sd=rate_sd, spec_intercept=intercept,
                       spec_time=spec_time, spec_coefficients=coefficients, naive_rows=naive_rows,
-                      rounds=tuple(ordered_rounds(train)))
+                      rounds=tuple(ordered_rounds(train)), measured=measured)
 
 
 def _spec_regression(groups: pd.DataFrame) -> tuple[float | None, float, np.ndarray | None]:

@@ -13,7 +13,7 @@ status "skipped", its reason, and null forecaster, method and comparison (empty 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, cast
 
@@ -24,6 +24,7 @@ from pydantic import Field, FiniteFloat, model_validator
 from pipeline.analysis.forecasting.answers import FittedBenchmark
 from pipeline.analysis.forecasting.intervals import Calibration
 from pipeline.analysis.forecasting.model import BLEND, CANDIDATES, KINDS, MODEL, NAIVE, UNIT, Forecaster
+from pipeline.analysis.forecasting.siblings import MeasuredRatio
 from pipeline.analysis.forecasting.summaries import AnswerErrors, ComparisonRecord
 from pipeline.core import paths
 from pipeline.core.artifacts import Artifact, Record
@@ -93,6 +94,19 @@ class NaiveRow(Record):
     """The best time there (minutes)."""
 
 
+class MeasuredRatioRow(Record):
+    """A family without results on the benchmark against one with (`MeasuredRatio`), measured elsewhere."""
+
+    family: str
+    """The family forecast."""
+    sibling: str
+    """The family with results here."""
+    log_ratio: FiniteFloat
+    """The median over benchmarks of log(time of family / time of sibling) in one round at one count."""
+    benchmarks: int = Field(ge=1)
+    """Benchmarks measuring it."""
+
+
 class ForecasterRecord(Record):
     """A `Forecaster` as saved."""
 
@@ -118,6 +132,8 @@ class ForecasterRecord(Record):
     """The units' count curves at their knots."""
     naive_rows: list[NaiveRow]
     """The naive rule's rows."""
+    measured: list[MeasuredRatioRow]
+    """Measured ratios of families without results here to ones with."""
 
     @model_validator(mode="after")
     def _consistent(self) -> ForecasterRecord:
@@ -141,7 +157,8 @@ class ForecasterRecord(Record):
             else [float(value) for value in forecaster.spec_coefficients],
             "units": _records(forecaster.units.reset_index(), UnitRow),
             "curve_rows": _records(forecaster.curve_rows, CurveRow),
-            "naive_rows": _records(forecaster.naive_rows, NaiveRow)})
+            "naive_rows": _records(forecaster.naive_rows, NaiveRow),
+            "measured": [asdict(ratio) for ratio in forecaster.measured]})
 
     def forecaster(self) -> Forecaster:
         """The `Forecaster` this record saved, as fitted (the inverse of `of`)."""
@@ -152,7 +169,8 @@ class ForecasterRecord(Record):
             spec_intercept=self.spec_intercept,
             spec_time=math.nan if self.spec_time is None else self.spec_time,
             spec_coefficients=None if self.spec_coefficients is None else np.array(self.spec_coefficients),
-            naive_rows=_frame(self.naive_rows, NaiveRow), rounds=tuple(self.rounds))
+            naive_rows=_frame(self.naive_rows, NaiveRow), rounds=tuple(self.rounds),
+            measured=tuple(MeasuredRatio(**row.model_dump()) for row in self.measured))
 
 
 class CalibrationRow(Record):

@@ -7,12 +7,21 @@ factor when one is (else any), launched in f's year or before and most recently,
 (log scale) on a tie, then by name. Without one of its vendor, the family nearest in peak BF16 throughput and
 launch year of any vendor is its **stand-in** (a weaker guide, said so): every family with specifications gets a
 forecast on every benchmark with results.
+
+Where a family and its sibling both have results on other benchmarks, in one round at one count, their **measured
+ratio** (`measured_ratios`) replaces the ratio of their specifications (`pipeline.analysis.forecasting.model`).
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
+import numpy as np
+import pandas as pd
+
+from pipeline.analysis.forecasting.curve import CURVE_DECIMALS
+from pipeline.mlperf.catalogue import round_published
 from pipeline.mlperf.hardware.accelerators import specifications
 
 
@@ -42,3 +51,57 @@ def sibling_of(family: str, candidates: Iterable[str]) -> tuple[str, bool] | Non
     best = min(known, key=lambda name: (throughput_gap(name), abs(int(table.loc[name, "launch_year"])
                                                                   - int(row["launch_year"])), name))
     return best, False
+
+
+@dataclass(frozen=True)
+class MeasuredRatio:
+    """How much slower `family` trained than `sibling` where both have results (`measured_ratios`): log_ratio, the
+    median over benchmarks of each benchmark's median log(time of family / time of sibling) (log minutes, negative:
+    the family is faster), from `benchmarks` benchmarks."""
+
+    family: str
+    sibling: str
+    log_ratio: float
+    benchmarks: int
+
+
+def benchmark_ratios(frames: Mapping[str, pd.DataFrame], before: float) -> pd.DataFrame:
+    """Each benchmark's ratio of every ordered pair of families with results there (columns benchmark, family,
+    sibling, log_ratio), from the results of `frames` (model inputs by benchmark: round, accelerator_family,
+    accelerator_count, time_to_train_min, availability) published before `before` (years), preview systems left
+    out (H100's preview round understated its lead over A100 by a fifth): in each round and at each accelerator
+    count where both have results, the difference of each family's median log time there (the typical
+    submitter's, as the count curves are: a best time is one submitter's tuning); log_ratio, the median of those
+    differences."""
+    cells = []
+    for name in sorted(frames):
+        frame = frames[name]
+        keep = frame["round"].map(round_published).to_numpy(dtype=float) < before
+        if "availability" in frame.columns:  # a preview system's software is not yet the one it ships with
+            keep &= frame["availability"].astype(str).to_numpy() != "preview"
+        frame = frame[keep]
+        cells.append(pd.DataFrame({"benchmark": name, "round": frame["round"].astype(str),
+                                   "count": frame["accelerator_count"].astype(float),
+                                   "family": frame["accelerator_family"].astype(str),
+                                   "log_time": np.log(frame["time_to_train_min"].to_numpy(dtype=float))}))
+    key = ["benchmark", "round", "count"]
+    medians = (pd.concat(cells, ignore_index=True) if cells else pd.DataFrame(columns=[*key, "family", "log_time"])
+               ).groupby([*key, "family"], sort=True, as_index=False)["log_time"].median()
+    pairs = medians.merge(medians, on=key, suffixes=("", "_sibling"))
+    pairs = pairs[pairs["family"] != pairs["family_sibling"]]
+    return (pairs.assign(log_ratio=pairs["log_time"] - pairs["log_time_sibling"], sibling=pairs["family_sibling"])
+            .groupby(["benchmark", "family", "sibling"], sort=True, as_index=False)["log_ratio"].median())
+
+
+def measured_ratios(frames: Mapping[str, pd.DataFrame], before: float) -> tuple[MeasuredRatio, ...]:
+    """Every ordered pair of families' `MeasuredRatio`: the median over benchmarks of their `benchmark_ratios`
+    (`frames`, `before`). Sorted by family and sibling; values rounded to CURVE_DECIMALS (they decide forecasts).
+    A family's results on a benchmark it is new to are none, so that benchmark never enters its own ratio."""
+    return pooled_ratios(benchmark_ratios(frames, before))
+
+
+def pooled_ratios(per_benchmark: pd.DataFrame) -> tuple[MeasuredRatio, ...]:
+    """`measured_ratios` of `benchmark_ratios` rows."""
+    pooled = per_benchmark.groupby(["family", "sibling"], sort=True)["log_ratio"].agg(["median", "size"])
+    return tuple(MeasuredRatio(str(family), str(sibling), float(np.round(value, CURVE_DECIMALS)), int(size))
+                 for (family, sibling), value, size in zip(pooled.index, pooled["median"], pooled["size"]))
