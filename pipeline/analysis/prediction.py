@@ -179,7 +179,7 @@ def render_answer(result: Answer, nearest: pd.DataFrame, cost: dict[str, Any] | 
     """An answer as text: the forecast and interval, how it was made, its trust, notes, its cost, the nearest
     published (with their measured energy, where they have one)."""
     form = "" if result.form_factor == UNSPECIFIED else f" ({result.form_factor})"
-    kind = f"{result.kind}, specification-based" if result.specification_based else result.kind
+    kind = f"{result.kind}, borrowed from other families" if result.specification_based else result.kind
     flag = "EXTRAPOLATED " if result.extrapolated else ""
     lines = [f"{result.benchmark}, {result.accelerator}{form} x {result.count}: {flag}forecast time to train "
              f"{result.predicted_min:.3g} min ({100 * result.interval:.0f}% interval "
