@@ -54,7 +54,7 @@ def test_the_script_inserts_and_replaces_a_params_list() -> None:
     written = sync.rewrite(text)
     assert "    params:\n      - fetch\n    outs:" in written
     assert "      - data/no-such-dep  # kept\n" in written and "pipeline/no_such_module.py" not in written
-    assert "      - pipeline/mlperf/fetching.py\n" in written
+    assert "      - pipeline/mlperf\n      - pipeline/settings.py\n      - pipeline/stages/fetch.py\n" in written
     assert sync.rewrite(written) == written
 
 

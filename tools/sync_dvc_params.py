@@ -2,7 +2,7 @@
 
     python tools/sync_dvc_params.py [--check]
 
-Code deps: the package files a stage's command runs (its import closure and their data files, as
+Code deps: the code a stage's command runs (its own module and the layer folders of its import closure, as
 tools/layout.py derives them); the stage's other deps (data, with their comments) stay first, as written.
 Params: every stage module `pipeline/stages/<stage>.py` declares `PARAMS`, the params.yaml keys (a section, or a
 dotted key) its code reads, itself or through the library functions it calls; the stage's `params:` list becomes
@@ -27,6 +27,7 @@ STAGES = ROOT / "pipeline" / "stages"
 _STAGE = re.compile(r"^  (\w+):\s*(#.*)?$")
 _KEY = re.compile(r"^    (\w+):")
 _ITEM = "      "
+_CODE = re.compile(r"^      - pipeline(/\S*)?\s*$")  # a code dep: the package or a path in it
 
 
 def declared(stage: str) -> tuple[str, ...] | None:
@@ -65,7 +66,7 @@ def rewrite(text: str) -> str:
             while end < len(lines) and lines[end].startswith(_ITEM):
                 end += 1
             if key == "deps":
-                kept = [item for item in lines[index + 1:end] if not item.startswith(f"{_ITEM}- pipeline/")]
+                kept = [item for item in lines[index + 1:end] if not _CODE.match(item)]
                 out += [line, *kept, *(f"{_ITEM}- {path}" for path in sorted(stage_code(cmd, known)))]
             elif params is None:
                 out += lines[index:end]
