@@ -40,7 +40,8 @@ from pydantic_core import PydanticUndefined
 
 from pipeline.analysis.forecasting.decide import DecideSummary
 from pipeline.analysis.forecasting.models_artifact import ModelsArtifact
-from pipeline.analysis.statistics.clustering import Clustering
+from pipeline.analysis.statistics.clustering import Clustering, KScan
+from pipeline.analysis.statistics.findings import FindingsReport
 from pipeline.analysis.statistics.importance_result import ImportanceReport
 from pipeline.analysis.statistics.ranking import Ranking
 from pipeline.core.columns import FILES, TABLES
@@ -64,7 +65,10 @@ def cell(text: object) -> str:
 
 # The JSON results with a declared model, documented field by field.
 JSON_RESULTS: dict[str, type[BaseModel]] = {"reports/importance/<b>.json": ImportanceReport,
-                                             "reports/clusters/<b>.json": Clustering, "reports/rank/<b>.json": Ranking,
+                                             "data/processed/kscan/<b>.json": KScan,
+                                             "reports/clusters/<b>.json": Clustering,
+                                             "data/processed/findings/<b>.json": FindingsReport,
+                                             "reports/rank/<b>.json": Ranking,
                                              "reports/decide/<b>.json": DecideSummary,
                                              "reports/decide/<b>.models.json": ModelsArtifact}
 

@@ -6,7 +6,9 @@ naming the file and what is wrong, so a stale or hand-edited file fails early an
 AttributeError deep in a stage.
 
     importance  reports/importance/<benchmark>.json  pipeline.analysis.statistics.importance_result.ImportanceReport
+    kscan       data/processed/kscan/<b>.json        pipeline.analysis.statistics.clustering.KScan
     clusters    reports/clusters/<benchmark>.json    pipeline.analysis.statistics.clustering.Clustering
+    findings    data/processed/findings/<b>.json     pipeline.analysis.statistics.findings.FindingsReport
     rank        reports/rank/<benchmark>.json        pipeline.analysis.statistics.ranking.Ranking
     decide      reports/decide/<benchmark>.json      pipeline.analysis.forecasting.decide.DecideSummary
     decide      reports/decide/<b>.models.json       pipeline.analysis.forecasting.models_artifact.ModelsArtifact

@@ -282,7 +282,12 @@ FILES: dict[str, str] = {
     "data/processed/feature_notes.csv": "every description value the features stage set missing or corrected",
     "data/processed/backtest.parquet": "every forward-chaining forecast of every analysed benchmark, and "
                                        "`predict`'s answer with its trust (docs/predictions.md)",
+    "data/processed/kscan/<b>.json": "k-means at every k of `cluster.k_range`: the feature choice, each k's labels, "
+                                      "diagnostics and bootstrap stability, and the support of each k (every field "
+                                      "below); the cluster stage picks `cluster.k` among them",
     "data/processed/clusters/<b>.parquet": "the in-scope configurations of `<b>` with their `cluster`",
+    "data/processed/findings/<b>.json": "the published findings tested on `<b>`'s results, Holm-corrected over "
+                                         "every benchmark (every field below); the rank stage adds them to its file",
     "reports/importance/<b>.json": "feature importance on held-out accelerator families: per target the model's and "
                                    "the baseline's R² (`oof_r2`, `baseline_r2`), the `gain` with its interval "
                                    "(`gain_low`, `gain_high`), permutation importance (`mean`, `std`), each "

@@ -49,6 +49,8 @@ CONFIGURATIONS = PROCESSED / "configurations.parquet"
 FEATURE_NOTES = PROCESSED / "feature_notes.csv"
 BACKTEST = PROCESSED / "backtest.parquet"
 CLUSTER_TABLES = PROCESSED / "clusters"
+FINDINGS = PROCESSED / "findings"  # the published findings tested (the `findings` stage)
+KSCAN = PROCESSED / "kscan"  # k-means at every k of cluster.k_range (the `kscan` stage)
 
 REPORTS = Path("reports")
 IMPORTANCE = REPORTS / "importance"
@@ -79,6 +81,8 @@ class PerBenchmark:
 
 
 importance_json = PerBenchmark(IMPORTANCE, ".json")  # the importance stage's result (JSON)
+findings_json = PerBenchmark(FINDINGS, ".json")  # the findings stage's tests, corrected over every benchmark
+kscan_json = PerBenchmark(KSCAN, ".json")  # the kscan stage's fits, diagnostics and support at every k
 clusters_table = PerBenchmark(CLUSTER_TABLES, ".parquet")  # the cluster stage's labelled configurations
 clusters_json = PerBenchmark(CLUSTERS, ".json")  # the cluster stage's clusters and the diagnostics of k
 rank_json = PerBenchmark(RANK, ".json")  # the rank stage's fronts and findings

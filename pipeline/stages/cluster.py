@@ -1,12 +1,14 @@
-"""Stage `cluster`: k-means on the configuration of each benchmark, with the diagnostics of the choice of k.
+"""Stage `cluster`: the clusters of each benchmark's configurations at k = params `cluster.k`, with the diagnostics
+of the choice of k.
 
     python -m pipeline.stages.cluster
 
 For every benchmark analysed (params `analysis.benchmarks`, see
-`pipeline.analysis.scope.analysed_benchmarks`): the features come from reports/importance/<benchmark>.json
-(or params `cluster.default_features`), `pipeline.analysis.statistics.clustering.cluster_benchmark` (params
-`cluster`) labels the in-scope configurations; it writes data/processed/clusters/<benchmark>.parquet, and
-reports/clusters/<benchmark>.json (the diagnostics the page draws its choice-of-k chart from).
+`pipeline.analysis.scope.analysed_benchmarks`): `pipeline.analysis.statistics.clustering.clusters_from_scan` (params
+`cluster`) labels the in-scope configurations from the kscan stage's fit at k (data/processed/kscan/<benchmark>.json),
+merges small clusters and profiles them; it writes data/processed/clusters/<benchmark>.parquet, and
+reports/clusters/<benchmark>.json (the diagnostics the page draws its choice-of-k chart from). No k-means runs here,
+so a change of k takes seconds.
 """
 from __future__ import annotations
 
@@ -34,13 +36,10 @@ def cluster(benchmark: str, configurations: pd.DataFrame, settings: Settings, ta
     `reports` (the diagnostics); the line to print."""
     from pipeline.analysis.scope import in_scope
     from pipeline.analysis.statistics import clustering
-    from pipeline.analysis.statistics.importance_result import ImportanceReport
 
     frame = in_scope(configurations, settings.analysis, benchmark)
-    importance = ImportanceReport.read(paths.importance_json(benchmark))
-    candidates, source = clustering.candidate_features(importance, settings.cluster.default_features)
-    clustered, summary = clustering.cluster_benchmark(frame, candidates, settings.cluster, source,
-                                                      benchmark=benchmark)
+    scan = clustering.KScan.read(paths.kscan_json(benchmark))
+    clustered, summary = clustering.clusters_from_scan(frame, scan, settings.cluster)
     write_parquet(clustered, paths.clusters_table(benchmark, tables))
     summary.write(paths.clusters_json(benchmark, reports))
     verdict = summary.k_verdict.message if summary.k_verdict else summary.reason
@@ -60,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     with atomic_dirs(paths.CLUSTER_TABLES, paths.CLUSTERS) as (tables, reports):  # swapped in whole at the end
         for line in for_each(partial(cluster, configurations=configurations, settings=settings, tables=tables,
                                      reports=reports), benchmarks, "cluster",
-                             preload=("pipeline.analysis.statistics.clustering", "sklearn.cluster", "sklearn.metrics")):
+                             preload=("pipeline.analysis.statistics.clustering",)):
             print(line)
 
 

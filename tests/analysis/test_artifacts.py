@@ -54,7 +54,8 @@ def _results() -> tuple[pd.DataFrame, Clustering, Ranking]:
                                               "default", benchmark="fixture")
     _, ranking = rank_benchmark(clustered, clustering, SKIPPED_IMPORTANCE, RANK, FINDINGS)
     adjusted, correction = findings.adjust({"fixture": findings.evaluate(clustered, FINDINGS)}, FINDINGS.alpha)
-    return clustered, clustering, ranking.with_findings(adjusted["fixture"], correction)
+    return clustered, clustering, ranking.with_findings(findings.FindingsReport.of("fixture", adjusted["fixture"],
+                                                                                   correction))
 
 
 def _round_trip(result: Artifact, folder: Path) -> None:
@@ -83,6 +84,15 @@ def test_a_ranking_with_its_findings_reads_back_into_the_same_model(tmp_path: Pa
     assert ranking.findings[0].bands and isinstance(ranking.findings[0].tests[0], findings.Test)
     _round_trip(ranking, tmp_path)
     assert set(ranking.scalars()) >= {"n_configurations", "latest_front_size", "silhouette", "findings_supported"}
+
+
+def test_the_findings_stage_file_reads_back_and_gives_the_ranking_its_findings(tmp_path: Path) -> None:
+    clustered, _, ranking = _results()
+    adjusted, correction = findings.adjust({"fixture": findings.evaluate(clustered, FINDINGS)}, FINDINGS.alpha)
+    report = findings.FindingsReport.of("fixture", adjusted["fixture"], correction)
+    _round_trip(report, tmp_path)
+    report.write(tmp_path / "findings.json")
+    assert ranking.with_findings(findings.FindingsReport.read(tmp_path / "findings.json")) == ranking
 
 
 def test_an_importance_result_reads_back_into_the_same_model(tmp_path: Path) -> None:

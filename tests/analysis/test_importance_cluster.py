@@ -2,6 +2,8 @@
 hand-checked cases (plus one check of the clustering inputs on the real configurations when they are built)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,7 +13,7 @@ from pipeline.analysis.scope import ROUND_FEATURE, in_scope
 from pipeline.analysis.statistics import cluster_profiles, importance
 from pipeline.analysis.statistics import clustering as cluster
 from pipeline.analysis.statistics.importance_result import ImportanceReport, TargetFit
-from pipeline.core.errors import ParamsError
+from pipeline.core.errors import ContractError, ParamsError
 from pipeline.core.paths import CONFIGURATIONS
 from pipeline.report import sections, tables
 from pipeline.settings import Analysis, Cluster, Importance, Model, settings_from
@@ -422,6 +424,34 @@ def test_clusters_are_profiled_ordered_and_small_ones_merged() -> None:
                for p in summary.profiles)
     assert [row.k for row in summary.diagnostics] == [2, 3, 4, 5]
     assert summary.k_verdict is not None and summary.k_verdict.preferred_k in {2, 3, 4, 5}
+
+
+def test_the_k_scan_reads_no_k_and_its_file_gives_every_k_the_one_call_gives(tmp_path: Path) -> None:
+    """The kscan stage's fits do not depend on `cluster.k`, so the cluster stage picks any k of the range from one
+    scan, read back from its file, exactly as clustering at that k from scratch does (the table and every byte of
+    the clusters' file)."""
+    frame, features = _synthetic(), ["accelerator_count", "accelerator_year"]
+    scans = [cluster.scan_benchmark(frame, features, CLUSTER_SETTINGS.model_copy(update={"k": k}), "default",
+                                    benchmark="synthetic") for k in (2, 4)]
+    assert scans[0] == scans[1] and sorted(scans[0].labels) == [2, 3, 4, 5]
+    scans[0].write(tmp_path / "kscan.json")
+    scan = cluster.KScan.read(tmp_path / "kscan.json")
+    for k in (2, 3, 4, 5):
+        settings = CLUSTER_SETTINGS.model_copy(update={"k": k})
+        picked, picked_summary = cluster.clusters_from_scan(frame, scan, settings)
+        direct, direct_summary = cluster.cluster_benchmark(frame, features, settings, "default", benchmark="synthetic")
+        pd.testing.assert_frame_equal(picked, direct)
+        picked_summary.write(tmp_path / "picked.json")
+        direct_summary.write(tmp_path / "direct.json")
+        assert (tmp_path / "picked.json").read_bytes() == (tmp_path / "direct.json").read_bytes(), k
+
+
+def test_a_k_scan_of_other_configurations_is_refused_as_stale() -> None:
+    frame = _synthetic()
+    scan = cluster.scan_benchmark(frame.iloc[:30], ["accelerator_count", "accelerator_year"], CLUSTER_SETTINGS,
+                                  "default", benchmark="synthetic")
+    with pytest.raises(ContractError, match="stale; run `dvc repro`"):
+        cluster.clusters_from_scan(frame, scan, CLUSTER_SETTINGS)
 
 
 def test_no_usable_feature_skips_the_clustering() -> None:

@@ -177,7 +177,7 @@ def test_a_killed_ingest_leaves_no_partial_output_and_its_repetition_the_same_by
     assert sorted(os.listdir(out)) == sorted(INGEST_OUTPUTS), "the temporaries of the killed runs were not removed"
 
 
-ANALYSIS_STAGES = ("importance", "cluster", "rank", "backtest", "decide")
+ANALYSIS_STAGES = ("importance", "kscan", "cluster", "findings", "rank", "backtest", "decide")
 
 
 def _analysis_outputs(project: Path, settings: dict[str, str]) -> dict[str, bytes]:

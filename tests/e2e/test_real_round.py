@@ -32,7 +32,8 @@ def params_of(project: Path) -> dict:
 def test_stages_over_a_real_round(project: Path) -> None:
     # each stage as DVC runs it: its own process, from the project folder
     for stage, *arguments in (["validate"], ["fetch"], ["ingest", "data/raw", "--out", "data/interim"], ["features"],
-                              ["importance"], ["cluster"], ["rank"], ["report"]):
+                              ["importance"], ["kscan"], ["cluster"], ["findings"], ["rank"],
+                              ["report"]):
         run_stage(stage, *arguments, cwd=project)
 
     results = pd.read_parquet("data/interim/results.parquet")

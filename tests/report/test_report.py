@@ -195,9 +195,10 @@ def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> inputs
     ranking, content = rank.rank_benchmark(clustered, summary, IMPORTANCE, Rank.model_validate(PARAMS["rank"]),
                                            settings)
     write_csv(ranking, scratch / "ranking.csv")
-    # the findings corrected as if this were the page's only benchmark (as the rank stage adds them)
+    # the findings corrected as if this were the page's only benchmark (as the findings stage writes them)
     adjusted, correction = findings.adjust({benchmark: findings.evaluate(clustered, settings)}, settings.alpha)
-    content.with_findings(adjusted[benchmark], correction).write(scratch / "rank.json")
+    content.with_findings(findings.FindingsReport.of(benchmark, adjusted[benchmark], correction)).write(
+        scratch / "rank.json")
     summary.write(scratch / "clusters.json")
     return inputs.BenchmarkOutputs(  # as the report reads them back
         benchmark=benchmark, rank=rank.Ranking.read(scratch / "rank.json"),

@@ -51,7 +51,7 @@ from pipeline.analysis.scope import ROUND_FEATURE
 from pipeline.analysis.statistics.cluster_profiles import ClusterProfile, profiles
 from pipeline.analysis.statistics.importance_result import ImportanceReport
 from pipeline.core.artifacts import Artifact, Record
-from pipeline.core.errors import ParamsError
+from pipeline.core.errors import ContractError, ParamsError
 from pipeline.core.features import LOG_SCALED
 from pipeline.settings import Cluster
 
@@ -187,7 +187,7 @@ def distinct_points(x: np.ndarray) -> DistinctPoints:
 
 def _kmeans(points: np.ndarray, weights: np.ndarray, k: int, n_init: int, seed: int) -> KMeans:
     """scikit-learn's KMeans of `points` (m x features), each weighted by `weights` (m,) (the rows it stands for):
-    `n_init` k-means++ starts from `seed` (`cluster_benchmark` holds it to one thread)."""
+    `n_init` k-means++ starts from `seed` (`scan_benchmark` holds it to one thread)."""
     from sklearn.cluster import KMeans
 
     return KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(points, sample_weight=weights)
@@ -445,57 +445,110 @@ def _skipped(frame: pd.DataFrame, benchmark: str, reason: str, k: int,
     return frame.assign(cluster=pd.Series(dtype="int64")).iloc[0:0], summary
 
 
-def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: Cluster,
-                      feature_source: FeatureSource = "importance", *,
-                      benchmark: str) -> tuple[pd.DataFrame, Clustering]:
-    """k-means of one benchmark's configurations (one row per result) on `candidates` that survive the checks.
+class KScan(Artifact):
+    """One benchmark's k-means at every k of params `cluster.k_range` (data/processed/kscan/<benchmark>.json,
+    `scan_benchmark`): the feature choice, each k's diagnostics, labels and bootstrap stability, and the support of
+    each k. None of it depends on `cluster.k`, which the cluster stage picks among them (`clusters_from_scan`), so a
+    change of k runs no k-means. A skipped scan holds the reason and the feature choice."""
 
-    Returns the frame with a `cluster` column (0 = the highest median round efficiency) and the `Clustering`.
-    """
-    k = settings.k
-    if len(frame) <= k:
-        return _skipped(frame, benchmark, f"{len(frame)} configurations, not more than k = {k}", k)
+    KIND = "kscan"
+
+    feature_source: FeatureSource | None = None
+    """Where the candidates come from: the importance stage's selection, or params `cluster.default_features`."""
+    candidate_features: list[str] = Field(default_factory=list)
+    """The features considered, in order of priority."""
+    features: list[str] = Field(default_factory=list)
+    """The features clustered on (log10 where log-scaled, median-imputed, standardised)."""
+    dropped_features: list[DroppedFeature] = Field(default_factory=list)
+    """The candidates not clustered on, with the reason."""
+    n_distinct: int | None = None
+    """Distinct points in feature space that k-means ran on."""
+    diagnostics: list[KDiagnostics] = Field(default_factory=list)
+    """One per k of params `cluster.k_range` that the distinct points allow."""
+    labels: dict[int, list[int]] = Field(default_factory=dict)
+    """Each k fitted -> the cluster of each distinct point (`distinct_points` order) in the fit on all of them."""
+    stability_ari: dict[int, list[float]] = Field(default_factory=dict)
+    """Each k fitted -> the adjusted Rand index of each bootstrap resample's clusters against that fit."""
+    k_support: KSupport | None = None
+    """Each k's share of bootstrap resamples choosing it, and its stability (`k_support`)."""
+
+    def chosen(self) -> dict[str, Any]:
+        """The feature choice, as `Clustering` reports it."""
+        return {"feature_source": self.feature_source, "candidate_features": self.candidate_features,
+                "dropped_features": self.dropped_features}
+
+
+def scan_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: Cluster,
+                   feature_source: FeatureSource = "importance", *, benchmark: str) -> KScan:
+    """k-means of one benchmark's configurations (one row per result) on the `candidates` that survive the checks,
+    at every k of `settings.k_range` below the number of distinct points, with each k's diagnostics and bootstrap
+    support. Reads every key of params `cluster` but `k`, `min_size`, `silhouette_tolerance` and `min_stability`."""
     features, dropped = choose_features(frame, candidates, settings.max_imputed_share, settings.max_collinear_r2)
     chosen: dict[str, Any] = {"feature_source": feature_source, "candidate_features": list(candidates),
                               "dropped_features": dropped}
     if not features:
-        return _skipped(frame, benchmark, "no configuration feature is usable for clustering (see dropped_features)",
-                        k, **chosen)
-    x = design_matrix(frame, features)
-    distinct = distinct_points(x)
-    if len(distinct.points) <= k:
-        return _skipped(frame, benchmark, f"fewer than {k + 1} distinct configurations on {', '.join(features)}",
-                        k, **chosen)
+        return KScan(benchmark=benchmark, status="skipped",
+                     reason="no configuration feature is usable for clustering (see dropped_features)", **chosen)
+    distinct = distinct_points(design_matrix(frame, features))
+    ks = range(settings.k_range[0], min(settings.k_range[1], len(distinct.points) - 1) + 1)
     from sklearn import config_context
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1), config_context(assume_finite=True, skip_parameter_validation=True):
         # One thread: the same bytes on any thread count (and no thread start-up on data this small); the matrix is
         # built and checked here, so sklearn's per-call checks are skipped.
-        return _clustered(frame, benchmark, x, distinct, settings, chosen, features)
+        fitted: dict[int, KMeans] = {}
+        k_diagnostics = diagnostics(distinct, ks, settings.n_init, settings.seed, fitted)
+        support, ari = k_support(distinct, fitted, settings.seed, settings.bootstrap)
+    return KScan(benchmark=benchmark, status="ok", **chosen, features=features, n_distinct=len(distinct.points),
+                 diagnostics=k_diagnostics, labels={k: model.labels_.tolist() for k, model in fitted.items()},
+                 stability_ari=ari, k_support=support)
 
 
-def _clustered(frame: pd.DataFrame, benchmark: str, x: np.ndarray, distinct: DistinctPoints, settings: Cluster,
-               chosen: dict[str, Any], features: list[str]) -> tuple[pd.DataFrame, Clustering]:
-    k, n_init, seed = settings.k, settings.n_init, settings.seed
-    ks = sorted({k, *range(settings.k_range[0], min(settings.k_range[1], len(distinct.points) - 1) + 1)})
-    fitted: dict[int, KMeans] = {}
-    k_diagnostics = diagnostics(distinct, ks, n_init, seed, fitted)
-    support, ari = k_support(distinct, fitted, seed, settings.bootstrap)
-    k_diagnostics = [row for row in k_diagnostics if settings.k_range[0] <= row.k <= settings.k_range[1]]
-    preferred = k_verdict(k_diagnostics, k, _mean(ari[k]), settings.silhouette_tolerance,
+def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: Cluster,
+                      feature_source: FeatureSource = "importance", *,
+                      benchmark: str) -> tuple[pd.DataFrame, Clustering]:
+    """k-means of one benchmark's configurations (one row per result) at k = params `cluster.k`, in one call: the
+    kscan stage's `scan_benchmark`, then the cluster stage's `clusters_from_scan`."""
+    scan = scan_benchmark(frame, candidates, settings, feature_source, benchmark=benchmark)
+    return clusters_from_scan(frame, scan, settings)
+
+
+def clusters_from_scan(frame: pd.DataFrame, scan: KScan, settings: Cluster) -> tuple[pd.DataFrame, Clustering]:
+    """One benchmark's configurations (one row per result, the frame `scan` was made from) labelled by the k-means
+    of `scan` at k = params `cluster.k`, small clusters merged.
+
+    Returns the frame with a `cluster` column (0 = the highest median round efficiency) and the `Clustering`.
+    Raises `ContractError` when `scan` is not of this frame (a stale kscan output).
+    """
+    k, benchmark = settings.k, scan.benchmark
+    if len(frame) <= k:
+        return _skipped(frame, benchmark, f"{len(frame)} configurations, not more than k = {k}", k)
+    if scan.status == "skipped":
+        return _skipped(frame, benchmark, scan.reason or "", k, **scan.chosen())
+    x = design_matrix(frame, scan.features)
+    distinct = distinct_points(x)
+    if len(distinct.points) != scan.n_distinct:
+        raise ContractError(f"the k scan of {benchmark} holds {scan.n_distinct} distinct configurations, the "
+                            f"configurations {len(distinct.points)}: it is stale; run `dvc repro`")
+    if len(distinct.points) <= k:
+        return _skipped(frame, benchmark, f"fewer than {k + 1} distinct configurations on {', '.join(scan.features)}",
+                        k, **scan.chosen())
+    ari = scan.stability_ari
+    preferred = k_verdict(scan.diagnostics, k, _mean(ari[k]), settings.silhouette_tolerance,
                           settings.min_stability).preferred_k
-    verdict = k_verdict(k_diagnostics, k, _mean(ari[k]), settings.silhouette_tolerance, settings.min_stability,
+    verdict = k_verdict(scan.diagnostics, k, _mean(ari[k]), settings.silhouette_tolerance, settings.min_stability,
                         _mean(ari[preferred]) if preferred is not None else None)
-    labels, merged = merge_small(fitted[k].labels_[distinct.inverse], x, settings.min_size)
+    # int32: the dtype of scikit-learn's labels_, as the scan fitted them
+    labels, merged = merge_small(np.asarray(scan.labels[k], dtype=np.int32)[distinct.inverse], x, settings.min_size)
     clustered = frame.assign(cluster=order_by_efficiency(frame, labels))
     cluster_profiles = profiles(clustered, settings.min_size)
     summary = Clustering(
-        benchmark=benchmark, status="ok", k=k, **chosen, features=features, ordered_by=efficiency_column(frame),
-        n_distinct=len(distinct.points), share_repeated=round(distinct.share_repeated, DIGITS),
-        profiles=cluster_profiles, diagnostics=k_diagnostics, stability_ari=ari[k], stability_ari_mean=_mean(ari[k]),
-        k_verdict=verdict, min_size=settings.min_size, merged_small=merged, k_support=support,
-        small_clusters=[p.cluster for p in cluster_profiles if p.small])
+        benchmark=benchmark, status="ok", k=k, **scan.chosen(), features=scan.features,
+        ordered_by=efficiency_column(frame), n_distinct=len(distinct.points),
+        share_repeated=round(distinct.share_repeated, DIGITS), profiles=cluster_profiles, diagnostics=scan.diagnostics,
+        stability_ari=ari[k], stability_ari_mean=_mean(ari[k]), k_verdict=verdict, min_size=settings.min_size,
+        merged_small=merged, k_support=scan.k_support, small_clusters=[p.cluster for p in cluster_profiles if p.small])
     return clustered, summary
 
 

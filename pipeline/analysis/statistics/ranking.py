@@ -39,7 +39,7 @@ from pydantic import Field
 from pipeline.analysis.efficiency import order_by_efficiency
 from pipeline.analysis.statistics import findings
 from pipeline.analysis.statistics.clustering import Clustering
-from pipeline.analysis.statistics.findings import Correction, Finding, FindingRecord
+from pipeline.analysis.statistics.findings import Correction, FindingRecord, FindingsReport
 from pipeline.analysis.statistics.importance_result import ImportanceReport
 from pipeline.analysis.statistics.superlinear import WORK, SuperlinearCase, superlinear_cases
 from pipeline.core.artifacts import Artifact, Record
@@ -344,10 +344,11 @@ class Ranking(Artifact):
         """True when the benchmark was ranked (status "ok"); False when it was skipped, with only the reason set."""
         return self.status == "ok"
 
-    def with_findings(self, found: Sequence[Finding], correction: Correction) -> Ranking:
-        """This ranking with the published findings tested on its benchmark (p-values adjusted over the page)."""
-        return self.model_copy(update={**findings.summary(found), "findings": [item.record() for item in found],
-                                       "findings_correction": correction})
+    def with_findings(self, report: FindingsReport) -> Ranking:
+        """This ranking with the published findings tested on its benchmark (the findings stage's `report`,
+        p-values adjusted over the page)."""
+        return self.model_copy(update={**findings.summary(report.findings), "findings": report.findings,
+                                       "findings_correction": report.correction})
 
     def scalars(self) -> dict[str, Any]:
         """The file's content without its lists and records: what `dvc metrics show` prints."""
