@@ -26,6 +26,7 @@ import pandas as pd
 from pipeline.analysis.pricing.costs import measured_energy, span, with_measured_energy
 from pipeline.analysis.pricing.electricity import electricity_price
 from pipeline.analysis.pricing.energy_estimate import ESTIMATE_COLUMNS
+from pipeline.analysis.pricing.energy_estimate import fit as fit_energy
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
 from pipeline.analysis.pricing.price_table import CostRange, cost_range, price_dates_text
 from pipeline.analysis.pricing.prices import Prices
@@ -269,10 +270,12 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
     sections = {section["id"]: section for section in shared["sections"]}
     energy = {item.benchmark: energy_view(item, ranked[item.benchmark], colours) for item in outputs if item.analysed}
     electricity = electricity_price(settings.report.electricity_usd_per_kwh)
+    energy_model = None if configurations is None or not today else fit_energy(configurations)
     for view in today:  # the entry says where measured energy exists, even when the newest round has none
         view["energy_view"] = energy.get(view["id"])
         answer = None if configurations is None else answer_for(
-            view["id"], configurations, settings, None if prices is None else prices.per_hour, electricity)
+            view["id"], configurations, settings, energy_model, None if prices is None else prices.per_hour,
+            electricity)
         view["buyer"] = None if answer is None else buyer_view(answer)
     pages = [benchmark_context(item, sections[item.benchmark], views.get(item.benchmark), colours,
                                energy.get(item.benchmark), newest) for item in outputs]
