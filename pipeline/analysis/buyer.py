@@ -153,15 +153,23 @@ def ordered(options: pd.DataFrame, deadline: bool, budget: bool) -> pd.DataFrame
     """`options` in the buyer's order: with a deadline, cheapest first (`cost_cap_usd`, unpriced last), then
     faster; with a budget only, fastest first (`time_high_min`), then cheaper; with neither, the front first,
     fastest first."""
-    # The keys sorted apart and the rows taken once in their order: sorting the wide options frame itself copies
-    # every column (its text columns slowly) several times.
+    return options.take(_order(options, deadline, budget)).reset_index(drop=True)
+
+
+def _order(options: pd.DataFrame, deadline: bool, budget: bool) -> np.ndarray:
+    """The positions of `options` in the buyer's order (`ordered`). The keys are sorted apart: sorting the wide
+    options frame itself copies every column (its text columns slowly) several times."""
     keys = pd.DataFrame({"_cost": _stored(options["cost_cap_usd"]).to_numpy(),
                          "_time": _stored(options["time_high_min"]).to_numpy(),
                          "_off_front": ~options["on_front"].astype(bool).to_numpy(),
                          "label": options["label"].to_numpy()})
     by = (["_cost", "_time"] if deadline else ["_time", "_cost"] if budget else ["_off_front", "_time", "_cost"])
-    order = keys.sort_values([*by, "label"], kind="mergesort", na_position="last").index
-    return options.take(order).reset_index(drop=True)
+    return keys.sort_values([*by, "label"], kind="mergesort", na_position="last").index.to_numpy()
+
+
+def _first(options: pd.DataFrame, deadline: bool, budget: bool) -> Option | None:
+    """The first of `options` in the buyer's order (`ordered`) as an `Option`; None without options."""
+    return None if options.empty else option_of(options.iloc[_order(options, deadline, budget)[0]])
 
 
 # ------------------------------------------------------------------------------------------------- the answers
@@ -253,8 +261,7 @@ def deadline_choice(options: pd.DataFrame, deadline_min: float) -> Choice:
     end), decided on `cost_cap_usd`; faster first on a tie."""
     meets, has_price = _stored(options["time_high_min"]) <= deadline_min, options["cost_cap_usd"].notna()
     with_price = options[meets & has_price]
-    best = ordered(with_price, deadline=True, budget=False)
-    return Choice(limit=deadline_min, unit="min", option=None if best.empty else option_of(best.iloc[0]),
+    return Choice(limit=deadline_min, unit="min", option=_first(with_price, deadline=True, budget=False),
                   matched=len(with_price), unpriced=sorted(options.loc[meets & ~has_price, "label"]))
 
 
@@ -262,8 +269,7 @@ def budget_choice(options: pd.DataFrame, budget_usd: float) -> Choice:
     """The fastest of `priced` options (a forecast on its interval's upper end) whose `cost_cap_usd` fits
     `budget_usd`; cheaper first on a tie."""
     fits = options[options["cost_cap_usd"].notna() & (_stored(options["cost_cap_usd"]) <= budget_usd)]
-    best = ordered(fits, deadline=False, budget=True)
-    return Choice(limit=budget_usd, unit="USD", option=None if best.empty else option_of(best.iloc[0]),
+    return Choice(limit=budget_usd, unit="USD", option=_first(fits, deadline=False, budget=True),
                   matched=len(fits), unpriced=[])
 
 
