@@ -192,8 +192,8 @@ def newest_round_rows(ranking: pd.DataFrame, republished: pd.DataFrame, newest: 
                                                        hours.to_numpy()),
                        round_efficiency=hours.min() / hours)
     order = rows.sort_values(["round_front", "time_to_train_min", "submitter", "system"], kind="mergesort").index
-    rows.loc[order, "round_rank"] = np.arange(1, len(rows) + 1)
-    return rows.sort_values("round_rank").reset_index(drop=True)
+    # Taken in rank order once (not ranked in place, then sorted on the rank); the rank a float, as ever.
+    return rows.loc[order].reset_index(drop=True).assign(round_rank=np.arange(1, len(rows) + 1, dtype=float))
 
 
 def family_comparison(views: Sequence[dict[str, Any]]) -> pd.DataFrame:
