@@ -322,15 +322,16 @@ def benchmark_context(outputs: BenchmarkOutputs, section: dict[str, Any], view: 
 
 def _chart_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """A round view's rows with the chart's column names (charts.TOOLTIP) beside the cost and energy ones."""
-    named = rows.rename(columns={"accelerator_family": "family", "accelerator_count": "count",
-                                 "time_to_train_min": "time", "accelerator_hours": "hours"})
-    energy = [c for c in ENERGY_COLUMNS if c in named]
+    names = {"accelerator_family": "family", "accelerator_count": "count", "time_to_train_min": "time",
+             "accelerator_hours": "hours"}
+    energy = [c for c in ENERGY_COLUMNS if c in rows]
+    # The columns kept are chosen before renaming: the rows are wide, and renaming copies every column.
+    kept = ["submitter", "system", "round", *names, *[c for c in ("cost_low", "cost_high", "cost_text") if c in rows],
+            *energy]
+    named = rows[kept].rename(columns=names)
     if energy:
         named = named.assign(energy_text=[energy_text(row) for row in rows[energy].to_dict("records")])
-        energy.append("energy_text")
-    keep = ["submitter", "system", "round", "family", "count", "time", "hours",
-            *[c for c in ("cost_low", "cost_high", "cost_text") if c in named], *energy]
-    return named[keep].astype({"submitter": str, "system": str, "round": str, "family": str})
+    return named.astype({"submitter": str, "system": str, "round": str, "family": str})
 
 
 def embed(chart: charts.Chart) -> dict[str, Any]:
