@@ -81,18 +81,23 @@ def predicted_candidates(fitted: FittedBenchmark, rule: Trust,
     the unpublished powers of two inside each family's published count range per form factor, as options
     (OPTION_COLUMNS); and the families not forecast, with the reasons. `families`: only these (all when None)."""
     rows, untrusted = [], []
-    published_rows = fitted.published
+    # Each family's published counts per form factor (form factors in order of appearance), read once: a frame
+    # filtered per family and form factor costs more than the forecasts themselves.
+    units: dict[str, dict[str, list[float]]] = {}
+    for family, form_factor, count in zip(fitted.published["accelerator_family"].tolist(),
+                                           fitted.published["form_factor"].tolist(),
+                                           fitted.published["accelerator_count"].tolist()):
+        units.setdefault(family, {}).setdefault(form_factor, []).append(count)
     for family in families or fitted.families():
-        published = published_rows[published_rows["accelerator_family"] == family]
-        for form_factor in published["form_factor"].unique():
-            counts = published.loc[published["form_factor"] == form_factor, "accelerator_count"]
-            low, high = float(counts.min()), float(counts.max())
+        for form_factor, counts in units.get(family, {}).items():
+            low, high = float(min(counts)), float(max(counts))
             reference = answer(fitted, family, form_factor, low, rule)
             if not reference.trusted:
                 untrusted.append(f"{family} {form_factor} ({'; '.join(reference.reasons)})")
                 continue
+            published_counts = set(counts)
             powers = 2.0 ** np.arange(math.ceil(math.log2(low)), math.floor(math.log2(high)) + 1)
-            for count in (count for count in powers if count not in set(counts)):
+            for count in (count for count in powers if count not in published_counts):
                 forecast = answer(fitted, family, form_factor, count, rule)
                 if not forecast.trusted:
                     continue
@@ -148,11 +153,23 @@ def ordered(options: pd.DataFrame, deadline: bool, budget: bool) -> pd.DataFrame
     """`options` in the buyer's order: with a deadline, cheapest first (`cost_cap_usd`, unpriced last), then
     faster; with a budget only, fastest first (`time_high_min`), then cheaper; with neither, the front first,
     fastest first."""
-    keys = options.assign(_cost=_stored(options["cost_cap_usd"]), _time=_stored(options["time_high_min"]),
-                          _off_front=~options["on_front"].astype(bool))
+    return options.take(_order(options, deadline, budget)).reset_index(drop=True)
+
+
+def _order(options: pd.DataFrame, deadline: bool, budget: bool) -> np.ndarray:
+    """The positions of `options` in the buyer's order (`ordered`). The keys are sorted apart: sorting the wide
+    options frame itself copies every column (its text columns slowly) several times."""
+    keys = pd.DataFrame({"_cost": _stored(options["cost_cap_usd"]).to_numpy(),
+                         "_time": _stored(options["time_high_min"]).to_numpy(),
+                         "_off_front": ~options["on_front"].astype(bool).to_numpy(),
+                         "label": options["label"].to_numpy()})
     by = (["_cost", "_time"] if deadline else ["_time", "_cost"] if budget else ["_off_front", "_time", "_cost"])
-    return (keys.sort_values([*by, "label"], kind="mergesort", na_position="last")
-            .drop(columns=["_cost", "_time", "_off_front"]).reset_index(drop=True))
+    return keys.sort_values([*by, "label"], kind="mergesort", na_position="last").index.to_numpy()
+
+
+def _first(options: pd.DataFrame, deadline: bool, budget: bool) -> Option | None:
+    """The first of `options` in the buyer's order (`ordered`) as an `Option`; None without options."""
+    return None if options.empty else option_of(options.iloc[_order(options, deadline, budget)[0]])
 
 
 # ------------------------------------------------------------------------------------------------- the answers
@@ -242,19 +259,17 @@ class Choice(Record):
 def deadline_choice(options: pd.DataFrame, deadline_min: float) -> Choice:
     """The cheapest of `priced` options that finish within `deadline_min` (a forecast on its interval's upper
     end), decided on `cost_cap_usd`; faster first on a tie."""
-    meets = options[_stored(options["time_high_min"]) <= deadline_min]
-    with_price = meets[meets["cost_cap_usd"].notna()]
-    best = ordered(with_price, deadline=True, budget=False)
-    return Choice(limit=deadline_min, unit="min", option=None if best.empty else option_of(best.iloc[0]),
-                  matched=len(with_price), unpriced=sorted(meets.loc[meets["cost_cap_usd"].isna(), "label"]))
+    meets, has_price = _stored(options["time_high_min"]) <= deadline_min, options["cost_cap_usd"].notna()
+    with_price = options[meets & has_price]
+    return Choice(limit=deadline_min, unit="min", option=_first(with_price, deadline=True, budget=False),
+                  matched=len(with_price), unpriced=sorted(options.loc[meets & ~has_price, "label"]))
 
 
 def budget_choice(options: pd.DataFrame, budget_usd: float) -> Choice:
     """The fastest of `priced` options (a forecast on its interval's upper end) whose `cost_cap_usd` fits
     `budget_usd`; cheaper first on a tie."""
     fits = options[options["cost_cap_usd"].notna() & (_stored(options["cost_cap_usd"]) <= budget_usd)]
-    best = ordered(fits, deadline=False, budget=True)
-    return Choice(limit=budget_usd, unit="USD", option=None if best.empty else option_of(best.iloc[0]),
+    return Choice(limit=budget_usd, unit="USD", option=_first(fits, deadline=False, budget=True),
                   matched=len(fits), unpriced=[])
 
 
@@ -296,8 +311,8 @@ def buyer_answer(benchmark: str, published: pd.DataFrame, forecasts: pd.DataFram
     if published.empty:
         raise ValueError(f"{benchmark}: no published result to answer from")
     results = priced(published, prices, electricity, energy_model)
-    every = priced(pd.concat([published, forecasts], ignore_index=True) if len(forecasts) else published,
-                   prices, electricity, energy_model)
+    every = (priced(pd.concat([published, forecasts], ignore_index=True), prices, electricity, energy_model)
+             if len(forecasts) else results)
     time, hours = _stored(results["time_to_train_min"]), _stored(results["accelerator_hours"])
     fastest = results.assign(_t=time, _h=hours).sort_values(["_t", "_h", "label"], kind="mergesort").iloc[0]
     least = results.assign(_t=time, _h=hours).sort_values(["_h", "_t", "label"], kind="mergesort").iloc[0]

@@ -22,18 +22,19 @@ from pipeline.analysis.forecasting.answers import FittedBenchmark
 from pipeline.analysis.forecasting.models_artifact import read_models
 from pipeline.analysis.pricing.costs import span
 from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice
-from pipeline.analysis.pricing.energy_estimate import fit as fit_energy
+from pipeline.analysis.pricing.energy_estimate import EnergyModel
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
 from pipeline.core import paths
 from pipeline.report.formatting import number
 from pipeline.settings import Settings
 
 
-def answer_for(benchmark: str, configurations: pd.DataFrame, settings: Settings,
+def answer_for(benchmark: str, configurations: pd.DataFrame, settings: Settings, energy_model: EnergyModel | None,
                prices: Mapping[str, float] | None = None,
                electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE) -> BuyerAnswer | None:
     """The `BuyerAnswer` of one benchmark from the configurations and the decide stage's saved models (no forecast
-    without them); None when the benchmark has no result in scope."""
+    without them); None when the benchmark has no result in scope. `energy_model`: `energy_estimate.fit` on the
+    configurations (every benchmark's, fitted once by the caller), what a forecast's energy is estimated from."""
     published = today_published(configurations, settings.analysis, benchmark)
     if published.empty:
         return None
@@ -42,7 +43,7 @@ def answer_for(benchmark: str, configurations: pd.DataFrame, settings: Settings,
     forecasts, untrusted = (predicted_candidates(fitted, settings.decide.trust)
                             if isinstance(fitted, FittedBenchmark) else (published.iloc[0:0], []))
     return buyer_answer(benchmark, published, forecasts, settings.report.deadlines_min, settings.report.budgets_usd,
-                        prices, electricity, untrusted, fit_energy(configurations))
+                        prices, electricity, untrusted, energy_model)
 
 
 def option_row(option: Option) -> dict[str, Any]:

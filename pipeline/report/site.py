@@ -26,6 +26,7 @@ import pandas as pd
 from pipeline.analysis.pricing.costs import measured_energy, span, with_measured_energy
 from pipeline.analysis.pricing.electricity import electricity_price
 from pipeline.analysis.pricing.energy_estimate import ESTIMATE_COLUMNS
+from pipeline.analysis.pricing.energy_estimate import fit as fit_energy
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
 from pipeline.analysis.pricing.price_table import CostRange, cost_range, price_dates_text
 from pipeline.analysis.pricing.prices import Prices
@@ -191,14 +192,16 @@ def newest_round_rows(ranking: pd.DataFrame, republished: pd.DataFrame, newest: 
                                                        hours.to_numpy()),
                        round_efficiency=hours.min() / hours)
     order = rows.sort_values(["round_front", "time_to_train_min", "submitter", "system"], kind="mergesort").index
-    rows.loc[order, "round_rank"] = np.arange(1, len(rows) + 1)
-    return rows.sort_values("round_rank").reset_index(drop=True)
+    # Taken in rank order once (not ranked in place, then sorted on the rank); the rank a float, as ever.
+    return rows.loc[order].reset_index(drop=True).assign(round_rank=np.arange(1, len(rows) + 1, dtype=float))
 
 
 def family_comparison(views: Sequence[dict[str, Any]]) -> pd.DataFrame:
     """Per benchmark view and accelerator family: results, median round efficiency with its BOOTSTRAP_LEVEL
     bootstrap interval over the results (`median_interval`), and the lowest and highest efficiency."""
-    frames = [view["rows"].assign(benchmark=view["model"]) for view in views]
+    # Only the two columns compared: concatenating the views' whole rows costs more than the bootstrap.
+    frames = [view["rows"][["accelerator_family", "round_efficiency"]].assign(benchmark=view["model"])
+              for view in views]
     if not frames:
         return pd.DataFrame(columns=["benchmark", "family", "n", "median", "ci_low", "ci_high", "low", "high"])
     data = pd.concat(frames, ignore_index=True).rename(columns={"accelerator_family": "family"})
@@ -269,10 +272,12 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
     sections = {section["id"]: section for section in shared["sections"]}
     energy = {item.benchmark: energy_view(item, ranked[item.benchmark], colours) for item in outputs if item.analysed}
     electricity = electricity_price(settings.report.electricity_usd_per_kwh)
+    energy_model = None if configurations is None or not today else fit_energy(configurations)
     for view in today:  # the entry says where measured energy exists, even when the newest round has none
         view["energy_view"] = energy.get(view["id"])
         answer = None if configurations is None else answer_for(
-            view["id"], configurations, settings, None if prices is None else prices.per_hour, electricity)
+            view["id"], configurations, settings, energy_model, None if prices is None else prices.per_hour,
+            electricity)
         view["buyer"] = None if answer is None else buyer_view(answer)
     pages = [benchmark_context(item, sections[item.benchmark], views.get(item.benchmark), colours,
                                energy.get(item.benchmark), newest) for item in outputs]
@@ -317,15 +322,16 @@ def benchmark_context(outputs: BenchmarkOutputs, section: dict[str, Any], view: 
 
 def _chart_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """A round view's rows with the chart's column names (charts.TOOLTIP) beside the cost and energy ones."""
-    named = rows.rename(columns={"accelerator_family": "family", "accelerator_count": "count",
-                                 "time_to_train_min": "time", "accelerator_hours": "hours"})
-    energy = [c for c in ENERGY_COLUMNS if c in named]
+    names = {"accelerator_family": "family", "accelerator_count": "count", "time_to_train_min": "time",
+             "accelerator_hours": "hours"}
+    energy = [c for c in ENERGY_COLUMNS if c in rows]
+    # The columns kept are chosen before renaming: the rows are wide, and renaming copies every column.
+    kept = ["submitter", "system", "round", *names, *[c for c in ("cost_low", "cost_high", "cost_text") if c in rows],
+            *energy]
+    named = rows[kept].rename(columns=names)
     if energy:
         named = named.assign(energy_text=[energy_text(row) for row in rows[energy].to_dict("records")])
-        energy.append("energy_text")
-    keep = ["submitter", "system", "round", "family", "count", "time", "hours",
-            *[c for c in ("cost_low", "cost_high", "cost_text") if c in named], *energy]
-    return named[keep].astype({"submitter": str, "system": str, "round": str, "family": str})
+    return named.astype({"submitter": str, "system": str, "round": str, "family": str})
 
 
 def embed(chart: charts.Chart) -> dict[str, Any]:

@@ -258,9 +258,11 @@ def answer_curve(fitted: FittedBenchmark, family: str, form_factor: str, counts:
     on), its interval calibrated for forecasts as `trusted` as these (the untrusted, wider one by default),
     wider the further a count lies outside the published counts. Raises UsageError when no method can answer."""
     counts = np.asarray(counts, dtype=float)
+    # The monotone naive curves only where the chosen method rests on them (they cost a fit per family).
     forecast = fitted.forecaster.forecast_arrays(np.full(len(counts), family, dtype=object),
                                                  np.full(len(counts), form_factor, dtype=object), counts,
-                                                 fitted.target_time)
+                                                 fitted.target_time,
+                                                 monotone_curves=fitted.method in (MONOTONE, BLEND))
     if not np.isfinite(forecast[MODEL]).all():
         missing = ("too few families have specifications to regress on" if family in specifications().index
                    else "no row in the accelerator specification table (pipeline/mlperf/hardware/accelerators.csv)")

@@ -249,9 +249,11 @@ class Forecaster:
                              "distance": found["distance"], "scale": found["scale"]}, index=queries.index)
 
     def forecast_arrays(self, families: np.ndarray, form_factors: np.ndarray, counts: np.ndarray,
-                        target_time: float) -> dict[str, np.ndarray]:
+                        target_time: float, monotone_curves: bool = True) -> dict[str, np.ndarray]:
         """`forecast` on arrays, one entry per query (families and form factors as text, counts as floats), its
-        columns as arrays ("kind" empty where the model has none): `predict` asks many small questions."""
+        columns as arrays ("kind" empty where the model has none): `predict` asks many small questions. Without
+        `monotone_curves`, MONOTONE and BLEND are NaN: the monotone naive curves, a least-squares fit per family,
+        are not fitted for a caller answering with another method."""
         log_count = np.log(counts)
         unit_code, unit_keys = codes(families.tolist(), form_factors.tolist())
         model, monotone = np.full(len(counts), np.nan), np.full(len(counts), np.nan)
@@ -269,7 +271,7 @@ class Forecaster:
                 low[rows], high[rows] = count_min, count_max
             elif key[0] in self.family_ranges:
                 low[rows], high[rows] = self.family_ranges[key[0]]
-            if key[0] in self.monotone_naive:
+            if monotone_curves and key[0] in self.monotone_naive:
                 monotone[rows] = self.monotone_naive[key[0]].log_time(counts[rows])
         if (kind == "").any():  # a family without results here: from a sibling, else from the specifications
             model, kind, spread, horizon = self._new_family(families, counts, target_time, model, kind, spread,
