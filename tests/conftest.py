@@ -352,6 +352,9 @@ def gaudi2_unpriced(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     table = pt.price_table()
     monkeypatch.setattr(pt, "price_table", lambda: table[table["family"] != "Gaudi2"].reset_index(drop=True))
-    pt._package_quotes.cache_clear()
+    caches = (pt._package_current_prices, pt._package_default_type, pt._package_quotes)
+    for cached in caches:
+        cached.cache_clear()
     yield
-    pt._package_quotes.cache_clear()
+    for cached in caches:
+        cached.cache_clear()
