@@ -181,6 +181,7 @@ class ResidualHistory:
                 scores = self.log_residual[pool] / (self.scale[pool] * (1.0 + kappa * self.distance[pool]))
                 return Calibration(weighted_conformal_half_width(scores, weights, level), source, kappa,
                                    kappa_source, shift)
-        from scipy.stats import norm
+        # scipy.stats' norm.ppf is this same ndtri (bit for bit); scipy.stats costs 0.6 s to import
+        from scipy.special import ndtri
 
-        return Calibration(float(norm.ppf(0.5 + level / 2)), UNCALIBRATED, kappa, kappa_source, shift)
+        return Calibration(float(ndtri(0.5 + level / 2)), UNCALIBRATED, kappa, kappa_source, shift)
