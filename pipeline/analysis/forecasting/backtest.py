@@ -33,7 +33,7 @@ from pipeline.analysis.forecasting.model import (
     codes,
     fit,
     ordered_rounds,
-    pooled_drift,
+    pooled_drifts,
 )
 from pipeline.analysis.forecasting.trust import backtest_evidence, trust_reasons
 from pipeline.core.errors import UsageError
@@ -232,7 +232,7 @@ def backtest(frames: dict[str, pd.DataFrame], level: float, rule: Trust,
     interval, and the answers with their trust: see `backtest_forecasts` and `calibrate`. Columns POINT_COLUMNS.
     `each(work, items)` maps the benchmarks (independent until calibration), in this process by default."""
     fold_times = sorted({round_published(name) for frame in frames.values() for name in frame["round"].unique()})
-    priors = {time: pooled_drift(frames, time) for time in fold_times}
+    priors = pooled_drifts(frames, fold_times)
     forecasts = pd.concat(list(each(benchmark_forecasts, [(benchmark, frame, priors)
                                                           for benchmark, frame in frames.items()])),
                           ignore_index=True)

@@ -55,7 +55,7 @@ The backtest (`backtest`), its intervals (`intervals`), the trust rule (`trust`)
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -65,7 +65,7 @@ import pandas as pd
 
 from pipeline.analysis.forecasting.curve import CURVE_DECIMALS, CountCurve, fit_count_curve
 from pipeline.analysis.forecasting.intervals import weighted_median
-from pipeline.analysis.forecasting.siblings import MeasuredRatio, measured_ratios, sibling_of
+from pipeline.analysis.forecasting.siblings import MeasuredRatio, cell_ratios, pooled_ratios, ratio_cells, sibling_of
 from pipeline.analysis.scope import analysed_benchmarks, in_scope, read_configurations
 from pipeline.mlperf.catalogue import round_published, round_version
 from pipeline.mlperf.hardware.accelerators import spec_features
@@ -453,9 +453,23 @@ class DriftPrior:
 def pooled_drift(frames: Mapping[str, pd.DataFrame], before: float) -> DriftPrior:
     """The DriftPrior of every benchmark's results published before `before` (years): software and hardware move
     on between rounds of every benchmark, fastest after its first round."""
+    return pooled_drifts(frames, [before])[before]
+
+
+def pooled_drifts(frames: Mapping[str, pd.DataFrame], befores: Iterable[float]) -> dict[float, DriftPrior]:
+    """`pooled_drift` at each of `befores` (the backtest's fold times): the results' publication times and the
+    measured ratios' cells (`siblings.ratio_cells`) are worked out once for all of them."""
+    times = {name: frame["round"].map(round_published).to_numpy(dtype=float) for name, frame in frames.items()}
+    cells = ratio_cells(frames)
+    return {before: _pooled_drift(frames, times, cells, before) for before in befores}
+
+
+def _pooled_drift(frames: Mapping[str, pd.DataFrame], times: Mapping[str, np.ndarray], cells: pd.DataFrame,
+                  before: float) -> DriftPrior:
+    """`pooled_drift` of `frames` before `before`, given each frame's publication `times` and its ratio `cells`."""
     rates, ages, ends = [], [], []
-    for frame in frames.values():
-        train = frame[frame["round"].map(round_published).to_numpy(dtype=float) < before]
+    for name, frame in frames.items():
+        train = frame[times[name] < before]
         if len(train):
             levels = GroupLevels.of(train)
             rates.append(levels.rates)
@@ -471,7 +485,7 @@ def pooled_drift(frames: Mapping[str, pd.DataFrame], before: float) -> DriftPrio
         return float(np.round(weighted_median(rate[chosen], weights), CURVE_DECIMALS))
 
     first = age == 0
-    return DriftPrior(median(first), median(~first), measured_ratios(frames, before))
+    return DriftPrior(median(first), median(~first), pooled_ratios(cell_ratios(cells, before)))
 
 
 def shrunk_drift(levels: GroupLevels, prior: DriftPrior | None) -> float:
