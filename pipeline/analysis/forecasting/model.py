@@ -55,7 +55,7 @@ The backtest (`backtest`), its intervals (`intervals`), the trust rule (`trust`)
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -135,11 +135,24 @@ def model_inputs(configurations: pd.DataFrame, analysis: Analysis, benchmark: st
     return frame.astype({name: object for name in frame.columns if pd.api.types.is_string_dtype(frame[name])})
 
 
-def model_inputs_by_benchmark(analysis: Analysis) -> dict[str, pd.DataFrame]:
-    """Each analysed benchmark's model inputs (params `analysis`), from the features stage's configurations."""
-    configurations = read_configurations()
-    return {benchmark: model_inputs(configurations, analysis, benchmark)
-            for benchmark in analysed_benchmarks(analysis, configurations)}
+def model_inputs_by_benchmark(analysis: Analysis, configurations: pd.DataFrame | None = None,
+                              each: Callable[[Callable[[Any], pd.DataFrame], list[Any]], Iterable[pd.DataFrame]]
+                              = map) -> dict[str, pd.DataFrame]:
+    """Each analysed benchmark's model inputs (params `analysis`), from the features stage's `configurations`
+    (read when not given), in `analysed_benchmarks` order. `each(work, items)` maps the benchmarks, in this
+    process by default (the stages pass their worker processes: the scope's metrics take a second in all)."""
+    if configurations is None:
+        configurations = read_configurations()
+    benchmarks = analysed_benchmarks(analysis, configurations)
+    # Each benchmark's rows alone go to its worker: the scope of one benchmark reads no other's.
+    rows = dict(iter(configurations.groupby("benchmark", sort=False, observed=True)))
+    items = [(rows.get(benchmark, configurations.iloc[:0]), analysis, benchmark) for benchmark in benchmarks]
+    return dict(zip(benchmarks, each(_benchmark_inputs, items)))
+
+
+def _benchmark_inputs(item: tuple[pd.DataFrame, Analysis, str]) -> pd.DataFrame:
+    """`model_inputs` of one (configurations, analysis, benchmark)."""
+    return model_inputs(*item)
 
 
 def _filled_form_factors(frame: pd.DataFrame) -> pd.Series:
@@ -509,8 +522,12 @@ def shrunk_drift(levels: GroupLevels, prior: DriftPrior | None) -> float:
 def next_round_drift(configurations: pd.DataFrame, analysis: Analysis) -> DriftPrior:
     """`pooled_drift` of every analysed benchmark's model inputs in `configurations` (all their rounds): the
     prior of the next round's forecasts."""
-    return pooled_drift({benchmark: model_inputs(configurations, analysis, benchmark)
-                         for benchmark in analysed_benchmarks(analysis, configurations)}, math.inf)
+    return next_round_prior(model_inputs_by_benchmark(analysis, configurations))
+
+
+def next_round_prior(frames: Mapping[str, pd.DataFrame]) -> DriftPrior:
+    """`next_round_drift` of the analysed benchmarks' model inputs `frames` (`model_inputs_by_benchmark`)."""
+    return pooled_drift(frames, math.inf)
 
 
 def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None) -> Forecaster:
