@@ -181,11 +181,13 @@ def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFram
             reasons[rows.index] = ["; ".join(reason) for reason in found]
         history = ResidualHistory.of(done)
         current = forecasts[now].assign(trusted=trusted[now])
+        slopes = {method: history.extrapolation_slope(method, level, time)  # one per method, for every group
+                  for method in sorted(set(current["method"].tolist()))}
         for (benchmark, method, kind, trust), rows in current.groupby(["benchmark", "method", "kind", "trusted"],
                                                                       sort=True):
             calibration = history.calibration(benchmark, method, kind, level, time, bool(trust),
                                               recentre=kind in RECENTRED_KINDS,
-                                              new_family_kinds=NEW_FAMILY_KINDS)
+                                              new_family_kinds=NEW_FAMILY_KINDS, slope=slopes[method])
             half_width[rows.index] = calibration.half_width(rows["distance"].to_numpy(dtype=float),
                                                             rows["scale"].to_numpy(dtype=float))
             sources[rows.index] = calibration.q_source
