@@ -337,7 +337,11 @@ class Forecaster:
                     + self.pooled_exponent * log_count
                     + self.drift_per_year * (target_time - self.spec_time))
         model, kind, spread, horizon = model.copy(), kind.copy(), spread.copy(), horizon.copy()
-        for family in sorted(set(families[kind == ""].tolist())):
+        new = sorted(set(families[kind == ""].tolist()))
+        # the specifications of the new families and of every family they may learn from, looked up at once
+        names = sorted({*new, *self._sibling_units})
+        features = dict(zip(names, spec_features(np.array(names, dtype=object))))
+        for family in new:
             rows = (families == family) & (kind == "")
             found = ((str(family), True) if family in self._sibling_units
                      else sibling_of(str(family), self._sibling_units))
@@ -345,8 +349,7 @@ class Forecaster:
             if found is not None and (found[1] or not np.isfinite(spec[rows]).all()):
                 unit = self._sibling_units[found[0]]
                 anchor_time = self._unit_rows[unit][0]
-                difference = (spec_features(np.array([family], dtype=object))
-                              - spec_features(np.array([found[0]], dtype=object)))[0]
+                difference = features[family] - features[found[0]]
                 known = difference[np.isfinite(difference)]
                 shift = -float(known.mean()) if len(known) else 0.0
                 if measured is not None:
