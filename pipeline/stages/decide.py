@@ -78,7 +78,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     with atomic_dir(paths.DECIDE) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
         work = partial(decide_benchmark, analysis=settings.analysis, settings=settings.decide,
                        backtest_points=load_backtest(), folder=folder, drift_prior=next_round_prior(frames))
-        for line in for_each(work, list(frames.items()), "decide"):
+        # scipy.optimize (the count curves' least squares) imported once here, not once per worker
+        for line in for_each(work, list(frames.items()), "decide", preload=("scipy.optimize",)):
             print(line)
 
 
