@@ -87,13 +87,14 @@ def backtest_forecasts(frame: pd.DataFrame, drift_priors: Mapping[float, DriftPr
             family_count_max=family.map(by_family["accelerator_count"].max()).astype(float),
             distance=forecasts["distance"], scale=forecasts["scale"], spread_log=forecaster.spread_log)
         latest = forecaster.latest_round_ranges
+        ends = np.array([latest.get(name, (np.nan, np.nan)) for name in family.tolist()], dtype=float).reshape(-1, 2)
         for method in METHODS:
             kind = forecasts["kind"] if method in (MODEL, BLEND) else pd.Series(NAIVE, index=test.index)
-            rows.append(base.assign(method=method, kind=kind, forecast_log=forecasts[method]))
-            if method in NAIVE_BASED:  # their trusted range is the family's latest round's (trust_reasons)
-                ends = np.array([latest.get(name, (np.nan, np.nan)) for name in family.tolist()],
-                                dtype=float).reshape(-1, 2)
-                rows[-1] = rows[-1].assign(family_count_min=ends[:, 0], family_count_max=ends[:, 1])
+            # the methods resting on the naive rule: their trusted range is the family's latest round's
+            # (trust_reasons), in place of the family's range
+            latest_range = ({"family_count_min": ends[:, 0], "family_count_max": ends[:, 1]}
+                            if method in NAIVE_BASED else {})
+            rows.append(base.assign(method=method, kind=kind, forecast_log=forecasts[method], **latest_range))
     columns = [name for name in FORECAST_COLUMNS if name != "benchmark"]
     if not rows:
         return pd.DataFrame(columns=columns)

@@ -559,10 +559,10 @@ def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None) -> Forecaste
     np.minimum.at(count_min, unit, counts)
     np.maximum.at(count_max, unit, counts)
     unit_family = np.array([key[0] for key in unit_keys], dtype=object)
+    unit_index = pd.MultiIndex.from_tuples(unit_keys, names=UNIT)
     units = pd.DataFrame({"exponent": exponent, "own_shape": sxx > 0, "anchor_time": anchor_time,
                           "n_rounds": np.bincount(group_unit, minlength=n_units),
-                          "count_min": count_min, "count_max": count_max},
-                         index=pd.MultiIndex.from_tuples(unit_keys, names=UNIT)).sort_index()
+                          "count_min": count_min, "count_max": count_max}, index=unit_index).sort_index()
     intercept, spec_time, coefficients = _spec_regression(pd.DataFrame({
         "accelerator_family": unit_family[group_unit], "round_time": group_time, "level": group_level}))
     # The naive rule's rows: each family's best time per count in the family's latest round.
@@ -591,7 +591,7 @@ def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None) -> Forecaste
     typical = squares.sum() / sizes.sum()
     units["spread"] = pd.Series(np.round(np.sqrt((squares + SPREAD_PRIOR_RESULTS * typical)
                                                  / (sizes + SPREAD_PRIOR_RESULTS)), CURVE_DECIMALS),
-                                index=pd.MultiIndex.from_tuples(unit_keys, names=UNIT))
+                                index=unit_index)
     curve_frame = pd.DataFrame(curve_rows, columns=[*UNIT, "accelerator_count_published", "curve_log"]).sort_values(
         [*UNIT, "accelerator_count_published"], ignore_index=True)
     # Counts stored as exp(log n) must read back as the published integers.
