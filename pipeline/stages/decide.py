@@ -78,8 +78,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     with atomic_dir(paths.DECIDE) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
         work = partial(decide_benchmark, analysis=settings.analysis, settings=settings.decide,
                        backtest_points=load_backtest(), folder=folder, drift_prior=next_round_prior(frames))
-        # scipy.optimize (the count curves' least squares) imported once here, not once per worker
-        for line in for_each(work, list(frames.items()), "decide", preload=("scipy.optimize",)):
+        # what the workers import (the count curves' least squares, the summaries and saved models) imported once
+        # here, not once per worker
+        for line in for_each(work, list(frames.items()), "decide",
+                             preload=("scipy.optimize", "pipeline.analysis.forecasting.decide",
+                                      "pipeline.analysis.forecasting.models_artifact")):
             print(line)
 
 
