@@ -192,39 +192,37 @@ class Forecaster:
 
     @cached_property
     def curves(self) -> dict[tuple[str, str], CountCurve]:
-        """Each unit's count curve."""
-        curves = {}
-        for key, rows in self.curve_rows.groupby(UNIT, sort=True):
-            curves[(str(key[0]), str(key[1]))] = CountCurve(
-                np.log(rows["accelerator_count_published"].to_numpy(dtype=float)),
-                rows["curve_log"].to_numpy(dtype=float), float(self.units.loc[key, "exponent"]))
-        return curves
+        """Each unit's count curve (by unit, sorted)."""
+        exponents = dict(zip(self.units.index, self.units["exponent"].to_numpy(dtype=float)))
+        log_counts = np.log(self.curve_rows["accelerator_count_published"].to_numpy(dtype=float))
+        log_times = self.curve_rows["curve_log"].to_numpy(dtype=float)
+        units = row_groups(*(self.curve_rows[name].tolist() for name in UNIT))
+        return {(str(key[0]), str(key[1])): CountCurve(log_counts[rows], log_times[rows], float(exponents[key]))
+                for key, rows in sorted(units.items())}
 
     @cached_property
     def monotone_naive(self) -> dict[str, CountCurve]:
         """Each family's monotone naive rule: its best times of its latest round joined (slopes in [-1, 0], a
         pull towards linear scaling only to break ties, NAIVE_TIE_BREAK_WEIGHT), linear scaling beyond them."""
-        return {str(family): fit_count_curve(np.log(rows["accelerator_count_published"].to_numpy(dtype=float)),
-                                             np.log(rows["time_to_train_min"].to_numpy(dtype=float)), -1.0,
-                                             prior_weight=NAIVE_TIE_BREAK_WEIGHT)
-                for family, rows in self.naive_rows.groupby("accelerator_family", sort=True)}
+        return {family: fit_count_curve(np.log(counts), np.log(times), -1.0, prior_weight=NAIVE_TIE_BREAK_WEIGHT)
+                for family, (counts, times) in sorted(self._naive_families.items())}
 
     @cached_property
     def latest_round_ranges(self) -> dict[str, tuple[float, float]]:
         """Each family's smallest and largest count of its latest round (any form factor): what the naive rule and
         its monotone form rest on, so their trusted range (linear scaling from 64 accelerators answered 1,024
         sixteen times faster: RetinaNet H100, 0.39 min where 2,048 had published 0.92)."""
-        by_family = self.naive_rows.groupby("accelerator_family", sort=True)["accelerator_count_published"]
-        return {str(family): (float(low), float(high))
-                for family, low, high in zip(by_family.min().index, by_family.min(), by_family.max())}
+        return {family: (float(counts.min()), float(counts.max()))
+                for family, (counts, _) in sorted(self._naive_families.items())}
 
     @cached_property
     def family_ranges(self) -> dict[str, tuple[float, float]]:
         """Each family's smallest and largest published count (any form factor)."""
-        by_family = self.units.groupby(level="accelerator_family")
-        return {str(family): (float(low), float(high))
-                for family, low, high in zip(by_family.size().index, by_family["count_min"].min(),
-                                             by_family["count_max"].max())}
+        ranges: dict[str, tuple[float, float]] = {}
+        for (family, _), (_, _, low, high) in sorted(self._unit_rows.items()):
+            known = ranges.get(family)
+            ranges[family] = (low, high) if known is None else (min(known[0], low), max(known[1], high))
+        return ranges
 
     @cached_property
     def _unit_rows(self) -> dict[tuple[str, str], tuple[float, bool, float, float]]:
@@ -237,10 +235,12 @@ class Forecaster:
 
     @cached_property
     def _naive_families(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """Each family's naive rows as arrays: its published counts (increasing) and best times there."""
-        return {family: (rows["accelerator_count_published"].to_numpy(dtype=float),
-                         rows["time_to_train_min"].to_numpy(dtype=float))
-                for family, rows in self.naive_rows.groupby("accelerator_family", sort=False)}
+        """Each family's naive rows as arrays: its published counts (increasing) and best times there (in order of
+        the families' first rows)."""
+        counts = self.naive_rows["accelerator_count_published"].to_numpy(dtype=float)
+        times = self.naive_rows["time_to_train_min"].to_numpy(dtype=float)
+        return {str(family): (counts[rows], times[rows])
+                for (family,), rows in row_groups(self.naive_rows["accelerator_family"].tolist()).items()}
 
     @cached_property
     def _count_range(self) -> tuple[float, float]:
@@ -385,6 +385,16 @@ def forecast_scale(spread: np.ndarray, rate_sd: float, horizon: np.ndarray) -> n
     `horizon`), added in quadrature."""
     drift = DRIFT_DAMPING * rate_sd * np.asarray(horizon, dtype=float)
     return np.round(np.sqrt(SCALE_FLOOR ** 2 + np.asarray(spread, dtype=float) ** 2 + drift ** 2), CURVE_DECIMALS)
+
+
+def row_groups(*columns: list[Any]) -> dict[tuple[Any, ...], np.ndarray]:
+    """The positions of the rows of each combination of `columns` (one list per column), in order, the
+    combinations in order of first appearance: a groupby without pandas' cost per group (the forecasts'
+    models are built many times over small tables)."""
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for row, key in enumerate(zip(*columns)):
+        groups.setdefault(key, []).append(row)
+    return {key: np.array(rows, dtype=int) for key, rows in groups.items()}
 
 
 def codes(*columns: list[Any]) -> tuple[np.ndarray, list[tuple[Any, ...]]]:
