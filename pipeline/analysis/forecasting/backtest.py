@@ -117,8 +117,14 @@ def common_rows(keys: np.ndarray, method: np.ndarray, methods: Sequence[str]) ->
     for rows in per_method[1:]:
         shared &= set(keys[rows].tolist())
     wanted = np.array(sorted(shared), dtype=int)
-    return [rows[~pd.Series(keys[rows]).duplicated().to_numpy() & np.isin(keys[rows], wanted)]
-            for rows in per_method]
+    return [rows[_first_occurrences(keys[rows]) & np.isin(keys[rows], wanted)] for rows in per_method]
+
+
+def _first_occurrences(values: np.ndarray) -> np.ndarray:
+    """Whether each of `values` is the first of its value (pandas' `~duplicated()`, without a Series)."""
+    first = np.zeros(len(values), dtype=bool)
+    first[np.unique(values, return_index=True)[1]] = True
+    return first
 
 
 def choose_method(points: pd.DataFrame) -> tuple[str, dict[str, float | None]]:
