@@ -311,10 +311,12 @@ class Forecaster:
     @cached_property
     def _sibling_units(self) -> dict[str, tuple[str, str]]:
         """Each family's unit a sibling forecast stands on: the one with the most rounds, then the largest count."""
-        order = self.units.assign(rounds=-self.units["n_rounds"], largest=-self.units["count_max"]).sort_values(
-            ["rounds", "largest"]).index
+        # most rounds first, then the largest count, ties in the units' order (a stable sort, as pandas' on two
+        # columns)
+        order = sorted(zip(self.units.index, self.units["n_rounds"].tolist(), self.units["count_max"].tolist()),
+                       key=lambda unit: (-unit[1], -unit[2]))
         found: dict[str, tuple[str, str]] = {}
-        for family, form_factor in order:
+        for (family, form_factor), _, _ in order:
             found.setdefault(str(family), (str(family), str(form_factor)))
         return found
 
