@@ -88,13 +88,19 @@ def backtest_forecasts(frame: pd.DataFrame, drift_priors: Mapping[float, DriftPr
             distance=forecasts["distance"], scale=forecasts["scale"], spread_log=forecaster.spread_log)
         latest = forecaster.latest_round_ranges
         ends = np.array([latest.get(name, (np.nan, np.nan)) for name in family.tolist()], dtype=float).reshape(-1, 2)
-        for method in METHODS:
-            kind = forecasts["kind"] if method in (MODEL, BLEND) else pd.Series(NAIVE, index=test.index)
-            # the methods resting on the naive rule: their trusted range is the family's latest round's
-            # (trust_reasons), in place of the family's range
-            latest_range = ({"family_count_min": ends[:, 0], "family_count_max": ends[:, 1]}
-                            if method in NAIVE_BASED else {})
-            rows.append(base.assign(method=method, kind=kind, forecast_log=forecasts[method], **latest_range))
+        # The fold's results once per method, METHODS one after another, taken and assigned at once (text as
+        # pandas' str, as it stores a text value assigned to a column).
+        per_method = np.tile(np.arange(len(test)), len(METHODS))
+        method = np.repeat(np.array(METHODS, dtype=object), len(test))
+        naive_based = np.isin(method, NAIVE_BASED)  # their trusted range is the family's latest round's (trust_reasons)
+        kind = np.where(np.isin(method, (MODEL, BLEND)), forecasts["kind"].to_numpy(dtype=object)[per_method], NAIVE)
+        rows.append(base.iloc[per_method].assign(
+            family_count_min=np.where(naive_based, ends[per_method, 0],
+                                      base["family_count_min"].to_numpy(dtype=float)[per_method]),
+            family_count_max=np.where(naive_based, ends[per_method, 1],
+                                      base["family_count_max"].to_numpy(dtype=float)[per_method]),
+            method=pd.array(method, dtype="str"), kind=pd.array(kind, dtype="str"),
+            forecast_log=np.concatenate([forecasts[name].to_numpy(dtype=float) for name in METHODS])))
     columns = [name for name in FORECAST_COLUMNS if name != "benchmark"]
     if not rows:
         return pd.DataFrame(columns=columns)
