@@ -55,7 +55,7 @@ The backtest (`backtest`), its intervals (`intervals`), the trust rule (`trust`)
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -64,9 +64,15 @@ import numpy as np
 import pandas as pd
 
 from pipeline.analysis.forecasting.curve import CURVE_DECIMALS, CountCurve, fit_count_curve
+
+# The model inputs live in `inputs`; the names other modules read here too:
+from pipeline.analysis.forecasting.inputs import UNIT as UNIT
+from pipeline.analysis.forecasting.inputs import UNSPECIFIED as UNSPECIFIED
+from pipeline.analysis.forecasting.inputs import form_factor_levels as form_factor_levels
+from pipeline.analysis.forecasting.inputs import model_inputs as model_inputs
+from pipeline.analysis.forecasting.inputs import model_inputs_by_benchmark
 from pipeline.analysis.forecasting.intervals import weighted_median
 from pipeline.analysis.forecasting.siblings import MeasuredRatio, cell_ratios, pooled_ratios, ratio_cells, sibling_of
-from pipeline.analysis.scope import analysed_benchmarks, in_scope, read_configurations
 from pipeline.mlperf.catalogue import round_published, round_version
 from pipeline.mlperf.hardware.accelerators import spec_features
 from pipeline.settings import Analysis
@@ -85,8 +91,6 @@ MODEL, NAIVE_METHOD, MONOTONE, BLEND, ANSWER = "model", "naive", "monotone naive
 METHODS = (MODEL, NAIVE_METHOD, MONOTONE, BLEND)
 CANDIDATES = (MODEL, MONOTONE, BLEND)  # what `predict` may answer with: each is monotone in count
 NAIVE_BASED = (NAIVE_METHOD, MONOTONE, BLEND)  # resting on the family's latest round alone (its trusted range)
-UNIT = ["accelerator_family", "form_factor"]
-UNSPECIFIED = "unspecified"
 # The pooled slope counts as this much within-group spread of log n (a pair at n and 2n gives 0.24): a unit
 # needs a few such pairs before its own slope dominates.
 EXPONENT_PRIOR_WEIGHT = 0.5
@@ -120,55 +124,6 @@ SPREAD_PRIOR_RESULTS = 10.0
 ROUND_STEP_YEARS = 0.5
 # The blend's weight on the model (the rest on the monotone naive rule), in log minutes.
 BLEND_WEIGHT = 0.5
-
-
-# --- inputs -------------------------------------------------------------------------------------------------------
-
-def model_inputs(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
-    """The in-scope results of `benchmark` the model can use (a family and a positive time), with a
-    `form_factor` for every row (a result whose description names none takes its family's most common one,
-    or UNSPECIFIED); text columns as Python strings (pandas' Arrow-backed ones make the fits' many small
-    selections several times slower)."""
-    frame = in_scope(configurations, analysis, benchmark)
-    frame = frame[frame["accelerator_family"].notna() & (frame["time_to_train_min"] > 0)].reset_index(drop=True)
-    frame = frame.assign(form_factor=_filled_form_factors(frame))
-    return frame.astype({name: object for name in frame.columns if pd.api.types.is_string_dtype(frame[name])})
-
-
-def model_inputs_by_benchmark(analysis: Analysis, configurations: pd.DataFrame | None = None,
-                              each: Callable[[Callable[[Any], pd.DataFrame], list[Any]], Iterable[pd.DataFrame]]
-                              = map) -> dict[str, pd.DataFrame]:
-    """Each analysed benchmark's model inputs (params `analysis`), from the features stage's `configurations`
-    (read when not given), in `analysed_benchmarks` order. `each(work, items)` maps the benchmarks, in this
-    process by default (the stages pass their worker processes: the scope's metrics take a second in all)."""
-    if configurations is None:
-        configurations = read_configurations()
-    benchmarks = analysed_benchmarks(analysis, configurations)
-    # Each benchmark's rows alone go to its worker: the scope of one benchmark reads no other's.
-    rows = dict(iter(configurations.groupby("benchmark", sort=False, observed=True)))
-    items = [(rows.get(benchmark, configurations.iloc[:0]), analysis, benchmark) for benchmark in benchmarks]
-    return dict(zip(benchmarks, each(_benchmark_inputs, items)))
-
-
-def _benchmark_inputs(item: tuple[pd.DataFrame, Analysis, str]) -> pd.DataFrame:
-    """`model_inputs` of one (configurations, analysis, benchmark)."""
-    return model_inputs(*item)
-
-
-def _filled_form_factors(frame: pd.DataFrame) -> pd.Series:
-    def fill(group: pd.Series) -> pd.Series:
-        known = group.dropna()
-        return group.fillna(known.mode().iloc[0] if len(known) else UNSPECIFIED)
-
-    if frame.empty:
-        return pd.Series([], dtype=object)
-    return frame.groupby("accelerator_family")["accelerator_form_factor"].transform(fill).astype(object)
-
-
-def form_factor_levels(form_factors: pd.Series | np.ndarray) -> tuple[str, ...]:
-    """Most common first (the default of a forecast), ties by name."""
-    names, counts = np.unique(np.asarray(form_factors, dtype=str), return_counts=True)
-    return tuple(str(name) for _, name in sorted(zip(-counts, names)))
 
 
 # --- the model ----------------------------------------------------------------------------------------------------
