@@ -35,8 +35,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     print the answers' median error (%) and interval coverage; returns None."""
     stage_arguments("pipeline.stages.backtest", __doc__, argv)
     settings = load_settings()
-    points = backtest(model_inputs_by_benchmark(settings.analysis), settings.decide.interval, settings.decide.trust,
-                      partial(for_each, description="backtest"))
+    # the scope's metrics of each benchmark in the worker processes too (a second in all)
+    frames = model_inputs_by_benchmark(settings.analysis, each=partial(for_each, description="model inputs"))
+    # scipy.optimize (the count curves' least squares) imported once here, not once per worker
+    points = backtest(frames, settings.decide.interval, settings.decide.trust,
+                      partial(for_each, description="backtest", preload=("scipy.optimize",)))
     write_parquet(points, BACKTEST)
     overall = compare(points)
     if not overall.answer.n:

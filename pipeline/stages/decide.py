@@ -33,13 +33,12 @@ if TYPE_CHECKING:
     from pipeline.analysis.forecasting.model import DriftPrior
 
 
-def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Analysis, settings: Decide,
+def decide_benchmark(inputs: tuple[str, pd.DataFrame], analysis: Analysis, settings: Decide,
                      backtest_points: pd.DataFrame, folder: Path, drift_prior: DriftPrior | None = None) -> str:
-    """Fit and summarise one benchmark (of the whole configurations table) and write its outputs into `folder`;
-    the line to print."""
+    """Fit and summarise one benchmark from its (name, model inputs: `model_inputs_by_benchmark`) and write its
+    outputs into `folder`; the line to print."""
     from pipeline.analysis.forecasting import decide
     from pipeline.analysis.forecasting.answers import FittedBenchmark, fit_benchmark
-    from pipeline.analysis.forecasting.model import model_inputs
     from pipeline.analysis.forecasting.models_artifact import (
         models_record,
         not_analysed_record,
@@ -47,7 +46,7 @@ def decide_benchmark(benchmark: str, configurations: pd.DataFrame, analysis: Ana
         write_models,
     )
 
-    frame = model_inputs(configurations, analysis, benchmark)
+    benchmark, frame = inputs
     reason = decide.skip_reason(frame, analysis.min_configurations)
     record = (not_analysed_record(benchmark, reason or "no results in scope", settings.interval) if frame.empty
               else models_record(fit_benchmark(benchmark, frame, backtest_points, settings.interval, reason,
@@ -72,15 +71,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.decide", __doc__, argv)
     settings = load_settings()
     from pipeline.analysis.forecasting.backtest import load_backtest
-    from pipeline.analysis.forecasting.model import next_round_drift
-    from pipeline.analysis.scope import analysed_benchmarks, read_configurations
+    from pipeline.analysis.forecasting.model import model_inputs_by_benchmark, next_round_prior
 
-    configurations = read_configurations()  # read once: every benchmark's worker cuts its own rows
+    # Each benchmark's model inputs, worked out once (in the worker processes): the drift prior pools them all.
+    frames = model_inputs_by_benchmark(settings.analysis, each=partial(for_each, description="model inputs"))
     with atomic_dir(paths.DECIDE) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
-        work = partial(decide_benchmark, configurations=configurations, analysis=settings.analysis,
-                       settings=settings.decide, backtest_points=load_backtest(), folder=folder,
-                       drift_prior=next_round_drift(configurations, settings.analysis))
-        for line in for_each(work, analysed_benchmarks(settings.analysis, configurations), "decide"):
+        work = partial(decide_benchmark, analysis=settings.analysis, settings=settings.decide,
+                       backtest_points=load_backtest(), folder=folder, drift_prior=next_round_prior(frames))
+        # what the workers import (the count curves' least squares, the summaries and saved models) imported once
+        # here, not once per worker
+        for line in for_each(work, list(frames.items()), "decide",
+                             preload=("scipy.optimize", "pipeline.analysis.forecasting.decide",
+                                      "pipeline.analysis.forecasting.models_artifact")):
             print(line)
 
 

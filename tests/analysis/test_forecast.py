@@ -116,6 +116,27 @@ def test_an_unseen_family_is_forecast_from_its_sibling_else_its_specifications()
     assert np.isnan(out[forecast_model.NAIVE_METHOD]).all()  # the naive rule has nothing to go on
 
 
+def test_pooled_drifts_at_many_times_are_each_times_own() -> None:
+    # The backtest's priors (`pooled_drifts`: the rounds' times and the ratios' cells worked out once) equal the
+    # prior of the results published before each time alone.
+    resnet = pd.concat([SERIES, results([("v2.0", "H100", 8, 60.0), ("v2.0", "B200", 8, 30.0),
+                                         ("v3.0", "H100", 8, 55.0), ("v3.0", "B200", 8, 25.0)])],
+                       ignore_index=True)
+    bert = results([("v1.1", "B200", 8, 50.0), ("v1.1", "H100", 8, 90.0), ("v2.0", "B200", 8, 40.0),
+                    ("v2.0", "H100", 8, 70.0)])
+    frames = {"resnet": resnet, "bert": bert}
+    times = [round_published(name) for name in ("v1.1", "v2.0", "v3.0")]
+    for time, prior in forecast_model.pooled_drifts(frames, times).items():
+        earlier = {name: frame[frame["round"].map(round_published) < time] for name, frame in frames.items()}
+        assert prior == forecast_model.pooled_drift(earlier, math.inf)
+
+
+def test_row_groups_keep_the_rows_in_order_and_the_groups_in_order_of_appearance() -> None:
+    groups = forecast_model.row_groups(["B", "A", "B", "A"], ["x", "x", "x", "y"])
+    assert list(groups) == [("B", "x"), ("A", "x"), ("A", "y")]
+    assert [rows.tolist() for rows in groups.values()] == [[0, 2], [1], [3]]
+
+
 def test_measured_ratios_pair_median_times_per_round_and_count_then_benchmarks() -> None:
     # B200 / H200 on resnet: 0.5 at 8 (median log time of 4 and 6.25 against 10), 0.6 at 16 in v4.1; in v5.0 0.7
     # at 8 (a later round, left out before v5.0); preview results never count; bert: 0.8. Per benchmark the median
@@ -297,6 +318,11 @@ def test_the_interval_widens_with_the_distance_outside_the_published_counts() ->
     assert calibration.half_width(np.array([0.0, 1.0, 3.0]), 1.0) == pytest.approx([0.1, 0.3, 0.7])
     # a forecast of twice the scale (more spread between submitters, a less certain drift) twice as wide
     assert calibration.half_width(0.0, 2.0) == pytest.approx(0.2)
+    # the method's slope worked out once for every group (the backtest, fit_benchmark) changes nothing
+    slope = history.extrapolation_slope(forecast_model.MODEL, 0.9, 2022.0)
+    assert slope == (kappa, source)
+    assert history.calibration("resnet", forecast_model.MODEL, forecast_model.FAMILY, 0.9, 2022.0,
+                               slope=slope) == calibration
 
 
 def test_a_benchmark_with_many_earlier_residuals_is_calibrated_mostly_on_its_own() -> None:
@@ -601,3 +627,23 @@ def test_real_gb300_as_of_v5_0_is_a_sibling_forecast_with_an_interval_and_reason
     assert result.backtest_error.startswith("a family's first round in a benchmark: backtest median error")
     # GB300 x 512 published 0.40 min in v5.1: inside the interval
     assert result.low_min < 0.403 < result.high_min
+
+
+REAL_CONFIGURATIONS = ROOT / paths.CONFIGURATIONS
+
+
+@pytest.mark.skipif(not REAL_CONFIGURATIONS.is_file(), reason="the features stage has not run")
+@pytest.mark.parametrize("republished", ["exclude", "include"])
+def test_real_model_inputs_from_each_benchmarks_own_rows_are_those_of_the_whole_table(republished: str) -> None:
+    # The stages hand each worker its benchmark's rows alone (`model_inputs_by_benchmark`): the scope of one
+    # benchmark, its round-relative metrics included, reads no other benchmark's rows.
+    from pipeline.settings import Analysis
+
+    analysis = Analysis(benchmarks="all", division="closed", rounds="all", availability="all",
+                        min_configurations=2, republished=republished)
+    configurations = pd.read_parquet(REAL_CONFIGURATIONS)
+    frames = forecast_model.model_inputs_by_benchmark(analysis, configurations)
+    assert len(frames) > 10
+    for benchmark, frame in frames.items():
+        pd.testing.assert_frame_equal(frame, forecast_model.model_inputs(configurations, analysis, benchmark),
+                                      check_exact=True)

@@ -204,10 +204,11 @@ def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, lev
     forecaster = fit(frame, drift_prior)
     target_time = max(round_published(name) for name in forecaster.rounds) + ROUND_STEP_YEARS
     history = ResidualHistory.of(points[points["method"] != ANSWER])
+    slopes = {method: history.extrapolation_slope(method, level, target_time) for method in CANDIDATES}
     calibrations = {(method, kind, trusted): history.calibration(benchmark, method, kind, level, target_time,
                                                                  trusted,
                                                                  recentre=kind in RECENTRED_KINDS,
-                                              new_family_kinds=NEW_FAMILY_KINDS)
+                                              new_family_kinds=NEW_FAMILY_KINDS, slope=slopes[method])
                     for method in CANDIDATES for kind in ((*KINDS,) if method in (MODEL, BLEND) else (NAIVE,))
                     for trusted in (True, False)}
     own = points[points["benchmark"] == benchmark]

@@ -33,7 +33,7 @@ from pipeline.analysis.forecasting.model import (
     codes,
     fit,
     ordered_rounds,
-    pooled_drift,
+    pooled_drifts,
 )
 from pipeline.analysis.forecasting.trust import backtest_evidence, trust_reasons
 from pipeline.core.errors import UsageError
@@ -87,13 +87,20 @@ def backtest_forecasts(frame: pd.DataFrame, drift_priors: Mapping[float, DriftPr
             family_count_max=family.map(by_family["accelerator_count"].max()).astype(float),
             distance=forecasts["distance"], scale=forecasts["scale"], spread_log=forecaster.spread_log)
         latest = forecaster.latest_round_ranges
-        for method in METHODS:
-            kind = forecasts["kind"] if method in (MODEL, BLEND) else pd.Series(NAIVE, index=test.index)
-            rows.append(base.assign(method=method, kind=kind, forecast_log=forecasts[method]))
-            if method in NAIVE_BASED:  # their trusted range is the family's latest round's (trust_reasons)
-                ends = np.array([latest.get(name, (np.nan, np.nan)) for name in family.tolist()],
-                                dtype=float).reshape(-1, 2)
-                rows[-1] = rows[-1].assign(family_count_min=ends[:, 0], family_count_max=ends[:, 1])
+        ends = np.array([latest.get(name, (np.nan, np.nan)) for name in family.tolist()], dtype=float).reshape(-1, 2)
+        # The fold's results once per method, METHODS one after another, taken and assigned at once (text as
+        # pandas' str, as it stores a text value assigned to a column).
+        per_method = np.tile(np.arange(len(test)), len(METHODS))
+        method = np.repeat(np.array(METHODS, dtype=object), len(test))
+        naive_based = np.isin(method, NAIVE_BASED)  # their trusted range is the family's latest round's (trust_reasons)
+        kind = np.where(np.isin(method, (MODEL, BLEND)), forecasts["kind"].to_numpy(dtype=object)[per_method], NAIVE)
+        rows.append(base.iloc[per_method].assign(
+            family_count_min=np.where(naive_based, ends[per_method, 0],
+                                      base["family_count_min"].to_numpy(dtype=float)[per_method]),
+            family_count_max=np.where(naive_based, ends[per_method, 1],
+                                      base["family_count_max"].to_numpy(dtype=float)[per_method]),
+            method=pd.array(method, dtype="str"), kind=pd.array(kind, dtype="str"),
+            forecast_log=np.concatenate([forecasts[name].to_numpy(dtype=float) for name in METHODS])))
     columns = [name for name in FORECAST_COLUMNS if name != "benchmark"]
     if not rows:
         return pd.DataFrame(columns=columns)
@@ -116,8 +123,14 @@ def common_rows(keys: np.ndarray, method: np.ndarray, methods: Sequence[str]) ->
     for rows in per_method[1:]:
         shared &= set(keys[rows].tolist())
     wanted = np.array(sorted(shared), dtype=int)
-    return [rows[~pd.Series(keys[rows]).duplicated().to_numpy() & np.isin(keys[rows], wanted)]
-            for rows in per_method]
+    return [rows[_first_occurrences(keys[rows]) & np.isin(keys[rows], wanted)] for rows in per_method]
+
+
+def _first_occurrences(values: np.ndarray) -> np.ndarray:
+    """Whether each of `values` is the first of its value (pandas' `~duplicated()`, without a Series)."""
+    first = np.zeros(len(values), dtype=bool)
+    first[np.unique(values, return_index=True)[1]] = True
+    return first
 
 
 def choose_method(points: pd.DataFrame) -> tuple[str, dict[str, float | None]]:
@@ -162,30 +175,40 @@ def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFram
     def ape(rows: np.ndarray) -> np.ndarray:
         return 100 * np.abs(np.exp(-residual[rows]) - 1)
 
+    benchmarks = forecasts["benchmark"].to_numpy(dtype=object)
+    # What the trust rule reads of each forecast, as Python values (row by row below: pandas' rows cost more).
+    rule_inputs = list(zip(*(forecasts[name].tolist() for name in (
+        "family_rounds", "accelerator_count", "kind", "family_count_min", "family_count_max", "method",
+        "accelerator_family"))))
+    # The columns the evidence and the residual history read (the earlier points, taken at every fold time).
+    history_columns = ["benchmark", "fold_time", "method", "kind", "accelerator_family", "distance", "scale"]
     for time in sorted(set(fold_time.tolist())):
         earlier, now = fold_time < time, fold_time == time
-        done = forecasts[earlier].assign(trusted=trusted[earlier], inside_interval=np.abs(residual[earlier])
-                                         <= half_width[earlier], ape_pct=ape(earlier), log_residual=residual[earlier],
-                                         shift_log=shift[earlier])
-        for benchmark, rows in forecasts[now].groupby("benchmark", sort=True):
+        done = forecasts.loc[earlier, history_columns].assign(
+            trusted=trusted[earlier], inside_interval=np.abs(residual[earlier]) <= half_width[earlier],
+            ape_pct=ape(earlier), log_residual=residual[earlier], shift_log=shift[earlier])
+        for benchmark in sorted(set(benchmarks[now].tolist())):
+            rows = np.flatnonzero(now & (benchmarks == benchmark))
             evidence = done[done["benchmark"] == benchmark]
             by_family, by_kind = backtest_evidence(evidence, "accelerator_family"), backtest_evidence(evidence, "kind")
-            found = [trust_reasons(int(row.family_rounds), float(row.accelerator_count),
-                                   None if row.kind in NEW_FAMILY_KINDS else (float(row.family_count_min),
-                                                                              float(row.family_count_max)),
-                                   by_family.get((str(row.method), str(row.accelerator_family)), (0, 0, None)),
-                                   by_kind.get((str(row.method), str(row.kind)), (0, 0, None)), rule,
-                                   latest_round_only=row.method in NAIVE_BASED)
-                     for row in rows.itertuples(index=False)]
-            trusted[rows.index] = [not reason for reason in found]
-            reasons[rows.index] = ["; ".join(reason) for reason in found]
+            found = [trust_reasons(int(rounds), float(count),
+                                   None if kind in NEW_FAMILY_KINDS else (float(low), float(high)),
+                                   by_family.get((str(method), str(family)), (0, 0, None)),
+                                   by_kind.get((str(method), str(kind)), (0, 0, None)), rule,
+                                   latest_round_only=method in NAIVE_BASED)
+                     for rounds, count, kind, low, high, method, family in (rule_inputs[row] for row in rows)]
+            trusted[rows] = [not reason for reason in found]
+            reasons[rows] = ["; ".join(reason) for reason in found]
         history = ResidualHistory.of(done)
-        current = forecasts[now].assign(trusted=trusted[now])
+        current = forecasts.loc[now, ["benchmark", "method", "kind", "distance", "scale"]].assign(
+            trusted=trusted[now])
+        slopes = {method: history.extrapolation_slope(method, level, time)  # one per method, for every group
+                  for method in sorted(set(current["method"].tolist()))}
         for (benchmark, method, kind, trust), rows in current.groupby(["benchmark", "method", "kind", "trusted"],
                                                                       sort=True):
             calibration = history.calibration(benchmark, method, kind, level, time, bool(trust),
                                               recentre=kind in RECENTRED_KINDS,
-                                              new_family_kinds=NEW_FAMILY_KINDS)
+                                              new_family_kinds=NEW_FAMILY_KINDS, slope=slopes[method])
             half_width[rows.index] = calibration.half_width(rows["distance"].to_numpy(dtype=float),
                                                             rows["scale"].to_numpy(dtype=float))
             sources[rows.index] = calibration.q_source
@@ -198,25 +221,29 @@ def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFram
         predicted_min=np.exp(centre), low_min=np.exp(centre - half_width), high_min=np.exp(centre + half_width),
         inside_interval=np.abs(residual) <= half_width, calibration=sources, chosen="", trusted=trusted,
         reasons=reasons)
-    answers = [_answers(points[points["benchmark"] == benchmark]) for benchmark in sorted(points["benchmark"].unique())]
-    return pd.concat([points, *answers], ignore_index=True)[POINT_COLUMNS].sort_values(
+    return pd.concat([points, _answers(points)], ignore_index=True)[POINT_COLUMNS].sort_values(
         ["benchmark", "fold_time", "method", "accelerator_family", "form_factor", "accelerator_count", "submitter",
          "system", "time_to_train_min"], kind="stable").reset_index(drop=True)
 
 
 def _answers(points: pd.DataFrame) -> pd.DataFrame:
-    """The ANSWER rows of one benchmark's calibrated points, fold by fold (see `calibrate`)."""
+    """The ANSWER rows of the calibrated points, benchmark by benchmark (sorted) and fold by fold (see
+    `calibrate`): the rows are picked first, then taken from `points` at once."""
     keys, method = result_keys(points), points["method"].to_numpy(dtype=object)
     ape, fold_times = points["ape_pct"].to_numpy(dtype=float), points["fold_time"].to_numpy(dtype=float)
-    done: list[pd.DataFrame] = []
-    for fold_time in sorted(points["fold_time"].unique()):
-        earlier, now = fold_times < fold_time, fold_times == fold_time
-        chosen_method, _ = _chosen_method(keys[earlier], method[earlier], ape[earlier])
-        model, chosen = np.flatnonzero(now & (method == MODEL)), np.flatnonzero(now & (method == chosen_method))
-        has_chosen = np.isin(keys[model], keys[chosen])
-        done.append(pd.concat([points.iloc[chosen], points.iloc[model[~has_chosen]]]).assign(
-            chosen=lambda frame: frame["method"], method=ANSWER))
-    return pd.concat(done, ignore_index=True) if done else points.iloc[:0]
+    benchmarks = points["benchmark"].to_numpy(dtype=object)
+    picked: list[np.ndarray] = []
+    for benchmark in sorted(set(benchmarks.tolist())):
+        own = benchmarks == benchmark
+        for fold_time in sorted(set(fold_times[own].tolist())):
+            earlier, now = own & (fold_times < fold_time), own & (fold_times == fold_time)
+            chosen_method, _ = _chosen_method(keys[earlier], method[earlier], ape[earlier])
+            model, chosen = np.flatnonzero(now & (method == MODEL)), np.flatnonzero(now & (method == chosen_method))
+            picked += [chosen, model[~np.isin(keys[model], keys[chosen])]]
+    if not picked:
+        return points.iloc[:0]
+    answers = points.iloc[np.concatenate(picked)]
+    return answers.assign(chosen=answers["method"], method=ANSWER)
 
 
 def benchmark_forecasts(item: tuple[str, pd.DataFrame, Mapping[float, DriftPrior]]) -> pd.DataFrame:
@@ -232,7 +259,7 @@ def backtest(frames: dict[str, pd.DataFrame], level: float, rule: Trust,
     interval, and the answers with their trust: see `backtest_forecasts` and `calibrate`. Columns POINT_COLUMNS.
     `each(work, items)` maps the benchmarks (independent until calibration), in this process by default."""
     fold_times = sorted({round_published(name) for frame in frames.values() for name in frame["round"].unique()})
-    priors = {time: pooled_drift(frames, time) for time in fold_times}
+    priors = pooled_drifts(frames, fold_times)
     forecasts = pd.concat(list(each(benchmark_forecasts, [(benchmark, frame, priors)
                                                           for benchmark, frame in frames.items()])),
                           ignore_index=True)

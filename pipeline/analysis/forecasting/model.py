@@ -55,7 +55,7 @@ The backtest (`backtest`), its intervals (`intervals`), the trust rule (`trust`)
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -64,9 +64,15 @@ import numpy as np
 import pandas as pd
 
 from pipeline.analysis.forecasting.curve import CURVE_DECIMALS, CountCurve, fit_count_curve
+
+# The model inputs live in `inputs`; the names other modules read here too:
+from pipeline.analysis.forecasting.inputs import UNIT as UNIT
+from pipeline.analysis.forecasting.inputs import UNSPECIFIED as UNSPECIFIED
+from pipeline.analysis.forecasting.inputs import form_factor_levels as form_factor_levels
+from pipeline.analysis.forecasting.inputs import model_inputs as model_inputs
+from pipeline.analysis.forecasting.inputs import model_inputs_by_benchmark
 from pipeline.analysis.forecasting.intervals import weighted_median
-from pipeline.analysis.forecasting.siblings import MeasuredRatio, measured_ratios, sibling_of
-from pipeline.analysis.scope import analysed_benchmarks, in_scope, read_configurations
+from pipeline.analysis.forecasting.siblings import MeasuredRatio, cell_ratios, pooled_ratios, ratio_cells, sibling_of
 from pipeline.mlperf.catalogue import round_published, round_version
 from pipeline.mlperf.hardware.accelerators import spec_features
 from pipeline.settings import Analysis
@@ -85,8 +91,6 @@ MODEL, NAIVE_METHOD, MONOTONE, BLEND, ANSWER = "model", "naive", "monotone naive
 METHODS = (MODEL, NAIVE_METHOD, MONOTONE, BLEND)
 CANDIDATES = (MODEL, MONOTONE, BLEND)  # what `predict` may answer with: each is monotone in count
 NAIVE_BASED = (NAIVE_METHOD, MONOTONE, BLEND)  # resting on the family's latest round alone (its trusted range)
-UNIT = ["accelerator_family", "form_factor"]
-UNSPECIFIED = "unspecified"
 # The pooled slope counts as this much within-group spread of log n (a pair at n and 2n gives 0.24): a unit
 # needs a few such pairs before its own slope dominates.
 EXPONENT_PRIOR_WEIGHT = 0.5
@@ -122,42 +126,6 @@ ROUND_STEP_YEARS = 0.5
 BLEND_WEIGHT = 0.5
 
 
-# --- inputs -------------------------------------------------------------------------------------------------------
-
-def model_inputs(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
-    """The in-scope results of `benchmark` the model can use (a family and a positive time), with a
-    `form_factor` for every row (a result whose description names none takes its family's most common one,
-    or UNSPECIFIED); text columns as Python strings (pandas' Arrow-backed ones make the fits' many small
-    selections several times slower)."""
-    frame = in_scope(configurations, analysis, benchmark)
-    frame = frame[frame["accelerator_family"].notna() & (frame["time_to_train_min"] > 0)].reset_index(drop=True)
-    frame = frame.assign(form_factor=_filled_form_factors(frame))
-    return frame.astype({name: object for name in frame.columns if pd.api.types.is_string_dtype(frame[name])})
-
-
-def model_inputs_by_benchmark(analysis: Analysis) -> dict[str, pd.DataFrame]:
-    """Each analysed benchmark's model inputs (params `analysis`), from the features stage's configurations."""
-    configurations = read_configurations()
-    return {benchmark: model_inputs(configurations, analysis, benchmark)
-            for benchmark in analysed_benchmarks(analysis, configurations)}
-
-
-def _filled_form_factors(frame: pd.DataFrame) -> pd.Series:
-    def fill(group: pd.Series) -> pd.Series:
-        known = group.dropna()
-        return group.fillna(known.mode().iloc[0] if len(known) else UNSPECIFIED)
-
-    if frame.empty:
-        return pd.Series([], dtype=object)
-    return frame.groupby("accelerator_family")["accelerator_form_factor"].transform(fill).astype(object)
-
-
-def form_factor_levels(form_factors: pd.Series | np.ndarray) -> tuple[str, ...]:
-    """Most common first (the default of a forecast), ties by name."""
-    names, counts = np.unique(np.asarray(form_factors, dtype=str), return_counts=True)
-    return tuple(str(name) for _, name in sorted(zip(-counts, names)))
-
-
 # --- the model ----------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -179,39 +147,37 @@ class Forecaster:
 
     @cached_property
     def curves(self) -> dict[tuple[str, str], CountCurve]:
-        """Each unit's count curve."""
-        curves = {}
-        for key, rows in self.curve_rows.groupby(UNIT, sort=True):
-            curves[(str(key[0]), str(key[1]))] = CountCurve(
-                np.log(rows["accelerator_count_published"].to_numpy(dtype=float)),
-                rows["curve_log"].to_numpy(dtype=float), float(self.units.loc[key, "exponent"]))
-        return curves
+        """Each unit's count curve (by unit, sorted)."""
+        exponents = dict(zip(self.units.index, self.units["exponent"].to_numpy(dtype=float)))
+        log_counts = np.log(self.curve_rows["accelerator_count_published"].to_numpy(dtype=float))
+        log_times = self.curve_rows["curve_log"].to_numpy(dtype=float)
+        units = row_groups(*(self.curve_rows[name].tolist() for name in UNIT))
+        return {(str(key[0]), str(key[1])): CountCurve(log_counts[rows], log_times[rows], float(exponents[key]))
+                for key, rows in sorted(units.items())}
 
     @cached_property
     def monotone_naive(self) -> dict[str, CountCurve]:
         """Each family's monotone naive rule: its best times of its latest round joined (slopes in [-1, 0], a
         pull towards linear scaling only to break ties, NAIVE_TIE_BREAK_WEIGHT), linear scaling beyond them."""
-        return {str(family): fit_count_curve(np.log(rows["accelerator_count_published"].to_numpy(dtype=float)),
-                                             np.log(rows["time_to_train_min"].to_numpy(dtype=float)), -1.0,
-                                             prior_weight=NAIVE_TIE_BREAK_WEIGHT)
-                for family, rows in self.naive_rows.groupby("accelerator_family", sort=True)}
+        return {family: fit_count_curve(np.log(counts), np.log(times), -1.0, prior_weight=NAIVE_TIE_BREAK_WEIGHT)
+                for family, (counts, times) in sorted(self._naive_families.items())}
 
     @cached_property
     def latest_round_ranges(self) -> dict[str, tuple[float, float]]:
         """Each family's smallest and largest count of its latest round (any form factor): what the naive rule and
         its monotone form rest on, so their trusted range (linear scaling from 64 accelerators answered 1,024
         sixteen times faster: RetinaNet H100, 0.39 min where 2,048 had published 0.92)."""
-        by_family = self.naive_rows.groupby("accelerator_family", sort=True)["accelerator_count_published"]
-        return {str(family): (float(low), float(high))
-                for family, low, high in zip(by_family.min().index, by_family.min(), by_family.max())}
+        return {family: (float(counts.min()), float(counts.max()))
+                for family, (counts, _) in sorted(self._naive_families.items())}
 
     @cached_property
     def family_ranges(self) -> dict[str, tuple[float, float]]:
         """Each family's smallest and largest published count (any form factor)."""
-        by_family = self.units.groupby(level="accelerator_family")
-        return {str(family): (float(low), float(high))
-                for family, low, high in zip(by_family.size().index, by_family["count_min"].min(),
-                                             by_family["count_max"].max())}
+        ranges: dict[str, tuple[float, float]] = {}
+        for (family, _), (_, _, low, high) in sorted(self._unit_rows.items()):
+            known = ranges.get(family)
+            ranges[family] = (low, high) if known is None else (min(known[0], low), max(known[1], high))
+        return ranges
 
     @cached_property
     def _unit_rows(self) -> dict[tuple[str, str], tuple[float, bool, float, float]]:
@@ -224,10 +190,12 @@ class Forecaster:
 
     @cached_property
     def _naive_families(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """Each family's naive rows as arrays: its published counts (increasing) and best times there."""
-        return {family: (rows["accelerator_count_published"].to_numpy(dtype=float),
-                         rows["time_to_train_min"].to_numpy(dtype=float))
-                for family, rows in self.naive_rows.groupby("accelerator_family", sort=False)}
+        """Each family's naive rows as arrays: its published counts (increasing) and best times there (in order of
+        the families' first rows)."""
+        counts = self.naive_rows["accelerator_count_published"].to_numpy(dtype=float)
+        times = self.naive_rows["time_to_train_min"].to_numpy(dtype=float)
+        return {str(family): (counts[rows], times[rows])
+                for (family,), rows in row_groups(self.naive_rows["accelerator_family"].tolist()).items()}
 
     @cached_property
     def _count_range(self) -> tuple[float, float]:
@@ -300,10 +268,12 @@ class Forecaster:
     @cached_property
     def _sibling_units(self) -> dict[str, tuple[str, str]]:
         """Each family's unit a sibling forecast stands on: the one with the most rounds, then the largest count."""
-        order = self.units.assign(rounds=-self.units["n_rounds"], largest=-self.units["count_max"]).sort_values(
-            ["rounds", "largest"]).index
+        # most rounds first, then the largest count, ties in the units' order (a stable sort, as pandas' on two
+        # columns)
+        order = sorted(zip(self.units.index, self.units["n_rounds"].tolist(), self.units["count_max"].tolist()),
+                       key=lambda unit: (-unit[1], -unit[2]))
         found: dict[str, tuple[str, str]] = {}
-        for family, form_factor in order:
+        for (family, form_factor), _, _ in order:
             found.setdefault(str(family), (str(family), str(form_factor)))
         return found
 
@@ -326,7 +296,11 @@ class Forecaster:
                     + self.pooled_exponent * log_count
                     + self.drift_per_year * (target_time - self.spec_time))
         model, kind, spread, horizon = model.copy(), kind.copy(), spread.copy(), horizon.copy()
-        for family in sorted(set(families[kind == ""].tolist())):
+        new = sorted(set(families[kind == ""].tolist()))
+        # the specifications of the new families and of every family they may learn from, looked up at once
+        names = sorted({*new, *self._sibling_units})
+        features = dict(zip(names, spec_features(np.array(names, dtype=object))))
+        for family in new:
             rows = (families == family) & (kind == "")
             found = ((str(family), True) if family in self._sibling_units
                      else sibling_of(str(family), self._sibling_units))
@@ -334,8 +308,7 @@ class Forecaster:
             if found is not None and (found[1] or not np.isfinite(spec[rows]).all()):
                 unit = self._sibling_units[found[0]]
                 anchor_time = self._unit_rows[unit][0]
-                difference = (spec_features(np.array([family], dtype=object))
-                              - spec_features(np.array([found[0]], dtype=object)))[0]
+                difference = features[family] - features[found[0]]
                 known = difference[np.isfinite(difference)]
                 shift = -float(known.mean()) if len(known) else 0.0
                 if measured is not None:
@@ -371,6 +344,16 @@ def forecast_scale(spread: np.ndarray, rate_sd: float, horizon: np.ndarray) -> n
     `horizon`), added in quadrature."""
     drift = DRIFT_DAMPING * rate_sd * np.asarray(horizon, dtype=float)
     return np.round(np.sqrt(SCALE_FLOOR ** 2 + np.asarray(spread, dtype=float) ** 2 + drift ** 2), CURVE_DECIMALS)
+
+
+def row_groups(*columns: list[Any]) -> dict[tuple[Any, ...], np.ndarray]:
+    """The positions of the rows of each combination of `columns` (one list per column), in order, the
+    combinations in order of first appearance: a groupby without pandas' cost per group (the forecasts'
+    models are built many times over small tables)."""
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for row, key in enumerate(zip(*columns)):
+        groups.setdefault(key, []).append(row)
+    return {key: np.array(rows, dtype=int) for key, rows in groups.items()}
 
 
 def codes(*columns: list[Any]) -> tuple[np.ndarray, list[tuple[Any, ...]]]:
@@ -455,9 +438,23 @@ class DriftPrior:
 def pooled_drift(frames: Mapping[str, pd.DataFrame], before: float) -> DriftPrior:
     """The DriftPrior of every benchmark's results published before `before` (years): software and hardware move
     on between rounds of every benchmark, fastest after its first round."""
+    return pooled_drifts(frames, [before])[before]
+
+
+def pooled_drifts(frames: Mapping[str, pd.DataFrame], befores: Iterable[float]) -> dict[float, DriftPrior]:
+    """`pooled_drift` at each of `befores` (the backtest's fold times): the results' publication times and the
+    measured ratios' cells (`siblings.ratio_cells`) are worked out once for all of them."""
+    times = {name: frame["round"].map(round_published).to_numpy(dtype=float) for name, frame in frames.items()}
+    cells = ratio_cells(frames)
+    return {before: _pooled_drift(frames, times, cells, before) for before in befores}
+
+
+def _pooled_drift(frames: Mapping[str, pd.DataFrame], times: Mapping[str, np.ndarray], cells: pd.DataFrame,
+                  before: float) -> DriftPrior:
+    """`pooled_drift` of `frames` before `before`, given each frame's publication `times` and its ratio `cells`."""
     rates, ages, ends = [], [], []
-    for frame in frames.values():
-        train = frame[frame["round"].map(round_published).to_numpy(dtype=float) < before]
+    for name, frame in frames.items():
+        train = frame[times[name] < before]
         if len(train):
             levels = GroupLevels.of(train)
             rates.append(levels.rates)
@@ -473,7 +470,7 @@ def pooled_drift(frames: Mapping[str, pd.DataFrame], before: float) -> DriftPrio
         return float(np.round(weighted_median(rate[chosen], weights), CURVE_DECIMALS))
 
     first = age == 0
-    return DriftPrior(median(first), median(~first), measured_ratios(frames, before))
+    return DriftPrior(median(first), median(~first), pooled_ratios(cell_ratios(cells, before)))
 
 
 def shrunk_drift(levels: GroupLevels, prior: DriftPrior | None) -> float:
@@ -497,8 +494,12 @@ def shrunk_drift(levels: GroupLevels, prior: DriftPrior | None) -> float:
 def next_round_drift(configurations: pd.DataFrame, analysis: Analysis) -> DriftPrior:
     """`pooled_drift` of every analysed benchmark's model inputs in `configurations` (all their rounds): the
     prior of the next round's forecasts."""
-    return pooled_drift({benchmark: model_inputs(configurations, analysis, benchmark)
-                         for benchmark in analysed_benchmarks(analysis, configurations)}, math.inf)
+    return next_round_prior(model_inputs_by_benchmark(analysis, configurations))
+
+
+def next_round_prior(frames: Mapping[str, pd.DataFrame]) -> DriftPrior:
+    """`next_round_drift` of the analysed benchmarks' model inputs `frames` (`model_inputs_by_benchmark`)."""
+    return pooled_drift(frames, math.inf)
 
 
 def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None) -> Forecaster:
@@ -527,10 +528,10 @@ def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None) -> Forecaste
     np.minimum.at(count_min, unit, counts)
     np.maximum.at(count_max, unit, counts)
     unit_family = np.array([key[0] for key in unit_keys], dtype=object)
+    unit_index = pd.MultiIndex.from_tuples(unit_keys, names=UNIT)
     units = pd.DataFrame({"exponent": exponent, "own_shape": sxx > 0, "anchor_time": anchor_time,
                           "n_rounds": np.bincount(group_unit, minlength=n_units),
-                          "count_min": count_min, "count_max": count_max},
-                         index=pd.MultiIndex.from_tuples(unit_keys, names=UNIT)).sort_index()
+                          "count_min": count_min, "count_max": count_max}, index=unit_index).sort_index()
     intercept, spec_time, coefficients = _spec_regression(pd.DataFrame({
         "accelerator_family": unit_family[group_unit], "round_time": group_time, "level": group_level}))
     # The naive rule's rows: each family's best time per count in the family's latest round.
@@ -559,7 +560,7 @@ def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None) -> Forecaste
     typical = squares.sum() / sizes.sum()
     units["spread"] = pd.Series(np.round(np.sqrt((squares + SPREAD_PRIOR_RESULTS * typical)
                                                  / (sizes + SPREAD_PRIOR_RESULTS)), CURVE_DECIMALS),
-                                index=pd.MultiIndex.from_tuples(unit_keys, names=UNIT))
+                                index=unit_index)
     curve_frame = pd.DataFrame(curve_rows, columns=[*UNIT, "accelerator_count_published", "curve_log"]).sort_values(
         [*UNIT, "accelerator_count_published"], ignore_index=True)
     # Counts stored as exp(log n) must read back as the published integers.

@@ -73,23 +73,37 @@ def benchmark_ratios(frames: Mapping[str, pd.DataFrame], before: float) -> pd.Da
     count where both have results, the difference of each family's median log time there (the typical
     submitter's, as the count curves are: a best time is one submitter's tuning); log_ratio, the median of those
     differences."""
+    return cell_ratios(ratio_cells(frames), before)
+
+
+def ratio_cells(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The differences `benchmark_ratios` takes the median of, at any time: in each round and at each count of a
+    benchmark of `frames`, every ordered pair of families' difference of median log times (preview systems left
+    out: a preview system's software is not yet the one it ships with); columns benchmark, round, count, time
+    (the round's publication, years), family, sibling and log_ratio. A cell lies in one round, so the cells
+    before any time are those of the rounds before it: worked out once for the ratios at many times
+    (`cell_ratios`)."""
     cells = []
     for name in sorted(frames):
         frame = frames[name]
-        keep = frame["round"].map(round_published).to_numpy(dtype=float) < before
-        if "availability" in frame.columns:  # a preview system's software is not yet the one it ships with
-            keep &= frame["availability"].astype(str).to_numpy() != "preview"
-        frame = frame[keep]
+        if "availability" in frame.columns:
+            frame = frame[frame["availability"].astype(str).to_numpy() != "preview"]
         cells.append(pd.DataFrame({"benchmark": name, "round": frame["round"].astype(str),
                                    "count": frame["accelerator_count"].astype(float),
+                                   "time": frame["round"].map(round_published).to_numpy(dtype=float),
                                    "family": frame["accelerator_family"].astype(str),
                                    "log_time": np.log(frame["time_to_train_min"].to_numpy(dtype=float))}))
-    key = ["benchmark", "round", "count"]
+    key = ["benchmark", "round", "count", "time"]  # (the time is the round's: it splits no cell)
     medians = (pd.concat(cells, ignore_index=True) if cells else pd.DataFrame(columns=[*key, "family", "log_time"])
                ).groupby([*key, "family"], sort=True, as_index=False)["log_time"].median()
     pairs = medians.merge(medians, on=key, suffixes=("", "_sibling"))
     pairs = pairs[pairs["family"] != pairs["family_sibling"]]
-    return (pairs.assign(log_ratio=pairs["log_time"] - pairs["log_time_sibling"], sibling=pairs["family_sibling"])
+    return pairs.assign(log_ratio=pairs["log_time"] - pairs["log_time_sibling"], sibling=pairs["family_sibling"])
+
+
+def cell_ratios(cells: pd.DataFrame, before: float) -> pd.DataFrame:
+    """`benchmark_ratios` of the `ratio_cells` published before `before` (years)."""
+    return (cells[cells["time"].to_numpy(dtype=float) < before]
             .groupby(["benchmark", "family", "sibling"], sort=True, as_index=False)["log_ratio"].median())
 
 

@@ -3,6 +3,7 @@ family and kind (`compare`, `summarise_backtest`), and the records decide.json k
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,7 +160,8 @@ class _PointArrays:
             model=summary(method == MODEL), naive=summary(method == NAIVE_METHOD), common_n=len(common[ANSWER]),
             common_answer_median_ape_pct=median(common[ANSWER]), common_model_median_ape_pct=median(common[MODEL]),
             common_naive_median_ape_pct=median(common[NAIVE_METHOD]),
-            methods={str(name): int(n) for name, n in pd.Series(self.chosen[rows][answers]).value_counts().items()})
+            methods={str(name): n for name, n in Counter(self.chosen[rows][answers].tolist()).items()
+                     if isinstance(name, str)})  # (a Counter: a pandas Series per comparison cost more)
 
 
 class AnswerErrors(Record):
