@@ -38,6 +38,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from pipeline.analysis.buyer import BuyerReport
 from pipeline.analysis.forecasting.decide import DecideSummary
 from pipeline.analysis.forecasting.models_artifact import ModelsArtifact
 from pipeline.analysis.statistics.clustering import Clustering, KScan
@@ -69,6 +70,7 @@ JSON_RESULTS: dict[str, type[BaseModel]] = {"reports/importance/<b>.json": Impor
                                              "reports/clusters/<b>.json": Clustering,
                                              "data/processed/findings/<b>.json": FindingsReport,
                                              "reports/rank/<b>.json": Ranking,
+                                             "data/processed/buyer/<b>.json": BuyerReport,
                                              "reports/decide/<b>.json": DecideSummary,
                                              "reports/decide/<b>.models.json": ModelsArtifact}
 

@@ -25,14 +25,16 @@ import pandas as pd
 from pydantic import Field
 
 from pipeline.analysis.forecasting.answers import FittedBenchmark, answer, interval_text
+from pipeline.analysis.forecasting.models_artifact import read_models
 from pipeline.analysis.pricing.costs import COST_COLUMNS, ENERGY_COLUMNS, cost_text, training_costs
 from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice
 from pipeline.analysis.pricing.energy_estimate import EnergyModel, rated_hours_kwh
 from pipeline.analysis.scope import in_scope, republication, republished_from
 from pipeline.analysis.statistics.ranking import nondominated_fronts
-from pipeline.core.artifacts import Record
+from pipeline.core import paths
+from pipeline.core.artifacts import Artifact, Record
 from pipeline.mlperf.catalogue import round_version
-from pipeline.settings import Analysis, Trust
+from pipeline.settings import Analysis, Settings, Trust
 
 # The energy estimate of a result without a measurement (pipeline.analysis.pricing.energy_estimate), as the
 # configurations table holds it; a forecast's is made from the same model (`priced`).
@@ -324,3 +326,30 @@ def buyer_answer(benchmark: str, published: pd.DataFrame, forecasts: pd.DataFram
         front=[option_of(row) for _, row in front.iterrows()],
         deadlines=[deadline_choice(every, float(limit)) for limit in deadlines],
         budgets=[budget_choice(every, float(limit)) for limit in budgets], untrusted=list(untrusted))
+
+
+def answer_for(benchmark: str, configurations: pd.DataFrame, settings: Settings, energy_model: EnergyModel | None,
+               prices: Mapping[str, float] | None = None,
+               electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE) -> BuyerAnswer | None:
+    """The `BuyerAnswer` of one benchmark from the configurations and the decide stage's saved models (no forecast
+    without them); None when the benchmark has no result in scope. `energy_model`: `energy_estimate.fit` on the
+    configurations (every benchmark's, fitted once by the caller), what a forecast's energy is estimated from."""
+    published = today_published(configurations, settings.analysis, benchmark)
+    if published.empty:
+        return None
+    models_path = paths.models_json(benchmark)
+    fitted = read_models(models_path) if models_path.is_file() else None
+    forecasts, untrusted = (predicted_candidates(fitted, settings.decide.trust)
+                            if isinstance(fitted, FittedBenchmark) else (published.iloc[0:0], []))
+    return buyer_answer(benchmark, published, forecasts, settings.report.deadlines_min, settings.report.budgets_usd,
+                        prices, electricity, untrusted, energy_model)
+
+
+class BuyerReport(Artifact):
+    """One benchmark's answer for a buyer (data/processed/buyer/<benchmark>.json, the buyer stage), which the
+    report shows for today's benchmarks. Skipped when the benchmark has no result in scope."""
+
+    KIND = "buyer"
+
+    answer: BuyerAnswer | None = None
+    """The answer (`answer_for`)."""

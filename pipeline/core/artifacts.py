@@ -11,6 +11,7 @@ AttributeError deep in a stage.
     findings    data/processed/findings/<b>.json     pipeline.analysis.statistics.findings.FindingsReport
     rank        reports/rank/<benchmark>.json        pipeline.analysis.statistics.ranking.Ranking
     decide      reports/decide/<benchmark>.json      pipeline.analysis.forecasting.decide.DecideSummary
+    buyer       data/processed/buyer/<b>.json        pipeline.analysis.buyer.BuyerReport
     decide      reports/decide/<b>.models.json       pipeline.analysis.forecasting.models_artifact.ModelsArtifact
 """
 from __future__ import annotations

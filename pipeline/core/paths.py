@@ -49,6 +49,7 @@ CONFIGURATIONS = PROCESSED / "configurations.parquet"
 FEATURE_NOTES = PROCESSED / "feature_notes.csv"
 BACKTEST = PROCESSED / "backtest.parquet"
 CLUSTER_TABLES = PROCESSED / "clusters"
+BUYER = PROCESSED / "buyer"  # each benchmark's answer for a buyer (the `buyer` stage)
 FINDINGS = PROCESSED / "findings"  # the published findings tested (the `findings` stage)
 KSCAN = PROCESSED / "kscan"  # k-means at every k of cluster.k_range (the `kscan` stage)
 
@@ -81,6 +82,7 @@ class PerBenchmark:
 
 
 importance_json = PerBenchmark(IMPORTANCE, ".json")  # the importance stage's result (JSON)
+buyer_json = PerBenchmark(BUYER, ".json")  # the buyer stage's answer
 findings_json = PerBenchmark(FINDINGS, ".json")  # the findings stage's tests, corrected over every benchmark
 kscan_json = PerBenchmark(KSCAN, ".json")  # the kscan stage's fits, diagnostics and support at every k
 clusters_table = PerBenchmark(CLUSTER_TABLES, ".parquet")  # the cluster stage's labelled configurations

@@ -4,46 +4,12 @@ cheapest option within each deadline and the fastest within each budget (params 
 `report.budgets_usd`), each with its cost per run and energy."""
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-import pandas as pd
-
-from pipeline.analysis.buyer import (
-    FORECAST,
-    BuyerAnswer,
-    Choice,
-    Option,
-    buyer_answer,
-    predicted_candidates,
-    today_published,
-)
-from pipeline.analysis.forecasting.answers import FittedBenchmark
-from pipeline.analysis.forecasting.models_artifact import read_models
+from pipeline.analysis.buyer import FORECAST, BuyerAnswer, Choice, Option
 from pipeline.analysis.pricing.costs import span
-from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice
-from pipeline.analysis.pricing.energy_estimate import EnergyModel
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
-from pipeline.core import paths
 from pipeline.report.formatting import number
-from pipeline.settings import Settings
-
-
-def answer_for(benchmark: str, configurations: pd.DataFrame, settings: Settings, energy_model: EnergyModel | None,
-               prices: Mapping[str, float] | None = None,
-               electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE) -> BuyerAnswer | None:
-    """The `BuyerAnswer` of one benchmark from the configurations and the decide stage's saved models (no forecast
-    without them); None when the benchmark has no result in scope. `energy_model`: `energy_estimate.fit` on the
-    configurations (every benchmark's, fitted once by the caller), what a forecast's energy is estimated from."""
-    published = today_published(configurations, settings.analysis, benchmark)
-    if published.empty:
-        return None
-    models_path = paths.models_json(benchmark)
-    fitted = read_models(models_path) if models_path.is_file() else None
-    forecasts, untrusted = (predicted_candidates(fitted, settings.decide.trust)
-                            if isinstance(fitted, FittedBenchmark) else (published.iloc[0:0], []))
-    return buyer_answer(benchmark, published, forecasts, settings.report.deadlines_min, settings.report.budgets_usd,
-                        prices, electricity, untrusted, energy_model)
 
 
 def option_row(option: Option) -> dict[str, Any]:

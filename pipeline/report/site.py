@@ -23,10 +23,9 @@ import markupsafe
 import numpy as np
 import pandas as pd
 
+from pipeline.analysis.buyer import BuyerAnswer
 from pipeline.analysis.pricing.costs import measured_energy, span, with_measured_energy
-from pipeline.analysis.pricing.electricity import electricity_price
 from pipeline.analysis.pricing.energy_estimate import ESTIMATE_COLUMNS
-from pipeline.analysis.pricing.energy_estimate import fit as fit_energy
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
 from pipeline.analysis.pricing.price_table import CostRange, cost_range, price_dates_text
 from pipeline.analysis.pricing.prices import Prices
@@ -34,7 +33,7 @@ from pipeline.analysis.scope import republished_from
 from pipeline.analysis.statistics.ranking import nondominated_fronts
 from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report import charts
-from pipeline.report.buyer_section import answer_for, buyer_view
+from pipeline.report.buyer_section import buyer_view
 from pipeline.report.currency import currency
 from pipeline.report.formatting import hardware_name, missing, number, round_order
 from pipeline.report.inputs import BenchmarkOutputs, SummaryCheck
@@ -244,19 +243,23 @@ def current(outputs: BenchmarkOutputs, newest: str | None) -> bool:
 def build_site(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, quarantine: pd.DataFrame,
                settings: Settings, provenance_: Provenance, tally: pd.DataFrame | None = None,
                prices: Prices | None = None, configurations: pd.DataFrame | None = None,
-               summary_check: Sequence[SummaryCheck] = ()) -> dict[str, str]:
+               summary_check: Sequence[SummaryCheck] = (),
+               answers: Mapping[str, BuyerAnswer | None] | None = None) -> dict[str, str]:
     """Every page of the site, by path relative to reports/ (`render_site` of `site_context`): the report stage's
     one call, so the pages' context, a Jinja context with no fixed shape, never leaves the package."""
     return render_site(site_context(outputs, results, quarantine, settings, provenance_, tally, prices,
-                                    configurations, summary_check))
+                                    configurations, summary_check, answers))
 
 
 def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, quarantine: pd.DataFrame,
                  settings: Settings, provenance_: Provenance, tally: pd.DataFrame | None = None,
                  prices: Prices | None = None, configurations: pd.DataFrame | None = None,
-                 summary_check: Sequence[SummaryCheck] = ()) -> dict[str, Any]:
+                 summary_check: Sequence[SummaryCheck] = (),
+                 answers: Mapping[str, BuyerAnswer | None] | None = None) -> dict[str, Any]:
     """Every page's context: the shared part (`sections.report_context`), today's views and charts, one context
-    per benchmark page, and the rounds' agreement with their shipped summaries (`summary_check`)."""
+    per benchmark page, the rounds' agreement with their shipped summaries (`summary_check`), and on the entry
+    each of today's benchmarks with the buyer stage's answer (`answers`, by benchmark; none shown without)."""
+    answers = answers or {}
     shared = report_context(outputs, results, quarantine, settings, provenance_, tally, prices, configurations)
     scope = configurations if configurations is not None else pd.concat(
         [item.clustered for item in outputs if item.analysed], ignore_index=True)
@@ -271,13 +274,9 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
     comparison = family_comparison(today)
     sections = {section["id"]: section for section in shared["sections"]}
     energy = {item.benchmark: energy_view(item, ranked[item.benchmark], colours) for item in outputs if item.analysed}
-    electricity = electricity_price(settings.report.electricity_usd_per_kwh)
-    energy_model = None if configurations is None or not today else fit_energy(configurations)
     for view in today:  # the entry says where measured energy exists, even when the newest round has none
         view["energy_view"] = energy.get(view["id"])
-        answer = None if configurations is None else answer_for(
-            view["id"], configurations, settings, energy_model, None if prices is None else prices.per_hour,
-            electricity)
+        answer = answers.get(view["id"])
         view["buyer"] = None if answer is None else buyer_view(answer)
     pages = [benchmark_context(item, sections[item.benchmark], views.get(item.benchmark), colours,
                                energy.get(item.benchmark), newest) for item in outputs]

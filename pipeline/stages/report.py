@@ -42,6 +42,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = load_settings()
     import pandas as pd
 
+    from pipeline.analysis.buyer import BuyerReport
     from pipeline.analysis.pricing.prices import load_price_table
     from pipeline.analysis.scope import analysed_benchmarks, read_configurations, republished_left_out
     from pipeline.report.inputs import load_benchmark_outputs, load_summary_check, load_tally
@@ -55,8 +56,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     outputs = [load_benchmark_outputs(benchmark, republished_left_out(configurations, settings.analysis, benchmark))
                for benchmark in analysed_benchmarks(settings.analysis, configurations)]
     correction = findings_correction(outputs)
+    answers = {item.benchmark: BuyerReport.read(paths.buyer_json(item.benchmark)).answer for item in outputs}
     site = build_site(outputs, pd.read_parquet(paths.RESULTS), pd.read_csv(paths.QUARANTINE), settings,
-                      provenance(load_params()), load_tally(), prices, configurations, load_summary_check())
+                      provenance(load_params()), load_tally(), prices, configurations, load_summary_check(), answers)
     # Everything is computed: written now, Ctrl-C held back until the last output is in place, each folder written
     # beside its old self and swapped in whole, so the site is never absent nor half old, half new.
     with interrupts_held(), atomic_dirs(paths.HEADLINE_METRICS, *(paths.REPORTS / name for name in SITE_FOLDERS)) \

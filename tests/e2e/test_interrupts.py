@@ -17,8 +17,8 @@ import yaml
 from tests.conftest import ROOT, run_stage
 
 # The stages after fetch, in dvc.yaml's order (validate and fetch read the mirror: tests/e2e/test_mistakes.py).
-STAGES = ("features", "importance", "kscan", "cluster", "findings", "rank", "backtest", "decide", "assets",
-          "report")
+STAGES = ("features", "importance", "kscan", "cluster", "findings", "rank", "backtest", "decide", "buyer",
+          "assets", "report")
 INPUTS = ("params.yaml", "data/interim")
 MARK = b"\n(previous)\n"  # appended to each previous output file; a folder gets a file of this name
 MARKER = ".previous"

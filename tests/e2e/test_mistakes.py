@@ -141,7 +141,7 @@ def test_a_scope_that_leaves_nothing_stops_the_analysis(project: Path) -> None:
 MODULES = ["pipeline.stages.validate", "pipeline.stages.fetch", "pipeline.stages.ingest", "pipeline.stages.features",
            "pipeline.stages.importance", "pipeline.stages.kscan", "pipeline.stages.cluster",
            "pipeline.stages.findings", "pipeline.stages.rank", "pipeline.stages.backtest",
-           "pipeline.stages.decide", "pipeline.stages.brief", "pipeline.commands.predict",
+           "pipeline.stages.decide", "pipeline.stages.buyer", "pipeline.stages.brief", "pipeline.commands.predict",
            "pipeline.commands.recommend", "pipeline.mlperf.logs.compliance"]
 
 

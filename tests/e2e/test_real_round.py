@@ -33,7 +33,7 @@ def test_stages_over_a_real_round(project: Path) -> None:
     # each stage as DVC runs it: its own process, from the project folder
     for stage, *arguments in (["validate"], ["fetch"], ["ingest", "data/raw", "--out", "data/interim"], ["features"],
                               ["importance"], ["kscan"], ["cluster"], ["findings"], ["rank"],
-                              ["report"]):
+                              ["buyer"], ["report"]):
         run_stage(stage, *arguments, cwd=project)
 
     results = pd.read_parquet("data/interim/results.parquet")

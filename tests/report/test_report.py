@@ -21,9 +21,11 @@ import pandas as pd
 import pytest
 import yaml
 
+from pipeline.analysis import buyer
 from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.analysis.forecasting.decide import DecideSummary
 from pipeline.analysis.pricing import price_table
+from pipeline.analysis.pricing.energy_estimate import fit as fit_energy
 from pipeline.analysis.pricing.prices import Prices, load_price_table
 from pipeline.analysis.statistics import clustering as cluster
 from pipeline.analysis.statistics import findings, importance
@@ -271,10 +273,14 @@ def render_fixture_site(scratch: Path, energy: bool = False) -> dict[str, str]:
     lock.write_text(yaml.safe_dump(DVC_LOCK), encoding="utf-8")
     outputs = fixture_outputs(scratch)
     configurations = fixture_configurations(outputs)
-    context = site.site_context(outputs, fixture_results(), fixture_quarantine(), settings_from(PARAMS),
-                                provenance.provenance(PARAMS, lock=lock, cwd=scratch), fixture_tally(),
-                                Prices(Path("examples/prices.yaml"), {"A100": 1.5, "H100": 3.0}),
-                                with_energy_columns(configurations) if energy else configurations)
+    configurations = with_energy_columns(configurations) if energy else configurations
+    settings, prices = settings_from(PARAMS), Prices(Path("examples/prices.yaml"), {"A100": 1.5, "H100": 3.0})
+    # as the buyer stage answers (no saved models here: no forecast)
+    answers = {item.benchmark: buyer.answer_for(item.benchmark, configurations, settings, fit_energy(configurations),
+                                                prices.per_hour) for item in outputs}
+    context = site.site_context(outputs, fixture_results(), fixture_quarantine(), settings,
+                                provenance.provenance(PARAMS, lock=lock, cwd=scratch), fixture_tally(), prices,
+                                configurations, answers=answers)
     context["summary_check"] = SUMMARY_CHECK  # as the report stage adds it
     return {**site.render_site(context), **assets.static_assets()}  # the pages and the assets beside them
 
@@ -799,6 +805,7 @@ def test_main_writes_the_site_and_combined_outputs(tmp_path: Path, monkeypatch: 
 
     (tmp_path / "reports" / "benchmarks").mkdir(parents=True, exist_ok=True)
     (tmp_path / "reports" / "benchmarks" / "stale.html").write_text("from an earlier run")
+    run_stage("buyer", cwd=tmp_path)  # the answers the entry shows
     run_stage("report", cwd=tmp_path)
     run_stage("assets", cwd=tmp_path)
 

@@ -1,0 +1,73 @@
+"""Stage `buyer`: each benchmark's answer for a buyer, from its newest round and its trusted forecasts.
+
+    python -m pipeline.stages.buyer
+
+For every benchmark analysed (params `analysis.benchmarks`, see `pipeline.analysis.scope.analysed_benchmarks`):
+`pipeline.analysis.buyer.answer_for` takes the newest round's published results (republished ones included) and
+the trusted forecasts of the decide stage's saved models (params `decide.trust`), prices them (the public price
+table, or params `report.prices`, with params `report.electricity_usd_per_kwh`) and answers each deadline and budget
+of params `report.deadlines_min` and `report.budgets_usd`; it writes data/processed/buyer/<benchmark>.json, which
+the report shows for today's benchmarks. None of it reads the clusters, so a change of `cluster.k` does not answer
+again.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pipeline.core import paths
+from pipeline.core.cli import for_each, stage_arguments
+from pipeline.core.errors import cli
+from pipeline.core.files import atomic_dir
+from pipeline.settings import Settings, load_settings
+
+# The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
+# into dvc.yaml; tests/test_params_deps.py checks).
+PARAMS: tuple[str, ...] = ("analysis", "decide.trust", "report")
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from pipeline.analysis.pricing.energy_estimate import EnergyModel
+
+
+def answer(benchmark: str, configurations: pd.DataFrame, settings: Settings, energy_model: EnergyModel | None,
+           prices: Mapping[str, float] | None, folder: Path) -> str:
+    """Write the `BuyerReport` of `benchmark` into `folder`; the line to print."""
+    from pipeline.analysis.buyer import BuyerReport, answer_for
+    from pipeline.analysis.pricing.electricity import electricity_price
+
+    found = answer_for(benchmark, configurations, settings, energy_model, prices,
+                       electricity_price(settings.report.electricity_usd_per_kwh))
+    report = (BuyerReport(benchmark=benchmark, status="skipped", reason="no result in scope") if found is None
+              else BuyerReport(benchmark=benchmark, status="ok", answer=found))
+    report.write(paths.buyer_json(benchmark, folder))
+    return f"{benchmark}: " + ("no result in scope" if found is None else
+                               f"{found.round}, {found.n_published} results and {found.n_forecasts} forecasts")
+
+
+@cli
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the buyer stage: write each analysed benchmark's answer for a buyer into data/processed/buyer/ (JSON);
+    returns None."""
+    stage_arguments("pipeline.stages.buyer", __doc__, argv)
+    settings = load_settings()
+    from pipeline.analysis.pricing.energy_estimate import fit as fit_energy
+    from pipeline.analysis.pricing.prices import load_price_table
+    from pipeline.analysis.scope import analysed_benchmarks, read_configurations
+
+    prices = load_price_table(settings.report.prices)
+    configurations = read_configurations()
+    benchmarks = analysed_benchmarks(settings.analysis, configurations)
+    with atomic_dir(paths.BUYER) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
+        for line in for_each(partial(answer, configurations=configurations, settings=settings,
+                                     energy_model=fit_energy(configurations),
+                                     prices=None if prices is None else prices.per_hour, folder=folder),
+                             benchmarks, "buyer", preload=("pipeline.analysis.buyer",)):
+            print(line)
+
+
+if __name__ == "__main__":
+    main()
