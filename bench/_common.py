@@ -5,13 +5,15 @@ The scripts run as `python bench/<name>.py` from the project root: each puts the
 """
 from __future__ import annotations
 
+import argparse
 import re
 import tarfile
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pipeline.mlperf.catalogue import round_version
 
@@ -19,6 +21,21 @@ ROOT = Path(__file__).resolve().parents[1]
 MIRROR = ROOT.parent / "shared" / "mlperf"
 OUT = ROOT / "bench" / "out"
 ARCHIVE = re.compile(r"training_results_(v\d+\.\d+)\.tar\.gz")
+
+
+# The positional benchmarks of a script that runs on a choice of them (none: every benchmark analysed).
+BENCHMARKS: tuple[Sequence[str], dict[str, Any]] = (("benchmarks",), {
+    "nargs": "*", "metavar": "BENCHMARK", "help": "benchmarks to run (default: every one of analysis.benchmarks)"})
+
+
+def arguments(doc: str | None, *options: tuple[Sequence[str], dict[str, Any]],
+              argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """A bench script's command line parsed: its docstring is the help, each option is (names, add_argument's
+    keywords), and `--help` prints them and runs nothing."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for names, keywords in options:
+        parser.add_argument(*names, **keywords)
+    return parser.parse_args(argv)
 
 
 def archive_path(round_: str, mirror: Path = MIRROR) -> Path:

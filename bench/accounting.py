@@ -17,6 +17,7 @@ if __package__ in (None, ""):
 
 import pandas as pd
 
+from bench._common import arguments
 from pipeline.core import paths
 from pipeline.mlperf.catalogue import round_version
 
@@ -42,6 +43,7 @@ def by_round(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def main() -> None:
+    arguments(__doc__)
     quarantine = pd.read_csv(paths.QUARANTINE)
     print("Quarantine rows per round:")
     print(by_round(quarantine.groupby("round").size().to_frame("rows")).to_string())

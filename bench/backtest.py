@@ -29,6 +29,7 @@ from scipy.stats import binomtest
 if __package__ in (None, ""):  # run as `python bench/backtest.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._common import arguments
 from pipeline.analysis.forecasting.backtest import backtest
 from pipeline.analysis.forecasting.model import ANSWER, MEASURED, NEW_FAMILY_KINDS, model_inputs_by_benchmark
 from pipeline.analysis.forecasting.siblings import benchmark_ratios, measured_ratios, pooled_ratios, sibling_of
@@ -272,12 +273,15 @@ def report(points: pd.DataFrame, rule: Trust, scope: str) -> None:
 
 
 def main() -> None:
+    pipeline_only = arguments(__doc__, (("--pipeline-only",), {
+        "action": "store_true", "help": "only the pipeline's scope (republished results left out), half the time"})
+    ).pipeline_only
     settings = load_settings()
     pd.set_option("display.width", 250)
     # The pipeline's scope first (params analysis.republished), then the other one: a buyer also asks about
     # configurations whose result was republished, which the naive rule answers exactly.
     other = "include" if settings.analysis.republished == "exclude" else "exclude"
-    scopes = (settings.analysis.republished,) if "--pipeline-only" in sys.argv[1:] else (
+    scopes = (settings.analysis.republished,) if pipeline_only else (
         settings.analysis.republished, other)
     for republished in scopes:
         analysis = settings.analysis.model_copy(update={"republished": republished})

@@ -16,6 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+if __package__ in (None, ""):  # run as `python bench/<name>.py`: the project root first, as under pytest
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._common import arguments
+
 PATTERNS = ("importance/*.json", "clusters/*.json", "rank/*.json", "rank/*.csv")
 
 
@@ -57,4 +62,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    options = arguments(__doc__, (("old",), {"metavar": "OLD", "help": "a saved copy of reports/"}),
+                        (("new",), {"metavar": "NEW", "help": "the reports/ to compare with it"}),
+                        (("patterns",), {"nargs": "*", "metavar": "PATTERN", "help": "files to compare (globs)"}))
+    sys.exit(main([options.old, options.new, *options.patterns]))

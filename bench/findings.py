@@ -24,6 +24,7 @@ if __package__ in (None, ""):
 
 import pandas as pd
 
+from bench._common import BENCHMARKS, arguments
 from pipeline.analysis import scope
 from pipeline.analysis.statistics import findings, superlinear
 from pipeline.analysis.statistics import ranking as rank
@@ -108,4 +109,4 @@ def _p(value: float | None) -> str:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main(arguments(__doc__, BENCHMARKS).benchmarks)

@@ -18,12 +18,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench._common import arguments  # noqa: E402
 from pipeline.analysis.statistics.clustering import Clustering  # noqa: E402
 from pipeline.analysis.statistics.importance_result import ImportanceReport  # noqa: E402
 from pipeline.core import paths  # noqa: E402
 
 
 def main() -> None:
+    arguments(__doc__)
     benchmarks = sorted(path.stem for path in (ROOT / paths.CLUSTERS).glob("*.json"))
     if not benchmarks:
         sys.exit(f"no {paths.CLUSTERS}/*.json: run `dvc repro cluster` first")

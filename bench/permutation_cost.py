@@ -25,7 +25,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.inspection import permutation_importance
 from threadpoolctl import threadpool_limits
 
-from bench._common import format_table
+from bench._common import BENCHMARKS, arguments, format_table
 from pipeline.analysis import scope
 from pipeline.analysis.scope import ROUND_FEATURE
 from pipeline.analysis.statistics import importance
@@ -93,4 +93,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main(arguments(__doc__, BENCHMARKS).benchmarks)

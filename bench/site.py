@@ -17,10 +17,15 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
+if __package__ in (None, ""):  # run as `python bench/<name>.py`: the project root first, as under pytest
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.remote.webdriver import WebDriver
+
+from bench._common import arguments
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -149,4 +154,5 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main([arguments(__doc__, (("site",), {"nargs": "?", "default": "reports",
+                                          "help": "the site's folder (default: reports)"})).site])

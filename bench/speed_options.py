@@ -30,6 +30,7 @@ if __package__ in (None, ""):  # run as `python bench/speed_options.py`
 
 from sklearn.metrics import adjusted_rand_score
 
+from bench._common import arguments
 from pipeline.analysis.scope import analysed_benchmarks, in_scope, read_configurations
 from pipeline.analysis.statistics import clustering, importance
 from pipeline.analysis.statistics.importance_result import ImportanceReport
@@ -100,6 +101,7 @@ def cluster_changes(base: dict[str, Any], other: dict[str, Any]) -> str:
 
 
 def main() -> None:
+    arguments(__doc__)
     params = load_params()
     settings = settings_from(params)
     configurations = read_configurations()

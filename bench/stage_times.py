@@ -1,7 +1,7 @@
 """Wall and CPU seconds of the analysis stages, each run as DVC runs it (`python -m pipeline.stages.<stage>`), on this
 checkout's data (run the pipeline up to `features` first). The stages rewrite their own outputs, the same bytes.
 
-    python bench/stage_times.py [STAGE ...]     # default: importance cluster rank backtest decide
+    python bench/stage_times.py [STAGE ...]     # default: importance kscan cluster findings rank backtest decide buyer
 
 CPU is user + system time of the stage and its worker processes (on two cores a stage's wall time cannot fall
 below half of it). A `cluster.k` change reruns cluster, rank and report: the cluster + rank line is their sum.
@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._common import format_table  # noqa: E402
+from bench._common import arguments, format_table  # noqa: E402
 
-STAGES = ["importance", "cluster", "rank", "backtest", "decide"]
+STAGES = ["importance", "kscan", "cluster", "findings", "rank", "backtest", "decide", "buyer"]
 
 
 def children_cpu() -> float:
@@ -39,7 +39,9 @@ def run(stage: str) -> tuple[float, float]:
 
 
 def main() -> None:
-    stages = sys.argv[1:] or STAGES
+    stages = arguments(__doc__, (("stages",), {"nargs": "*", "metavar": "STAGE",
+                                               "help": f"stages to time (default: {' '.join(STAGES)})"})).stages
+    stages = stages or STAGES
     times = {stage: run(stage) for stage in stages}
     rows = [[stage, f"{wall:.1f}", f"{cpu:.1f}"] for stage, (wall, cpu) in times.items()]
     if {"cluster", "rank"} <= times.keys():
