@@ -42,7 +42,7 @@ from pipeline.analysis.buyer import BuyerReport
 from pipeline.analysis.forecasting.decide import DecideSummary
 from pipeline.analysis.forecasting.models_artifact import ModelsArtifact
 from pipeline.analysis.statistics.clustering import Clustering, KScan
-from pipeline.analysis.statistics.findings import FindingsReport
+from pipeline.analysis.statistics.findings_result import FindingsReport
 from pipeline.analysis.statistics.importance_result import ImportanceReport
 from pipeline.analysis.statistics.ranking import Ranking
 from pipeline.core.columns import FILES, TABLES

@@ -8,11 +8,11 @@ AttributeError deep in a stage.
     importance  reports/importance/<benchmark>.json  pipeline.analysis.statistics.importance_result.ImportanceReport
     kscan       data/processed/kscan/<b>.json        pipeline.analysis.statistics.clustering.KScan
     clusters    reports/clusters/<benchmark>.json    pipeline.analysis.statistics.clustering.Clustering
-    findings    data/processed/findings/<b>.json     pipeline.analysis.statistics.findings.FindingsReport
+    findings    data/processed/findings/<b>.json     pipeline.analysis.statistics.findings_result.FindingsReport
     rank        reports/rank/<benchmark>.json        pipeline.analysis.statistics.ranking.Ranking
     decide      reports/decide/<benchmark>.json      pipeline.analysis.forecasting.decide.DecideSummary
-    buyer       data/processed/buyer/<b>.json        pipeline.analysis.buyer.BuyerReport
     decide      reports/decide/<b>.models.json       pipeline.analysis.forecasting.models_artifact.ModelsArtifact
+    buyer       data/processed/buyer/<b>.json        pipeline.analysis.buyer.BuyerReport
 """
 from __future__ import annotations
 

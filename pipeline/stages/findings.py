@@ -47,6 +47,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = load_settings()
     from pipeline.analysis.scope import analysed_benchmarks, read_configurations
     from pipeline.analysis.statistics import findings
+    from pipeline.analysis.statistics.findings_result import FindingsReport
 
     configurations = read_configurations()
     benchmarks = analysed_benchmarks(settings.analysis, configurations)
@@ -55,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     adjusted, correction = findings.adjust(dict(zip(benchmarks, found)), settings.findings.alpha)
     with atomic_dir(paths.FINDINGS) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
         for benchmark in benchmarks:
-            findings.FindingsReport.of(benchmark, adjusted[benchmark], correction).write(
+            FindingsReport.of(benchmark, adjusted[benchmark], correction).write(
                 paths.findings_json(benchmark, folder))
     print(correction.statement())
 

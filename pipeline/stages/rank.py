@@ -36,7 +36,7 @@ def rank(benchmark: str, settings: Settings) -> tuple[pd.DataFrame, Ranking]:
 
     from pipeline.analysis.statistics import ranking
     from pipeline.analysis.statistics.clustering import Clustering
-    from pipeline.analysis.statistics.findings import FindingsReport
+    from pipeline.analysis.statistics.findings_result import FindingsReport
     from pipeline.analysis.statistics.importance_result import ImportanceReport
 
     clustered = pd.read_parquet(paths.clusters_table(benchmark))

@@ -15,6 +15,7 @@ import yaml
 from pipeline.analysis.forecasting.decide import DecideSummary
 from pipeline.analysis.statistics import findings, importance
 from pipeline.analysis.statistics.clustering import Clustering, cluster_benchmark
+from pipeline.analysis.statistics.findings_result import FindingsReport
 from pipeline.analysis.statistics.importance_result import ImportanceReport
 from pipeline.analysis.statistics.ranking import Ranking, rank_benchmark
 from pipeline.core import paths
@@ -54,7 +55,7 @@ def _results() -> tuple[pd.DataFrame, Clustering, Ranking]:
                                               "default", benchmark="fixture")
     _, ranking = rank_benchmark(clustered, clustering, SKIPPED_IMPORTANCE, RANK, FINDINGS)
     adjusted, correction = findings.adjust({"fixture": findings.evaluate(clustered, FINDINGS)}, FINDINGS.alpha)
-    return clustered, clustering, ranking.with_findings(findings.FindingsReport.of("fixture", adjusted["fixture"],
+    return clustered, clustering, ranking.with_findings(FindingsReport.of("fixture", adjusted["fixture"],
                                                                                    correction))
 
 
@@ -89,10 +90,10 @@ def test_a_ranking_with_its_findings_reads_back_into_the_same_model(tmp_path: Pa
 def test_the_findings_stage_file_reads_back_and_gives_the_ranking_its_findings(tmp_path: Path) -> None:
     clustered, _, ranking = _results()
     adjusted, correction = findings.adjust({"fixture": findings.evaluate(clustered, FINDINGS)}, FINDINGS.alpha)
-    report = findings.FindingsReport.of("fixture", adjusted["fixture"], correction)
+    report = FindingsReport.of("fixture", adjusted["fixture"], correction)
     _round_trip(report, tmp_path)
     report.write(tmp_path / "findings.json")
-    assert ranking.with_findings(findings.FindingsReport.read(tmp_path / "findings.json")) == ranking
+    assert ranking.with_findings(FindingsReport.read(tmp_path / "findings.json")) == ranking
 
 
 def test_an_importance_result_reads_back_into_the_same_model(tmp_path: Path) -> None:

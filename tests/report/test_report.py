@@ -30,6 +30,7 @@ from pipeline.analysis.pricing.prices import Prices, load_price_table
 from pipeline.analysis.statistics import clustering as cluster
 from pipeline.analysis.statistics import findings, importance
 from pipeline.analysis.statistics import ranking as rank
+from pipeline.analysis.statistics.findings_result import FindingsReport
 from pipeline.analysis.statistics.importance_result import ImportanceReport, TargetFit
 from pipeline.core import paths
 from pipeline.core.errors import ParamsError
@@ -199,7 +200,7 @@ def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> inputs
     write_csv(ranking, scratch / "ranking.csv")
     # the findings corrected as if this were the page's only benchmark (as the findings stage writes them)
     adjusted, correction = findings.adjust({benchmark: findings.evaluate(clustered, settings)}, settings.alpha)
-    content.with_findings(findings.FindingsReport.of(benchmark, adjusted[benchmark], correction)).write(
+    content.with_findings(FindingsReport.of(benchmark, adjusted[benchmark], correction)).write(
         scratch / "rank.json")
     summary.write(scratch / "clusters.json")
     return inputs.BenchmarkOutputs(  # as the report reads them back

@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from pipeline.core.artifacts import Artifact, Record
+from pipeline.core.artifacts import Record
 from pipeline.core.features import ROUND_EFFICIENCY
 from pipeline.settings import Findings
 
@@ -582,24 +582,6 @@ def inconclusive_reason(test: Test, alpha: float, tests: int) -> str:
         return f"the effect is {side}, but with {evidence} its p = {_p(test.p_raw)} is not below {alpha:g}"
     return (f"the effect is {side}, but with {evidence} its p = {_p(test.p_raw)} does not survive {CORRECTION}'s "
             f"correction over the page's {tests} tests")
-
-
-class FindingsReport(Artifact):
-    """One benchmark's published findings tested (data/processed/findings/<benchmark>.json, the findings stage), the
-    p-values adjusted over every benchmark analysed (`adjust`)."""
-
-    KIND = "findings"
-
-    findings: list[FindingRecord] = Field(default_factory=list)
-    """The findings, in the order of `CLAIMS`."""
-    correction: Correction | None = None
-    """The page's multiple-testing correction (the same in every benchmark)."""
-
-    @classmethod
-    def of(cls, benchmark: str, found: Sequence[Finding], correction: Correction) -> FindingsReport:
-        """The report of `benchmark`'s findings as `adjust` returns them."""
-        return cls(benchmark=benchmark, status="ok", findings=[item.record() for item in found],
-                   correction=correction)
 
 
 def summary(found: Sequence[FindingRecord]) -> dict[str, int]:
