@@ -41,10 +41,12 @@ def test_each_stage_declares_the_params_it_reads(stage: str) -> None:
 
 def test_a_stage_that_reads_the_analysis_scope_declares_all_of_it() -> None:
     """analysed_benchmarks reads every key of `analysis` (min_configurations, and benchmark, which it checks), so a
-    stage that calls it depends on the whole section: the backtest stage once missed min_configurations."""
-    for stage in ("importance", "kscan", "cluster", "findings", "rank", "backtest", "decide", "buyer", "report"):
+    stage that calls it (or `today`, which does) depends on the whole section: the backtest stage once missed
+    min_configurations."""
+    for stage in ("importance", "kscan", "cluster", "findings", "rank", "backtest", "decide", "buyer", "report",
+                  "brief"):
         source = (ROOT / "pipeline" / "stages" / f"{stage}.py").read_text(encoding="utf-8")
-        assert "analysed_benchmarks" in source or "model_inputs_by_benchmark" in source, stage
+        assert any(name in source for name in ("analysed_benchmarks", "model_inputs_by_benchmark", "today(")), stage
         assert "analysis" in (sync.declared(stage) or ()), stage
 
 

@@ -346,8 +346,8 @@ def answer_for(benchmark: str, configurations: pd.DataFrame, settings: Settings,
 
 
 class BuyerReport(Artifact):
-    """One benchmark's answer for a buyer (data/processed/buyer/<benchmark>.json, the buyer stage), which the
-    report shows for today's benchmarks. Skipped when the benchmark has no result in scope."""
+    """One of today's benchmarks' answer for a buyer (data/processed/buyer/<benchmark>.json, the buyer stage), which
+    the report's entry page shows. Skipped when the benchmark has no result in scope."""
 
     KIND = "buyer"
 

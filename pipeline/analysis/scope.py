@@ -1,12 +1,15 @@
 """The analysis scope of params.yaml (`analysis:`), applied the same way by every analysis stage."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 import pandas as pd
 
 from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.core import paths, schemas
 from pipeline.core.errors import ParamsError, UsageError
-from pipeline.mlperf.catalogue import BY_ID, CATALOGUE
+from pipeline.mlperf.catalogue import BY_ID, CATALOGUE, round_version
 from pipeline.settings import Analysis
 
 # The round as a numeric covariate of the importance model (fractional publication year): it takes the software
@@ -112,6 +115,47 @@ def analysed_benchmarks(analysis: Analysis, configurations: pd.DataFrame | None 
         raise ParamsError(f"no benchmark has analysis.min_configurations = {analysis.min_configurations} "
                           "configurations in scope; widen the scope (analysis.rounds, division, availability)")
     return chosen
+
+
+def retired_by(benchmark: str, round_: str) -> bool:
+    """True when the catalogue's last round of `benchmark` comes before `round_` ("vX.Y"): the package's rules
+    drop it from a round on. A benchmark the catalogue lacks is never retired."""
+    entry = BY_ID.get(benchmark)
+    return entry is not None and entry.last_round is not None and \
+        round_version(entry.last_round) < round_version(round_)
+
+
+@dataclass(frozen=True)
+class Today:
+    """Today's round and its benchmarks: what the entry page, the buyer's answers and the briefs show.
+
+    round: the newest round of any analysed benchmark (None when none has a result in scope); benchmarks: the
+    analysed benchmarks whose newest round in scope it is and that the catalogue does not retire by it, in the
+    analysed benchmarks' order."""
+    round: str | None
+    benchmarks: tuple[str, ...]
+
+
+def today_of(newest_rounds: Mapping[str, str]) -> Today:
+    """Today from each analysed benchmark's newest round in scope (`newest_rounds`, by benchmark, in the analysed
+    benchmarks' order; a benchmark without results in scope left out): the one rule `today` and the report share."""
+    newest = max(newest_rounds.values(), key=round_version, default=None)
+    if newest is None:
+        return Today(None, ())
+    return Today(newest, tuple(benchmark for benchmark, round_ in newest_rounds.items()
+                               if round_ == newest and not retired_by(benchmark, newest)))
+
+
+def today(analysis: Analysis, configurations: pd.DataFrame) -> Today:
+    """`today_of` the newest round in scope (`in_scope`'s rows, read without computing their metrics) of each
+    benchmark `analysed_benchmarks` gives."""
+    newest: dict[str, str] = {}
+    for benchmark in analysed_benchmarks(analysis, configurations):
+        rows = _originals(configurations, benchmark) if analysis.republished == "exclude" else configurations
+        rounds = _selected(rows, analysis, benchmark)["round"]
+        if len(rounds):
+            newest[benchmark] = max(rounds.unique(), key=round_version)
+    return today_of(newest)
 
 
 def republished_from(original: str) -> str:

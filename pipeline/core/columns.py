@@ -286,9 +286,9 @@ FILES: dict[str, str] = {
                                       "diagnostics and bootstrap stability, and the support of each k (every field "
                                       "below); the cluster stage picks `cluster.k` among them",
     "data/processed/clusters/<b>.parquet": "the in-scope configurations of `<b>` with their `cluster`",
-    "data/processed/buyer/<b>.json": "the answer for a buyer: the newest round's fastest and least-hardware results, "
-                                      "its front, and per deadline and budget the option that answers it (every "
-                                      "field below); the entry page shows today's benchmarks'",
+    "data/processed/buyer/<b>.json": "the answer for a buyer, one per today's benchmark (those the entry page "
+                                      "shows): today's fastest and least-hardware results, its front, and per "
+                                      "deadline and budget the option that answers it (every field below)",
     "data/processed/findings/<b>.json": "the published findings tested on `<b>`'s results, Holm-corrected over "
                                          "every benchmark (every field below); the rank stage adds them to its file",
     "reports/importance/<b>.json": "feature importance on held-out accelerator families: per target the model's and "
@@ -319,6 +319,6 @@ FILES: dict[str, str] = {
     "reports/methods.html": "methods and evidence: findings, backtest, diagnostics, definitions, parameters",
     "reports/data.html": "coverage, quarantine and provenance",
     "reports/assets/": "the site's shared stylesheet, script and chart library (`vega.js`), once",
-    "reports/briefs/<b>.pdf": "the printable brief of a benchmark of the newest round: front, cost at a deadline, "
+    "reports/briefs/<b>.pdf": "the printable brief of one of today's benchmarks: front, cost at a deadline, "
                               "scaling forecast and the procurement table, one page (docs/report.md)",
 }

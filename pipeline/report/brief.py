@@ -1,6 +1,7 @@
 """The printable brief: one page (PDF) per current benchmark, for a procurement request, readable without the site.
 
-For each benchmark of the newest round (every result that round published, republished ones included and marked),
+For each of today's benchmarks (`pipeline.analysis.scope.today`: the entry page's), every result today's round
+published, republished ones included and marked,
 `write_brief` draws with seaborn, on matplotlib's Agg backend:
 
 - the front: time to train against accelerator-hours, the non-dominated configurations joined;
@@ -45,7 +46,6 @@ from pipeline.analysis.statistics.ranking import nondominated_fronts  # noqa: E4
 from pipeline.core.colours import COLOURBLIND  # noqa: E402
 from pipeline.core.files import atomic_path  # noqa: E402
 from pipeline.mlperf.catalogue import BY_ID, ROUND_PUBLISHED  # noqa: E402
-from pipeline.report.formatting import round_order  # noqa: E402
 
 # The deadlines a buyer asks about (minutes): the cheapest configuration within each is marked and listed.
 DEADLINES_MIN = (10, 30, 60, 240)
@@ -71,17 +71,6 @@ class BriefInputs:
     round: str
     rows: pd.DataFrame
     decide: DecideSummary | None
-
-
-def newest_round(configurations: pd.DataFrame) -> str:
-    """The newest round of the configurations table."""
-    return str(max(configurations["round"].unique(), key=round_order))
-
-
-def current_benchmarks(configurations: pd.DataFrame) -> list[str]:
-    """The benchmarks with results in the newest round, sorted."""
-    newest = newest_round(configurations)
-    return sorted(set(configurations.loc[configurations["round"] == newest, "benchmark"]))
 
 
 def brief_rows(configurations: pd.DataFrame, benchmark: str, round_: str, user_prices: Mapping[str, float] | None,
@@ -296,10 +285,10 @@ def write_brief(inputs: BriefInputs, electricity: ElectricityPrice, path: Path) 
     plt.close(figure)
 
 
-def brief_inputs(configurations: pd.DataFrame, benchmark: str, decide: DecideSummary | None,
+def brief_inputs(configurations: pd.DataFrame, benchmark: str, round_: str, decide: DecideSummary | None,
                  user_prices: Mapping[str, float] | None, electricity: ElectricityPrice) -> BriefInputs:
-    """The inputs of one benchmark's brief, from the configurations table and its decide summary."""
-    round_ = newest_round(configurations)
+    """The inputs of one benchmark's brief of round `round_` (today's, `pipeline.analysis.scope.today`), from the
+    configurations table and its decide summary."""
     return BriefInputs(benchmark, round_, brief_rows(configurations, benchmark, round_, user_prices, electricity),
                        decide)
 

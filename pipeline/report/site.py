@@ -29,7 +29,7 @@ from pipeline.analysis.pricing.energy_estimate import ESTIMATE_COLUMNS
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
 from pipeline.analysis.pricing.price_table import CostRange, cost_range, price_dates_text
 from pipeline.analysis.pricing.prices import Prices
-from pipeline.analysis.scope import republished_from
+from pipeline.analysis.scope import republished_from, retired_by, today_of
 from pipeline.analysis.statistics.ranking import nondominated_fronts
 from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report import charts
@@ -235,9 +235,7 @@ def median_interval(values: np.ndarray) -> tuple[float, float]:
 def current(outputs: BenchmarkOutputs, newest: str | None) -> bool:
     """Still in MLPerf Training in `newest`, the newest round analysed: the catalogue names no last round before
     it (a benchmark the package's rules drop from a round on is retired from that round on)."""
-    entry = BY_ID.get(outputs.benchmark)
-    return outputs.analysed and (entry is None or entry.last_round is None or newest is None
-                                 or round_order(entry.last_round) >= round_order(newest))
+    return outputs.analysed and (newest is None or not retired_by(outputs.benchmark, newest))
 
 
 def build_site(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, quarantine: pd.DataFrame,
@@ -268,9 +266,8 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
               for item in outputs if item.analysed}  # once per benchmark: both views read it
     views = {item.benchmark: round_view(item, ranked[item.benchmark], prices, colours)
              for item in outputs if item.analysed}
-    newest = max((view["round"] for view in views.values()), key=round_order, default=None)
-    today = [views[item.benchmark] for item in outputs
-             if current(item, newest) and views[item.benchmark]["round"] == newest]
+    found = today_of({benchmark: view["round"] for benchmark, view in views.items()})
+    newest, today = found.round, [views[benchmark] for benchmark in found.benchmarks]
     comparison = family_comparison(today)
     sections = {section["id"]: section for section in shared["sections"]}
     energy = {item.benchmark: energy_view(item, ranked[item.benchmark], colours) for item in outputs if item.analysed}

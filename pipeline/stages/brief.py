@@ -2,7 +2,8 @@
 
     python -m pipeline.stages.brief
 
-For each benchmark with results in the newest round, `pipeline.report.brief` draws the front, the cost at a
+For each of today's benchmarks (`pipeline.analysis.scope.today`, in the scope of params `analysis`: the entry page's),
+`pipeline.report.brief` draws the front, the cost at a
 deadline, the scaling curve with the decide stage's forecast band and the table a procurement request needs, priced
 from the public price table (or params `report.prices`) with the electricity price of params
 `report.electricity_usd_per_kwh`. Each benchmark's page links its brief.
@@ -23,7 +24,7 @@ from pipeline.settings import load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
 # into dvc.yaml; tests/test_params_deps.py checks).
-PARAMS: tuple[str, ...] = ("report",)
+PARAMS: tuple[str, ...] = ("analysis", "report")
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,14 +32,14 @@ if TYPE_CHECKING:
     from pipeline.analysis.pricing.electricity import ElectricityPrice
 
 
-def brief(benchmark: str, configurations: pd.DataFrame, prices: Mapping[str, float] | None,
+def brief(benchmark: str, configurations: pd.DataFrame, round_: str, prices: Mapping[str, float] | None,
           electricity: ElectricityPrice, folder: Path) -> None:
-    """Write the brief of `benchmark` into `folder` (`pipeline.report.brief.write_brief`)."""
+    """Write the brief of `benchmark` in round `round_` into `folder` (`pipeline.report.brief.write_brief`)."""
     from pipeline.analysis.forecasting.decide import DecideSummary
     from pipeline.report.brief import brief_inputs, write_brief
 
     decide = DecideSummary.read(paths.decide_json(benchmark)) if paths.decide_json(benchmark).exists() else None
-    write_brief(brief_inputs(configurations, benchmark, decide, prices, electricity), electricity,
+    write_brief(brief_inputs(configurations, benchmark, round_, decide, prices, electricity), electricity,
                 paths.brief_pdf(benchmark, folder))
 
 
@@ -49,18 +50,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.brief", __doc__, argv)
     started = time.perf_counter()
     settings = load_settings()
-    import pandas as pd
-
     from pipeline.analysis.pricing.electricity import electricity_price
     from pipeline.analysis.pricing.prices import load_price_table
-    from pipeline.report.brief import current_benchmarks
+    from pipeline.analysis.scope import read_configurations, today
 
     prices = load_price_table(settings.report.prices)
-    configurations = pd.read_parquet(paths.CONFIGURATIONS)
-    benchmarks = current_benchmarks(configurations)
+    configurations = read_configurations()
+    found = today(settings.analysis, configurations)
+    benchmarks = list(found.benchmarks)
     with atomic_dir(paths.BRIEFS) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous briefs
         # A process per benchmark at a time, as many as the machine has cores (each page is drawn alone).
-        for _ in for_each(partial(brief, configurations=configurations,
+        for _ in for_each(partial(brief, configurations=configurations, round_=found.round or "",  # "": no benchmark
                                   prices=None if prices is None else prices.per_hour,
                                   electricity=electricity_price(settings.report.electricity_usd_per_kwh),
                                   folder=folder), benchmarks, "brief"):

@@ -2,12 +2,12 @@
 
     python -m pipeline.stages.buyer
 
-For every benchmark analysed (params `analysis.benchmarks`, see `pipeline.analysis.scope.analysed_benchmarks`):
-`pipeline.analysis.buyer.answer_for` takes the newest round's published results (republished ones included) and
+For each of today's benchmarks (`pipeline.analysis.scope.today`, in the scope of params `analysis`: those the entry
+page shows), `pipeline.analysis.buyer.answer_for` takes today's published results (republished ones included) and
 the trusted forecasts of the decide stage's saved models (params `decide.trust`), prices them (the public price
 table, or params `report.prices`, with params `report.electricity_usd_per_kwh`) and answers each deadline and budget
 of params `report.deadlines_min` and `report.budgets_usd`; it writes data/processed/buyer/<benchmark>.json, which
-the report shows for today's benchmarks. None of it reads the clusters, so a change of `cluster.k` does not answer
+the report shows. None of it reads the clusters, so a change of `cluster.k` does not answer
 again.
 """
 from __future__ import annotations
@@ -50,17 +50,17 @@ def answer(benchmark: str, configurations: pd.DataFrame, settings: Settings, ene
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
-    """Run the buyer stage: write each analysed benchmark's answer for a buyer into data/processed/buyer/ (JSON);
-    returns None."""
+    """Run the buyer stage: write the answer for a buyer of each of today's benchmarks into data/processed/buyer/
+    (JSON); returns None."""
     stage_arguments("pipeline.stages.buyer", __doc__, argv)
     settings = load_settings()
     from pipeline.analysis.pricing.energy_estimate import fit as fit_energy
     from pipeline.analysis.pricing.prices import load_price_table
-    from pipeline.analysis.scope import analysed_benchmarks, read_configurations
+    from pipeline.analysis.scope import read_configurations, today
 
     prices = load_price_table(settings.report.prices)
     configurations = read_configurations()
-    benchmarks = analysed_benchmarks(settings.analysis, configurations)
+    benchmarks = today(settings.analysis, configurations).benchmarks
     with atomic_dir(paths.BUYER) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
         for line in for_each(partial(answer, configurations=configurations, settings=settings,
                                      energy_model=fit_energy(configurations),

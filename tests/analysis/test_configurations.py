@@ -88,6 +88,23 @@ def test_republished_labels_name_the_round_and_the_original() -> None:
         "republished from v5.0 (the result of v5.0 NVIDIA tyche_ngpu8)"
 
 
+def test_today_is_the_newest_round_in_scope_and_its_benchmarks_the_catalogue_still_runs() -> None:
+    # resnet's last round is v4.0: by v5.1 it is retired, whatever its newest round; rgat's newest is older
+    found = scope.today_of({"resnet": "v5.1", "llama2_70b_lora": "v5.1", "rgat": "v4.1", "bert": "v5.1"})
+    assert found == scope.Today("v5.1", ("llama2_70b_lora",))
+    assert scope.today_of({}) == scope.Today(None, ())
+    assert scope.retired_by("resnet", "v4.1") and not scope.retired_by("resnet", "v4.0")
+
+
+def test_today_follows_the_analysis_scope() -> None:
+    table = _scaling_rounds()  # resnet in v2.0 and v2.1, where one of the two is republished
+    assert scope.today(analysis(benchmarks=["resnet"]), table) == scope.Today("v2.1", ("resnet",))
+    assert scope.today(analysis(benchmarks=["resnet"], rounds=["v2.0"]), table) == scope.Today("v2.0", ("resnet",))
+    only_republished = table[table["system"] != "box16_new"]  # v2.1 holds a republished result alone
+    assert scope.today(analysis(benchmarks=["resnet"]), only_republished) == scope.Today("v2.0", ("resnet",))
+    assert scope.today(analysis(benchmarks=["resnet"], republished="include"), only_republished).round == "v2.1"
+
+
 def test_the_republished_setting_is_validated() -> None:
     params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     assert settings_from(params).analysis.republished == "exclude"

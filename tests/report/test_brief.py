@@ -10,8 +10,10 @@ import pytest
 from pypdf import PdfReader
 
 from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE
+from pipeline.analysis.scope import today
 from pipeline.core import paths
 from pipeline.report import brief
+from pipeline.settings import load_settings
 from tests.conftest import ROOT
 
 
@@ -31,7 +33,6 @@ def _configurations() -> pd.DataFrame:
 
 def test_the_rows_are_the_rounds_results_and_the_front_is_marked() -> None:
     configurations = _configurations()
-    assert brief.current_benchmarks(configurations) == ["llama31_8b"]
     rows = brief.brief_rows(configurations, "llama31_8b", "v5.1", None, DEFAULT_ELECTRICITY_PRICE)
     assert rows["system"].tolist() == ["b64", "a8", "c16"]  # the republished one in, the DC twin out
     assert rows["front"].tolist() == [True, True, False]  # c16 is slower and uses more accelerator-hours than a8
@@ -46,7 +47,7 @@ def test_the_rows_are_the_rounds_results_and_the_front_is_marked() -> None:
 
 
 def test_a_brief_is_one_page_naming_benchmark_and_round_and_is_byte_identical(tmp_path: Path) -> None:
-    inputs = brief.brief_inputs(_configurations(), "llama31_8b", None, None, DEFAULT_ELECTRICITY_PRICE)
+    inputs = brief.brief_inputs(_configurations(), "llama31_8b", "v5.1", None, None, DEFAULT_ELECTRICITY_PRICE)
     first, second = tmp_path / "a.pdf", tmp_path / "b.pdf"
     brief.write_brief(inputs, DEFAULT_ELECTRICITY_PRICE, first)
     brief.write_brief(inputs, DEFAULT_ELECTRICITY_PRICE, second)
@@ -68,8 +69,8 @@ def test_reports_hold_one_brief_per_current_benchmark() -> None:
     folder = ROOT / paths.BRIEFS
     if not configurations_path.exists() or not folder.exists():
         pytest.skip("the brief stage has not run in this checkout")
-    configurations = pd.read_parquet(configurations_path)
-    benchmarks = brief.current_benchmarks(configurations)
-    assert sorted(path.stem for path in folder.glob("*.pdf")) == benchmarks
-    for benchmark in benchmarks:
-        _check(folder / f"{benchmark}.pdf", benchmark, brief.newest_round(configurations))
+    found = today(load_settings(ROOT / "params.yaml").analysis, pd.read_parquet(configurations_path))
+    assert found.round is not None
+    assert sorted(path.stem for path in folder.glob("*.pdf")) == sorted(found.benchmarks)
+    for benchmark in found.benchmarks:
+        _check(folder / f"{benchmark}.pdf", benchmark, found.round)
