@@ -83,18 +83,19 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def progress(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
-    """`items` with a progress bar on a terminal (none in CI logs or pipes)."""
+def progress(items: Iterable[T], description: str, total: int | None = None, unit: str = "benchmark"
+             ) -> Iterator[T]:
+    """`items` (each a `unit`) with a progress bar on a terminal (none in CI logs or pipes)."""
     if not show_progress():  # and no tqdm to import
         yield from items
         return
     from tqdm import tqdm
 
-    yield from tqdm(items, desc=description, total=total, unit="benchmark", leave=False)
+    yield from tqdm(items, desc=description, total=total, unit=unit, leave=False)
 
 
 def for_each(work: Callable[[T], R], items: Sequence[T], description: str,
-             preload: Sequence[str] = ()) -> Iterator[R]:
+             preload: Sequence[str] = (), unit: str = "benchmark") -> Iterator[R]:
     """`work(item)` for every item, in as many processes as this machine gives the job (benchmarks are
     independent), yielded in the items' order with a progress bar. `work` must be a module-level function (or a
     functools.partial of one): it is sent to the worker processes. The workers ignore Ctrl-C (the terminal sends
@@ -105,7 +106,7 @@ def for_each(work: Callable[[T], R], items: Sequence[T], description: str,
     sklearn or statsmodels)."""
     workers = min(len(os.sched_getaffinity(0)), len(items))
     if workers <= 1:
-        yield from map(work, progress(items, description))
+        yield from map(work, progress(items, description, unit=unit))
         return
     from importlib import import_module
     from multiprocessing import Pool
@@ -118,7 +119,7 @@ def for_each(work: Callable[[T], R], items: Sequence[T], description: str,
     with interrupts_held():
         pool = Pool(workers, initializer=_ignore_interrupts)
     try:
-        yield from progress(pool.imap(work, items), description, total=len(items))
+        yield from progress(pool.imap(work, items), description, total=len(items), unit=unit)
     except BaseException:  # an error, Ctrl-C or a consumer that stopped: the other items' work is not wanted
         pool.terminate()
         raise

@@ -32,6 +32,7 @@ from typing import Protocol
 from isal import igzip
 
 from pipeline.core import paths
+from pipeline.core.cli import for_each
 from pipeline.core.errors import MirrorError
 from pipeline.core.files import atomic_dir, show_progress, write_json
 
@@ -139,16 +140,23 @@ def mirror_listing(sources: list[Source], hashes: Path) -> list[dict[str, object
     any output is deleted, so a bad archive never replaces a good copy (and the fetch stage, which depends on
     this listing, is never replayed from DVC's run cache for an archive that fails)."""
     cache = json.loads(hashes.read_text(encoding="utf-8")) if hashes.is_file() else {}
+    archives = [source for source in sources if source.path is not None and source.path.is_file()]
+    keys = {source.round: _cache_key(source.path) for source in archives if source.path is not None}
+    # Read to the end in as many processes as the machine gives (about 2 s of CPU for the twelve rounds), the
+    # largest first so that they finish together.
+    unchecked = sorted(((source.path, source.url) for source in archives
+                        if source.path is not None and keys[source.round] not in cache),
+                       key=lambda item: (-item[0].stat().st_size, item[0].name))
+    for (archive, _), sha256 in zip(unchecked, for_each(_checked_sha256, unchecked, "checking archives",
+                                                        unit="archive")):
+        cache[_cache_key(archive)] = sha256
     listing: list[dict[str, object]] = []
     for source in sources:
         if source.path is None:
             listing.append({"round": source.round, "clone": source.url})
         elif source.path.is_file():
             stat = source.path.stat()
-            key = f"checked:{source.path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
-            if key not in cache:
-                check_archive(source.path, source.url)
-                cache[key] = _sha256(source.path)
+            key = keys[source.round]
             _check_sha256(source.path, cache[key], source.url)
             listing.append({"round": source.round, "archive": source.path.name, "bytes": stat.st_size,
                             "sha256": cache[key]})
@@ -160,6 +168,19 @@ def mirror_listing(sources: list[Source], hashes: Path) -> list[dict[str, object
                             "sha256": hashlib.sha256(json.dumps(sizes).encode()).hexdigest()})
     write_json(cache, hashes)
     return listing
+
+
+def _cache_key(archive: Path) -> str:
+    """An archive's key in the checksum cache: its path, size and modification time."""
+    stat = archive.stat()
+    return f"checked:{archive.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def _checked_sha256(archive_and_url: tuple[Path, str]) -> str:
+    """The SHA-256 of an archive that `check_archive` reads to its end (`url`: where its round is cloned from)."""
+    archive, url = archive_and_url
+    check_archive(archive, url)
+    return _sha256(archive)
 
 
 def _sha256(path: Path) -> str:
