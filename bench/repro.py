@@ -1,7 +1,7 @@
 """Wall time of the pipeline as a DVC user feels it, from a clean clone of this repository, and the CPU time
 behind it (of `dvc` and every process it runs: on two cores the wall time cannot fall below half of it).
 
-    python bench/repro.py [--keep] [--stages]
+    python bench/repro.py [--keep] [--stages] [--tests] [--timeline]
 
 Clones the committed HEAD beside this checkout (so params.yaml's `../shared/mlperf` mirror resolves the same
 way), then times, each as one `dvc` command:
@@ -12,7 +12,11 @@ way), then times, each as one `dvc` command:
   `apply_overrides`: one line of params.yaml changes), then `dvc repro` (what the experiment runs, without its
   bookkeeping), followed by the `dvc metrics diff` it leaves;
 - with --tests, the default test lane (`python -m pytest -q -p no:cacheprovider`) in the clone, on its outputs;
-- with --stages, each stage alone, forced (`dvc repro -f -s STAGE`), in pipeline order.
+- with --stages, each stage alone, forced (`dvc repro -f -s STAGE`), in pipeline order;
+- with --timeline, where the full repro's wall time went: each stage's process (`python -m pipeline.stages.X`,
+  from its interpreter's start to its exit, imports included) and the time before it that was DVC's own (its
+  start, the stage's status, hashing and caching outputs, rewriting dvc.lock). A `sitecustomize` module on
+  PYTHONPATH, for that command only, writes each stage process's start and end times.
 The four rows with a target (issue 39: full repro 45 s, `cluster.k` change 10 s, no-op 1.5 s, default lane
 3 minutes, wall time on this 2-core machine) print it and whether the wall time met it.
 The clone is removed afterwards unless --keep. Each row also prints the 1-minute load average before it
@@ -27,6 +31,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,14 +42,31 @@ ROOT = Path(__file__).resolve().parents[1]
 FULL, NO_OP, CLUSTER_K, TESTS = ("full dvc repro, clean clone", "no-op dvc repro", "cluster.k 5 -> 6, dvc repro",
                                  "default test lane (pytest)")
 TARGET_SECONDS = {FULL: 45.0, NO_OP: 1.5, CLUSTER_K: 10.0, TESTS: 180.0}
+# Imported by every Python process of the full repro when --timeline puts its folder on PYTHONPATH: a stage's
+# process appends "stage start end" (epoch seconds) to the log at exit; forked workers leave by os._exit and
+# write nothing.
+TIMELINE_HOOK = """import atexit, sys, time
+
+_started = time.time()
 
 
-def timed(command: list[str], cwd: Path) -> tuple[float, float, float]:
-    """Wall seconds of `command`, the CPU seconds (user and system) of it and every process it waited for, and the
-    1-minute load average just before it started."""
+def _record():
+    argv = getattr(sys, "orig_argv", sys.argv)
+    if "-m" in argv[:-1] and argv[argv.index("-m") + 1].startswith("pipeline.stages."):
+        with open(LOG, "a", encoding="utf-8") as log:
+            log.write(f"{argv[argv.index('-m') + 1].rpartition('.')[2]} {_started} {time.time()}\\n")
+
+
+atexit.register(_record)
+"""
+
+
+def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """Wall seconds of `command` (run with `env`, else this process' environment), the CPU seconds (user and
+    system) of it and every process it waited for, and the 1-minute load average just before it started."""
     load = os.getloadavg()[0]
     start, used = time.perf_counter(), _children_cpu()
-    completed = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    completed = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env)
     elapsed, cpu = time.perf_counter() - start, _children_cpu() - used
     if completed.returncode != 0:
         sys.exit(f"{' '.join(command)} failed ({completed.returncode}):\n{completed.stdout}\n{completed.stderr}")
@@ -60,18 +82,49 @@ def stages_in_order(clone: Path) -> list[str]:
     return list(yaml.safe_load((clone / "dvc.yaml").read_text(encoding="utf-8"))["stages"])
 
 
+def timed_with_timeline(command: list[str], cwd: Path) -> tuple[tuple[float, float, float], list[str]]:
+    """`timed(command)` with each stage process' start and end recorded (TIMELINE_HOOK), and the lines that say
+    where the wall time went."""
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "stages.log"
+        (Path(folder) / "sitecustomize.py").write_text(f"LOG = {str(log)!r}\n{TIMELINE_HOOK}", encoding="utf-8")
+        path = os.pathsep.join(part for part in (folder, os.environ.get("PYTHONPATH", "")) if part)
+        started = time.time()
+        figures = timed(command, cwd, {**os.environ, "PYTHONPATH": path})
+        ended = started + figures[0]
+        stages = [(name, float(start), float(end)) for name, start, end in
+                  (line.split() for line in log.read_text(encoding="utf-8").splitlines())]
+    lines = [f"{'stage':<12}  {'DVC before':>10}  {'process':>8}"]
+    previous = started
+    for name, start, end in sorted(stages, key=lambda stage: stage[1]):
+        lines.append(f"{name:<12}  {start - previous:8.2f} s  {end - start:6.2f} s")
+        previous = end
+    processes = sum(end - start for _, start, end in stages)
+    lines.append(f"{'(after)':<12}  {ended - previous:8.2f} s")
+    lines.append(f"{len(stages)} stage processes {processes:.1f} s, DVC's own {figures[0] - processes:.1f} s, "
+                 f"of {figures[0]:.1f} s")
+    return figures, lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", action="store_true", help="keep the clone (for a look at its outputs)")
     parser.add_argument("--stages", action="store_true", help="also time each stage alone, forced")
     parser.add_argument("--tests", action="store_true", help="also time the default test lane in the clone")
+    parser.add_argument("--timeline", action="store_true",
+                        help="also print where the full repro's time went: each stage's process and DVC's own")
     args = parser.parse_args()
     clone = ROOT.parent / f".{ROOT.name}-repro-bench"
     if clone.exists():
         shutil.rmtree(clone)
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
     try:
-        rows = [(FULL, timed(["dvc", "repro"], clone))]
+        timeline: list[str] = []
+        if args.timeline:
+            figures, timeline = timed_with_timeline(["dvc", "repro"], clone)
+        else:
+            figures = timed(["dvc", "repro"], clone)
+        rows = [(FULL, figures)]
         changed = subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True,
                                  check=True).stdout.split("\n")
         changed = [line for line in changed if line.strip()]
@@ -97,6 +150,8 @@ def main() -> None:
     finally:
         if not args.keep:
             shutil.rmtree(clone, ignore_errors=True)
+    if timeline:
+        print("where the full repro's wall time went:\n  " + "\n  ".join(timeline))
     width = max(len(name) for name, _ in rows)
     print(f"{os.cpu_count()} CPUs; load: the 1-minute load average before the command")
     print(f"{'':<{width}}  {'wall':>9}  {'CPU':>9}  {'load':>5}  {'target':>8}")
