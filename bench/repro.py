@@ -13,7 +13,7 @@ way), then times, each as one `dvc` command:
   bookkeeping), followed by the `dvc metrics diff` it leaves;
 - with --tests, the default test lane (`python -m pytest -q -p no:cacheprovider`) in the clone, on its outputs;
 - with --stages, each stage alone, forced (`dvc repro -f -s STAGE`), in pipeline order;
-- with --timeline, where the full repro's wall time went: each stage's process (`python -m pipeline.stages.X`,
+- with --timeline, where the full repro's wall time went: each stage's process (`python -m pipeline.stages.<stage>`,
   from its interpreter's start to its exit, imports included) and the time before it that was DVC's own (its
   start, the stage's status, hashing and caching outputs, rewriting dvc.lock). A `sitecustomize` module on
   PYTHONPATH, for that command only, writes each stage process's start and end times.

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.mlperf.logs import compliance
-from pipeline.mlperf.logs.logparse import parse_log, readable
+from pipeline.mlperf.logs.logparse import parse_log
+from pipeline.mlperf.logs.readable import readable
 from pipeline.mlperf.rounds import ingest
 from tests.conftest import mllog, run_log, small_round
 

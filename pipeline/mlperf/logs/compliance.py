@@ -15,7 +15,7 @@ line; ingest does not run them, it applies the parts that reject published runs:
 - the limit on initialisation, init_stop minus the first init_start: 20 minutes (0.7.0), 30 (1.0.0, 1.1.0),
   and from 2.0.0 30 in the closed division and 240 in the open one.
 
-A `:::MLLOG` line that the checker's parser cannot read (`logparse.damaged_lines`: the record after the line's
+A `:::MLLOG` line that the checker's parser cannot read (`readable.damaged_lines`: the record after the line's
 last token is not JSON, such as two processes' writes interleaved) makes the checker reject the log, and the
 rest of the log is checked without it (`parse_log` blanks it), so a key logged only there is also missing.
 
@@ -45,7 +45,8 @@ from typing import Any
 from pipeline.core.cli import ArgumentParser
 from pipeline.core.errors import UsageError, cli
 from pipeline.core.files import write_json
-from pipeline.mlperf.logs.logparse import RunFacts, key_pattern, readable, records_of
+from pipeline.mlperf.logs.logparse import RunFacts, key_pattern, records_of
+from pipeline.mlperf.logs.readable import readable
 
 RULES_FILE = "compliance_rules.json"
 # Which log value names the next rule file, as the rule files' POST code does with enqueue_config().

@@ -14,24 +14,25 @@ some logs, are decoded a list at a time.
 Lines are read as the official parser (`mlperf_logging.compliance_checker.mlp_parser`, rulesets 0.7.0 on) reads
 them: split at `\n`, `\r\n` and `\r` (Python's universal newlines), and a line holding `:::MLLOG ` whose record
 the official parser cannot read (not JSON, such as two processes' writes interleaved, or cut off) counts as
-absent: it is counted in `bad_lines` and blanked before anything else is read (see `damaged_lines`). The official
-checker rejects a log with any such line (pipeline.mlperf.logs.compliance). Nothing else in a log is trusted either:
-a wanted record that nests too deeply or has no finite timestamp is skipped, and counted in `bad_lines` too.
+absent: it is counted in `bad_lines` and blanked before anything else is read (`pipeline.mlperf.logs.readable`).
+The official checker rejects a log with any such line (pipeline.mlperf.logs.compliance). Nothing else in a log is
+trusted either: a wanted record that nests too deeply or has no finite timestamp is skipped, and counted in
+`bad_lines` too.
 """
 from __future__ import annotations
 
 import json
 import math
-import operator
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from functools import cache
 from typing import Any
 
-import msgspec
 import orjson
 from orjson import loads as orjson_loads
+
+from pipeline.mlperf.logs.readable import MLLOG_TOKEN, TOKEN_LENGTH, readable
 
 WANTED_KEYS = (
     "run_start", "run_stop", "eval_accuracy", "global_batch_size", "train_samples", "gradient_accumulation_steps",
@@ -44,55 +45,8 @@ EVALUATION_KEY = "eval_accuracy"
 _EVALUATION_KEY_BYTES = EVALUATION_KEY.encode()
 _KEY_ALTERNATION = b"|".join(key.encode() for key in WANTED_KEYS)
 MLL_LINE = re.compile(rb":::MLL (\d+(?:\.\d+)?) (" + _KEY_ALTERNATION + rb"): ?([^\r\n]*)")
-MLLOG_TOKEN = b":::MLLOG "
 MLL_TOKEN = b":::MLL "
-TOKEN_LENGTH = len(MLLOG_TOKEN)
 MAX_PLAUSIBLE_EPOCHS = 1000
-
-# A record the official parser certainly reads, as MLLOG writes it: its keys in MLLOG's order, strings without
-# escapes or control characters, values nested at most three deep, an integer time_ms. It is a subset of what
-# json.loads reads (an integer of more than 4,300 digits is a ValueError to it, and float() of one of more than
-# 308 overflows: 300 digits at most here), so a line it matches is never a parse error; `damaged_lines` asks the
-# exact question, in the official parser's own terms, of the few lines it does not match. A pass of it costs
-# about what decoding every line with orjson would (about 1 s of CPU per 250 MB of log), without building any
-# object; it is run only on a log that `_every_record_reads` does not clear (18 of the 20,661 of twelve rounds).
-_STRING = rb'"[^"\\\x00-\x1f]*+"'
-_INTEGER = rb"-?+(?:0|[1-9][0-9]{0,299}+)"
-_NUMBER = _INTEGER + rb"(?:\.[0-9]++)?+(?:[eE][-+]?+[0-9]++)?+"
-_SCALAR = rb"(?:null|" + _NUMBER + rb"|" + _STRING + rb"|true|false|NaN|-?Infinity)"
-
-
-def _array(item: bytes) -> bytes:
-    return rb"\[ ?(?:" + item + rb"(?:, ?" + item + rb")*+)?+ ?\]"
-
-
-def _object(item: bytes) -> bytes:
-    return rb"\{ ?(?:" + _STRING + rb": ?" + item + rb"(?:, ?" + _STRING + rb": ?" + item + rb")*+)?+ ?\}"
-
-
-_FLAT = rb"(?:" + _SCALAR + rb"|" + _array(_SCALAR) + rb"|" + _object(_SCALAR) + rb")"
-_VALUE = rb"(?:" + _SCALAR + rb"|" + _array(_FLAT) + rb"|" + _object(_FLAT) + rb")"
-_PLAIN_RECORD = (rb'\{"namespace": ' + _STRING + rb', "time_ms": ' + _INTEGER + rb'(?:, "event_type": ' + _STRING
-                 + rb')?+, "key": ' + _STRING + rb', "value": ' + _VALUE + rb', "metadata": ?' + _object(_FLAT)
-                 + rb"\}[ \t]*+(?:\r?\n|\Z)")
-# A token whose line may be damaged: what follows it is not a plain record up to the end of the line. Every
-# token is looked at: one inside another record's string is the line's last, the one the official parser reads.
-_MAYBE_DAMAGED = re.compile(MLLOG_TOKEN + rb"(?!" + _PLAIN_RECORD + rb")")
-# Before that pass, a quicker test of a whole log at once (`_every_record_reads`): the text after each line's token,
-# all of them decoded by msgspec as JSON lines into `_Stamped`, which reads only time_ms and checks the syntax of
-# the rest without building it; the pass above is then needed only for the few logs this test does not clear.
-_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
-_TOO_MANY_DIGITS = b"0" * 301  # as in _INTEGER: json.loads refuses an integer of more than 4,300 digits
-
-
-class _Stamped(msgspec.Struct):
-    time_ms: int | float
-
-
-_STAMPED_LINES = msgspec.json.Decoder(_Stamped)
-_REST_OF_LINE = re.compile(rb"[^\n]*")
-_LONE_CR = re.compile(rb"\r(?!\n)")
-
 
 @dataclass
 class RunFacts:
@@ -227,95 +181,6 @@ def parse_log(data: bytes, also_find: frozenset[str] = frozenset()) -> RunFacts:
         found.add(EVALUATION_KEY)
     facts._keys_found = frozenset(found)
     return facts
-
-
-def readable(data: bytes) -> tuple[bytes, int]:
-    """The log as the official parser reads it, and how many of its lines it cannot read: a `\r` that ends a line
-    alone made `\n` (the parser splits lines at `\n`, `\r\n` and `\r`; a log whose only `\r`s end `\r\n`
-    pairs is left as it is), and each line holding `:::MLLOG ` whose record does not parse blanked, since the
-    parser leaves it out of the records the checks see. The log itself when nothing changes."""
-    if b"\r" in data and _LONE_CR.search(data) is not None:  # a CR alone ends a line too
-        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    damaged = damaged_lines(data)
-    if not damaged:
-        return data, 0
-    pieces, start = [], 0
-    for line_start, line_end in damaged:
-        pieces.append(data[start:line_start])
-        start = line_end
-    pieces.append(data[start:])
-    return b"".join(pieces), len(damaged)
-
-
-def damaged_lines(data: bytes) -> list[tuple[int, int]]:
-    """(start, end) of each line of a log (lines ending in `\n` or `\r\n`, no `\r` standing alone) that holds
-    `:::MLLOG ` and that the official parser cannot read (`official_reads`). A line whose last token is followed
-    by a plain record, as MLLOG writes them, is readable without asking; the others are asked one by one."""
-    if _every_record_reads(data):
-        return []
-    damaged = []
-    position = 0
-    while (match := _MAYBE_DAMAGED.search(data, position)) is not None:
-        line_start = data.rfind(b"\n", 0, match.start()) + 1
-        line_end = _REST_OF_LINE.match(data, match.start()).end()  # type: ignore[union-attr]  # matches empty
-        if not official_reads(data[line_start:line_end]):
-            damaged.append((line_start, line_end))
-        position = line_end
-    return damaged
-
-
-def _every_record_reads(data: bytes) -> bool:
-    """True when the official parser certainly reads every line of the log that holds `:::MLLOG ` (see
-    `official_reads`); False when it may not, and the lines are to be asked one by one. Each such line holds
-    one token and what follows it to the line's end decodes, as one JSON line, into an object whose time_ms is
-    a number: msgspec reads less than json.loads does (no NaN, no lone surrogate, no integer beyond its range,
-    UTF-8 only), and the one thing it passes unread, an integer of thousands of digits in a value it skips,
-    is ruled out by `record_lines`. Each line is one record, so the count of records says that no line was
-    skipped or split."""
-    lines = record_lines(data)
-    if lines is None:
-        return False
-    joined, count = lines
-    try:
-        return len(_STAMPED_LINES.decode_lines(joined)) == count
-    except (msgspec.DecodeError, RecursionError):
-        return False
-
-
-def record_lines(data: bytes) -> tuple[bytes, int] | None:
-    """The text after the token of each line of `data` that holds `:::MLLOG ` (lines end in `\n`), joined by
-    `\n` to be decoded as JSON lines, and how many there are; None where a line holds more than one token (the
-    official parser reads from the last) or the texts hold a run of more than 300 digits (json.loads refuses an
-    integer of more than 4,300, and msgspec skips a value it is not asked for without reading its digits)."""
-    pieces = data.split(MLLOG_TOKEN)[1:]  # bytes methods: a regular expression's pass over the text is slower
-    texts = [piece.partition(b"\n")[0] for piece in pieces]
-    # A piece without a line end, but the last, is followed by another token on the same line.
-    if not all(map(operator.lt, map(len, texts[:-1]), map(len, pieces[:-1]))):
-        return None
-    joined = b"\n".join(texts)
-    if _TOO_MANY_DIGITS in joined.translate(_DIGITS_AS_ZERO):
-        return None
-    return joined, len(texts)
-
-
-def official_reads(line: bytes) -> bool:
-    """Whether the official parser reads a line holding `:::MLLOG ` as a record, asked as it asks: the file
-    read as Latin-1, the text from the line's last token on (`re.sub(".*" + TOKEN, TOKEN, line)`), stripped,
-    then `json.loads` of what follows the token and `float()` of its time_ms, where a ValueError is a parse
-    error. Any other error (a record that is not an object, or has no time_ms) stops the official parser
-    instead, so it is not a parse error here."""
-    text = line.decode("latin-1")
-    text = text[text.rfind(MLLOG_TOKEN.decode()):].strip()
-    if not text.startswith(MLLOG_TOKEN.decode()):
-        return False  # nothing after the token
-    try:
-        record = json.loads(text[TOKEN_LENGTH:])
-        float(record["time_ms"])
-    except ValueError:
-        return False
-    except (TypeError, KeyError, IndexError, RecursionError, OverflowError):
-        return True
-    return True
 
 
 def _mllog_records(data: bytes, facts: RunFacts, also_find: frozenset[str],

@@ -39,7 +39,7 @@ import pandas as pd
 from orjson import loads as orjson_loads
 
 from pipeline.core import schemas
-from pipeline.mlperf.logs.logparse import record_lines
+from pipeline.mlperf.logs.readable import record_lines
 
 RELEASE_V4_0 = "summarizer of the v4.0 release"
 INSTALLED = "summarizer of v4.1 on (mlperf-logging 4.1.68)"
