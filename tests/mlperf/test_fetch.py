@@ -90,6 +90,26 @@ def test_a_truncated_archive_is_named_before_anything_is_fetched(tmp_path: Path)
     assert not (tmp_path / "hashes.json").exists()
 
 
+def test_archives_checked_side_by_side_still_name_the_bad_one(tmp_path: Path) -> None:
+    """Several archives are read in worker processes: the one cut off is named all the same, nothing is cached,
+    and the good ones' listing is unchanged once it is replaced."""
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    write_archive(mirror / "training_results_v3.0.tar.gz", small_round())
+    bad = write_archive(mirror / "training_results_v3.1.tar.gz", {**small_round(), "Acme/systems/other.json": "{}"})
+    good_bytes = bad.read_bytes()
+    bad.write_bytes(good_bytes[:-200])
+    sources = fetch.plan(str(mirror), "file:///nowhere/{round}", ["v3.0", "v3.1"])
+    with pytest.raises(MirrorError, match=rf"{bad} \(\d+ bytes\) is not a readable \.tar\.gz"):
+        fetch.mirror_listing(sources, tmp_path / "hashes.json")
+    assert not (tmp_path / "hashes.json").exists()
+    bad.write_bytes(good_bytes)
+    listing = fetch.mirror_listing(sources, tmp_path / "hashes.json")
+    assert [entry["round"] for entry in listing] == ["v3.0", "v3.1"]
+    assert [entry["sha256"] for entry in listing] == [fetch._sha256(mirror / "training_results_v3.0.tar.gz"),
+                                                      fetch._sha256(bad)]
+
+
 def test_a_checksum_mismatch_is_found_by_the_listing(tmp_path: Path) -> None:
     mirror = tmp_path / "mirror"
     mirror.mkdir()
