@@ -29,7 +29,7 @@ from pipeline.analysis.forecasting.models_artifact import read_models
 from pipeline.analysis.pricing.costs import COST_COLUMNS, ENERGY_COLUMNS, cost_text, training_costs
 from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice
 from pipeline.analysis.pricing.energy_estimate import EnergyModel, rated_hours_kwh
-from pipeline.analysis.scope import in_scope, republication, republished_from
+from pipeline.analysis.scope import on_offer, republication, republished_from
 from pipeline.analysis.statistics.ranking import nondominated_fronts
 from pipeline.core import paths
 from pipeline.core.artifacts import Artifact, Record
@@ -55,7 +55,7 @@ def _stored(values: pd.Series) -> pd.Series:
 def today_published(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
     """Every result of `benchmark`'s newest round in the analysis scope, republished ones included (whatever
     `analysis.republished` says: they are on offer in the round), as options (OPTION_COLUMNS)."""
-    scope = in_scope(configurations, analysis.model_copy(update={"republished": "include"}), benchmark)
+    scope = on_offer(configurations, analysis, benchmark)
     if scope.empty:
         return pd.DataFrame(columns=OPTION_COLUMNS)
     newest = max(scope["round"], key=round_version)

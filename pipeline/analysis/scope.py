@@ -66,6 +66,12 @@ def in_scope(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -
     return _selected(configurations, analysis, benchmark).reset_index(drop=True)
 
 
+def on_offer(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
+    """`in_scope` with the republished results included, whatever `analysis.republished` says: every result a
+    round offers a buyer (the buyer's answer and the brief; the statistics count a republished result once)."""
+    return in_scope(configurations, analysis.model_copy(update={"republished": "include"}), benchmark)
+
+
 def _originals(configurations: pd.DataFrame, benchmark: str) -> pd.DataFrame:
     """The results of one benchmark that neither republish an earlier round's result nor publish the same runs
     as another: those `analysis.republished: exclude` computes the round-relative metrics over."""

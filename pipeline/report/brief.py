@@ -1,8 +1,8 @@
 """The printable brief: one page (PDF) per current benchmark, for a procurement request, readable without the site.
 
 For each of today's benchmarks (`pipeline.analysis.scope.today`: the entry page's), every result today's round
-published, republished ones included and marked,
-`write_brief` draws with seaborn, on matplotlib's Agg backend:
+offers in the analysis scope (`pipeline.analysis.scope.on_offer`, as the buyer's answer), republished ones included
+and marked, `write_brief` draws with seaborn, on matplotlib's Agg backend:
 
 - the front: time to train against accelerator-hours, the non-dominated configurations joined;
 - the cost at a deadline: each configuration's cost of one run (the range over the providers' current prices of

@@ -30,16 +30,20 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from pipeline.analysis.pricing.electricity import ElectricityPrice
+    from pipeline.settings import Analysis
 
 
-def brief(benchmark: str, configurations: pd.DataFrame, round_: str, prices: Mapping[str, float] | None,
-          electricity: ElectricityPrice, folder: Path) -> None:
-    """Write the brief of `benchmark` in round `round_` into `folder` (`pipeline.report.brief.write_brief`)."""
+def brief(benchmark: str, configurations: pd.DataFrame, analysis: Analysis, round_: str,
+          prices: Mapping[str, float] | None, electricity: ElectricityPrice, folder: Path) -> None:
+    """Write the brief of `benchmark` in round `round_` into `folder` (`pipeline.report.brief.write_brief`), from
+    the results on offer in the scope of `analysis` (`pipeline.analysis.scope.on_offer`, as the buyer's answer)."""
     from pipeline.analysis.forecasting.decide import DecideSummary
+    from pipeline.analysis.scope import on_offer
     from pipeline.report.brief import brief_inputs, write_brief
 
     decide = DecideSummary.read(paths.decide_json(benchmark)) if paths.decide_json(benchmark).exists() else None
-    write_brief(brief_inputs(configurations, benchmark, round_, decide, prices, electricity), electricity,
+    rows = on_offer(configurations, analysis, benchmark)
+    write_brief(brief_inputs(rows, benchmark, round_, decide, prices, electricity), electricity,
                 paths.brief_pdf(benchmark, folder))
 
 
@@ -60,7 +64,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     benchmarks = list(found.benchmarks)
     with atomic_dir(paths.BRIEFS) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous briefs
         # A process per benchmark at a time, as many as the machine has cores (each page is drawn alone).
-        for _ in for_each(partial(brief, configurations=configurations, round_=found.round or "",  # "": no benchmark
+        for _ in for_each(partial(brief, configurations=configurations, analysis=settings.analysis,
+                                  round_=found.round or "",  # "": no benchmark either
                                   prices=None if prices is None else prices.per_hour,
                                   electricity=electricity_price(settings.report.electricity_usd_per_kwh),
                                   folder=folder), benchmarks, "brief"):

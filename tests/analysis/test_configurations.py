@@ -82,6 +82,15 @@ def test_excluded_republished_results_leave_their_round_as_if_unpublished() -> N
     assert scope.republished_left_out(table, analysis(republished="include"), "resnet").empty
 
 
+def test_on_offer_is_the_scope_with_the_republished_results_whatever_the_setting() -> None:
+    """What the buyer's answer and the brief show: the analysis scope's results, a republished one included."""
+    table = _scaling_rounds()
+    assert scope.on_offer(table, analysis(), "resnet")["system"].tolist() == ["box8", "box16", "box8_new",
+                                                                             "box16_new"]
+    assert scope.on_offer(table, analysis(rounds=["v2.1"]), "resnet")["system"].tolist() == ["box8_new", "box16_new"]
+    assert scope.on_offer(table, analysis(division="open"), "resnet").empty
+
+
 def test_republished_labels_name_the_round_and_the_original() -> None:
     assert scope.republished_from("v5.0/NVIDIA/tyche_ngpu8") == "republished from v5.0"
     assert scope.republication("v5.0/NVIDIA/tyche_ngpu8") == \
