@@ -79,12 +79,17 @@ def _originals(configurations: pd.DataFrame, benchmark: str) -> pd.DataFrame:
                           & configurations["same_runs_as"].isna()]
 
 
-def in_scope_count(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> int:
-    """How many rows `in_scope` selects, without computing the metrics again: they add columns and change no
-    row, and none of the columns the scope selects by."""
+def _in_scope_rows(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
+    """The rows `in_scope` selects, without computing the metrics again: they add columns and change no row, and
+    none of the columns the scope selects by."""
     if analysis.republished == "exclude":
         configurations = _originals(configurations, benchmark)
-    return len(_selected(configurations, analysis, benchmark))
+    return _selected(configurations, analysis, benchmark)
+
+
+def in_scope_count(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> int:
+    """How many rows `in_scope` selects (`_in_scope_rows`)."""
+    return len(_in_scope_rows(configurations, analysis, benchmark))
 
 
 def republished_left_out(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
@@ -153,12 +158,10 @@ def today_of(newest_rounds: Mapping[str, str]) -> Today:
 
 
 def today(analysis: Analysis, configurations: pd.DataFrame) -> Today:
-    """`today_of` the newest round in scope (`in_scope`'s rows, read without computing their metrics) of each
-    benchmark `analysed_benchmarks` gives."""
+    """`today_of` the newest round in scope (`_in_scope_rows`) of each benchmark `analysed_benchmarks` gives."""
     newest: dict[str, str] = {}
     for benchmark in analysed_benchmarks(analysis, configurations):
-        rows = _originals(configurations, benchmark) if analysis.republished == "exclude" else configurations
-        rounds = _selected(rows, analysis, benchmark)["round"]
+        rounds = _in_scope_rows(configurations, analysis, benchmark)["round"]
         if len(rounds):
             newest[benchmark] = max(rounds.unique(), key=round_version)
     return today_of(newest)
