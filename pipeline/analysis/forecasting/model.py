@@ -348,12 +348,11 @@ def forecast_scale(spread: np.ndarray, rate_sd: float, horizon: np.ndarray) -> n
 
 def row_groups(*columns: list[Any]) -> dict[tuple[Any, ...], np.ndarray]:
     """The positions of the rows of each combination of `columns` (one list per column), in order, the
-    combinations in order of first appearance: a groupby without pandas' cost per group (the forecasts'
-    models are built many times over small tables)."""
-    groups: dict[tuple[Any, ...], list[int]] = {}
-    for row, key in enumerate(zip(*columns)):
-        groups.setdefault(key, []).append(row)
-    return {key: np.array(rows, dtype=int) for key, rows in groups.items()}
+    combinations in order of first appearance (`codes`): a groupby without pandas' cost per group (the
+    forecasts' models are built many times over small tables)."""
+    code, keys = codes(*columns)
+    rows = np.argsort(code, kind="stable")  # by combination, each one's rows in order
+    return dict(zip(keys, np.split(rows, np.cumsum(np.bincount(code, minlength=len(keys)))[:-1])))
 
 
 def codes(*columns: list[Any]) -> tuple[np.ndarray, list[tuple[Any, ...]]]:
