@@ -25,7 +25,6 @@ inflated. Nothing here asserts a target: the figures are printed for the docs an
 """
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import shutil
@@ -37,6 +36,11 @@ from pathlib import Path
 
 import yaml
 from dvc.utils.hydra import apply_overrides
+
+if __package__ in (None, ""):  # run as `python bench/<name>.py`: the project root first, as under pytest
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._common import arguments
 
 ROOT = Path(__file__).resolve().parents[1]
 FULL, NO_OP, CLUSTER_K, TESTS = ("full dvc repro, clean clone", "no-op dvc repro", "cluster.k 5 -> 6, dvc repro",
@@ -107,13 +111,12 @@ def timed_with_timeline(command: list[str], cwd: Path) -> tuple[tuple[float, flo
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--keep", action="store_true", help="keep the clone (for a look at its outputs)")
-    parser.add_argument("--stages", action="store_true", help="also time each stage alone, forced")
-    parser.add_argument("--tests", action="store_true", help="also time the default test lane in the clone")
-    parser.add_argument("--timeline", action="store_true",
-                        help="also print where the full repro's time went: each stage's process and DVC's own")
-    args = parser.parse_args()
+    args = arguments(
+        __doc__, (("--keep",), {"action": "store_true", "help": "keep the clone (for a look at its outputs)"}),
+        (("--stages",), {"action": "store_true", "help": "also time each stage alone, forced"}),
+        (("--tests",), {"action": "store_true", "help": "also time the default test lane in the clone"}),
+        (("--timeline",), {"action": "store_true",
+                           "help": "also print where the full repro's time went: each stage's process and DVC's own"}))
     clone = ROOT.parent / f".{ROOT.name}-repro-bench"
     if clone.exists():
         shutil.rmtree(clone)
