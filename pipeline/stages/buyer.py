@@ -7,8 +7,7 @@ page shows), `pipeline.analysis.buyer.answer_for` takes today's published result
 the trusted forecasts of the decide stage's saved models (params `decide.trust`), prices them (the public price
 table, or params `report.prices`, with params `report.electricity_usd_per_kwh`) and answers each deadline and budget
 of params `report.deadlines_min` and `report.budgets_usd`; it writes data/processed/buyer/<benchmark>.json, which
-the report shows. None of it reads the clusters, so a change of `cluster.k` does not answer
-again.
+the report shows. None of it reads the clusters, so a change of `cluster.k` does not answer again.
 """
 from __future__ import annotations
 
