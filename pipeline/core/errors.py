@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from types import TracebackType
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 from pipeline.core.threads import pin_threads
 
@@ -51,21 +52,45 @@ F = TypeVar("F", bound=Callable[..., object])
 def cli(main: F) -> F:
     """Wrap the main() of a stage or command: the numeric libraries run one thread each (`pin_threads`); a
     PipelineError becomes one readable line on stderr and exit status 1; Ctrl-C (SIGINT) one line and exit
-    status 130, no traceback (a stage swaps its outputs in whole at the end, so the previous ones stay)."""
+    status 130, no traceback (a stage swaps its outputs in whole at the end, so the previous ones stay); a reader
+    that stops reading the output (`| head`) ends the command quietly with exit status 1."""
 
     @functools.wraps(main)
     def wrapper(*args: object, **kwargs: object) -> object:
         pin_threads()
         try:
-            return main(*args, **kwargs)
+            result = main(*args, **kwargs)
+        except BrokenPipeError:
+            _reader_gone()
+        except SystemExit:  # argparse's --help and usage errors: what they printed is flushed here too
+            _flush_stdout()
+            raise
         except PipelineError as error:
             print(f"error: {error}", file=sys.stderr)
             raise SystemExit(1) from None
         except KeyboardInterrupt:
             print(f"interrupted: {_program()} stopped (Ctrl-C)", file=sys.stderr)
             raise SystemExit(INTERRUPTED) from None
+        _flush_stdout()
+        return result
 
     return wrapper  # type: ignore[return-value]
+
+
+def _flush_stdout() -> None:
+    """Standard output flushed now: a reader gone (`| head`) is found here, not by the interpreter's flush at exit,
+    which would print a traceback-like complaint."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _reader_gone()
+
+
+def _reader_gone() -> NoReturn:
+    """Exit status 1, quietly: what is left in the output buffer goes nowhere, so the exit finds no pipe to complain
+    about."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    raise SystemExit(1) from None
 
 
 def quiet_interrupts() -> None:

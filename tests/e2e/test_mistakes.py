@@ -276,3 +276,20 @@ def test_a_truncated_archive_loses_no_output(repro_clone: Path) -> None:
     assert f"bad-mirror/{cut.name} ({cut.stat().st_size} bytes) is not a readable .tar.gz" in output, output
     after = _outputs(repro_clone)
     assert sorted(set(before) - set(after)) == [] and [name for name in before if before[name] != after[name]] == []
+
+
+def test_a_reader_that_stops_early_ends_a_command_without_a_traceback() -> None:
+    """`predict ... | head -1`: the pipe is closed before the command writes, as a reader that has read enough
+    closes it; the command stops with exit status 1 and says nothing on stderr (it printed a BrokenPipeError's
+    traceback before)."""
+    from pipeline.core import paths
+
+    if not (ROOT / paths.models_json("llama2_70b_lora")).is_file():
+        pytest.skip("the decide stage has not run in this checkout")
+    process = subprocess.Popen([sys.executable, "-m", "pipeline.commands.predict", "--benchmark", "llama2_70b_lora",
+                                "--accelerator", "GB300", "--count", "512"], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()
+    error = process.stderr.read().decode()
+    assert process.wait() == 1 and error == "", error
