@@ -103,7 +103,8 @@ def importance_frame(importance: ImportanceReport, top: int = IMPORTANCE_TOP) ->
     if not rows:
         return pd.DataFrame(columns=["target", "feature", "mean", "std"])
     frame = pd.DataFrame(rows)
-    order = frame.groupby("feature")["mean"].max().sort_values(ascending=False).index[:top]
+    # Stable, so features of equal importance stay in name order (groupby sorts by name) on every machine.
+    order = frame.groupby("feature")["mean"].max().sort_values(ascending=False, kind="stable").index[:top]
     frame = frame[frame["feature"].isin(order)]
     frame["feature"] = pd.Categorical(frame["feature"], categories=list(order), ordered=True)
     return frame.sort_values(["feature", "target"]).reset_index(drop=True)

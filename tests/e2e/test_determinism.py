@@ -3,6 +3,7 @@ repetition or a run killed part way and repeated change no output, from the inge
 from __future__ import annotations
 
 import os
+import platform
 import random
 import shutil
 import signal
@@ -234,6 +235,21 @@ def test_every_stage_runs_the_one_blas_kernel_whatever_the_cpu_asks() -> None:
         probe = subprocess.run([sys.executable, "-c", script], env={**os.environ, "OPENBLAS_CORETYPE": core_type},
                                capture_output=True, text=True, check=True, cwd=ROOT)
         assert probe.stdout.split() == [_blas_kernel(BLAS_KERNEL)], core_type
+
+
+@pytest.mark.parametrize("asked", [{"NPY_ENABLE_CPU_FEATURES": "X86_V3"}, {"NPY_DISABLE_CPU_FEATURES": ""}, {}])
+def test_every_stage_runs_numpys_baseline_code_whatever_the_cpu_or_user_asks(asked: dict[str, str]) -> None:
+    """A process that imports `pipeline` runs none of numpy's CPU-specific code (AVX2, AVX-512), whatever the CPU
+    has or the environment asks: a quicksort of equal keys and a sum's lane order are the same on every x86-64
+    machine (pipeline/core/threads.py). Also fails when a numpy upgrade adds a dispatch target not turned off."""
+    if platform.machine().lower() not in {"x86_64", "amd64"}:
+        pytest.skip("numpy's code is pinned on x86-64 only")
+    environment = {name: value for name, value in os.environ.items() if not name.startswith("NPY_")}
+    script = ("import pipeline, numpy._core._multiarray_umath as umath; "
+              "print(*sorted(name for name in umath.__cpu_dispatch__ if umath.__cpu_features__[name]))")
+    probe = subprocess.run([sys.executable, "-c", script], env={**environment, **asked}, capture_output=True,
+                           text=True, cwd=ROOT)
+    assert (probe.returncode, probe.stdout.split(), probe.stderr) == (0, [], "")
 
 
 @pytest.mark.slow

@@ -1017,3 +1017,14 @@ def test_the_newest_round_counts_its_republished_results_and_its_front_is_beaten
     assert rows["round_front"].tolist() == [1, 2, 2] and rows["round_rank"].tolist() == [1, 2, 3]
     assert rows["round_efficiency"].tolist() == pytest.approx([1.0, 2.13 / 5.33, 2.13 / 4.0])
     assert site.configuration_row(rows.iloc[0])["name"] == "Acme b_again (republished from v5.0)"
+
+
+def test_features_of_equal_importance_are_listed_in_name_order() -> None:
+    """Rows of equal permutation importance (often many at 0.000) keep one order, by feature name: an unstable sort
+    left them in an order that changed with the CPU's sort code, and so did the methods page's bytes."""
+    features = {f"feature_{i:02d}": {"mean": 0.0 if i % 3 else 0.5, "std": 0.0} for i in range(40, 0, -1)}
+    fit = TargetFit.model_validate({**IMPORTANCE_FITS["log_time_to_train"].model_dump(),
+                                    "permutation_importance": features})
+    report = IMPORTANCE.model_copy(update={"targets": {"log_time_to_train": fit}})
+    order = list(dict.fromkeys(tables.importance_frame(report, top=40)["feature"]))
+    assert order == sorted(features, key=lambda name: (-features[name]["mean"], name))
