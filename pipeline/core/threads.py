@@ -13,8 +13,8 @@ CPU or a user's OPENBLAS_CORETYPE; the matrices here are small, so the faster ke
 numpy picks its own code per CPU too: on x86-64 its sorts, sums and some ufuncs have AVX2 and AVX-512 versions
 beside the baseline one (its dispatch targets X86_V3, X86_V4, AVX512_ICL and AVX512_SPR). A quicksort of equal
 keys leaves them in another order under each, and a reduction adds its lanes in another order, so a clean clone
-on an AVX-512 machine wrote other bytes than the committed dvc.lock (rows of equal importance in another order,
-last bits of a sum). `NPY_DISABLE_CPU_FEATURES` turns every dispatch target off, so each x86-64 CPU runs numpy's
+on an AVX2 machine did not reproduce the dvc.lock another machine had written (on one machine, AVX2 against
+baseline code listed features of equal importance in another order). `NPY_DISABLE_CPU_FEATURES` turns every dispatch target off, so each x86-64 CPU runs numpy's
 baseline code, as it runs OpenBLAS' baseline kernel.
 
 `pin_threads_env()` runs when the `pipeline` package is imported, before any stage or command loads numpy, and
