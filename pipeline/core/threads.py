@@ -14,8 +14,8 @@ numpy picks its own code per CPU too: on x86-64 its sorts, sums and some ufuncs 
 beside the baseline one (its dispatch targets X86_V3, X86_V4, AVX512_ICL and AVX512_SPR). A quicksort of equal
 keys leaves them in another order under each, and a reduction adds its lanes in another order, so a clean clone
 on an AVX2 machine did not reproduce the dvc.lock another machine had written (on one machine, AVX2 against
-baseline code listed features of equal importance in another order). `NPY_DISABLE_CPU_FEATURES` turns every dispatch target off, so each x86-64 CPU runs numpy's
-baseline code, as it runs OpenBLAS' baseline kernel.
+baseline code listed features of equal importance in another order). `NPY_DISABLE_CPU_FEATURES` turns every
+dispatch target off, so each x86-64 CPU runs numpy's baseline code, as it runs OpenBLAS' baseline kernel.
 
 `pin_threads_env()` runs when the `pipeline` package is imported, before any stage or command loads numpy, and
 sets the variables the libraries read when they load; `pin_threads()` (run by the `errors.cli` wrapper of every
