@@ -39,12 +39,17 @@ BLAS_KERNEL = "Prescott"
 NUMPY_DISPATCH_OFF = "X86_V3 X86_V4 AVX512_ICL AVX512_SPR"
 
 
+def is_x86_64() -> bool:
+    """Whether this machine is x86-64, the one architecture whose BLAS kernel and numpy code are pinned."""
+    return platform.machine().lower() in {"x86_64", "amd64"}
+
+
 def pin_threads_env() -> None:
     """Set the thread-count variables of OpenMP, OpenBLAS, MKL, numexpr and Accelerate to `THREADS`, and on x86-64
     OpenBLAS' kernel to `BLAS_KERNEL` and numpy's code to its baseline (`NUMPY_DISPATCH_OFF`)."""
     for name in THREAD_VARIABLES:
         os.environ[name] = str(THREADS)
-    if platform.machine().lower() in {"x86_64", "amd64"}:
+    if is_x86_64():
         os.environ["OPENBLAS_CORETYPE"] = BLAS_KERNEL
         # numpy refuses to start when both variables are set; the user's choice of features is overridden.
         os.environ.pop("NPY_ENABLE_CPU_FEATURES", None)

@@ -3,7 +3,6 @@ repetition or a run killed part way and repeated change no output, from the inge
 from __future__ import annotations
 
 import os
-import platform
 import random
 import shutil
 import signal
@@ -242,7 +241,9 @@ def test_every_stage_runs_numpys_baseline_code_whatever_the_cpu_or_user_asks(ask
     """A process that imports `pipeline` runs none of numpy's CPU-specific code (AVX2, AVX-512), whatever the CPU
     has or the environment asks: a quicksort of equal keys and a sum's lane order are the same on every x86-64
     machine (pipeline/core/threads.py). Also fails when a numpy upgrade adds a dispatch target not turned off."""
-    if platform.machine().lower() not in {"x86_64", "amd64"}:
+    from pipeline.core.threads import is_x86_64
+
+    if not is_x86_64():
         pytest.skip("numpy's code is pinned on x86-64 only")
     environment = {name: value for name, value in os.environ.items() if not name.startswith("NPY_")}
     script = ("import pipeline, numpy._core._multiarray_umath as umath; "
