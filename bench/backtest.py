@@ -32,11 +32,17 @@ if __package__ in (None, ""):  # run as `python bench/backtest.py`
 from bench._common import arguments
 from pipeline.analysis.forecasting.backtest import backtest
 from pipeline.analysis.forecasting.model import ANSWER, MEASURED, NEW_FAMILY_KINDS, model_inputs_by_benchmark
-from pipeline.analysis.forecasting.siblings import benchmark_ratios, measured_ratios, pooled_ratios, sibling_of
+from pipeline.analysis.forecasting.siblings import (
+    benchmark_ratios,
+    law_log_ratio,
+    measured_ratios,
+    pooled_ratios,
+    sibling_of,
+)
 from pipeline.analysis.forecasting.summaries import ErrorSummary, compare
 from pipeline.analysis.forecasting.trust import coverage_consistent
 from pipeline.mlperf.catalogue import round_published
-from pipeline.mlperf.hardware.accelerators import spec_features, specifications
+from pipeline.mlperf.hardware.accelerators import specifications
 from pipeline.settings import Trust, load_settings
 
 
@@ -108,7 +114,7 @@ def sibling_ratio_table(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """The ratio a new family's forecast stands on, checked on every pair of one vendor's families (the later
     launched first) with results in one round at one count of a benchmark: their ratio there (`measured_ratios`
     of that round) against the one measured on the other benchmarks before the round (the model's, None without
-    any) and their specifications' (`spec_features`: geometric mean of peak BF16 TFLOPS and memory bandwidth).
+    any) and their specifications' (`law_log_ratio`: geometric mean of peak BF16 TFLOPS, memory bandwidth and TDP).
     Per fold and overall: cases, median absolute and signed error (%) of each on the cases with both; last, the
     same overall for pairs of two vendors (a stand-in's)."""
     table = specifications()
@@ -126,13 +132,12 @@ def sibling_ratio_table(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
                         or (int(table.loc[family, "launch_year"]), family)
                         <= (int(table.loc[sibling, "launch_year"]), sibling)):
                     continue
-                gap = (spec_features(np.array([family], dtype=object))
-                       - spec_features(np.array([sibling], dtype=object)))[0]
-                if np.isfinite(gap).any():
+                law = law_log_ratio(family, sibling)
+                if math.isfinite(law):
                     same = table.loc[family, "vendor"] == table.loc[sibling, "vendor"]
                     cases.append({"fold": fold, "vendors": same,
                                   "measured": earlier[(family, sibling)] - ratio.log_ratio,
-                                  "specification": -float(np.nanmean(gap)) - ratio.log_ratio})
+                                  "specification": law - ratio.log_ratio})
     found = pd.DataFrame(cases, columns=["fold", "vendors", "measured", "specification"])
     one = found[found["vendors"].astype(bool)]
     rows = {}
@@ -167,13 +172,11 @@ def next_round_ratios(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
             ratio = None if found is None else ratios.get((family, found[0]))
             if found is None or ratio is None:
                 continue
-            gap = (spec_features(np.array([family], dtype=object))
-                   - spec_features(np.array([found[0]], dtype=object)))[0]
+            law = law_log_ratio(family, found[0])
             rows.append({"benchmark": benchmark, "family": family,
                          "sibling": found[0] if found[1] else f"{found[0]} (stand-in, unused)",
                          "measured": _fmt(math.exp(ratio.log_ratio), digits=3), "benchmarks": ratio.benchmarks,
-                         "specifications": _fmt(math.exp(-float(np.nanmean(gap))), digits=3)
-                         if np.isfinite(gap).any() else ""})
+                         "specifications": _fmt(math.exp(law), digits=3) if math.isfinite(law) else ""})
     return pd.DataFrame(rows, columns=["benchmark", "family", "sibling", "measured", "benchmarks", "specifications"])
 
 

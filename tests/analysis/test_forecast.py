@@ -503,6 +503,15 @@ def test_spec_features_are_logs_and_nan_for_the_unknown() -> None:
     assert math.isnan(features[1, 1]) and np.isnan(features[2]).all()  # Bow: SRAM, no bandwidth figure
 
 
+def test_the_specifications_law_is_the_geometric_mean_of_the_figures_both_families_have() -> None:
+    """A100 against V100: 312 / 125 TFLOPS and 2.039 / 0.9 TB/s; Bow against GC200: throughput alone (neither has
+    a bandwidth figure); a family outside the table has no law."""
+    assert siblings.law_log_ratio("A100", "V100") == pytest.approx(-(math.log(312 / 125) + math.log(2.039 / 0.9)) / 2)
+    assert siblings.law_log_ratio("B300", "B200") == 0.0
+    assert siblings.law_log_ratio("Bow", "GC200") == pytest.approx(-math.log(87.5 / 62.5))
+    assert math.isnan(siblings.law_log_ratio("Nope", "V100"))
+
+
 # --- answers ------------------------------------------------------------------------------------------------------
 
 def _fitted() -> answers.FittedBenchmark:

@@ -72,7 +72,14 @@ from pipeline.analysis.forecasting.inputs import form_factor_levels as form_fact
 from pipeline.analysis.forecasting.inputs import model_inputs as model_inputs
 from pipeline.analysis.forecasting.inputs import model_inputs_by_benchmark
 from pipeline.analysis.forecasting.intervals import weighted_median
-from pipeline.analysis.forecasting.siblings import MeasuredRatio, cell_ratios, pooled_ratios, ratio_cells, sibling_of
+from pipeline.analysis.forecasting.siblings import (
+    MeasuredRatio,
+    cell_ratios,
+    law_log_ratio,
+    pooled_ratios,
+    ratio_cells,
+    sibling_of,
+)
 from pipeline.mlperf.catalogue import round_published, round_version
 from pipeline.mlperf.hardware.accelerators import spec_features
 from pipeline.settings import Analysis
@@ -296,11 +303,7 @@ class Forecaster:
                     + self.pooled_exponent * log_count
                     + self.drift_per_year * (target_time - self.spec_time))
         model, kind, spread, horizon = model.copy(), kind.copy(), spread.copy(), horizon.copy()
-        new = sorted(set(families[kind == ""].tolist()))
-        # the specifications of the new families and of every family they may learn from, looked up at once
-        names = sorted({*new, *self._sibling_units})
-        features = dict(zip(names, spec_features(np.array(names, dtype=object))))
-        for family in new:
+        for family in sorted(set(families[kind == ""].tolist())):
             rows = (families == family) & (kind == "")
             found = ((str(family), True) if family in self._sibling_units
                      else sibling_of(str(family), self._sibling_units))
@@ -308,11 +311,8 @@ class Forecaster:
             if found is not None and (found[1] or not np.isfinite(spec[rows]).all()):
                 unit = self._sibling_units[found[0]]
                 anchor_time = self._unit_rows[unit][0]
-                difference = features[family] - features[found[0]]
-                known = difference[np.isfinite(difference)]
-                shift = -float(known.mean()) if len(known) else 0.0
-                if measured is not None:
-                    shift = measured.log_ratio
+                law = law_log_ratio(str(family), found[0])
+                shift = measured.log_ratio if measured is not None else law if math.isfinite(law) else 0.0
                 model[rows] = (self.curves[unit].log_time(counts[rows]) + shift
                                + self.drift_per_year * (target_time - anchor_time))
                 kind[rows] = FAMILY if found[0] == family else SIBLING if measured is None else MEASURED
