@@ -29,6 +29,7 @@ from pipeline.analysis.forecasting.model import (
     POOLED,
     RECENTRED_KINDS,
     ROUND_STEP_YEARS,
+    SPECIFICATION,
     DriftPrior,
     Forecaster,
     fit,
@@ -130,7 +131,8 @@ class Answer(Record):
     extrapolated: bool
     """Beyond the trusted count range (params `decide.trust.max_count_factor`)."""
     notes: list[str]
-    """What else a reader must know: extrapolated, data rising with count, retired."""
+    """What else a reader must know: extrapolated, data rising with count, what a family new to the benchmark is
+    learned from (`source_note`), retired."""
     backtest_error: str
     """The benchmark's one error figure (`error_sentence`): the forward backtest of `predict`'s answers, the naive
     rule's beside it; for a family new to the benchmark, that of such answers on every benchmark
@@ -352,6 +354,9 @@ def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float,
     rising = rising_published(fitted.published, family, form_factor, count)
     if rising:
         notes.append(rising)
+    source = source_note(fitted, family, kind, curve.calibration.shift)
+    if source:
+        notes.append(source)
     retired = retirement_note(benchmark, fitted.forecaster.rounds[-1])
     if retired:
         notes.append(retired)
@@ -364,6 +369,34 @@ def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float,
                   note=method_note(fitted, method), extrapolated=extrapolated, notes=notes,
                   backtest_error=(new_family_sentence(fitted.new_family_errors) if kind in NEW_FAMILY_KINDS
                                   else error_sentence(fitted.comparison)))
+
+
+def source_note(fitted: FittedBenchmark, family: str, kind: str, shift: float) -> str:
+    """What the forecast of a family without results on `fitted`'s benchmark (`kind` one of NEW_FAMILY_KINDS)
+    stands on, in a sentence: the family it learned from (`Forecaster.source_of`) and their ratio, or the
+    regression on specifications; then the re-centring `shift` (log minutes) where there is one. Empty for
+    other kinds."""
+    benchmark = fitted.benchmark
+    if kind == SPECIFICATION:
+        text = (f"from the specifications: the regression of {benchmark}'s families' levels on their peak dense BF16 "
+                f"TFLOPS and memory bandwidth ({family} and every family of its vendor have no result there)")
+    else:
+        source = fitted.forecaster.source_of(family) if kind in NEW_FAMILY_KINDS else None
+        if source is None:
+            return ""
+        vendor = specifications().loc[family, "vendor"]
+        whom = (f"{source.family}, its vendor's sibling" if source.own_vendor else
+                f"{source.family}, another vendor's family standing in (no {vendor} family has results on "
+                f"{benchmark}; a weaker guide)")
+        ratio = (f"their ratio measured on {source.measured.benchmarks} other "
+                 f"benchmark{'s' if source.measured.benchmarks > 1 else ''}" if source.measured is not None
+                 else "the ratio of their peak dense BF16 TFLOPS and memory bandwidth")
+        text = (f"learned from {whom}: its count curve and drift on {benchmark}, times {ratio} "
+                f"({math.exp(source.log_ratio):.3f} of its time)")
+    if shift:
+        text += (f"; then times {math.exp(shift):.3f}, re-centred on the errors of earlier forecasts of this kind in "
+                 f"the backtest")
+    return text
 
 
 def method_note(fitted: FittedBenchmark, method: str) -> str:

@@ -136,6 +136,20 @@ BLEND_WEIGHT = 0.5
 # --- the model ----------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class Source:
+    """Where the model takes the forecast of a family without results on a benchmark (`Forecaster.source_of`): the
+    curve and drift of `family` (the family itself in another form factor, its vendor's sibling, or, with
+    `own_vendor` False, another vendor's family, a stand-in), plus `log_ratio` (log of the family's time over the
+    source's; 0 for itself), `measured` on other benchmarks (`siblings.measured_ratios`) or, with `measured` None,
+    by the specifications' law (`siblings.law_log_ratio`; 0 where the two share no figure)."""
+
+    family: str
+    own_vendor: bool
+    log_ratio: float
+    measured: MeasuredRatio | None
+
+
+@dataclass(frozen=True)
 class Forecaster:
     """A forecast model fitted on some rounds of one benchmark (see the module docstring)."""
 
@@ -267,6 +281,21 @@ class Forecaster:
         """The benchmark's median unit spread: a forecast without a unit's own."""
         return float(np.median(self.units["spread"].to_numpy(dtype=float)))
 
+    def source_of(self, family: str) -> Source | None:
+        """The `Source` of `family`'s forecasts: its own curve in another form factor where it has one, else its
+        sibling's (`sibling_of`) among the families with results; None when neither it nor any of them has
+        specifications."""
+        if family in self._sibling_units:
+            return Source(family, True, 0.0, None)
+        found = sibling_of(family, self._sibling_units)
+        if found is None:
+            return None
+        measured = self._measured.get((family, found[0])) if found[1] else None
+        if measured is not None:
+            return Source(found[0], True, measured.log_ratio, measured)
+        law = law_log_ratio(family, found[0])
+        return Source(found[0], found[1], law if math.isfinite(law) else 0.0, None)
+
     @cached_property
     def _measured(self) -> dict[tuple[str, str], MeasuredRatio]:
         """The measured ratios by (family, sibling)."""
@@ -305,17 +334,14 @@ class Forecaster:
         model, kind, spread, horizon = model.copy(), kind.copy(), spread.copy(), horizon.copy()
         for family in sorted(set(families[kind == ""].tolist())):
             rows = (families == family) & (kind == "")
-            found = ((str(family), True) if family in self._sibling_units
-                     else sibling_of(str(family), self._sibling_units))
-            measured = self._measured.get((str(family), found[0])) if found is not None and found[1] else None
-            if found is not None and (found[1] or not np.isfinite(spec[rows]).all()):
-                unit = self._sibling_units[found[0]]
+            source = self.source_of(str(family))
+            if source is not None and (source.own_vendor or not np.isfinite(spec[rows]).all()):
+                unit = self._sibling_units[source.family]
                 anchor_time = self._unit_rows[unit][0]
-                law = law_log_ratio(str(family), found[0])
-                shift = measured.log_ratio if measured is not None else law if math.isfinite(law) else 0.0
-                model[rows] = (self.curves[unit].log_time(counts[rows]) + shift
+                model[rows] = (self.curves[unit].log_time(counts[rows]) + source.log_ratio
                                + self.drift_per_year * (target_time - anchor_time))
-                kind[rows] = FAMILY if found[0] == family else SIBLING if measured is None else MEASURED
+                kind[rows] = (FAMILY if source.family == family else SIBLING if source.measured is None
+                              else MEASURED)
                 spread[rows], horizon[rows] = self._unit_spread[unit], target_time - anchor_time
             elif np.isfinite(spec[rows]).all():
                 model[rows], kind[rows] = spec[rows], SPECIFICATION
