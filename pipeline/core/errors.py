@@ -68,13 +68,33 @@ def cli(main: F) -> F:
         except PipelineError as error:
             print(f"error: {error}", file=sys.stderr)
             raise SystemExit(1) from None
-        except KeyboardInterrupt:
-            print(f"interrupted: {_program()} stopped (Ctrl-C)", file=sys.stderr)
+        except (KeyboardInterrupt, Exception) as error:
+            if not interrupted(error):
+                raise
+            _say_interrupted()
             raise SystemExit(INTERRUPTED) from None
         _flush_stdout()
         return result
 
     return wrapper  # type: ignore[return-value]
+
+
+def interrupted(error: BaseException) -> bool:
+    """Whether `error` is Ctrl-C or was raised because of it: Python 3.11 wraps a KeyboardInterrupt that lands in a
+    descriptor's `__set_name__` (a dataclass field's, while a library defines its classes on import) in a
+    RuntimeError, so the interrupt is found down the chain of causes and contexts."""
+    seen: set[int] = set()
+    found: BaseException | None = error
+    while found is not None and id(found) not in seen:
+        if isinstance(found, KeyboardInterrupt):
+            return True
+        seen.add(id(found))
+        found = found.__cause__ or found.__context__
+    return False
+
+
+def _say_interrupted() -> None:
+    print(f"interrupted: {_program()} stopped (Ctrl-C)", file=sys.stderr)
 
 
 def _flush_stdout() -> None:
@@ -95,14 +115,18 @@ def _reader_gone() -> NoReturn:
 
 def quiet_interrupts() -> None:
     """Ctrl-C outside a wrapped main() too (while a stage or command imports its libraries) prints one line
-    instead of a traceback; the exit status stays 130. Other uncaught exceptions print as before."""
+    instead of a traceback, also when a library's import wrapped it in another exception (`interrupted`); the exit
+    status stays that of Ctrl-C. Other uncaught exceptions print as before."""
     previous = sys.excepthook
 
     def hook(kind: type[BaseException], value: BaseException, traceback: TracebackType | None) -> None:
-        if issubclass(kind, KeyboardInterrupt):
-            print(f"interrupted: {_program()} stopped (Ctrl-C)", file=sys.stderr)
-        else:
+        if not interrupted(value):
             previous(kind, value, traceback)
+            return
+        _say_interrupted()
+        if not issubclass(kind, KeyboardInterrupt):  # a wrapped interrupt ends the process as Ctrl-C would
+            sys.stderr.flush()
+            os._exit(INTERRUPTED)
 
     sys.excepthook = hook
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pipeline.core.errors import INTERRUPTED, cli
 from tests.conftest import ROOT, run_stage
 
 # The stages after fetch, in dvc.yaml's order (validate and fetch read the mirror: tests/e2e/test_mistakes.py).
@@ -117,3 +118,36 @@ def test_ctrl_c_keeps_each_stage_s_previous_outputs(tmp_path: Path) -> None:
             problems.append(f"{stage}: temporaries left {temporaries}")
         restore(project, outputs, reference)
     assert not problems, "\n".join(problems)
+
+
+class _InterruptOnDefinition:
+    """A class attribute whose `__set_name__` is where Ctrl-C lands, as in a dataclass field while a library
+    defines its classes on import (pandera's, under the cluster stage: Python 3.11 wraps it in a RuntimeError)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_wrapped_by_a_library_import_is_still_one_line_and_exit_130(capsys) -> None:
+    @cli
+    def main() -> None:
+        class Defined:
+            field = _InterruptOnDefinition()
+
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    assert exit_.value.code == INTERRUPTED
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_a_wrapped_ctrl_c_outside_a_stage_s_main_is_one_line_and_exit_130() -> None:
+    """While a stage imports its libraries at the top of its module, before its wrapped main()."""
+    script = "import pipeline\nraise RuntimeError('import') from KeyboardInterrupt"
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True)
+    assert (done.returncode, done.stderr.count("\n"), done.stderr.startswith("interrupted: ")) == (INTERRUPTED, 1, True)
+
+
+def test_other_failures_keep_their_traceback() -> None:
+    done = subprocess.run([sys.executable, "-c", "import pipeline\nraise RuntimeError('a bug')"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 1 and "Traceback" in done.stderr and "a bug" in done.stderr
