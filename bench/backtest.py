@@ -114,7 +114,7 @@ def sibling_ratio_table(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """The ratio a new family's forecast stands on, checked on every pair of one vendor's families (the later
     launched first) with results in one round at one count of a benchmark: their ratio there (`measured_ratios`
     of that round) against the one measured on the other benchmarks before the round (the model's, None without
-    any) and their specifications' (`law_log_ratio`: geometric mean of peak BF16 TFLOPS, memory bandwidth and TDP).
+    any) and their specifications' (`law_log_ratio`: geometric mean of peak BF16 TFLOPS and memory bandwidth).
     Per fold and overall: cases, median absolute and signed error (%) of each on the cases with both; last, the
     same overall for pairs of two vendors (a stand-in's)."""
     table = specifications()

@@ -373,7 +373,7 @@ def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float,
 
 def source_note(fitted: FittedBenchmark, family: str, kind: str, shift: float) -> str:
     """What the forecast of a family without results on `fitted`'s benchmark (`kind` one of NEW_FAMILY_KINDS)
-    stands on, in a sentence: the family it learned from (`Forecaster.source_of`) and their ratio, or the
+    stands on, in a sentence: the family it learned from (`siblings.new_family_source`) and their ratio, or the
     regression on specifications; then the re-centring `shift` (log minutes) where there is one. Empty for
     other kinds."""
     benchmark = fitted.benchmark

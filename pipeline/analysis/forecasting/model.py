@@ -74,11 +74,11 @@ from pipeline.analysis.forecasting.inputs import model_inputs_by_benchmark
 from pipeline.analysis.forecasting.intervals import weighted_median
 from pipeline.analysis.forecasting.siblings import (
     MeasuredRatio,
+    NewFamilySource,
     cell_ratios,
-    law_log_ratio,
+    new_family_source,
     pooled_ratios,
     ratio_cells,
-    sibling_of,
 )
 from pipeline.mlperf.catalogue import round_published, round_version
 from pipeline.mlperf.hardware.accelerators import spec_features
@@ -134,20 +134,6 @@ BLEND_WEIGHT = 0.5
 
 
 # --- the model ----------------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Source:
-    """Where the model takes the forecast of a family without results on a benchmark (`Forecaster.source_of`): the
-    curve and drift of `family` (the family itself in another form factor, its vendor's sibling, or, with
-    `own_vendor` False, another vendor's family, a stand-in), plus `log_ratio` (log of the family's time over the
-    source's; 0 for itself), `measured` on other benchmarks (`siblings.measured_ratios`) or, with `measured` None,
-    by the specifications' law (`siblings.law_log_ratio`; 0 where the two share no figure)."""
-
-    family: str
-    own_vendor: bool
-    log_ratio: float
-    measured: MeasuredRatio | None
-
 
 @dataclass(frozen=True)
 class Forecaster:
@@ -281,20 +267,9 @@ class Forecaster:
         """The benchmark's median unit spread: a forecast without a unit's own."""
         return float(np.median(self.units["spread"].to_numpy(dtype=float)))
 
-    def source_of(self, family: str) -> Source | None:
-        """The `Source` of `family`'s forecasts: its own curve in another form factor where it has one, else its
-        sibling's (`sibling_of`) among the families with results; None when neither it nor any of them has
-        specifications."""
-        if family in self._sibling_units:
-            return Source(family, True, 0.0, None)
-        found = sibling_of(family, self._sibling_units)
-        if found is None:
-            return None
-        measured = self._measured.get((family, found[0])) if found[1] else None
-        if measured is not None:
-            return Source(found[0], True, measured.log_ratio, measured)
-        law = law_log_ratio(family, found[0])
-        return Source(found[0], found[1], law if math.isfinite(law) else 0.0, None)
+    def source_of(self, family: str) -> NewFamilySource | None:
+        """`siblings.new_family_source` of `family` among the families with results here."""
+        return new_family_source(family, self._sibling_units, self._measured)
 
     @cached_property
     def _measured(self) -> dict[tuple[str, str], MeasuredRatio]:
@@ -324,9 +299,7 @@ class Forecaster:
         the regression on specifications (`SPECIFICATION`); else a stand-in's curve by the specifications' law
         (`SIBLING`; a ratio measured across vendors missed by a median 30.3% against the law's 36.1% on 28 pairs,
         but rests on few benchmarks and submitters: MI300X took 9.2 times B200's time over two, one submitter's BERT
-        among them, bench/backtest.py). Tried and not kept: the mean of the sibling's and the regression's forecast
-        where both exist (new families' median error over every fold 21.2% against 20.3%, v5.1 17.4% against
-        18.1%)."""
+        among them, bench/backtest.py); docs/predictions.md says what was tried and not kept."""
         log_count = np.log(counts)
         spec = np.full(len(counts), np.nan)
         if self.spec_coefficients is not None:

@@ -14,7 +14,7 @@ ratio** (`measured_ratios`) replaces the ratio of their specifications (`pipelin
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,10 +58,7 @@ def law_log_ratio(family: str, sibling: str) -> float:
     `spec_features` (peak dense BF16 TFLOPS, memory bandwidth) both have, of log(figure of `family` / figure of
     `sibling`) (a part with twice every figure takes half the time); NaN when they share none or either is not in
     the specification table."""
-    # Tried and not kept: the board power (TDP) as a third figure. On the 215 cases of one vendor's families
-    # meeting in a round of a benchmark it missed their ratio by a median 13.5% against 16.6%, but it dilutes a
-    # generation's compute and bandwidth gain (A100 against V100: 0.51 of the time against 0.42), and new
-    # families' forecasts missed by 22.1% over every fold against 20.3% (v0.7 A100 +21% against -1%).
+    # The board power (TDP) as a third figure was tried and not kept: docs/predictions.md.
     gaps = np.subtract(*spec_features(np.array([family, sibling], dtype=object)))
     known = gaps[np.isfinite(gaps)]
     return -float(known.mean()) if len(known) else math.nan
@@ -133,3 +130,34 @@ def pooled_ratios(per_benchmark: pd.DataFrame) -> tuple[MeasuredRatio, ...]:
     pooled = per_benchmark.groupby(["family", "sibling"], sort=True)["log_ratio"].agg(["median", "size"])
     return tuple(MeasuredRatio(str(family), str(sibling), float(np.round(value, CURVE_DECIMALS)), int(size))
                  for (family, sibling), value, size in zip(pooled.index, pooled["median"], pooled["size"]))
+
+
+@dataclass(frozen=True)
+class NewFamilySource:
+    """Where the model takes the forecast of a family without results on a benchmark (`new_family_source`): the
+    curve and drift of `family` (the family itself in another form factor, its vendor's sibling, or, with
+    `own_vendor` False, another vendor's family, a stand-in), plus `log_ratio` (log of the family's time over the
+    source's; 0 for itself), `measured` on other benchmarks (`measured_ratios`) or, with `measured` None, by the
+    specifications' law (`law_log_ratio`; 0 where the two share no figure)."""
+
+    family: str
+    own_vendor: bool
+    log_ratio: float
+    measured: MeasuredRatio | None
+
+
+def new_family_source(family: str, with_results: Collection[str],
+                      measured: Mapping[tuple[str, str], MeasuredRatio]) -> NewFamilySource | None:
+    """The `NewFamilySource` of `family`'s forecasts on a benchmark whose families `with_results` have results: its
+    own curve in another form factor where it has one, else its sibling's (`sibling_of`), by their `measured` ratio
+    (by family and sibling) where there is one; None when neither it nor any of them has specifications."""
+    if family in with_results:
+        return NewFamilySource(family, True, 0.0, None)
+    found = sibling_of(family, with_results)
+    if found is None:
+        return None
+    ratio = measured.get((family, found[0])) if found[1] else None
+    if ratio is not None:
+        return NewFamilySource(found[0], True, ratio.log_ratio, ratio)
+    law = law_log_ratio(family, found[0])
+    return NewFamilySource(found[0], found[1], law if math.isfinite(law) else 0.0, None)
