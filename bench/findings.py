@@ -48,8 +48,8 @@ def main(benchmarks: list[str]) -> None:
     analysed = scope.analysed_benchmarks(analysis, configurations)
     frames = {benchmark: scope.in_scope(configurations, analysis, benchmark) for benchmark in analysed}
     frames = {benchmark: frame for benchmark, frame in frames.items() if len(frame) >= analysis.min_configurations}
-    adjusted, correction = findings.adjust({benchmark: findings.evaluate(frame, settings)
-                                            for benchmark, frame in frames.items()}, settings.alpha)
+    adjusted, correction = findings.across_benchmarks({benchmark: findings.evaluate(frame, settings)
+                                                       for benchmark, frame in frames.items()}, settings)
     print(f"{correction.statement()}; tests: {correction.tests_supported} of {correction.tests} supported after the "
           f"correction, {correction.tests_supported_raw} before; findings not tested for too few submitters or "
           f"results: {sum(all(t.p_raw is None for t in item.tests) for items in adjusted.values() for item in items)}")

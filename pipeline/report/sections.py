@@ -96,12 +96,14 @@ class Finding:
 
 
 def finding_test(test: findings.Test) -> FindingTest:
-    """A test of rank.json's `findings[].tests` as a row of the page."""
-    ran = test.p_raw is not None
+    """A test of rank.json's `findings[].tests` as a row of the page: a test of every benchmark together names its
+    scope; a descriptive estimate has no p and reads "estimate" where a test has its verdict."""
+    ran = test.p_raw is not None or test.descriptive
     effect = f"{test.effect} {test.effect_text()}" if ran and test.estimate is not None else ""
     df = "" if test.df is None else f"{test.df:.1f}"
-    return FindingTest(test.label, test.n, test.submitters, effect, _p_value(test.p_raw), df,
-                       _p_value(test.p_adjusted), test.verdict, test.note)
+    label = f"{test.label} ({test.scope})" if test.scope else test.label
+    return FindingTest(label, test.n, test.submitters, effect, _p_value(test.p_raw), df,
+                       _p_value(test.p_adjusted), "estimate" if test.descriptive else test.verdict, test.note)
 
 
 def _p_value(value: float | None) -> str:

@@ -4,8 +4,9 @@
 
 For every benchmark analysed (params `analysis.benchmarks`, see
 `pipeline.analysis.scope.analysed_benchmarks`): `pipeline.analysis.statistics.findings.evaluate` (params `findings`)
-tests the published findings on its in-scope results; then `findings.adjust` corrects every test's p-value over all
-benchmarks together (Holm: the page shows them side by side), and the stage writes
+tests the published findings on its in-scope results; then `findings.across_benchmarks` tests the sublinear claim
+once on every benchmark's series and corrects every test's p-value over all benchmarks together (Holm: the page
+shows them side by side), and the stage writes
 data/processed/findings/<benchmark>.json, which the rank stage adds to reports/rank/<benchmark>.json. The findings
 read the results and never the clusters, so a change of `cluster.k` does not test them again.
 """
@@ -53,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     benchmarks = analysed_benchmarks(settings.analysis, configurations)
     found = for_each(partial(evaluate, configurations=configurations, settings=settings), benchmarks, "findings",
                      preload=("pipeline.analysis.statistics.findings", "statsmodels.api"))
-    adjusted, correction = findings.adjust(dict(zip(benchmarks, found)), settings.findings.alpha)
+    adjusted, correction = findings.across_benchmarks(dict(zip(benchmarks, found)), settings.findings)
     with atomic_dir(paths.FINDINGS) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
         for benchmark in benchmarks:
             FindingsReport.of(benchmark, adjusted[benchmark], correction).write(

@@ -54,7 +54,7 @@ def _results() -> tuple[pd.DataFrame, Clustering, Ranking]:
     clustered, clustering = cluster_benchmark(_configurations(), ["accelerator_count", "accelerator_year"], CLUSTER,
                                               "default", benchmark="fixture")
     _, ranking = rank_benchmark(clustered, clustering, SKIPPED_IMPORTANCE, RANK, FINDINGS)
-    adjusted, correction = findings.adjust({"fixture": findings.evaluate(clustered, FINDINGS)}, FINDINGS.alpha)
+    adjusted, correction = findings.across_benchmarks({"fixture": findings.evaluate(clustered, FINDINGS)}, FINDINGS)
     return clustered, clustering, ranking.with_findings(FindingsReport.of("fixture", adjusted["fixture"],
                                                                                    correction))
 
@@ -89,7 +89,7 @@ def test_a_ranking_with_its_findings_reads_back_into_the_same_model(tmp_path: Pa
 
 def test_the_findings_stage_file_reads_back_and_gives_the_ranking_its_findings(tmp_path: Path) -> None:
     clustered, _, ranking = _results()
-    adjusted, correction = findings.adjust({"fixture": findings.evaluate(clustered, FINDINGS)}, FINDINGS.alpha)
+    adjusted, correction = findings.across_benchmarks({"fixture": findings.evaluate(clustered, FINDINGS)}, FINDINGS)
     report = FindingsReport.of("fixture", adjusted["fixture"], correction)
     _round_trip(report, tmp_path)
     report.write(tmp_path / "findings.json")

@@ -86,9 +86,10 @@ def test_cluster_robust_interval_and_p_follow_the_cr2_formula() -> None:
     # one cluster, or no spread: no test
     assert coefficient(y, None, None, np.full(len(y), "a"), 0.05) is None
     assert coefficient(np.zeros(len(y)), None, None, clusters, 0.05) is None
-    # every unit on one side by the same amount: no spread, a zero-width interval and p = 0
+    # every unit on one side by the same amount: no spread, a zero-width interval, and not p = 0 but the exact
+    # sign-flip test's smallest p over the 6 clusters, 2 / 2^6
     unanimous = coefficient(np.full(len(y), 0.5), None, None, clusters, 0.05)
-    assert unanimous is not None and unanimous.p_value == 0.0
+    assert unanimous is not None and unanimous.exact and unanimous.p_value == pytest.approx(2 / 2 ** 6)
     assert (unanimous.low, unanimous.high) == pytest.approx((0.5, 0.5))
 
 
@@ -114,16 +115,31 @@ def _submitters(frame: pd.DataFrame) -> int:
     return frame["submitter"].nunique()
 
 
-def test_sublinear_is_a_sign_test_over_series_clustered_by_submitter() -> None:
+def _pooled(frames: dict[str, pd.DataFrame]) -> dict[str, findings.Finding]:
+    """Each benchmark's sublinear finding with the claim's one test of every benchmark together, not yet
+    adjusted."""
+    pooled = findings.pool_sublinear({name: [findings.sublinear(frame, SETTINGS)] for name, frame in frames.items()},
+                                     SETTINGS)
+    return {name: items[0] for name, items in pooled.items()}
+
+
+def test_sublinear_is_one_sign_test_over_every_benchmarks_series_clustered_by_submitter() -> None:
     efficiencies = [0.9, 0.8, 0.85, 0.7, 0.95, 0.75]
     frame = pd.concat([_series(f"s{i}", [8.0, 16.0], [1.0, e]) for i, e in enumerate(efficiencies)],
                       ignore_index=True)
-    result = findings.sublinear(frame, SETTINGS)
-    (test,) = result.tests
-    assert (test.n, test.submitters) == (6, 6)
+    result = _pooled({"resnet": frame})["resnet"]
+    test, estimate = result.tests
+    assert (test.n, test.submitters, test.scope) == (6, 6, findings.EVERY_BENCHMARK)
     assert test.estimate == pytest.approx(0.5)  # every series below linear: the share is one half above one half
-    assert test.p_raw == 0.0 and test.df == pytest.approx(5)  # no spread: every series wholly below linear
+    # no spread (every series wholly below linear): not p = 0, but the exact sign-flip p over 6 submitters
+    assert test.p_raw == pytest.approx(2 / 2 ** 6) and test.df == pytest.approx(5)
     assert test.note == findings.NO_SPREAD and test.low == test.high == pytest.approx(0.5)
+    assert "exact sign-flip p = 0.031" in test.evidence()
+    # beside it, the benchmark's efficiency kept per doubling (each series one doubling): an estimate, no test
+    assert estimate.descriptive and estimate.p_raw is None and estimate.verdict == findings.INCONCLUSIVE
+    assert estimate.estimate == pytest.approx(math.exp(np.log(efficiencies).mean()))
+    assert estimate.low < estimate.estimate < estimate.high < 1
+    assert "(an estimate, not a test)" in estimate.evidence()
     # one series of two members, one above linear, counts a half; each series is one unit
     mixed = pd.concat([frame, _series("s0", [8.0, 16.0, 32.0], [1.0, 0.9, 1.1]).assign(series="s0b")],
                       ignore_index=True)
@@ -133,17 +149,50 @@ def test_sublinear_is_a_sign_test_over_series_clustered_by_submitter() -> None:
     assert [band["band"] for band in result.bands] == ["16+"]
     # the same six series from four submitters: too few to test
     few = frame.assign(submitter=[f"s{min(i // 2, 3)}" for i in range(len(frame))])
-    (test,) = findings.sublinear(few, SETTINGS).tests
+    test, _ = _pooled({"resnet": few})["resnet"].tests
     assert test.p_raw is None and test.verdict == findings.INCONCLUSIVE
     assert test.note == "4 submitters, fewer than 5"
     assert "not tested, 4 submitters, fewer than 5 (n = 6, 4 submitters)" in test.evidence()
+    # split over two benchmarks, the series are still tested together: 6 submitters, the same test on both
+    split = _pooled({"resnet": frame[frame["submitter"] < "s3"], "bert": frame[frame["submitter"] >= "s3"]})
+    assert split["resnet"].tests[0] == split["bert"].tests[0] == _pooled({"resnet": frame})["resnet"].tests[0]
+
+
+def test_the_same_evidence_reads_the_same_on_every_benchmark() -> None:
+    # issue 50: a benchmark whose series all agree (no spread) and one whose series agree in sign but not in size
+    # read the same verdict, since the claim is one test; and a benchmark with no series of its own shows it too
+    unanimous = pd.concat([_series(f"u{i}", [8.0, 16.0], [1.0, 0.8]) for i in range(6)], ignore_index=True)
+    graded = pd.concat([_series(f"g{i}", [8.0, 16.0, 32.0], [1.0, 0.9, 0.8 - 0.02 * i]) for i in range(6)],
+                       ignore_index=True)
+    alone = _series("a0", [8.0], [1.0])
+    found = {"one": [findings.sublinear(unanimous, SETTINGS)], "two": [findings.sublinear(graded, SETTINGS)],
+             "three": [findings.sublinear(alone, SETTINGS)]}
+    adjusted, correction = findings.across_benchmarks(found, SETTINGS)
+    verdicts = {name: items[0].verdict for name, items in adjusted.items()}
+    assert set(verdicts.values()) == {findings.SUPPORTED} and correction.tests == 1
+    assert len({items[0].tests[0].p_adjusted for items in adjusted.values()}) == 1
+    assert adjusted["three"][0].tests[1].note == "no series with members above their base"
+    # renaming or reordering the benchmarks changes nothing
+    renamed, _ = findings.across_benchmarks({"z": found["three"], "y": found["two"], "x": found["one"]}, SETTINGS)
+    assert renamed["x"][0].as_json() == adjusted["one"][0].as_json()
+    assert renamed["z"][0].as_json() == adjusted["three"][0].as_json()
+    # two benchmarks with the same results read the same, tests and estimates alike
+    twins, _ = findings.across_benchmarks({"a": findings.evaluate(_with_columns(graded), SETTINGS),
+                                           "b": findings.evaluate(_with_columns(graded), SETTINGS)}, SETTINGS)
+    assert [item.as_json() for item in twins["a"]] == [item.as_json() for item in twins["b"]]
+
+
+def _with_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """A series fixture with the other columns `evaluate` reads."""
+    return frame.assign(accelerator_family="H100", round_efficiency=1.0, host_cpu_cores=64.0,
+                        interconnect_intra_gbps=900.0)
 
 
 def test_superlinear_series_contradict_and_linear_ones_are_no_evidence() -> None:
     above = pd.concat([_series(f"s{i}", [8.0, 16.0], [1.0, 1.1 + 0.01 * i]) for i in range(6)], ignore_index=True)
-    assert findings.sublinear(above, SETTINGS).verdict == findings.CONTRADICTED
+    assert _pooled({"resnet": above})["resnet"].verdict == findings.CONTRADICTED
     linear = pd.concat([_series(f"s{i}", [8.0, 16.0], [1.0, 1.0]) for i in range(6)], ignore_index=True)
-    assert findings.sublinear(linear, SETTINGS).verdict == findings.INCONCLUSIVE
+    assert _pooled({"resnet": linear})["resnet"].verdict == findings.INCONCLUSIVE
 
 
 def test_shrinking_gain_per_chip_is_the_efficiency_ratio_per_doubling_within_series() -> None:
@@ -156,7 +205,15 @@ def test_shrinking_gain_per_chip_is_the_efficiency_ratio_per_doubling_within_ser
     result = findings.diminishing(frame, SETTINGS)
     (test,) = result.tests
     assert test.estimate == pytest.approx(0.9) and test.high < 1
-    assert (test.n, test.submitters) == (15, 5) and result.verdict == findings.SUPPORTED
+    assert (test.n, test.submitters) == (15, 5)
+    # the five series scale exactly alike (no spread): the exact sign-flip p over five submitters, 2 / 2^5, is the
+    # smallest five can give, and not below 0.05
+    assert test.note == findings.NO_SPREAD and test.p_raw == pytest.approx(2 / 2 ** 5)
+    assert result.verdict == findings.INCONCLUSIVE
+    # a sixth submitter's series, scaling a little worse: spread, the CR2 t test, and the claim holds
+    sixth = _series("s5", [2.0, 4.0, 8.0, 16.0], [1.0, *0.8 * 0.88 ** np.array([2.0, 3.0, 4.0]) * wiggle])
+    result = findings.diminishing(pd.concat([frame, sixth], ignore_index=True), SETTINGS)
+    assert result.tests[0].note == "" and result.verdict == findings.SUPPORTED
     two_counts = pd.concat([_series(f"s{i}", [2.0, 4.0], [1.0, 0.9]) for i in range(5)], ignore_index=True)
     (test,) = findings.diminishing(two_counts, SETTINGS).tests
     assert test.p_raw is None and "0 series of three or more counts" in test.note
@@ -250,10 +307,15 @@ def test_on_the_real_results_every_verdict_has_its_numbers_and_correction_only_r
     found = {benchmark: findings.evaluate(scope.in_scope(configurations, project.analysis, benchmark),
                                           project.findings)
              for benchmark in scope.analysed_benchmarks(project.analysis, configurations)}
-    adjusted, correction = findings.adjust(found, project.findings.alpha)
+    adjusted, correction = findings.across_benchmarks(found, project.findings)
     tests = [test for items in adjusted.values() for item in items for test in item.tests]
     tested = [test for test in tests if test.p_raw is not None]
-    assert correction.tests == len(tested) > 0
+    # the sublinear claim is one test, shown on every benchmark: it counts once
+    shared = [test for test in tested if test.scope == findings.EVERY_BENCHMARK]
+    assert len(shared) == len(adjusted) and len({(test.p_raw, test.p_adjusted, test.verdict) for test in shared}) == 1
+    assert correction.tests == len(tested) - len(shared) + 1 > 1
+    # issue 50: no test reports p = 0
+    assert all(test.p_raw > 0 for test in tested)
     for test in tested:
         assert test.submitters >= project.findings.min_submitters and test.n > 0
         assert test.p_adjusted is not None and test.p_adjusted >= test.p_raw

@@ -199,7 +199,7 @@ def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> inputs
                                            settings)
     write_csv(ranking, scratch / "ranking.csv")
     # the findings corrected as if this were the page's only benchmark (as the findings stage writes them)
-    adjusted, correction = findings.adjust({benchmark: findings.evaluate(clustered, settings)}, settings.alpha)
+    adjusted, correction = findings.across_benchmarks({benchmark: findings.evaluate(clustered, settings)}, settings)
     content.with_findings(FindingsReport.of(benchmark, adjusted[benchmark], correction)).write(
         scratch / "rank.json")
     summary.write(scratch / "clusters.json")

@@ -13,10 +13,14 @@ a test is not run (inconclusive) when fewer than `min_submitters` submitters, or
 stand on either side of its comparison. A finding of two tests (host) is supported when both are, contradicted when
 either is.
 
-- sublinear: tested where the claim lives, within series: each series is one unit, its value the share of its
-  members above the series' base whose efficiency against that base is below 1 (each member paired with its own
-  base), and that share exceeds one half over the series (a clustered sign test: the series' values on a constant,
-  clustered by submitter).
+- sublinear: one claim about MLPerf Training, tested once on every benchmark's series together (`pool_sublinear`),
+  where the claim lives, within series: each series is one unit, its value the share of its members above the
+  series' base whose efficiency against that base is below 1 (each member paired with its own base), and that
+  share exceeds one half over the series (a clustered sign test: the series' values on a constant, clustered by
+  submitter across benchmarks). Every benchmark shows that one verdict, so benchmarks with the same evidence read
+  the same, and its own estimate beside it (descriptive, no test, so not in the correction's family): the
+  efficiency its series keep per doubling of accelerators, the mean over members of log efficiency / log2(count /
+  base), clustered by submitter, with its interval.
 - diminishing: within a series, efficiency falls as accelerators are added: the slope of log efficiency on log2
   accelerator count among the members above the base, with a dummy per series (series of three counts or more),
   reported as the efficiency ratio per doubling.
@@ -55,7 +59,10 @@ SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusi
 VERDICTS = (SUPPORTED, CONTRADICTED, INCONCLUSIVE)
 CORRECTION = "Holm"  # the multiple-testing correction, over every test of the page
 # The note of a test whose units all share one value (every series wholly below linear): the interval has no width.
-NO_SPREAD = "no spread: every unit has the same value, so the interval has no width and the t test's p is 0"
+NO_SPREAD = ("no spread: every unit has the same value, so the interval has no width; p is the exact sign-flip "
+             "test's over the submitters, the smallest it can give")
+# The scope of the sublinear claim's one test (`pool_sublinear`), shown on every benchmark's page.
+EVERY_BENCHMARK = "every benchmark"
 LAUNCH_OFFSET = 0.5  # a family counts as launched in the middle of its launch year (accelerators.csv)
 
 # The claims, in the order of the study, as short headers and sentences.
@@ -104,6 +111,8 @@ class Test:
     verdict_raw: str = INCONCLUSIVE
     verdict: str = INCONCLUSIVE
     note: str = ""
+    scope: str = ""  # empty: the benchmark's own results; EVERY_BENCHMARK: the one test of every benchmark together
+    descriptive: bool = False  # an estimate with its interval and no test (no p, not corrected, no verdict)
 
     @property
     def null(self) -> float:
@@ -119,11 +128,14 @@ class Test:
         """The test in words: effect, interval, n, submitters, p with its degrees of freedom and the adjusted p (or
         why it was not run)."""
         size = f"n = {self.n}, {self.submitters} submitter{'s' if self.submitters != 1 else ''}"
+        if self.descriptive and self.estimate is not None:
+            return f"{self.label}: {self.effect} {self.effect_text()}, {size} (an estimate, not a test)"
         if self.p_raw is None or self.estimate is None:
             return f"{self.label}: not tested, {self.note} ({size})"
         adjusted = "not adjusted" if self.p_adjusted is None else f"{CORRECTION}-adjusted p = {_p(self.p_adjusted)}"
         degrees = "" if self.df is None else f" ({self.df:.1f} degrees of freedom)"
-        return (f"{self.label}: {self.effect} {self.effect_text()}, {size}; CR2 p = {_p(self.p_raw)}{degrees}, "
+        method = "exact sign-flip p" if self.note == NO_SPREAD else "CR2 p"
+        return (f"{self.label}: {self.effect} {self.effect_text()}, {size}; {method} = {_p(self.p_raw)}{degrees}, "
                 f"{adjusted}")
 
     def effect_text(self) -> str:
@@ -144,6 +156,9 @@ class Finding:
     method: str
     tests: tuple[Test, ...]
     bands: list[dict[str, Any]] = field(default_factory=list)
+    # sublinear only: each series' (submitter, share of members below linear minus one half), which `pool_sublinear`
+    # tests with every benchmark's; not in the record
+    units: tuple[tuple[str, float], ...] = ()
 
     @property
     def short(self) -> str:
@@ -158,13 +173,13 @@ class Finding:
     @property
     def verdict(self) -> str:
         """supported, contradicted or inconclusive after the correction, combined over the finding's tests (all must
-        agree)."""
-        return combined([test.verdict for test in self.tests])
+        agree; a descriptive estimate is no test)."""
+        return combined([test.verdict for test in self.tests if not test.descriptive])
 
     @property
     def verdict_raw(self) -> str:
         """The same verdict before the correction for the number of tests."""
-        return combined([test.verdict_raw for test in self.tests])
+        return combined([test.verdict_raw for test in self.tests if not test.descriptive])
 
     def evidence(self) -> str:
         """Each test's effect, interval and p-values in words, joined by semicolons."""
@@ -272,7 +287,7 @@ def run_test(test: Test, outcome: np.ndarray, regressor: np.ndarray | None, stra
     filled = dataclasses.replace(test, estimate=scale(fitted.estimate), low=scale(fitted.low),
                                  high=scale(fitted.high), p_raw=fitted.p_value, df=fitted.df)
     verdict = filled.direction() if fitted.p_value < settings.alpha else INCONCLUSIVE
-    note = NO_SPREAD if fitted.low == fitted.high else ""
+    note = NO_SPREAD if fitted.exact else ""
     return dataclasses.replace(filled, verdict_raw=verdict, verdict=verdict, note=note)
 
 
@@ -394,21 +409,64 @@ def series_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def sublinear(frame: pd.DataFrame, settings: Findings) -> Finding:
-    """The sublinear speed-up finding of one benchmark's configurations (`frame`): within series, each series one unit
-    and its submitter the cluster."""
+    """The sublinear speed-up finding of one benchmark's configurations (`frame`): its estimate (`doubling_estimate`)
+    and its series' values (`Finding.units`), which `pool_sublinear` tests with every other benchmark's."""
     series = series_efficiency(frame)
+    units = tuple((str(submitter), float(share) - 0.5)
+                  for submitter, share in zip(series["submitter"], series["sublinear_share"]))
+    return Finding("sublinear", SUBLINEAR_METHOD, (doubling_estimate(frame, settings),),
+                   efficiency_bands(frame, settings), units)
+
+
+SUBLINEAR_METHOD = ("one test on every benchmark's series together: paired within series, each series one unit (the "
+                    "share of its members whose efficiency against the series' own base is below 1) against one "
+                    "half, clustered by submitter; beside it the benchmark's own efficiency kept per doubling, an "
+                    "estimate")
+
+
+def doubling_estimate(frame: pd.DataFrame, settings: Findings) -> Test:
+    """The efficiency one benchmark's series keep per doubling of accelerators (1: linear scaling; 0.8: a fifth of
+    the hardware's work lost per doubling): exp of the mean over members above their base of log efficiency /
+    log2(count / base), clustered by submitter (CR2 interval at 1 - alpha, `inference.coefficient`). Descriptive:
+    an estimate with its interval, no test; without an interval where fewer than two submitters' series scale."""
+    members = scaled_members(frame)
+    base = frame[frame["scaling_efficiency"].notna()].groupby("series")["accelerator_count"].min()
+    doublings = np.log2(members["accelerator_count"].to_numpy(float) / members["series"].map(base).to_numpy(float))
+    per_doubling = _log(members["scaling_efficiency"]).to_numpy() / doublings
+    known = np.isfinite(per_doubling)
+    submitters = members.loc[known, "submitter"].to_numpy()
+    test = Test("efficiency kept per doubling of accelerators, within series (this benchmark)", "ratio", ratio=True,
+                claim_above=False, n=int(known.sum()), submitters=len(set(submitters)), descriptive=True)
+    if not known.any():
+        return dataclasses.replace(test, note="no series with members above their base")
+    from pipeline.analysis.statistics.inference import coefficient
+
+    fitted = coefficient(per_doubling[known], None, None, submitters, settings.alpha)
+    if fitted is None:
+        return dataclasses.replace(test, estimate=math.exp(float(per_doubling[known].mean())),
+                                   note="no interval: fewer than two submitters' series scale")
+    return dataclasses.replace(test, estimate=math.exp(fitted.estimate), low=math.exp(fitted.low),
+                               high=math.exp(fitted.high), df=fitted.df)
+
+
+def pool_sublinear(found: Mapping[str, Sequence[Finding]], settings: Findings) -> dict[str, list[Finding]]:
+    """`found` (benchmark -> its findings) with the sublinear claim's one test, on every benchmark's series together
+    (`Finding.units`: clustered by submitter across benchmarks), put first in each benchmark's sublinear finding: the
+    same test, p and verdict on every page. Not run with fewer than `min_group` series or `min_submitters`
+    submitters in all."""
+    units = [unit for items in found.values() for item in items if item.key == "sublinear" for unit in item.units]
+    submitters = np.array([submitter for submitter, _ in units], dtype=object)
     test = Test("share of within-series members below linear (series-weighted), over one half",
-                "share minus one half", ratio=False, claim_above=True, n=len(series),
-                submitters=int(series["submitter"].nunique()))
-    if len(series) < settings.min_group:
-        test = dataclasses.replace(test, note=f"{len(series)} series with members above their base, fewer than "
+                "share minus one half", ratio=False, claim_above=True, n=len(units),
+                submitters=len(set(submitters.tolist())), scope=EVERY_BENCHMARK)
+    if len(units) < settings.min_group:
+        test = dataclasses.replace(test, note=f"{len(units)} series with members above their base, fewer than "
                                               f"{settings.min_group}")
     else:
-        test = run_test(test, series["sublinear_share"].to_numpy() - 0.5, None, None,
-                        series["submitter"].to_numpy(), settings)
-    return Finding("sublinear", "paired within series, each series one unit (the share of its members whose "
-                   "efficiency against the series' own base is below 1) against one half, clustered by submitter",
-                   (test,), efficiency_bands(frame, settings))
+        test = run_test(test, np.array([value for _, value in units]), None, None, submitters, settings)
+    return {benchmark: [dataclasses.replace(item, tests=(test, *item.tests)) if item.key == "sublinear" else item
+                        for item in items]
+            for benchmark, items in found.items()}
 
 
 def diminishing(frame: pd.DataFrame, settings: Findings) -> Finding:
@@ -547,29 +605,46 @@ def evaluate(frame: pd.DataFrame, settings: Findings) -> list[Finding]:
 
 def adjust(found: Mapping[str, Sequence[Finding]], alpha: float) -> tuple[dict[str, list[Finding]], Correction]:
     """`found` (benchmark -> its findings) with every test's p-value adjusted by Holm's method over all the tests
-    that ran, of all benchmarks together, and the verdicts judged on the adjusted p; and the correction's
-    summary."""
+    that ran, of all benchmarks together (a test of every benchmark together, `Test.scope`, counts once, and every
+    page shows its one adjusted p), and the verdicts judged on the adjusted p; and the correction's summary."""
     places = [(benchmark, i, j) for benchmark, items in found.items() for i, item in enumerate(items)
               for j, test in enumerate(item.tests) if test.p_raw is not None]
+
+    def test_key(benchmark: str, i: int, j: int) -> tuple[Any, ...]:
+        """A benchmark's own test by its place, a test of every benchmark together by its scope and label."""
+        test = found[benchmark][i].tests[j]
+        return (test.scope, test.label) if test.scope else (benchmark, i, j)
+
+    keys = [test_key(*place) for place in places]
+    first: dict[tuple[Any, ...], tuple[str, int, int]] = {}
+    for place, name in zip(places, keys):
+        first.setdefault(name, place)
     from statsmodels.stats.multitest import multipletests
 
-    raw = np.array([found[benchmark][i].tests[j].p_raw for benchmark, i, j in places], dtype=float)
-    adjusted = multipletests(raw, method="holm")[1] if len(raw) else raw
+    raw = np.array([found[b][i].tests[j].p_raw for b, i, j in first.values()], dtype=float)
+    adjusted = dict(zip(first, multipletests(raw, method="holm")[1] if len(raw) else raw))
     result = {benchmark: list(items) for benchmark, items in found.items()}
-    for (benchmark, i, j), p_value in zip(places, adjusted):
+    for (benchmark, i, j), key in zip(places, keys):
         item = result[benchmark][i]
-        test = item.tests[j]
+        test, p_value = item.tests[j], adjusted[key]
         verdict = test.direction() if p_value < alpha else INCONCLUSIVE
-        note = test.note if verdict != INCONCLUSIVE else inconclusive_reason(test, alpha, len(places))
+        note = test.note if verdict != INCONCLUSIVE else inconclusive_reason(test, alpha, len(first))
         tests = (*item.tests[:j], dataclasses.replace(test, p_adjusted=float(p_value), verdict=verdict, note=note),
                  *item.tests[j + 1:])
         result[benchmark][i] = dataclasses.replace(item, tests=tests)
     every = [item for items in result.values() for item in items]
-    tests_run = [test for item in every for test in item.tests if test.p_raw is not None]
+    tests_run = list({key: result[b][i].tests[j] for (b, i, j), key in zip(places, keys)}.values())
     return result, Correction(
         CORRECTION, alpha, len(found), len(tests_run), sum(test.verdict_raw == SUPPORTED for test in tests_run),
         sum(test.verdict == SUPPORTED for test in tests_run), len(every),
         sum(item.verdict_raw == SUPPORTED for item in every), sum(item.verdict == SUPPORTED for item in every))
+
+
+def across_benchmarks(found: Mapping[str, Sequence[Finding]], settings: Findings
+                      ) -> tuple[dict[str, list[Finding]], Correction]:
+    """Every benchmark's findings (`evaluate`'s, by benchmark) concluded together: the sublinear claim tested once on
+    every benchmark's series (`pool_sublinear`), then every p-value corrected (`adjust`)."""
+    return adjust(pool_sublinear(found, settings), settings.alpha)
 
 
 def inconclusive_reason(test: Test, alpha: float, tests: int) -> str:

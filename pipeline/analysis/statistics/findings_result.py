@@ -11,7 +11,7 @@ from pipeline.core.artifacts import Artifact
 
 class FindingsReport(Artifact):
     """One benchmark's published findings tested (data/processed/findings/<benchmark>.json, the findings stage), the
-    p-values adjusted over every benchmark analysed (`findings.adjust`)."""
+    p-values adjusted over every benchmark analysed (`findings.across_benchmarks`)."""
 
     KIND = "findings"
 
@@ -22,6 +22,6 @@ class FindingsReport(Artifact):
 
     @classmethod
     def of(cls, benchmark: str, found: Sequence[Finding], correction: Correction) -> FindingsReport:
-        """The report of `benchmark`'s findings as `findings.adjust` returns them."""
+        """The report of `benchmark`'s findings as `findings.across_benchmarks` returns them."""
         return cls(benchmark=benchmark, status="ok", findings=[item.record() for item in found],
                    correction=correction)

@@ -43,12 +43,15 @@ NO_SPREAD = 1e-12
 @dataclass(frozen=True)
 class Coefficient:
     """One regression coefficient on the model's scale: its estimate, two-sided 1 - alpha interval and two-sided
-    p-value of a t test with the CR2 standard error and `df` Bell-McCaffrey degrees of freedom."""
+    p-value of a t test with the CR2 standard error and `df` Bell-McCaffrey degrees of freedom; or, where the
+    outcome has no spread (`exact`), the interval has no width and the p-value is the exact sign-flip test's over
+    the clusters (`unanimous_p`)."""
     estimate: float
     low: float
     high: float
     p_value: float
     df: float
+    exact: bool = False
 
 
 def design_matrix(outcome: np.ndarray, regressor: np.ndarray | None, strata: np.ndarray | None) -> np.ndarray:
@@ -68,8 +71,9 @@ def coefficient(outcome: np.ndarray, regressor: np.ndarray | None, strata: np.nd
     """The coefficient of `regressor` (of the constant when None) in the OLS of `outcome` on `design_matrix`,
     clustered by `clusters` (one label per row): estimate, 1 - `alpha` interval, p-value and degrees of freedom
     (CR2, Bell-McCaffrey). None when it is not identified (a rank-deficient design, fewer than two clusters, no
-    cluster to estimate its variance from) or the outcome is 0 with no spread; a nonzero outcome with no spread
-    (every unit on one side by the same amount) has a zero-width interval and a p of 0."""
+    cluster to estimate its variance from) or the outcome is 0 with no spread. A nonzero outcome with no spread
+    (every unit on one side by the same amount) has a zero-width interval, where the t test's p would be 0: its p
+    is then the exact sign-flip test's over the G clusters, `unanimous_p` (`exact`)."""
     from scipy import stats
 
     outcome = np.asarray(outcome, dtype=float)
@@ -89,10 +93,20 @@ def coefficient(outcome: np.ndarray, regressor: np.ndarray | None, strata: np.nd
     if error <= NO_SPREAD * max(1.0, abs(estimate)):
         if round(estimate, 12) == 0:
             return None
-        return Coefficient(estimate, estimate, estimate, 0.0, df)
+        return Coefficient(estimate, estimate, estimate, unanimous_p(len(np.unique(groups))), df, exact=True)
     half = float(stats.t.ppf(1 - alpha / 2, df)) * error
     p_value = float(f"{2 * stats.t.sf(abs(estimate) / error, df):.10g}")  # rounded: verdicts compare it
     return Coefficient(estimate, estimate - half, estimate + half, p_value, df)
+
+
+def unanimous_p(clusters: int) -> float:
+    """The two-sided p-value of the exact sign-flip (randomization) test of a mean over `clusters` clusters that all
+    lie on one side of 0: of the 2^G equally likely sign patterns under the null, the two unanimous ones are as
+    extreme, so p = 2^(1 - G) (`scipy.stats.binomtest(G, G)`), the smallest such a test can give; 1 for one
+    cluster."""
+    from scipy.stats import binomtest
+
+    return float(binomtest(clusters, clusters).pvalue)
 
 
 def cr2_projection(design: np.ndarray, groups: np.ndarray, index: int) -> tuple[np.ndarray, np.ndarray]:
