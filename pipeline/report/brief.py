@@ -6,8 +6,9 @@ and marked, `write_brief` draws with seaborn, on matplotlib's Agg backend:
 
 - the front: time to train against accelerator-hours, the non-dominated configurations joined;
 - the cost at a deadline: each configuration's cost of one run (the range over the providers' current prices of
-  one price type, on-demand where the family has one) against its time to train, the deadlines DEADLINES_MIN
-  drawn and the cheapest configuration within each marked;
+  one price type, on-demand where the family has one, drawn at the dearest, which "cheapest" is decided on) against
+  its time to train, the deadlines of params `report.deadlines_min` drawn and the buyer stage's answer to each
+  (`pipeline.analysis.buyer`: the one rule the site and `recommend` follow too) marked;
 - the scaling curve of each family of the round with its forecast band (the decide stage's reports/decide/<b>.json:
   `predict`'s next-round answer and its interval per count), over the round's published results;
 - the table a request needs: configuration, submitter and system, round, time to train, accelerator-hours, cost
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
+from pipeline.analysis.buyer import BuyerAnswer  # noqa: E402
 from pipeline.analysis.forecasting.decide import DecideSummary  # noqa: E402
 from pipeline.analysis.pricing.costs import COST_LABEL, training_costs, usd  # noqa: E402
 from pipeline.analysis.pricing.electricity import ElectricityPrice  # noqa: E402
@@ -47,8 +49,6 @@ from pipeline.core.colours import COLOURBLIND  # noqa: E402
 from pipeline.core.files import atomic_path  # noqa: E402
 from pipeline.mlperf.catalogue import BY_ID, ROUND_PUBLISHED  # noqa: E402
 
-# The deadlines a buyer asks about (minutes): the cheapest configuration within each is marked and listed.
-DEADLINES_MIN = (10, 30, 60, 240)
 # Rows of the table at most (front and cheapest-within-a-deadline configurations, fastest first).
 MAX_ROWS = 14
 PAGE_INCHES = (11.69, 8.27)  # A4 landscape
@@ -66,11 +66,13 @@ STYLE: Any = {  # matplotlib rc parameters (typed as its literal keys)
 @dataclass(frozen=True)
 class BriefInputs:
     """What one brief is drawn from: the benchmark, the newest round, its results (the configurations table's
-    rows of that round, with the cost columns), and the decide stage's summary (None where it has none)."""
+    rows of that round, with the cost columns), the decide stage's summary and the buyer stage's answer (None where
+    there is none)."""
     benchmark: str
     round: str
     rows: pd.DataFrame
     decide: DecideSummary | None
+    answer: BuyerAnswer | None = None
 
 
 def brief_rows(configurations: pd.DataFrame, benchmark: str, round_: str, user_prices: Mapping[str, float] | None,
@@ -87,15 +89,22 @@ def brief_rows(configurations: pd.DataFrame, benchmark: str, round_: str, user_p
     return pd.concat([rows, costs], axis=1).assign(front=fronts == 1)
 
 
-def cheapest_within(rows: pd.DataFrame, deadlines: Sequence[float] = DEADLINES_MIN) -> dict[float, int | None]:
-    """Per deadline (minutes): the row (index) with the lowest cost (low end of its range) among those finishing
-    within it; None where none does or none has a price."""
-    out: dict[float, int | None] = {}
-    for deadline in deadlines:
-        within = rows[(rows["time_to_train_min"] <= deadline) & rows["cost_low_usd"].notna()]
-        out[deadline] = None if within.empty else int(within.sort_values(
-            ["cost_low_usd", "time_to_train_min"], kind="mergesort").index[0])
-    return out
+def cheapest_within(rows: pd.DataFrame, answer: BuyerAnswer | None) -> dict[float, int | None]:
+    """Per deadline of the buyer's `answer` (minutes): the row (index) of `rows` its cheapest option is; None where
+    no option meets the deadline or the option is not among the rows (a forecast: `unlisted_choices` names it)."""
+    if answer is None:
+        return {}
+    labels = {f"{row['round']} {row['submitter']} {row['system']}": int(index) for index, row in rows.iterrows()}
+    return {choice.limit: None if choice.option is None else labels.get(choice.option.label)
+            for choice in answer.deadlines}
+
+
+def unlisted_choices(rows: pd.DataFrame, answer: BuyerAnswer | None) -> list[str]:
+    """The buyer's answers to a deadline that are not among `rows` (a trusted forecast), in words."""
+    listed = cheapest_within(rows, answer)
+    return [f"cheapest within {choice.limit:g} min: {choice.option.label} ({choice.option.detail}, "
+            f"{choice.option.cost})" for choice in (answer.deadlines if answer else [])
+            if choice.option is not None and listed.get(choice.limit) is None]
 
 
 def _colours(rows: pd.DataFrame) -> dict[str, str]:
@@ -125,18 +134,18 @@ def _cost_axes(ax: Any, rows: pd.DataFrame, colours: Mapping[str, str], cheapest
         return
     ax.vlines(priced["time_to_train_min"], priced["cost_low_usd"], priced["cost_high_usd"],
               colors=[colours[f] for f in priced["family"]], linewidth=1.0, alpha=0.7)
-    sns.scatterplot(data=priced, x="time_to_train_min", y="cost_low_usd", hue="family", palette=colours,
+    sns.scatterplot(data=priced, x="time_to_train_min", y="cost_high_usd", hue="family", palette=colours,
                     hue_order=[f for f in colours if f in set(priced["family"])], s=14, ax=ax, legend=False)
     for deadline, row in cheapest.items():
         ax.axvline(deadline, color="#888888", linestyle="--", linewidth=0.6)
         ax.text(deadline, 1.0, f" {deadline:g} min", transform=ax.get_xaxis_transform(), fontsize=6, va="top",
                 color="#555555")
         if row is not None:
-            ax.scatter([rows.at[row, "time_to_train_min"]], [rows.at[row, "cost_low_usd"]], s=70,
+            ax.scatter([rows.at[row, "time_to_train_min"]], [rows.at[row, "cost_high_usd"]], s=70,
                        facecolors="none", edgecolors="#000000", linewidths=0.9, zorder=5)
     ax.set(xscale="log", yscale="log", xlabel="time to train, min",
-           ylabel="cost of one run, USD (derived; bar: cheapest to dearest provider)",
-           title="Cost at a deadline (ringed: cheapest within each)")
+           ylabel="cost of one run, USD (derived; dot: dearest provider, bar down to the cheapest)",
+           title="Cost at a deadline (ringed: cheapest within each, at the dearest price)")
     _log_axes(ax)
 
 
@@ -230,6 +239,9 @@ def _footnotes(inputs: BriefInputs, electricity: ElectricityPrice) -> list[str]:
         f"Times to train are MLPerf Training {inputs.round} results (republished ones marked; the round published "
         f"them and the system can be rented today). Accelerator-hours are hardware time, not a price. Forecasts "
         f"come from this project's model, not from MLPerf.",
+        "Cheapest within a deadline: the lowest cost of one run at the dearest listed price (so the figure holds "
+        "whichever listed provider one rents from), as the report's entry page and `recommend` decide it."
+        + "".join(f" Also {line}." for line in unlisted_choices(inputs.rows, inputs.answer)),
     ]
 
 
@@ -241,7 +253,7 @@ def draw_brief(inputs: BriefInputs, electricity: ElectricityPrice) -> Any:
     published = f", published {year}-{month:02d}" if year else ""
     rows = inputs.rows
     colours = _colours(rows)
-    cheapest = cheapest_within(rows)
+    cheapest = cheapest_within(rows, inputs.answer)
     with plt.rc_context(STYLE), sns.axes_style("whitegrid", {"grid.color": "#e5e5e5"}):
         figure = plt.figure(figsize=PAGE_INCHES)
         figure.text(0.03, 0.965, f"{title} ({inputs.benchmark}): MLPerf Training {inputs.round}{published}",
@@ -286,9 +298,10 @@ def write_brief(inputs: BriefInputs, electricity: ElectricityPrice, path: Path) 
 
 
 def brief_inputs(configurations: pd.DataFrame, benchmark: str, round_: str, decide: DecideSummary | None,
-                 user_prices: Mapping[str, float] | None, electricity: ElectricityPrice) -> BriefInputs:
+                 user_prices: Mapping[str, float] | None, electricity: ElectricityPrice,
+                 answer: BuyerAnswer | None = None) -> BriefInputs:
     """The inputs of one benchmark's brief of round `round_` (today's, `pipeline.analysis.scope.today`), from the
-    configurations table and its decide summary."""
+    configurations table, its decide summary and the buyer stage's answer."""
     return BriefInputs(benchmark, round_, brief_rows(configurations, benchmark, round_, user_prices, electricity),
-                       decide)
+                       decide, answer)
 

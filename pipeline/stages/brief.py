@@ -3,10 +3,11 @@
     python -m pipeline.stages.brief
 
 For each of today's benchmarks (`pipeline.analysis.scope.today`, in the scope of params `analysis`: the entry page's),
-`pipeline.report.brief` draws the front, the cost at a
-deadline, the scaling curve with the decide stage's forecast band and the table a procurement request needs, priced
-from the public price table (or params `report.prices`) with the electricity price of params
-`report.electricity_usd_per_kwh`. Each benchmark's page links its brief.
+`pipeline.report.brief` draws the front, the cost at a deadline with the buyer stage's answers
+(data/processed/buyer/, the one "cheapest" the site and `recommend` give), the scaling curve with the decide stage's
+forecast band and the table a procurement request needs, priced from the public price table (or params
+`report.prices`) with the electricity price of params `report.electricity_usd_per_kwh`. Each benchmark's page links
+its brief.
 """
 from __future__ import annotations
 
@@ -37,13 +38,15 @@ def brief(benchmark: str, configurations: pd.DataFrame, analysis: Analysis, roun
           prices: Mapping[str, float] | None, electricity: ElectricityPrice, folder: Path) -> None:
     """Write the brief of `benchmark` in round `round_` into `folder` (`pipeline.report.brief.write_brief`), from
     the results on offer in the scope of `analysis` (`pipeline.analysis.scope.on_offer`, as the buyer's answer)."""
+    from pipeline.analysis.buyer import BuyerReport
     from pipeline.analysis.forecasting.decide import DecideSummary
     from pipeline.analysis.scope import on_offer
     from pipeline.report.brief import brief_inputs, write_brief
 
     decide = DecideSummary.read(paths.decide_json(benchmark)) if paths.decide_json(benchmark).exists() else None
+    buyer = BuyerReport.read(paths.buyer_json(benchmark)).answer if paths.buyer_json(benchmark).exists() else None
     rows = on_offer(configurations, analysis, benchmark)
-    write_brief(brief_inputs(rows, benchmark, round_, decide, prices, electricity), electricity,
+    write_brief(brief_inputs(rows, benchmark, round_, decide, prices, electricity, buyer), electricity,
                 paths.brief_pdf(benchmark, folder))
 
 

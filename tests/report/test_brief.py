@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from pypdf import PdfReader
 
+from pipeline.analysis.buyer import BuyerAnswer, buyer_answer, published_options
 from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE
 from pipeline.analysis.scope import today
 from pipeline.core import paths
@@ -36,8 +37,10 @@ def test_the_rows_are_the_rounds_results_and_the_front_is_marked() -> None:
     rows = brief.brief_rows(configurations, "llama31_8b", "v5.1", None, DEFAULT_ELECTRICITY_PRICE)
     assert rows["system"].tolist() == ["b64", "a8", "c16"]  # the republished one in, the DC twin out
     assert rows["front"].tolist() == [True, True, False]  # c16 is slower and uses more accelerator-hours than a8
-    cheapest = brief.cheapest_within(rows, (10, 25))
+    answer = _answer(configurations, (10, 25))
+    cheapest = brief.cheapest_within(rows, answer)
     assert cheapest == {10: 0, 25: 1}
+    assert brief.unlisted_choices(rows, answer) == []
     table = brief.table_rows(rows, cheapest)
     assert table["round"].tolist() == ["v5.1 (republ. v5.0)", "v5.1"]
     assert "on-demand" in table.iloc[0, 5] and "kWh measured (AC)" in table.iloc[1, 6]
@@ -46,8 +49,34 @@ def test_the_rows_are_the_rounds_results_and_the_front_is_marked() -> None:
         str(cell).encode("latin-1")
 
 
+def _answer(configurations: pd.DataFrame, deadlines: tuple[float, ...]) -> BuyerAnswer:
+    """The buyer stage's answer on the fixture's v5.1 results (no forecast)."""
+    rows = configurations[configurations["round"] == "v5.1"].reset_index(drop=True)
+    published = published_options(rows.assign(scaling_efficiency=float("nan")))
+    return buyer_answer("llama31_8b", published, published.iloc[0:0], deadlines, ())
+
+
+def test_the_brief_marks_the_buyer_stages_answer_and_names_one_not_among_its_rows() -> None:
+    configurations = _configurations()
+    rows = brief.brief_rows(configurations, "llama31_8b", "v5.1", None, DEFAULT_ELECTRICITY_PRICE)
+    answer = _answer(configurations, (10, 25))
+    # the answer to 25 min is whatever the buyer stage says, even where it is not the brief's own cheapest
+    other = answer.deadlines[1].model_copy(update={"option": answer.deadlines[0].option})
+    assert brief.cheapest_within(rows, answer.model_copy(update={"deadlines": [answer.deadlines[0], other]})) \
+        == {10: 0, 25: 0}
+    forecast = answer.deadlines[1].option.model_copy(update={"kind": "forecast", "label": "H100 SXM x 32",
+                                                             "detail": "forecast for the next round"})
+    with_forecast = answer.model_copy(update={"deadlines": [answer.deadlines[0], answer.deadlines[1].model_copy(
+        update={"option": forecast})]})
+    assert brief.cheapest_within(rows, with_forecast) == {10: 0, 25: None}
+    (line,) = brief.unlisted_choices(rows, with_forecast)
+    assert line.startswith("cheapest within 25 min: H100 SXM x 32 (forecast for the next round, ")
+    assert brief.cheapest_within(rows, None) == {}
+
+
 def test_a_brief_is_one_page_naming_benchmark_and_round_and_is_byte_identical(tmp_path: Path) -> None:
-    inputs = brief.brief_inputs(_configurations(), "llama31_8b", "v5.1", None, None, DEFAULT_ELECTRICITY_PRICE)
+    inputs = brief.brief_inputs(_configurations(), "llama31_8b", "v5.1", None, None, DEFAULT_ELECTRICITY_PRICE,
+                                _answer(_configurations(), (10, 30)))
     first, second = tmp_path / "a.pdf", tmp_path / "b.pdf"
     brief.write_brief(inputs, DEFAULT_ELECTRICITY_PRICE, first)
     brief.write_brief(inputs, DEFAULT_ELECTRICITY_PRICE, second)
