@@ -144,8 +144,8 @@ def _cost_axes(ax: Any, rows: pd.DataFrame, colours: Mapping[str, str], cheapest
             ax.scatter([rows.at[row, "time_to_train_min"]], [rows.at[row, "cost_high_usd"]], s=70,
                        facecolors="none", edgecolors="#000000", linewidths=0.9, zorder=5)
     ax.set(xscale="log", yscale="log", xlabel="time to train, min",
-           ylabel="cost of one run, USD (derived; dot: dearest provider, bar down to the cheapest)",
-           title="Cost at a deadline (ringed: cheapest within each, at the dearest price)")
+           ylabel="cost of one run, USD (dot: dearest price, bar: cheapest)",
+           title="Cheapest within each deadline (ringed, at the dearest price)")
     _log_axes(ax)
 
 
