@@ -352,7 +352,7 @@ def gaudi2_unpriced(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     table = pt.price_table()
     monkeypatch.setattr(pt, "price_table", lambda: table[table["family"] != "Gaudi2"].reset_index(drop=True))
-    caches = (pt._package_current_prices, pt._package_default_type, pt._package_quotes)
+    caches = (pt._package_current_prices, pt._package_types, pt._package_quotes)
     for cached in caches:
         cached.cache_clear()
     yield

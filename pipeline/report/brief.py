@@ -43,7 +43,7 @@ from pipeline.analysis.pricing.costs import COST_LABEL, training_costs, usd  # n
 from pipeline.analysis.pricing.electricity import ElectricityPrice  # noqa: E402
 from pipeline.analysis.pricing.energy_estimate import ESTIMATE_LABEL  # noqa: E402
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words  # noqa: E402
-from pipeline.analysis.pricing.price_table import price_dates_text  # noqa: E402
+from pipeline.analysis.pricing.price_table import no_price_text, price_dates_text  # noqa: E402
 from pipeline.analysis.statistics.ranking import nondominated_fronts  # noqa: E402
 from pipeline.core.colours import COLOURBLIND  # noqa: E402
 from pipeline.core.files import atomic_path  # noqa: E402
@@ -184,7 +184,7 @@ def _energy_cell(row: Mapping[str, Any]) -> str:
 
 def _cost_cell(row: Mapping[str, Any]) -> str:
     if row["cost_basis"] == "none" or pd.isna(row["cost_low_usd"]):
-        return "no public price"
+        return no_price_text(row["accelerator_family"])
     if row["cost_basis"] == "user":
         return f"{usd(row['cost_low_usd'])} (your price)"
     dates = sorted({str(row["cost_low_date"]), str(row["cost_high_date"])})
@@ -231,7 +231,7 @@ def _footnotes(inputs: BriefInputs, electricity: ElectricityPrice) -> list[str]:
     dated = f", {electricity.date}" if electricity.date else ""
     return [
         f"Cost ({COST_LABEL}) = accelerator-hours x the providers' public price per accelerator-hour, cheapest to "
-        f"dearest provider, of one price type (on-demand where the family has one); prices read "
+        f"dearest provider, on-demand only (a family without a current on-demand price has no cost here); prices read "
         f"{price_dates_text()}, sources in pipeline/analysis/pricing/price_table.csv. Rack-scale offers (NVL72) "
         f"are converted per GPU as each row states.",
         f"Energy: measured where the result published MLPerf power logs, otherwise estimated.{error} Energy cost "

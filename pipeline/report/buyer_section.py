@@ -9,6 +9,7 @@ from typing import Any
 from pipeline.analysis.buyer import FORECAST, BuyerAnswer, Choice, Option
 from pipeline.analysis.pricing.costs import span
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
+from pipeline.analysis.pricing.price_table import no_price_text
 from pipeline.report.formatting import number
 
 
@@ -23,11 +24,13 @@ def option_row(option: Option) -> dict[str, Any]:
         name = option.label.split(" ", 1)[1]
     energy = energy_words(EnergyFigure(measured_kwh=option.energy_kwh, estimated_kwh=option.energy_estimated_kwh,
                                        estimate_error=option.energy_estimate_error), kwh=number)
-    short = ("no public price" if option.cost_low_usd is None or option.cost_high_usd is None else
-             f"{span(option.cost_low_usd, option.cost_high_usd)} USD")
+    low, high = option.cost_low_usd, option.cost_high_usd
+    priced = low is not None and high is not None
+    short = (f"{span(low, high)} USD" if low is not None and high is not None
+             else no_price_text(option.accelerator_family))
     return {"name": name, "hardware": f"{number(option.accelerator_count)} × {option.accelerator_family}",
             "family": option.accelerator_family, "time": number(option.time_to_train_min),
-            "hours": number(option.accelerator_hours), "cost": option.cost, "cost_short": short,
+            "hours": number(option.accelerator_hours), "cost": option.cost, "cost_short": short, "priced": priced,
             "energy": energy.long, "energy_short": energy.short, "mark": mark,
             "forecast": option.kind == FORECAST, "on_front": option.on_front}
 
@@ -36,7 +39,7 @@ def choice_row(choice: Choice) -> dict[str, Any]:
     """One deadline or budget and its answer (None without a priced option meeting it)."""
     question = (f"within {number(choice.limit)} min" if choice.unit == "min"
                 else f"at most {number(choice.limit)} USD per run")
-    unpriced = (f"and {len(choice.unpriced)} without a public price, not compared" if choice.unpriced else "")
+    unpriced = (f"and {len(choice.unpriced)} without an on-demand price, not compared" if choice.unpriced else "")
     return {"question": question, "deadline": choice.unit == "min",
             "option": None if choice.option is None else option_row(choice.option),
             "matched": choice.matched, "unpriced": unpriced}

@@ -80,16 +80,57 @@ def test_rack_scale_offers_state_their_conversion_per_accelerator() -> None:
     assert {4, 36, 72} <= set(rack["accelerators_per_instance"])
 
 
-def test_every_accelerator_of_the_newest_round_has_an_on_demand_price_or_says_which_type() -> None:
-    families = ["GB300", "GB200", "B300", "B200", "MI355X", "MI350X", "H200", "H100", "MI325X", "MI300X",
-                "TPU-v6e", "TPU-v5p", "Trainium", "Trainium2", "Gaudi2", "Gaudi3"]
+def test_every_accelerator_of_the_newest_round_has_an_on_demand_price_or_says_which_types_it_has() -> None:
+    families = ["GB300", "GB200", "B300", "B200", "MI355X", "H200", "H100", "MI325X", "MI300X", "TPU-v6e",
+                "TPU-v5p", "Trainium"]
     for family in families:
-        kind = pt.default_price_type(family)
-        assert kind is not None, family
+        assert pt.default_price_type(family) == "on-demand", family
         cost = pt.cost_range(1.0, family)
         assert cost.cheapest is not None and cost.dearest is not None
-        assert cost.cheapest.price_type == cost.dearest.price_type == kind, family
-    assert pt.default_price_type("MI350X") == "committed-1y"  # no on-demand MI350X price found
+        assert cost.cheapest.price_type == cost.dearest.price_type == "on-demand", family
+    # issue 52: a commitment or a capacity block never stands in for an on-demand price; the family says so
+    for family, types in (("MI350X", "committed-1y"), ("Trainium2", "spot, capacity-block")):
+        assert pt.default_price_type(family) is None and not pt.cost_range(1.0, family).has_price
+        assert pt.no_price_text(family) == f"no on-demand price ({types} only)"
+        assert pt.cost_range(1.0, family, price_type=types.split(",")[0]).has_price  # asked for, it is there
+    assert pt.no_price_text("V100S") == pt.no_price_text(None) == "no public price"
+    # every Gaudi price in the table is over a year old: history, so no price at all
+    assert pt.no_price_text("Gaudi2") == pt.no_price_text("Gaudi3") == "no public price"
+
+
+def _row(family: str, provider: str, instance: str, date: str, price: float, kind: str = "on-demand") -> dict:
+    return {"family": family, "provider": provider, "instance_type": instance, "accelerators_per_instance": 1,
+            "price_per_hour": price, "price_unit": "accelerator-hour", "currency": "USD", "price_type": kind,
+            "region": "unstated", "date": date, "source": "https://example.com", "source_kind": "provider",
+            "note": "a test row"}
+
+
+def test_an_offer_is_current_once_superseded_rows_and_rows_over_a_year_old_are_history() -> None:
+    table = pt.validate(pd.DataFrame([
+        _row("H100", "Acme", "H100 (per GPU)", "2026-01-10", 3.0),
+        _row("H100", "Acme", "H100 (per GPU)", "2026-06-01", 2.8),   # the same offer, newer: current
+        _row("H100", "Acme", "4x H100", "2025-06-20", 4.0),          # another label, older: superseded
+        _row("H100", "Acme", "8x H100", "2026-06-01", 2.9),          # two labels on the newest date: both current
+        _row("H100", "Acme", "H100 (per GPU)", "2025-06-20", 2.0, "committed-1y"),  # over a year old: stale
+        _row("H100", "Beta", "H100", "2025-12-06", 3.5),             # 362 days before 2026-12-03: current
+        _row("H100", "Gamma", "H100", "2026-12-03", 3.3)]))
+    status = pt.offer_status(table).tolist()
+    assert status == [pt.REPEATED, pt.CURRENT, pt.SUPERSEDED, pt.CURRENT, pt.STALE, pt.CURRENT, pt.CURRENT]
+    assert pt.as_of(table) == "2026-12-03"
+    current = pt.current_prices(table)
+    assert sorted(current["price_per_accelerator_hour"]) == [2.8, 2.9, 3.3, 3.5]
+    cost = pt.cost_range(1.0, "H100", table=table)
+    assert (cost.low, cost.high, cost.quotes) == (2.8, 3.5, 4)
+    assert pt.no_price_text("H100", table) == "no public price" or pt.default_price_type("H100", table)
+    assert not pt.cost_range(1.0, "H100", table=table, price_type="committed-1y").has_price  # stale: no price
+
+
+def test_no_current_price_of_the_shipped_table_is_over_a_year_old_or_superseded() -> None:
+    current = pt.current_prices()
+    age = pd.to_datetime(pt.as_of()) - pd.to_datetime(current["date"])
+    assert (age.dt.days <= pt.MAX_PRICE_AGE_DAYS).all()
+    newest = current.groupby(["family", "provider", "price_type"])["date"].transform("max")
+    assert (current["date"] == newest).all()
 
 
 def test_each_price_per_accelerator_hour_falls_in_its_family_band() -> None:

@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice, energy_cost
-from pipeline.analysis.pricing.price_table import CostRange, PriceQuote, cost_range, price_dates_text
+from pipeline.analysis.pricing.price_table import CostRange, PriceQuote, cost_range, no_price_text, price_dates_text
 from pipeline.core.errors import ContractError
 
 COST_LABEL = "derived, not an MLPerf result"
@@ -93,10 +93,9 @@ def training_costs(configurations: pd.DataFrame, user_prices: Mapping[str, float
     `user_prices` (`pipeline.analysis.pricing.prices.load_prices`: family -> USD per accelerator-hour) replaces the
     public
     table (`table`, default the shipped one) for the families it names. The public range is of one price type,
-    `price_type`, or by default on-demand (a family without an on-demand price: the type
-    `price_table.default_price_type` names, in `cost_low_price_type`); price types are never mixed. A row whose
-    family has no price, or whose accelerator-hours are missing, has empty costs; a family without a price has
-    cost_basis "none"."""
+    `price_type`, or by default on-demand (`price_table.default_price_type`: a family without a current on-demand
+    price has none); price types are never mixed. A row whose family has no price (of that type), or whose
+    accelerator-hours are missing, has empty costs; a family without a price has cost_basis "none"."""
     missing = [column for column in ("accelerator_family", "accelerator_hours") if column not in configurations]
     if missing:
         raise ContractError(f"training costs need the columns {', '.join(missing)}")
@@ -169,9 +168,11 @@ def _offer(row: Mapping[str, Any], end: str) -> str:
 
 def cost_text(row: Mapping[str, Any], lead: str = "cost ") -> str:
     """A row of `training_costs` in a few words after `lead`: "cost 1,234 to 5,678 USD (RunPod on-demand
-    2025-05-29 to Azure on-demand 2026-11-09)", "cost 345 USD (your price file)"; or "no public price"."""
+    2025-05-29 to Azure on-demand 2026-11-09)", "cost 345 USD (your price file)"; or why there is none
+    (`price_table.no_price_text` of the row's `accelerator_family`: "no public price", "no on-demand price
+    (committed-1y only)")."""
     if row["cost_basis"] == NO_PRICE:
-        return NO_PRICE_TEXT
+        return no_price_text(row.get("accelerator_family"))
     low, high = row["cost_low_usd"], row["cost_high_usd"]
     if low is None or pd.isna(low):
         return f"{lead}unknown (no accelerator-hours)"

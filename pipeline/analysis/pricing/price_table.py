@@ -23,8 +23,16 @@ One row per quoted price. Columns (docs/prices.md says how to add a row):
 - note: what the source is and anything uncertain; for a rack-scale offer (NVL72 sold by the rack or by 4-GPU
   instances) the rule that converts it to a price per accelerator (RACK_SCALE_FAMILIES).
 
-A cost range never mixes price types: by default it is the on-demand range, or, for a family without an on-demand
-price, the range of the first type in DEFAULT_TYPE_ORDER that has one (`default_price_type`); its type is named.
+An offer is (family, provider, instance, price type, region, currency); its price is its newest row. A row is
+**current** (`offer_status`) when it is its offer's newest, no newer row of the same provider prices the same family
+and type (whatever the instance's label: one offer listed under two labels is not current twice), and it is at most
+MAX_PRICE_AGE_DAYS older than the table's newest reading (`as_of`); every other row is history, listed on the prices
+page and in docs/prices.md, never in an answer.
+
+A cost range never mixes price types: by default it is the on-demand range (`DEFAULT_PRICE_TYPE`); a family without
+a current on-demand price has no default cost and says so (`no_price_text`: "no on-demand price (committed-1y
+only)"), whatever other types it has: a commitment or a capacity block is not a price one can rent at by the hour.
+A caller may ask for another type (`cost_range(price_type=...)`); its type is named.
 
 Every figure is a list price a source states; none is estimated. Cost figures built on it are derived metrics,
 not MLPerf results (MLCommons' guidelines ask that they say so and name their basis: `CostRange.describe` does).
@@ -54,9 +62,17 @@ PRICE_TYPES = ("on-demand", "spot", "capacity-block", "committed-1y", "committed
 CURRENCIES = ("USD", "EUR", "GBP")
 # `provider`: read on the provider's own page; `community`: a transcription by someone else (the stated fallback).
 SOURCE_KINDS = ("provider", "community")
-# The price type of a cost range unless one is asked for: on-demand, else the type nearest to it that the family
-# has (a capacity block is booked for days, a commitment for years; spot can be taken back at any time).
-DEFAULT_TYPE_ORDER = ("on-demand", "capacity-block", "committed-1y", "committed-3y", "spot")
+# The price type of a cost range unless one is asked for: a capacity block is booked for days, a commitment for years
+# and spot can be taken back at any time, so none of them answers "what does a run cost if I rent it now".
+DEFAULT_PRICE_TYPE = "on-demand"
+# A row this many days older than the table's newest reading is history, not a price (issue 52: 65 of 219 offers were
+# over a year old, the oldest from 2024-02-07).
+MAX_PRICE_AGE_DAYS = 365
+# Why a row is not current (`offer_status`).
+CURRENT = "current"
+REPEATED = "an older row of the same offer"
+SUPERSEDED = "superseded by the provider's newer price of the family and type"
+STALE = f"older than {MAX_PRICE_AGE_DAYS} days"
 # Sold by the rack (NVL72) or by 4-GPU instances of a rack: a row priced per instance must state its conversion to
 # a price per accelerator ("per-GPU = 64/4 = 16.00") in its note.
 RACK_SCALE_FAMILIES = ("GB200", "GB300")
@@ -299,9 +315,8 @@ class CostRange:
 
 
 def current_prices(table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The newest row of each offer (family, provider, instance, price type, region, currency): older rows of the
-    same offer are history, not a second price. Of the package's table (`table` None) it is worked out once, as
-    the table is read once."""
+    """The current rows of the table (`offer_status`), one per offer. Of the package's table (`table` None) they
+    are worked out once, as the table is read once."""
     return _package_current_prices() if table is None else _newest_offers(table)
 
 
@@ -311,27 +326,62 @@ def _package_current_prices() -> pd.DataFrame:
     return _newest_offers(price_table())
 
 
+def as_of(table: pd.DataFrame | None = None) -> str:
+    """The table's newest reading (ISO date): what a price's age is measured from, so the same table gives the same
+    answers on any day."""
+    return str((price_table() if table is None else table)["date"].max())
+
+
+def offer_status(table: pd.DataFrame) -> pd.Series:
+    """Per row of `table` (validated, on its index): CURRENT, or why it is history: REPEATED (its offer has a newer
+    row), SUPERSEDED (the same provider priced the family and type on a later date, under any instance label) or
+    STALE (more than MAX_PRICE_AGE_DAYS before `as_of`)."""
+    dates = pd.to_datetime(table["date"], format="%Y-%m-%d")
+    offer_newest = dates.groupby([table[column] for column in OFFER], sort=False).transform("max")
+    provider_newest = dates.groupby([table[column] for column in ("family", "provider", "price_type", "currency")],
+                                    sort=False).transform("max")
+    age = (dates.max() - dates).dt.days
+    status = pd.Series(CURRENT, index=table.index, dtype=object)
+    status[age > MAX_PRICE_AGE_DAYS] = STALE
+    status[dates < provider_newest] = SUPERSEDED
+    status[dates < offer_newest] = REPEATED
+    return status
+
+
 def _newest_offers(table: pd.DataFrame) -> pd.DataFrame:
-    newest = table.sort_values("date").groupby(OFFER, sort=False).tail(1)
-    return newest.sort_values(["family", "price_per_accelerator_hour", "provider"]).reset_index(drop=True)
+    current = table[offer_status(table) == CURRENT]
+    return current.sort_values(["family", "price_per_accelerator_hour", "provider"]).reset_index(drop=True)
 
 
 def default_price_type(family: str, table: pd.DataFrame | None = None, currency: str = "USD") -> str | None:
-    """The price type a cost range of `family` uses unless told otherwise: on-demand, or, for a family without an
-    on-demand price, the first type of DEFAULT_TYPE_ORDER it has a current price of; None for a family without a
-    price."""
-    return _package_default_type(family, currency) if table is None else \
-        _default_type(current_prices(table), family, currency)
+    """The price type a cost range of `family` uses unless told otherwise: DEFAULT_PRICE_TYPE where the family has a
+    current price of it; None otherwise (`no_price_text` says what it has instead)."""
+    types = _current_types(family, table, currency)
+    return DEFAULT_PRICE_TYPE if DEFAULT_PRICE_TYPE in types else None
 
 
-def _default_type(prices: pd.DataFrame, family: str, currency: str) -> str | None:
-    types = set(prices.loc[(prices["family"] == family) & (prices["currency"] == currency), "price_type"])
-    return next((kind for kind in DEFAULT_TYPE_ORDER if kind in types), None)
+def _current_types(family: str, table: pd.DataFrame | None, currency: str) -> tuple[str, ...]:
+    return _package_types(family, currency) if table is None else _types(current_prices(table), family, currency)
+
+
+def _types(prices: pd.DataFrame, family: str, currency: str) -> tuple[str, ...]:
+    """The price types of `family`'s current `prices` in `currency`, in the order of PRICE_TYPES."""
+    kinds = set(prices.loc[(prices["family"] == family) & (prices["currency"] == currency), "price_type"])
+    return tuple(kind for kind in PRICE_TYPES if kind in kinds)
 
 
 @cache
-def _package_default_type(family: str, currency: str) -> str | None:
-    return _default_type(current_prices(), family, currency)
+def _package_types(family: str, currency: str) -> tuple[str, ...]:
+    return _types(current_prices(), family, currency)
+
+
+def no_price_text(family: object, table: pd.DataFrame | None = None, currency: str = "USD") -> str:
+    """Why `family` has no default cost, in words: "no on-demand price (committed-1y only)" where it has current
+    prices of other types, else "no public price"."""
+    types = _current_types(family, table, currency) if isinstance(family, str) else ()
+    if types and DEFAULT_PRICE_TYPE not in types:
+        return f"no {DEFAULT_PRICE_TYPE} price ({', '.join(types)} only)"
+    return "no public price"
 
 
 def cost_range(accelerator_hours: float, family: str, *, user_prices: Mapping[str, float] | None = None,
@@ -388,9 +438,27 @@ def _quote(row: pd.Series) -> PriceQuote:
 
 
 def families_without_price(table: pd.DataFrame | None = None) -> list[str]:
-    """The families of accelerators.csv that the table has no price for, in its order."""
-    priced = set((price_table() if table is None else table)["family"])
+    """The families of accelerators.csv that the table has no current price for (`offer_status`), in its order."""
+    priced = set(current_prices(table)["family"])
     return [family for family in specifications().index if family not in priced]
+
+
+def range_ends(table: pd.DataFrame | None = None, families: list[str] | None = None) -> pd.DataFrame:
+    """The rows that set an end of a default cost range: per family (`families`, default every family with a current
+    on-demand price), its cheapest and its dearest current on-demand row, with `end` ("cheapest" or "dearest"; one row
+    "only" where they are the same) and the table's columns."""
+    prices = current_prices(table)
+    prices = prices[prices["price_type"] == DEFAULT_PRICE_TYPE]
+    rows = []
+    for family in families if families is not None else sorted(set(prices["family"]), key=str.casefold):
+        own = prices[prices["family"] == family].sort_values(["price_per_accelerator_hour", "date"],
+                                                               ascending=[True, False])
+        if own.empty:
+            continue
+        first, last = own.iloc[0], own.iloc[-1]
+        rows += [first.to_dict() | {"end": "only"}] if len(own) == 1 else \
+            [first.to_dict() | {"end": "cheapest"}, last.to_dict() | {"end": "dearest"}]
+    return pd.DataFrame(rows, columns=[*prices.columns, "end"])
 
 
 def price_dates_text(table: pd.DataFrame | None = None) -> str:
