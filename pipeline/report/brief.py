@@ -6,7 +6,7 @@ and marked, `write_brief` draws with seaborn, on matplotlib's Agg backend:
 
 - the front: time to train against accelerator-hours, the non-dominated configurations joined;
 - the cost at a deadline: each configuration's cost of one run (the range over the providers' current prices of
-  one price type, on-demand where the family has one, drawn at the dearest, which "cheapest" is decided on) against
+  on-demand prices only, drawn at the dearest, which "cheapest" is decided on) against
   its time to train, the deadlines of params `report.deadlines_min` drawn and the buyer stage's answer to each
   (`pipeline.analysis.buyer`: the one rule the site and `recommend` follow too) marked;
 - the scaling curve of each family of the round with its forecast band (the decide stage's reports/decide/<b>.json:

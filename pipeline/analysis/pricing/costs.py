@@ -189,7 +189,7 @@ def basis_lines(user_prices_path: object | None, electricity: ElectricityPrice, 
               f"names" if user_prices_path is not None else "")
     lines = [f"accelerator-hours: {HARDWARE_TIME}; cost ({COST_LABEL}) = accelerator-hours x price per "
              f"accelerator-hour, a range over the public list prices of pipeline/analysis/pricing/price_table.csv "
-             f"(over providers, of one price type: on-demand where the family has one; prices read "
+             f"(over providers, on-demand prices only, none over a year old; prices read "
              f"{price_dates_text()}){source}"]
     if energy:
         dated = f", {electricity.date}, {electricity.source}" if electricity.date else ""
