@@ -40,7 +40,7 @@ from pipeline.analysis.scope import read_configurations
 from pipeline.core import paths
 from pipeline.core.cli import canonical_spelling
 from pipeline.core.errors import UsageError
-from pipeline.mlperf.catalogue import round_published, round_version
+from pipeline.mlperf.catalogue import ROUND_PUBLISHED, published_text, round_published, round_version
 from pipeline.mlperf.hardware.accelerators import specifications
 from pipeline.settings import Analysis, Trust
 
@@ -204,12 +204,16 @@ def render_answer(result: Answer, nearest: pd.DataFrame, cost: dict[str, Any] | 
 
 
 def published_round(text: str, configurations: pd.DataFrame) -> str:
-    """`--until`'s round as the data spells it (any case): one of the rounds with published results, else a
-    UsageError listing them."""
+    """`--until`'s round as the data spells it (any case): one of the rounds with results in this build's data, else
+    a UsageError listing them (a round published but not in the data says so: it is not "unpublished")."""
     rounds = sorted(configurations["round"].unique(), key=round_version)
     match = canonical_spelling(text, rounds)
     if match is None:
-        raise UsageError(f"--until {text!r} is not a published round; choose one of: {', '.join(rounds)}")
+        known = canonical_spelling(text, list(ROUND_PUBLISHED))
+        why = (f"MLPerf Training {known} was {published_text(known)} but is not in this build's data (add its archive "
+               "to the mirror, or run `dvc repro` with network)" if known is not None
+               else f"{text!r} is not a round in this build's data")
+        raise UsageError(f"--until: {why}; choose one of: {', '.join(rounds)}")
     return match
 
 

@@ -17,11 +17,11 @@ many candidates matched and how many it shows (--limit).
 Cost (derived, not an MLPerf result; `pipeline.analysis.pricing.costs`): accelerator-hours x price per
 accelerator-hour, a range over the current on-demand public prices of pipeline/analysis/pricing/price_table.csv
 (none superseded or over a year old; a family with only a commitment, capacity-block or spot price has no cost and
-says so) naming the provider at each end; your --prices file (YAML: accelerator family -> USD per accelerator-hour) replaces them for the
-families it names, and a price outside its family's plausibility band is refused. "Cheapest" and a budget
-(--max-cost, USD) are decided at the dearest listed price, so they hold whichever provider you rent from; a
-configuration without a price never meets a budget. Energy is only what MLPerf power results measured:
---max-energy-kwh leaves out every candidate without a measurement, forecasts included.
+says so) naming the provider at each end; your --prices file (YAML: accelerator family -> USD per
+accelerator-hour) replaces them for the families it names, and a price outside its family's plausibility band is
+refused. "Cheapest" and a budget (--max-cost, USD) are decided at the dearest listed price, so they hold whichever
+provider you rent from; a configuration without a price never meets a budget. Energy is only what MLPerf power
+results measured: --max-energy-kwh leaves out every candidate without a measurement, forecasts included.
 """
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ which are catalogued under their folder name with the package's runs and quality
 """
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -145,6 +146,17 @@ def round_published(round_: str) -> float:
         major, minor = round_version(round_)
         year, month = 2020 + major, (6 if minor == 0 else 11)
     return year + (month - 1) / 12
+
+
+def published_text(round_: str) -> str:
+    """'published June 2025', or for a round not in the catalogue's dated table, the calendar's month said so."""
+    if round_ in ROUND_PUBLISHED:
+        year, month = ROUND_PUBLISHED[round_]
+        return f"published {dt.date(year, month, 1):%B %Y}"
+    when = round_published(round_)
+    year, month = int(when), round((when - int(when)) * 12) + 1
+    return (f"published about {dt.date(year, month, 1):%B %Y} (MLCommons' usual calendar: the round is not in "
+            "this project's table of publication dates)")
 
 
 def last_allowed(folders: Sequence[str]) -> str | None:

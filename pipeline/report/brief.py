@@ -52,6 +52,12 @@ from pipeline.mlperf.catalogue import BY_ID, ROUND_PUBLISHED  # noqa: E402
 # Rows of the table at most (front and cheapest-within-a-deadline configurations, fastest first).
 MAX_ROWS = 14
 PAGE_INCHES = (11.69, 8.27)  # A4 landscape
+# The page's layout, in figure fractions: the table sits on the footnotes, the charts fill what it leaves up to the
+# introduction (at most CHART_MAX_HEIGHT tall, CHART_GAP above the table for their axis labels).
+TABLE_BOTTOM = 0.13
+CHART_TOP = 0.87
+CHART_GAP = 0.075
+CHART_MAX_HEIGHT = 0.5
 PRODUCER = "mlperf-efficiency brief (matplotlib, seaborn)"
 ABOUT = "~"  # the standard Helvetica's encoding has no "≈": it printed as "?"
 # Fonts: the PDF standard Helvetica (every reader has it; nothing to embed, which would take most of the time);
@@ -73,6 +79,7 @@ class BriefInputs:
     rows: pd.DataFrame
     decide: DecideSummary | None
     answer: BuyerAnswer | None = None
+    currency: dict[str, Any] | None = None  # `pipeline.report.currency.currency`: the dates and the notice
 
 
 def brief_rows(configurations: pd.DataFrame, benchmark: str, round_: str, user_prices: Mapping[str, float] | None,
@@ -260,19 +267,20 @@ def draw_brief(inputs: BriefInputs, electricity: ElectricityPrice) -> Any:
                     fontsize=13, weight="bold")
         what = "" if entry is None else f"{entry.task}, {entry.dataset}, to {entry.quality_target}. "
         fronts = int(rows["front"].sum())
+        dated = "" if inputs.currency is None else " ".join(
+            filter(None, (inputs.currency["dates"], inputs.currency["notice"])))
+        retired = "" if entry is None or entry.last_round is None else \
+            f"Retired from MLPerf Training after {entry.last_round}: this round is its last. "
         figure.text(0.03, 0.943, textwrap.fill(
             f"{what}{len(rows)} results in the round; {fronts} on the front (no other is both faster and uses fewer "
-            f"accelerator-hours). Colours: accelerator family (legend at right). Derived figures are not MLPerf "
-            f"results.", 190), fontsize=8, va="top")
-        axes = [figure.add_axes((0.055 + i * 0.325, 0.55, 0.26, 0.33)) for i in range(3)]
-        _front_axes(axes[0], rows, colours)
-        _cost_axes(axes[1], rows, colours, cheapest)
-        _scaling_axes(axes[2], rows, colours, inputs.decide)
+            f"accelerator-hours). {retired}Colours: accelerator family (legend at right). Derived figures are not "
+            f"MLPerf results. {dated}", 200), fontsize=8, va="top")
         table = table_rows(rows, cheapest)
-        ax = figure.add_axes((0.03, 0.13, 0.94, 0.33))
+        ax = figure.add_axes((0.03, TABLE_BOTTOM, 0.94, 0.33))
         ax.set_axis_off()
+        top = TABLE_BOTTOM
         if not table.empty:
-            cells = ax.table(cellText=table.to_numpy().tolist(), colLabels=list(table.columns), loc="upper center",
+            cells = ax.table(cellText=table.to_numpy().tolist(), colLabels=list(table.columns), loc="lower center",
                              cellLoc="left", colLoc="left",
                              colWidths=[0.075, 0.2, 0.085, 0.05, 0.055, 0.235, 0.16, 0.14])
             cells.auto_set_font_size(False)
@@ -283,6 +291,15 @@ def draw_brief(inputs: BriefInputs, electricity: ElectricityPrice) -> Any:
                 if line == 0:
                     cell.set_text_props(weight="bold")
                     cell.set_facecolor("#f0f0f0")
+            extent = cells.get_window_extent(figure.canvas.get_renderer())
+            top = float(figure.transFigure.inverted().transform((0.0, extent.y1))[1])
+        # The charts take the height the table leaves (a short table no longer leaves the page's lower third empty).
+        bottom = top + CHART_GAP
+        height = min(CHART_MAX_HEIGHT, CHART_TOP - bottom)
+        axes = [figure.add_axes((0.055 + i * 0.325, bottom, 0.26, height)) for i in range(3)]
+        _front_axes(axes[0], rows, colours)
+        _cost_axes(axes[1], rows, colours, cheapest)
+        _scaling_axes(axes[2], rows, colours, inputs.decide)
         figure.text(0.03, 0.115, "\n".join(textwrap.fill(line, 235) for line in _footnotes(inputs, electricity)),
                     fontsize=6.2, va="top", linespacing=1.5)
     return figure
@@ -299,9 +316,9 @@ def write_brief(inputs: BriefInputs, electricity: ElectricityPrice, path: Path) 
 
 def brief_inputs(configurations: pd.DataFrame, benchmark: str, round_: str, decide: DecideSummary | None,
                  user_prices: Mapping[str, float] | None, electricity: ElectricityPrice,
-                 answer: BuyerAnswer | None = None) -> BriefInputs:
+                 answer: BuyerAnswer | None = None, currency: dict[str, Any] | None = None) -> BriefInputs:
     """The inputs of one benchmark's brief of round `round_` (today's, `pipeline.analysis.scope.today`), from the
     configurations table, its decide summary and the buyer stage's answer."""
     return BriefInputs(benchmark, round_, brief_rows(configurations, benchmark, round_, user_prices, electricity),
-                       decide, answer)
+                       decide, answer, currency)
 

@@ -16,20 +16,9 @@ from typing import Any
 
 from pipeline.analysis.pricing.price_table import price_dates_text
 from pipeline.core import paths
-from pipeline.mlperf.catalogue import ROUND_PUBLISHED, round_published, round_version
+from pipeline.mlperf.catalogue import ROUND_PUBLISHED, published_text, round_version
 from pipeline.mlperf.discovery import successors
-from pipeline.report.provenance import Provenance
-
-
-def published_text(round_: str) -> str:
-    """'published June 2025', or for a round not in the catalogue's dated table, the calendar's month said so."""
-    if round_ in ROUND_PUBLISHED:
-        year, month = ROUND_PUBLISHED[round_]
-        return f"published {dt.date(year, month, 1):%B %Y}"
-    when = round_published(round_)
-    year, month = int(when), round((when - int(when)) * 12) + 1
-    return (f"published about {dt.date(year, month, 1):%B %Y} (MLCommons' usual calendar: the round is not in "
-            "this project's table of publication dates)")
+from pipeline.report.provenance import Revision
 
 
 def newer_upstream(newest: str, record: Path = paths.UPSTREAM_RECORD) -> dict[str, str] | None:
@@ -60,12 +49,36 @@ def newer_catalogued(newest: str, build_date: str) -> dict[str, str] | None:
     return {"round": latest, "published": published_text(latest)}
 
 
-def currency(newest: str | None, provenance: Provenance, record: Path = paths.UPSTREAM_RECORD) -> dict[str, Any]:
-    """The first screen's dates; `newest` is the newest round analysed (None: nothing analysed)."""
-    return {"round": newest, "published": published_text(newest) if newest else None,
-            "prices_read": price_dates_text(), "commit": provenance.get("commit", "unknown"),
-            "build_date": provenance.get("commit_date", "unknown"),
-            "forecast_round": successors(newest)[0] if newest else None,
-            "newer_upstream": newer_upstream(newest, record) if newest else None,
-            "newer_catalogued": (newer_catalogued(newest, str(provenance.get("commit_date", "unknown")))
-                                 if newest else None)}
+def currency(newest: str | None, provenance: Revision, record: Path = paths.UPSTREAM_RECORD) -> dict[str, Any]:
+    """The first screen's dates; `newest` is the newest round analysed (None: nothing analysed). `dates` and
+    `notice` are the words every page's masthead and every brief print (`dates_text`, `notice_text`)."""
+    found: dict[str, Any] = {
+        "round": newest, "published": published_text(newest) if newest else None,
+        "prices_read": price_dates_text(), "commit": provenance.get("commit", "unknown"),
+        "build_date": provenance.get("commit_date", "unknown"),
+        "forecast_round": successors(newest)[0] if newest else None,
+        "newer_upstream": newer_upstream(newest, record) if newest else None,
+        "newer_catalogued": (newer_catalogued(newest, str(provenance.get("commit_date", "unknown")))
+                             if newest else None)}
+    return {**found, "dates": dates_text(found), "notice": notice_text(found)}
+
+
+def dates_text(found: dict[str, Any]) -> str:
+    """"Analyses MLPerf Training v5.1, published November 2025; prices read ...; built ... from commit ...": the
+    round, its publication, the prices' dates and the build, from `currency`'s fields."""
+    return (f"Analyses MLPerf Training {found['round']}, {found['published']}; prices read {found['prices_read']}; "
+            f"built {found['build_date']} from commit {str(found['commit'])[:12]}.")
+
+
+def notice_text(found: dict[str, Any]) -> str:
+    """The newer-round notice from `currency`'s fields: a round upstream, or one published by the build date that
+    the data lacks; empty when neither."""
+    if found["newer_upstream"]:
+        newer = found["newer_upstream"]
+        return (f"A newer round, {newer['round']}, is published upstream (found {newer['checked']}): dvc repro "
+                "with network fetches it (fetch.rounds: all), or add its archive to the mirror.")
+    if found["newer_catalogued"]:
+        newer = found["newer_catalogued"]
+        return (f"MLPerf Training {newer['round']} was {newer['published']} and is not in this build's data: add "
+                "its archive to the mirror, or run dvc repro with network (fetch.rounds: all).")
+    return ""

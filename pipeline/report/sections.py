@@ -163,13 +163,16 @@ def findings_matrix(sections: Sequence[dict[str, Any]]) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------- a benchmark
 
 def benchmark_title(benchmark: str) -> dict[str, str]:
-    """A benchmark's heading on the pages: id, model, task, data set, quality target and the round it is new in
-    (blank when not new); the id alone for a benchmark the catalogue lacks."""
+    """A benchmark's heading on the pages: id, model, task, data set, quality target, the round it is new in
+    (blank when not new) and its last round when the rules retire it after that (blank while it is run); the id
+    alone for a benchmark the catalogue lacks."""
     entry = BY_ID.get(benchmark)
     if entry is None:
-        return {"id": benchmark, "model": benchmark, "task": "", "dataset": "", "quality_target": "", "new_in": ""}
+        return {"id": benchmark, "model": benchmark, "task": "", "dataset": "", "quality_target": "", "new_in": "",
+                "retired_after": ""}
     return {"id": benchmark, "model": entry.model, "task": entry.task, "dataset": entry.dataset,
-            "quality_target": entry.quality_target, "new_in": entry.first_round if entry.new else ""}
+            "quality_target": entry.quality_target, "new_in": entry.first_round if entry.new else "",
+            "retired_after": entry.last_round or ""}
 
 
 def scope_of(clustered: pd.DataFrame) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pipeline.core import paths
 from pipeline.core.cli import for_each, stage_arguments
@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 
 def brief(benchmark: str, configurations: pd.DataFrame, analysis: Analysis, round_: str,
-          prices: Mapping[str, float] | None, electricity: ElectricityPrice, folder: Path) -> None:
+          prices: Mapping[str, float] | None, electricity: ElectricityPrice, folder: Path,
+          dates: dict[str, Any] | None = None) -> None:
     """Write the brief of `benchmark` in round `round_` into `folder` (`pipeline.report.brief.write_brief`), from
     the results on offer in the scope of `analysis` (`pipeline.analysis.scope.on_offer`, as the buyer's answer)."""
     from pipeline.analysis.buyer import BuyerReport
@@ -46,7 +47,7 @@ def brief(benchmark: str, configurations: pd.DataFrame, analysis: Analysis, roun
     decide = DecideSummary.read(paths.decide_json(benchmark)) if paths.decide_json(benchmark).exists() else None
     buyer = BuyerReport.read(paths.buyer_json(benchmark)).answer if paths.buyer_json(benchmark).exists() else None
     rows = on_offer(configurations, analysis, benchmark)
-    write_brief(brief_inputs(rows, benchmark, round_, decide, prices, electricity, buyer), electricity,
+    write_brief(brief_inputs(rows, benchmark, round_, decide, prices, electricity, buyer, dates), electricity,
                 paths.brief_pdf(benchmark, folder))
 
 
@@ -60,6 +61,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     from pipeline.analysis.pricing.electricity import electricity_price
     from pipeline.analysis.pricing.prices import load_price_table
     from pipeline.analysis.scope import read_configurations, today
+    from pipeline.report.currency import currency
+    from pipeline.report.provenance import git_revision
 
     prices = load_price_table(settings.report.prices)
     configurations = read_configurations()
@@ -71,7 +74,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                                   round_=found.round or "",  # "": no benchmark either
                                   prices=None if prices is None else prices.per_hour,
                                   electricity=electricity_price(settings.report.electricity_usd_per_kwh),
-                                  folder=folder), benchmarks, "brief"):
+                                  folder=folder, dates=currency(found.round, git_revision()) if found.round else None),
+                          benchmarks, "brief"):
             pass
     print(f"wrote {len(benchmarks)} briefs into {paths.BRIEFS}/ in {time.perf_counter() - started:.1f} s")
 
