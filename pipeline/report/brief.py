@@ -291,7 +291,7 @@ def draw_brief(inputs: BriefInputs, electricity: ElectricityPrice) -> Any:
                 if line == 0:
                     cell.set_text_props(weight="bold")
                     cell.set_facecolor("#f0f0f0")
-            extent = cells.get_window_extent(figure.canvas.get_renderer())
+            extent = cells.get_window_extent(figure.canvas.get_renderer())  # type: ignore[attr-defined]  # Agg
             top = float(figure.transFigure.inverted().transform((0.0, extent.y1))[1])
         # The charts take the height the table leaves (a short table no longer leaves the page's lower third empty).
         bottom = top + CHART_GAP
