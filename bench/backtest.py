@@ -31,7 +31,23 @@ if __package__ in (None, ""):  # run as `python bench/backtest.py`
 
 from bench._common import arguments
 from pipeline.analysis.forecasting.backtest import backtest
-from pipeline.analysis.forecasting.model import ANSWER, MEASURED, NEW_FAMILY_KINDS, model_inputs_by_benchmark
+from pipeline.analysis.forecasting.intervals import ResidualHistory
+from pipeline.analysis.forecasting.model import (
+    ANSWER,
+    MEASURED,
+    MODEL,
+    NEW_FAMILY_KINDS,
+    model_inputs_by_benchmark,
+    pooled_drifts,
+)
+from pipeline.analysis.forecasting.scaleout import (
+    LARGE_COUNT,
+    SCALE_OUT_RATIO,
+    beyond_family_points,
+    large_count_points,
+    scale_out_table,
+    within_round_points,
+)
 from pipeline.analysis.forecasting.siblings import (
     benchmark_ratios,
     law_log_ratio,
@@ -275,6 +291,30 @@ def report(points: pd.DataFrame, rule: Trust, scope: str) -> None:
         print(f"  {line}")
 
 
+def scale_out_report(frames: Mapping[str, pd.DataFrame], points: pd.DataFrame, level: float, scope: str) -> None:
+    """Print the scale-out backtest (`pipeline.analysis.forecasting.scaleout`) of the forward backtest's `points`
+    of `frames`: (a) within a round, (b) beyond a family's largest count in the next round, (c) the latest fold's
+    large counts; per benchmark and overall."""
+    fold_times = sorted({round_published(name) for frame in frames.values() for name in frame["round"].unique()})
+    priors = pooled_drifts(frames, fold_times)
+    history = ResidualHistory.of(points[points["method"] != ANSWER])
+    within = pd.concat([within_round_points(frame, benchmark, history, level, priors)
+                        for benchmark, frame in frames.items()], ignore_index=True)
+    *_, previous, latest = points.drop_duplicates("fold").sort_values("fold_time")["fold"].tolist()
+    print(f"Scale-out (a), within a round: each result at N forecast by the model from the earlier rounds and its "
+          f"unit's results of the round at N/{SCALE_OUT_RATIO} or less ({scope}; signed: median of predicted / "
+          f"published - 1):")
+    print(scale_out_table(within).to_string())
+    for method in (ANSWER, MODEL):
+        print(f"\nScale-out (b), next round above the family's largest earlier count, from its own curve: {method} "
+              f"({scope}):")
+        print(scale_out_table(beyond_family_points(points, frames, method)).to_string())
+    for method in (ANSWER, MODEL):
+        print(f"\nScale-out (c), {latest} at {LARGE_COUNT} accelerators or more, from the rounds up to {previous}: "
+              f"{method} ({scope}):")
+        print(scale_out_table(large_count_points(points, latest, method)).to_string())
+
+
 def main() -> None:
     pipeline_only = arguments(__doc__, (("--pipeline-only",), {
         "action": "store_true", "help": "only the pipeline's scope (republished results left out), half the time"})
@@ -293,6 +333,8 @@ def main() -> None:
         frames = model_inputs_by_benchmark(analysis)
         points = backtest(frames, settings.decide.interval, settings.decide.trust)
         report(points, settings.decide.trust, scope)
+        print()
+        scale_out_report(frames, points, settings.decide.interval, scope)
         print(f"\nA new family's ratio to its sibling, checked on pairs of one vendor's families with results in one "
               f"round at one count of a benchmark: measured on the other benchmarks before the round against the "
               f"specifications' ({scope}; signed: positive when the forecast would be too slow):")
