@@ -31,22 +31,15 @@ if __package__ in (None, ""):  # run as `python bench/backtest.py`
 
 from bench._common import arguments
 from pipeline.analysis.forecasting.backtest import backtest
-from pipeline.analysis.forecasting.intervals import ResidualHistory
-from pipeline.analysis.forecasting.model import (
-    ANSWER,
-    MEASURED,
-    MODEL,
-    NEW_FAMILY_KINDS,
-    model_inputs_by_benchmark,
-    pooled_drifts,
-)
+from pipeline.analysis.forecasting.curve import FORMS, POWER
+from pipeline.analysis.forecasting.model import ANSWER, MEASURED, NEW_FAMILY_KINDS, model_inputs_by_benchmark
 from pipeline.analysis.forecasting.scaleout import (
     LARGE_COUNT,
     SCALE_OUT_RATIO,
-    beyond_family_points,
-    large_count_points,
+    ScaleOut,
+    compared_forms,
+    form_comparison,
     scale_out_table,
-    within_round_points,
 )
 from pipeline.analysis.forecasting.siblings import (
     benchmark_ratios,
@@ -291,28 +284,20 @@ def report(points: pd.DataFrame, rule: Trust, scope: str) -> None:
         print(f"  {line}")
 
 
-def scale_out_report(frames: Mapping[str, pd.DataFrame], points: pd.DataFrame, level: float, scope: str) -> None:
-    """Print the scale-out backtest (`pipeline.analysis.forecasting.scaleout`) of the forward backtest's `points`
-    of `frames`: (a) within a round, (b) beyond a family's largest count in the next round, (c) the latest fold's
-    large counts; per benchmark and overall."""
-    fold_times = sorted({round_published(name) for frame in frames.values() for name in frame["round"].unique()})
-    priors = pooled_drifts(frames, fold_times)
-    history = ResidualHistory.of(points[points["method"] != ANSWER])
-    within = pd.concat([within_round_points(frame, benchmark, history, level, priors)
-                        for benchmark, frame in frames.items()], ignore_index=True)
-    *_, previous, latest = points.drop_duplicates("fold").sort_values("fold_time")["fold"].tolist()
+def scale_out_report(result: ScaleOut, scope: str) -> None:
+    """Print the scale-out backtest (`pipeline.analysis.forecasting.scaleout`) of one form: (a) within a round,
+    (b) beyond a family's largest count in the next round, (c) the latest fold's large counts; per benchmark and
+    overall."""
+    *_, previous, latest = result.points.drop_duplicates("fold").sort_values("fold_time")["fold"].tolist()
     print(f"Scale-out (a), within a round: each result at N forecast by the model from the earlier rounds and its "
           f"unit's results of the round at N/{SCALE_OUT_RATIO} or less ({scope}; signed: median of predicted / "
           f"published - 1):")
-    print(scale_out_table(within).to_string())
-    for method in (ANSWER, MODEL):
-        print(f"\nScale-out (b), next round above the family's largest earlier count, from its own curve: {method} "
-              f"({scope}):")
-        print(scale_out_table(beyond_family_points(points, frames, method)).to_string())
-    for method in (ANSWER, MODEL):
-        print(f"\nScale-out (c), {latest} at {LARGE_COUNT} accelerators or more, from the rounds up to {previous}: "
-              f"{method} ({scope}):")
-        print(scale_out_table(large_count_points(points, latest, method)).to_string())
+    print(scale_out_table(result.within_round).to_string())
+    print(f"\nScale-out (b), next round above the family's largest earlier count, from its own curve ({scope}):")
+    print(scale_out_table(result.beyond_family).to_string())
+    print(f"\nScale-out (c), {latest} at {LARGE_COUNT} accelerators or more, from the rounds up to {previous} "
+          f"({scope}):")
+    print(scale_out_table(result.large_counts).to_string())
 
 
 def main() -> None:
@@ -334,7 +319,14 @@ def main() -> None:
         points = backtest(frames, settings.decide.interval, settings.decide.trust)
         report(points, settings.decide.trust, scope)
         print()
-        scale_out_report(frames, points, settings.decide.interval, scope)
+        # every form of the count curve's tail on the pipeline's scope: the model's (POWER) first, as computed above
+        forms = FORMS if republished == settings.analysis.republished else (POWER,)
+        results = compared_forms(frames, settings.decide.interval, settings.decide.trust, forms, (POWER, points))
+        scale_out_report(results[POWER], scope)
+        if len(results) > 1:
+            print(f"\nForms of the count curve beyond the published counts, predict's answers ({scope}; the model "
+                  f"keeps {POWER}):")
+            print(form_comparison(results).to_string())
         print(f"\nA new family's ratio to its sibling, checked on pairs of one vendor's families with results in one "
               f"round at one count of a benchmark: measured on the other benchmarks before the round against the "
               f"specifications' ({scope}; signed: positive when the forecast would be too slow):")

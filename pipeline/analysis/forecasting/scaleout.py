@@ -17,17 +17,21 @@ forecast as the model (`MODEL`) or `predict` (`ANSWER`) would have answered, wit
 Every view is a frame of points (SCALE_OUT_COLUMNS: one row per forecast result, counts in accelerators, times in
 minutes, `distance` in log count ratio beyond the counts fitted on, `ape_pct` = |predicted / published - 1| in %,
 `signed_pct` = predicted / published - 1 in %, `inside_interval` whether the published time lies in the 90%
-interval); `scale_out_table` summarises points per benchmark and overall.
+interval); `scale_out_table` summarises points per benchmark and overall, and `form_comparison` every view and the
+whole forward backtest for each form of the count curve's shape beyond the published counts (`curve.FORMS`).
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
+from pipeline.analysis.forecasting.backtest import backtest
 from pipeline.analysis.forecasting.intervals import ResidualHistory
 from pipeline.analysis.forecasting.model import (
     ANSWER,
@@ -39,8 +43,10 @@ from pipeline.analysis.forecasting.model import (
     Forecaster,
     fit,
     ordered_rounds,
+    pooled_drifts,
 )
 from pipeline.mlperf.catalogue import round_published
+from pipeline.settings import Trust
 
 # A result is forecast from the unit's results of its round at a quarter of its count or less: two doublings
 # beyond what the fit saw, the distance of a next round's larger systems (64 to 256, 512 to 2,048).
@@ -160,3 +166,58 @@ def scale_out_table(points: pd.DataFrame, by: str = "benchmark") -> pd.DataFrame
                       "in 90% (%)": f"{100 * inside / len(ape):.0f}",
                       "exact 90%": f"{100 * exact.low:.0f}-{100 * exact.high:.0f}"}
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+@dataclass(frozen=True)
+class ScaleOut:
+    """One form's forward backtest points (`backtest.backtest`, POINT_COLUMNS) and its scale-out views (a), (b)
+    and (c) of `predict`'s answers (SCALE_OUT_COLUMNS)."""
+
+    points: pd.DataFrame
+    within_round: pd.DataFrame
+    beyond_family: pd.DataFrame
+    large_counts: pd.DataFrame
+
+    @classmethod
+    def of(cls, frames: Mapping[str, pd.DataFrame], level: float, rule: Trust, form: str,
+           points: pd.DataFrame | None = None) -> ScaleOut:
+        """The backtest of each benchmark's model inputs `frames` with count curves in `form` (its `points`
+        when computed already) and its views, view (c) on the latest fold; intervals of `level`."""
+        if points is None:
+            points = backtest(dict(frames), level, rule, form=form)
+        fold_times = sorted({round_published(name) for frame in frames.values() for name in frame["round"].unique()})
+        priors = pooled_drifts(frames, fold_times)
+        history = ResidualHistory.of(points[points["method"] != ANSWER])
+        within = pd.concat([within_round_points(frame, benchmark, history, level, priors, partial(fit, form=form))
+                            for benchmark, frame in frames.items()], ignore_index=True)
+        latest = points["fold"].iloc[int(points["fold_time"].to_numpy(dtype=float).argmax())]
+        return cls(points, within, beyond_family_points(points, frames), large_count_points(points, latest))
+
+
+def form_comparison(results: Mapping[str, ScaleOut]) -> pd.DataFrame:
+    """Per form (the keys of `results`), `predict`'s answers: the whole forward backtest and its latest fold
+    (forecasts, median |error| %, median signed %, % inside the 90% interval), then views (a), (b) and (c) (the
+    same and the exact 90% interval of the coverage)."""
+    rows = {}
+    for form, result in results.items():
+        answers = backtest_view(result.points)
+        latest = answers[answers["fold_time"] == answers["fold_time"].max()]
+        row: dict[tuple[str, str], object] = {}
+        for label, points, exact in (("next round", answers, False), (str(latest["fold"].iloc[0]), latest, False),
+                                     ("(a) within a round", result.within_round, True),
+                                     ("(b) beyond the family", result.beyond_family, True),
+                                     (f"(c) >= {LARGE_COUNT}", result.large_counts, True)):
+            overall = scale_out_table(points).loc["overall"]
+            row.update({(label, "n"): overall["forecasts"], (label, "median %"): overall["median %"],
+                        (label, "signed %"): overall["signed %"], (label, "in 90%"): overall["in 90% (%)"]})
+            if exact:
+                row[(label, "exact")] = overall["exact 90%"]
+        rows[form] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def compared_forms(frames: Mapping[str, pd.DataFrame], level: float, rule: Trust, forms: Sequence[str],
+                   kept: tuple[str, pd.DataFrame] | None = None) -> dict[str, ScaleOut]:
+    """`ScaleOut.of` each of `forms`; `kept`: a (form, points) pair whose backtest was computed already."""
+    return {form: ScaleOut.of(frames, level, rule, form, kept[1] if kept and kept[0] == form else None)
+            for form in forms}
