@@ -37,7 +37,9 @@ from pipeline.analysis.forecasting.scaleout import (
     LARGE_COUNT,
     SCALE_OUT_RATIO,
     ScaleOut,
+    backtest_view,
     compared_forms,
+    distance_bands,
     form_comparison,
     scale_out_table,
 )
@@ -293,6 +295,12 @@ def scale_out_report(result: ScaleOut, scope: str) -> None:
           f"unit's results of the round at N/{SCALE_OUT_RATIO} or less ({scope}; signed: median of predicted / "
           f"published - 1):")
     print(scale_out_table(result.within_round).to_string())
+    print(f"\nScale-out (a) by distance beyond the counts fitted on (times the largest), and predict's answers in the "
+          f"forward backtest so ({scope}):")
+    answers = result.points[result.points["method"] == ANSWER]
+    print(pd.concat({"(a) within a round": scale_out_table(result.within_round.assign(
+        band=distance_bands(result.within_round)), by="band"), "next round": scale_out_table(
+        backtest_view(answers).assign(band=distance_bands(answers).to_numpy()), by="band")}, axis=1).to_string())
     print(f"\nScale-out (b), next round above the family's largest earlier count, from its own curve ({scope}):")
     print(scale_out_table(result.beyond_family).to_string())
     print(f"\nScale-out (c), {latest} at {LARGE_COUNT} accelerators or more, from the rounds up to {previous} "

@@ -69,3 +69,9 @@ def test_beyond_family_and_large_count_views_select_from_the_forward_backtest() 
     table = scaleout.scale_out_table(beyond)
     assert table.loc["overall", "forecasts"] == 2 and table.loc["overall", "median %"] == "110.0"
     assert table.loc["overall", "in 90% (%)"] == "50" and table.loc["overall", "exact 90%"] == "3-97"
+
+
+def test_distance_bands_put_an_edge_in_the_lower_band() -> None:
+    points = pd.DataFrame({"distance": [0.0, 0.3, np.log(2.0), np.log(4.0) + 1e-12, np.log(16.0), 5.0]})
+    assert scaleout.distance_bands(points).astype(str).tolist() == [
+        "inside", "x1-2", "x1-2", "x2-4", "x4-16", "x16 or more"]

@@ -26,12 +26,14 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
 from pipeline.analysis.forecasting.backtest import backtest
+from pipeline.analysis.forecasting.curve import CURVE_DECIMALS
 from pipeline.analysis.forecasting.intervals import ResidualHistory
 from pipeline.analysis.forecasting.model import (
     ANSWER,
@@ -147,12 +149,29 @@ def large_count_points(points: pd.DataFrame, fold: str, method: str = ANSWER,
     return backtest_view(chosen, method)
 
 
+# Bands of the distance beyond the counts fitted on (times the largest; log count ratio in `distance_bands`).
+DISTANCE_BANDS = (1.0, 2.0, 4.0, 16.0)
+
+
+def distance_bands(points: pd.DataFrame) -> pd.Series:
+    """Each point's band of `distance` (log count ratio outside the counts fitted on), as text: "inside", then
+    "x1-2", "x2-4", "x4-16", "x16 or more" (DISTANCE_BANDS), ordered so."""
+    distance = points["distance"].to_numpy(dtype=float)
+    edges = np.round(np.log(np.array(DISTANCE_BANDS)), CURVE_DECIMALS)
+    labels = ["inside", *(f"x{low:g}-{high:g}" for low, high in pairwise(DISTANCE_BANDS)),
+              f"x{DISTANCE_BANDS[-1]:g} or more"]
+    # rounded as the curves are: a forecast exactly at a band's edge falls in the lower band on every machine
+    band = np.searchsorted(edges, np.round(distance, CURVE_DECIMALS), side="left")
+    return pd.Series(pd.Categorical(np.array(labels, dtype=object)[band], categories=labels, ordered=True),
+                     index=points.index, name="distance")
+
+
 def scale_out_table(points: pd.DataFrame, by: str = "benchmark") -> pd.DataFrame:
     """Per value of `by` (sorted) and overall: forecasts, median and 90th-percentile |error| (%), median signed
     error (%, predicted / published - 1: positive when too slow), the share inside the 90% interval (%) and its
     exact (Clopper-Pearson) 90% interval, "lo-hi" in %."""
     rows = {}
-    for name, group in [*points.groupby(by, sort=True), ("overall", points)]:
+    for name, group in [*points.groupby(by, sort=True, observed=True), ("overall", points)]:
         ape = group["ape_pct"].to_numpy(dtype=float)
         inside = int(group["inside_interval"].astype(bool).sum())
         if not len(ape):
