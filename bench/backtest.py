@@ -1,6 +1,6 @@
 """Forward-chaining backtest of `pipeline.commands.predict`'s answers on the real data, per benchmark and overall.
 
-    python bench/backtest.py            (after `dvc repro features`; runs the backtest afresh twice, ~30 s:
+    python bench/backtest.py            (after `dvc repro features`; runs the backtest afresh twice, ~1 min:
                                          republished results left out, as the pipeline does, then included;
                                          --pipeline-only: the first alone)
 
@@ -13,7 +13,11 @@ benchmark and for the latest fold on its own: forecasts, median and 90th-percent
 share inside the 90% interval with its exact (Clopper-Pearson) 90% interval, the naive rule's median error and the
 answers' on the results both forecast, the median signed error (predicted / published - 1); then trusted against
 untrusted answers, new families (a family's first round in a benchmark, from a sibling or the specifications)
-against known ones, per fold too, and the issue's checks.
+against known ones, per fold too, and the issue's checks. Then the scale-out backtest
+(`pipeline.analysis.forecasting.scaleout`, issue 50): (a) within a round from a quarter of the count or less, (b)
+the next round above a family's largest count, (c) the latest fold at 256 accelerators or more, (a) and the next
+round by distance beyond the counts fitted on, and, on the pipeline's scope, each form of the count curve beyond
+the published counts (`curve.FORMS`) on the whole backtest and on (a), (b) and (c).
 """
 from __future__ import annotations
 

@@ -190,12 +190,14 @@ def scale_out_table(points: pd.DataFrame, by: str = "benchmark") -> pd.DataFrame
 @dataclass(frozen=True)
 class ScaleOut:
     """One form's forward backtest points (`backtest.backtest`, POINT_COLUMNS) and its scale-out views (a), (b)
-    and (c) of `predict`'s answers (SCALE_OUT_COLUMNS)."""
+    and (c) of `predict`'s answers (SCALE_OUT_COLUMNS), and (b) of the model's forecasts (the same results in
+    every form: an answer by the naive rule is not the curve's)."""
 
     points: pd.DataFrame
     within_round: pd.DataFrame
     beyond_family: pd.DataFrame
     large_counts: pd.DataFrame
+    beyond_family_model: pd.DataFrame
 
     @classmethod
     def of(cls, frames: Mapping[str, pd.DataFrame], level: float, rule: Trust, form: str,
@@ -210,13 +212,14 @@ class ScaleOut:
         within = pd.concat([within_round_points(frame, benchmark, history, level, priors, partial(fit, form=form))
                             for benchmark, frame in frames.items()], ignore_index=True)
         latest = points["fold"].iloc[int(points["fold_time"].to_numpy(dtype=float).argmax())]
-        return cls(points, within, beyond_family_points(points, frames), large_count_points(points, latest))
+        return cls(points, within, beyond_family_points(points, frames), large_count_points(points, latest),
+                   beyond_family_points(points, frames, MODEL))
 
 
 def form_comparison(results: Mapping[str, ScaleOut]) -> pd.DataFrame:
     """Per form (the keys of `results`), `predict`'s answers: the whole forward backtest and its latest fold
     (forecasts, median |error| %, median signed %, % inside the 90% interval), then views (a), (b) and (c) (the
-    same and the exact 90% interval of the coverage)."""
+    same and the exact 90% interval of the coverage), and (b) of the model's forecasts."""
     rows = {}
     for form, result in results.items():
         answers = backtest_view(result.points)
@@ -225,7 +228,8 @@ def form_comparison(results: Mapping[str, ScaleOut]) -> pd.DataFrame:
         for label, points, exact in (("next round", answers, False), (str(latest["fold"].iloc[0]), latest, False),
                                      ("(a) within a round", result.within_round, True),
                                      ("(b) beyond the family", result.beyond_family, True),
-                                     (f"(c) >= {LARGE_COUNT}", result.large_counts, True)):
+                                     (f"(c) >= {LARGE_COUNT}", result.large_counts, True),
+                                     ("(b) model", result.beyond_family_model, True)):
             overall = scale_out_table(points).loc["overall"]
             row.update({(label, "n"): overall["forecasts"], (label, "median %"): overall["median %"],
                         (label, "signed %"): overall["signed %"], (label, "in 90%"): overall["in 90% (%)"]})
