@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.analysis.forecasting.curve import POWER
+from pipeline.analysis.forecasting.forms import FABRIC_COLUMNS
 from pipeline.analysis.forecasting.intervals import UNCALIBRATED, ResidualHistory
 from pipeline.analysis.forecasting.model import (
     ANSWER,
@@ -73,7 +74,7 @@ def backtest_forecasts(frame: pd.DataFrame, drift_priors: Mapping[float, DriftPr
     its count curves in `form` beyond the published counts (`curve.FORMS`)."""
     rows = []
     frame = frame[["round", *UNIT, "submitter", "system", "accelerator_count", "time_to_train_min",
-                   "republished_of"]].astype(
+                   "republished_of", *(name for name in FABRIC_COLUMNS if name in frame.columns)]].astype(
         {name: object for name in ["round", *UNIT, "submitter", "system"]})
     times = frame["round"].map(round_published)
     for fold in ordered_rounds(frame)[1:]:

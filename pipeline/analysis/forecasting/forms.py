@@ -40,6 +40,8 @@ POD_FAMILIES, POD_DOMAIN = ("TPU",), 2.0 ** 16
 # A fabric bandwidth per accelerator below this (Gbit/s) is a description's management port, not the fabric
 # (MI300X's 10 GbE over 8 accelerators): taken as unknown.
 FABRIC_FLOOR_GBPS = 10.0
+# The model inputs' columns the communication-aware form reads, where present.
+FABRIC_COLUMNS = ["accelerators_per_node", "interconnect_inter_gbps"]
 # A unit's ScalingShape as the model's units keep it, beside its exponent.
 SHAPE_COLUMNS = ("serial", "communication", "domain")
 
@@ -127,7 +129,7 @@ def fabric_bandwidth(train: pd.DataFrame, unit: np.ndarray, n_units: int) -> np.
     """Each unit's inter-node fabric bandwidth per accelerator (Gbit/s: interconnect_inter_gbps over
     accelerators_per_node, the median of its results that state it, FABRIC_FLOOR_GBPS or more), else the
     benchmark's median, else 1 (every unit alike)."""
-    if not {"interconnect_inter_gbps", "accelerators_per_node"} <= set(train.columns):
+    if not set(FABRIC_COLUMNS) <= set(train.columns):
         return np.ones(n_units)
     each = (train["interconnect_inter_gbps"].to_numpy(dtype=float)
             / train["accelerators_per_node"].to_numpy(dtype=float))

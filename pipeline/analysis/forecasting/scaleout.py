@@ -34,6 +34,7 @@ from scipy.stats import binomtest
 
 from pipeline.analysis.forecasting.backtest import backtest
 from pipeline.analysis.forecasting.curve import CURVE_DECIMALS
+from pipeline.analysis.forecasting.forms import FABRIC_COLUMNS
 from pipeline.analysis.forecasting.intervals import ResidualHistory
 from pipeline.analysis.forecasting.model import (
     ANSWER,
@@ -66,13 +67,14 @@ Fitter = Callable[[pd.DataFrame, DriftPrior | None], Forecaster]
 def within_round_points(frame: pd.DataFrame, benchmark: str, history: ResidualHistory, level: float,
                         drift_priors: Mapping[float, DriftPrior] | None = None, fit_model: Fitter = fit
                         ) -> pd.DataFrame:
-    """View (a) of one benchmark's model inputs `frame` (accelerator_family, form_factor, round, submitter,
-    system, accelerator_count, time_to_train_min): every result of a round at a count N whose unit published
-    in that round at N / SCALE_OUT_RATIO or less, forecast by `fit_model` (the model's `fit` by default) on the
-    earlier rounds plus those results, for the round's publication, with the drift prior of its fold time
-    (`drift_priors`); intervals of `level` calibrated on `history` (the forward backtest's points of rounds
-    before it). Columns SCALE_OUT_COLUMNS."""
-    columns = ["round", *UNIT, "submitter", "system", "accelerator_count", "time_to_train_min"]
+    """View (a) of one benchmark's model inputs `frame` (accelerator_family, form_factor, round, submitter, system,
+    accelerator_count, time_to_train_min; FABRIC_COLUMNS where present): every result of a round at a count N
+    whose unit published in that round at N / SCALE_OUT_RATIO or less, forecast by `fit_model` (the model's `fit`
+    by default) on the earlier rounds plus those results, for the round's publication, with the drift prior of
+    its fold time (`drift_priors`); intervals of `level` calibrated on `history` (the forward backtest's points
+    of rounds before it). Columns SCALE_OUT_COLUMNS."""
+    columns = ["round", *UNIT, "submitter", "system", "accelerator_count", "time_to_train_min",
+               *(name for name in FABRIC_COLUMNS if name in frame.columns)]
     frame = frame[columns].astype({name: object for name in ["round", *UNIT, "submitter", "system"]})
     times = frame["round"].map(round_published).to_numpy(dtype=float)
     parts = []
@@ -155,7 +157,8 @@ DISTANCE_BANDS = (1.0, 2.0, 4.0, 16.0)
 
 def distance_bands(points: pd.DataFrame) -> pd.Series:
     """Each point's band of `distance` (log count ratio outside the counts fitted on), as text: "inside", then
-    "x1-2", "x2-4", "x4-16", "x16 or more" (DISTANCE_BANDS), ordered so."""
+    "x1-2", "x2-4", "x4-16" (each with its upper edge: 2, 4 and 16 times the largest), "x16 or more"
+    (DISTANCE_BANDS), ordered so."""
     distance = points["distance"].to_numpy(dtype=float)
     edges = np.round(np.log(np.array(DISTANCE_BANDS)), CURVE_DECIMALS)
     labels = ["inside", *(f"x{low:g}-{high:g}" for low, high in pairwise(DISTANCE_BANDS)),
