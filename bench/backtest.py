@@ -1,6 +1,6 @@
 """Forward-chaining backtest of `pipeline.commands.predict`'s answers on the real data, per benchmark and overall.
 
-    python bench/backtest.py            (after `dvc repro features`; runs the backtest afresh twice, ~30 s:
+    python bench/backtest.py            (after `dvc repro features`; runs the backtest afresh twice, ~1 min:
                                          republished results left out, as the pipeline does, then included;
                                          --pipeline-only: the first alone)
 
@@ -13,7 +13,11 @@ benchmark and for the latest fold on its own: forecasts, median and 90th-percent
 share inside the 90% interval with its exact (Clopper-Pearson) 90% interval, the naive rule's median error and the
 answers' on the results both forecast, the median signed error (predicted / published - 1); then trusted against
 untrusted answers, new families (a family's first round in a benchmark, from a sibling or the specifications)
-against known ones, per fold too, and the issue's checks.
+against known ones, per fold too, and the issue's checks. Then the scale-out backtest
+(`pipeline.analysis.forecasting.scaleout`, issue 50): (a) within a round from a quarter of the count or less, (b)
+the next round above a family's largest count, (c) the latest fold at 256 accelerators or more, (a) and the next
+round by distance beyond the counts fitted on, and, on the pipeline's scope, each form of the count curve beyond
+the published counts (`curve.FORMS`) on the whole backtest and on (a), (b) and (c).
 """
 from __future__ import annotations
 
@@ -31,7 +35,18 @@ if __package__ in (None, ""):  # run as `python bench/backtest.py`
 
 from bench._common import arguments
 from pipeline.analysis.forecasting.backtest import backtest
+from pipeline.analysis.forecasting.curve import FORMS, POWER
 from pipeline.analysis.forecasting.model import ANSWER, MEASURED, NEW_FAMILY_KINDS, model_inputs_by_benchmark
+from pipeline.analysis.forecasting.scaleout import (
+    LARGE_COUNT,
+    SCALE_OUT_RATIO,
+    ScaleOut,
+    backtest_view,
+    compared_forms,
+    distance_bands,
+    form_comparison,
+    scale_out_table,
+)
 from pipeline.analysis.forecasting.siblings import (
     benchmark_ratios,
     law_log_ratio,
@@ -275,6 +290,28 @@ def report(points: pd.DataFrame, rule: Trust, scope: str) -> None:
         print(f"  {line}")
 
 
+def scale_out_report(result: ScaleOut, scope: str) -> None:
+    """Print the scale-out backtest (`pipeline.analysis.forecasting.scaleout`) of one form: (a) within a round,
+    (b) beyond a family's largest count in the next round, (c) the latest fold's large counts; per benchmark and
+    overall."""
+    *_, previous, latest = result.points.drop_duplicates("fold").sort_values("fold_time")["fold"].tolist()
+    print(f"Scale-out (a), within a round: each result at N forecast by the model from the earlier rounds and its "
+          f"unit's results of the round at N/{SCALE_OUT_RATIO} or less ({scope}; signed: median of predicted / "
+          f"published - 1):")
+    print(scale_out_table(result.within_round).to_string())
+    print(f"\nScale-out (a) by distance beyond the counts fitted on (times the largest), and predict's answers in the "
+          f"forward backtest so ({scope}):")
+    answers = result.points[result.points["method"] == ANSWER]
+    print(pd.concat({"(a) within a round": scale_out_table(result.within_round.assign(
+        band=distance_bands(result.within_round)), by="band"), "next round": scale_out_table(
+        backtest_view(answers).assign(band=distance_bands(answers).to_numpy()), by="band")}, axis=1).to_string())
+    print(f"\nScale-out (b), next round above the family's largest earlier count, from its own curve ({scope}):")
+    print(scale_out_table(result.beyond_family).to_string())
+    print(f"\nScale-out (c), {latest} at {LARGE_COUNT} accelerators or more, from the rounds up to {previous} "
+          f"({scope}):")
+    print(scale_out_table(result.large_counts).to_string())
+
+
 def main() -> None:
     pipeline_only = arguments(__doc__, (("--pipeline-only",), {
         "action": "store_true", "help": "only the pipeline's scope (republished results left out), half the time"})
@@ -293,6 +330,15 @@ def main() -> None:
         frames = model_inputs_by_benchmark(analysis)
         points = backtest(frames, settings.decide.interval, settings.decide.trust)
         report(points, settings.decide.trust, scope)
+        print()
+        # every form of the count curve's tail on the pipeline's scope: the model's (POWER) first, as computed above
+        forms = FORMS if republished == settings.analysis.republished else (POWER,)
+        results = compared_forms(frames, settings.decide.interval, settings.decide.trust, forms, (POWER, points))
+        scale_out_report(results[POWER], scope)
+        if len(results) > 1:
+            print(f"\nForms of the count curve beyond the published counts, predict's answers ({scope}; the model "
+                  f"keeps {POWER}):")
+            print(form_comparison(results).to_string())
         print(f"\nA new family's ratio to its sibling, checked on pairs of one vendor's families with results in one "
               f"round at one count of a benchmark: measured on the other benchmarks before the round against the "
               f"specifications' ({scope}; signed: positive when the forecast would be too slow):")

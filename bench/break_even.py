@@ -66,6 +66,8 @@ def main() -> None:
     print(format_table(["benchmark", "family", "form", "ref before", "model before", "data before", "ref after",
                         "model after", "data after", "agreement"], rows))
     every = list(after.values())
+    models = Counter(unit.get("break_even_model", "not recorded") for unit in every)
+    print("\nthe model's break-even from: " + ", ".join(f"{model} ({n} units)" for model, n in sorted(models.items())))
     counts = Counter(unit["break_even_agreement"] for unit in every)
     print(f"\nevery unit (of {len(every)}): " + ", ".join(f"{counts[name]} {name}" for name in BREAK_EVEN_AGREEMENTS))
     agreeing = [unit for unit in every if unit["break_even_agreement"] == AGREE]

@@ -103,7 +103,9 @@ def _unit(family: str, n_points: int, trusted: bool) -> dict[str, Any]:
     return {"family": family, "form_factor": "SXM", "n_points": n_points, "rounds": ["v1.0", "v2.0"],
             "latest_round": "v2.0", "count_min": 8.0, "count_max": 64.0, "exponent_b": -0.8,
             "slope_at_count_min": -0.9, "slope_at_count_max": -0.7, "reference_count": 8.0,
-            "break_even_count": 40.0, "break_even_beyond_published": False, "observed_first_count_below_floor": 64.0,
+            "break_even_count": 40.0, "break_even_beyond_published": False,
+            "break_even_model": "count curve, constant exponent beyond the published counts",
+            "observed_first_count_below_floor": 64.0,
             "observed_last_count_at_floor": 8.0,
             "break_even_agreement": "agree", "break_even_note": "the data cross the floor between 8 and 64 "
             "accelerators, the curve at 40",

@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pipeline.analysis.forecasting.curve import POWER
+from pipeline.analysis.forecasting.forms import FABRIC_COLUMNS
 from pipeline.analysis.forecasting.intervals import UNCALIBRATED, ResidualHistory
 from pipeline.analysis.forecasting.model import (
     ANSWER,
@@ -61,22 +63,24 @@ def reruns(test: pd.DataFrame) -> np.ndarray:
 
 # --- the backtest -------------------------------------------------------------------------------------------------
 
-def backtest_forecasts(frame: pd.DataFrame, drift_priors: Mapping[float, DriftPrior] | None = None) -> pd.DataFrame:
+def backtest_forecasts(frame: pd.DataFrame, drift_priors: Mapping[float, DriftPrior] | None = None,
+                       form: str = POWER) -> pd.DataFrame:
     """Forward chaining: per round after the first, fit on the earlier rounds and forecast every result of the
     round (reruns flagged). One row per result and method that gave a forecast, columns FORECAST_COLUMNS
     (without `benchmark`): the result, its family's rounds and count range in the training rounds (in its latest
     training round for the methods resting on the naive rule, NAIVE_BASED), the
     forecast's distance outside the published counts, the fit's spread, method, kind and forecast_log. Each fold's
-    fit takes `drift_priors[fold time]` (`pooled_drift` of every benchmark's earlier rounds) as its drift prior."""
+    fit takes `drift_priors[fold time]` (`pooled_drift` of every benchmark's earlier rounds) as its drift prior and
+    its count curves in `form` beyond the published counts (`curve.FORMS`)."""
     rows = []
     frame = frame[["round", *UNIT, "submitter", "system", "accelerator_count", "time_to_train_min",
-                   "republished_of"]].astype(
+                   "republished_of", *(name for name in FABRIC_COLUMNS if name in frame.columns)]].astype(
         {name: object for name in ["round", *UNIT, "submitter", "system"]})
     times = frame["round"].map(round_published)
     for fold in ordered_rounds(frame)[1:]:
         fold_time = round_published(fold)
         train, test = frame[times < fold_time], frame[frame["round"] == fold]
-        forecaster = fit(train, None if drift_priors is None else drift_priors.get(fold_time))
+        forecaster = fit(train, None if drift_priors is None else drift_priors.get(fold_time), form)
         forecasts = forecaster.forecast(test, fold_time)
         by_family = train.groupby("accelerator_family")
         family = test["accelerator_family"]
@@ -246,21 +250,23 @@ def _answers(points: pd.DataFrame) -> pd.DataFrame:
     return answers.assign(chosen=answers["method"], method=ANSWER)
 
 
-def benchmark_forecasts(item: tuple[str, pd.DataFrame, Mapping[float, DriftPrior]]) -> pd.DataFrame:
-    """`backtest_forecasts` of one (benchmark, model inputs, drift priors by fold time), with a `benchmark`
+def benchmark_forecasts(item: tuple[str, pd.DataFrame, Mapping[float, DriftPrior], str]) -> pd.DataFrame:
+    """`backtest_forecasts` of one (benchmark, model inputs, drift priors by fold time, form), with a `benchmark`
     column."""
-    benchmark, frame, drift_priors = item
-    return backtest_forecasts(frame, drift_priors).assign(benchmark=benchmark)
+    benchmark, frame, drift_priors, form = item
+    return backtest_forecasts(frame, drift_priors, form).assign(benchmark=benchmark)
 
 
 def backtest(frames: dict[str, pd.DataFrame], level: float, rule: Trust,
-             each: Callable[[Callable[[Any], pd.DataFrame], list[Any]], Iterable[pd.DataFrame]] = map) -> pd.DataFrame:
+             each: Callable[[Callable[[Any], pd.DataFrame], list[Any]], Iterable[pd.DataFrame]] = map,
+             form: str = POWER) -> pd.DataFrame:
     """Every backtest forecast of each benchmark's model inputs (`frames`, by benchmark id) with its calibrated
     interval, and the answers with their trust: see `backtest_forecasts` and `calibrate`. Columns POINT_COLUMNS.
-    `each(work, items)` maps the benchmarks (independent until calibration), in this process by default."""
+    `each(work, items)` maps the benchmarks (independent until calibration), in this process by default; the
+    count curves take `form` beyond the published counts."""
     fold_times = sorted({round_published(name) for frame in frames.values() for name in frame["round"].unique()})
     priors = pooled_drifts(frames, fold_times)
-    forecasts = pd.concat(list(each(benchmark_forecasts, [(benchmark, frame, priors)
+    forecasts = pd.concat(list(each(benchmark_forecasts, [(benchmark, frame, priors, form)
                                                           for benchmark, frame in frames.items()])),
                           ignore_index=True)
     if forecasts.empty:

@@ -39,6 +39,40 @@ CURVE_DECIMALS = 9
 BOUND_GAP = 1e-6
 MAX_CONDITION = 1e10
 ACTIVE_SET_STEPS = 50
+# The break-even beyond the knots of a curve whose tail is not a power law is found by bisection in log count, this
+# many halvings of BREAK_EVEN_SPAN (1e-15 of a log count: exact to the last bit, the same on every machine).
+BISECTION_STEPS = 60
+BREAK_EVEN_SPAN = 50.0
+# The forms of the curve's shape beyond its published counts (issue 50), `ScalingShape`.
+POWER, AMDAHL, COMMUNICATION = "constant exponent", "fixed plus divisible", "communication-aware"
+FORMS = (POWER, AMDAHL, COMMUNICATION)
+
+
+@dataclass(frozen=True)
+class ScalingShape:
+    """The shape of log minutes against log count (up to a constant) that a count curve follows beyond its
+    knots and that its slopes between them are pulled towards. POWER: `exponent` x log n (a constant slope).
+    AMDAHL and COMMUNICATION: log(t(n) / a) for t(n) = c + a / n + k log2(n / domain) beyond `domain` accelerators
+    (an all-reduce tree over the inter-node fabric; none inside the NVLink or ICI domain), with `serial` = c / a and
+    `communication` = k / a (0 for AMDAHL), held flat from the count where t stops falling (t never rises with
+    the count). Every slope lies in [-1, 0]."""
+
+    form: str
+    exponent: float
+    serial: float = 0.0
+    communication: float = 0.0
+    domain: float = 1.0
+
+    def log_shape(self, log_counts: np.ndarray) -> np.ndarray:
+        """The shape at `log_counts` (log accelerators, 1-d)."""
+        if self.form == POWER:
+            return self.exponent * log_counts
+        counts = np.exp(log_counts)
+        if self.communication > 0:
+            # d t / d n = -a / n^2 + k / (n ln 2) vanishes at n = ln 2 / (k / a); from there t is held flat
+            counts = np.minimum(counts, max(self.domain, math.log(2) / self.communication))
+        fabric = np.log2(np.maximum(counts / self.domain, 1.0))
+        return np.log(self.serial + 1.0 / counts + self.communication * fabric)
 
 
 # --- the count curve ----------------------------------------------------------------------------------------------
@@ -46,19 +80,30 @@ ACTIVE_SET_STEPS = 50
 @dataclass(frozen=True)
 class CountCurve:
     """log minutes against log accelerator count: linear between the knots (`log_counts`, increasing, with
-    `log_times` at them), every slope in [-1, 0], and slope `exponent` (in [-1, 0]) beyond the knots. So
-    t(n) never rises with n and t(n) / t(n + 1) <= (n + 1) / n for every n."""
+    `log_times` at them), every slope in [-1, 0], and beyond the knots the shape `shape` (`ScalingShape`; without
+    one, slope `exponent`, in [-1, 0]: the POWER form). So t(n) never rises with n and t(n) / t(n + 1) <= (n + 1) / n
+    for every n. `exponent` is the unit's within-round scaling exponent in every form."""
 
     log_counts: np.ndarray
     log_times: np.ndarray
     exponent: float
+    shape: ScalingShape | None = None
+
+    @property
+    def form(self) -> str:
+        """The form of the curve's shape beyond its knots (one of FORMS)."""
+        return POWER if self.shape is None else self.shape.form
+
+    def _log_shape(self, x: np.ndarray) -> np.ndarray:
+        return self.exponent * x if self.shape is None else self.shape.log_shape(x)
 
     def log_time(self, counts: np.ndarray | float) -> np.ndarray:
         """log minutes at `counts` (accelerators, any shape broadcast to 1-d)."""
         x = np.log(np.atleast_1d(np.asarray(counts, dtype=float)))
         inside = np.interp(x, self.log_counts, self.log_times)
-        below = self.log_times[0] + self.exponent * (x - self.log_counts[0])
-        above = self.log_times[-1] + self.exponent * (x - self.log_counts[-1])
+        ends = self._log_shape(self.log_counts[[0, -1]])
+        below = self.log_times[0] + self._log_shape(x) - ends[0]
+        above = self.log_times[-1] + self._log_shape(x) - ends[1]
         return np.where(x < self.log_counts[0], below, np.where(x > self.log_counts[-1], above, inside))
 
     def efficiency(self, counts: np.ndarray | float, reference: float) -> np.ndarray:
@@ -85,17 +130,31 @@ class CountCurve:
             j = int(below[0])  # j > 0: g(x0) = 0 > target
             fraction = (g[j - 1] - target) / (g[j - 1] - g[j])
             return float(math.exp(xs[j - 1] + fraction * (xs[j] - xs[j - 1])))
-        tail = 1.0 + self.exponent
-        if tail <= 0:
+        if self.shape is None:
+            tail = 1.0 + self.exponent
+            if tail <= 0:
+                return None
+            return float(math.exp(xs[-1] + (g[-1] - target) / tail))
+        # beyond the knots g falls as x + shape(x) rises (never faster than x): bisect where it meets the floor
+        base = float(self.log_time(reference)[0]) + x0
+
+        def above_floor(x: float) -> bool:
+            return base - float(self.log_time(math.exp(x))[0]) - x > target
+
+        low, high = float(xs[-1]), float(xs[-1]) + BREAK_EVEN_SPAN
+        if above_floor(high):
             return None
-        return float(math.exp(xs[-1] + (g[-1] - target) / tail))
+        for _ in range(BISECTION_STEPS):
+            middle = 0.5 * (low + high)
+            low, high = (middle, high) if above_floor(middle) else (low, middle)
+        return float(math.exp(high))
 
 
 def fit_count_curve(log_counts: np.ndarray, log_times: np.ndarray, exponent: float,
                     prior_weight: float = SLOPE_PRIOR_WEIGHT, scale: float = HUBER_SCALE,
                     submitters: np.ndarray | None = None,
                     offset_weight: float = SUBMITTER_PRIOR_WEIGHT, rounds: np.ndarray | None = None,
-                    round_weight: float = ROUND_PRIOR_WEIGHT) -> CountCurve:
+                    round_weight: float = ROUND_PRIOR_WEIGHT, shape: ScalingShape | None = None) -> CountCurve:
     """The count curve of results (`log_counts`, `log_times`: one entry per result): knots at the distinct
     counts, each step between knots held in [-(log count ratio), 0], fitted by robust least squares (Huber loss
     of scale `scale`, `scipy.optimize.least_squares`) to every result, each slope pulled towards `exponent` with
@@ -103,10 +162,13 @@ def fit_count_curve(log_counts: np.ndarray, log_times: np.ndarray, exponent: flo
     submitter of two or more also gets an offset, pulled towards zero with weight `offset_weight`: the curve is
     then the typical submitter's. With `rounds` (each result's publication time), each round before the latest
     gets an offset pulled towards zero with weight `round_weight`: the curve is then the latest round's level
-    with the shape of every round. `exponent` in [-1, 0] is also the slope beyond the knots."""
+    with the shape of every round. `exponent` in [-1, 0] is also the slope beyond the knots, unless `shape` is
+    given: then each step is pulled towards the shape's change between its knots, and the shape continues the
+    curve beyond them."""
     return _count_curve(_floats(log_counts), _floats(log_times), float(exponent), float(prior_weight), float(scale),
                         None if submitters is None else tuple(str(name) for name in submitters),
-                        float(offset_weight), None if rounds is None else _floats(rounds), float(round_weight))
+                        float(offset_weight), None if rounds is None else _floats(rounds), float(round_weight),
+                        shape)
 
 
 def _floats(values: np.ndarray) -> tuple[float, ...]:
@@ -118,7 +180,7 @@ def _floats(values: np.ndarray) -> tuple[float, ...]:
 @lru_cache(maxsize=4096)
 def _count_curve(log_counts: tuple[float, ...], log_times: tuple[float, ...], exponent: float, prior_weight: float,
                  scale: float, submitters: tuple[str, ...] | None, offset_weight: float,
-                 rounds: tuple[float, ...] | None, round_weight: float) -> CountCurve:
+                 rounds: tuple[float, ...] | None, round_weight: float, shape: ScalingShape | None) -> CountCurve:
     from scipy.optimize import least_squares
 
     if not -1.0 <= exponent <= 0.0:
@@ -130,7 +192,8 @@ def _count_curve(log_counts: tuple[float, ...], log_times: tuple[float, ...], ex
     design = np.column_stack([np.ones(len(knots)), cumulative])[position]
     pull = np.sqrt(prior_weight / steps)  # zeros without a pull: rows that never bind
     prior = np.column_stack([np.zeros(len(pull)), np.diag(pull)]).reshape(len(pull), len(knots))
-    target = pull * exponent * steps
+    shape_steps = exponent * steps if shape is None else np.diff(shape.log_shape(knots))
+    target = pull * shape_steps
     n_groups = 0
     # (each result's group code, the offsets' pull, the group without an offset: the reference level, or None)
     groups: list[tuple[np.ndarray, float, int | None]] = []
@@ -159,13 +222,13 @@ def _count_curve(log_counts: tuple[float, ...], log_times: tuple[float, ...], ex
     lower = np.concatenate([[-np.inf], -steps, np.full(n_groups, -np.inf)])
     upper = np.concatenate([[np.inf], np.zeros(len(steps)), np.full(n_groups, np.inf)])
     start = np.concatenate([[float(np.median(times - exponent * (knots[position] - knots[0])))],
-                            exponent * steps, np.zeros(n_groups)])
+                            np.clip(shape_steps, -steps, 0.0), np.zeros(n_groups)])
     solution = _exact_optimum(least_squares(residuals, start, jac=jacobian, bounds=(lower, upper), loss="huber",
                                             f_scale=scale, method="trf").x,
                               np.vstack([design, prior]), np.concatenate([times, target]), lower, upper, scale)
     rounded = np.round(solution, CURVE_DECIMALS) + 0.0
     step_values = np.clip(rounded[1:len(knots)], -steps, 0.0)  # a step at its bound stays exactly there
-    return CountCurve(knots, rounded[0] + np.concatenate([[0.0], np.cumsum(step_values)]), float(exponent))
+    return CountCurve(knots, rounded[0] + np.concatenate([[0.0], np.cumsum(step_values)]), float(exponent), shape)
 
 
 def _exact_optimum(solution: np.ndarray, rows: np.ndarray, targets: np.ndarray, lower: np.ndarray,

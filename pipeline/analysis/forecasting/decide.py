@@ -124,6 +124,9 @@ class UnitRecord(Record):
     never."""
     break_even_beyond_published: bool
     """Whether that lies beyond `count_max` (or never comes)."""
+    break_even_model: str
+    """The model it comes from: the unit's count curve (the forecasts'), in its form beyond the published counts
+    (`curve.FORMS`)."""
     observed_first_count_below_floor: float | None
     """The data's own: the smallest published count whose median within-series efficiency is below the floor."""
     observed_last_count_at_floor: float | None
@@ -406,6 +409,7 @@ def unit_records(fitted: FittedBenchmark, frame: pd.DataFrame, floor: float, rul
             slope_at_count_min=_slope(curve, low), slope_at_count_max=_slope(curve, high),
             reference_count=reference, break_even_count=break_even,
             break_even_beyond_published=break_even is None or break_even > high,
+            break_even_model=f"count curve, {curve.form} beyond the published counts",
             observed_first_count_below_floor=below,
             observed_last_count_at_floor=last_count_at_floor(observed["observed_efficiency"].dropna(), floor, below),
             break_even_agreement=agreement, break_even_note=note,

@@ -60,3 +60,20 @@ def form_factor_levels(form_factors: pd.Series | np.ndarray) -> tuple[str, ...]:
     """Most common first (the default of a forecast), ties by name."""
     names, counts = np.unique(np.asarray(form_factors, dtype=str), return_counts=True)
     return tuple(str(name) for _, name in sorted(zip(-counts, names)))
+
+
+def row_groups(*columns: list[Any]) -> dict[tuple[Any, ...], np.ndarray]:
+    """The positions of the rows of each combination of `columns` (one list per column), in order, the
+    combinations in order of first appearance (`codes`): a groupby without pandas' cost per group (the
+    forecasts' models are built many times over small tables)."""
+    code, keys = codes(*columns)
+    rows = np.argsort(code, kind="stable")  # by combination, each one's rows in order
+    return dict(zip(keys, np.split(rows, np.cumsum(np.bincount(code, minlength=len(keys)))[:-1])))
+
+
+def codes(*columns: list[Any]) -> tuple[np.ndarray, list[tuple[Any, ...]]]:
+    """Integer codes of the rows' combinations of `columns`, numbered in order of first appearance, and those
+    combinations."""
+    index: dict[tuple[Any, ...], int] = {}
+    codes = np.array([index.setdefault(key, len(index)) for key in zip(*columns)], dtype=int)
+    return codes, list(index)

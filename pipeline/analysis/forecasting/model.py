@@ -9,8 +9,9 @@ in one form factor (H100 SXM, H100 PCIe); a group is a unit in one round.
 - curve, the unit's **count curve** (`CountCurve`, `fit_count_curve`), is fitted to every result of the unit:
   piecewise linear in log n between its published counts, each slope held in [-1, 0] (more accelerators never
   take longer, and never save more than their count ratio: t(n) / t(n + 1) <= (n + 1) / n), pulled towards the
-  unit's exponent b (`SLOPE_PRIOR_WEIGHT`), with slope b beyond the published counts. Each round before the
-  latest gets an offset (`ROUND_PRIOR_WEIGHT`), so the curve's level is the latest round's (today's software)
+  unit's exponent b (`SLOPE_PRIOR_WEIGHT`), with slope b beyond the published counts (the constant-exponent
+  form; `fit`'s `form` takes the others issue 50 compared, `forms`, none kept: docs/predictions.md). Each round
+  before the latest gets an offset (`ROUND_PRIOR_WEIGHT`), so the curve's level is the latest round's (today's software)
   and its shape comes from every round; each submitter an offset pulled towards zero (`SUBMITTER_PRIOR_WEIGHT`),
   so the curve is the typical submitter's (with two or more). The fit is robust (Huber loss, scale `HUBER_SCALE`)
   over every result of the unit, so no single result sets the level.
@@ -63,14 +64,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipeline.analysis.forecasting.curve import CURVE_DECIMALS, CountCurve, fit_count_curve
+from pipeline.analysis.forecasting.curve import CURVE_DECIMALS, POWER, CountCurve, fit_count_curve
+from pipeline.analysis.forecasting.forms import SHAPE_COLUMNS, stored_shapes, unit_shapes
 
 # The model inputs live in `inputs`; the names other modules read here too:
 from pipeline.analysis.forecasting.inputs import UNIT as UNIT
 from pipeline.analysis.forecasting.inputs import UNSPECIFIED as UNSPECIFIED
+from pipeline.analysis.forecasting.inputs import codes as codes
 from pipeline.analysis.forecasting.inputs import form_factor_levels as form_factor_levels
 from pipeline.analysis.forecasting.inputs import model_inputs as model_inputs
-from pipeline.analysis.forecasting.inputs import model_inputs_by_benchmark
+from pipeline.analysis.forecasting.inputs import model_inputs_by_benchmark, row_groups
 from pipeline.analysis.forecasting.intervals import weighted_median
 from pipeline.analysis.forecasting.siblings import (
     MeasuredRatio,
@@ -139,7 +142,9 @@ BLEND_WEIGHT = 0.5
 class Forecaster:
     """A forecast model fitted on some rounds of one benchmark (see the module docstring)."""
 
-    units: pd.DataFrame  # index UNIT: exponent, own_shape, anchor_time, n_rounds, count_min, count_max, spread
+    # index UNIT: exponent, own_shape, anchor_time, n_rounds, count_min, count_max, spread, and the ScalingShape's
+    # serial, communication and domain
+    units: pd.DataFrame
     curve_rows: pd.DataFrame  # each unit's count curve at its knots: UNIT, accelerator_count_published, curve_log
     pooled_exponent: float
     drift_per_year: float  # the drift the forecasts apply (`shrunk_drift`), log minutes per year
@@ -151,16 +156,18 @@ class Forecaster:
     naive_rows: pd.DataFrame  # each family's best time per count of its latest round
     rounds: tuple[str, ...]
     measured: tuple[MeasuredRatio, ...] = ()  # of families without results here to ones with (`measured_ratios`)
+    form: str = POWER  # the count curves' form beyond the published counts (`curve.FORMS`)
 
     @cached_property
     def curves(self) -> dict[tuple[str, str], CountCurve]:
         """Each unit's count curve (by unit, sorted)."""
+        shapes = stored_shapes(self.units, self.form)
         exponents = dict(zip(self.units.index, self.units["exponent"].to_numpy(dtype=float)))
         log_counts = np.log(self.curve_rows["accelerator_count_published"].to_numpy(dtype=float))
         log_times = self.curve_rows["curve_log"].to_numpy(dtype=float)
         units = row_groups(*(self.curve_rows[name].tolist() for name in UNIT))
-        return {(str(key[0]), str(key[1])): CountCurve(log_counts[rows], log_times[rows], float(exponents[key]))
-                for key, rows in sorted(units.items())}
+        return {(str(key[0]), str(key[1])): CountCurve(log_counts[rows], log_times[rows], float(exponents[key]),
+                                                       shapes[key]) for key, rows in sorted(units.items())}
 
     @cached_property
     def monotone_naive(self) -> dict[str, CountCurve]:
@@ -347,23 +354,6 @@ def forecast_scale(spread: np.ndarray, rate_sd: float, horizon: np.ndarray) -> n
     return np.round(np.sqrt(SCALE_FLOOR ** 2 + np.asarray(spread, dtype=float) ** 2 + drift ** 2), CURVE_DECIMALS)
 
 
-def row_groups(*columns: list[Any]) -> dict[tuple[Any, ...], np.ndarray]:
-    """The positions of the rows of each combination of `columns` (one list per column), in order, the
-    combinations in order of first appearance (`codes`): a groupby without pandas' cost per group (the
-    forecasts' models are built many times over small tables)."""
-    code, keys = codes(*columns)
-    rows = np.argsort(code, kind="stable")  # by combination, each one's rows in order
-    return dict(zip(keys, np.split(rows, np.cumsum(np.bincount(code, minlength=len(keys)))[:-1])))
-
-
-def codes(*columns: list[Any]) -> tuple[np.ndarray, list[tuple[Any, ...]]]:
-    """Integer codes of the rows' combinations of `columns`, numbered in order of first appearance, and those
-    combinations."""
-    index: dict[tuple[Any, ...], int] = {}
-    codes = np.array([index.setdefault(key, len(index)) for key in zip(*columns)], dtype=int)
-    return codes, list(index)
-
-
 @dataclass(frozen=True)
 class GroupLevels:
     """The results of one benchmark in units and groups (a unit in one round), with each unit's exponent and
@@ -502,10 +492,11 @@ def next_round_prior(frames: Mapping[str, pd.DataFrame]) -> DriftPrior:
     return pooled_drift(frames, math.inf)
 
 
-def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None) -> Forecaster:
+def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None, form: str = POWER) -> Forecaster:
     """The forecast model of `train` (model inputs of one benchmark: accelerator_family, form_factor, round,
     accelerator_count, time_to_train_min; at least one row); its drift is its own shrunk towards `drift_prior`
-    (`pooled_drift`, `shrunk_drift`; none: its own alone)."""
+    (`pooled_drift`, `shrunk_drift`; none: its own alone); its count curves in `form` beyond the published counts
+    (`forms.unit_shapes`)."""
     if train.empty:
         raise ValueError("fit needs at least one result")
     levels = GroupLevels.of(train)
@@ -529,9 +520,12 @@ def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None) -> Forecaste
     np.maximum.at(count_max, unit, counts)
     unit_family = np.array([key[0] for key in unit_keys], dtype=object)
     unit_index = pd.MultiIndex.from_tuples(unit_keys, names=UNIT)
+    shapes = unit_shapes(train, log_n, log_t, levels.group, unit, unit_keys, exponent, form)
     units = pd.DataFrame({"exponent": exponent, "own_shape": sxx > 0, "anchor_time": anchor_time,
                           "n_rounds": np.bincount(group_unit, minlength=n_units),
-                          "count_min": count_min, "count_max": count_max}, index=unit_index).sort_index()
+                          "count_min": count_min, "count_max": count_max,
+                          **{name: [getattr(shape, name) for shape in shapes] for name in SHAPE_COLUMNS}},
+                         index=unit_index).sort_index()
     intercept, spec_time, coefficients = _spec_regression(pd.DataFrame({
         "accelerator_family": unit_family[group_unit], "round_time": group_time, "level": group_level}))
     # The naive rule's rows: each family's best time per count in the family's latest round.
@@ -550,7 +544,7 @@ def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None) -> Forecaste
     for code, key in enumerate(unit_keys):
         rows = unit == code
         curve = fit_count_curve(log_n[rows], log_t[rows], float(exponent[code]), submitters=submitters[rows],
-                                rounds=times[rows])
+                                rounds=times[rows], shape=None if form == POWER else shapes[code])
         curve_rows += [(*key, float(np.exp(x)), float(y)) for x, y in zip(curve.log_counts, curve.log_times)]
         latest_rows = rows & (times == anchor_time[code])
         squares[code] = float(np.sum((log_t[latest_rows] - curve.log_time(np.exp(log_n[latest_rows]))) ** 2))
@@ -571,7 +565,7 @@ def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None) -> Forecaste
     return Forecaster(units=units, curve_rows=curve_frame, pooled_exponent=pooled, drift_per_year=drift,
                       spread_log=math.hypot(within_sd, between), rate_sd=rate_sd, spec_intercept=intercept,
                       spec_time=spec_time, spec_coefficients=coefficients, naive_rows=naive_rows,
-                      rounds=tuple(ordered_rounds(train)), measured=measured)
+                      rounds=tuple(ordered_rounds(train)), measured=measured, form=form)
 
 
 def _spec_regression(groups: pd.DataFrame) -> tuple[float | None, float, np.ndarray | None]:

@@ -36,6 +36,7 @@ FORMAT: Literal[2] = 2
 CALIBRATED = sorted((method, kind, trusted) for method in CANDIDATES
                     for kind in ((*KINDS,) if method in (MODEL, BLEND) else (NAIVE,)) for trusted in (True, False))
 Method = Literal["model", "monotone naive", "blend"]  # CANDIDATES
+Form = Literal["constant exponent", "fixed plus divisible", "communication-aware"]  # curve.FORMS
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,14 @@ class UnitRow(Record):
     spread: FiniteFloat = Field(ge=0)
     """The spread between submitters' results around its curve in its latest round (log minutes, shrunk towards
     the benchmark's)."""
+    serial: FiniteFloat = Field(default=0.0, ge=0)
+    """Its curve's fixed time per step over the divisible one (c / a) beyond its counts (`curve.ScalingShape`;
+    0 in the constant-exponent form)."""
+    communication: FiniteFloat = Field(default=0.0, ge=0)
+    """Its curve's communication time per doubling over the divisible one (k / a; 0 but in the communication-aware
+    form)."""
+    domain: FiniteFloat = Field(default=1.0, gt=0)
+    """The accelerators of its NVLink (or ICI) domain, beyond which communication costs (communication-aware form)."""
 
 
 class CurveRow(Record):
@@ -134,6 +143,8 @@ class ForecasterRecord(Record):
     """The naive rule's rows."""
     measured: list[MeasuredRatioRow]
     """Measured ratios of families without results here to ones with."""
+    form: Form = "constant exponent"
+    """The form of the count curves beyond the published counts (`curve.FORMS`)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> ForecasterRecord:
@@ -158,7 +169,7 @@ class ForecasterRecord(Record):
             "units": _records(forecaster.units.reset_index(), UnitRow),
             "curve_rows": _records(forecaster.curve_rows, CurveRow),
             "naive_rows": _records(forecaster.naive_rows, NaiveRow),
-            "measured": [asdict(ratio) for ratio in forecaster.measured]})
+            "measured": [asdict(ratio) for ratio in forecaster.measured], "form": forecaster.form})
 
     def forecaster(self) -> Forecaster:
         """The `Forecaster` this record saved, as fitted (the inverse of `of`)."""
@@ -170,7 +181,7 @@ class ForecasterRecord(Record):
             spec_time=math.nan if self.spec_time is None else self.spec_time,
             spec_coefficients=None if self.spec_coefficients is None else np.array(self.spec_coefficients),
             naive_rows=_frame(self.naive_rows, NaiveRow), rounds=tuple(self.rounds),
-            measured=tuple(MeasuredRatio(**row.model_dump()) for row in self.measured))
+            measured=tuple(MeasuredRatio(**row.model_dump()) for row in self.measured), form=self.form)
 
 
 class CalibrationRow(Record):
