@@ -38,6 +38,11 @@ class NothingAnalysedError(PipelineError):
     """The analysis scope leaves no benchmark with enough configurations: every one was skipped."""
 
 
+class OutputError(PipelineError):
+    """An output file or folder cannot be written where the stage writes it (a read-only folder, a file in a
+    folder's place, a full disk)."""
+
+
 class UsageError(PipelineError):
     """A command-line argument names something that does not exist."""
 

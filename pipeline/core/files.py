@@ -40,9 +40,10 @@ def atomic_path(target: Path | str) -> Iterator[Path]:
     (whose pid no longer runs) is removed by the next write of the same target.
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(target)
-    fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(target), suffix=".tmp", dir=target.parent)
+    with writable(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(target)
+        fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(target), suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp_path = Path(tmp)
     try:
@@ -74,10 +75,11 @@ def atomic_dirs(*targets: Path | str) -> Iterator[tuple[Path, ...]]:
     temporaries = []
     try:
         for target in folders:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            remove_stale_temporaries(target)
-            temporaries.append(Path(tempfile.mkdtemp(prefix=_temporary_prefix(target), suffix=".tmp",
-                                                     dir=target.parent)))
+            with writable(target):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                remove_stale_temporaries(target)
+                temporaries.append(Path(tempfile.mkdtemp(prefix=_temporary_prefix(target), suffix=".tmp",
+                                                         dir=target.parent)))
         yield tuple(temporaries)
         for target, tmp_path in zip(folders, temporaries, strict=True):
             os.chmod(tmp_path, 0o755)  # mkdtemp makes folders private; outputs are meant to be read and shared
@@ -111,6 +113,20 @@ def interrupts_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+@contextlib.contextmanager
+def writable(target: Path) -> Iterator[None]:
+    """The block's OSError (a read-only folder, a file where a folder goes, a full disk) as an OutputError naming
+    `target` and what to do: one line, not a traceback; nothing was replaced yet."""
+    from pipeline.core.errors import OutputError
+
+    try:
+        yield
+    except OSError as error:
+        where = error.filename or target.parent
+        raise OutputError(f"cannot write {target} ({error.strerror or error}: {where}): make {target.parent} a "
+                          "writable folder, then run again; the previous outputs are as they were") from None
 
 
 def _temporary_prefix(target: Path) -> str:

@@ -27,9 +27,9 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
-from isal import igzip
+from isal import igzip, isal_zlib
 
 from pipeline.core import paths
 from pipeline.core.cli import for_each
@@ -44,6 +44,10 @@ DOWNLOAD_MB = {"v0.6": 1, "v0.7": 1, "v1.0": 10, "v1.1": 15, "v2.0": 25, "v2.1":
                "v4.0": 18, "v4.1": 18, "v5.0": 4, "v5.1": 15}
 # Seconds to wait for an upstream repository to answer `git ls-remote` before calling it unreachable.
 REACH_TIMEOUT_S = 60
+# Bytes read at a time when a check reads an archive's gzip stream to its end.
+READ_CHUNK = 1 << 20
+# What the decompressor raises on damaged deflate data (isal's stub declares it an instance; it is a class).
+DEFLATE_ERROR = cast("type[Exception]", isal_zlib.IsalError)
 
 
 class FetchSettings(Protocol):
@@ -278,13 +282,19 @@ def _check_sha256(found: Path, sha256: str, url: str) -> None:
 
 
 def check_archive(archive: Path, url: str) -> None:
-    """MirrorError naming `archive` unless it is a .tar.gz whose gzip stream and tar members read to the end."""
+    """MirrorError naming `archive` unless it is a .tar.gz whose tar members and whole gzip stream read to the end
+    (its CRC and length checked)."""
     size = archive.stat().st_size
     try:
-        with igzip.open(archive, "rb") as stream, tarfile.open(fileobj=stream, mode="r|") as tar:
-            for _ in tar:  # a stream read skips each member's data, so every byte is decompressed
+        with igzip.open(archive, "rb") as stream:
+            with tarfile.open(fileobj=stream, mode="r|") as tar:
+                for _ in tar:  # a stream read skips each member's data, so every byte is decompressed
+                    pass
+            # The tar reader stops at its end-of-archive blocks, which corrupt data can fake (a run of zeros
+            # inflated from damaged bytes): read the gzip stream to its end, where its CRC is checked.
+            while stream.read(READ_CHUNK):
                 pass
-    except (OSError, EOFError, tarfile.TarError, ValueError) as error:
+    except (OSError, EOFError, tarfile.TarError, ValueError, DEFLATE_ERROR) as error:
         raise MirrorError(
             f"{archive} ({size} bytes) is not a readable .tar.gz (cut off or "
             f"corrupt: {_detail(error)}): replace it in the mirror with a good copy, or remove it so that the "
