@@ -12,6 +12,7 @@ is missing. To refresh docs/report.png from the real site (after `dvc repro`):
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -166,6 +167,17 @@ def test_the_collapsed_ranking_opens_sorts_and_searches(driver: WebDriver, entry
         ".map(row => row.textContent)", f"#{HEADLINE}-table tbody tr")
     assert 0 < len(visible) < total and all("H100" in text for text in visible)
     assert driver.find_element(By.ID, f"{HEADLINE}-table-count").text == f"{len(visible)} of {total} rows"
+    # a term matches at the start of a word (issue 53: "B200" showed GB200 rows): "100" is not H100's
+    every = driver.execute_script("return Array.from(document.querySelectorAll(arguments[0]))"
+                                  ".map(row => Array.from(row.cells, cell => cell.textContent).join(' '))",
+                                  f"#{HEADLINE}-table tbody tr")
+    box.clear()
+    box.send_keys("100")
+    starts = [text for text in every if re.search(r"(^|[^a-z0-9])100", text.lower())]
+    assert driver.find_element(By.ID, f"{HEADLINE}-table-count").text == f"{len(starts)} of {total} rows"
+    assert len(starts) < len([text for text in every if "100" in text])
+    box.clear()
+    box.send_keys("H100")
     box.send_keys(" alert(1)")  # the escaped system name is plain text, and matches as text
     assert driver.find_element(By.ID, f"{HEADLINE}-table-count").text in (f"1 of {total} rows", f"0 of {total} rows")
     box.clear()

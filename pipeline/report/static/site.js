@@ -56,12 +56,16 @@
     const counter = document.getElementById(`${input.dataset.filter}-count`);
     const rows = Array.from(table.tBodies[0].rows);
     counter.textContent = `${rows.length} of ${rows.length} rows`;
-    const texts = new Map(rows.map((row) => [row, row.textContent.toLowerCase()]));
+    // Cells joined by a space, so that a word never runs into the next cell's.
+    const texts = new Map(rows.map((row) => [row, Array.from(row.cells, (cell) => cell.textContent).join(" ")
+      .toLowerCase()]));
     input.addEventListener("input", () => {
-      const terms = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+      // Each term matches at the start of a word: "B200" finds B200 rows, not GB200 ones; "H1" still finds H100.
+      const terms = input.value.toLowerCase().split(/\s+/).filter(Boolean)
+        .map((term) => new RegExp(`(^|[^a-z0-9])${term.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
       let shown = 0;
       for (const row of rows) {
-        const match = terms.every((term) => texts.get(row).includes(term));
+        const match = terms.every((term) => term.test(texts.get(row)));
         row.hidden = !match;
         shown += match ? 1 : 0;
       }
