@@ -241,9 +241,10 @@ def answer_of(outputs: BenchmarkOutputs) -> Answer:
         k=outputs.clusters.k, k_supported=verdict.supported_k if verdict else None)
 
 
-def benchmark_section(outputs: BenchmarkOutputs) -> dict[str, Any]:
-    """What a benchmark's page and its parts of the methods page show: scope, answer, ranking (every row), findings,
-    clusters, importance, republished results and the decide fragment."""
+def benchmark_section(outputs: BenchmarkOutputs, prices: Prices | None = None) -> dict[str, Any]:
+    """What a benchmark's page and its parts of the methods page show: scope, answer, ranking (every row, with its
+    cost at your `prices` or the public ones), findings, clusters, importance, republished results and the decide
+    fragment."""
     title = benchmark_title(outputs.benchmark)
     if not outputs.analysed:
         reason = outputs.rank.reason or outputs.importance.reason or "no configurations in scope"
@@ -257,7 +258,7 @@ def benchmark_section(outputs: BenchmarkOutputs) -> dict[str, Any]:
         "findings": findings_of(outputs),
         "clusters": cluster_profile_rows(outputs),
         "cluster_notes": cluster_notes(outputs.clusters),
-        "ranking": ranking_table(outputs.ranking, None),
+        "ranking": ranking_table(outputs.ranking, None, None if prices is None else prices.per_hour),
         "importance": importance_rows(outputs.importance) if importance_ok else None,
         "importance_reason": None if importance_ok else outputs.importance.reason,
         "selected_features": [FEATURE_LABELS.get(f, f) for f in outputs.importance.selected_features],
@@ -311,7 +312,7 @@ def report_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, q
                    prices: Prices | None = None, configurations: pd.DataFrame | None = None) -> dict[str, Any]:
     """What every page of the site shares: each benchmark's section, the findings across benchmarks, the data
     coverage, the validated settings the methods quote (`analysis`, `importance_params`, ...) and the provenance."""
-    sections = [benchmark_section(item) for item in outputs]
+    sections = [benchmark_section(item, prices) for item in outputs]
     return {
         "sections": sections, "matrix": findings_matrix(sections), "correction": findings_correction(outputs),
         "coverage": coverage_of(results, quarantine, tally, configurations), "analysis": settings.analysis,

@@ -1,11 +1,12 @@
 """The page's tables and the stage's table outputs, built with `formatting.table` and `formatting.number`."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 import pandas as pd
 
+from pipeline.analysis.pricing.costs import training_costs
 from pipeline.analysis.scope import republished_from
 from pipeline.analysis.statistics.cluster_profiles import ClusterProfile
 from pipeline.analysis.statistics.findings import Correction
@@ -37,15 +38,19 @@ RANKING_COLUMNS = [
     Column("accelerator_count", "Accelerators"),
     Column("time_to_train_min", "Time to train (min)"),
     Column("accelerator_hours", "Accelerator-hours"),
+    Column("cost_high_usd", "Cost per run today, USD (dearest on-demand price)"),
     Column("round_efficiency", "Hardware efficiency (1 = best of round)", style="ratio"),
     Column("round_front", "Front in round (1 = unbeaten)"),
     Column("cluster", "Group", swatch=True),
 ]
 
 
-def ranking_table(ranking: pd.DataFrame, limit: int | None) -> dict[str, Any]:
+def ranking_table(ranking: pd.DataFrame, limit: int | None, prices: Mapping[str, float] | None = None
+                  ) -> dict[str, Any]:
     """The sortable ranking; a republished result (ranked with `analysis.republished: include`) says so after its
-    system name."""
+    system name. Its cost is that of a run today at the dearest current on-demand price (`training_costs`; your
+    `prices` where they name the family), empty without one: derived, not an MLPerf result."""
+    ranking = ranking.assign(cost_high_usd=training_costs(ranking, prices)["cost_high_usd"].astype(float))
     if "republished_of" in ranking:
         labels = [system if missing(original) else f"{system} ({republished_from(str(original))})"
                   for system, original in zip(ranking["system"], ranking["republished_of"])]

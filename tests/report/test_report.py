@@ -867,10 +867,14 @@ def test_prediction_error_and_break_even_overview_links_each_benchmark(pages: di
 def test_republished_results_say_so_in_the_tables() -> None:
     ranking = pd.DataFrame({"rank": [1, 2], "round": ["v2.1", "v2.0"], "submitter": "Acme", "system": ["b", "a"],
                             "republished_of": ["v2.0/Acme/a", None], "time_to_train_min": [5.0, 5.0],
-                            "accelerator_count": 8.0, "accelerator_family": "A100"})
+                            "accelerator_count": 8.0, "accelerator_family": "A100", "accelerator_hours": 8 * 5 / 60})
     system = next(i for i, column in enumerate(tables.RANKING_COLUMNS) if column.name == "system")
     cells = [row[system]["text"] for row in tables.ranking_table(ranking, None)["rows"]]
     assert cells == ["b (republished from v2.0)", "a"]
+    # every results table has a cost column: a run today at the dearest on-demand price, or your own
+    cost = next(i for i, column in enumerate(tables.RANKING_COLUMNS) if column.name == "cost_high_usd")
+    mine = [row[cost]["text"] for row in tables.ranking_table(ranking, None, {"A100": 3.0})["rows"]]
+    assert mine == ["4", "4"]  # 8 x 5 min = 0.667 accelerator-hours x 3 USD
     assert formatting.configuration_name(ranking.iloc[0]) == "v2.1 Acme b (republished from v2.0)"
     assert tables.republished_rows(ranking.iloc[:1]) == [
         {"name": "v2.1 Acme b (republished from v2.0)", "hardware": "8 × A100", "time": "5", "original": "v2.0 Acme a"}]
