@@ -874,7 +874,7 @@ def test_republished_results_say_so_in_the_tables() -> None:
     # every results table has a cost column: a run today at the dearest on-demand price, or your own
     cost = next(i for i, column in enumerate(tables.RANKING_COLUMNS) if column.name == "cost_high_usd")
     mine = [row[cost]["text"] for row in tables.ranking_table(ranking, None, {"A100": 3.0})["rows"]]
-    assert mine == ["4", "4"]  # 8 x 5 min = 0.667 accelerator-hours x 3 USD
+    assert mine == ["2", "2"]  # 8 x 5 min = 0.667 accelerator-hours x 3 USD
     assert formatting.configuration_name(ranking.iloc[0]) == "v2.1 Acme b (republished from v2.0)"
     assert tables.republished_rows(ranking.iloc[:1]) == [
         {"name": "v2.1 Acme b (republished from v2.0)", "hardware": "8 × A100", "time": "5", "original": "v2.0 Acme a"}]
