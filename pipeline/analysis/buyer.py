@@ -275,6 +275,36 @@ def budget_choice(options: pd.DataFrame, budget_usd: float) -> Choice:
                   matched=len(fits), unpriced=[])
 
 
+class SizeGroup(Record):
+    """One accelerator count at which two or more accelerator families published in the round: each family's
+    fastest result there, fastest first, so families compare at equal size ("is GB300 worth it over B200?")."""
+
+    accelerator_count: float
+    """Accelerators."""
+    options: list[Option]
+    """Each family's fastest result at that count (republished ones included), fastest first."""
+    time_vs_fastest: list[float]
+    """Each one's time to train over the fastest's (1 for the fastest; 1.25: a quarter longer), in `options`'
+    order."""
+
+
+def equal_size_groups(results: pd.DataFrame) -> list[SizeGroup]:
+    """The `SizeGroup`s of `priced` published options (`results`), by count, smallest first."""
+    known = results[results["accelerator_family"].notna()]
+    ordered = known.take(np.lexsort((known["label"].to_numpy(), _stored(known["time_to_train_min"]).to_numpy(),
+                                     known["accelerator_count"].to_numpy(dtype=float))))
+    groups = []
+    for count, rows in ordered.groupby("accelerator_count", sort=True):
+        fastest = rows.drop_duplicates("accelerator_family")  # the first of each family is its fastest there
+        if len(fastest) < 2:
+            continue
+        times = fastest["time_to_train_min"].to_numpy(dtype=float)
+        groups.append(SizeGroup(accelerator_count=float(count), options=[option_of(row) for _, row in
+                                                                          fastest.iterrows()],
+                                time_vs_fastest=[float(f"{time / times[0]:.{DECISION_DIGITS}g}") for time in times]))
+    return groups
+
+
 class BuyerAnswer(Record):
     """One benchmark's answer for a buyer: the newest round's fastest and least-hardware-time results (republished
     included), its front, and per deadline and per budget the option that answers it."""
@@ -301,6 +331,8 @@ class BuyerAnswer(Record):
     """Per budget (params `report.budgets_usd`), the fastest option within it."""
     untrusted: list[str] = Field(default_factory=list)
     """Families and form factors not forecast, with the reasons."""
+    equal_size: list[SizeGroup] = Field(default_factory=list)
+    """The round's families compared at the counts two or more of them published (`equal_size_groups`)."""
 
 
 def buyer_answer(benchmark: str, published: pd.DataFrame, forecasts: pd.DataFrame, deadlines: Sequence[float],
@@ -325,7 +357,8 @@ def buyer_answer(benchmark: str, published: pd.DataFrame, forecasts: pd.DataFram
         fastest=option_of(fastest), least_hardware=option_of(least),
         front=[option_of(row) for _, row in front.iterrows()],
         deadlines=[deadline_choice(every, float(limit)) for limit in deadlines],
-        budgets=[budget_choice(every, float(limit)) for limit in budgets], untrusted=list(untrusted))
+        budgets=[budget_choice(every, float(limit)) for limit in budgets], untrusted=list(untrusted),
+        equal_size=equal_size_groups(results))
 
 
 def answer_for(benchmark: str, configurations: pd.DataFrame, settings: Settings, energy_model: EnergyModel | None,

@@ -53,4 +53,10 @@ def buyer_view(answer: BuyerAnswer) -> dict[str, Any]:
             "same": answer.fastest.label == answer.least_hardware.label,
             "front": [option_row(option) for option in answer.front],
             "deadlines": [choice_row(choice) for choice in answer.deadlines],
-            "budgets": [choice_row(choice) for choice in answer.budgets]}
+            "budgets": [choice_row(choice) for choice in answer.budgets],
+            "equal_size": [{"count": number(group.accelerator_count),
+                            "rows": [{**option_row(option), "vs_fastest": number(ratio, "ratio")}
+                                     for option, ratio in zip(group.options, group.time_vs_fastest)]}
+                           for group in answer.equal_size],
+            "equal_size_energy": any(option.energy_kwh is not None or option.energy_estimated_kwh is not None
+                                     for group in answer.equal_size for option in group.options)}

@@ -172,7 +172,7 @@ def round_view(outputs: BenchmarkOutputs, ranking: pd.DataFrame, prices: Prices 
             "fastest": configuration_row(fastest), "efficient": configuration_row(efficient),
             "same": fastest.name == efficient.name, "rows": rows,
             "priced": bool(rows["cost_low"].notna().any()), "energy": has_any_energy(rows),
-            "measured_energy": has_energy(rows),
+            "measured_energy": has_energy(rows), "buyer": None,  # today's benchmarks: the buyer stage's answer
             "colours": {f: colours.get(f, "#949494") for f in rows["accelerator_family"].dropna().unique()}}
 
 

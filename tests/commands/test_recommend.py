@@ -112,6 +112,22 @@ def test_buyer_answer_names_the_cheapest_within_each_deadline_and_the_fastest_wi
     assert hundred.option is not None and hundred.option.label == "v5.1 Acme b"
 
 
+def test_families_are_compared_at_the_counts_two_or_more_published() -> None:
+    """At 8 accelerators A100 (30 min) and Gaudi2 (20 min) both published: each family's fastest there, fastest
+    first, with its time over the fastest's; H100 alone at 64 makes no group; a family's slower result at the same
+    count is not its best."""
+    options = _options()
+    published = options[options["kind"] == buyer.PUBLISHED]
+    slower = published.iloc[[0]].assign(label="v5.1 Gamma d", time_to_train_min=40.0, time_high_min=40.0)
+    (group,) = buyer.equal_size_groups(pd.concat([published, slower], ignore_index=True))
+    assert group.accelerator_count == 8.0
+    assert [option.label for option in group.options] == ["v5.1 Beta c", "v5.1 Acme a"]
+    assert group.time_vs_fastest == [1.0, 1.5]
+    answer = buyer.buyer_answer("resnet", published[buyer.OPTION_COLUMNS], published.iloc[0:0][buyer.OPTION_COLUMNS],
+                                [10], [5], {"H100": 2.0, "A100": 1.0})
+    assert [group.accelerator_count for group in answer.equal_size] == [8.0]
+
+
 def test_implausible_prices_are_refused_with_the_band_they_broke(decide_project: Path, capsys) -> None:
     prices = decide_project / "mine.yaml"
     prices.write_text("H100: 0.002\n")
