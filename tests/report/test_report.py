@@ -674,6 +674,18 @@ def test_input_hashes_come_from_the_fetch_and_ingest_stages(tmp_path: Path) -> N
     assert provenance.input_hashes(tmp_path / "missing.lock") == []
 
 
+def test_every_page_links_the_one_glossary_of_the_terms_it_uses(pages: dict[str, str]) -> None:
+    """Issue 53: "group 0", "Front in round (1 = unbeaten)", "hardware efficiency (1 = best)" and "break-even" are
+    explained once, on the methods page, and every page links there."""
+    for name, page in pages.items():
+        if name.endswith(".html"):
+            assert 'methods.html#glossary">glossary</a>' in page, name
+    glossary = page_text(pages[site.METHODS].split('id="glossary"')[1].split("</dl>")[0])
+    for term in ("Front in round (1 = unbeaten)", "Hardware efficiency (1 = best of round)", "Group (cluster)",
+                 "Break-even", "Cheapest within a deadline", "Efficiency kept per doubling"):
+        assert term in glossary, term
+
+
 def test_every_page_s_first_screen_says_how_current_it_is(pages: dict[str, str]) -> None:
     """The round analysed and its publication, the prices' date, the build date and commit, on every page (the
     masthead); the entry also names the round the forecasts are for."""
