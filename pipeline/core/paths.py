@@ -29,6 +29,7 @@ from pathlib import Path
 
 PARAMS = Path("params.yaml")
 
+DVC_LOCK = Path("dvc.lock")  # DVC's record of the last run: the pages show the input stages' hashes from it
 MIRROR_LISTING = Path("data/mirror.json")
 # The mirror archives' SHA-256 by path, size and time, so an unchanged mirror is not read again (not an output).
 MIRROR_HASHES = Path("data/.mirror-hashes.json")

@@ -1,7 +1,5 @@
 """Loading what the stages wrote: per benchmark the importance, cluster, rank and decide outputs, and the ingest's
-results, quarantine list and tally; the user's price table.
-
-"""
+results, quarantine list, tally and summary check."""
 from __future__ import annotations
 
 import json
@@ -17,10 +15,6 @@ from pipeline.analysis.statistics.importance_result import ImportanceReport
 from pipeline.analysis.statistics.ranking import Ranking
 from pipeline.core import paths
 from pipeline.report import decide_section
-
-REPORTS, RESULTS, QUARANTINE, TALLY = paths.REPORTS, paths.RESULTS, paths.QUARANTINE, paths.TALLY
-DVC_LOCK = Path("dvc.lock")
-# The one price file the project ships: made-up numbers, so the page labels its costs as illustrative.
 
 
 class LargestDifference(TypedDict):
@@ -92,7 +86,7 @@ def load_summary_check(path: Path = paths.SUMMARY_CHECK) -> list[SummaryCheck]:
     return checks
 
 
-def load_tally(path: Path = TALLY) -> pd.DataFrame | None:
+def load_tally(path: Path = paths.TALLY) -> pd.DataFrame | None:
     """The ingest's per-round file tally (None when an older ingest wrote none)."""
     return pd.read_csv(path) if path.is_file() else None
 

@@ -8,8 +8,8 @@ from typing import TypedDict
 
 import yaml
 
+from pipeline.core import paths
 from pipeline.report.formatting import number
-from pipeline.report.inputs import DVC_LOCK
 
 # The stages whose hashes identify the input data of a report.
 INPUT_STAGES = ("fetch", "ingest")
@@ -82,7 +82,7 @@ def input_hashes(lock: Path, stages: Sequence[str] = INPUT_STAGES) -> list[dict[
     return rows
 
 
-def provenance(params: Mapping[str, object], lock: Path = DVC_LOCK, cwd: Path | str = ".") -> Provenance:
+def provenance(params: Mapping[str, object], lock: Path = paths.DVC_LOCK, cwd: Path | str = ".") -> Provenance:
     """What the Data page shows of how the site was built: the git revision, the input hashes of dvc.lock and whether
     it was found, and each section of `params` as YAML text. `params` is params.yaml as written
     (`pipeline.settings.load_params`), shown for the record; every value the pages use comes from the validated

@@ -812,9 +812,9 @@ def test_main_writes_the_site_and_combined_outputs(tmp_path: Path, monkeypatch: 
                 "backtest": None},
                tmp_path / paths.decide_json(OTHER))
     write_parquet(fixture_configurations(outputs), tmp_path / paths.CONFIGURATIONS)
-    write_parquet(fixture_results(), tmp_path / inputs.RESULTS)
-    write_csv(fixture_quarantine(), tmp_path / inputs.QUARANTINE)
-    write_csv(fixture_tally(), tmp_path / inputs.TALLY)
+    write_parquet(fixture_results(), tmp_path / paths.RESULTS)
+    write_csv(fixture_quarantine(), tmp_path / paths.QUARANTINE)
+    write_csv(fixture_tally(), tmp_path / paths.TALLY)
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(PARAMS), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
 

@@ -1,6 +1,5 @@
-"""Stage `cluster`: k-means on the configuration (hardware and scale), profiled by outcome, for one benchmark.
-
-    python -m pipeline.analysis.statistics.clustering BENCHMARK
+"""k-means on the configuration (hardware and scale), profiled by outcome, for one benchmark: what the `cluster`
+stage (`python -m pipeline.stages.cluster`) runs for every benchmark analysed.
 
 Inputs: the numeric features the importance stage selected when its R^2 gate passed, else the documented default
 configuration features of params `cluster.default_features`. Outcomes (time to train, accelerator-hours,

@@ -1,7 +1,6 @@
-"""Stage `importance`: which hardware features explain time to train and accelerator-hours, for one benchmark, on
-accelerator generations the model has not seen.
-
-    python -m pipeline.stages.importance
+"""Which hardware features explain time to train and accelerator-hours, for one benchmark, on accelerator
+generations the model has not seen: what the `importance` stage (`python -m pipeline.stages.importance`) runs for
+every benchmark analysed.
 
 - **Folds hold out whole architecture generations**, one at a time (`LeaveOneGroupOut` on the `generation` of
   pipeline/mlperf/hardware/accelerators.csv): every family of a generation (B200 with GB200, H100 with H200 and

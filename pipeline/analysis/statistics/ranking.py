@@ -1,7 +1,5 @@
-"""Stage `rank`: an efficiency ranking of configurations and clusters that respects dominance, and the
-published study's findings tested on the data, for one benchmark.
-
-    python -m pipeline.stages.rank
+"""An efficiency ranking of configurations and clusters that respects dominance, for one benchmark: what the `rank`
+stage (`python -m pipeline.stages.rank`) runs for every benchmark analysed, beside the findings' tests.
 
 "Best" means: trains fastest with the least hardware time (accelerator-hours), the two outcomes of a training
 run. Configurations are sorted into non-dominated fronts on (time_to_train_min, accelerator_hours), both
