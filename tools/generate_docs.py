@@ -306,14 +306,19 @@ def package_tree() -> str:
     return "\n".join(["```text", *walk(PACKAGE, 0), "```"])
 
 
+def with_block(path: Path, start: str, end: str, block: str) -> str:
+    """The page at `path` with what lies between its markers `start` and `end` replaced by `block` (the rest of the
+    page is written by hand)."""
+    head, found, rest = path.read_text(encoding="utf-8").partition(start)
+    _, ended, tail = rest.partition(end)
+    if not (found and ended):
+        raise SystemExit(f"{path.relative_to(ROOT)} lacks the markers {start} ... {end}")
+    return f"{head}{start}\n{block}\n{end}{tail}"
+
+
 def architecture_page(path: Path = DOCS / "architecture.md") -> str:
     """docs/architecture.md with the block between its package-tree markers rewritten."""
-    text = path.read_text(encoding="utf-8")
-    head, found, rest = text.partition(TREE_START)
-    _, end, tail = rest.partition(TREE_END)
-    if not (found and end):
-        raise SystemExit(f"{path.relative_to(ROOT)} lacks the package-tree markers {TREE_START} ... {TREE_END}")
-    return f"{head}{TREE_START}\n{package_tree()}\n{TREE_END}{tail}"
+    return with_block(path, TREE_START, TREE_END, package_tree())
 
 
 def price_freshness() -> str:
@@ -347,12 +352,7 @@ def price_freshness() -> str:
 
 def prices_page(path: Path = DOCS / "prices.md") -> str:
     """docs/prices.md with the block between its freshness markers rewritten."""
-    text = path.read_text(encoding="utf-8")
-    head, found, rest = text.partition(PRICES_START)
-    _, end, tail = rest.partition(PRICES_END)
-    if not (found and end):
-        raise SystemExit(f"{path.relative_to(ROOT)} lacks the freshness markers {PRICES_START} ... {PRICES_END}")
-    return f"{head}{PRICES_START}\n{price_freshness()}\n{PRICES_END}{tail}"
+    return with_block(path, PRICES_START, PRICES_END, price_freshness())
 
 
 def pages() -> dict[Path, str]:
