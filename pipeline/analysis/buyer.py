@@ -9,10 +9,12 @@ The buyer's objective replaces any one "best" configuration:
 - with a deadline T (minutes), the cheapest option that finishes within T: a forecast only when the upper end of
   its interval does;
 - with a budget B (USD per training run), the fastest option whose cost fits B.
-Cost is decided on the dearest price of the public range (`cost_cap_usd`: the dearest price per accelerator-hour x
-accelerator-hours, at the upper end of a forecast's interval), so a cap holds whichever listed provider one rents
-from; a configuration without a price is never called cheapest nor fits a budget: it is counted apart. Every cost
-is derived, not an MLPerf result (`pipeline.analysis.pricing.costs`).
+Cost is decided at one basis of the public range (`cost_cap_usd`: that price per accelerator-hour x accelerator-hours,
+at the upper end of a forecast's interval; params `report.price_basis`, `recommend --price-basis`): by default the
+dearest listed price, so a cap holds whichever listed provider one rents from. `cheapest_rule` states the rule in
+the words every page, brief and `recommend --help` use. A configuration without a price is never called cheapest
+nor fits a budget: it is counted apart. Every cost is derived, not an MLPerf result
+(`pipeline.analysis.pricing.costs`).
 """
 from __future__ import annotations
 
@@ -43,6 +45,18 @@ OPTION_COLUMNS = ["kind", "label", "round", "submitter", "system", "accelerator_
                   "time_to_train_min", "time_low_min", "time_high_min", "accelerator_hours", "scaling_efficiency",
                   "republished_of", "detail", "forecast", *ENERGY_COLUMNS, *ESTIMATE_COLUMNS]
 PUBLISHED, FORECAST = "published", "forecast"
+# The price of a configuration's range that "cheapest" and a budget are decided at: its cheapest, its typical (the
+# middle on a log scale, the geometric mean of both ends, as the price table's bands are centred) or its dearest listed
+# price. Dearest by default: the answer then holds whichever listed provider one rents from.
+PriceBasis = Literal["cheapest", "typical", "dearest"]
+PRICE_BASES: tuple[PriceBasis, ...] = ("cheapest", "typical", "dearest")
+DEFAULT_PRICE_BASIS: PriceBasis = "dearest"
+BASIS_WORDS = {"cheapest": "at the cheapest listed on-demand price of each configuration's range (the best case: it "
+                           "holds only at that provider)",
+               "typical": "at the middle of each configuration's listed on-demand prices (the geometric mean of the "
+                          "cheapest and the dearest)",
+               "dearest": "at the dearest listed on-demand price of each configuration's range, so it holds whichever "
+                          "listed provider you rent from"}
 DECISION_DIGITS = 9  # significant digits of a time or cost compared or sorted on: the same order on every machine
 
 
@@ -118,15 +132,33 @@ def predicted_candidates(fitted: FittedBenchmark, rule: Trust,
     return pd.DataFrame(rows, columns=OPTION_COLUMNS), untrusted
 
 
+def cheapest_rule(basis: str = DEFAULT_PRICE_BASIS) -> str:
+    """The one rule for "cheapest" and a budget, in the words every page, brief and `recommend --help` use."""
+    return (f'"Cheapest" within a deadline and a budget are decided {BASIS_WORDS[basis]}; a configuration without an '
+            "on-demand price is never called cheapest nor fits a budget.")
+
+
+def decision_price(costs: pd.DataFrame, basis: str = DEFAULT_PRICE_BASIS) -> pd.Series:
+    """Per row of `training_costs`' columns, the price per accelerator-hour "cheapest" and a budget are decided at
+    (`PRICE_BASES`: the range's low end, its geometric middle or its high end; the user's one price whatever the
+    basis); NaN without a price."""
+    if basis not in PRICE_BASES:
+        raise ValueError(f"unknown price basis {basis!r}; known: {', '.join(PRICE_BASES)}")
+    low = costs["cost_low_usd_per_accelerator_hour"].astype(float)
+    high = costs["cost_high_usd_per_accelerator_hour"].astype(float)
+    return low if basis == "cheapest" else high if basis == "dearest" else np.sqrt(low * high)
+
+
 def priced(options: pd.DataFrame, prices: Mapping[str, float] | None = None,
            electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE,
-           energy_model: EnergyModel | None = None) -> pd.DataFrame:
+           energy_model: EnergyModel | None = None, basis: str = DEFAULT_PRICE_BASIS) -> pd.DataFrame:
     """`options` with the cost columns (`pipeline.analysis.pricing.costs.training_costs`: the public range, the
     user's `prices` overriding it family by family), `cost_cap_usd` (the cost a deadline's "cheapest" and a budget
-    are decided on: the dearest price per accelerator-hour x the accelerator-hours at the upper end of the time,
-    of the interval for a forecast; empty without a price) and `on_front` (not beaten on both time to train and
-    accelerator-hours by another of `options`). With `energy_model` (`energy_estimate.fit` on the configurations),
-    a forecast's energy is estimated as a result's is, from its central time: estimated, not an MLPerf result."""
+    are decided on: the price per accelerator-hour of `basis` (`decision_price`) x the accelerator-hours at the
+    upper end of the time, of the interval for a forecast; empty without a price) and `on_front` (not beaten on both
+    time to train and accelerator-hours by another of `options`). With `energy_model` (`energy_estimate.fit` on the
+    configurations), a forecast's energy is estimated as a result's is, from its central time: estimated, not an
+    MLPerf result."""
     options = with_forecast_energy(options.reset_index(drop=True), energy_model)
     costs = training_costs(options, prices, electricity=electricity)
     cap_hours = options["accelerator_count"].astype(float) * options["time_high_min"].astype(float) / 60
@@ -134,7 +166,7 @@ def priced(options: pd.DataFrame, prices: Mapping[str, float] | None = None,
                                  _stored(options["accelerator_hours"]).to_numpy()) if len(options)
              else np.zeros(0, dtype=int))
     return pd.concat([options.drop(columns=[c for c in COST_COLUMNS if c in options]), costs], axis=1).assign(
-        cost_cap_usd=_stored(cap_hours * costs["cost_high_usd_per_accelerator_hour"].astype(float)),
+        cost_cap_usd=_stored(cap_hours * decision_price(costs, basis)),
         on_front=front == 1)
 
 
@@ -204,8 +236,8 @@ class Option(Record):
     cost_high_usd: float | None
     """The same at the dearest listed price, USD."""
     cost_cap_usd: float | None
-    """What caps and "cheapest" are decided on: the dearest price x accelerator-hours at the upper end of the
-    time, USD; None: no price."""
+    """What caps and "cheapest" are decided on: the price of the answer's basis (`decision_price`) x
+    accelerator-hours at the upper end of the time, USD; None: no price."""
     cost: str
     """The cost in words (`pipeline.analysis.pricing.costs.cost_text`), or "no public price"."""
     energy_kwh: float | None
@@ -313,6 +345,8 @@ class BuyerAnswer(Record):
     """The benchmark (pipeline.mlperf.catalogue id)."""
     round: str
     """The newest round of the benchmark in scope."""
+    price_basis: PriceBasis = DEFAULT_PRICE_BASIS
+    """The price of each range "cheapest" and a budget were decided at (`PRICE_BASES`, `cheapest_rule`)."""
     n_published: int
     """Results the round published (republished ones included)."""
     n_republished: int
@@ -338,21 +372,22 @@ class BuyerAnswer(Record):
 def buyer_answer(benchmark: str, published: pd.DataFrame, forecasts: pd.DataFrame, deadlines: Sequence[float],
                  budgets: Sequence[float], prices: Mapping[str, float] | None = None,
                  electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE,
-                 untrusted: Sequence[str] = (), energy_model: EnergyModel | None = None) -> BuyerAnswer:
+                 untrusted: Sequence[str] = (), energy_model: EnergyModel | None = None,
+                 basis: PriceBasis = DEFAULT_PRICE_BASIS) -> BuyerAnswer:
     """The `BuyerAnswer` of one benchmark from its newest round's `published` options (`today_published`) and its
     trusted `forecasts` (`predicted_candidates`): the round's own front, fastest and least hardware time from the
-    published results alone; the deadlines and budgets over both."""
+    published results alone; the deadlines and budgets over both, decided at the price `basis` (`PRICE_BASES`)."""
     if published.empty:
         raise ValueError(f"{benchmark}: no published result to answer from")
-    results = priced(published, prices, electricity, energy_model)
-    every = (priced(pd.concat([published, forecasts], ignore_index=True), prices, electricity, energy_model)
+    results = priced(published, prices, electricity, energy_model, basis)
+    every = (priced(pd.concat([published, forecasts], ignore_index=True), prices, electricity, energy_model, basis)
              if len(forecasts) else results)
     time, hours = _stored(results["time_to_train_min"]), _stored(results["accelerator_hours"])
     fastest = results.assign(_t=time, _h=hours).sort_values(["_t", "_h", "label"], kind="mergesort").iloc[0]
     least = results.assign(_t=time, _h=hours).sort_values(["_h", "_t", "label"], kind="mergesort").iloc[0]
     front = results[results["on_front"]].assign(_t=time).sort_values(["_t", "label"], kind="mergesort")
     return BuyerAnswer(
-        benchmark=benchmark, round=str(results["round"].iloc[0]), n_published=len(results),
+        benchmark=benchmark, round=str(results["round"].iloc[0]), price_basis=basis, n_published=len(results),
         n_republished=int(results["republished_of"].notna().sum()), n_forecasts=len(forecasts),
         fastest=option_of(fastest), least_hardware=option_of(least),
         front=[option_of(row) for _, row in front.iterrows()],
@@ -375,7 +410,7 @@ def answer_for(benchmark: str, configurations: pd.DataFrame, settings: Settings,
     forecasts, untrusted = (predicted_candidates(fitted, settings.decide.trust)
                             if isinstance(fitted, FittedBenchmark) else (published.iloc[0:0], []))
     return buyer_answer(benchmark, published, forecasts, settings.report.deadlines_min, settings.report.budgets_usd,
-                        prices, electricity, untrusted, energy_model)
+                        prices, electricity, untrusted, energy_model, settings.report.price_basis)
 
 
 class BuyerReport(Artifact):

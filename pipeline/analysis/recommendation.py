@@ -1,11 +1,11 @@
 """`recommend`'s answer: today's options (`pipeline.analysis.buyer`) that meet a buyer's constraints, in the buyer's
 order, with why each is listed and, when nothing meets them, what to relax.
 
-Order: with a deadline, cheapest first (on the dearest price of the range, `cost_cap_usd`: the cap holds for any
-listed provider; unpriced last); with a budget only, fastest first; with neither, the front on time to train and
-accelerator-hours first, fastest first (`pipeline.analysis.buyer.ordered`). A forecast meets a deadline or a budget
-only if the upper end of its interval does. A cost cap (--max-cost) holds at the dearest listed price: a
-configuration without a price never meets it.
+Order: with a deadline, cheapest first (`cost_cap_usd`, at the price basis of `pipeline.analysis.buyer.cheapest_rule`,
+the dearest listed price by default: the cap holds for any listed provider; unpriced last); with a budget only,
+fastest first; with neither, the front on time to train and accelerator-hours first, fastest first
+(`pipeline.analysis.buyer.ordered`). A forecast meets a deadline or a budget only if the upper end of its interval
+does. A cost cap (--max-cost) holds at the same basis: a configuration without a price never meets it.
 """
 from __future__ import annotations
 
@@ -16,7 +16,14 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.analysis.buyer import ESTIMATE_COLUMNS, FORECAST, PUBLISHED, ordered
+from pipeline.analysis.buyer import (
+    BASIS_WORDS,
+    DEFAULT_PRICE_BASIS,
+    ESTIMATE_COLUMNS,
+    FORECAST,
+    PUBLISHED,
+    ordered,
+)
 from pipeline.analysis.pricing.costs import COST_COLUMNS, ENERGY_COLUMNS, basis_lines, cost_text, usd
 from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
@@ -58,14 +65,14 @@ class Constraint:
 
 
 def constraints_of(max_accelerators: int | None, deadline_min: float | None, max_cost: float | None,
-                   max_energy_kwh: float | None = None) -> list[Constraint]:
-    """The constraints the user set, each on the column it is checked on."""
+                   max_energy_kwh: float | None = None, basis: str = DEFAULT_PRICE_BASIS) -> list[Constraint]:
+    """The constraints the user set, each on the column it is checked on (a cost at the price `basis`)."""
     cost = dict(missing="no public price for it (nor in your price file), so no cost to compare", money=True)
     energy = dict(missing="no measured energy (no MLPerf power result; forecasts have none)")
     wanted: list[tuple[str, str, float | None, str, dict[str, Any]]] = [
         ("--max-accelerators", "accelerator_count", max_accelerators, "accelerators", {}),
         ("--deadline-min", "time_high_min", deadline_min, "min", {}),
-        ("--max-cost", "cost_cap_usd", max_cost, "USD at the dearest listed price", cost),
+        ("--max-cost", "cost_cap_usd", max_cost, f"USD at the {basis} listed price", cost),
         ("--max-energy-kwh", "energy_kwh", max_energy_kwh, "kWh measured", energy)]
     return [Constraint(flag, column, float(limit), unit, **extra)
             for flag, column, limit, unit, extra in wanted if limit is not None]
@@ -155,11 +162,10 @@ def check_energy(configurations: pd.DataFrame, candidates: pd.DataFrame, benchma
                      f"energy (only MLPerf power results measure it, from v4.0 on, for few submissions); {where}")
 
 
-def order_words(constraints: list[Constraint]) -> str:
-    """The order of the listing in words."""
+def order_words(constraints: list[Constraint], basis: str = DEFAULT_PRICE_BASIS) -> str:
+    """The order of the listing in words (a cost at the price `basis`)."""
     if has_flag(constraints, "--deadline-min"):
-        return ("cheapest first (cost at the dearest listed price, so it holds for any provider; without a price "
-                "last), then faster")
+        return f"cheapest first (cost {BASIS_WORDS[basis]}; without a price last), then faster"
     if has_flag(constraints, "--max-cost"):
         return "fastest first, then cheaper"
     return "the front on time and accelerator-hours first (none beaten on both), fastest first"
@@ -174,7 +180,7 @@ def energy_text(row: dict[str, Any]) -> str:
 
 def render(chosen: pd.DataFrame, candidates: pd.DataFrame, constraints: list[Constraint], benchmark: str,
            families: list[str] | None, prices_path: object | None, limit: int, untrusted: list[str],
-           electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE) -> str:
+           electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE, basis: str = DEFAULT_PRICE_BASIS) -> str:
     """The answer as text: what matched and how many are shown, the cost basis, then one entry per candidate."""
     rule = ", ".join(constraint.describe() for constraint in constraints) or "no constraints"
     kinds = candidates["kind"].value_counts()
@@ -184,7 +190,7 @@ def render(chosen: pd.DataFrame, candidates: pd.DataFrame, constraints: list[Con
     lines = [f"{benchmark}{' (' + ', '.join(families) + ')' if families else ''}, round {', '.join(rounds)}: "
              f"{len(chosen)} matched ({rule}), showing {shown}{more} (of {len(candidates)} candidates: "
              f"{kinds.get(PUBLISHED, 0)} published, republished ones included, and {kinds.get(FORECAST, 0)} "
-             f"trusted forecasts); {order_words(constraints)}"]
+             f"trusted forecasts); {order_words(constraints, basis)}"]
     published = candidates[candidates["kind"] == PUBLISHED]
     measured = int(published["energy_kwh"].notna().sum())
     lines += basis_lines(prices_path, electricity, energy=measured > 0)

@@ -19,8 +19,10 @@ accelerator-hour, a range over the current on-demand public prices of pipeline/a
 (none superseded or over a year old; a family with only a commitment, capacity-block or spot price has no cost and
 says so) naming the provider at each end; your --prices file (YAML: accelerator family -> USD per
 accelerator-hour) replaces them for the families it names, and a price outside its family's plausibility band is
-refused. "Cheapest" and a budget (--max-cost, USD) are decided at the dearest listed price, so they hold whichever
-provider you rent from; a configuration without a price never meets a budget. Energy is only what MLPerf power
+refused. "Cheapest" within a deadline and a budget (--max-cost, USD) are decided at the dearest listed on-demand
+price of each configuration's range by default, so they hold whichever listed provider you rent from
+(--price-basis typical or cheapest decides at the range's middle or its cheapest end instead); a configuration
+without a price never meets a budget. Energy is only what MLPerf power
 results measured: --max-energy-kwh leaves out every candidate without a measurement, forecasts included.
 """
 from __future__ import annotations
@@ -32,7 +34,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.analysis.buyer import predicted_candidates, priced, today_published
+from pipeline.analysis.buyer import PRICE_BASES, predicted_candidates, priced, today_published
 from pipeline.analysis.forecasting.answers import retirement_note
 from pipeline.analysis.forecasting.models_artifact import saved_models
 from pipeline.analysis.pricing.electricity import electricity_price
@@ -62,8 +64,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--max-accelerators", type=int, help="at most this many accelerators")
     parser.add_argument("--deadline-min", type=float, help="train within this many minutes (cheapest listed first)")
     parser.add_argument("--max-cost", type=float, metavar="USD",
-                        help="at most this cost to train at the dearest public price of the range (or your "
+                        help="at most this cost to train at the --price-basis price of the range (or your "
                              "--prices); alone, fastest listed first")
+    parser.add_argument("--price-basis", choices=PRICE_BASES,
+                        help="the price of each range 'cheapest' and --max-cost are decided at: dearest (it holds "
+                             "whichever listed provider you rent from), typical (the range's geometric middle) or "
+                             "cheapest (that provider only); default: params report.price_basis (dearest)")
     add_prices_option(parser)
     parser.add_argument("--max-energy-kwh", type=float, metavar="KWH",
                         help="at most this measured energy to train (only the few results with MLPerf power logs "
@@ -127,11 +133,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         published = published[published["accelerator_family"].isin(families)]
     forecasts, untrusted = predicted_candidates(fitted, settings.decide.trust, families)
     electricity = electricity_price(settings.report.electricity_usd_per_kwh)
+    basis = args.price_basis or settings.report.price_basis
     candidates = priced(pd.concat([published, forecasts], ignore_index=True) if len(forecasts) else published,
-                        prices, electricity, fit_energy(configurations))
+                        prices, electricity, fit_energy(configurations), basis)
     if args.max_energy_kwh is not None:
         check_energy(configurations, candidates, fitted.benchmark, families)
-    constraints = constraints_of(args.max_accelerators, args.deadline_min, args.max_cost, args.max_energy_kwh)
+    constraints = constraints_of(args.max_accelerators, args.deadline_min, args.max_cost, args.max_energy_kwh, basis)
     chosen = recommend(candidates, constraints, settings.decide.efficiency_floor)
     if chosen.empty:
         wanted = ", ".join(constraint.describe() for constraint in constraints)
@@ -145,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(f"note: left out by the constraints: {line}", file=sys.stderr)
     else:
         print(render(chosen, candidates, constraints, fitted.benchmark, families, args.prices, args.limit, untrusted,
-                     electricity))
+                     electricity, basis))
     if retired:
         print(f"note: {retired}", file=sys.stderr if args.json else sys.stdout)
 

@@ -6,7 +6,7 @@ and marked, `write_brief` draws with seaborn, on matplotlib's Agg backend:
 
 - the front: time to train against accelerator-hours, the non-dominated configurations joined;
 - the cost at a deadline: each configuration's cost of one run (the range over the providers' current prices of
-  on-demand prices only, drawn at the dearest, which "cheapest" is decided on) against
+  on-demand prices only, drawn at the price "cheapest" is decided at, `buyer.cheapest_rule`) against
   its time to train, the deadlines of params `report.deadlines_min` drawn and the buyer stage's answer to each
   (`pipeline.analysis.buyer`: the one rule the site and `recommend` follow too) marked;
 - the scaling curve of each family of the round with its forecast band (the decide stage's reports/decide/<b>.json:
@@ -37,7 +37,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-from pipeline.analysis.buyer import BuyerAnswer  # noqa: E402
+from pipeline.analysis.buyer import DEFAULT_PRICE_BASIS, BuyerAnswer, cheapest_rule, decision_price  # noqa: E402
 from pipeline.analysis.forecasting.decide import DecideSummary  # noqa: E402
 from pipeline.analysis.pricing.costs import COST_LABEL, training_costs, usd  # noqa: E402
 from pipeline.analysis.pricing.electricity import ElectricityPrice  # noqa: E402
@@ -132,7 +132,9 @@ def _front_axes(ax: Any, rows: pd.DataFrame, colours: Mapping[str, str]) -> None
     _log_axes(ax)
 
 
-def _cost_axes(ax: Any, rows: pd.DataFrame, colours: Mapping[str, str], cheapest: Mapping[float, int | None]) -> None:
+def _cost_axes(ax: Any, rows: pd.DataFrame, colours: Mapping[str, str], cheapest: Mapping[float, int | None],
+               basis: str) -> None:
+    rows = rows.assign(cost_basis_usd=rows["accelerator_hours"].astype(float) * decision_price(rows, basis))
     priced = rows[rows["cost_low_usd"].notna()].assign(family=lambda f: f["accelerator_family"].fillna("unknown"))
     if priced.empty:
         ax.text(0.5, 0.5, "no public price for this round's accelerators", ha="center", va="center",
@@ -141,18 +143,18 @@ def _cost_axes(ax: Any, rows: pd.DataFrame, colours: Mapping[str, str], cheapest
         return
     ax.vlines(priced["time_to_train_min"], priced["cost_low_usd"], priced["cost_high_usd"],
               colors=[colours[f] for f in priced["family"]], linewidth=1.0, alpha=0.7)
-    sns.scatterplot(data=priced, x="time_to_train_min", y="cost_high_usd", hue="family", palette=colours,
+    sns.scatterplot(data=priced, x="time_to_train_min", y="cost_basis_usd", hue="family", palette=colours,
                     hue_order=[f for f in colours if f in set(priced["family"])], s=14, ax=ax, legend=False)
     for deadline, row in cheapest.items():
         ax.axvline(deadline, color="#888888", linestyle="--", linewidth=0.6)
         ax.text(deadline, 1.0, f" {deadline:g} min", transform=ax.get_xaxis_transform(), fontsize=6, va="top",
                 color="#555555")
         if row is not None:
-            ax.scatter([rows.at[row, "time_to_train_min"]], [rows.at[row, "cost_high_usd"]], s=70,
+            ax.scatter([rows.at[row, "time_to_train_min"]], [rows.at[row, "cost_basis_usd"]], s=70,
                        facecolors="none", edgecolors="#000000", linewidths=0.9, zorder=5)
     ax.set(xscale="log", yscale="log", xlabel="time to train, min",
-           ylabel="cost of one run, USD (dot: dearest price, bar: cheapest)",
-           title="Cheapest within each deadline (ringed, at the dearest price)")
+           ylabel=f"cost of one run, USD (dot: {basis} price, bar: range)",
+           title=f"Cheapest within each deadline (ringed, at the {basis} price)")
     _log_axes(ax)
 
 
@@ -246,8 +248,8 @@ def _footnotes(inputs: BriefInputs, electricity: ElectricityPrice) -> list[str]:
         f"Times to train are MLPerf Training {inputs.round} results (republished ones marked; the round published "
         f"them and the system can be rented today). Accelerator-hours are hardware time, not a price. Forecasts "
         f"come from this project's model, not from MLPerf.",
-        "Cheapest within a deadline: the lowest cost of one run at the dearest listed price (so the figure holds "
-        "whichever listed provider one rents from), as the report's entry page and `recommend` decide it."
+        cheapest_rule(DEFAULT_PRICE_BASIS if inputs.answer is None else inputs.answer.price_basis)
+        + " The report's entry page and `recommend` decide it so too."
         + "".join(f" Also {line}." for line in unlisted_choices(inputs.rows, inputs.answer)),
     ]
 
@@ -298,7 +300,8 @@ def draw_brief(inputs: BriefInputs, electricity: ElectricityPrice) -> Any:
         height = min(CHART_MAX_HEIGHT, CHART_TOP - bottom)
         axes = [figure.add_axes((0.055 + i * 0.325, bottom, 0.26, height)) for i in range(3)]
         _front_axes(axes[0], rows, colours)
-        _cost_axes(axes[1], rows, colours, cheapest)
+        _cost_axes(axes[1], rows, colours, cheapest,
+                   DEFAULT_PRICE_BASIS if inputs.answer is None else inputs.answer.price_basis)
         _scaling_axes(axes[2], rows, colours, inputs.decide)
         figure.text(0.03, 0.115, "\n".join(textwrap.fill(line, 235) for line in _footnotes(inputs, electricity)),
                     fontsize=6.2, va="top", linespacing=1.5)

@@ -23,7 +23,7 @@ import markupsafe
 import numpy as np
 import pandas as pd
 
-from pipeline.analysis.buyer import BuyerAnswer
+from pipeline.analysis.buyer import BuyerAnswer, cheapest_rule
 from pipeline.analysis.pricing.costs import measured_energy, span, with_measured_energy
 from pipeline.analysis.pricing.energy_estimate import ESTIMATE_COLUMNS
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
@@ -290,6 +290,7 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
             "current_pages": [page for page in pages if page["current"]], "pages": pages,
             "cost_note": COST_NOTE, "derived": DERIVED, "prices_read": price_dates_text(),
             "deadlines": settings.report.deadlines_min, "budgets": settings.report.budgets_usd,
+            "cheapest_rule": cheapest_rule(settings.report.price_basis), "price_basis": settings.report.price_basis,
             "summary_check": list(summary_check)}
 
 

@@ -90,7 +90,7 @@ def test_the_answer_says_how_many_matched_and_how_many_it_shows() -> None:
     chosen = recommendation.recommend(options, constraints, 0.7)
     text = recommendation.render(chosen, options, constraints, "resnet", None, None, 2, [])
     assert "4 matched (--deadline-min 40), showing 2; --limit N shows more" in text
-    assert "cheapest first (cost at the dearest listed price" in text
+    assert "cheapest first (cost at the dearest listed on-demand price of each configuration's range" in text
     assert len(re.findall(r"^\s*\d+\. \[", text, flags=re.MULTILINE)) == 2
     assert "showing 4 (" in recommendation.render(chosen, options, constraints, "resnet", None, None, 10, [])
 
@@ -110,6 +110,29 @@ def test_buyer_answer_names_the_cheapest_within_each_deadline_and_the_fastest_wi
     five, hundred = answer.budgets
     assert five.option is not None and five.option.label == "v5.1 Acme a" and five.matched == 1
     assert hundred.option is not None and hundred.option.label == "v5.1 Acme b"
+
+
+def test_the_price_basis_is_one_rule_the_buyer_chooses() -> None:
+    """Issue 52: cheapest, typical (the geometric middle) or dearest end of each range, the user's one price whatever
+    the basis; the rule in the words every page, brief and --help use."""
+    costs = pd.DataFrame({"cost_low_usd_per_accelerator_hour": [2.0, 3.0, math.nan],
+                          "cost_high_usd_per_accelerator_hour": [8.0, 3.0, math.nan]})
+    assert buyer.decision_price(costs, "cheapest").tolist()[:2] == [2.0, 3.0]
+    assert buyer.decision_price(costs, "typical").tolist()[:2] == pytest.approx([4.0, 3.0])
+    assert buyer.decision_price(costs, "dearest").tolist()[:2] == [8.0, 3.0]
+    assert math.isnan(buyer.decision_price(costs, "typical").iloc[2])
+    with pytest.raises(ValueError, match="unknown price basis 'median'"):
+        buyer.decision_price(costs, "median")
+    assert "whichever listed provider you rent from" in buyer.cheapest_rule()
+    assert "at the cheapest listed on-demand price" in buyer.cheapest_rule("cheapest")
+
+
+def test_recommend_decides_at_the_price_basis_asked_for(decide_project: Path, capsys) -> None:
+    recommend.main(["--benchmark", "resnet", "--deadline-min", "1000", "--price-basis", "cheapest", "--prices",
+                    str(ROOT / "examples/prices.yaml")])
+    assert "cheapest first (cost at the cheapest listed on-demand price" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        recommend.main(["--benchmark", "resnet", "--deadline-min", "40", "--price-basis", "median"])
 
 
 def test_families_are_compared_at_the_counts_two_or_more_published() -> None:
