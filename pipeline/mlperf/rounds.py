@@ -3,8 +3,11 @@
 A round is `training_results_vX.Y.tar.gz` or a folder (or fresh clone) `training_results_vX.Y/`; the round is read
 from the name. A run log is any `result_*.txt` of a benchmark folder, as the official summarizer reads them, and its
 run id the text after `result_`; its power logs, where it has any, are `power/result_<run>/node_*.txt` and `sw_*.txt`
-beside it (`pipeline.mlperf.logs.power`). `ingest` returns the systems, runs, results (`pipeline.mlperf.logs.scoring`),
-quarantine and tally (`pipeline.mlperf.accounting`) tables, columns documented in `pipeline.core.schemas`.
+beside it (`pipeline.mlperf.logs.power`). A launch configuration is any `config*.sh` of an implementation folder
+(`<submitter>/benchmarks/<benchmark>/implementations/<impl>/`): with the logs, it gives each result its numeric
+precision (`pipeline.mlperf.logs.precision`). `ingest` returns the systems, runs, results
+(`pipeline.mlperf.logs.scoring`), quarantine and tally (`pipeline.mlperf.accounting`) tables, columns documented in
+`pipeline.core.schemas`.
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ from pipeline.mlperf.accounting import (
 )
 from pipeline.mlperf.catalogue import identify
 from pipeline.mlperf.decoding import decode_description, field_text
-from pipeline.mlperf.logs import compliance
+from pipeline.mlperf.logs import compliance, precision
 from pipeline.mlperf.logs.logparse import parse_log
 from pipeline.mlperf.logs.power import PowerLog, read_power_log, run_power
 from pipeline.mlperf.logs.scoring import scaling_factor, score_results
@@ -64,6 +67,11 @@ class RoundTables:
     files: Counter[str] = field(default_factory=Counter)
     paths_seen: set[str] = field(default_factory=set)
     shipped: list[dict[str, Any]] = field(default_factory=list)  # the round's own summary scores, if it ships any
+    # What each results folder's logs say of its precision, and the launch configurations' text by (submitter,
+    # benchmark folder) and implementation folder; resolved into `precision` once the round is read.
+    run_precision: dict[tuple[str, str, str], list[precision.RunPrecision]] = field(default_factory=dict)
+    configs: dict[tuple[str, str], dict[str, dict[str, str]]] = field(default_factory=dict)
+    precision: list[dict[str, Any]] = field(default_factory=list)
     # The runs as a table, built by the process that read the round (in parallel with the others), so that
     # a columnar frame rather than thousands of dicts travels back to the main process.
     run_frame: pd.DataFrame | None = None
@@ -125,6 +133,7 @@ def read_source(source: Path, position: int = 0) -> RoundTables:
             "results round"
         )
     tables.finish()
+    tables.precision = _resolve_precision(tables)
     return tables
 
 
@@ -142,6 +151,8 @@ def _read_member(member: Member, tables: RoundTables) -> None:
     elif kind is Kind.LOG:
         row = _run_row(tables.round, parts, member.path, member.data)
         tables.runs.append(row)
+        folder = (row["submitter"], row["system"], row["benchmark"])
+        tables.run_precision.setdefault(folder, []).append(precision.read_run(member.data))
         if "benchmark" not in parts:
             tables.quarantined(member.path, "result log sits in the system folder, not in a benchmark folder: "
                                f"benchmark taken from its submission_benchmark line ({row['benchmark']})")
@@ -162,6 +173,9 @@ def _read_member(member: Member, tables: RoundTables) -> None:
                                "the result is not scored")
     elif kind is Kind.POWER:
         tables.power.append(read_power_log(member.path, parts, member.data, tables.round))
+    elif kind is Kind.CONFIG:
+        implementations = tables.configs.setdefault((parts["submitter"], parts["benchmark"]), {})
+        implementations.setdefault(parts["implementation"], {})[parts["name"]] = member.data.decode("utf-8", "replace")
     elif is_repository_file(member.path):
         tables.files[REPOSITORY_FILE] += 1
         tables.shipped.extend(read_summary(tables.round, member.path, member.data))
@@ -234,6 +248,27 @@ def _read_system(member: Member, parts: dict[str, str], tables: RoundTables) -> 
     tables.systems.append(row)
 
 
+def _resolve_precision(tables: RoundTables) -> list[dict[str, Any]]:
+    """Each results folder's precision and its source (`pipeline.mlperf.logs.precision.resolve`), from its logs, the
+    round's launch configurations and its system description's node and accelerator counts."""
+    described = {(row["submitter"], row["system"]): row for row in tables.systems}
+    launch: dict[tuple[str, str], list[precision.LaunchConfig]] = {}
+    rows = []
+    for (submitter, system, benchmark), runs in sorted(tables.run_precision.items()):
+        if (submitter, benchmark) not in launch:
+            launch[submitter, benchmark] = precision.launch_configs(tables.configs.get((submitter, benchmark), {}),
+                                                                    benchmark)
+        description = described.get((submitter, system), {})
+        resolved = precision.resolve(
+            runs, launch[submitter, benchmark], system,
+            nodes=precision.leading_integer(description.get("number_of_nodes")),
+            per_node=precision.leading_integer(description.get("accelerators_per_node")),
+            accelerator=str(description.get("accelerator_model_name") or ""))
+        rows.append({"round": tables.round, "submitter": submitter, "system": system, "benchmark": benchmark,
+                     "precision": resolved.precision, "precision_source": resolved.source})
+    return rows
+
+
 def ingest(sources: Sequence[Path], workers: int | None = None) -> IngestTables:
     """Read all sources (in parallel, one process per source), then score and account for every file."""
     sources = [Path(source) for source in sources]
@@ -275,7 +310,8 @@ def assemble(per_round: Sequence[RoundTables]) -> IngestTables:
     runs = pd.concat([tables.finish() for tables in per_round], ignore_index=True)
     scaling = {(tables.round, *key): factor for tables in per_round for key, factor in tables.scaling.items()}
     measured = run_power(runs, [log for tables in per_round for log in tables.power])
-    results = score_results(runs, systems, scaling, measured.runs)
+    results = _with_precision(score_results(runs, systems, scaling, measured.runs),
+                              [row for tables in per_round for row in tables.precision])
     quarantine = _frame([row for tables in per_round for row in tables.quarantine], schemas.QUARANTINE_COLUMNS)
     quarantine = pd.concat([quarantine, measured.quarantine, orphans(systems, results), result_problems(results)],
                            ignore_index=True)
@@ -287,6 +323,17 @@ def assemble(per_round: Sequence[RoundTables]) -> IngestTables:
         results=schemas.validate_results(results), quarantine=quarantine, tally=counted,
         summary_check=agreement(results, shipped),
     )
+
+
+def _with_precision(results: pd.DataFrame, rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The results with each folder's `precision` and `precision_source` (empty where unknown)."""
+    key = ["round", "submitter", "system", "benchmark"]
+    found = _frame(rows, [*key, "precision", "precision_source"])[[*key, "precision", "precision_source"]]
+    merged = results.drop(columns=["precision", "precision_source"]).merge(found, on=key, how="left",
+                                                                            validate="one_to_one")
+    for column in ("precision", "precision_source"):
+        merged[column] = merged[column].astype(object).where(merged[column].notna(), None)
+    return merged[schemas.RESULT_COLUMNS]
 
 
 def _frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
