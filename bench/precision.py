@@ -5,8 +5,9 @@
 Reads data/interim/results.parquet (after the ingest stage; a second). Prints a Markdown table with one row per
 benchmark and round of the closed division (by default the Llama and FLUX.1 benchmarks, llama2_70b_lora,
 llama31_8b, llama31_405b and flux1, of v5.0 and v5.1): the results, how many have a known precision and their
-share (the target is 90%), the count per source (mllog, log, config, config_match, inferred) and the count per
-precision. Then the results whose precision is unknown, one line each. Asserts nothing.
+share (the target is 90%), the count per source (mllog, log, config, config_match, inferred), the count per
+precision, and how many have a parallel layout (`parallel_source` set). Then the results whose precision is
+unknown, one line each. Asserts nothing.
 """
 from __future__ import annotations
 
@@ -28,8 +29,8 @@ TARGET = 0.9
 
 def coverage(results: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     """The table's header and rows: per benchmark and round, results, known, share, then counts per source and
-    per precision."""
-    header = ["benchmark", "round", "results", "known", "share", *schemas.PRECISION_SOURCES, "precisions"]
+    per precision, and results with a parallel layout."""
+    header = ["benchmark", "round", "results", "known", "share", *schemas.PRECISION_SOURCES, "precisions", "layout"]
     rows = []
     for (benchmark, round_), group in results.groupby(["benchmark", "round"], sort=True):
         known = int(group["precision"].notna().sum())
@@ -37,7 +38,8 @@ def coverage(results: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
         precisions = group["precision"].value_counts()
         rows.append([benchmark, round_, str(len(group)), str(known), f"{known / len(group):.0%}",
                      *(str(int(sources.get(source, 0))) for source in schemas.PRECISION_SOURCES),
-                     ", ".join(f"{name} {count}" for name, count in precisions.items())])
+                     ", ".join(f"{name} {count}" for name, count in precisions.items()),
+                     str(int(group["parallel_source"].notna().sum()))])
     return header, rows
 
 

@@ -36,6 +36,14 @@ _PRECISION = {
                         "for the system's implementation folder, node and accelerator counts, all agreeing), "
                         "`inferred` (every launch configuration of the submitter for the benchmark agreeing); empty "
                         "when unknown",
+    "tensor_parallel": "tensor parallel size (ways each layer's matrices are split); empty where not stated",
+    "pipeline_parallel": "pipeline parallel size (stages the layers are split into); empty where not stated",
+    "context_parallel": "context parallel size (ways each sequence is split); empty where not stated",
+    "expert_parallel": "expert parallel size (ways the experts are split); empty where not stated",
+    "micro_batch_size": "samples per accelerator per forward pass; empty where not stated",
+    "parallel_source": "where the parallel sizes were read, with the same sources as `precision_source` (the MLLOG "
+                       "keys `tensor_parallelism`, ..., `micro_batch_size`; framework output; launch "
+                       "configurations), all of them from the first that states any; empty when none does",
 }
 
 SYSTEMS = Table(

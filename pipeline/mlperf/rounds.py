@@ -264,8 +264,15 @@ def _resolve_precision(tables: RoundTables) -> list[dict[str, Any]]:
             nodes=precision.leading_integer(description.get("number_of_nodes")),
             per_node=precision.leading_integer(description.get("accelerators_per_node")),
             accelerator=str(description.get("accelerator_model_name") or ""))
+        layout = precision.resolve_layout(
+            runs, launch[submitter, benchmark], system,
+            nodes=precision.leading_integer(description.get("number_of_nodes")),
+            per_node=precision.leading_integer(description.get("accelerators_per_node")),
+            accelerator=str(description.get("accelerator_model_name") or ""))
+        sizes = dict(zip(precision.LAYOUT_FIELDS, layout.precision or (None,) * len(precision.LAYOUT_FIELDS)))
         rows.append({"round": tables.round, "submitter": submitter, "system": system, "benchmark": benchmark,
-                     "precision": resolved.precision, "precision_source": resolved.source})
+                     "precision": resolved.precision, "precision_source": resolved.source, **sizes,
+                     "parallel_source": layout.source})
     return rows
 
 
@@ -326,13 +333,16 @@ def assemble(per_round: Sequence[RoundTables]) -> IngestTables:
 
 
 def _with_precision(results: pd.DataFrame, rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """The results with each folder's `precision` and `precision_source` (empty where unknown)."""
+    """The results with each folder's precision, parallel layout and their sources (empty where unknown)."""
     key = ["round", "submitter", "system", "benchmark"]
-    found = _frame(rows, [*key, "precision", "precision_source"])[[*key, "precision", "precision_source"]]
-    merged = results.drop(columns=["precision", "precision_source"]).merge(found, on=key, how="left",
-                                                                            validate="one_to_one")
-    for column in ("precision", "precision_source"):
+    texts = ["precision", "precision_source", "parallel_source"]
+    columns = [*texts, *precision.LAYOUT_FIELDS]
+    found = _frame(rows, [*key, *columns])[[*key, *columns]]
+    merged = results.drop(columns=columns).merge(found, on=key, how="left", validate="one_to_one")
+    for column in texts:
         merged[column] = merged[column].astype(object).where(merged[column].notna(), None)
+    for column in precision.LAYOUT_FIELDS:
+        merged[column] = pd.to_numeric(merged[column]).astype("Int64")
     return merged[schemas.RESULT_COLUMNS]
 
 

@@ -238,3 +238,73 @@ def real_precision() -> dict[tuple[str, str, str, str], tuple[str | None, str | 
 @pytest.mark.parametrize("key", list(BY_HAND), ids="/".join)
 def test_real_results_read_as_by_hand(real_precision, key: tuple[str, str, str, str]) -> None:
     assert real_precision[key] == BY_HAND[key]
+
+
+def test_the_parallel_layout_from_each_source() -> None:
+    facts = precision.read_run(log(
+        "0:   tensor_model_parallel_size: 4", "0:   virtual_pipeline_model_parallel_size: 3",
+        "0:   pipeline_model_parallel_size: 1", "0:   context_parallel_size: 2", "0:   micro_batch_size: 1",
+        "0:       val_micro_batch_size: 8", "0:       micro_batch_size: 2"))
+    assert facts.log_layout == (4, 1, 2, None, 1)
+    megatron = precision.read_run(log("Namespace(expert_model_parallel_size=1, encoder_tensor_model_parallel_size=0, "
+                                      "tensor_model_parallel_size=2, micro_batch_size=32)"))
+    assert megatron.log_layout == (2, None, None, 1, 32)
+    records = [mllog(key, value, "0: ") for key, value in (("tensor_parallelism", 8), ("pipeline_parallelism", 4),
+                                                          ("context_parallelism", 1), ("expert_parallelism", 16),
+                                                          ("micro_batch_size", 1))]
+    assert precision.read_run(log(*records)).mllog_layout == (8, 4, 1, 16, 1)
+    assert precision.read_run(log("0:   fp8: true")).log_layout is None
+    environment = precision.config_environment("config_GB200_18x4x1xtp1pp1cp2_8b.sh", {
+        **FILES, "config_GB200_18x4x1xtp1pp1cp2_8b.sh": "export TENSOR_MODEL_PARALLEL=1\nexport CP=2\nexport MINIBS=1\n"
+                                                        "export DGXNNODES=18\n"})
+    assert precision.config_layout(environment) == (1, None, 2, None, 1)
+    assert precision.config_layout({"FP8": "True"}) is None
+
+
+def test_the_layout_resolves_as_the_precision() -> None:
+    configs = [LaunchConfig("config_GB200_2x4x2_fp4.sh", "nemo", "nvfp4", 2, 4, (1, 1, 1, None, 2)),
+               LaunchConfig("config_GB300_2x4x2.sh", "nemo", "fp8", 2, 4, (1, 1, 1, None, 2)),
+               LaunchConfig("config_GB200_18x4x1.sh", "nemo", "fp8", 18, 4, (1, 1, 2, None, 1))]
+    resolve = precision.resolve_layout
+    # both 2 x 4 configurations give the same layout, though not the same precision
+    assert resolve([RunPrecision()], configs, "box", 2, 4) == ((1, 1, 1, None, 2), "config_match", None)
+    assert precision.resolve([RunPrecision()], configs, "box", 2, 4) == (None, None, None)
+    assert resolve([RunPrecision(log_layout=(4, 1, 1, None, 1))], configs, "box", 2, 4).source == "log"
+    assert resolve([RunPrecision()], configs, "box", 1, 8) == (None, None, None)
+
+
+def test_ingest_carries_the_layout(make_archive) -> None:
+    files = small_round()
+    files.update({f"Acme/results/box/resnet/result_{run}.txt": "0:   tensor_model_parallel_size: 2\n"
+                  "0:   micro_batch_size: 4\n" + run_log(10.0 + run) for run in range(5)})
+    result = ingest([make_archive(files)]).results.iloc[0]
+    assert (result["tensor_parallel"], result["micro_batch_size"], result["parallel_source"]) == (2, 4, "log")
+    assert result[["pipeline_parallel", "context_parallel", "expert_parallel"]].isna().all()
+    assert result[["precision", "precision_source"]].isna().all()
+
+
+# Parallel layouts read by hand: (tensor, pipeline, context, expert, micro batch), source.
+LAYOUT_BY_HAND = {
+    # NVIDIA/benchmarks/llama31_8b/implementations/nemo/config_GB300_18x4x1xtp1pp1cp2_8b.sh: TENSOR_MODEL_PARALLEL=1,
+    # PIPELINE_MODEL_PARALLEL=1, CONTEXT_PARALLEL=2, MICRO_BATCH_SIZE=1 (and its GB200 twin the same)
+    ("v5.1", "NVIDIA", "theia_ngpu72_ngc25.09_nemo", "llama31_8b"): ((1, 1, 2, None, 1), "config_match"),
+    # Oracle/results/2xBM.GPU.B200.8/flux1/result_0.txt lines 277-317 and CustomFluxConfig(...): micro_batch_size: 32,
+    # tensor_model_parallel_size: 1, pipeline_model_parallel_size: 1, context_parallel_size: 1,
+    # expert_model_parallel_size=1
+    ("v5.1", "Oracle", "2xBM.GPU.B200.8", "flux1"): ((1, 1, 1, 1, 32), "log"),
+}
+
+
+@pytest.fixture(scope="module")
+def real_layout() -> dict[tuple[str, str, str, str], tuple[tuple[object, ...], str | None]]:
+    archive = MIRROR / "training_results_v5.1.tar.gz"
+    if not archive.is_file():
+        pytest.skip(f"the MLPerf mirror is not at {MIRROR}")
+    return {(row["round"], row["submitter"], row["system"], row["benchmark"]):
+            (tuple(row[field] for field in precision.LAYOUT_FIELDS), row["parallel_source"])
+            for row in read_source(archive).precision}
+
+
+@pytest.mark.parametrize("key", list(LAYOUT_BY_HAND), ids="/".join)
+def test_real_layouts_read_as_by_hand(real_layout, key: tuple[str, str, str, str]) -> None:
+    assert real_layout[key] == LAYOUT_BY_HAND[key]

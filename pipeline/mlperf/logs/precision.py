@@ -26,13 +26,21 @@ A configuration is read as the shell would set its variables, without running it
 implementation folder read in place (`FP8=True`, `FP8_PARAMS=1`, `FP8_RECIPE=mxfp8`, `FP4=True`,
 `FP4_RECIPE=nvfp4`). A launch configuration is one that sets the node count; one that switches no low
 precision on means BF16 for the benchmarks whose implementations train in BF16 (`BF16_BENCHMARKS`), and
-nothing elsewhere. Everything here is a pure function of bytes and text.
+nothing elsewhere.
+
+The same sources, in the same order, give a result's parallel layout (`LAYOUT_FIELDS`: tensor, pipeline, context
+and expert parallel sizes, micro batch size), whole from the first that states any of them: the v6.1 MLLOG keys
+(`tensor_parallelism`, `pipeline_parallelism`, `context_parallelism`, `expert_parallelism`, `micro_batch_size`),
+the framework's `tensor_model_parallel_size`, `pipeline_model_parallel_size`, `context_parallel_size`,
+`expert_model_parallel_size`, `micro_batch_size`, and the configurations' `TENSOR_MODEL_PARALLEL` or `TP`,
+`PIPELINE_MODEL_PARALLEL` or `PP`, `CONTEXT_PARALLEL` or `CP`, `EXPERT_MODEL_PARALLEL` or `EP`, `MICRO_BATCH_SIZE`,
+`MINIBS` or `MBS`. Everything here is a pure function of bytes and text.
 """
 from __future__ import annotations
 
 import re
 from collections import ChainMap, Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -69,6 +77,23 @@ _CONFIG_MENTION = re.compile(rb"config_[\w.+-]+\.sh")
 _ON = frozenset({"true", "1", "yes", "on", "hybrid", "e4m3", "e5m2", "e2m1"})
 _RECIPES = {"mxfp8": "mxfp8", "nvfp4": "nvfp4", "mxfp4": "mxfp4"}
 
+# A run's parallel layout: tensor, pipeline, context and expert parallel sizes and micro batch size, in this order.
+LAYOUT_FIELDS = tuple(schemas.PARALLEL_COLUMNS[:-1])
+Layout = tuple[int | None, ...]
+_MLLOG_LAYOUT = {"tensor_parallelism": "tensor_parallel", "pipeline_parallelism": "pipeline_parallel",
+                 "context_parallelism": "context_parallel", "expert_parallelism": "expert_parallel",
+                 "micro_batch_size": "micro_batch_size"}
+_LOG_LAYOUT = {"tensor_model_parallel_size": "tensor_parallel", "pipeline_model_parallel_size": "pipeline_parallel",
+               "context_parallel_size": "context_parallel", "expert_model_parallel_size": "expert_parallel",
+               "micro_batch_size": "micro_batch_size"}
+_LAYOUT_SETTINGS = tuple(re.compile(rb"(" + key + rb")[ \t]*[:=][ \t]*(\d+)\b")
+                         for key in (rb"_parallel_size", rb"micro_batch_size"))
+_KEY_CHARACTERS = frozenset(b"abcdefghijklmnopqrstuvwxyz_")
+_CONFIG_LAYOUT = {"tensor_parallel": ("TENSOR_MODEL_PARALLEL", "TP"),
+                  "pipeline_parallel": ("PIPELINE_MODEL_PARALLEL", "PP"),
+                  "context_parallel": ("CONTEXT_PARALLEL", "CP"),
+                  "expert_parallel": ("EXPERT_MODEL_PARALLEL", "EP"),
+                  "micro_batch_size": ("MICRO_BATCH_SIZE", "MINIBS", "MBS")}
 _ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _SOURCE = re.compile(r"^\s*(?:source|\.)\s+(?:\$\(dirname [^)]*\)/?)?(\S+)")
 _EXPANSION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -80,24 +105,29 @@ _NAME_COUNTS = re.compile(r"_0*(\d+)x0*(\d+)(?:x|_|$)")
 
 @dataclass(frozen=True)
 class RunPrecision:
-    """What one run's log says: its `mllog` and framework-output (`log`) precision, and the launch configuration it
-    names (`config_name`, a file name such as `config_GB200_18x4x1.sh`); None where it says nothing."""
+    """What one run's log says: its `mllog` and framework-output (`log`) precision, the launch configuration it
+    names (`config_name`, a file name such as `config_GB200_18x4x1.sh`), and its parallel layout (`Layout`) from
+    MLLOG records (`mllog_layout`) and framework output (`log_layout`); None where it says nothing."""
 
     mllog: str | None = None
     log: str | None = None
     config_name: str | None = None
+    mllog_layout: Layout | None = None
+    log_layout: Layout | None = None
 
 
 @dataclass(frozen=True)
 class LaunchConfig:
     """One launch configuration of an implementation: its file `name`, `implementation` folder, the `precision` it
-    sets (None when it does not tell), node count and accelerators per node (None where not set)."""
+    sets (None when it does not tell), node count, accelerators per node and parallel `layout` (None where not
+    set)."""
 
     name: str
     implementation: str
     precision: str | None
     nodes: int | None
     per_node: int | None
+    layout: Layout | None = None
 
 
 def read_run(data: bytes) -> RunPrecision:
@@ -105,7 +135,43 @@ def read_run(data: bytes) -> RunPrecision:
     outside the timed run (`outside_run`)."""
     spans = outside_run(data)
     return RunPrecision(mllog=mllog_precision(data), log=settings_precision(log_settings(data, spans)),
-                        config_name=named_config(data, spans))
+                        config_name=named_config(data, spans), mllog_layout=mllog_layout(data),
+                        log_layout=log_layout(data, spans))
+
+
+def mllog_layout(data: bytes) -> Layout | None:
+    """The parallel layout the log's v6.1 MLLOG records state (`tensor_parallelism`, ..., `micro_batch_size`),
+    or None when it has none of them."""
+    if b"_parallelism" not in data and b'"micro_batch_size"' not in data:
+        return None
+    sizes: dict[str, int] = {}
+    for key, field in _MLLOG_LAYOUT.items():
+        for _, record in records_of(data, key):
+            value = record.get("value")
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+                sizes.setdefault(field, value)
+    return _layout(sizes)
+
+
+def log_layout(data: bytes, spans: Sequence[tuple[int, int]] | None = None) -> Layout | None:
+    """The parallel layout framework output states within `spans` (default the whole log): NeMo's YAML
+    (`tensor_model_parallel_size: 4`) or Megatron's arguments (`context_parallel_size=2`), the first value of each;
+    None when it states none."""
+    sizes: dict[str, int] = {}
+    for begin, end in spans or ((0, len(data)),):
+        for pattern in _LAYOUT_SETTINGS:
+            for match in pattern.finditer(data, begin, end):
+                start = match.start()
+                while start > begin and data[start - 1] in _KEY_CHARACTERS:
+                    start -= 1
+                field = _LOG_LAYOUT.get(data[start: match.end(1)].decode("ascii", "replace"))
+                if field is not None:
+                    sizes.setdefault(field, int(match.group(2)))
+    return _layout(sizes)
+
+
+def _layout(sizes: Mapping[str, int]) -> Layout | None:
+    return tuple(sizes.get(field) for field in LAYOUT_FIELDS) if sizes else None
 
 
 def outside_run(data: bytes) -> tuple[tuple[int, int], ...]:
@@ -295,8 +361,19 @@ def launch_configs(implementations: Mapping[str, Mapping[str, str]], benchmark: 
                 per_node = int(counts.group(2)) if counts and int(counts.group(1)) == nodes else None
             configs.append(LaunchConfig(name, implementation,
                                         config_precision(environment, benchmark, complete=not missing), nodes,
-                                        per_node))
+                                        per_node, config_layout(environment)))
     return configs
+
+
+def config_layout(environment: Mapping[str, str]) -> Layout | None:
+    """The parallel layout a launch configuration's variables set (`TENSOR_MODEL_PARALLEL` or `TP`, ...,
+    `MICRO_BATCH_SIZE`, `MINIBS` or `MBS`), or None when it sets none."""
+    sizes = {}
+    for field, names in _CONFIG_LAYOUT.items():
+        value = next((_integer(environment[name]) for name in names if name in environment), None)
+        if value is not None and value >= 1:
+            sizes[field] = value
+    return _layout(sizes)
 
 
 def _model_size(name: str) -> str | None:
@@ -322,21 +399,37 @@ def resolve(runs: Sequence[RunPrecision], configs: Sequence[LaunchConfig], syste
             nodes: int | None = None, per_node: int | None = None, accelerator: str = "") -> Resolved:
     """A result's precision from its runs' facts and the submitter's launch configurations for its benchmark, by the
     first source that tells (module docstring); `nodes`, `per_node` and `accelerator` describe the system."""
+    matched = matching(configs, system, nodes, per_node, accelerator)
+    return _first_told(runs, configs, system, matched, lambda run, source: getattr(run, source),
+                       lambda config: config.precision)
+
+
+def resolve_layout(runs: Sequence[RunPrecision], configs: Sequence[LaunchConfig], system: str,
+                   nodes: int | None = None, per_node: int | None = None, accelerator: str = "") -> Resolved:
+    """A result's parallel layout (`Layout`, as `Resolved.precision`) and its source, by the same sources in the same
+    order as its precision; the layout comes whole from the first source that states any of its sizes."""
+    matched = matching(configs, system, nodes, per_node, accelerator)
+    return _first_told(runs, configs, system, matched, lambda run, source: getattr(run, f"{source}_layout"),
+                       lambda config: config.layout)
+
+
+def _first_told(runs: Sequence[RunPrecision], configs: Sequence[LaunchConfig], system: str,
+                matched: Sequence[LaunchConfig], of_run: Callable[[RunPrecision, str], Any],
+                of_config: Callable[[LaunchConfig], Any]) -> Resolved:
     for source in ("mllog", "log"):
-        told = _most_common(getattr(run, source) for run in runs)
+        told = _most_common(of_run(run, source) for run in runs)
         if told is not None:
             return Resolved(told, source)
     for name in _ordered(run.config_name for run in runs):
-        named = [config for config in configs if config.name == name and config.precision is not None]
+        named = [config for config in configs if config.name == name and of_config(config) is not None]
         named = [config for config in named if config.implementation == system] or named
-        agreed = _agreed(named)
+        agreed = _agreed(map(of_config, named))
         if agreed is not None:
             return Resolved(agreed, "config", named[0].name)
-    matched = matching(configs, system, nodes, per_node, accelerator)
-    agreed = _agreed(matched)
+    agreed = _agreed(map(of_config, matched))
     if agreed is not None:
         return Resolved(agreed, "config_match", matched[0].name if len(matched) == 1 else None)
-    agreed = _agreed(configs)
+    agreed = _agreed(map(of_config, configs))
     return Resolved(agreed, "inferred") if agreed is not None else Resolved()
 
 
@@ -376,12 +469,13 @@ def _accelerator_tokens(text: str) -> set[str]:
     return {token.upper() for token in _ACCELERATOR_TOKEN.findall(text)}
 
 
-def _agreed(configs: Iterable[LaunchConfig]) -> str | None:
-    precisions = {config.precision for config in configs}
-    return precisions.pop() if len(precisions) == 1 and None not in precisions else None
+def _agreed(values: Iterable[Any]) -> Any:
+    """The one value all give, or None (none given, several, or one that tells nothing)."""
+    found = set(values)
+    return found.pop() if len(found) == 1 and None not in found else None
 
 
-def _most_common(values: Iterable[str | None]) -> str | None:
+def _most_common(values: Iterable[Any]) -> Any:
     counted = Counter(value for value in values if value is not None)
     return counted.most_common(1)[0][0] if counted else None
 
