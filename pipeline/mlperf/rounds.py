@@ -18,6 +18,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ from pipeline.mlperf.accounting import (
 from pipeline.mlperf.catalogue import identify
 from pipeline.mlperf.decoding import decode_description, field_text
 from pipeline.mlperf.logs import compliance, precision
-from pipeline.mlperf.logs.logparse import parse_log
+from pipeline.mlperf.logs.logparse import RunFacts, parse_log
 from pipeline.mlperf.logs.power import PowerLog, read_power_log, run_power
 from pipeline.mlperf.logs.scoring import scaling_factor, score_results
 from pipeline.mlperf.sources import Kind, Member, classify, iter_members, round_of, run_order
@@ -149,10 +150,10 @@ def _read_member(member: Member, tables: RoundTables) -> None:
     if member.data is None:
         _read_refused(member, kind, parts, tables)
     elif kind is Kind.LOG:
-        row = _run_row(tables.round, parts, member.path, member.data)
+        row, facts = _run_row(tables.round, parts, member.path, member.data)
         tables.runs.append(row)
         folder = (row["submitter"], row["system"], row["benchmark"])
-        tables.run_precision.setdefault(folder, []).append(precision.read_run(member.data))
+        tables.run_precision.setdefault(folder, []).append(precision.read_run(member.data, facts.keys_found))
         if "benchmark" not in parts:
             tables.quarantined(member.path, "result log sits in the system folder, not in a benchmark folder: "
                                f"benchmark taken from its submission_benchmark line ({row['benchmark']})")
@@ -189,7 +190,7 @@ def _read_refused(member: Member, kind: Kind, parts: dict[str, str], tables: Rou
     if kind is Kind.SYSTEM:
         tables.files[SYSTEM_QUARANTINED] += 1
     elif kind is Kind.LOG:
-        tables.runs.append(_run_row(tables.round, parts, member.path, None))
+        tables.runs.append(_run_row(tables.round, parts, member.path, None)[0])
         reason += "; counted as a non-converged run"
     elif kind is Kind.SCALING:
         tables.scaling[parts["submitter"], parts["system"], parts["benchmark"]] = math.nan
@@ -219,8 +220,10 @@ def _log_problem(row: dict[str, Any], data: bytes) -> str | None:
     return f"result log {broken}" if broken else None
 
 
-def _run_row(round_: str, parts: dict[str, str], path: str, data: bytes | None) -> dict[str, Any]:
-    facts = parse_log(data or b"", also_find=compliance.presence_keys())
+def _run_row(round_: str, parts: dict[str, str], path: str, data: bytes | None) -> tuple[dict[str, Any], RunFacts]:
+    """A run's row of runs.parquet, and what its log says (which of the keys that the compliance rules and the
+    precision's MLLOG records need it holds among them)."""
+    facts = parse_log(data or b"", also_find=_also_find())
     if data is None:
         facts.status = "unreadable"
     benchmark = parts.get("benchmark") or facts.submission_benchmark or UNKNOWN_BENCHMARK
@@ -228,7 +231,13 @@ def _run_row(round_: str, parts: dict[str, str], path: str, data: bytes | None) 
     facts.reached_target = catalogued.reached(round_, facts.eval_values) if catalogued else None
     facts.compliance = "; ".join(compliance.violations(data or b"", facts, round_)) or None
     return {"round": round_, "submitter": parts["submitter"], "system": parts["system"],
-            "benchmark": benchmark, "run": parts["run"], "path": path, **facts.record()}
+            "benchmark": benchmark, "run": parts["run"], "path": path, **facts.record()}, facts
+
+
+@cache
+def _also_find() -> frozenset[str]:
+    """The MLLOG keys whose presence the log parser notes: the compliance checker's, and the precision's."""
+    return compliance.presence_keys() | precision.MLLOG_KEYS
 
 
 def _read_system(member: Member, parts: dict[str, str], tables: RoundTables) -> None:

@@ -83,6 +83,8 @@ Layout = tuple[int | None, ...]
 _MLLOG_LAYOUT = {"tensor_parallelism": "tensor_parallel", "pipeline_parallelism": "pipeline_parallel",
                  "context_parallelism": "context_parallel", "expert_parallelism": "expert_parallel",
                  "micro_batch_size": "micro_batch_size"}
+# The MLLOG keys read here, which the ingest asks the log parser to note (`read_run`'s `present`).
+MLLOG_KEYS = frozenset({MLLOG_PRECISION_KEY, MLLOG_CONFIG_KEY, *_MLLOG_LAYOUT})
 _LOG_LAYOUT = {"tensor_model_parallel_size": "tensor_parallel", "pipeline_model_parallel_size": "pipeline_parallel",
                "context_parallel_size": "context_parallel", "expert_model_parallel_size": "expert_parallel",
                "micro_batch_size": "micro_batch_size"}
@@ -130,22 +132,32 @@ class LaunchConfig:
     layout: Layout | None = None
 
 
-def read_run(data: bytes) -> RunPrecision:
-    """The precision facts of one run's log: the MLLOG record anywhere, the framework output and the launcher's lines
-    outside the timed run (`outside_run`)."""
+def read_run(data: bytes, present: frozenset[str] | None = None) -> RunPrecision:
+    """The precision facts of one run's log: its MLLOG records (of the keys of `MLLOG_KEYS` in `present`, those the
+    log holds, as `pipeline.mlperf.logs.logparse.parse_log` notes them in the pass it makes anyway; None: looked
+    for here), the framework output before the timed run and the launcher's lines outside it (`outside_run`)."""
     spans = outside_run(data)
-    return RunPrecision(mllog=mllog_precision(data), log=settings_precision(log_settings(data, spans)),
-                        config_name=named_config(data, spans), mllog_layout=mllog_layout(data),
-                        log_layout=log_layout(data, spans))
+    present = _present(data, present)
+    return RunPrecision(mllog=mllog_precision(data, present),
+                        log=settings_precision(log_settings(data, spans[:1])),
+                        config_name=named_config(data, spans, present), mllog_layout=mllog_layout(data, present),
+                        log_layout=log_layout(data, spans[:1]))
 
 
-def mllog_layout(data: bytes) -> Layout | None:
+def _present(data: bytes, present: frozenset[str] | None) -> frozenset[str]:
+    if present is None:
+        return frozenset(key for key in MLLOG_KEYS if f'"{key}"'.encode() in data)
+    return present & MLLOG_KEYS
+
+
+def mllog_layout(data: bytes, present: frozenset[str] | None = None) -> Layout | None:
     """The parallel layout the log's v6.1 MLLOG records state (`tensor_parallelism`, ..., `micro_batch_size`),
-    or None when it has none of them."""
-    if b"_parallelism" not in data and b'"micro_batch_size"' not in data:
-        return None
+    or None when it has none of them (`present`: as `read_run` takes it)."""
+    present = _present(data, present)
     sizes: dict[str, int] = {}
     for key, field in _MLLOG_LAYOUT.items():
+        if key not in present:
+            continue
         for _, record in records_of(data, key):
             value = record.get("value")
             if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
@@ -185,9 +197,10 @@ def outside_run(data: bytes) -> tuple[tuple[int, int], ...]:
     return ((0, data.rfind(b"\n", 0, start) + 1), (len(data) if tail < 0 else tail, len(data)))
 
 
-def mllog_precision(data: bytes) -> str | None:
-    """The log's first `lowest_numerical_precision_in_linear` value in the vocabulary, or None."""
-    if MLLOG_PRECISION_KEY.encode() not in data:
+def mllog_precision(data: bytes, present: frozenset[str] | None = None) -> str | None:
+    """The log's first `lowest_numerical_precision_in_linear` value in the vocabulary, or None (`present`: as
+    `read_run` takes it)."""
+    if MLLOG_PRECISION_KEY not in _present(data, present):
         return None
     for _, record in records_of(data, MLLOG_PRECISION_KEY):
         value = record.get("value")
@@ -245,11 +258,12 @@ def settings_precision(settings: Mapping[str, str], recipe_switches: bool = Fals
     return base
 
 
-def named_config(data: bytes, spans: Sequence[tuple[int, int]] | None = None) -> str | None:
+def named_config(data: bytes, spans: Sequence[tuple[int, int]] | None = None,
+                 present: frozenset[str] | None = None) -> str | None:
     """The launch configuration file a log names: its `config_filename` record, else, within `spans` (offsets;
     default the whole log), the last field of the launcher's `:::DLPAL` line (DGXSYSTEM: `config_<it>.sh`) or the
-    first `config_*.sh` it prints; None if none."""
-    if MLLOG_CONFIG_KEY.encode() in data:
+    first `config_*.sh` it prints; None if none (`present`: as `read_run` takes it)."""
+    if MLLOG_CONFIG_KEY in _present(data, present):
         for _, record in records_of(data, MLLOG_CONFIG_KEY):
             value = record.get("value")
             if isinstance(value, str) and value.strip():
