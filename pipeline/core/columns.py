@@ -34,8 +34,8 @@ _PRECISION = {
                         "`lowest_numerical_precision_in_linear`), `log` (framework output in the log), `config` (the "
                         "launch configuration the log names), `config_match` (the submitter's launch configurations "
                         "for the system's implementation folder, node and accelerator counts, all agreeing), "
-                        "`inferred` (every launch configuration of the submitter for the benchmark agreeing); empty "
-                        "when unknown",
+                        "`inferred` (every launch configuration of the submitter for the benchmark, but those "
+                        "naming another vendor's accelerator, agreeing); empty when unknown",
     "tensor_parallel": "tensor parallel size (ways each layer's matrices are split); empty where not stated",
     "pipeline_parallel": "pipeline parallel size (stages the layers are split into); empty where not stated",
     "context_parallel": "context parallel size (ways each sequence is split); empty where not stated",

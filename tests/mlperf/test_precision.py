@@ -163,6 +163,10 @@ def test_the_sources_in_order() -> None:
     assert resolve([RunPrecision()], CONFIGS[1:], "box", 1, 8) == ("fp8", "inferred", None)
     assert resolve([RunPrecision()], CONFIGS, "box", 1, 8) == (None, None, None)
     assert resolve([RunPrecision()], [], "box") == (None, None, None)
+    # configurations for another vendor's accelerator say nothing of the system's
+    assert resolve([RunPrecision()], CONFIGS[1:], "box", 1, 8, "AMD Instinct MI350X") == (None, None, None)
+    assert resolve([RunPrecision()], CONFIGS[1:], "box", 1, 8, "NVIDIA GB300 (A126 board)") == \
+        ("fp8", "inferred", None)
 
 
 def test_the_implementation_named_after_the_system_and_the_configuration_named_after_it() -> None:

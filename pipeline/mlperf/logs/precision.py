@@ -18,7 +18,8 @@ scales), `int8`, `int4`. Its source (`SOURCES`) is the first of, in order:
   implementation folder named after the system when there is one, with the system's node count and
   accelerators per node (`DGXNNODES`/`NNODES`, `DGXNGPU`/`GPUS_PER_NODE`) and, where that leaves several, its
   accelerator (`GB300` in the name); they must all agree;
-- `inferred`: every launch configuration of the submitter for the benchmark agrees;
+- `inferred`: every launch configuration of the submitter for the benchmark agrees (those whose names name an
+  accelerator of another vendor than the system's left out);
 - else the precision is unknown (both columns empty).
 
 A configuration is read as the shell would set its variables, without running it: `export NAME=value` and
@@ -100,7 +101,9 @@ _ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _SOURCE = re.compile(r"^\s*(?:source|\.)\s+(?:\$\(dirname [^)]*\)/?)?(\S+)")
 _EXPANSION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _MAX_SOURCE_DEPTH = 8
-_ACCELERATOR_TOKEN = re.compile(r"(?:GB|B|H|A|MI)\d{2,3}X?", re.IGNORECASE)
+# Accelerator models as configuration names spell them (`DGXB200`, `GB300`, `MI355X`); other letters and digits
+# in a name (`AS-A126GS`) are not one.
+_ACCELERATOR_TOKEN = re.compile(r"GB[23]00|B[23]00|H[128]00|A[18]00|MI\d{3}X?", re.IGNORECASE)
 _MODEL_SIZE = re.compile(r"(?<![A-Za-z0-9])(\d+[bB])(?![A-Za-z0-9])")
 _NAME_COUNTS = re.compile(r"_0*(\d+)x0*(\d+)(?:x|_|$)")
 
@@ -414,7 +417,7 @@ def resolve(runs: Sequence[RunPrecision], configs: Sequence[LaunchConfig], syste
     """A result's precision from its runs' facts and the submitter's launch configurations for its benchmark, by the
     first source that tells (module docstring); `nodes`, `per_node` and `accelerator` describe the system."""
     matched = matching(configs, system, nodes, per_node, accelerator)
-    return _first_told(runs, configs, system, matched, lambda run, source: getattr(run, source),
+    return _first_told(runs, configs, system, matched, accelerator, lambda run, source: getattr(run, source),
                        lambda config: config.precision)
 
 
@@ -423,12 +426,12 @@ def resolve_layout(runs: Sequence[RunPrecision], configs: Sequence[LaunchConfig]
     """A result's parallel layout (`Layout`, as `Resolved.precision`) and its source, by the same sources in the same
     order as its precision; the layout comes whole from the first source that states any of its sizes."""
     matched = matching(configs, system, nodes, per_node, accelerator)
-    return _first_told(runs, configs, system, matched, lambda run, source: getattr(run, f"{source}_layout"),
-                       lambda config: config.layout)
+    return _first_told(runs, configs, system, matched, accelerator,
+                       lambda run, source: getattr(run, f"{source}_layout"), lambda config: config.layout)
 
 
 def _first_told(runs: Sequence[RunPrecision], configs: Sequence[LaunchConfig], system: str,
-                matched: Sequence[LaunchConfig], of_run: Callable[[RunPrecision, str], Any],
+                matched: Sequence[LaunchConfig], accelerator: str, of_run: Callable[[RunPrecision, str], Any],
                 of_config: Callable[[LaunchConfig], Any]) -> Resolved:
     for source in ("mllog", "log"):
         told = _most_common(of_run(run, source) for run in runs)
@@ -443,7 +446,7 @@ def _first_told(runs: Sequence[RunPrecision], configs: Sequence[LaunchConfig], s
     agreed = _agreed(map(of_config, matched))
     if agreed is not None:
         return Resolved(agreed, "config_match", matched[0].name if len(matched) == 1 else None)
-    agreed = _agreed(map(of_config, configs))
+    agreed = _agreed(map(of_config, compatible(configs, accelerator)))
     return Resolved(agreed, "inferred") if agreed is not None else Resolved()
 
 
@@ -462,6 +465,20 @@ def matching(configs: Sequence[LaunchConfig], system: str, nodes: int | None, pe
     if len(fits) > 1 and wanted:
         fits = [config for config in fits if _accelerator_tokens(config.name) <= wanted] or fits
     return fits
+
+
+def compatible(configs: Sequence[LaunchConfig], accelerator: str) -> list[LaunchConfig]:
+    """The configurations whose names name no accelerator of another vendor than the system's (all of them when the
+    system's vendor is not known): one submitter's NVIDIA configurations say nothing of its AMD system."""
+    wanted = _vendors(accelerator)
+    return [config for config in configs if not wanted or _vendors(config.name) <= wanted]
+
+
+def _vendors(text: str) -> set[str]:
+    """The accelerator vendors a name or description names: `amd` for an MI part or the word AMD, else `nvidia`."""
+    vendors = {"amd" if token.startswith("MI") else "nvidia" for token in _accelerator_tokens(text)}
+    words = set(re.findall(r"[A-Z]+", text.upper()))
+    return vendors | {vendor for vendor in ("amd", "nvidia") if vendor.upper() in words}
 
 
 def _names_system(implementation: str, system: str) -> bool:
