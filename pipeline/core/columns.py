@@ -26,6 +26,26 @@ _KEY = {
     "system": "the system name, as its description file is named",
 }
 
+_PRECISION = {
+    "precision": "the lowest numeric format the linear layers train in: `fp32`, `tf32`, `fp16`, `bf16`, `fp8` "
+                 "(per-tensor scales), `mxfp8`, `mxfp6`, `nvfp4`, `mxfp4`, `int8` or `int4`; empty when unknown "
+                 "(`pipeline/mlperf/logs/precision.py`)",
+    "precision_source": "where it was read, the first that tells: `mllog` (the log's "
+                        "`lowest_numerical_precision_in_linear`), `log` (framework output in the log), `config` (the "
+                        "launch configuration the log names), `config_match` (the submitter's launch configurations "
+                        "for the system's implementation folder, node and accelerator counts, all agreeing), "
+                        "`inferred` (every launch configuration of the submitter for the benchmark, but those "
+                        "naming another vendor's accelerator, agreeing); empty when unknown",
+    "tensor_parallel": "tensor parallel size (ways each layer's matrices are split); empty where not stated",
+    "pipeline_parallel": "pipeline parallel size (stages the layers are split into); empty where not stated",
+    "context_parallel": "context parallel size (ways each sequence is split); empty where not stated",
+    "expert_parallel": "expert parallel size (ways the experts are split); empty where not stated",
+    "micro_batch_size": "samples per accelerator per forward pass; empty where not stated",
+    "parallel_source": "where the parallel sizes were read, with the same sources as `precision_source` (the MLLOG "
+                       "keys `tensor_parallelism`, ..., `micro_batch_size`; framework output; launch "
+                       "configurations), all of them from the first that states any; empty when none does",
+}
+
 SYSTEMS = Table(
     "data/interim/systems.parquet", "one system description file",
     {**_KEY,
@@ -96,7 +116,8 @@ RESULTS = Table(
      "power_measurement": "AC or DC: where the power was measured",
      "power_conversion_eff": "the power logs' conversion efficiency (1: none applied)",
      "power_nodes": "nodes whose power was measured",
-     "power_switches": "switches whose power was measured"},
+     "power_switches": "switches whose power was measured",
+     **_PRECISION},
 )
 
 QUARANTINE = Table(
@@ -120,7 +141,9 @@ TALLY = Table(
      "repository_files": "files outside every `<submitter>/systems/` and `<submitter>/results/` (a clone's code "
                          "and docs): not inputs, not listed one by one",
      "quarantined": "rows of quarantine.csv",
-     "power_files": "power log files (`power/result_*/node_*.txt`, `sw_*.txt`) read"},
+     "power_files": "power log files (`power/result_*/node_*.txt`, `sw_*.txt`) read",
+     "config_files": "launch configurations (`<submitter>/benchmarks/<benchmark>/implementations/<impl>/config*.sh`) "
+                     "read for the results' precision (`pipeline/mlperf/logs/precision.py`)"},
 )
 
 CONFIGURATIONS = Table(
@@ -186,7 +209,8 @@ CONFIGURATIONS = Table(
      "energy_estimate_error": "the estimate's median relative error on measured results of submitters its fit did "
                               "not see (0.1 = 10%)",
      "energy_estimate_worst_error": "the estimate's worst relative error on measured results of submitters its fit "
-                                    "did not see"},
+                                    "did not see",
+     **_PRECISION},
     note="Definitions of the efficiency metrics: docs/methods.md. A result without a system description keeps "
          "its row with missing hardware values and a note in feature_notes.csv.",
 )

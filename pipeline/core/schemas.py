@@ -23,10 +23,15 @@ RUN_COLUMNS = [
     "compliance",
 ]
 
+# A result's parallel layout and where it was read (pipeline.mlperf.logs.precision: LAYOUT_FIELDS, then the source).
+PARALLEL_COLUMNS = ["tensor_parallel", "pipeline_parallel", "context_parallel", "expert_parallel", "micro_batch_size",
+                    "parallel_source"]
+
 RESULT_COLUMNS = [
     "round", "submitter", "system", "benchmark", "benchmark_id", "division", "n_runs", "n_converged",
     "runs_required", "complete", "scaling_factor", "time_to_train_min", "score_note",
     "energy_j", "energy_rule", "power_measurement", "power_conversion_eff", "power_nodes", "power_switches",
+    "precision", "precision_source", *PARALLEL_COLUMNS,
 ]
 
 QUARANTINE_COLUMNS = ["round", "path", "reason"]
@@ -36,6 +41,13 @@ _ROUND = pa.Column(str, pa.Check.str_matches(r"^v\d+\.\d+$"))
 _TEXT = pa.Column(str)
 _OPTIONAL_TEXT = pa.Column(str, nullable=True)
 _MINUTES = pa.Column(float, pa.Check.gt(0), nullable=True)
+# A result's numeric training precision and where it was read (pipeline.mlperf.logs.precision documents both).
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "mxfp8", "mxfp6", "nvfp4", "mxfp4", "int8", "int4")
+PRECISION_SOURCES = ("mllog", "log", "config", "config_match", "inferred")
+_PRECISION = pa.Column(str, pa.Check.isin(PRECISIONS), nullable=True)
+_PRECISION_SOURCE = pa.Column(str, pa.Check.isin(PRECISION_SOURCES), nullable=True)
+_PARALLEL = {**{column: pa.Column("Int64", pa.Check.ge(1), nullable=True) for column in PARALLEL_COLUMNS[:-1]},
+             PARALLEL_COLUMNS[-1]: _PRECISION_SOURCE}
 
 SYSTEMS = pa.DataFrameSchema(
     {"round": _ROUND, "submitter": _TEXT, "system": _TEXT, "path": _TEXT, "ingest_note": _OPTIONAL_TEXT},
@@ -66,6 +78,8 @@ RESULTS = pa.DataFrameSchema(
         "power_conversion_eff": pa.Column(float, [pa.Check.gt(0), pa.Check.le(1)], nullable=True),
         "power_nodes": pa.Column(float, pa.Check.ge(0), nullable=True),
         "power_switches": pa.Column(float, pa.Check.ge(0), nullable=True),
+        # pipeline.mlperf.logs.precision
+        "precision": _PRECISION, "precision_source": _PRECISION_SOURCE, **_PARALLEL,
     },
     unique=["round", "submitter", "system", "benchmark"], strict=True, coerce=True,
 )
@@ -81,6 +95,7 @@ CONFIGURATION_COLUMNS = [
     "throughput_scaling", "convergence_work_ratio", "same_runs_as", "energy_kwh", "energy_dc_kwh",
     "energy_dc_source", "power_measurement", "power_conversion_eff", "power_per_accelerator_w", "power_share_of_tdp",
     "energy_basis", "energy_estimated_kwh", "energy_estimate_error", "energy_estimate_worst_error",
+    "precision", "precision_source", *PARALLEL_COLUMNS,
 ]
 
 CONFIGURATIONS = pa.DataFrameSchema(
@@ -112,6 +127,8 @@ CONFIGURATIONS = pa.DataFrameSchema(
         "energy_estimated_kwh": pa.Column(float, pa.Check.gt(0), nullable=True),
         "energy_estimate_error": pa.Column(float, pa.Check.ge(0), nullable=True),
         "energy_estimate_worst_error": pa.Column(float, pa.Check.ge(0), nullable=True),
+        # pipeline.mlperf.logs.precision, carried from results.parquet
+        "precision": _PRECISION, "precision_source": _PRECISION_SOURCE, **_PARALLEL,
     },
     unique=["round", "submitter", "system", "benchmark"], strict=False, coerce=True,
 )

@@ -102,6 +102,7 @@ def tally(files: Mapping[str, Counter[str]], systems: pd.DataFrame, runs: pd.Dat
             "repository_files": counted[REPOSITORY_FILE],
             "quarantined": int((quarantine["round"] == round_).sum()),
             "power_files": counted[Kind.POWER.value],
+            "config_files": counted[Kind.CONFIG.value],
         })
     return pd.DataFrame(rows)
 
@@ -109,12 +110,12 @@ def tally(files: Mapping[str, Counter[str]], systems: pd.DataFrame, runs: pd.Dat
 def format_tally(tally: pd.DataFrame) -> str:
     """The tally as the ingest prints it: one line per round, with whether its logs and descriptions add up."""
     lines = ["round   logs = runs   systems json = parsed + quarantined   results (scored)   other files   "
-             "repository files (code/docs, not inputs)"]
+             "repository files (code/docs, not inputs)   launch configurations"]
     for row in tally.itertuples(index=False):
         ok = "ok" if row.log_files == row.runs and row.system_files == row.systems + row.systems_quarantined \
             else "MISMATCH"
         lines.append(f"{row.round:<7} {row.log_files:>5} = {row.runs:<5}  {row.system_files:>5} = {row.systems:>4} + "
                      f"{row.systems_quarantined:<4} {ok:>14}   {row.results:>6} ({row.scored:>5})   "
-                     f"{row.other_files:>6}        {row.repository_files:>6}")
+                     f"{row.other_files:>6}        {row.repository_files:>6}{row.config_files:>38}")
     return "\n".join(lines)
 

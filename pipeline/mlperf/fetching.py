@@ -36,7 +36,9 @@ from pipeline.core.cli import for_each
 from pipeline.core.errors import MirrorError
 from pipeline.core.files import atomic_dir, show_progress, write_json
 
-SPARSE_PATTERNS = ("/*/systems/", "/*/results/")
+# The inputs: descriptions, results and the implementations' launch configurations (read for each result's
+# numeric precision, pipeline.mlperf.logs.precision); not the benchmark code.
+SPARSE_PATTERNS = ("/*/systems/", "/*/results/", "/*/benchmarks/*/implementations/**/config*.sh")
 CHECKSUMS = "SHA256SUMS"
 # A clone's download (its systems/ and results/, compressed) in MB, as the packed archives of those rounds
 # measured in 2025: what the announcement of a clone quotes. A round not listed has an unknown size.

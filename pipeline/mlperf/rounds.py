@@ -3,8 +3,11 @@
 A round is `training_results_vX.Y.tar.gz` or a folder (or fresh clone) `training_results_vX.Y/`; the round is read
 from the name. A run log is any `result_*.txt` of a benchmark folder, as the official summarizer reads them, and its
 run id the text after `result_`; its power logs, where it has any, are `power/result_<run>/node_*.txt` and `sw_*.txt`
-beside it (`pipeline.mlperf.logs.power`). `ingest` returns the systems, runs, results (`pipeline.mlperf.logs.scoring`),
-quarantine and tally (`pipeline.mlperf.accounting`) tables, columns documented in `pipeline.core.schemas`.
+beside it (`pipeline.mlperf.logs.power`). A launch configuration is any `config*.sh` of an implementation folder
+(`<submitter>/benchmarks/<benchmark>/implementations/<impl>/`): with the logs, it gives each result its numeric
+precision (`pipeline.mlperf.logs.precision`). `ingest` returns the systems, runs, results
+(`pipeline.mlperf.logs.scoring`), quarantine and tally (`pipeline.mlperf.accounting`) tables, columns documented in
+`pipeline.core.schemas`.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +38,8 @@ from pipeline.mlperf.accounting import (
 )
 from pipeline.mlperf.catalogue import identify
 from pipeline.mlperf.decoding import decode_description, field_text
-from pipeline.mlperf.logs import compliance
-from pipeline.mlperf.logs.logparse import parse_log
+from pipeline.mlperf.logs import compliance, precision
+from pipeline.mlperf.logs.logparse import RunFacts, parse_log
 from pipeline.mlperf.logs.power import PowerLog, read_power_log, run_power
 from pipeline.mlperf.logs.scoring import scaling_factor, score_results
 from pipeline.mlperf.sources import Kind, Member, classify, iter_members, round_of, run_order
@@ -64,6 +68,11 @@ class RoundTables:
     files: Counter[str] = field(default_factory=Counter)
     paths_seen: set[str] = field(default_factory=set)
     shipped: list[dict[str, Any]] = field(default_factory=list)  # the round's own summary scores, if it ships any
+    # What each results folder's logs say of its precision, and the launch configurations' text by (submitter,
+    # benchmark folder) and implementation folder; resolved into `precision` once the round is read.
+    run_precision: dict[tuple[str, str, str], list[precision.RunPrecision]] = field(default_factory=dict)
+    configs: dict[tuple[str, str], dict[str, dict[str, str]]] = field(default_factory=dict)
+    precision: list[dict[str, Any]] = field(default_factory=list)
     # The runs as a table, built by the process that read the round (in parallel with the others), so that
     # a columnar frame rather than thousands of dicts travels back to the main process.
     run_frame: pd.DataFrame | None = None
@@ -125,6 +134,7 @@ def read_source(source: Path, position: int = 0) -> RoundTables:
             "results round"
         )
     tables.finish()
+    tables.precision = _resolve_precision(tables)
     return tables
 
 
@@ -140,8 +150,10 @@ def _read_member(member: Member, tables: RoundTables) -> None:
     if member.data is None:
         _read_refused(member, kind, parts, tables)
     elif kind is Kind.LOG:
-        row = _run_row(tables.round, parts, member.path, member.data)
+        row, facts = _run_row(tables.round, parts, member.path, member.data)
         tables.runs.append(row)
+        folder = (row["submitter"], row["system"], row["benchmark"])
+        tables.run_precision.setdefault(folder, []).append(precision.read_run(member.data, facts.keys_found))
         if "benchmark" not in parts:
             tables.quarantined(member.path, "result log sits in the system folder, not in a benchmark folder: "
                                f"benchmark taken from its submission_benchmark line ({row['benchmark']})")
@@ -162,6 +174,9 @@ def _read_member(member: Member, tables: RoundTables) -> None:
                                "the result is not scored")
     elif kind is Kind.POWER:
         tables.power.append(read_power_log(member.path, parts, member.data, tables.round))
+    elif kind is Kind.CONFIG:
+        implementations = tables.configs.setdefault((parts["submitter"], parts["benchmark"]), {})
+        implementations.setdefault(parts["implementation"], {})[parts["name"]] = member.data.decode("utf-8", "replace")
     elif is_repository_file(member.path):
         tables.files[REPOSITORY_FILE] += 1
         tables.shipped.extend(read_summary(tables.round, member.path, member.data))
@@ -175,7 +190,7 @@ def _read_refused(member: Member, kind: Kind, parts: dict[str, str], tables: Rou
     if kind is Kind.SYSTEM:
         tables.files[SYSTEM_QUARANTINED] += 1
     elif kind is Kind.LOG:
-        tables.runs.append(_run_row(tables.round, parts, member.path, None))
+        tables.runs.append(_run_row(tables.round, parts, member.path, None)[0])
         reason += "; counted as a non-converged run"
     elif kind is Kind.SCALING:
         tables.scaling[parts["submitter"], parts["system"], parts["benchmark"]] = math.nan
@@ -205,8 +220,10 @@ def _log_problem(row: dict[str, Any], data: bytes) -> str | None:
     return f"result log {broken}" if broken else None
 
 
-def _run_row(round_: str, parts: dict[str, str], path: str, data: bytes | None) -> dict[str, Any]:
-    facts = parse_log(data or b"", also_find=compliance.presence_keys())
+def _run_row(round_: str, parts: dict[str, str], path: str, data: bytes | None) -> tuple[dict[str, Any], RunFacts]:
+    """A run's row of runs.parquet, and what its log says (which of the keys that the compliance rules and the
+    precision's MLLOG records need it holds among them)."""
+    facts = parse_log(data or b"", also_find=_also_find())
     if data is None:
         facts.status = "unreadable"
     benchmark = parts.get("benchmark") or facts.submission_benchmark or UNKNOWN_BENCHMARK
@@ -214,7 +231,13 @@ def _run_row(round_: str, parts: dict[str, str], path: str, data: bytes | None) 
     facts.reached_target = catalogued.reached(round_, facts.eval_values) if catalogued else None
     facts.compliance = "; ".join(compliance.violations(data or b"", facts, round_)) or None
     return {"round": round_, "submitter": parts["submitter"], "system": parts["system"],
-            "benchmark": benchmark, "run": parts["run"], "path": path, **facts.record()}
+            "benchmark": benchmark, "run": parts["run"], "path": path, **facts.record()}, facts
+
+
+@cache
+def _also_find() -> frozenset[str]:
+    """The MLLOG keys whose presence the log parser notes: the compliance checker's, and the precision's."""
+    return compliance.presence_keys() | precision.MLLOG_KEYS
 
 
 def _read_system(member: Member, parts: dict[str, str], tables: RoundTables) -> None:
@@ -232,6 +255,34 @@ def _read_system(member: Member, parts: dict[str, str], tables: RoundTables) -> 
             column = f"{COLLIDING_FIELD_PREFIX}{column}"
         row[column] = field_text(value)
     tables.systems.append(row)
+
+
+def _resolve_precision(tables: RoundTables) -> list[dict[str, Any]]:
+    """Each results folder's precision and its source (`pipeline.mlperf.logs.precision.resolve`), from its logs, the
+    round's launch configurations and its system description's node and accelerator counts."""
+    described = {(row["submitter"], row["system"]): row for row in tables.systems}
+    launch: dict[tuple[str, str], list[precision.LaunchConfig]] = {}
+    rows = []
+    for (submitter, system, benchmark), runs in sorted(tables.run_precision.items()):
+        if (submitter, benchmark) not in launch:
+            launch[submitter, benchmark] = precision.launch_configs(tables.configs.get((submitter, benchmark), {}),
+                                                                    benchmark)
+        description = described.get((submitter, system), {})
+        resolved = precision.resolve(
+            runs, launch[submitter, benchmark], system,
+            nodes=precision.leading_integer(description.get("number_of_nodes")),
+            per_node=precision.leading_integer(description.get("accelerators_per_node")),
+            accelerator=str(description.get("accelerator_model_name") or ""))
+        layout = precision.resolve_layout(
+            runs, launch[submitter, benchmark], system,
+            nodes=precision.leading_integer(description.get("number_of_nodes")),
+            per_node=precision.leading_integer(description.get("accelerators_per_node")),
+            accelerator=str(description.get("accelerator_model_name") or ""))
+        sizes = dict(zip(precision.LAYOUT_FIELDS, layout.precision or (None,) * len(precision.LAYOUT_FIELDS)))
+        rows.append({"round": tables.round, "submitter": submitter, "system": system, "benchmark": benchmark,
+                     "precision": resolved.precision, "precision_source": resolved.source, **sizes,
+                     "parallel_source": layout.source})
+    return rows
 
 
 def ingest(sources: Sequence[Path], workers: int | None = None) -> IngestTables:
@@ -275,7 +326,8 @@ def assemble(per_round: Sequence[RoundTables]) -> IngestTables:
     runs = pd.concat([tables.finish() for tables in per_round], ignore_index=True)
     scaling = {(tables.round, *key): factor for tables in per_round for key, factor in tables.scaling.items()}
     measured = run_power(runs, [log for tables in per_round for log in tables.power])
-    results = score_results(runs, systems, scaling, measured.runs)
+    results = _with_precision(score_results(runs, systems, scaling, measured.runs),
+                              [row for tables in per_round for row in tables.precision])
     quarantine = _frame([row for tables in per_round for row in tables.quarantine], schemas.QUARANTINE_COLUMNS)
     quarantine = pd.concat([quarantine, measured.quarantine, orphans(systems, results), result_problems(results)],
                            ignore_index=True)
@@ -287,6 +339,20 @@ def assemble(per_round: Sequence[RoundTables]) -> IngestTables:
         results=schemas.validate_results(results), quarantine=quarantine, tally=counted,
         summary_check=agreement(results, shipped),
     )
+
+
+def _with_precision(results: pd.DataFrame, rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The results with each folder's precision, parallel layout and their sources (empty where unknown)."""
+    key = ["round", "submitter", "system", "benchmark"]
+    texts = ["precision", "precision_source", "parallel_source"]
+    columns = [*texts, *precision.LAYOUT_FIELDS]
+    found = _frame(rows, [*key, *columns])[[*key, *columns]]
+    merged = results.drop(columns=columns).merge(found, on=key, how="left", validate="one_to_one")
+    for column in texts:
+        merged[column] = merged[column].astype(object).where(merged[column].notna(), None)
+    for column in precision.LAYOUT_FIELDS:
+        merged[column] = pd.to_numeric(merged[column]).astype("Int64")
+    return merged[schemas.RESULT_COLUMNS]
 
 
 def _frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> pd.DataFrame:

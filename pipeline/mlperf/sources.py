@@ -47,15 +47,22 @@ POWER_PATH = re.compile(
     r"(?P<device>node|sw)_[^/]*\.txt"
 )
 SCALING_PATH = re.compile(r"(?P<submitter>[^/]+)/results/(?P<system>[^/]+)/(?P<benchmark>[^/]+)/scaling\.json")
+# A launch configuration of an implementation (v4.0 on): the environment its runs were started with, read for the
+# results' numeric precision (pipeline.mlperf.logs.precision); `name` keeps any folder below the implementation.
+CONFIG_PATH = re.compile(
+    r"(?P<submitter>[^/]+)/benchmarks/(?P<benchmark>[^/]+)/implementations/(?P<implementation>[^/]+)/"
+    r"(?P<name>(?:[^/]+/)*config[^/]*\.sh)"
+)
 
 
 class Kind(Enum):
-    """What a file of a round is, by its path: a system description, a result log, a scaling.json, a power log, or
-    other (not an input)."""
+    """What a file of a round is, by its path: a system description, a result log, a scaling.json, a power log, a
+    launch configuration, or other (not an input)."""
     SYSTEM = "system"
     LOG = "log"
     SCALING = "scaling"
     POWER = "power"
+    CONFIG = "config"
     OTHER = "other"
 
 
@@ -80,7 +87,7 @@ def classify(path: str) -> tuple[Kind, dict[str, str]]:
     """The `Kind` of the file at `path` (relative to the round) and the parts its path names (submitter, system,
     benchmark, run, ...); (Kind.OTHER, {}) for a file that is not an input."""
     for kind, pattern in ((Kind.LOG, LOG_PATH), (Kind.SYSTEM, SYSTEM_PATH), (Kind.SCALING, SCALING_PATH),
-                          (Kind.POWER, POWER_PATH)):
+                          (Kind.POWER, POWER_PATH), (Kind.CONFIG, CONFIG_PATH)):
         match = pattern.fullmatch(path)
         if match:
             return kind, {name: value for name, value in match.groupdict().items() if value is not None}

@@ -21,7 +21,10 @@ def _git(*args: str, cwd: Path | None = None) -> None:
 @pytest.fixture
 def upstream(tmp_path: Path) -> str:
     """A bare repository laid out like github.com/mlcommons/training_results_v3.0, plus code we must not fetch."""
-    work = write_folder(tmp_path / "upstream-work", {**small_round(), "Acme/benchmarks/resnet/train.py": "x = 1\n"})
+    work = write_folder(tmp_path / "upstream-work", {
+        **small_round(), "Acme/benchmarks/resnet/train.py": "x = 1\n",
+        "Acme/benchmarks/resnet/implementations/mxnet/config_DGXA100.sh": "export DGXNNODES=1\n",
+        "Acme/benchmarks/resnet/implementations/mxnet/run.sub": "srun\n"})
     _git("init", "-q", "-b", "main", str(work))
     _git("-c", "user.name=t", "-c", "user.email=t@t", "add", ".", cwd=work)
     _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "results", cwd=work)
@@ -48,7 +51,9 @@ def test_round_missing_from_mirror_is_cloned_sparse_and_packed(tmp_path: Path, u
     with tarfile.open(path) as archive:
         names = archive.getnames()
     assert "training_results_v3.0/Acme/results/box/resnet/result_0.txt" in names
-    assert not any("/benchmarks/" in name for name in names), "sparse checkout keeps only systems/ and results/"
+    # sparse checkout keeps systems/, results/ and the launch configurations, not the code
+    assert [name for name in names if "/benchmarks/" in name] == [
+        "training_results_v3.0/Acme/benchmarks/resnet/implementations/mxnet/config_DGXA100.sh"]
     assert not any("/.git" in name for name in names)
     scores = rounds.ingest([path]).results["time_to_train_min"].tolist()
     assert scores == pytest.approx([12.0])
