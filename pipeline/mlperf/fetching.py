@@ -119,7 +119,8 @@ def clone_reason(source: Source, mirror: str | None) -> str:
     why = "there is no mirror (fetch.mirror: null)" if mirror is None else (
         f"the mirror {mirror} has neither {source_name(source.round)}.tar.gz nor {source_name(source.round)}/")
     size = f"about {DOWNLOAD_MB[source.round]} MB" if source.round in DOWNLOAD_MB else "of unknown size (a new round)"
-    return f"round {source.round}: {why}, so its systems/ and results/ are cloned from {source.url}, a download {size}"
+    return (f"round {source.round}: {why}, so its systems/, results/ and launch configurations are cloned from "
+            f"{source.url}, a download {size}")
 
 
 def check_reachable(source: Source, mirror: str | None) -> None:
