@@ -6,7 +6,8 @@ For each round it takes `training_results_<round>.tar.gz` or a folder `training_
 `fetch.mirror`; where the mirror lacks it (or `fetch.mirror` is null), it clones `fetch.upstream` (shallow and
 sparse: only `*/systems/`, `*/results/` and the launch configurations, the files the analysis reads), announced on
 stderr with the reason and the download size, and packs it into `training_results_<round>.tar.gz` like the mirror's
-archives (the same files give the same bytes). A `fetch.mirror` that is not a folder stops the stage: set it to null to clone.
+archives (the same files give the same bytes). A `fetch.mirror` that is not a folder stops the stage: set it to
+null to clone.
 
 Nothing is written outside `data/raw/`, and a failed or interrupted fetch leaves the previous `data/raw/` as it
 was. An archive listed in the mirror's `SHA256SUMS` must match its checksum. Symbolic links and special files of
