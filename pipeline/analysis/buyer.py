@@ -43,7 +43,7 @@ from pipeline.settings import Analysis, Settings, Trust
 ESTIMATE_COLUMNS = ["energy_estimated_kwh", "energy_estimate_error"]
 OPTION_COLUMNS = ["kind", "label", "round", "submitter", "system", "accelerator_family", "accelerator_count",
                   "time_to_train_min", "time_low_min", "time_high_min", "accelerator_hours", "scaling_efficiency",
-                  "republished_of", "detail", "forecast", *ENERGY_COLUMNS, *ESTIMATE_COLUMNS]
+                  "republished_of", "precision", "detail", "forecast", *ENERGY_COLUMNS, *ESTIMATE_COLUMNS]
 PUBLISHED, FORECAST = "published", "forecast"
 # The price of a configuration's range that "cheapest" and a budget are decided at: its cheapest, its typical (the
 # middle on a log scale, the geometric mean of both ends, as the price table's bands are centred) or its dearest listed
@@ -80,12 +80,14 @@ def today_published(configurations: pd.DataFrame, analysis: Analysis, benchmark:
 def published_options(rows: pd.DataFrame) -> pd.DataFrame:
     """Published results (a ranking or configurations frame) as options (OPTION_COLUMNS): a republished one names
     the original it repeats in its `detail`; energy where measured."""
-    rows = rows.assign(**{column: None for column in ["republished_of", *ENERGY_COLUMNS] if column not in rows},
+    rows = rows.assign(**{column: None for column in ["republished_of", "precision", *ENERGY_COLUMNS]
+                          if column not in rows},
                        **{column: math.nan for column in ESTIMATE_COLUMNS if column not in rows})
     return rows.assign(
         kind=PUBLISHED, label=rows["round"] + " " + rows["submitter"] + " " + rows["system"],
         time_low_min=rows["time_to_train_min"], time_high_min=rows["time_to_train_min"], forecast=None,
         republished_of=[None if pd.isna(original) else str(original) for original in rows["republished_of"]],
+        precision=[None if pd.isna(precision) else str(precision) for precision in rows["precision"]],
         detail=["published result" + ("" if pd.isna(original) else f"; {republication(str(original))}")
                 for original in rows["republished_of"]]).astype(
             {"energy_kwh": float, **{column: float for column in ESTIMATE_COLUMNS}})[OPTION_COLUMNS]
@@ -229,6 +231,9 @@ class Option(Record):
     """Accelerators x time to train, hours (lower: less hardware time)."""
     republished_of: str | None
     """The earlier result it republishes ("vX.Y/submitter/system"); None for a new result or a forecast."""
+    precision: str | None = None
+    """The numeric format the result trained in (configurations' `precision`: bf16, fp8, nvfp4, ...); None: unknown,
+    or a forecast."""
     on_front: bool
     """Not beaten on both time to train and accelerator-hours by another option."""
     cost_low_usd: float | None
@@ -266,7 +271,8 @@ def option_of(row: Mapping[str, Any]) -> Option:
                   accelerator_count=float(row["accelerator_count"]),
                   time_to_train_min=float(row["time_to_train_min"]), time_low_min=float(row["time_low_min"]),
                   time_high_min=float(row["time_high_min"]), accelerator_hours=float(row["accelerator_hours"]),
-                  republished_of=_none(row["republished_of"]), on_front=bool(row["on_front"]),
+                  republished_of=_none(row["republished_of"]), precision=_none(row["precision"]),
+                  on_front=bool(row["on_front"]),
                   cost_low_usd=_none(float(row["cost_low_usd"])), cost_high_usd=_none(float(row["cost_high_usd"])),
                   cost_cap_usd=_none(float(row["cost_cap_usd"])), cost=cost_text(row),
                   energy_kwh=_none(float(row["energy_kwh"])),

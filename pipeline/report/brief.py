@@ -216,7 +216,8 @@ def table_rows(rows: pd.DataFrame, cheapest: Mapping[float, int | None]) -> pd.D
                                           if isinstance(republished, str) else "")
         system = f"{row['submitter']} / {row['system']}"
         records.append({
-            "configuration": f"{int(row['accelerator_count'])} x {row['accelerator_family']}",
+            "configuration": f"{int(row['accelerator_count'])} x {row['accelerator_family']}"
+                             + ("" if pd.isna(row.get("precision")) else f", {str(row['precision']).upper()}"),
             "submitter / system": system if len(system) <= 40 else system[:37] + "...",
             "round": round_text,
             "time (min)": f"{row['time_to_train_min']:.3g}",

@@ -29,6 +29,7 @@ def option_row(option: Option) -> dict[str, Any]:
     short = (f"{span(low, high)} USD" if low is not None and high is not None
              else no_price_text(option.accelerator_family))
     return {"name": name, "hardware": f"{number(option.accelerator_count)} × {option.accelerator_family}",
+            "precision": option.precision or "",
             "family": option.accelerator_family, "time": number(option.time_to_train_min),
             "hours": number(option.accelerator_hours), "cost": option.cost, "cost_short": short, "priced": priced,
             "energy": energy.long, "energy_short": energy.short, "mark": mark,

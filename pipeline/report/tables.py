@@ -36,6 +36,7 @@ RANKING_COLUMNS = [
     Column("system", "System", numeric=False, style=None),
     Column("accelerator_family", "Accelerator", numeric=False, style=None),
     Column("accelerator_count", "Accelerators"),
+    Column("precision", "Precision", numeric=False, style=None),
     Column("time_to_train_min", "Time to train (min)"),
     Column("accelerator_hours", "Accelerator-hours"),
     Column("cost_high_usd", "Cost per run today, USD (dearest on-demand price)"),
