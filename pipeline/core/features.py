@@ -8,7 +8,7 @@ NUMERIC_FEATURES = [
 ]
 CATEGORICAL_FEATURES = [
     "accelerator_vendor", "accelerator_family", "accelerator_form_factor", "host_cpu_vendor", "interconnect_intra",
-    "interconnect_inter", "framework",
+    "interconnect_inter", "framework", "precision",  # the numeric format trained in (unknown: missing)
 ]
 
 # Outcomes each cluster is profiled on, and the columns clustered and drawn on a log scale (they span decades).

@@ -40,7 +40,7 @@ FEATURE_LABELS = {
     "accelerator_vendor": "accelerator vendor", "accelerator_family": "accelerator family",
     "accelerator_form_factor": "accelerator form factor", "host_cpu_vendor": "host CPU vendor",
     "interconnect_intra": "intra-node link kind", "interconnect_inter": "inter-node link kind",
-    "framework": "framework", "round_year": "round (software era)",
+    "framework": "framework", "precision": "numeric precision", "round_year": "round (software era)",
     "round_efficiency": "round efficiency",
 }
 TARGET_LABELS = {"log_time_to_train": "time to train", "log_accelerator_hours": "accelerator-hours"}
