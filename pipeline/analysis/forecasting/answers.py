@@ -388,11 +388,7 @@ def source_note(fitted: FittedBenchmark, family: str, kind: str, shift: float) -
         whom = (f"{source.family}, its vendor's sibling" if source.own_vendor else
                 f"{source.family}, another vendor's family standing in (no {vendor} family has results on "
                 f"{benchmark}; a weaker guide)")
-        ratio = (f"their ratio measured on {source.measured.benchmarks} other "
-                 f"benchmark{'s' if source.measured.benchmarks > 1 else ''}" if source.measured is not None
-                 else "the ratio of their peak dense BF16 TFLOPS and memory bandwidth")
-        text = (f"learned from {whom}: its count curve and drift on {benchmark}, times {ratio} "
-                f"({math.exp(source.log_ratio):.3f} of its time)")
+        text = f"learned from {whom}: its count curve and drift on {benchmark}, times {source.ratio_text()}"
     if shift:
         text += (f"; then times {math.exp(shift):.3f}, re-centred on the errors of earlier forecasts of this kind in "
                  f"the backtest")

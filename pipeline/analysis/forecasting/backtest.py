@@ -74,7 +74,8 @@ def backtest_forecasts(frame: pd.DataFrame, drift_priors: Mapping[float, DriftPr
     its count curves in `form` beyond the published counts (`curve.FORMS`)."""
     rows = []
     frame = frame[["round", *UNIT, "submitter", "system", "accelerator_count", "time_to_train_min",
-                   "republished_of", *(name for name in FABRIC_COLUMNS if name in frame.columns)]].astype(
+                   "republished_of", *(name for name in (*FABRIC_COLUMNS, "benchmark", "precision")
+                                       if name in frame.columns)]].astype(
         {name: object for name in ["round", *UNIT, "submitter", "system"]})
     times = frame["round"].map(round_published)
     for fold in ordered_rounds(frame)[1:]:

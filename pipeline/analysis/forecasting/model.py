@@ -76,12 +76,18 @@ from pipeline.analysis.forecasting.inputs import model_inputs as model_inputs
 from pipeline.analysis.forecasting.inputs import model_inputs_by_benchmark, row_groups
 from pipeline.analysis.forecasting.intervals import weighted_median
 from pipeline.analysis.forecasting.siblings import (
+    SIMPLEST,
+    LawChoice,
     MeasuredRatio,
     NewFamilySource,
+    assumed_precision,
     cell_ratios,
+    choose_law,
+    first_appearances,
     new_family_source,
     pooled_ratios,
     ratio_cells,
+    sibling_of,
 )
 from pipeline.mlperf.catalogue import round_published, round_version
 from pipeline.mlperf.hardware.accelerators import spec_features
@@ -157,6 +163,10 @@ class Forecaster:
     rounds: tuple[str, ...]
     measured: tuple[MeasuredRatio, ...] = ()  # of families without results here to ones with (`measured_ratios`)
     form: str = POWER  # the count curves' form beyond the published counts (`curve.FORMS`)
+    law: LawChoice = SIMPLEST  # the law of a new family's ratio to its sibling (`siblings.choose_law`)
+    benchmark: str = ""  # the benchmark fitted (its typical precision, `siblings.assumed_precision`)
+    # each family's most common precision in its latest round here, where the data say it (a `precision` column)
+    precisions: tuple[tuple[str, str], ...] = ()
 
     @cached_property
     def curves(self) -> dict[tuple[str, str], CountCurve]:
@@ -274,9 +284,17 @@ class Forecaster:
         """The benchmark's median unit spread: a forecast without a unit's own."""
         return float(np.median(self.units["spread"].to_numpy(dtype=float)))
 
-    def source_of(self, family: str) -> NewFamilySource | None:
-        """`siblings.new_family_source` of `family` among the families with results here."""
-        return new_family_source(family, self._sibling_units, self._measured)
+    def source_of(self, family: str, target_time: float | None = None) -> NewFamilySource | None:
+        """`siblings.new_family_source` of `family` among the families with results here, by the chosen law
+        (`law`) at the precision a forecast for the round published at `target_time` (the next round by default)
+        assumes (`siblings.assumed_precision`: its sibling's where the data say it)."""
+        if target_time is None:
+            target_time = max(round_published(name) for name in self.rounds) + ROUND_STEP_YEARS
+        # the sibling is the source unless the family has results here in another form factor
+        found = sibling_of(family, self._sibling_units) if family not in self._sibling_units else None
+        known = dict(self.precisions)
+        precision = assumed_precision(self.benchmark, target_time, known.get(found[0]) if found else None)
+        return new_family_source(family, self._sibling_units, self._measured, self.law, precision)
 
     @cached_property
     def _measured(self) -> dict[tuple[str, str], MeasuredRatio]:
@@ -316,7 +334,7 @@ class Forecaster:
         model, kind, spread, horizon = model.copy(), kind.copy(), spread.copy(), horizon.copy()
         for family in sorted(set(families[kind == ""].tolist())):
             rows = (families == family) & (kind == "")
-            source = self.source_of(str(family))
+            source = self.source_of(str(family), target_time)
             if source is not None and (source.own_vendor or not np.isfinite(spec[rows]).all()):
                 unit = self._sibling_units[source.family]
                 anchor_time = self._unit_rows[unit][0]
@@ -423,6 +441,7 @@ class DriftPrior:
     first: float | None = None
     later: float | None = None
     ratios: tuple[MeasuredRatio, ...] = ()  # every pair of families' measured ratio (`measured_ratios`)
+    law: LawChoice = SIMPLEST  # the law of new families' ratios, chosen on earlier first appearances
 
 
 def pooled_drift(frames: Mapping[str, pd.DataFrame], before: float) -> DriftPrior:
@@ -436,12 +455,14 @@ def pooled_drifts(frames: Mapping[str, pd.DataFrame], befores: Iterable[float]) 
     measured ratios' cells (`siblings.ratio_cells`) are worked out once for all of them."""
     times = {name: frame["round"].map(round_published).to_numpy(dtype=float) for name, frame in frames.items()}
     cells = ratio_cells(frames)
-    return {before: _pooled_drift(frames, times, cells, before) for before in befores}
+    cases = first_appearances(frames)
+    return {before: _pooled_drift(frames, times, cells, before, cases) for before in befores}
 
 
 def _pooled_drift(frames: Mapping[str, pd.DataFrame], times: Mapping[str, np.ndarray], cells: pd.DataFrame,
-                  before: float) -> DriftPrior:
-    """`pooled_drift` of `frames` before `before`, given each frame's publication `times` and its ratio `cells`."""
+                  before: float, cases: pd.DataFrame) -> DriftPrior:
+    """`pooled_drift` of `frames` before `before`, given each frame's publication `times`, its ratio `cells` and
+    its first appearances (`siblings.first_appearances`, the law's choice)."""
     rates, ages, ends = [], [], []
     for name, frame in frames.items():
         train = frame[times[name] < before]
@@ -460,7 +481,8 @@ def _pooled_drift(frames: Mapping[str, pd.DataFrame], times: Mapping[str, np.nda
         return float(np.round(weighted_median(rate[chosen], weights), CURVE_DECIMALS))
 
     first = age == 0
-    return DriftPrior(median(first), median(~first), pooled_ratios(cell_ratios(cells, before)))
+    return DriftPrior(median(first), median(~first), pooled_ratios(cell_ratios(cells, before)),
+                      choose_law(cases, before))
 
 
 def shrunk_drift(levels: GroupLevels, prior: DriftPrior | None) -> float:
@@ -565,7 +587,25 @@ def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None, form: str = 
     return Forecaster(units=units, curve_rows=curve_frame, pooled_exponent=pooled, drift_per_year=drift,
                       spread_log=math.hypot(within_sd, between), rate_sd=rate_sd, spec_intercept=intercept,
                       spec_time=spec_time, spec_coefficients=coefficients, naive_rows=naive_rows,
-                      rounds=tuple(ordered_rounds(train)), measured=measured, form=form)
+                      rounds=tuple(ordered_rounds(train)), measured=measured, form=form,
+                      law=drift_prior.law if drift_prior else SIMPLEST,
+                      benchmark=str(train["benchmark"].iloc[0]) if "benchmark" in train.columns else "",
+                      precisions=latest_precisions(train))
+
+
+def latest_precisions(train: pd.DataFrame) -> tuple[tuple[str, str], ...]:
+    """Each family's most common precision (ties by name) in its latest round of `train`, where its `precision`
+    column says one; empty without the column."""
+    if "precision" not in train.columns:
+        return ()
+    known = train[train["precision"].notna()]
+    times = known["round"].map(round_published)
+    latest = known[times.to_numpy() == times.groupby(known["accelerator_family"]).transform("max").to_numpy()]
+    found = []
+    for family, group in latest.groupby("accelerator_family", sort=True):
+        counts = group["precision"].astype(str).value_counts()
+        found.append((str(family), str(min(counts.index, key=lambda value: (-counts[value], value)))))
+    return tuple(found)
 
 
 def _spec_regression(groups: pd.DataFrame) -> tuple[float | None, float, np.ndarray | None]:
