@@ -276,8 +276,9 @@ def _forecasts(fold: str, residuals: list[float], kind: str = forecast_model.FAM
                          "accelerator_family": "H100", "form_factor": "SXM", "submitter": "Acme",
                          "system": [f"s{index}" for index in range(count)], "accelerator_count": 8.0,
                          "time_to_train_min": np.exp(residuals), "rerun": False, "family_rounds": 3,
-                         "family_count_min": 8.0, "family_count_max": 8.0, "distance": distance, "scale": 0.1,
-                         "spread_log": 0.1,
+                         "family_count_min": 8.0, "family_count_max": 8.0,
+                         "learned_from": "B200" if kind in forecast_model.NEW_FAMILY_KINDS else "",
+                         "distance": distance, "scale": 0.1, "spread_log": 0.1,
                          "method": method, "kind": kind, "forecast_log": 0.0})[backtest.FORECAST_COLUMNS]
 
 
@@ -415,7 +416,16 @@ def test_trust_rule_names_each_failed_condition() -> None:
     assert reason == "the family's backtest median error 25% is above 20%"
     reasons = trust.trust_reasons(0, 64, None, _points(0, 0, None), good, RULE)
     assert reasons == ["results from 0 rounds (needs 2)",
-                       "no published results of the family on this benchmark: from a sibling or its specifications"]
+                       "no published results of the family or of one to learn from on this benchmark"]
+    # a family new to the benchmark earns trust by the same rule: its sibling's rounds and counts, its kind's
+    # evidence on every benchmark
+    assert trust.trust_reasons(3, 64, (8, 64), _points(0, 0, None), good, RULE, learned_from="GB200") == []
+    reasons = trust.trust_reasons(1, 128, (8, 32), _points(0, 0, None), _points(8, 10, 25.0), RULE,
+                                  learned_from="GB200")
+    assert reasons == ["GB200's results (learned from) from 1 round (needs 2)",
+                       "its kind's, on every benchmark (a family new to the benchmark) backtest median error 25% is "
+                       "above 20%", "128 accelerators is outside the GB200's published 8 to 32 (up to 2x the "
+                       "largest allowed)"]
 
 
 def test_trust_settings_come_from_params_and_are_checked() -> None:
@@ -647,8 +657,8 @@ def test_real_gb300_as_of_v5_0_is_a_sibling_forecast_with_an_interval_and_reason
     # GB300 learns from its sibling GB200 (NVIDIA, Superchip), re-centred on earlier new families' errors
     assert result.kind == forecast_model.SIBLING and result.specification_based and not result.trusted
     assert result.low_min < result.predicted_min < result.high_min and result.rounds[-1] == "v5.0"
-    assert result.extrapolated and \
-        "no published results of the family on this benchmark: from a sibling or its specifications" in result.reasons
+    # judged as any forecast, on what it learns from (GB200's rounds and counts) and its kind's evidence
+    assert result.extrapolated and any("its kind's, on every benchmark" in reason for reason in result.reasons)
     assert result.backtest_error.startswith("a family's first round in a benchmark: backtest median error")
     # GB300 x 512 published 0.40 min in v5.1: inside the interval
     assert result.low_min < 0.403 < result.high_min
