@@ -424,7 +424,7 @@ def test_trust_rule_names_each_failed_condition() -> None:
                                   learned_from="GB200")
     assert reasons == ["GB200's results (learned from) from 1 round (needs 2)",
                        "its kind's, on every benchmark (a family new to the benchmark) backtest median error 25% is "
-                       "above 20%", "128 accelerators is outside the GB200's published 8 to 32 (up to 2x the "
+                       "above 20%", "128 accelerators is outside GB200's published 8 to 32 (up to 2x the "
                        "largest allowed)"]
 
 
@@ -738,3 +738,23 @@ def test_first_appearances_pair_a_new_family_with_its_sibling_in_the_round() -> 
     assert siblings.assumed_precision("resnet", round_published("v5.1")) == "bf16"
     assert siblings.assumed_precision("flux1", round_published("v5.1")) == "fp8"
     assert siblings.assumed_precision("gpt3", round_published("v3.1")) == "bf16"  # before v4.0
+
+
+def test_a_new_family_source_states_its_law_its_precision_and_why() -> None:
+    chosen = siblings.LawChoice(law=siblings.PRECISION_COMPUTE, cases=40)
+    source = siblings.new_family_source("MI355X", ["MI325X", "B200"], {}, chosen, "fp8")
+    assert source is not None and (source.family, source.law, source.peak) == ("MI325X", chosen.law, "fp8_tflops")
+    assert source.log_ratio == pytest.approx(-math.log(5033 / 2615))
+    assert source.ratio_text() == ("the ratio of their dense FP8 peaks (0.520 of its time; the compute at the "
+                                   "precision law, chosen on 40 earlier first appearances; the forecast assumes FP8 "
+                                   "training)")
+    # a 4-bit precision where the sibling has no 4-bit peak: the BF16 peaks, said so
+    lacking = siblings.new_family_source("MI355X", ["MI325X"], {}, chosen, "mxfp4")
+    assert lacking is not None and lacking.peak == "bf16_tflops" and "which one of them has no peak" in \
+        lacking.ratio_text()
+    # a measured ratio only where the choice takes it
+    ratio = siblings.MeasuredRatio("GB300", "GB200", math.log(0.885), 4)
+    assert siblings.new_family_source("GB300", ["GB200"], {("GB300", "GB200"): ratio}, chosen).measured is None
+    taken = siblings.new_family_source("GB300", ["GB200"], {("GB300", "GB200"): ratio},
+                                       dataclasses.replace(chosen, measured=True, measured_cases=65))
+    assert taken is not None and taken.measured == ratio and "on 65 earlier meetings" in taken.ratio_text()

@@ -234,19 +234,23 @@ class NewFamilySource:
     choice: LawChoice = SIMPLEST
 
     def ratio_text(self) -> str:
-        """The ratio in words: which law, at which precision, and why (`LawChoice.why`)."""
+        """The ratio in words: which law, at which precision, and why (`LawChoice`)."""
+        choice = self.choice
         if self.measured is not None:
             what = (f"their ratio measured on {self.measured.benchmarks} other "
                     f"benchmark{'s' if self.measured.benchmarks > 1 else ''}")
-        elif self.law == COMPUTE_BANDWIDTH:
-            what = "the geometric mean of the ratios of their peak dense BF16 TFLOPS and memory bandwidth"
+            why = (f"a measured ratio, chosen over the {choice.law} law on {choice.measured_cases} earlier meetings "
+                   f"of two families of one vendor")
         else:
-            what = f"the ratio of their dense {PEAK_NAMES.get(self.peak, self.peak)} peaks"
-        assumed = (f"; the forecast assumes {self.precision.upper()} training" + (
-            f", which {self.family} or the family lacks a peak for" if PEAK_OF_PRECISION.get(self.precision)
-            != self.peak and self.law == PRECISION_COMPUTE else ""))
-        return (f"{what} ({math.exp(self.log_ratio):.3f} of its time; {self.choice.why()}, law "
-                f"{MEASURED_LAW if self.measured is not None else self.law}{assumed})")
+            what = ("the geometric mean of the ratios of their peak dense BF16 TFLOPS and memory bandwidth"
+                    if self.law == COMPUTE_BANDWIDTH else
+                    f"the ratio of their dense {PEAK_NAMES.get(self.peak, self.peak)} peaks")
+            why = (f"the {self.law} law, {choice.why()}" if self.own_vendor else
+                   f"the {COMPUTE_BANDWIDTH} law, kept for another vendor's family")
+        lacking = (", which one of them has no peak for" if self.law == PRECISION_COMPUTE
+                   and PEAK_OF_PRECISION.get(self.precision) != self.peak else "")
+        return (f"{what} ({math.exp(self.log_ratio):.3f} of its time; {why}; the forecast assumes "
+                f"{self.precision.upper()} training{lacking})")
 
 
 def new_family_source(family: str, with_results: Collection[str],

@@ -46,7 +46,8 @@ def trust_reasons(n_rounds: int, count: float, published: tuple[float, float] | 
     latest round's range (a method resting on the naive rule scales linearly beyond it). `learned_from`: a family
     new to the benchmark, forecast from this family's results (`n_rounds` and `published` are its)."""
     reasons = []
-    whose = "results" if learned_from is None else f"{learned_from}'s results (learned from)"
+    owner = "the benchmark's" if learned_from == "the benchmark" else f"{learned_from}'s"
+    whose = "results" if learned_from is None else f"{owner} results (learned from)"
     if n_rounds < rule.min_rounds:
         reasons.append(f"{whose} from {n_rounds} round{'s' if n_rounds != 1 else ''} (needs {rule.min_rounds})")
     evidence: Evidence | None = None
@@ -69,9 +70,9 @@ def trust_reasons(n_rounds: int, count: float, published: tuple[float, float] | 
     if published is None:
         reasons.append("no published results of the family or of one to learn from on this benchmark")
     elif not published[0] <= count <= rule.max_count_factor * published[1]:
-        where = ("family's latest round's published" if latest_round_only else "published" if learned_from is None
-                 else f"{learned_from}'s published")
-        reasons.append(f"{count:g} accelerators is outside the {where} {published[0]:g} to {published[1]:g} "
+        where = ("the family's latest round's published" if latest_round_only else "the published"
+                 if learned_from is None else f"{owner} published")
+        reasons.append(f"{count:g} accelerators is outside {where} {published[0]:g} to {published[1]:g} "
                        f"(up to {rule.max_count_factor:g}x the largest allowed)")
     return reasons
 
