@@ -183,7 +183,7 @@ def law_table(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     for name in [*folds, "every fold"]:
         own = cases if name == "every fold" else cases[cases["fold"] == name]
         first = own[own["first"].astype(bool)]
-        row: dict[str, object] = {}
+        row: dict[str, object] = {"chosen": "", "on": "", "meetings": ""}
         if name != "every fold":
             choice = choose_law(cases, round_published(name))
             row.update({"chosen": choice.law + (" (measured where one)" if choice.measured else ""),
@@ -197,7 +197,20 @@ def law_table(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
                 f"{100 * math.expm1(float(np.median(np.abs(errors)))):.1f} "
                 f"({100 * math.expm1(float(np.median(errors))):+.1f}) n={len(errors)}")
         rows[name] = row
-    return pd.DataFrame.from_dict(rows, orient="index").fillna("")
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def latest_first_appearances(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The latest fold's first appearances (`siblings.first_appearances`): each new family and its sibling, the
+    precision assumed, the published ratio of their times in the round and each candidate law's (time of family /
+    time of sibling): what no ratio of specifications carries shows here (GB300 against GB200, equal BF16 and FP8
+    peaks)."""
+    cases = first_appearances(frames)
+    latest = cases[cases["first"].astype(bool) & (cases["time"] == cases["time"].max())]
+    return pd.DataFrame({"benchmark": latest["benchmark"], "family": latest["family"], "sibling": latest["sibling"],
+                         "precision": latest["precision"],
+                         "published": np.exp(latest["actual"].to_numpy(dtype=float)).round(3),
+                         **{law: np.exp(latest[law].to_numpy(dtype=float)).round(3) for law in LAWS}})
 
 
 def next_round_ratios(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
@@ -381,6 +394,9 @@ def main() -> None:
               f"candidate's error on the fold's own first appearances ({scope}; median |error| %, signed in "
               f"brackets, positive: too slow):")
         print(law_table(frames).to_string())
+        print(f"\nThe latest fold's first appearances: the published ratio of a new family's time to its sibling's in "
+              f"the round against each candidate's ({scope}):")
+        print(latest_first_appearances(frames).to_string(index=False))
         print(f"\nThe next round's new families with a measured ratio to their sibling (time of family / time of "
               f"sibling; {scope}):")
         print(next_round_ratios(frames).to_string(index=False))
