@@ -30,13 +30,12 @@ in one form factor (H100 SXM, H100 PCIe); a group is a unit in one round.
   round effect and the two features; the forecast takes the latest round's effect, the pooled exponent and the drift
   (kind "specification").
 - A family new to the benchmark whose sibling (`sibling_of`, its vendor's) has results here takes the sibling's
-  curve and drift times their ratio:
-  **measured** where the two have results in one round at one count of other benchmarks
-  (`siblings.measured_ratios`, carried with the drift prior, `DriftPrior.ratios`; kind "sibling, measured ratio",
-  not re-centred), else their specifications' (kind "sibling", re-centred on earlier folds' residuals,
-  `RECENTRED_KINDS`). Checked on 65 pairs of one vendor meeting on a benchmark in a later round (bench/backtest.py),
-  the measured ratio misses by a median 15.8% (v5.1: 6.9%, 14 pairs), the specifications' by 19.0% (14.9%); the
-  backtest has 7 such forecasts (median error 26.7%, every one inside its interval).
+  curve and drift times their ratio by the law chosen on the earlier folds' first appearances
+  (`siblings.choose_law`, carried with the drift prior, `DriftPrior.law`): BF16 compute, compute at the precision
+  the forecast assumes, or compute and bandwidth (kind "sibling", re-centred on earlier folds' residuals,
+  `RECENTRED_KINDS`), or their ratio **measured** where the two have results in one round at one count of other
+  benchmarks and the choice takes it (`siblings.measured_ratios`, `DriftPrior.ratios`; kind "sibling, measured
+  ratio", not re-centred). docs/predictions.md gives the candidates' backtest.
 
 The break-even of a unit is where the curve's scaling efficiency, t(n0) n0 / (t(n) n), falls below a floor
 (`CountCurve.break_even`): the same curve as the forecasts, without the drift (a level shift, which cancels); n0
@@ -318,9 +317,9 @@ class Forecaster:
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """`model` and `kind` filled where `kind` is empty (a family without a unit): the family's own curve in
         another form factor (`FAMILY`); else its sibling's (`sibling_of`, of its vendor), times their ratio measured
-        on other benchmarks (`MEASURED`, `siblings.measured_ratios`) or else the sibling's over its own geometric
-        mean of peak dense BF16 TFLOPS and memory bandwidth (`SIBLING`: a fixed law, steadier on the backtest's new
-        families, median error 18-31% per fold, than the benchmark's regression on specifications, 13-66%); else
+        on other benchmarks where the chosen law takes it (`MEASURED`, `siblings.measured_ratios`) or else by the
+        chosen law of their specifications (`SIBLING`, `siblings.choose_law`: a fixed law, steadier on the
+        backtest's new families than the benchmark's regression on specifications, 13-66% per fold); else
         the regression on specifications (`SPECIFICATION`); else a stand-in's curve by the specifications' law
         (`SIBLING`; a ratio measured across vendors missed by a median 30.3% against the law's 36.1% on 28 pairs,
         but rests on few benchmarks and submitters: MI300X took 9.2 times B200's time over two, one submitter's BERT
