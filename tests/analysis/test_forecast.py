@@ -758,3 +758,25 @@ def test_a_new_family_source_states_its_law_its_precision_and_why() -> None:
     taken = siblings.new_family_source("GB300", ["GB200"], {("GB300", "GB200"): ratio},
                                        dataclasses.replace(chosen, measured=True, measured_cases=65))
     assert taken is not None and taken.measured == ratio and "on 65 earlier meetings" in taken.ratio_text()
+
+
+def test_a_precision_column_sets_the_precision_a_new_family_is_forecast_at() -> None:
+    # GB200 trained llama in NVFP4: with compute at the precision chosen, GB300 (new there) takes the ratio of their
+    # 4-bit peaks (15,000 / 10,000), said so; without the column, FP8 (a Llama benchmark from v4.0 on), equal peaks
+    llama = results([("v5.0", "GB200", 8, 10.0), ("v5.0", "GB200", 16, 5.0)]).assign(benchmark="llama2_70b_lora")
+    prior = forecast_model.DriftPrior(law=siblings.LawChoice(law=siblings.PRECISION_COMPUTE, cases=10))
+    query = pd.DataFrame({"accelerator_family": ["GB300"], "form_factor": ["Superchip"], "accelerator_count": [8.0]})
+    fp4 = forecast_model.fit(llama.assign(precision="nvfp4"), prior)
+    assert fp4.precisions == (("GB200", "nvfp4"),)
+    assert math.exp(fp4.forecast(query, round_published("v5.0"))[forecast_model.MODEL].iloc[0]) == pytest.approx(
+        10.0 / 1.5, rel=0.01)
+    source = fp4.source_of("GB300")
+    assert source is not None and "dense 4-bit peaks (0.667 of its time" in source.ratio_text()
+    assert "assumes NVFP4 training" in source.ratio_text()
+    fp8 = forecast_model.fit(llama, prior)
+    assert math.exp(fp8.forecast(query, round_published("v5.0"))[forecast_model.MODEL].iloc[0]) == pytest.approx(
+        10.0, rel=0.01)
+    assert "assumes FP8 training" in str(fp8.source_of("GB300").ratio_text())  # type: ignore[union-attr]
+    # saved and read back with the model
+    record = models_artifact.ForecasterRecord.of(fp4)
+    assert record.forecaster().precisions == fp4.precisions and record.forecaster().law == fp4.law
