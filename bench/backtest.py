@@ -179,7 +179,8 @@ def law_table(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     appearances (out of sample; signed in brackets: positive, the forecast too slow) and, last, on every fold's."""
     cases = first_appearances(frames)
     rows = {}
-    folds = sorted(set(cases["fold"]), key=round_published)
+    folds = sorted({str(name) for frame in frames.values() for name in frame["round"].unique()},
+                   key=round_published)[1:]  # every fold of the backtest
     for name in [*folds, "every fold"]:
         own = cases if name == "every fold" else cases[cases["fold"] == name]
         first = own[own["first"].astype(bool)]
