@@ -48,7 +48,12 @@ from pipeline.analysis.forecasting.scaleout import (
     scale_out_table,
 )
 from pipeline.analysis.forecasting.siblings import (
+    LAWS,
+    MEASURED_LAW,
+    SPEC_LAWS,
     benchmark_ratios,
+    choose_law,
+    first_appearances,
     law_log_ratio,
     measured_ratios,
     pooled_ratios,
@@ -165,6 +170,48 @@ def sibling_ratio_table(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
                         f"{label} signed %": _fmt(float(np.median(errors)))})
         rows[name] = row
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def law_table(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The candidate laws of a new family's ratio to its sibling (`siblings.choose_law`), fold by fold: the law
+    chosen on the earlier folds' first appearances (and whether a measured ratio replaces it where there is one),
+    how many it was chosen on, and each law's median |error| (%, exp(|log error|) - 1) on the fold's own first
+    appearances (out of sample; signed in brackets: positive, the forecast too slow) and, last, on every fold's."""
+    cases = first_appearances(frames)
+    rows = {}
+    folds = sorted({str(name) for frame in frames.values() for name in frame["round"].unique()},
+                   key=round_published)[1:]  # every fold of the backtest
+    for name in [*folds, "every fold"]:
+        own = cases if name == "every fold" else cases[cases["fold"] == name]
+        first = own[own["first"].astype(bool)]
+        row: dict[str, object] = {"chosen": "", "on": "", "meetings": ""}
+        if name != "every fold":
+            choice = choose_law(cases, round_published(name))
+            row.update({"chosen": choice.law + (" (measured where one)" if choice.measured else ""),
+                        "on": choice.cases, "meetings": choice.measured_cases})
+        row["first appearances"] = len(first)
+        for law in LAWS:
+            part = first if law in SPEC_LAWS else own
+            errors = (part[law] - part["actual"]).to_numpy(dtype=float)
+            errors = errors[np.isfinite(errors)]
+            row[law if law in SPEC_LAWS else f"{MEASURED_LAW} (meetings)"] = "" if not len(errors) else (
+                f"{100 * math.expm1(float(np.median(np.abs(errors)))):.1f} "
+                f"({100 * math.expm1(float(np.median(errors))):+.1f}) n={len(errors)}")
+        rows[name] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def latest_first_appearances(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The latest fold's first appearances (`siblings.first_appearances`): each new family and its sibling, the
+    precision assumed, the published ratio of their times in the round and each candidate law's (time of family /
+    time of sibling): what no ratio of specifications carries shows here (GB300 against GB200, equal BF16 and FP8
+    peaks)."""
+    cases = first_appearances(frames)
+    latest = cases[cases["first"].astype(bool) & (cases["time"] == cases["time"].max())]
+    return pd.DataFrame({"benchmark": latest["benchmark"], "family": latest["family"], "sibling": latest["sibling"],
+                         "precision": latest["precision"],
+                         "published": np.exp(latest["actual"].to_numpy(dtype=float)).round(3),
+                         **{law: np.exp(latest[law].to_numpy(dtype=float)).round(3) for law in LAWS}})
 
 
 def next_round_ratios(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
@@ -343,6 +390,14 @@ def main() -> None:
               f"round at one count of a benchmark: measured on the other benchmarks before the round against the "
               f"specifications' ({scope}; signed: positive when the forecast would be too slow):")
         print(sibling_ratio_table(frames).to_string())
+        print(f"\nThe law of a new family's ratio to its sibling, chosen per fold on the earlier folds' first "
+              f"appearances (median |log error|; a measured ratio on the earlier meetings with one), and each "
+              f"candidate's error on the fold's own first appearances ({scope}; median |error| %, signed in "
+              f"brackets, positive: too slow):")
+        print(law_table(frames).to_string())
+        print(f"\nThe latest fold's first appearances: the published ratio of a new family's time to its sibling's in "
+              f"the round against each candidate's ({scope}):")
+        print(latest_first_appearances(frames).to_string(index=False))
         print(f"\nThe next round's new families with a measured ratio to their sibling (time of family / time of "
               f"sibling; {scope}):")
         print(next_round_ratios(frames).to_string(index=False))

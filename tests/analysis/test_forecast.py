@@ -3,6 +3,7 @@ choice, the trust rule, the answers and the accelerator specification table. Fix
 every number by hand; the last tests run on the real data when the pipeline has produced it."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -104,12 +105,18 @@ def test_an_unseen_family_is_forecast_from_its_sibling_else_its_specifications()
     query = pd.DataFrame({"accelerator_family": ["MI300X", "Trainium2"], "form_factor": ["OAM", "unspecified"],
                           "accelerator_count": [8.0, 8.0]})
     out = fitted.forecast(query, round_published("v3.0"))
-    # MI300X from its sibling MI250 (AMD, OAM): its time over the two's geometric mean of peak BF16 TFLOPS and
-    # memory bandwidth; Trainium2 has no AWS sibling and comes from the regression on specifications
+    # MI300X from its sibling MI250 (AMD, OAM): without earlier first appearances to choose on, the simplest law,
+    # its time over the two's peak dense BF16 TFLOPS; Trainium2 has no AWS sibling and comes from the regression
+    # on specifications
     assert out["kind"].tolist() == [forecast_model.SIBLING, forecast_model.SPECIFICATION]
+    assert math.exp(out[forecast_model.MODEL].iloc[0]) == pytest.approx(1e5 / specs.loc["MI300X", "bf16_tflops"])
+    # with the compute and bandwidth law chosen (the drift prior carries the choice): their geometric mean
+    law = siblings.LawChoice(law=siblings.COMPUTE_BANDWIDTH, cases=12)
+    chosen = forecast_model.fit(train, forecast_model.DriftPrior(law=law)).forecast(query, round_published("v3.0"))
     ratio = math.sqrt(specs.loc["MI300X", "bf16_tflops"] * specs.loc["MI300X", "bandwidth_tbps"]
                       / (specs.loc["MI250", "bf16_tflops"] * specs.loc["MI250", "bandwidth_tbps"]))
-    assert math.exp(out[forecast_model.MODEL].iloc[0]) == pytest.approx(1e5 / specs.loc["MI250", "bf16_tflops"] / ratio)
+    assert math.exp(chosen[forecast_model.MODEL].iloc[0]) == pytest.approx(
+        1e5 / specs.loc["MI250", "bf16_tflops"] / ratio)
     # the bandwidth term is not needed to fit an exact law in the TFLOPS, so Trainium2 comes out exactly
     assert math.exp(out[forecast_model.MODEL].iloc[1]) == pytest.approx(1e5 / specs.loc["Trainium2", "bf16_tflops"],
                                                                         rel=0.05)
@@ -166,6 +173,13 @@ def test_a_new_family_takes_its_measured_ratio_to_its_sibling_over_their_specifi
     gpt3 = results([("v5.0", "GB200", 64, 100.0), ("v5.0", "GB200", 128, 50.0)])
     llama = results([("v5.0", "GB200", 8, 10.0), ("v5.0", "GB300", 8, 8.0)])
     prior = forecast_model.pooled_drift({"gpt3": gpt3, "llama": llama}, round_published("v5.1"))
+    # no earlier meeting judges the measured ratio: the simplest law alone
+    assert not prior.law.measured and prior.ratios
+    assert forecast_model.fit(gpt3, prior).forecast(pd.DataFrame({
+        "accelerator_family": ["GB300"], "form_factor": ["Superchip"], "accelerator_count": [64.0]}),
+        round_published("v5.0"))["kind"].iloc[0] == forecast_model.SIBLING
+    # where earlier meetings of two families chose it (`siblings.choose_law`), the measured ratio
+    prior = dataclasses.replace(prior, law=siblings.LawChoice(measured=True, measured_cases=5))
     query = pd.DataFrame({"accelerator_family": ["GB300"], "form_factor": ["Superchip"],
                           "accelerator_count": [64.0]})
     measured = forecast_model.fit(gpt3, prior).forecast(query, round_published("v5.0"))
@@ -184,8 +198,10 @@ def test_the_backtest_never_measures_a_ratio_on_the_round_it_forecasts() -> None
     # meet) changes no forecast of v5.1: the measured ratio comes from earlier rounds alone.
     gpt3 = results([("v5.0", "GB200", 64, 100.0), ("v5.0", "GB200", 128, 50.0), ("v5.1", "GB300", 64, 70.0),
                     ("v5.1", "GB200", 64, 90.0)])
-    llama = results([("v5.0", "GB200", 8, 10.0), ("v5.0", "GB300", 8, 8.0), ("v5.1", "GB200", 8, 9.0),
-                     ("v5.1", "GB300", 8, 5.0)])
+    llama = results([("v4.1", "GB200", 8, 10.0), ("v4.1", "GB300", 8, 8.0), ("v5.0", "GB200", 8, 10.0),
+                     ("v5.0", "GB300", 8, 8.0), ("v5.1", "GB200", 8, 9.0), ("v5.1", "GB300", 8, 5.0)])
+    # bert's v5.0 meeting, measured on llama's v4.1 at 0.8 as published, chooses the measured ratio for v5.1
+    bert = results([("v5.0", "GB200", 8, 10.0), ("v5.0", "GB300", 8, 8.0), ("v5.1", "GB200", 8, 9.0)])
 
     def forecasts(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
         points = backtest.backtest(frames, 0.9, RULE)
@@ -194,8 +210,8 @@ def test_the_backtest_never_measures_a_ratio_on_the_round_it_forecasts() -> None
 
     tripled = {name: frame.assign(time_to_train_min=frame["time_to_train_min"].where(frame["round"] != "v5.1",
                                                                                      3 * frame["time_to_train_min"]))
-               for name, frame in {"gpt3": gpt3, "llama": llama}.items()}
-    found = forecasts({"gpt3": gpt3, "llama": llama})
+               for name, frame in {"gpt3": gpt3, "llama": llama, "bert": bert}.items()}
+    found = forecasts({"gpt3": gpt3, "llama": llama, "bert": bert})
     assert forecast_model.MEASURED in set(found["kind"])
     pd.testing.assert_frame_equal(found, forecasts(tripled))
 
@@ -260,8 +276,9 @@ def _forecasts(fold: str, residuals: list[float], kind: str = forecast_model.FAM
                          "accelerator_family": "H100", "form_factor": "SXM", "submitter": "Acme",
                          "system": [f"s{index}" for index in range(count)], "accelerator_count": 8.0,
                          "time_to_train_min": np.exp(residuals), "rerun": False, "family_rounds": 3,
-                         "family_count_min": 8.0, "family_count_max": 8.0, "distance": distance, "scale": 0.1,
-                         "spread_log": 0.1,
+                         "family_count_min": 8.0, "family_count_max": 8.0,
+                         "learned_from": "B200" if kind in forecast_model.NEW_FAMILY_KINDS else "",
+                         "distance": distance, "scale": 0.1, "spread_log": 0.1,
                          "method": method, "kind": kind, "forecast_log": 0.0})[backtest.FORECAST_COLUMNS]
 
 
@@ -399,7 +416,16 @@ def test_trust_rule_names_each_failed_condition() -> None:
     assert reason == "the family's backtest median error 25% is above 20%"
     reasons = trust.trust_reasons(0, 64, None, _points(0, 0, None), good, RULE)
     assert reasons == ["results from 0 rounds (needs 2)",
-                       "no published results of the family on this benchmark: from a sibling or its specifications"]
+                       "no published results of the family or of one to learn from on this benchmark"]
+    # a family new to the benchmark earns trust by the same rule: its sibling's rounds and counts, its kind's
+    # evidence on every benchmark
+    assert trust.trust_reasons(3, 64, (8, 64), _points(0, 0, None), good, RULE, learned_from="GB200") == []
+    reasons = trust.trust_reasons(1, 128, (8, 32), _points(0, 0, None), _points(8, 10, 25.0), RULE,
+                                  learned_from="GB200")
+    assert reasons == ["GB200's results (learned from) from 1 round (needs 2)",
+                       "its kind's, on every benchmark (a family new to the benchmark) backtest median error 25% is "
+                       "above 20%", "128 accelerators is outside GB200's published 8 to 32 (up to 2x the "
+                       "largest allowed)"]
 
 
 def test_trust_settings_come_from_params_and_are_checked() -> None:
@@ -631,8 +657,8 @@ def test_real_gb300_as_of_v5_0_is_a_sibling_forecast_with_an_interval_and_reason
     # GB300 learns from its sibling GB200 (NVIDIA, Superchip), re-centred on earlier new families' errors
     assert result.kind == forecast_model.SIBLING and result.specification_based and not result.trusted
     assert result.low_min < result.predicted_min < result.high_min and result.rounds[-1] == "v5.0"
-    assert result.extrapolated and \
-        "no published results of the family on this benchmark: from a sibling or its specifications" in result.reasons
+    # judged as any forecast, on what it learns from (GB200's rounds and counts) and its kind's evidence
+    assert result.extrapolated and any("its kind's, on every benchmark" in reason for reason in result.reasons)
     assert result.backtest_error.startswith("a family's first round in a benchmark: backtest median error")
     # GB300 x 512 published 0.40 min in v5.1: inside the interval
     assert result.low_min < 0.403 < result.high_min
@@ -656,3 +682,101 @@ def test_real_model_inputs_from_each_benchmarks_own_rows_are_those_of_the_whole_
     for benchmark, frame in frames.items():
         pd.testing.assert_frame_equal(frame, forecast_model.model_inputs(configurations, analysis, benchmark),
                                       check_exact=True)
+
+
+def _law_cases(rows: list[tuple[float, bool, float, float, float, float]]) -> pd.DataFrame:
+    """First appearances (`siblings.first_appearances`) of (time, first, actual, bf16, bandwidth law, measured)."""
+    return pd.DataFrame([{"fold": "v", "time": time, "benchmark": "b", "family": "f", "sibling": "s", "first": first,
+                          "precision": "bf16", "actual": actual, siblings.BF16_COMPUTE: bf16,
+                          siblings.PRECISION_COMPUTE: bf16, siblings.COMPUTE_BANDWIDTH: law,
+                          siblings.MEASURED_LAW: measured}
+                         for time, first, actual, bf16, law, measured in rows], columns=siblings.CASE_COLUMNS)
+
+
+def test_the_law_is_chosen_on_earlier_first_appearances_alone() -> None:
+    nan = math.nan
+    cases = _law_cases([
+        # 2023: the compute and bandwidth law misses by 0.05, BF16 compute by 0.3
+        (2023.0, True, -0.5, -0.8, -0.55, nan), (2023.0, True, -0.4, -0.7, -0.45, nan),
+        (2023.0, True, -0.6, -0.9, -0.65, nan),
+        # 2024: BF16 compute exact, the law 0.2 slow, on five more; a meeting measured within 0.01
+        *[(2024.0, True, -0.3, -0.3, -0.1, nan)] * 5, (2024.0, False, -0.2, -0.4, -0.1, -0.21),
+        # 2025: the round forecast, never read by its own choice
+        *[(2025.0, True, -0.1, -0.9, -0.1, nan)] * 20])
+    # nothing before: the simplest law, no measured ratio
+    first = siblings.choose_law(cases, 2023.0)
+    assert (first.law, first.measured, first.cases) == (siblings.BF16_COMPUTE, False, 0)
+    # on 2023's three: the bandwidth law (0.05 against 0.3); no meeting with a measured ratio
+    assert siblings.choose_law(cases, 2024.0).law == siblings.COMPUTE_BANDWIDTH
+    # on every first appearance before 2025 (eight): BF16 compute's median 0 against the law's 0.2; BF16 compute and
+    # compute at the precision tie (same peaks), the simpler taken; the measured ratio beats it on the meeting
+    chosen = siblings.choose_law(cases, 2025.0)
+    assert (chosen.law, chosen.measured, chosen.cases, chosen.measured_cases) == (
+        siblings.BF16_COMPUTE, True, 8, 1)
+    assert dict(chosen.errors)[siblings.COMPUTE_BANDWIDTH] == pytest.approx(0.2)
+    assert chosen.measured_error == pytest.approx(0.01) and chosen.law_error_on_measured == pytest.approx(0.2)
+    assert "chosen on 8 earlier first appearances" in chosen.why()
+    # the same cases with the round forecast changed choose the same: it never enters its own choice
+    changed = cases.assign(actual=cases["actual"].where(cases["time"] < 2025.0, 5.0))
+    assert siblings.choose_law(changed, 2025.0) == chosen
+
+
+def test_first_appearances_pair_a_new_family_with_its_sibling_in_the_round() -> None:
+    # GB300 first appears on llama in v5.1 beside GB200 (its sibling, results there before): one case, its actual
+    # ratio the round's (4 / 5), each law's from the specification table; B200 never met GB200 on llama
+    llama = results([("v5.0", "GB200", 8, 6.0), ("v5.1", "GB200", 8, 5.0), ("v5.1", "GB300", 8, 4.0),
+                     ("v5.1", "GB300", 16, 2.0)])
+    cases = siblings.first_appearances({"llama2_70b_lora": llama})
+    assert cases[["fold", "family", "sibling", "first", "precision"]].values.tolist() == [
+        ["v5.1", "GB300", "GB200", True, "fp8"]]
+    assert cases["actual"].iloc[0] == pytest.approx(math.log(0.8))
+    assert cases[siblings.BF16_COMPUTE].iloc[0] == pytest.approx(0.0)  # equal BF16 peaks
+    # with a precision column, the sibling's precision there before the round: GB200 in NVFP4, the 4-bit peaks
+    with_precision = llama.assign(precision=["nvfp4", "nvfp4", "fp8", "fp8"])
+    case = siblings.first_appearances({"llama2_70b_lora": with_precision}).iloc[0]
+    assert case["precision"] == "nvfp4" and case[siblings.PRECISION_COMPUTE] == pytest.approx(-math.log(1.5))
+    assert siblings.assumed_precision("resnet", round_published("v5.1")) == "bf16"
+    assert siblings.assumed_precision("flux1", round_published("v5.1")) == "fp8"
+    assert siblings.assumed_precision("gpt3", round_published("v3.1")) == "bf16"  # before v4.0
+
+
+def test_a_new_family_source_states_its_law_its_precision_and_why() -> None:
+    chosen = siblings.LawChoice(law=siblings.PRECISION_COMPUTE, cases=40)
+    source = siblings.new_family_source("MI355X", ["MI325X", "B200"], {}, chosen, "fp8")
+    assert source is not None and (source.family, source.law, source.peak) == ("MI325X", chosen.law, "fp8_tflops")
+    assert source.log_ratio == pytest.approx(-math.log(5033 / 2615))
+    assert source.ratio_text() == ("the ratio of their dense FP8 peaks (0.520 of its time; the compute at the "
+                                   "precision law, chosen on 40 earlier first appearances; the forecast assumes FP8 "
+                                   "training)")
+    # a 4-bit precision where the sibling has no 4-bit peak: the BF16 peaks, said so
+    lacking = siblings.new_family_source("MI355X", ["MI325X"], {}, chosen, "mxfp4")
+    assert lacking is not None and lacking.peak == "bf16_tflops" and "which one of them has no peak" in \
+        lacking.ratio_text()
+    # a measured ratio only where the choice takes it
+    ratio = siblings.MeasuredRatio("GB300", "GB200", math.log(0.885), 4)
+    assert siblings.new_family_source("GB300", ["GB200"], {("GB300", "GB200"): ratio}, chosen).measured is None
+    taken = siblings.new_family_source("GB300", ["GB200"], {("GB300", "GB200"): ratio},
+                                       dataclasses.replace(chosen, measured=True, measured_cases=65))
+    assert taken is not None and taken.measured == ratio and "on 65 earlier meetings" in taken.ratio_text()
+
+
+def test_a_precision_column_sets_the_precision_a_new_family_is_forecast_at() -> None:
+    # GB200 trained llama in NVFP4: with compute at the precision chosen, GB300 (new there) takes the ratio of their
+    # 4-bit peaks (15,000 / 10,000), said so; without the column, FP8 (a Llama benchmark from v4.0 on), equal peaks
+    llama = results([("v5.0", "GB200", 8, 10.0), ("v5.0", "GB200", 16, 5.0)]).assign(benchmark="llama2_70b_lora")
+    prior = forecast_model.DriftPrior(law=siblings.LawChoice(law=siblings.PRECISION_COMPUTE, cases=10))
+    query = pd.DataFrame({"accelerator_family": ["GB300"], "form_factor": ["Superchip"], "accelerator_count": [8.0]})
+    fp4 = forecast_model.fit(llama.assign(precision="nvfp4"), prior)
+    assert fp4.precisions == (("GB200", "nvfp4"),)
+    assert math.exp(fp4.forecast(query, round_published("v5.0"))[forecast_model.MODEL].iloc[0]) == pytest.approx(
+        10.0 / 1.5, rel=0.01)
+    source = fp4.source_of("GB300")
+    assert source is not None and "dense 4-bit peaks (0.667 of its time" in source.ratio_text()
+    assert "assumes NVFP4 training" in source.ratio_text()
+    fp8 = forecast_model.fit(llama, prior)
+    assert math.exp(fp8.forecast(query, round_published("v5.0"))[forecast_model.MODEL].iloc[0]) == pytest.approx(
+        10.0, rel=0.01)
+    assert "assumes FP8 training" in str(fp8.source_of("GB300").ratio_text())  # type: ignore[union-attr]
+    # saved and read back with the model
+    record = models_artifact.ForecasterRecord.of(fp4)
+    assert record.forecaster().precisions == fp4.precisions and record.forecaster().law == fp4.law

@@ -59,18 +59,20 @@ def test_a_family_new_to_the_benchmark_is_answered_from_a_sibling_untrusted(deci
     found = json.loads(capsys.readouterr().out)
     assert found["kind"] == "sibling" and not found["trusted"] and found["specification_based"]
     assert found["low_min"] < found["predicted_min"] < found["high_min"]
-    # the answer names what it stands on: H100's curve, times the specifications' ratio (BF16 TFLOPS, TB/s)
+    # the answer names what it stands on: H100's curve, times the law chosen on earlier first appearances (none
+    # here: the simplest, BF16 compute), and the precision it assumes
     assert (f"learned from H100, its vendor's sibling: its count curve and drift on resnet, times the ratio of their "
-            f"peak dense BF16 TFLOPS and memory bandwidth ({math.sqrt(989 / 2250 * 3.35 / 8):.3f} of its time)"
-            in " ".join(found["notes"]))
+            f"dense BF16 peaks ({989 / 2250:.3f} of its time; the bf16 compute law, no earlier first appearance to "
+            f"choose on: the simplest law; the forecast assumes BF16 training)" in " ".join(found["notes"]))
 
 
 def test_a_family_without_a_sibling_names_its_stand_in_as_a_weaker_guide(decide_project: Path, capsys) -> None:
     predict.main(["--benchmark", "resnet", "--accelerator", "MI300X", "--count", "8"])
     out = capsys.readouterr().out
     assert ("note: learned from H100, another vendor's family standing in (no AMD family has results on resnet; a "
-            f"weaker guide): its count curve and drift on resnet, times the ratio of their peak dense BF16 TFLOPS and "
-            f"memory bandwidth ({math.sqrt(989 / 1307 * 3.35 / 5.3):.3f} of its time)") in out
+            f"weaker guide): its count curve and drift on resnet, times the geometric mean of the ratios of their peak "
+            f"dense BF16 TFLOPS and memory bandwidth ({math.sqrt(989 / 1307 * 3.35 / 5.3):.3f} of its time; the "
+            f"compute and bandwidth law, kept for another vendor's family; the forecast assumes BF16 training)") in out
 
 
 @pytest.mark.parametrize(("argv", "expected"), [

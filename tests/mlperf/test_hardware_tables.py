@@ -42,6 +42,27 @@ def test_siblings_share_a_generation() -> None:
     assert accelerators.generations(families).tolist() == ["Hopper", "unlisted", "?"]
 
 
+def test_the_peaks_by_precision_are_dense_and_sourced() -> None:
+    table = accelerators.specifications()
+    # every family with an MLPerf result and an FP8 or 4-bit format has its dense peaks (half the sparse figures)
+    assert table.loc[["H100", "H200", "B200", "GB200", "B300", "GB300"], "fp8_tflops"].tolist() == [
+        1979, 1979, 4500, 5000, 4500, 5000]
+    assert table.loc[["MI300X", "MI325X", "MI350X", "MI355X"], "fp8_tflops"].tolist() == [2615, 2615, 4614, 5033]
+    assert table.loc[["B200", "GB200", "B300", "GB300", "MI350X", "MI355X"], "fp4_tflops"].tolist() == [
+        9000, 10000, 13500, 15000, 9228, 10066]
+    # GB300 against GB200: the same BF16 and FP8 peaks, 1.5 times the 4-bit one
+    assert table.at["GB300", "fp8_tflops"] == table.at["GB200", "fp8_tflops"]
+    assert table.at["GB300", "fp4_tflops"] / table.at["GB200", "fp4_tflops"] == 1.5
+    # no 4-bit peak where the hardware has none; none below the FP8 peak, none of those below BF16
+    assert table.loc[["H100", "A100", "TPU-v6e", "MI300X", "Gaudi3"], "fp4_tflops"].isna().all()
+    peaks = table[accelerators.PEAKS]
+    assert not (peaks["fp4_tflops"] < peaks["fp8_tflops"]).any()
+    assert not (peaks["fp8_tflops"] < peaks["bf16_tflops"]).any()
+    # each figure beyond BF16 is said where it comes from
+    for family in table.index[table["fp4_tflops"].notna()]:
+        assert "FP4" in table.at[family, "note"], family
+
+
 def test_the_a40_launched_in_2020() -> None:
     assert accelerators.specifications().at["A40", "launch_year"] == 2020
 
@@ -75,6 +96,10 @@ def _link_rows() -> pd.DataFrame:
     (lambda t: t.assign(only_form_factor=t["only_form_factor"].where(t["family"] != "L4", "Card")), "found Card"),
     (lambda t: t.assign(launch_year=t["launch_year"].where(t["family"] != "L4", float("nan"))), "launch_year"),
     (lambda t: t.assign(generation=t["generation"].where(t["family"] != "L4", "")), "needs a generation"),
+    (lambda t: t.assign(fp8_tflops=t["fp8_tflops"].where(t["family"] != "H100", 500.0)),
+     "fp8_tflops must be at least bf16_tflops where both are present; not so for H100"),
+    (lambda t: t.assign(fp4_tflops=t["fp4_tflops"].where(t["family"] != "B300", 4000.0)),
+     "fp4_tflops must be at least fp8_tflops where both are present; not so for B300"),
 ])
 def test_the_accelerator_table_loader_rejects_a_bad_table(change, message: str) -> None:
     with pytest.raises(ContractError, match=re.escape(message) if "(" not in message else message):

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from pydantic import field_serializer
 
-from pipeline.analysis.forecasting.backtest import CHOICE_MARGIN, choose_method
+from pipeline.analysis.forecasting.backtest import CHOICE_MARGIN, choose_method, new_family_evidence
 from pipeline.analysis.forecasting.curve import CountCurve
 from pipeline.analysis.forecasting.intervals import Calibration, ResidualHistory
 from pipeline.analysis.forecasting.model import (
@@ -223,7 +223,9 @@ def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, lev
                                points[(points["method"] == ANSWER) & points["kind"].isin(NEW_FAMILY_KINDS)]
                            ).as_dict("answer")),
                            family_evidence=backtest_evidence(forecasts, "accelerator_family"),
-                           kind_evidence=backtest_evidence(forecasts, "kind"),
+                           # a new family's kind: every benchmark's forecasts of it (`backtest.new_family_evidence`)
+                           kind_evidence={**backtest_evidence(forecasts, "kind"),
+                                          **new_family_evidence(points[points["method"] != ANSWER])},
                            published=frame[PUBLISHED_COLUMNS].sort_values(PUBLISHED_COLUMNS, ignore_index=True))
 
 
@@ -284,10 +286,22 @@ def answer_reasons(fitted: FittedBenchmark, family: str, count: float, method: s
                    rule: Trust) -> list[str]:
     """Why `predict`'s answer for `family` x `count` by `method` and `kind` is not trusted (`trust_reasons`, and
     first that the decide stage did not analyse the benchmark); empty: trusted."""
-    reasons = trust_reasons(fitted.family_rounds(family), count, fitted.family_range(family, method),
-                            fitted.family_evidence.get((method, family), (0, 0, None)),
-                            fitted.kind_evidence.get((method, kind), (0, 0, None)), rule,
-                            latest_round_only=method in NAIVE_BASED)
+    if kind in NEW_FAMILY_KINDS:  # the same rule on what it learns from and its kind's evidence (trust.py)
+        source = fitted.forecaster.source_of(family, fitted.target_time) if kind != SPECIFICATION else None
+        if source is not None and fitted.family_rounds(source.family):
+            learned, rounds, published = source.family, fitted.family_rounds(source.family), fitted.family_range(
+                source.family, method)
+        else:
+            counts = fitted.published["accelerator_count"]
+            learned, rounds = "the benchmark", int(fitted.published["round"].nunique())
+            published = (float(counts.min()), float(counts.max())) if len(counts) else None
+        reasons = trust_reasons(rounds, count, published, (0, 0, None),
+                                fitted.kind_evidence.get((method, kind), (0, 0, None)), rule, learned_from=learned)
+    else:
+        reasons = trust_reasons(fitted.family_rounds(family), count, fitted.family_range(family, method),
+                                fitted.family_evidence.get((method, family), (0, 0, None)),
+                                fitted.kind_evidence.get((method, kind), (0, 0, None)), rule,
+                                latest_round_only=method in NAIVE_BASED)
     if fitted.not_analysed_reason is not None:
         reasons.insert(0, f"the decide stage did not analyse {fitted.benchmark}: {fitted.not_analysed_reason}")
     return reasons
@@ -388,11 +402,7 @@ def source_note(fitted: FittedBenchmark, family: str, kind: str, shift: float) -
         whom = (f"{source.family}, its vendor's sibling" if source.own_vendor else
                 f"{source.family}, another vendor's family standing in (no {vendor} family has results on "
                 f"{benchmark}; a weaker guide)")
-        ratio = (f"their ratio measured on {source.measured.benchmarks} other "
-                 f"benchmark{'s' if source.measured.benchmarks > 1 else ''}" if source.measured is not None
-                 else "the ratio of their peak dense BF16 TFLOPS and memory bandwidth")
-        text = (f"learned from {whom}: its count curve and drift on {benchmark}, times {ratio} "
-                f"({math.exp(source.log_ratio):.3f} of its time)")
+        text = f"learned from {whom}: its count curve and drift on {benchmark}, times {source.ratio_text()}"
     if shift:
         text += (f"; then times {math.exp(shift):.3f}, re-centred on the errors of earlier forecasts of this kind in "
                  f"the backtest")

@@ -32,12 +32,13 @@ from pipeline.analysis.forecasting.model import (
     RECENTRED_KINDS,
     UNIT,
     DriftPrior,
+    Forecaster,
     codes,
     fit,
     ordered_rounds,
     pooled_drifts,
 )
-from pipeline.analysis.forecasting.trust import backtest_evidence, trust_reasons
+from pipeline.analysis.forecasting.trust import Evidence, backtest_evidence, trust_reasons
 from pipeline.core.errors import UsageError
 from pipeline.core.paths import BACKTEST
 from pipeline.mlperf.catalogue import round_published
@@ -49,7 +50,8 @@ from pipeline.settings import Trust
 CHOICE_MARGIN = 0.2
 FORECAST_COLUMNS = ["benchmark", "fold", "fold_time", "accelerator_family", "form_factor", "submitter", "system",
                     "accelerator_count", "time_to_train_min", "rerun", "family_rounds", "family_count_min",
-                    "family_count_max", "distance", "scale", "spread_log", "method", "kind", "forecast_log"]
+                    "family_count_max", "learned_from", "distance", "scale", "spread_log", "method", "kind",
+                    "forecast_log"]
 POINT_COLUMNS = ["benchmark", "fold", "fold_time", "accelerator_family", "form_factor", "submitter", "system",
                  "accelerator_count", "time_to_train_min", "rerun", "method", "chosen", "kind", "distance", "scale",
                  "predicted_min", "low_min", "high_min", "ape_pct", "inside_interval", "log_residual", "shift_log",
@@ -74,7 +76,8 @@ def backtest_forecasts(frame: pd.DataFrame, drift_priors: Mapping[float, DriftPr
     its count curves in `form` beyond the published counts (`curve.FORMS`)."""
     rows = []
     frame = frame[["round", *UNIT, "submitter", "system", "accelerator_count", "time_to_train_min",
-                   "republished_of", *(name for name in FABRIC_COLUMNS if name in frame.columns)]].astype(
+                   "republished_of", *(name for name in (*FABRIC_COLUMNS, "benchmark", "precision")
+                                       if name in frame.columns)]].astype(
         {name: object for name in ["round", *UNIT, "submitter", "system"]})
     times = frame["round"].map(round_published)
     for fold in ordered_rounds(frame)[1:]:
@@ -90,6 +93,15 @@ def backtest_forecasts(frame: pd.DataFrame, drift_priors: Mapping[float, DriftPr
             family_count_min=family.map(by_family["accelerator_count"].min()).astype(float),
             family_count_max=family.map(by_family["accelerator_count"].max()).astype(float),
             distance=forecasts["distance"], scale=forecasts["scale"], spread_log=forecaster.spread_log)
+        # a family new to the benchmark: the rounds and counts of the family it learns from (`learned_from`)
+        learned = learned_from(forecaster, train, family.tolist(), fold_time)
+        base = base.assign(learned_from=[entry[0] for entry in learned],
+                           family_rounds=np.where([entry[0] != "" for entry in learned],
+                                                  [entry[1] for entry in learned], base["family_rounds"]),
+                           family_count_min=np.where([entry[0] != "" for entry in learned],
+                                                     [entry[2] for entry in learned], base["family_count_min"]),
+                           family_count_max=np.where([entry[0] != "" for entry in learned],
+                                                     [entry[3] for entry in learned], base["family_count_max"]))
         latest = forecaster.latest_round_ranges
         ends = np.array([latest.get(name, (np.nan, np.nan)) for name in family.tolist()], dtype=float).reshape(-1, 2)
         # The fold's results once per method, METHODS one after another, taken and assigned at once (text as
@@ -110,6 +122,29 @@ def backtest_forecasts(frame: pd.DataFrame, drift_priors: Mapping[float, DriftPr
         return pd.DataFrame(columns=columns)
     forecasts = pd.concat(rows, ignore_index=True)[columns]
     return forecasts[forecasts["forecast_log"].notna()].reset_index(drop=True)
+
+
+def learned_from(forecaster: Forecaster, train: pd.DataFrame, families: Sequence[str], target_time: float
+                 ) -> list[tuple[str, int, float, float]]:
+    """For each of `families`, "" (and NaNs) where it has results in `train`; else what a forecast of it stands on
+    (`Forecaster.source_of`): its sibling or stand-in, with that family's rounds and smallest and largest count in
+    `train`, or, without one, "the benchmark" (the regression on specifications) with the benchmark's."""
+    by_family = train.groupby("accelerator_family")
+    rounds, low, high = by_family["round"].nunique(), by_family["accelerator_count"].min(), \
+        by_family["accelerator_count"].max()
+    found: dict[str, tuple[str, int, float, float]] = {}
+    for name in sorted(set(families)):
+        if name in rounds.index:
+            found[name] = ("", 0, math.nan, math.nan)
+            continue
+        source = forecaster.source_of(name, target_time)
+        if source is not None and source.family in rounds.index:
+            found[name] = (source.family, int(rounds[source.family]), float(low[source.family]),
+                           float(high[source.family]))
+        else:
+            found[name] = ("the benchmark", int(train["round"].nunique()),
+                           float(train["accelerator_count"].min()), float(train["accelerator_count"].max()))
+    return [found[name] for name in families]
 
 
 def result_keys(points: pd.DataFrame) -> np.ndarray:
@@ -183,7 +218,7 @@ def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFram
     # What the trust rule reads of each forecast, as Python values (row by row below: pandas' rows cost more).
     rule_inputs = list(zip(*(forecasts[name].tolist() for name in (
         "family_rounds", "accelerator_count", "kind", "family_count_min", "family_count_max", "method",
-        "accelerator_family"))))
+        "accelerator_family", "learned_from"))))
     # The columns the evidence and the residual history read (the earlier points, taken at every fold time).
     history_columns = ["benchmark", "fold_time", "method", "kind", "accelerator_family", "distance", "scale"]
     for time in sorted(set(fold_time.tolist())):
@@ -191,16 +226,22 @@ def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFram
         done = forecasts.loc[earlier, history_columns].assign(
             trusted=trusted[earlier], inside_interval=np.abs(residual[earlier]) <= half_width[earlier],
             ape_pct=ape(earlier), log_residual=residual[earlier], shift_log=shift[earlier])
+        # a new family's kind is judged on every benchmark's earlier forecasts of it (a benchmark sees few)
+        every_kind = new_family_evidence(done)
         for benchmark in sorted(set(benchmarks[now].tolist())):
             rows = np.flatnonzero(now & (benchmarks == benchmark))
             evidence = done[done["benchmark"] == benchmark]
-            by_family, by_kind = backtest_evidence(evidence, "accelerator_family"), backtest_evidence(evidence, "kind")
+            by_family = backtest_evidence(evidence, "accelerator_family")
+            by_kind = {**backtest_evidence(evidence, "kind"), **every_kind}
             found = [trust_reasons(int(rounds), float(count),
-                                   None if kind in NEW_FAMILY_KINDS else (float(low), float(high)),
-                                   by_family.get((str(method), str(family)), (0, 0, None)),
+                                   None if math.isnan(low) else (float(low), float(high)),
+                                   (0, 0, None) if kind in NEW_FAMILY_KINDS
+                                   else by_family.get((str(method), str(family)), (0, 0, None)),
                                    by_kind.get((str(method), str(kind)), (0, 0, None)), rule,
-                                   latest_round_only=method in NAIVE_BASED)
-                     for rounds, count, kind, low, high, method, family in (rule_inputs[row] for row in rows)]
+                                   latest_round_only=method in NAIVE_BASED,
+                                   learned_from=str(source) if kind in NEW_FAMILY_KINDS and source else None)
+                     for rounds, count, kind, low, high, method, family, source in (rule_inputs[row]
+                                                                                   for row in rows)]
             trusted[rows] = [not reason for reason in found]
             reasons[rows] = ["; ".join(reason) for reason in found]
         history = ResidualHistory.of(done)
@@ -228,6 +269,12 @@ def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFram
     return pd.concat([points, _answers(points)], ignore_index=True)[POINT_COLUMNS].sort_values(
         ["benchmark", "fold_time", "method", "accelerator_family", "form_factor", "accelerator_count", "submitter",
          "system", "time_to_train_min"], kind="stable").reset_index(drop=True)
+
+
+def new_family_evidence(points: pd.DataFrame) -> dict[tuple[str, str], Evidence]:
+    """(inside, n, median error %) of the forecasts of `points` of each method and new family kind
+    (`NEW_FAMILY_KINDS`) on every benchmark: the trust rule's evidence for a family new to a benchmark."""
+    return backtest_evidence(points[points["kind"].isin(NEW_FAMILY_KINDS)], "kind")
 
 
 def _answers(points: pd.DataFrame) -> pd.DataFrame:

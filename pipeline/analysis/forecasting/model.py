@@ -30,13 +30,12 @@ in one form factor (H100 SXM, H100 PCIe); a group is a unit in one round.
   round effect and the two features; the forecast takes the latest round's effect, the pooled exponent and the drift
   (kind "specification").
 - A family new to the benchmark whose sibling (`sibling_of`, its vendor's) has results here takes the sibling's
-  curve and drift times their ratio:
-  **measured** where the two have results in one round at one count of other benchmarks
-  (`siblings.measured_ratios`, carried with the drift prior, `DriftPrior.ratios`; kind "sibling, measured ratio",
-  not re-centred), else their specifications' (kind "sibling", re-centred on earlier folds' residuals,
-  `RECENTRED_KINDS`). Checked on 65 pairs of one vendor meeting on a benchmark in a later round (bench/backtest.py),
-  the measured ratio misses by a median 15.8% (v5.1: 6.9%, 14 pairs), the specifications' by 19.0% (14.9%); the
-  backtest has 7 such forecasts (median error 26.7%, every one inside its interval).
+  curve and drift times their ratio by the law chosen on the earlier folds' first appearances
+  (`siblings.choose_law`, carried with the drift prior, `DriftPrior.law`): BF16 compute, compute at the precision
+  the forecast assumes, or compute and bandwidth (kind "sibling", re-centred on earlier folds' residuals,
+  `RECENTRED_KINDS`), or their ratio **measured** where the two have results in one round at one count of other
+  benchmarks and the choice takes it (`siblings.measured_ratios`, `DriftPrior.ratios`; kind "sibling, measured
+  ratio", not re-centred). docs/predictions.md gives the candidates' backtest.
 
 The break-even of a unit is where the curve's scaling efficiency, t(n0) n0 / (t(n) n), falls below a floor
 (`CountCurve.break_even`): the same curve as the forecasts, without the drift (a level shift, which cancels); n0
@@ -76,12 +75,18 @@ from pipeline.analysis.forecasting.inputs import model_inputs as model_inputs
 from pipeline.analysis.forecasting.inputs import model_inputs_by_benchmark, row_groups
 from pipeline.analysis.forecasting.intervals import weighted_median
 from pipeline.analysis.forecasting.siblings import (
+    SIMPLEST,
+    LawChoice,
     MeasuredRatio,
     NewFamilySource,
+    assumed_precision,
     cell_ratios,
+    choose_law,
+    first_appearances,
     new_family_source,
     pooled_ratios,
     ratio_cells,
+    sibling_of,
 )
 from pipeline.mlperf.catalogue import round_published, round_version
 from pipeline.mlperf.hardware.accelerators import spec_features
@@ -157,6 +162,10 @@ class Forecaster:
     rounds: tuple[str, ...]
     measured: tuple[MeasuredRatio, ...] = ()  # of families without results here to ones with (`measured_ratios`)
     form: str = POWER  # the count curves' form beyond the published counts (`curve.FORMS`)
+    law: LawChoice = SIMPLEST  # the law of a new family's ratio to its sibling (`siblings.choose_law`)
+    benchmark: str = ""  # the benchmark fitted (its typical precision, `siblings.assumed_precision`)
+    # each family's most common precision in its latest round here, where the data say it (a `precision` column)
+    precisions: tuple[tuple[str, str], ...] = ()
 
     @cached_property
     def curves(self) -> dict[tuple[str, str], CountCurve]:
@@ -274,9 +283,17 @@ class Forecaster:
         """The benchmark's median unit spread: a forecast without a unit's own."""
         return float(np.median(self.units["spread"].to_numpy(dtype=float)))
 
-    def source_of(self, family: str) -> NewFamilySource | None:
-        """`siblings.new_family_source` of `family` among the families with results here."""
-        return new_family_source(family, self._sibling_units, self._measured)
+    def source_of(self, family: str, target_time: float | None = None) -> NewFamilySource | None:
+        """`siblings.new_family_source` of `family` among the families with results here, by the chosen law
+        (`law`) at the precision a forecast for the round published at `target_time` (the next round by default)
+        assumes (`siblings.assumed_precision`: its sibling's where the data say it)."""
+        if target_time is None:
+            target_time = max(round_published(name) for name in self.rounds) + ROUND_STEP_YEARS
+        # the sibling is the source unless the family has results here in another form factor
+        found = sibling_of(family, self._sibling_units) if family not in self._sibling_units else None
+        known = dict(self.precisions)
+        precision = assumed_precision(self.benchmark, target_time, known.get(found[0]) if found else None)
+        return new_family_source(family, self._sibling_units, self._measured, self.law, precision)
 
     @cached_property
     def _measured(self) -> dict[tuple[str, str], MeasuredRatio]:
@@ -300,9 +317,9 @@ class Forecaster:
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """`model` and `kind` filled where `kind` is empty (a family without a unit): the family's own curve in
         another form factor (`FAMILY`); else its sibling's (`sibling_of`, of its vendor), times their ratio measured
-        on other benchmarks (`MEASURED`, `siblings.measured_ratios`) or else the sibling's over its own geometric
-        mean of peak dense BF16 TFLOPS and memory bandwidth (`SIBLING`: a fixed law, steadier on the backtest's new
-        families, median error 18-31% per fold, than the benchmark's regression on specifications, 13-66%); else
+        on other benchmarks where the chosen law takes it (`MEASURED`, `siblings.measured_ratios`) or else by the
+        chosen law of their specifications (`SIBLING`, `siblings.choose_law`: a fixed law, steadier on the
+        backtest's new families than the benchmark's regression on specifications, 13-66% per fold); else
         the regression on specifications (`SPECIFICATION`); else a stand-in's curve by the specifications' law
         (`SIBLING`; a ratio measured across vendors missed by a median 30.3% against the law's 36.1% on 28 pairs,
         but rests on few benchmarks and submitters: MI300X took 9.2 times B200's time over two, one submitter's BERT
@@ -316,7 +333,7 @@ class Forecaster:
         model, kind, spread, horizon = model.copy(), kind.copy(), spread.copy(), horizon.copy()
         for family in sorted(set(families[kind == ""].tolist())):
             rows = (families == family) & (kind == "")
-            source = self.source_of(str(family))
+            source = self.source_of(str(family), target_time)
             if source is not None and (source.own_vendor or not np.isfinite(spec[rows]).all()):
                 unit = self._sibling_units[source.family]
                 anchor_time = self._unit_rows[unit][0]
@@ -423,6 +440,7 @@ class DriftPrior:
     first: float | None = None
     later: float | None = None
     ratios: tuple[MeasuredRatio, ...] = ()  # every pair of families' measured ratio (`measured_ratios`)
+    law: LawChoice = SIMPLEST  # the law of new families' ratios, chosen on earlier first appearances
 
 
 def pooled_drift(frames: Mapping[str, pd.DataFrame], before: float) -> DriftPrior:
@@ -436,12 +454,14 @@ def pooled_drifts(frames: Mapping[str, pd.DataFrame], befores: Iterable[float]) 
     measured ratios' cells (`siblings.ratio_cells`) are worked out once for all of them."""
     times = {name: frame["round"].map(round_published).to_numpy(dtype=float) for name, frame in frames.items()}
     cells = ratio_cells(frames)
-    return {before: _pooled_drift(frames, times, cells, before) for before in befores}
+    cases = first_appearances(frames)
+    return {before: _pooled_drift(frames, times, cells, before, cases) for before in befores}
 
 
 def _pooled_drift(frames: Mapping[str, pd.DataFrame], times: Mapping[str, np.ndarray], cells: pd.DataFrame,
-                  before: float) -> DriftPrior:
-    """`pooled_drift` of `frames` before `before`, given each frame's publication `times` and its ratio `cells`."""
+                  before: float, cases: pd.DataFrame) -> DriftPrior:
+    """`pooled_drift` of `frames` before `before`, given each frame's publication `times`, its ratio `cells` and
+    its first appearances (`siblings.first_appearances`, the law's choice)."""
     rates, ages, ends = [], [], []
     for name, frame in frames.items():
         train = frame[times[name] < before]
@@ -460,7 +480,8 @@ def _pooled_drift(frames: Mapping[str, pd.DataFrame], times: Mapping[str, np.nda
         return float(np.round(weighted_median(rate[chosen], weights), CURVE_DECIMALS))
 
     first = age == 0
-    return DriftPrior(median(first), median(~first), pooled_ratios(cell_ratios(cells, before)))
+    return DriftPrior(median(first), median(~first), pooled_ratios(cell_ratios(cells, before)),
+                      choose_law(cases, before))
 
 
 def shrunk_drift(levels: GroupLevels, prior: DriftPrior | None) -> float:
@@ -565,7 +586,25 @@ def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None, form: str = 
     return Forecaster(units=units, curve_rows=curve_frame, pooled_exponent=pooled, drift_per_year=drift,
                       spread_log=math.hypot(within_sd, between), rate_sd=rate_sd, spec_intercept=intercept,
                       spec_time=spec_time, spec_coefficients=coefficients, naive_rows=naive_rows,
-                      rounds=tuple(ordered_rounds(train)), measured=measured, form=form)
+                      rounds=tuple(ordered_rounds(train)), measured=measured, form=form,
+                      law=drift_prior.law if drift_prior else SIMPLEST,
+                      benchmark=str(train["benchmark"].iloc[0]) if "benchmark" in train.columns else "",
+                      precisions=latest_precisions(train))
+
+
+def latest_precisions(train: pd.DataFrame) -> tuple[tuple[str, str], ...]:
+    """Each family's most common precision (ties by name) in its latest round of `train`, where its `precision`
+    column says one; empty without the column."""
+    if "precision" not in train.columns:
+        return ()
+    known = train[train["precision"].notna()]
+    times = known["round"].map(round_published)
+    latest = known[times.to_numpy() == times.groupby(known["accelerator_family"]).transform("max").to_numpy()]
+    found = []
+    for family, group in latest.groupby("accelerator_family", sort=True):
+        counts = group["precision"].astype(str).value_counts()
+        found.append((str(family), str(min(counts.index, key=lambda value: (-counts[value], value)))))
+    return tuple(found)
 
 
 def _spec_regression(groups: pd.DataFrame) -> tuple[float | None, float, np.ndarray | None]:

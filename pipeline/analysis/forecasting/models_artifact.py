@@ -24,7 +24,7 @@ from pydantic import Field, FiniteFloat, model_validator
 from pipeline.analysis.forecasting.answers import FittedBenchmark
 from pipeline.analysis.forecasting.intervals import Calibration
 from pipeline.analysis.forecasting.model import BLEND, CANDIDATES, KINDS, MODEL, NAIVE, UNIT, Forecaster
-from pipeline.analysis.forecasting.siblings import MeasuredRatio
+from pipeline.analysis.forecasting.siblings import LawChoice, MeasuredRatio
 from pipeline.analysis.forecasting.summaries import AnswerErrors, ComparisonRecord
 from pipeline.core import paths
 from pipeline.core.artifacts import Artifact, Record
@@ -116,6 +116,28 @@ class MeasuredRatioRow(Record):
     """Benchmarks measuring it."""
 
 
+Law = Literal["bf16 compute", "compute at the precision", "compute and bandwidth"]  # siblings.SPEC_LAWS
+
+
+class LawChoiceRow(Record):
+    """The law of a new family's ratio to its sibling (`siblings.LawChoice`), chosen on earlier first appearances."""
+
+    law: Law = "bf16 compute"
+    """The specifications' law."""
+    measured: bool = False
+    """Whether a ratio measured on other benchmarks replaces it where there is one."""
+    cases: int = Field(default=0, ge=0)
+    """The earlier first appearances it was chosen on."""
+    measured_cases: int = Field(default=0, ge=0)
+    """The earlier meetings of two families with a measured ratio."""
+    errors: list[tuple[Law, FiniteFloat | None]] = Field(default_factory=list)
+    """Each law's median |log error| on those first appearances."""
+    measured_error: FiniteFloat | None = None
+    """The measured ratio's median |log error| on the meetings with one."""
+    law_error_on_measured: FiniteFloat | None = None
+    """The chosen law's on the same meetings."""
+
+
 class ForecasterRecord(Record):
     """A `Forecaster` as saved."""
 
@@ -145,6 +167,12 @@ class ForecasterRecord(Record):
     """Measured ratios of families without results here to ones with."""
     form: Form = "constant exponent"
     """The form of the count curves beyond the published counts (`curve.FORMS`)."""
+    law: LawChoiceRow = Field(default_factory=LawChoiceRow)
+    """The law of a new family's ratio to its sibling."""
+    benchmark: str = ""
+    """The benchmark fitted (the precision a new family's forecast assumes)."""
+    precisions: list[tuple[str, str]] = Field(default_factory=list)
+    """Each family's most common precision in its latest round, where the data say it."""
 
     @model_validator(mode="after")
     def _consistent(self) -> ForecasterRecord:
@@ -169,7 +197,9 @@ class ForecasterRecord(Record):
             "units": _records(forecaster.units.reset_index(), UnitRow),
             "curve_rows": _records(forecaster.curve_rows, CurveRow),
             "naive_rows": _records(forecaster.naive_rows, NaiveRow),
-            "measured": [asdict(ratio) for ratio in forecaster.measured], "form": forecaster.form})
+            "measured": [asdict(ratio) for ratio in forecaster.measured], "form": forecaster.form,
+            "law": asdict(forecaster.law), "benchmark": forecaster.benchmark,
+            "precisions": [list(pair) for pair in forecaster.precisions]})
 
     def forecaster(self) -> Forecaster:
         """The `Forecaster` this record saved, as fitted (the inverse of `of`)."""
@@ -181,7 +211,10 @@ class ForecasterRecord(Record):
             spec_time=math.nan if self.spec_time is None else self.spec_time,
             spec_coefficients=None if self.spec_coefficients is None else np.array(self.spec_coefficients),
             naive_rows=_frame(self.naive_rows, NaiveRow), rounds=tuple(self.rounds),
-            measured=tuple(MeasuredRatio(**row.model_dump()) for row in self.measured), form=self.form)
+            measured=tuple(MeasuredRatio(**row.model_dump()) for row in self.measured), form=self.form,
+            law=LawChoice(**{**self.law.model_dump(), "errors": tuple(
+                (name, value) for name, value in self.law.errors)}),
+            benchmark=self.benchmark, precisions=tuple((family, value) for family, value in self.precisions))
 
 
 class CalibrationRow(Record):

@@ -11,7 +11,10 @@ accelerator (one GPU, one TPU chip, one IPU):
   names ("Gaudi 2" matches `\\bgaudi\\b` as well as Gaudi2's pattern);
 - only_form_factor: the form factor of families that ship in a single one (empty otherwise);
 - bf16_tflops: peak dense BF16 tensor TFLOPS (FP16 where the part has no BF16; the `note` says so);
-- fp8_tflops: peak dense FP8 TFLOPS, empty where the part has no FP8;
+- fp8_tflops: peak dense FP8 TFLOPS, empty where the part has no FP8 (the note says "no FP8 or 4-bit matrix
+  format on the datasheet" where that is so);
+- fp4_tflops: peak dense 4-bit TFLOPS (NVFP4 on Blackwell, MXFP4 on CDNA 4), empty where the part has none;
+  where present, fp4_tflops >= fp8_tflops >= bf16_tflops (a lower precision never runs slower);
 - memory_gib: on-package memory as the vendor states it (HBM sizes are binary, so GB there are GiB);
 - bandwidth_tbps: memory bandwidth, TB/s (empty for the IPUs, whose memory is on-chip SRAM);
 - tdp_w: board or module power, W (empty where the vendor does not publish it);
@@ -39,9 +42,11 @@ from pipeline.core.errors import ContractError
 from pipeline.mlperf.hardware.tables import check_columns, check_sources, check_unique, read_package_table
 
 SPEC_FILE = "accelerators.csv"
-COLUMNS = ["family", "vendor", "pattern", "only_form_factor", "bf16_tflops", "fp8_tflops", "memory_gib",
-           "bandwidth_tbps", "tdp_w", "launch_year", "generation", "source", "note"]
-FIGURES = ["bf16_tflops", "fp8_tflops", "memory_gib", "bandwidth_tbps", "tdp_w"]
+COLUMNS = ["family", "vendor", "pattern", "only_form_factor", "bf16_tflops", "fp8_tflops", "fp4_tflops",
+           "memory_gib", "bandwidth_tbps", "tdp_w", "launch_year", "generation", "source", "note"]
+FIGURES = ["bf16_tflops", "fp8_tflops", "fp4_tflops", "memory_gib", "bandwidth_tbps", "tdp_w"]
+# The peaks by precision, widest format first: where two are present, the narrower is at least the wider.
+PEAKS = ["bf16_tflops", "fp8_tflops", "fp4_tflops"]
 # The form factors `pipeline.mlperf.hardware.freetext` recognises in a model name.
 FORM_FACTORS = ("NVL", "Superchip", "SXM", "OAM", "PCIe")
 # What the specification-based model reads: log of each (a twice-as-fast part should take about half the time).
@@ -57,8 +62,8 @@ def specifications() -> pd.DataFrame:
 
 def validate(table: pd.DataFrame) -> pd.DataFrame:
     """`table` indexed by family, after checking its columns, one row per family, a valid pattern on every row,
-    a known single form factor, positive figures, a whole launch year, a generation and an https source on every
-    row.
+    a known single form factor, positive figures, peaks that never fall with the precision (fp4_tflops >=
+    fp8_tflops >= bf16_tflops where present), a whole launch year, a generation and an https source on every row.
     Raises ContractError, naming the rows at fault, otherwise."""
     check_columns(table, SPEC_FILE, COLUMNS)
     check_unique(table, SPEC_FILE, ["family"])
@@ -77,6 +82,12 @@ def validate(table: pd.DataFrame) -> pd.DataFrame:
                             f"found {', '.join(unknown)}")
     if (table[FIGURES] <= 0).any().any():
         raise ContractError(f"{SPEC_FILE}: every figure must be positive (leave it empty when unknown)")
+    peaks = table[PEAKS].to_numpy(dtype=float)
+    for wide, narrow in ((0, 1), (1, 2), (0, 2)):
+        falling = table.loc[peaks[:, narrow] < peaks[:, wide], "family"].tolist()  # NaN compares False: skipped
+        if falling:
+            raise ContractError(f"{SPEC_FILE}: {PEAKS[narrow]} must be at least {PEAKS[wide]} where both are "
+                                f"present; not so for {', '.join(falling)}")
     unnamed = table.loc[table["generation"].str.strip() == "", "family"].tolist()
     if unnamed:
         raise ContractError(f"{SPEC_FILE}: every family needs a generation (its architecture, by the vendor's "
