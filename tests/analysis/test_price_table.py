@@ -199,12 +199,18 @@ def test_a_later_listing_of_an_offer_replaces_the_older_one() -> None:
     raw = _raw()
     newer = raw[(raw["provider"] == "AWS") & (raw["instance_type"] == "p5.48xlarge")
                 & (raw["price_type"] == "on-demand") & (raw["region"] == "us-east-1")
-                ].iloc[[0]].assign(price_per_hour=50.0, date="2026-12-31")
+                ].iloc[[0]].assign(price_per_hour=50.0, date="2026-12-31", verified="2026-12-31",
+                                   verified_against="https://example.com/p5: 50.00 per instance-hour")
     table = pt.validate(pd.concat([raw, newer], ignore_index=True))
     current = pt.current_prices(table)
     p5 = current[(current["instance_type"] == "p5.48xlarge") & (current["price_type"] == "on-demand")
                  & (current["region"] == "us-east-1")]
     assert p5["price_per_hour"].tolist() == [50.0]
+    # unverified, the newer listing still retires the older row (history) but is not used itself: no p5 price
+    table = pt.validate(pd.concat([raw, newer.assign(verified="", verified_against="")], ignore_index=True))
+    current, unverified = pt.current_prices(table), pt.unverified_prices(table)
+    assert not ((current["instance_type"] == "p5.48xlarge") & (current["price_type"] == "on-demand")).any()
+    assert (unverified["instance_type"] == "p5.48xlarge").sum() == 1
 
 
 def test_families_without_a_price_are_listed_and_bands_cover_the_priced_ones() -> None:
