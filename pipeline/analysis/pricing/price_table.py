@@ -25,7 +25,7 @@ One row per quoted price. Columns (docs/prices.md says how to add a row):
   failed, why, as its last sentence: "Not verified on 2026-12-07: <why>" (`why_unverified`);
 - verified: ISO date the row was checked against its source (the provider's page, or the catalogue file at the
   commit the row cites), empty when it was not or could not be;
-- verified_against: what that check read and the figure found there ("<URL>" or "<repo> <path> @ <commit>: row
+- verified_against: what that check read and the figure found there ("<URL>" or "<owner>/<repo>/<path> @ <commit>: row
   '...'"), empty when unverified. The loader requires it of every verified row and refuses it without a date.
 
 An offer is (family, provider, instance, price type, region, currency); its price is its newest row. A row is
