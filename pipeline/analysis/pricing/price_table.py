@@ -35,8 +35,8 @@ MAX_PRICE_AGE_DAYS older than the table's newest reading (`as_of`); every other 
 page and in docs/prices.md, never in an answer.
 
 **Verified ends** (issue 52 point 4). A row of a price type in VERIFIED_TYPES (on-demand: the type of every default
-cost range) is used in an answer only once it has been verified against its source: an unverified row is listed (on
-the prices page and in docs/prices.md, with why), never an end of a range nor one of its prices. The ends of a
+cost range) is used in an answer only once it has been verified against its source: an unverified row is listed
+(`unverified_prices`; docs/prices.md, with why), never an end of a range nor one of its prices. The ends of a
 default range are thus chosen among verified current rows (`current_prices`, the one place answers take their prices
 from), and a family with current on-demand rows but none verified has no default cost and says so (`no_price_text`:
 "no verified on-demand price"). `excluded_ends` lists the unverified rows that would otherwise set or move an end.
