@@ -322,8 +322,8 @@ def architecture_page(path: Path = DOCS / "architecture.md") -> str:
 
 
 def price_freshness() -> str:
-    """The price table's freshness and its range-setting rows, as markdown (`price_table.offer_status`,
-    `range_ends`)."""
+    """The price table's freshness, its range-setting rows and their verification, as markdown
+    (`price_table.offer_status`, `range_ends`, `excluded_ends`)."""
     from pipeline.analysis.pricing import price_table as pt
 
     table = pt.price_table()
@@ -332,21 +332,39 @@ def price_freshness() -> str:
     age = (pd.to_datetime(pt.as_of(table)) - pd.to_datetime(current["date"])).dt.days
     history = status[status != pt.CURRENT].value_counts()
     oldest = current.sort_values(["date", "family", "provider"]).iloc[0]
+    ends, excluded = pt.range_ends(table), pt.excluded_ends(table)
+    unverified = pt.unverified_prices(table)
+    kinds = " and ".join(pt.VERIFIED_TYPES)
+    verified = int((ends["verified"] != "").sum())
+    priced = set(ends["family"])
+    lost = sorted(set(unverified.loc[unverified["price_type"] == pt.DEFAULT_PRICE_TYPE, "family"]) - priced,
+                  key=str.casefold)
     lines = [f"As of the table's newest reading, {pt.as_of(table)}: {len(table)} rows, {len(current)} current offers "
              f"(median age {age.median():.0f} days; the oldest {oldest['family']} {oldest['provider']} "
              f"{oldest['instance_type']}, {oldest['price_type']}, {oldest['date']}); "
              + "; ".join(f"{count} {reason}" for reason, count in history.sort_index().items())
              + f" (history: listed here, never in an answer). Rows older than {pt.MAX_PRICE_AGE_DAYS} days are "
-             "history. Whether a row was checked against its source is stated per row: no row of the table carries "
-             "a dated check yet, so every end below reads *not verified*.",
+             f"history. {int((table['verified'] != '').sum())} rows carry a dated check against their source "
+             f"(`verified`, `verified_against`); {len(unverified)} current {kinds} rows do not and are never used "
+             f"in an answer: an unverified row sets no end of a range.",
              "",
-             "Every row that sets an end of a family's on-demand cost range (USD per accelerator-hour):",
+             f"Every row that sets an end of a family's {pt.DEFAULT_PRICE_TYPE} cost range (USD per "
+             f"accelerator-hour): {verified} of {len(ends)} ends are verified, as the rule requires. Below them, "
+             f"the {len(excluded)} unverified rows that would otherwise set or move an end, excluded. Families with "
+             f"current {pt.DEFAULT_PRICE_TYPE} rows but none verified, so no default cost: "
+             f"{', '.join(lost) if lost else 'none'}.",
              "",
-             "| family | end | price | provider, instance | region | date | source kind | verified |",
+             "| family | end | price | provider, instance | region | date | source kind | verification |",
              "|---|---|---|---|---|---|---|---|"]
-    for row in pt.range_ends(table).itertuples():
+    for row in ends.itertuples():
+        check = (f"verified {row.verified} against {row.verified_against}" if row.verified
+                 else f"not verified: {pt.why_unverified(row.note)}")
         lines.append(f"| {row.family} | {row.end} | {row.price_per_accelerator_hour:.2f} | {row.provider}, "
-                     f"{row.instance_type} | {row.region} | {row.date} | {row.source_kind} | not verified |")
+                     f"{row.instance_type} | {row.region} | {row.date} | {row.source_kind} | {check} |")
+    for row in excluded.itertuples():
+        lines.append(f"| {row.family} | {row.end}, excluded | {row.price_per_accelerator_hour:.2f} | "
+                     f"{row.provider}, {row.instance_type} | {row.region} | {row.date} | {row.source_kind} | "
+                     f"not verified: {row.reason} |")
     return "\n".join(lines)
 
 

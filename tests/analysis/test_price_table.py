@@ -2,6 +2,7 @@
 every
 price per accelerator-hour plausible for its family, a 10x typo rejected; the cost of a run as a range naming the
 provider at each end, the user's price file winning, families without a price saying so; the electricity default.
+Issue 52 point 4: every end of a default range is a row verified against its source; an unverified row sets none.
 """
 from __future__ import annotations
 
@@ -105,6 +106,75 @@ def _row(family: str, provider: str, instance: str, date: str, price: float, kin
             "note": "a test row"}
 
 
+def _checked(row: dict, verified: str = "", against: str = "", why: str = "") -> dict:
+    """`row` with its verification columns: the date of the check and what it read, or why it failed."""
+    note = row["note"] + (f". Not verified on 2026-12-07: {why}" if why else "")
+    return row | {"note": note, "verified": verified, "verified_against": against}
+
+
+def test_an_unverified_row_sets_no_end_of_a_default_cost_range() -> None:
+    """Issue 52 point 4: the ends of an on-demand range are chosen among verified current rows; an unverified row is
+    listed (with why) but used in no answer; a family whose on-demand rows are all unverified has no default cost
+    and says so; other price types are not subject to the rule."""
+    check = ("2026-12-07", "https://example.com/prices: the same figure")
+    table = pt.validate(pd.DataFrame([
+        _checked(_row("H100", "Acme", "H100", "2026-12-01", 2.0), why="the page could not be read"),  # cheapest
+        _checked(_row("H100", "Beta", "H100", "2026-12-01", 3.0), *check),
+        _checked(_row("H100", "Gamma", "H100", "2026-12-01", 4.0), *check),
+        _checked(_row("H100", "Delta", "H100", "2026-12-01", 6.0)),                  # dearest, no check recorded
+        _checked(_row("H100", "Acme", "H100", "2026-12-01", 1.5, "spot")),           # spot: not subject to the rule
+        _checked(_row("H200", "Acme", "H200", "2026-12-01", 3.5), why="the catalogue file is not stored"),
+        _checked(_row("H200", "Beta", "H200", "2026-12-01", 3.9)),
+        _checked(_row("A100", "Beta", "A100", "2026-12-01", 1.9), *check)]))
+    assert table["usable"].tolist() == [False, True, True, False, True, False, False, True]
+    cost = pt.cost_range(10.0, "H100", table=table)
+    assert (cost.low, cost.high, cost.quotes) == (30.0, 40.0, 2)
+    assert cost.cheapest is not None and cost.dearest is not None
+    assert (cost.cheapest.provider, cost.dearest.provider) == ("Beta", "Gamma")
+    assert pt.cost_range(10.0, "H100", table=table, price_type="spot").low == 15.0
+    # no verified on-demand H200 price: no default cost, and the family says why
+    assert pt.default_price_type("H200", table) is None and not pt.cost_range(1.0, "H200", table=table).has_price
+    assert pt.no_price_text("H200", table) == "no verified on-demand price"
+    assert pt.no_price_text("A100", table) == "no public price"  # (it has a default cost: the text is not shown)
+    ends = pt.range_ends(table)
+    assert ends[["family", "end", "provider"]].values.tolist() == [
+        ["A100", "only", "Beta"], ["H100", "cheapest", "Beta"], ["H100", "dearest", "Gamma"]]
+    assert (ends["verified"] != "").all()
+    excluded = pt.excluded_ends(table)
+    assert excluded[["family", "end", "provider"]].values.tolist() == [
+        ["H100", "cheapest", "Acme"], ["H100", "dearest", "Delta"], ["H200", "cheapest", "Acme"],
+        ["H200", "dearest", "Beta"]]
+    assert excluded["reason"].tolist() == [
+        "the page could not be read (checked 2026-12-07)", "no check of its source is recorded",
+        "the catalogue file is not stored (checked 2026-12-07)", "no check of its source is recorded"]
+    assert len(pt.unverified_prices(table)) == 4
+
+
+def test_a_table_without_verification_columns_records_no_checks_and_is_taken_as_given() -> None:
+    table = pt.validate(pd.DataFrame([_row("H100", "Acme", "H100", "2026-12-01", 2.0)]))
+    assert table["usable"].all() and pt.cost_range(1.0, "H100", table=table).low == 2.0
+
+
+def test_every_end_of_the_shipped_tables_default_ranges_is_verified_and_says_against_what() -> None:
+    ends = pt.range_ends()
+    assert set(ends["family"]) >= {"A100", "B200", "B300", "GB200", "GB300", "H100", "H200", "MI300X", "MI355X"}
+    for row in ends.itertuples():
+        assert dt.date.fromisoformat(row.verified) <= dt.date.today(), row
+        assert row.verified_against.startswith(("https://", "skypilot-org/", "RightNow-AI/", "Cyclenerd/",
+                                                "dstackai/")), row
+    # the rows the audit of issue 52 could not verify set no end: the dearest H100 (Azure, 12.29) and H200 (Google
+    # Cloud a3-ultragpu-8g) prices, and TensorWave's 'starting at' prices, whose type the capture does not confirm
+    excluded = pt.excluded_ends()
+    assert {(row.family, row.provider) for row in excluded.itertuples()} == {
+        ("H100", "Azure"), ("H200", "Google Cloud"), ("MI300X", "TensorWave"), ("MI325X", "TensorWave")}
+    assert not excluded["reason"].str.startswith("no check").any()  # each says why it failed
+    h100 = pt.cost_range(1.0, "H100")
+    assert h100.dearest is not None and (h100.dearest.provider, h100.dearest.instance_type) == (
+        "Google Cloud", "a3-megagpu-8g")
+    b300 = pt.cost_range(1.0, "B300")  # AWS's 17.80, read in the catalogue file at its commit
+    assert b300.dearest is not None and b300.dearest.provider == "AWS" and b300.high == pytest.approx(17.802)
+
+
 def test_an_offer_is_current_once_superseded_rows_and_rows_over_a_year_old_are_history() -> None:
     table = pt.validate(pd.DataFrame([
         _row("H100", "Acme", "H100 (per GPU)", "2026-01-10", 3.0),
@@ -189,6 +259,11 @@ def test_an_instance_price_entered_per_accelerator_is_rejected() -> None:
     (lambda t: pd.concat([t, t.iloc[[0]]], ignore_index=True), "listed twice"),
     (lambda t: t.assign(source_kind=t["source_kind"].where(t.index != 0, "blog")), "source_kind must be"),
     (lambda t: t.assign(note=t["note"].where(~t["family"].isin(["GB200"]), "a GB200 rack")), "rack-scale offer"),
+    (lambda t: t.drop(columns="verified_against"), "columns must be"),
+    (lambda t: t.assign(verified=t["verified"].where(t["verified"] == "", "07/12/2026")), "ISO date .* of the check"),
+    (lambda t: t.assign(verified_against=t["verified_against"].where(t["verified"] == "", "")),
+     "must say what it was verified against"),
+    (lambda t: t.assign(verified_against="https://example.com/"), "without the date of the check"),
 ])
 def test_a_broken_table_is_a_contract_error(change, message: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ContractError, match=message):
@@ -199,12 +274,18 @@ def test_a_later_listing_of_an_offer_replaces_the_older_one() -> None:
     raw = _raw()
     newer = raw[(raw["provider"] == "AWS") & (raw["instance_type"] == "p5.48xlarge")
                 & (raw["price_type"] == "on-demand") & (raw["region"] == "us-east-1")
-                ].iloc[[0]].assign(price_per_hour=50.0, date="2026-12-31")
+                ].iloc[[0]].assign(price_per_hour=50.0, date="2026-12-31", verified="2026-12-31",
+                                   verified_against="https://example.com/p5: 50.00 per instance-hour")
     table = pt.validate(pd.concat([raw, newer], ignore_index=True))
     current = pt.current_prices(table)
     p5 = current[(current["instance_type"] == "p5.48xlarge") & (current["price_type"] == "on-demand")
                  & (current["region"] == "us-east-1")]
     assert p5["price_per_hour"].tolist() == [50.0]
+    # unverified, the newer listing still retires the older row (history) but is not used itself: no p5 price
+    table = pt.validate(pd.concat([raw, newer.assign(verified="", verified_against="")], ignore_index=True))
+    current, unverified = pt.current_prices(table), pt.unverified_prices(table)
+    assert not ((current["instance_type"] == "p5.48xlarge") & (current["price_type"] == "on-demand")).any()
+    assert (unverified["instance_type"] == "p5.48xlarge").sum() == 1
 
 
 def test_families_without_a_price_are_listed_and_bands_cover_the_priced_ones() -> None:

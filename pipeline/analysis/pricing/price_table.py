@@ -21,13 +21,27 @@ One row per quoted price. Columns (docs/prices.md says how to add a row):
 - source_kind: `provider` (the provider's own page, price list or documentation) or `community` (a catalogue,
   scraper or comparison site transcribing it: a stated fallback where the provider's page could not be read);
 - note: what the source is and anything uncertain; for a rack-scale offer (NVL72 sold by the rack or by 4-GPU
-  instances) the rule that converts it to a price per accelerator (RACK_SCALE_FAMILIES).
+  instances) the rule that converts it to a price per accelerator (RACK_SCALE_FAMILIES); for a row whose check
+  failed, why, as its last sentence: "Not verified on 2026-12-07: <why>" (`why_unverified`);
+- verified: ISO date the row was checked against its source (the provider's page, or the catalogue file at the
+  commit the row cites), empty when it was not or could not be;
+- verified_against: what that check read and the figure found there ("<URL>" or "<owner>/<repo>/<path> @ <commit>: row
+  '...'"), empty when unverified. The loader requires it of every verified row and refuses it without a date.
 
 An offer is (family, provider, instance, price type, region, currency); its price is its newest row. A row is
 **current** (`offer_status`) when it is its offer's newest, no newer row of the same provider prices the same family
 and type (whatever the instance's label: one offer listed under two labels is not current twice), and it is at most
 MAX_PRICE_AGE_DAYS older than the table's newest reading (`as_of`); every other row is history, listed on the prices
 page and in docs/prices.md, never in an answer.
+
+**Verified ends** (issue 52 point 4). A row of a price type in VERIFIED_TYPES (on-demand: the type of every default
+cost range) is used in an answer only once it has been verified against its source: an unverified row is listed
+(`unverified_prices`; docs/prices.md, with why), never an end of a range nor one of its prices. The ends of a
+default range are thus chosen among verified current rows (`current_prices`, the one place answers take their prices
+from), and a family with current on-demand rows but none verified has no default cost and says so (`no_price_text`:
+"no verified on-demand price"). `excluded_ends` lists the unverified rows that would otherwise set or move an end.
+A table given without the two verification columns (a hand-made table, as tests build; the shipped file must have
+them) records no checks and is taken as given.
 
 A cost range never mixes price types: by default it is the on-demand range (`DEFAULT_PRICE_TYPE`); a family without
 a current on-demand price has no default cost and says so (`no_price_text`: "no on-demand price (committed-1y
@@ -40,6 +54,7 @@ not MLPerf results (MLCommons' guidelines ask that they say so and name their ba
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -53,10 +68,13 @@ from pipeline.mlperf.hardware.accelerators import specifications
 from pipeline.mlperf.hardware.tables import check_columns
 
 PRICE_FILE = "price_table.csv"
+# The columns of every price table; price_table.csv adds the two of its verification (FILE_COLUMNS).
 COLUMNS = ["family", "provider", "instance_type", "accelerators_per_instance", "price_per_hour", "price_unit",
            "currency", "price_type", "region", "date", "source", "source_kind", "note"]
+VERIFICATION_COLUMNS = ["verified", "verified_against"]
+FILE_COLUMNS = [*COLUMNS, *VERIFICATION_COLUMNS]
 TEXT_COLUMNS = ("family", "provider", "instance_type", "price_unit", "currency", "price_type", "region", "date",
-                "source", "source_kind", "note")
+                "source", "source_kind", "note", "verified", "verified_against")
 PRICE_UNITS = ("instance-hour", "accelerator-hour")
 PRICE_TYPES = ("on-demand", "spot", "capacity-block", "committed-1y", "committed-3y")
 CURRENCIES = ("USD", "EUR", "GBP")
@@ -65,6 +83,11 @@ SOURCE_KINDS = ("provider", "community")
 # The price type of a cost range unless one is asked for: a capacity block is booked for days, a commitment for years
 # and spot can be taken back at any time, so none of them answers "what does a run cost if I rent it now".
 DEFAULT_PRICE_TYPE = "on-demand"
+# Price types whose rows must have been verified against their source to be used in an answer (issue 52 point 4):
+# the type of every default cost range. Other types, asked for by name, are not checked yet and say their type.
+VERIFIED_TYPES = (DEFAULT_PRICE_TYPE,)
+# The last sentence of the note of a row whose check failed: its date and why.
+UNVERIFIED_NOTE = re.compile(r"Not verified on (\d{4}-\d{2}-\d{2}): (.+)$")
 # A row this many days older than the table's newest reading is history, not a price (issue 52: 65 of 219 offers were
 # over a year old, the oldest from 2024-02-07).
 MAX_PRICE_AGE_DAYS = 365
@@ -97,13 +120,16 @@ UNBANDED_TYPES = ("spot",)
 def _read(text_columns: tuple[str, ...]) -> pd.DataFrame:
     with resources.files(__package__).joinpath(PRICE_FILE).open(encoding="utf-8") as handle:
         return pd.read_csv(handle, dtype=dict.fromkeys(text_columns, str), keep_default_na=False,
-                           na_values={column: [""] for column in COLUMNS if column not in text_columns})
+                           na_values={column: [""] for column in FILE_COLUMNS if column not in text_columns})
 
 
 @lru_cache(maxsize=1)
 def price_table() -> pd.DataFrame:
-    """The package's table, validated (see `validate`), with `price_per_accelerator_hour` added."""
-    return validate(_read(TEXT_COLUMNS))
+    """The package's table, validated (see `validate`; the file must carry its verification columns), with
+    `price_per_accelerator_hour` and `usable` added."""
+    raw = _read(TEXT_COLUMNS)
+    check_columns(raw, PRICE_FILE, FILE_COLUMNS)
+    return validate(raw)
 
 
 def _where(table: pd.DataFrame, mask: pd.Series) -> str:
@@ -113,14 +139,21 @@ def _where(table: pd.DataFrame, mask: pd.Series) -> str:
 
 
 def validate(table: pd.DataFrame) -> pd.DataFrame:
-    """`table` (the CSV's columns) with `price_per_accelerator_hour` added, after checking the columns, the family
-    (known to accelerators.csv), positive prices and accelerator counts, the known units, types and currencies,
-    an ISO date, an https source and a note on every row, no offer listed twice on one date, and every price per
-    accelerator-hour within its plausibility bands (`plausibility`). Raises ContractError naming the rows at fault."""
-    check_columns(table, PRICE_FILE, COLUMNS)
+    """`table` (the CSV's columns, FILE_COLUMNS; or COLUMNS alone for a table that records no checks) with
+    `price_per_accelerator_hour` and `usable` added, after checking the columns, the family (known to
+    accelerators.csv), positive prices and accelerator counts, the known units, types and currencies, an ISO date,
+    an https source and a note on every row, a verified row's ISO date and what it was verified against, no offer
+    listed twice on one date, and every price per accelerator-hour within its plausibility bands (`plausibility`).
+    Raises ContractError naming the rows at fault.
+
+    `usable`: the row may be used in an answer: verified, or of a type not in VERIFIED_TYPES, or of a table that
+    records no checks (no verification columns)."""
+    tracked = bool(set(VERIFICATION_COLUMNS) & set(table.columns))
+    check_columns(table, PRICE_FILE, FILE_COLUMNS if tracked else COLUMNS)
     table = table.copy()
     for column in TEXT_COLUMNS:
-        table[column] = table[column].astype(str).str.strip()
+        if column in table:
+            table[column] = table[column].astype(str).str.strip()
     known = set(specifications().index)
     unknown = ~table["family"].isin(known)
     if unknown.any():
@@ -164,13 +197,31 @@ def validate(table: pd.DataFrame) -> pd.DataFrame:
         raise ContractError(f"{PRICE_FILE}: a rack-scale offer priced per instance must state its conversion to a "
                             f"price per accelerator in its note (\"per-GPU = price / GPUs\"); missing for "
                             f"{_where(table, rack)}")
+    usable = pd.Series(True, index=table.index)
+    if tracked:
+        verified, against = table["verified"], table["verified_against"]
+        checked = verified != ""
+        bad = checked & (pd.to_datetime(verified, format="%Y-%m-%d", errors="coerce").isna()
+                         | (verified.str.len() != len("2026-01-31")))
+        if bad.any():
+            raise ContractError(f"{PRICE_FILE}: verified must be the ISO date (YYYY-MM-DD) of the check, or empty, "
+                                f"for {_where(table, bad)}")
+        bad = checked & (against == "")
+        if bad.any():
+            raise ContractError(f"{PRICE_FILE}: a verified row must say what it was verified against "
+                                f"(verified_against); missing for {_where(table, bad)}")
+        bad = ~checked & (against != "")
+        if bad.any():
+            raise ContractError(f"{PRICE_FILE}: verified_against without the date of the check (verified) for "
+                                f"{_where(table, bad)}")
+        usable = checked | ~table["price_type"].isin(VERIFIED_TYPES)
     repeated = table.duplicated([*OFFER, "date"])
     if repeated.any():
         raise ContractError(f"{PRICE_FILE}: the same offer listed twice on one date: {_where(table, repeated)}")
     table = table.assign(accelerators_per_instance=count.astype(int), price_per_hour=price)
     per_accelerator = table["price_per_hour"].where(table["price_unit"] == "accelerator-hour",
                                                     table["price_per_hour"] / table["accelerators_per_instance"])
-    table = table.assign(price_per_accelerator_hour=per_accelerator)
+    table = table.assign(price_per_accelerator_hour=per_accelerator, usable=usable.astype(bool))
     check = plausibility(table)
     implausible = ~check["plausible"]
     if implausible.any():
@@ -315,8 +366,9 @@ class CostRange:
 
 
 def current_prices(table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The current rows of the table (`offer_status`), one per offer. Of the package's table (`table` None) they
-    are worked out once, as the table is read once."""
+    """The prices an answer may use: the current rows of the table (`offer_status`), one per offer, that are
+    `usable` (verified, where their type must be: VERIFIED_TYPES). Of the package's table (`table` None) they are
+    worked out once, as the table is read once."""
     return _package_current_prices() if table is None else _newest_offers(table)
 
 
@@ -349,13 +401,28 @@ def offer_status(table: pd.DataFrame) -> pd.Series:
 
 
 def _newest_offers(table: pd.DataFrame) -> pd.DataFrame:
-    current = table[offer_status(table) == CURRENT]
+    current = table[(offer_status(table) == CURRENT) & table["usable"]]
     return current.sort_values(["family", "price_per_accelerator_hour", "provider"]).reset_index(drop=True)
+
+
+def unverified_prices(table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The current rows that are not used because they are not verified (of a type in VERIFIED_TYPES): listed,
+    never in an answer."""
+    table = price_table() if table is None else table
+    current = table[(offer_status(table) == CURRENT) & ~table["usable"]]
+    return current.sort_values(["family", "price_per_accelerator_hour", "provider"]).reset_index(drop=True)
+
+
+def why_unverified(note: str) -> str:
+    """Why a row is not verified, from the last sentence of its note ("Not verified on <date>: <why>"), or that no
+    check of it is recorded."""
+    found = UNVERIFIED_NOTE.search(str(note))
+    return f"{found.group(2)} (checked {found.group(1)})" if found else "no check of its source is recorded"
 
 
 def default_price_type(family: str, table: pd.DataFrame | None = None, currency: str = "USD") -> str | None:
     """The price type a cost range of `family` uses unless told otherwise: DEFAULT_PRICE_TYPE where the family has a
-    current price of it; None otherwise (`no_price_text` says what it has instead)."""
+    current (verified) price of it; None otherwise (`no_price_text` says what it has instead)."""
     types = _current_types(family, table, currency)
     return DEFAULT_PRICE_TYPE if DEFAULT_PRICE_TYPE in types else None
 
@@ -376,12 +443,19 @@ def _package_types(family: str, currency: str) -> tuple[str, ...]:
 
 
 def no_price_text(family: object, table: pd.DataFrame | None = None, currency: str = "USD") -> str:
-    """Why `family` has no default cost, in words: "no on-demand price (committed-1y only)" where it has current
-    prices of other types, else "no public price"."""
+    """Why `family` has no default cost, in words: "no verified on-demand price" where its current on-demand rows
+    are all unverified, "no on-demand price (committed-1y only)" where it has current prices of other types only,
+    else "no public price"."""
     types = _current_types(family, table, currency) if isinstance(family, str) else ()
-    if types and DEFAULT_PRICE_TYPE not in types:
-        return f"no {DEFAULT_PRICE_TYPE} price ({', '.join(types)} only)"
-    return "no public price"
+    if DEFAULT_PRICE_TYPE in types:
+        return "no public price"
+    others = f" ({', '.join(types)} only)" if types else ""
+    if isinstance(family, str):
+        unverified = unverified_prices(table)
+        if ((unverified["family"] == family) & (unverified["currency"] == currency)
+                & (unverified["price_type"] == DEFAULT_PRICE_TYPE)).any():
+            return f"no verified {DEFAULT_PRICE_TYPE} price{others}"
+    return f"no {DEFAULT_PRICE_TYPE} price{others}" if types else "no public price"
 
 
 def cost_range(accelerator_hours: float, family: str, *, user_prices: Mapping[str, float] | None = None,
@@ -415,7 +489,7 @@ def cost_range(accelerator_hours: float, family: str, *, user_prices: Mapping[st
 def _quotes(prices: pd.DataFrame, family: str, currency: str,
             price_type: str) -> tuple[PriceQuote, PriceQuote, int] | None:
     """The cheapest and the dearest of the current `prices` of `family` in `currency` of `price_type`, and how
-    many there are; None without one."""
+    many there are; None without one. `prices` are `current_prices`: verified, where their type must be."""
     prices = prices[(prices["family"] == family) & (prices["currency"] == currency)
                     & (prices["price_type"] == price_type)]
     if prices.empty:
@@ -445,8 +519,8 @@ def families_without_price(table: pd.DataFrame | None = None) -> list[str]:
 
 def range_ends(table: pd.DataFrame | None = None, families: list[str] | None = None) -> pd.DataFrame:
     """The rows that set an end of a default cost range: per family (`families`, default every family with a current
-    on-demand price), its cheapest and its dearest current on-demand row, with `end` ("cheapest" or "dearest"; one row
-    "only" where they are the same) and the table's columns."""
+    verified on-demand price), its cheapest and its dearest current verified on-demand row (`current_prices`), with
+    `end` ("cheapest" or "dearest"; one row "only" where they are the same) and the table's columns."""
     prices = current_prices(table)
     prices = prices[prices["price_type"] == DEFAULT_PRICE_TYPE]
     rows = []
@@ -459,6 +533,28 @@ def range_ends(table: pd.DataFrame | None = None, families: list[str] | None = N
         rows += [first.to_dict() | {"end": "only"}] if len(own) == 1 else \
             [first.to_dict() | {"end": "cheapest"}, last.to_dict() | {"end": "dearest"}]
     return pd.DataFrame(rows, columns=[*prices.columns, "end"])
+
+
+def excluded_ends(table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The unverified current on-demand rows that would set or move an end of their family's default range if they
+    were verified: cheaper than its verified cheapest or dearer than its verified dearest (every one, for a family
+    with none verified), with `end` ("cheapest" or "dearest", the end it would set) and `reason`
+    (`why_unverified`)."""
+    table = price_table() if table is None else table
+    ends = range_ends(table)
+    unverified = unverified_prices(table)
+    unverified = unverified[unverified["price_type"] == DEFAULT_PRICE_TYPE]
+    rows = []
+    for family, own in unverified.groupby("family", sort=True):
+        verified = ends.loc[ends["family"] == family, "price_per_accelerator_hour"]
+        low, high = (verified.min(), verified.max()) if len(verified) else (math.inf, -math.inf)
+        middle = math.sqrt(own["price_per_accelerator_hour"].min() * own["price_per_accelerator_hour"].max())
+        for row in own.to_dict(orient="records"):
+            price = row["price_per_accelerator_hour"]
+            if price < low or price > high:
+                end = "cheapest" if (price < low if len(verified) else price <= middle) else "dearest"
+                rows.append(row | {"end": end, "reason": why_unverified(row["note"])})
+    return pd.DataFrame(rows, columns=[*unverified.columns, "end", "reason"])
 
 
 def price_dates_text(table: pd.DataFrame | None = None) -> str:
