@@ -37,7 +37,8 @@ def _table() -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=["family", "provider", "instance_type", "accelerators_per_instance",
                                         "price_per_hour", "price_unit", "price_type", "region", "date"])
     frame = frame.assign(currency="USD", source=[f"https://example.org/{i}" for i in range(len(rows))],
-                         source_kind="provider", note="a test row")
+                         source_kind="provider", note="a test row", verified="2026-12-07",
+                         verified_against="https://example.org (a test row)")
     return pt.validate(frame[pt.COLUMNS])
 
 

@@ -103,7 +103,7 @@ def _row(family: str, provider: str, instance: str, date: str, price: float, kin
     return {"family": family, "provider": provider, "instance_type": instance, "accelerators_per_instance": 1,
             "price_per_hour": price, "price_unit": "accelerator-hour", "currency": "USD", "price_type": kind,
             "region": "unstated", "date": date, "source": "https://example.com", "source_kind": "provider",
-            "note": "a test row"}
+            "note": "a test row", "verified": "2026-12-07", "verified_against": "https://example.com (a test row)"}
 
 
 def _checked(row: dict, verified: str = "", against: str = "", why: str = "") -> dict:

@@ -40,8 +40,6 @@ cost range) is used in an answer only once it has been verified against its sour
 default range are thus chosen among verified current rows (`current_prices`, the one place answers take their prices
 from), and a family with current on-demand rows but none verified has no default cost and says so (`no_price_text`:
 "no verified on-demand price"). `excluded_ends` lists the unverified rows that would otherwise set or move an end.
-A table given without the two verification columns (a hand-made table, as tests build; the shipped file must have
-them) records no checks and is taken as given.
 
 A cost range never mixes price types: by default it is the on-demand range (`DEFAULT_PRICE_TYPE`); a family without
 a current on-demand price has no default cost and says so (`no_price_text`: "no on-demand price (committed-1y
@@ -68,11 +66,8 @@ from pipeline.mlperf.hardware.accelerators import specifications
 from pipeline.mlperf.hardware.tables import check_columns
 
 PRICE_FILE = "price_table.csv"
-# The columns of every price table; price_table.csv adds the two of its verification (FILE_COLUMNS).
 COLUMNS = ["family", "provider", "instance_type", "accelerators_per_instance", "price_per_hour", "price_unit",
-           "currency", "price_type", "region", "date", "source", "source_kind", "note"]
-VERIFICATION_COLUMNS = ["verified", "verified_against"]
-FILE_COLUMNS = [*COLUMNS, *VERIFICATION_COLUMNS]
+           "currency", "price_type", "region", "date", "source", "source_kind", "note", "verified", "verified_against"]
 TEXT_COLUMNS = ("family", "provider", "instance_type", "price_unit", "currency", "price_type", "region", "date",
                 "source", "source_kind", "note", "verified", "verified_against")
 PRICE_UNITS = ("instance-hour", "accelerator-hour")
@@ -120,16 +115,13 @@ UNBANDED_TYPES = ("spot",)
 def _read(text_columns: tuple[str, ...]) -> pd.DataFrame:
     with resources.files(__package__).joinpath(PRICE_FILE).open(encoding="utf-8") as handle:
         return pd.read_csv(handle, dtype=dict.fromkeys(text_columns, str), keep_default_na=False,
-                           na_values={column: [""] for column in FILE_COLUMNS if column not in text_columns})
+                           na_values={column: [""] for column in COLUMNS if column not in text_columns})
 
 
 @lru_cache(maxsize=1)
 def price_table() -> pd.DataFrame:
-    """The package's table, validated (see `validate`; the file must carry its verification columns), with
-    `price_per_accelerator_hour` and `usable` added."""
-    raw = _read(TEXT_COLUMNS)
-    check_columns(raw, PRICE_FILE, FILE_COLUMNS)
-    return validate(raw)
+    """The package's table, validated (see `validate`), with `price_per_accelerator_hour` and `usable` added."""
+    return validate(_read(TEXT_COLUMNS))
 
 
 def _where(table: pd.DataFrame, mask: pd.Series) -> str:
@@ -139,17 +131,15 @@ def _where(table: pd.DataFrame, mask: pd.Series) -> str:
 
 
 def validate(table: pd.DataFrame) -> pd.DataFrame:
-    """`table` (the CSV's columns, FILE_COLUMNS; or COLUMNS alone for a table that records no checks) with
+    """`table` (the CSV's columns, COLUMNS) with
     `price_per_accelerator_hour` and `usable` added, after checking the columns, the family (known to
     accelerators.csv), positive prices and accelerator counts, the known units, types and currencies, an ISO date,
     an https source and a note on every row, a verified row's ISO date and what it was verified against, no offer
     listed twice on one date, and every price per accelerator-hour within its plausibility bands (`plausibility`).
     Raises ContractError naming the rows at fault.
 
-    `usable`: the row may be used in an answer: verified, or of a type not in VERIFIED_TYPES, or of a table that
-    records no checks (no verification columns)."""
-    tracked = bool(set(VERIFICATION_COLUMNS) & set(table.columns))
-    check_columns(table, PRICE_FILE, FILE_COLUMNS if tracked else COLUMNS)
+    `usable`: the row may be used in an answer: verified, or of a type not in VERIFIED_TYPES."""
+    check_columns(table, PRICE_FILE, COLUMNS)
     table = table.copy()
     for column in TEXT_COLUMNS:
         if column in table:
@@ -197,24 +187,22 @@ def validate(table: pd.DataFrame) -> pd.DataFrame:
         raise ContractError(f"{PRICE_FILE}: a rack-scale offer priced per instance must state its conversion to a "
                             f"price per accelerator in its note (\"per-GPU = price / GPUs\"); missing for "
                             f"{_where(table, rack)}")
-    usable = pd.Series(True, index=table.index)
-    if tracked:
-        verified, against = table["verified"], table["verified_against"]
-        checked = verified != ""
-        bad = checked & (pd.to_datetime(verified, format="%Y-%m-%d", errors="coerce").isna()
-                         | (verified.str.len() != len("2026-01-31")))
-        if bad.any():
-            raise ContractError(f"{PRICE_FILE}: verified must be the ISO date (YYYY-MM-DD) of the check, or empty, "
-                                f"for {_where(table, bad)}")
-        bad = checked & (against == "")
-        if bad.any():
-            raise ContractError(f"{PRICE_FILE}: a verified row must say what it was verified against "
-                                f"(verified_against); missing for {_where(table, bad)}")
-        bad = ~checked & (against != "")
-        if bad.any():
-            raise ContractError(f"{PRICE_FILE}: verified_against without the date of the check (verified) for "
-                                f"{_where(table, bad)}")
-        usable = checked | ~table["price_type"].isin(VERIFIED_TYPES)
+    verified, against = table["verified"], table["verified_against"]
+    checked = verified != ""
+    bad = checked & (pd.to_datetime(verified, format="%Y-%m-%d", errors="coerce").isna()
+                     | (verified.str.len() != len("2026-01-31")))
+    if bad.any():
+        raise ContractError(f"{PRICE_FILE}: verified must be the ISO date (YYYY-MM-DD) of the check, or empty, "
+                            f"for {_where(table, bad)}")
+    bad = checked & (against == "")
+    if bad.any():
+        raise ContractError(f"{PRICE_FILE}: a verified row must say what it was verified against "
+                            f"(verified_against); missing for {_where(table, bad)}")
+    bad = ~checked & (against != "")
+    if bad.any():
+        raise ContractError(f"{PRICE_FILE}: verified_against without the date of the check (verified) for "
+                            f"{_where(table, bad)}")
+    usable = checked | ~table["price_type"].isin(VERIFIED_TYPES)
     repeated = table.duplicated([*OFFER, "date"])
     if repeated.any():
         raise ContractError(f"{PRICE_FILE}: the same offer listed twice on one date: {_where(table, repeated)}")
