@@ -34,12 +34,11 @@ RANKING_COLUMNS = [
     Column("round", "Round", style=None, sort_key=round_order),
     Column("submitter", "Submitter", numeric=False, style=None),
     Column("system", "System", numeric=False, style=None),
-    Column("accelerator_family", "Accelerator", numeric=False, style=None),
+    Column("accelerator_family", "Accelerator (precision)", numeric=False, style=None),
     Column("accelerator_count", "Accelerators"),
-    Column("precision", "Precision", numeric=False, style=None),
     Column("time_to_train_min", "Time to train (min)"),
     Column("accelerator_hours", "Accelerator-hours"),
-    Column("cost_high_usd", "Cost per run today, USD (dearest on-demand price)"),
+    Column("cost_high_usd", "Cost today (USD)"),
     Column("round_efficiency", "Hardware efficiency (1 = best of round)", style="ratio"),
     Column("round_front", "Front in round (1 = unbeaten)"),
     Column("cluster", "Group", swatch=True),
@@ -49,9 +48,14 @@ RANKING_COLUMNS = [
 def ranking_table(ranking: pd.DataFrame, limit: int | None, prices: Mapping[str, float] | None = None
                   ) -> dict[str, Any]:
     """The sortable ranking; a republished result (ranked with `analysis.republished: include`) says so after its
-    system name. Its cost is that of a run today at the dearest current on-demand price (`training_costs`; your
-    `prices` where they name the family), empty without one: derived, not an MLPerf result."""
+    system name, and each accelerator the precision it trained in where known. Its cost is that of a run today at the
+    dearest current on-demand price (`training_costs`; your `prices` where they name the family), empty without one:
+    derived, not an MLPerf result."""
     ranking = ranking.assign(cost_high_usd=training_costs(ranking, prices)["cost_high_usd"].astype(float))
+    if "precision" in ranking:
+        ranking = ranking.assign(accelerator_family=[
+            family if missing(precision) or missing(family) else f"{family} ({precision})"
+            for family, precision in zip(ranking["accelerator_family"], ranking["precision"])])
     if "republished_of" in ranking:
         labels = [system if missing(original) else f"{system} ({republished_from(str(original))})"
                   for system, original in zip(ranking["system"], ranking["republished_of"])]

@@ -658,7 +658,7 @@ def test_real_gb300_as_of_v5_0_is_a_sibling_forecast_with_an_interval_and_reason
     assert result.kind == forecast_model.SIBLING and result.specification_based and not result.trusted
     assert result.low_min < result.predicted_min < result.high_min and result.rounds[-1] == "v5.0"
     # judged as any forecast, on what it learns from (GB200's rounds and counts) and its kind's evidence
-    assert result.extrapolated and any("its kind's, on every benchmark" in reason for reason in result.reasons)
+    assert result.extrapolated and any("(learned from)" in reason for reason in result.reasons)
     assert result.backtest_error.startswith("a family's first round in a benchmark: backtest median error")
     # GB300 x 512 published 0.40 min in v5.1: inside the interval
     assert result.low_min < 0.403 < result.high_min

@@ -49,7 +49,7 @@ from pipeline.settings import Findings, Rank
 
 RANKING_COLUMNS = [
     "rank", "front", "score", "round_rank", "round_front", "pareto", "cluster", "round",
-    "submitter", "system", "division", "accelerator_family", "accelerator_count", "time_to_train_min",
+    "submitter", "system", "division", "accelerator_family", "accelerator_count", "precision", "time_to_train_min",
     "accelerator_hours", "round_efficiency", "scaling_efficiency", "speedup", "series", "republished_of",
 ]
 OUTCOMES = ["time_to_train_min", "accelerator_hours"]  # both minimised: what the fronts are built on
