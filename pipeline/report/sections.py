@@ -15,7 +15,7 @@ from pipeline.analysis.pricing.prices import Prices
 from pipeline.analysis.statistics import findings
 from pipeline.analysis.statistics.cluster_profiles import ClusterProfile
 from pipeline.analysis.statistics.clustering import Clustering
-from pipeline.analysis.statistics.findings import Correction, EfficiencyBand
+from pipeline.analysis.statistics.findings_result import Correction, EfficiencyBand
 from pipeline.analysis.statistics.ranking import latest_round_ranking
 from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report.formatting import FEATURE_LABELS, cluster_colour, round_order

@@ -9,7 +9,7 @@ import pandas as pd
 from pipeline.analysis.pricing.costs import training_costs
 from pipeline.analysis.scope import republished_from
 from pipeline.analysis.statistics.cluster_profiles import ClusterProfile
-from pipeline.analysis.statistics.findings import Correction
+from pipeline.analysis.statistics.findings_result import Correction
 from pipeline.analysis.statistics.importance_result import ImportanceReport, TargetVerdict
 from pipeline.report.formatting import (
     FEATURE_LABELS,

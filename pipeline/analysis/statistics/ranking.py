@@ -37,8 +37,7 @@ from pydantic import Field
 from pipeline.analysis.efficiency import order_by_efficiency
 from pipeline.analysis.statistics import findings
 from pipeline.analysis.statistics.clustering import Clustering
-from pipeline.analysis.statistics.findings import Correction, FindingRecord
-from pipeline.analysis.statistics.findings_result import FindingsReport
+from pipeline.analysis.statistics.findings_result import Correction, FindingRecord, FindingsReport
 from pipeline.analysis.statistics.importance_result import ImportanceReport
 from pipeline.analysis.statistics.superlinear import WORK, SuperlinearCase, superlinear_cases
 from pipeline.core.artifacts import Artifact, Record

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from pipeline.analysis.efficiency import MIN_BASE_COUNT
-from pipeline.analysis.statistics.findings import plain
+from pipeline.analysis.statistics.findings_result import plain
 from pipeline.core.artifacts import Record
 
 
