@@ -354,6 +354,10 @@ class Report(Section):
     """The deadlines (minutes) the entry page answers with the cheapest configuration that finishes within each."""
     budgets_usd: Annotated[list[Annotated[float, Field(gt=0)]], Field(min_length=1)] = [100.0, 500.0, 2000.0]
     """The budgets (USD per training run) the entry page answers with the fastest configuration within each."""
+    providers: list[str] | None = None
+    """The cloud providers whose public prices the buyer's answers use (names as pipeline/analysis/pricing/
+    price_table.csv spells them, any case), or null for every provider; `recommend --provider` chooses per
+    question."""
     price_basis: Literal["cheapest", "typical", "dearest"] = "dearest"
     """The price of each configuration's listed range that "cheapest" and a budget are decided at: dearest (the
     answer holds whichever listed provider you rent from), typical (the geometric middle of the range) or cheapest

@@ -180,8 +180,10 @@ def energy_text(row: dict[str, Any]) -> str:
 
 def render(chosen: pd.DataFrame, candidates: pd.DataFrame, constraints: list[Constraint], benchmark: str,
            families: list[str] | None, prices_path: object | None, limit: int, untrusted: list[str],
-           electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE, basis: str = DEFAULT_PRICE_BASIS) -> str:
-    """The answer as text: what matched and how many are shown, the cost basis, then one entry per candidate."""
+           electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE, basis: str = DEFAULT_PRICE_BASIS,
+           providers: tuple[str, ...] | None = None) -> str:
+    """The answer as text: what matched and how many are shown, the cost basis (the `providers` priced, when
+    chosen), then one entry per candidate."""
     rule = ", ".join(constraint.describe() for constraint in constraints) or "no constraints"
     kinds = candidates["kind"].value_counts()
     rounds = sorted(set(candidates["round"].dropna()))
@@ -194,6 +196,8 @@ def render(chosen: pd.DataFrame, candidates: pd.DataFrame, constraints: list[Con
     published = candidates[candidates["kind"] == PUBLISHED]
     measured = int(published["energy_kwh"].notna().sum())
     lines += basis_lines(prices_path, electricity, energy=measured > 0)
+    if providers:
+        lines.append(f"providers: the public prices of {', '.join(providers)} alone (--provider)")
     estimated = int(candidates["energy_estimated_kwh"].notna().sum())
     if measured or has_flag(constraints, "--max-energy-kwh"):
         lines.append(f"measured energy: {measured} of {len(published)} published candidates (forecasts: none)")

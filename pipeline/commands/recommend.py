@@ -39,6 +39,7 @@ from pipeline.analysis.forecasting.answers import retirement_note
 from pipeline.analysis.forecasting.models_artifact import saved_models
 from pipeline.analysis.pricing.electricity import electricity_price
 from pipeline.analysis.pricing.energy_estimate import fit as fit_energy
+from pipeline.analysis.pricing.price_table import chosen_providers
 from pipeline.analysis.pricing.prices import add_prices_option, load_prices
 from pipeline.analysis.recommendation import (
     DEFAULT_LIMIT,
@@ -66,6 +67,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--max-cost", type=float, metavar="USD",
                         help="at most this cost to train at the --price-basis price of the range (or your "
                              "--prices); alone, fastest listed first")
+    parser.add_argument("--provider", action="append", metavar="NAME",
+                        help="price with this provider's public prices only (repeat for several, any case, as the "
+                             "price table names them); default: params report.providers (every provider)")
     parser.add_argument("--price-basis", choices=PRICE_BASES,
                         help="the price of each range 'cheapest' and --max-cost are decided at: dearest (it holds "
                              "whichever listed provider you rent from), typical (the range's geometric middle) or "
@@ -134,8 +138,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     forecasts, untrusted = predicted_candidates(fitted, settings.decide.trust, families)
     electricity = electricity_price(settings.report.electricity_usd_per_kwh)
     basis = args.price_basis or settings.report.price_basis
+    try:
+        providers = chosen_providers(args.provider or settings.report.providers)
+    except ValueError as error:
+        raise UsageError(f"--provider: {error}") from None
     candidates = priced(pd.concat([published, forecasts], ignore_index=True) if len(forecasts) else published,
-                        prices, electricity, fit_energy(configurations), basis)
+                        prices, electricity, fit_energy(configurations), basis, providers)
     if args.max_energy_kwh is not None:
         check_energy(configurations, candidates, fitted.benchmark, families)
     constraints = constraints_of(args.max_accelerators, args.deadline_min, args.max_cost, args.max_energy_kwh, basis)
@@ -152,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(f"note: left out by the constraints: {line}", file=sys.stderr)
     else:
         print(render(chosen, candidates, constraints, fitted.benchmark, families, args.prices, args.limit, untrusted,
-                     electricity, basis))
+                     electricity, basis, providers))
     if retired:
         print(f"note: {retired}", file=sys.stderr if args.json else sys.stdout)
 

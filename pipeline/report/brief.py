@@ -249,7 +249,8 @@ def _footnotes(inputs: BriefInputs, electricity: ElectricityPrice) -> list[str]:
         f"Times to train are MLPerf Training {inputs.round} results (republished ones marked; the round published "
         f"them and the system can be rented today). Accelerator-hours are hardware time, not a price. Forecasts "
         f"come from this project's model, not from MLPerf.",
-        cheapest_rule(DEFAULT_PRICE_BASIS if inputs.answer is None else inputs.answer.price_basis)
+        (cheapest_rule() if inputs.answer is None
+         else cheapest_rule(inputs.answer.price_basis, inputs.answer.providers))
         + " The report's entry page and `recommend` decide it so too."
         + "".join(f" Also {line}." for line in unlisted_choices(inputs.rows, inputs.answer)),
     ]

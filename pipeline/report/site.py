@@ -27,7 +27,7 @@ from pipeline.analysis.buyer import BuyerAnswer, cheapest_rule
 from pipeline.analysis.pricing.costs import measured_energy, span, with_measured_energy
 from pipeline.analysis.pricing.energy_estimate import ESTIMATE_COLUMNS
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
-from pipeline.analysis.pricing.price_table import CostRange, cost_range, price_dates_text
+from pipeline.analysis.pricing.price_table import CostRange, chosen_providers, cost_range, price_dates_text
 from pipeline.analysis.pricing.prices import Prices
 from pipeline.analysis.scope import republished_from, retired_by, today_of
 from pipeline.analysis.statistics.ranking import nondominated_fronts
@@ -290,7 +290,9 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
             "current_pages": [page for page in pages if page["current"]], "pages": pages,
             "cost_note": COST_NOTE, "derived": DERIVED, "prices_read": price_dates_text(),
             "deadlines": settings.report.deadlines_min, "budgets": settings.report.budgets_usd,
-            "cheapest_rule": cheapest_rule(settings.report.price_basis), "price_basis": settings.report.price_basis,
+            "cheapest_rule": cheapest_rule(settings.report.price_basis,
+                                           chosen_providers(settings.report.providers) or ()),
+            "price_basis": settings.report.price_basis,
             "summary_check": list(summary_check)}
 
 

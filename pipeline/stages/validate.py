@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pipeline.core import paths
 from pipeline.core.cli import stage_arguments
-from pipeline.core.errors import cli
+from pipeline.core.errors import ParamsError, cli
 from pipeline.core.files import write_json
 from pipeline.mlperf.discovery import check_analysed_rounds, discover, say
 from pipeline.mlperf.fetching import check_reachable, clone_reason, mirror_listing, plan
@@ -41,6 +41,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         from pipeline.analysis.pricing.prices import load_price_table
 
         load_price_table(settings.report.prices)
+    if settings.report.providers:  # imported only then, as above
+        from pipeline.analysis.pricing.price_table import chosen_providers
+
+        try:
+            chosen_providers(settings.report.providers)
+        except ValueError as error:
+            raise ParamsError(f"report.providers: {error}") from None
     fetch = settings.fetch
     if fetch.rounds == "all":
         found = discover(None if fetch.mirror is None else Path(fetch.mirror), fetch.upstream, paths.UPSTREAM_RECORD)

@@ -195,6 +195,23 @@ def test_an_offer_is_current_once_superseded_rows_and_rows_over_a_year_old_are_h
     assert not pt.cost_range(1.0, "H100", table=table, price_type="committed-1y").has_price  # stale: no price
 
 
+def test_a_buyer_chooses_the_providers_whose_prices_answer() -> None:
+    """Issue 52: `providers` narrows a range to the providers a buyer can use (named in any case); an unknown name is
+    a ValueError listing the table's providers; none chosen is every provider."""
+    table = pt.validate(pd.DataFrame([_row("H100", "Acme", "a", "2026-06-01", 2.0),
+                                      _row("H100", "Beta", "b", "2026-06-01", 4.0),
+                                      _row("H100", "Gamma", "c", "2026-06-01", 8.0)]))
+    assert pt.chosen_providers(["beta", "ACME"], table) == ("Acme", "Beta")
+    assert pt.chosen_providers(None, table) is None and pt.chosen_providers([], table) is None
+    with pytest.raises(ValueError, match="unknown provider Delta; the price table's providers: Acme, Beta, Gamma"):
+        pt.chosen_providers(["Delta"], table)
+    every = pt.cost_range(1.0, "H100", table=table)
+    chosen = pt.cost_range(1.0, "H100", table=table, providers=("Acme", "Beta"))
+    assert (every.low, every.high, every.quotes) == (2.0, 8.0, 3) and (chosen.low, chosen.high, chosen.quotes) == (
+        2.0, 4.0, 2)
+    assert not pt.cost_range(1.0, "A100", table=table, providers=("Acme",)).has_price
+
+
 def test_no_current_price_of_the_shipped_table_is_over_a_year_old_or_superseded() -> None:
     current = pt.current_prices()
     age = pd.to_datetime(pt.as_of()) - pd.to_datetime(current["date"])

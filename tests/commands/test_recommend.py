@@ -135,6 +135,16 @@ def test_recommend_decides_at_the_price_basis_asked_for(decide_project: Path, ca
         recommend.main(["--benchmark", "resnet", "--deadline-min", "40", "--price-basis", "median"])
 
 
+def test_recommend_prices_with_the_providers_asked_for(decide_project: Path, capsys) -> None:
+    recommend.main(["--benchmark", "resnet", "--deadline-min", "1000", "--provider", "lambda", "--provider", "AWS"])
+    out = capsys.readouterr().out
+    assert "providers: the public prices of AWS, Lambda alone (--provider)" in out
+    assert "among the prices of" not in out  # the rule's words are the pages'; the answer says its providers once
+    message = exit_message(recommend.main, ["--benchmark", "resnet", "--provider", "Acme Cloud"], capsys)
+    assert message.startswith("error: --provider: unknown provider Acme Cloud; the price table's providers: ")
+    assert "among the prices of AWS" in buyer.cheapest_rule("dearest", ["AWS"])
+
+
 def test_families_are_compared_at_the_counts_two_or_more_published() -> None:
     """At 8 accelerators A100 (30 min) and Gaudi2 (20 min) both published: each family's fastest there, fastest
     first, with its time over the fastest's; H100 alone at 64 makes no group; a family's slower result at the same

@@ -70,12 +70,12 @@ def _end(quote: PriceQuote | None) -> dict[str, Any]:
 
 
 def _family_prices(family: object, user_prices: Mapping[str, float] | None, table: pd.DataFrame | None,
-                   price_type: str | None = None) -> dict[str, Any]:
-    """The price range per accelerator-hour of one family (`cost_range` of one hour, of one price type), as cost
-    columns without the costs."""
+                   price_type: str | None = None, providers: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The price range per accelerator-hour of one family (`cost_range` of one hour, of one price type, of
+    `providers` alone when given), as cost columns without the costs."""
     priced: CostRange | None = (None if not isinstance(family, str) else
                                 cost_range(1.0, family, user_prices=user_prices, table=table, currency=CURRENCY,
-                                           price_type=price_type))
+                                           price_type=price_type, providers=providers))
     basis = NO_PRICE if priced is None else priced.basis
     low, high = (None, None) if priced is None else (priced.cheapest, priced.dearest)
     return {"cost_basis": basis, **{f"cost_low_{key}": value for key, value in _end(low).items()},
@@ -85,8 +85,10 @@ def _family_prices(family: object, user_prices: Mapping[str, float] | None, tabl
 
 def training_costs(configurations: pd.DataFrame, user_prices: Mapping[str, float] | None = None, *,
                    electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE,
-                   table: pd.DataFrame | None = None, price_type: str | None = None) -> pd.DataFrame:
-    """The cost columns (COST_COLUMNS, with their dtypes) of each row of `configurations`, on its index.
+                   table: pd.DataFrame | None = None, price_type: str | None = None,
+                   providers: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """The cost columns (COST_COLUMNS, with their dtypes) of each row of `configurations`, on its index; the public
+    ranges of `providers` alone when given (`price_table.chosen_providers`).
 
     `configurations` needs `accelerator_family` (as in accelerators.csv) and `accelerator_hours` (hours of one
     accelerator x count, the hardware time of a run); `energy_kwh` (measured energy to train, kWh) is optional.
@@ -102,7 +104,7 @@ def training_costs(configurations: pd.DataFrame, user_prices: Mapping[str, float
     if electricity.currency != CURRENCY:
         raise ValueError(f"the electricity price must be in {CURRENCY}, got {electricity.currency}")
     families = configurations["accelerator_family"].astype(object)
-    per_family = {family: _family_prices(family, user_prices, table, price_type)
+    per_family = {family: _family_prices(family, user_prices, table, price_type, providers)
                   for family in families.dropna().unique()}
     none = _family_prices(None, None, None)
     out = pd.DataFrame([per_family.get(family, none) if isinstance(family, str) else none for family in families],

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
@@ -446,14 +446,28 @@ def no_price_text(family: object, table: pd.DataFrame | None = None, currency: s
     return f"no {DEFAULT_PRICE_TYPE} price{others}" if types else "no public price"
 
 
+def chosen_providers(names: Sequence[str] | None, table: pd.DataFrame | None = None) -> tuple[str, ...] | None:
+    """`names` (the providers a buyer can use, any case) as the table spells them, sorted; None for every provider
+    (`names` None or empty). ValueError naming the unknown ones and the table's providers."""
+    if not names:
+        return None
+    known = {provider.casefold(): provider for provider in (price_table() if table is None else table)["provider"]}
+    unknown = sorted(name for name in names if name.strip().casefold() not in known)
+    if unknown:
+        raise ValueError(f"unknown provider {', '.join(unknown)}; the price table's providers: "
+                         f"{', '.join(sorted(set(known.values()), key=str.casefold))}")
+    return tuple(sorted({known[name.strip().casefold()] for name in names}, key=str.casefold))
+
+
 def cost_range(accelerator_hours: float, family: str, *, user_prices: Mapping[str, float] | None = None,
                table: pd.DataFrame | None = None, price_type: str | None = None,
-               currency: str = "USD") -> CostRange:
+               currency: str = "USD", providers: tuple[str, ...] | None = None) -> CostRange:
     """The cost of a run of `accelerator_hours` on `family`. The user's prices (`pipeline.analysis.pricing.prices.
     load_prices`: family -> price per accelerator-hour, their currency) win when they name the family; otherwise
     the range over the table's current prices of the family in `currency` of one `price_type` (default:
-    `default_price_type`, on-demand where there is one): price types are never mixed in one range. A family with
-    no price (of that type) says so (basis "none")."""
+    `default_price_type`, on-demand where there is one), of `providers` alone when given (`chosen_providers`):
+    price types are never mixed in one range. A family with no price (of that type, at those providers) says so
+    (basis "none")."""
     if not math.isfinite(accelerator_hours) or accelerator_hours < 0:
         raise ValueError(f"accelerator_hours must be a finite number >= 0, got {accelerator_hours!r}")
     if user_prices and family in user_prices:
@@ -464,8 +478,8 @@ def cost_range(accelerator_hours: float, family: str, *, user_prices: Mapping[st
     if price_type is not None and price_type not in PRICE_TYPES:
         raise ValueError(f"unknown price type {price_type}; known: {', '.join(PRICE_TYPES)}")
     kind = price_type if price_type is not None else default_price_type(family, table, currency)
-    quotes = None if kind is None else (_package_quotes(family, currency, kind) if table is None else
-                                        _quotes(current_prices(table), family, currency, kind))
+    quotes = None if kind is None else (_package_quotes(family, currency, kind, providers) if table is None else
+                                        _quotes(current_prices(table), family, currency, kind, providers))
     if quotes is None:
         return CostRange(family, accelerator_hours, "none")
     cheapest, dearest, count = quotes
@@ -474,12 +488,14 @@ def cost_range(accelerator_hours: float, family: str, *, user_prices: Mapping[st
                      accelerator_hours * dearest.per_accelerator_hour, cheapest, dearest, count)
 
 
-def _quotes(prices: pd.DataFrame, family: str, currency: str,
-            price_type: str) -> tuple[PriceQuote, PriceQuote, int] | None:
-    """The cheapest and the dearest of the current `prices` of `family` in `currency` of `price_type`, and how
-    many there are; None without one. `prices` are `current_prices`: verified, where their type must be."""
+def _quotes(prices: pd.DataFrame, family: str, currency: str, price_type: str,
+            providers: tuple[str, ...] | None = None) -> tuple[PriceQuote, PriceQuote, int] | None:
+    """The cheapest and the dearest of the current `prices` of `family` in `currency` of `price_type` (of
+    `providers` alone when given), and how many there are; None without one. `prices` are `current_prices`:
+    verified, where their type must be."""
     prices = prices[(prices["family"] == family) & (prices["currency"] == currency)
-                    & (prices["price_type"] == price_type)]
+                    & (prices["price_type"] == price_type)
+                    & (prices["provider"].isin(providers) if providers else True)]
     if prices.empty:
         return None
     ordered = prices.sort_values(["price_per_accelerator_hour", "date"], ascending=[True, False])
@@ -489,8 +505,9 @@ def _quotes(prices: pd.DataFrame, family: str, currency: str,
 # A report asks for the same few families' prices hundreds of times (one per configuration shown); the package's
 # table is read once (`price_table`), so its quotes per family are too.
 @cache
-def _package_quotes(family: str, currency: str, price_type: str) -> tuple[PriceQuote, PriceQuote, int] | None:
-    return _quotes(current_prices(), family, currency, price_type)
+def _package_quotes(family: str, currency: str, price_type: str, providers: tuple[str, ...] | None = None
+                    ) -> tuple[PriceQuote, PriceQuote, int] | None:
+    return _quotes(current_prices(), family, currency, price_type, providers)
 
 
 def _quote(row: pd.Series) -> PriceQuote:
