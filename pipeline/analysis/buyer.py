@@ -12,9 +12,9 @@ The buyer's objective replaces any one "best" configuration:
 Cost is decided at one basis of the public range (`cost_cap_usd`: that price per accelerator-hour x accelerator-hours,
 at the upper end of a forecast's interval; params `report.price_basis`, `recommend --price-basis`): by default the
 dearest listed price, so a cap holds whichever listed provider one rents from. `cheapest_rule` states the rule in
-the words every page, brief and `recommend --help` use. A configuration without a price is never called cheapest
-nor fits a budget: it is counted apart. Every cost is derived, not an MLPerf result
-(`pipeline.analysis.pricing.costs`).
+the words every page and the brief print (`recommend` words its order alike; its --help, static text, says the
+same). A configuration without a price is never called cheapest nor fits a budget: it is counted apart. Every cost
+is derived, not an MLPerf result (`pipeline.analysis.pricing.costs`).
 """
 from __future__ import annotations
 
@@ -136,8 +136,8 @@ def predicted_candidates(fitted: FittedBenchmark, rule: Trust,
 
 
 def cheapest_rule(basis: str = DEFAULT_PRICE_BASIS, providers: Sequence[str] = ()) -> str:
-    """The one rule for "cheapest" and a budget, in the words every page, brief and `recommend --help` use; among
-    `providers` alone when given."""
+    """The one rule for "cheapest" and a budget, in the words every page and the brief print (`recommend` prints its
+    order in the same words, `recommendation.order_words`); among `providers` alone when given."""
     among = f" among the prices of {', '.join(providers)}" if providers else ""
     return (f'"Cheapest" within a deadline and a budget are decided {BASIS_WORDS[basis]}{among}; a configuration '
             "without an on-demand price there is never called cheapest nor fits a budget.")
