@@ -311,6 +311,7 @@ def decide_project_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rank_configurations(scoped, params["rank"]["criteria"]).to_csv(tmp_path / paths.ranking_csv("resnet"), index=False)
     run_stage("backtest", cwd=tmp_path)
     run_stage("decide", cwd=tmp_path)  # saves the models predict and recommend answer from
+    run_stage("buyer", cwd=tmp_path)  # the record of today recommend answers from
     return tmp_path
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -221,6 +222,12 @@ class Option(Record):
     """published: a result of the round; forecast: a trusted forecast for the next round, not a result."""
     label: str
     """"round submitter system" for a result; "family form factor x count" for a forecast."""
+    round: str | None = None
+    """The round that published the result; None for a forecast."""
+    submitter: str | None = None
+    """Who published it; None for a forecast."""
+    system: str | None = None
+    """The system's name as its description file is named; None for a forecast."""
     accelerator_family: str | None
     """The accelerator family; None when unknown."""
     accelerator_count: float
@@ -235,6 +242,8 @@ class Option(Record):
     """Accelerators x time to train, hours (lower: less hardware time)."""
     republished_of: str | None
     """The earlier result it republishes ("vX.Y/submitter/system"); None for a new result or a forecast."""
+    scaling_efficiency: float | None = None
+    """Within its series, its time x count against the series' smallest member's (1: linear); None: no series."""
     precision: str | None = None
     """The numeric format the result trained in (configurations' `precision`: bf16, fp8, nvfp4, ...); None: unknown,
     or a forecast."""
@@ -251,6 +260,8 @@ class Option(Record):
     """The cost in words (`pipeline.analysis.pricing.costs.cost_text`), or "no public price"."""
     energy_kwh: float | None
     """Measured energy to train, kWh (MLPerf power results only); None: not measured."""
+    power_measurement: str | None = None
+    """Where the energy was measured (AC, DC, "AC and DC"); None: not measured."""
     energy_estimated_kwh: float | None
     """Without a measurement: energy to train estimated from the accelerators' rated power, kWh (estimated, not an
     MLPerf result, `pipeline.analysis.pricing.energy_estimate`); None: measured, or no rated power to estimate from."""
@@ -266,20 +277,24 @@ class Option(Record):
 
 
 def _none(value: Any) -> Any:
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+    """A missing value (None, NaN, pandas' NA) as None; anything else as it is."""
+    return None if value is None or (not isinstance(value, str) and bool(pd.isna(value))) else value
 
 
 def option_of(row: Mapping[str, Any]) -> Option:
     """One row of `priced` options as an `Option`."""
-    return Option(kind=row["kind"], label=str(row["label"]), accelerator_family=_none(row["accelerator_family"]),
+    return Option(kind=row["kind"], label=str(row["label"]), round=_none(row["round"]),
+                  submitter=_none(row["submitter"]), system=_none(row["system"]),
+                  accelerator_family=_none(row["accelerator_family"]),
                   accelerator_count=float(row["accelerator_count"]),
                   time_to_train_min=float(row["time_to_train_min"]), time_low_min=float(row["time_low_min"]),
                   time_high_min=float(row["time_high_min"]), accelerator_hours=float(row["accelerator_hours"]),
-                  republished_of=_none(row["republished_of"]), precision=_none(row["precision"]),
+                  republished_of=_none(row["republished_of"]),
+                  scaling_efficiency=_none(float(row["scaling_efficiency"])), precision=_none(row["precision"]),
                   on_front=bool(row["on_front"]),
                   cost_low_usd=_none(float(row["cost_low_usd"])), cost_high_usd=_none(float(row["cost_high_usd"])),
                   cost_cap_usd=_none(float(row["cost_cap_usd"])), cost=cost_text(row),
-                  energy_kwh=_none(float(row["energy_kwh"])),
+                  energy_kwh=_none(float(row["energy_kwh"])), power_measurement=_none(row["power_measurement"]),
                   energy_estimated_kwh=_none(float(row["energy_estimated_kwh"])),
                   energy_estimate_error=_none(float(row["energy_estimate_error"])), detail=str(row["detail"]))
 
@@ -379,6 +394,9 @@ class BuyerAnswer(Record):
     """Families and form factors not forecast, with the reasons."""
     equal_size: list[SizeGroup] = Field(default_factory=list)
     """The round's families compared at the counts two or more of them published (`equal_size_groups`)."""
+    options: list[Option] = Field(default_factory=list)
+    """Every result the round published, on offer (republished ones included), priced, fastest first: the one
+    record of today that `recommend` answers from (`options_frame`) and the brief marks its answers in."""
 
 
 def buyer_answer(benchmark: str, published: pd.DataFrame, forecasts: pd.DataFrame, deadlines: Sequence[float],
@@ -407,7 +425,9 @@ def buyer_answer(benchmark: str, published: pd.DataFrame, forecasts: pd.DataFram
         front=[option_of(row) for _, row in front.iterrows()],
         deadlines=[deadline_choice(every, float(limit)) for limit in deadlines],
         budgets=[budget_choice(every, float(limit)) for limit in budgets], untrusted=list(untrusted),
-        equal_size=equal_size_groups(results))
+        equal_size=equal_size_groups(results),
+        options=[option_of(row) for _, row in results.assign(_t=time, _h=hours).sort_values(
+            ["_t", "_h", "label"], kind="mergesort").iterrows()])
 
 
 def answer_for(benchmark: str, configurations: pd.DataFrame, settings: Settings, energy_model: EnergyModel | None,
@@ -426,6 +446,26 @@ def answer_for(benchmark: str, configurations: pd.DataFrame, settings: Settings,
     return buyer_answer(benchmark, published, forecasts, settings.report.deadlines_min, settings.report.budgets_usd,
                         prices, electricity, untrusted, energy_model, settings.report.price_basis,
                         chosen_providers(settings.report.providers))
+
+
+def options_frame(options: Sequence[Option]) -> pd.DataFrame:
+    """Options of a `BuyerAnswer` (`BuyerAnswer.options`) back as an options frame (OPTION_COLUMNS), as
+    `today_published` gives it, for `priced` to price with a buyer's own prices, basis and providers."""
+    rows = [{**{name: getattr(option, name, None) for name in OPTION_COLUMNS}, "forecast": None}
+            for option in options]
+    return pd.DataFrame(rows, columns=OPTION_COLUMNS).astype(
+        {"energy_kwh": float, "scaling_efficiency": float, **{column: float for column in ESTIMATE_COLUMNS}})
+
+
+def recorded_options(benchmark: str, path: Path | None = None) -> pd.DataFrame | None:
+    """The options of `benchmark`'s record of today (the buyer stage's `BuyerReport` at `path`, by default
+    data/processed/buyer/<benchmark>.json) as an options frame (`options_frame`); None without a record or an
+    answer."""
+    path = paths.buyer_json(benchmark) if path is None else path
+    if not path.is_file():
+        return None
+    answer = BuyerReport.read(path).answer
+    return None if answer is None else options_frame(answer.options)
 
 
 class BuyerReport(Artifact):

@@ -5,7 +5,9 @@ forecasts.
         [--max-cost USD] [--prices FILE] [--max-energy-kwh E] [--family H100 --family A100 ...] [--limit K] [--json]
 
 Candidates (`pipeline.analysis.buyer`): every result the benchmark's newest round published, results republished
-from an earlier round included and marked ("republished from vX.Y": on offer in that round); and, for each
+from an earlier round included and marked ("republished from vX.Y": on offer in that round), read from the buyer
+stage's record of today (data/processed/buyer/<benchmark>.json, what the pages draw) and priced for this question;
+and, for each
 accelerator family and form factor, the unpublished powers of two within its published count range whose
 next-round forecast (on the models the decide stage saved, as `pipeline.commands.predict` gives it; nothing is
 refitted) is trusted. A forecast meets a deadline or a budget only if the upper end of its interval does.
@@ -34,7 +36,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.analysis.buyer import PRICE_BASES, predicted_candidates, priced, today_published
+from pipeline.analysis.buyer import PRICE_BASES, predicted_candidates, priced, recorded_options
 from pipeline.analysis.forecasting.answers import retirement_note
 from pipeline.analysis.forecasting.models_artifact import saved_models
 from pipeline.analysis.pricing.electricity import electricity_price
@@ -52,6 +54,7 @@ from pipeline.analysis.recommendation import (
     why_infeasible,
 )
 from pipeline.analysis.scope import read_configurations
+from pipeline.core import paths
 from pipeline.core.cli import ArgumentParser, canonical_spelling
 from pipeline.core.errors import UsageError, cli
 from pipeline.settings import load_settings
@@ -126,9 +129,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = load_settings()
     fitted = saved_models(args.benchmark)
     configurations = read_configurations()
-    published = today_published(configurations, settings.analysis, fitted.benchmark)
-    if published.empty:
-        raise UsageError(f"{fitted.benchmark} has no result in scope (run `dvc repro` first)")
+    published = recorded_options(fitted.benchmark)  # the buyer stage's record of today, as the pages draw it
+    if published is None or published.empty:
+        raise UsageError(f"{fitted.benchmark} has no result of today's round in scope (the buyer stage's "
+                         f"{paths.buyer_json(fitted.benchmark)} is absent or empty: run `dvc repro` first)")
     available = sorted(set(fitted.families()) | set(published["accelerator_family"].dropna()))
     families = check_families(args.family or [], available, fitted.benchmark) or None
     prices = (price_families(load_prices(args.prices), available, args.prices, fitted.benchmark)

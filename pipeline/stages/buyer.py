@@ -1,9 +1,11 @@
-"""Stage `buyer`: each benchmark's answer for a buyer, from its newest round and its trusted forecasts.
+"""Stage `buyer`: each benchmark's answer for a buyer, from its newest round and its trusted forecasts: the one
+record of today the pages, the brief and `recommend` draw.
 
     python -m pipeline.stages.buyer
 
-For each of today's benchmarks (`pipeline.analysis.scope.today`, in the scope of params `analysis`: those the entry
-page shows), `pipeline.analysis.buyer.answer_for` takes today's published results (republished ones included) and
+For each analysed benchmark (params `analysis`; the entry page shows today's, `pipeline.analysis.scope.today`, and
+`recommend` answers for any), `pipeline.analysis.buyer.answer_for` takes its newest round's published results
+(republished ones included) and
 the trusted forecasts of the decide stage's saved models (params `decide.trust`), prices them (the public price
 table, or params `report.prices`, with params `report.electricity_usd_per_kwh`) and answers each deadline and budget
 of params `report.deadlines_min` and `report.budgets_usd`; it writes data/processed/buyer/<benchmark>.json, which
@@ -49,17 +51,17 @@ def answer(benchmark: str, configurations: pd.DataFrame, settings: Settings, ene
 
 @cli
 def main(argv: Sequence[str] | None = None) -> None:
-    """Run the buyer stage: write the answer for a buyer of each of today's benchmarks into data/processed/buyer/
+    """Run the buyer stage: write the answer for a buyer of each analysed benchmark into data/processed/buyer/
     (JSON); returns None."""
     stage_arguments("pipeline.stages.buyer", __doc__, argv)
     settings = load_settings()
     from pipeline.analysis.pricing.energy_estimate import fit as fit_energy
     from pipeline.analysis.pricing.prices import load_price_table
-    from pipeline.analysis.scope import read_configurations, today
+    from pipeline.analysis.scope import analysed_benchmarks, read_configurations
 
     prices = load_price_table(settings.report.prices)
     configurations = read_configurations()
-    benchmarks = today(settings.analysis, configurations).benchmarks
+    benchmarks = analysed_benchmarks(settings.analysis, configurations)
     with atomic_dir(paths.BUYER) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
         for line in for_each(partial(answer, configurations=configurations, settings=settings,
                                      energy_model=fit_energy(configurations),
