@@ -322,8 +322,8 @@ USER_PROVIDER = "your price file"
 class CostRange:
     """The cost of a training run that took `accelerator_hours` on `family`: `low` to `high` in `currency`, from
     `cheapest` and `dearest` of `quotes` prices. `basis` is "user" (the user's price file, one price: low = high),
-    "public" (the table's newest price of each offer, over its providers and price types) or "none" (no public
-    price for the family: low, high, the quotes and the currency are None)."""
+    "public" (the table's current prices of the family, `current_prices`, over its providers, of one price type) or
+    "none" (no such price for the family: low, high, the quotes and the currency are None)."""
     family: str
     accelerator_hours: float
     basis: str
