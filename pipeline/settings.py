@@ -18,8 +18,7 @@ from pipeline.core.errors import ParamsError
 from pipeline.core.features import NUMERIC_FEATURES
 from pipeline.core.paths import PARAMS as PARAMS_FILE
 from pipeline.mlperf.availability import params_categories
-from pipeline.mlperf.catalogue import BY_ID, round_version
-from pipeline.mlperf.discovery import unavailable_rounds
+from pipeline.mlperf.catalogue import BY_ID, round_version, unavailable_rounds
 
 RANK_CRITERIA = ("time_to_train_min", "accelerator_hours")
 

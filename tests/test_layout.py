@@ -25,6 +25,7 @@ from tools.layout import (
     PACKAGE,
     ROOT,
     TOP,
+    closure,
     imported,
     layer,
     modules,
@@ -187,3 +188,14 @@ def test_tests_bench_and_tools_import_no_stage() -> None:
                  if (names := stages_imported(path.read_text(encoding="utf-8")))}
     assert not importers, (f"these import a stage {importers}: call the library function the stage calls (move logic "
                            "out of the stage if needed), or run it with tests.conftest.run_stage")
+
+
+# Modules that reach out of this machine (git, the network): the pages and the brief draw the analysis' outputs and
+# the records the stages declare, never asking upstream themselves.
+REACHING_OUT = ("pipeline.mlperf.discovery", "pipeline.mlperf.fetching")
+
+
+@pytest.mark.parametrize("module", sorted(name for name in modules() if layer(name) == "report"))
+def test_the_report_never_imports_what_fetches(module: str):
+    reached = closure(module, modules()) & set(REACHING_OUT)
+    assert not reached, f"{module} imports {sorted(reached)}, directly or through another module"

@@ -290,8 +290,9 @@ FILES: dict[str, str] = {
     "data/.mirror-hashes.json": "the archives' SHA-256 cached by size and modification time (git-ignored, not "
                                 "tracked by DVC)",
     "data/.upstream.json": "what upstream answered when the validate stage last reached it (`fetch.rounds: all`): "
-                           "when, the rounds it has, the ones newer than the catalogue (git-ignored, this machine's "
-                           "record, not tracked by DVC)",
+                           "when, the rounds it has, the ones newer than the catalogue; written on every run (kept "
+                           "when upstream does not answer), a dep of the report and brief stages (the newer-round "
+                           "notice; `pipeline.mlperf.upstream`)",
     "data/raw/": "the rounds as fetched: `training_results_vX.Y.tar.gz` from the mirror, or a sparse clone packed "
                  "into one",
     "data/interim/systems.parquet": "one row per system description",

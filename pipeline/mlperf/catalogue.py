@@ -117,6 +117,26 @@ def round_version(round_: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
+def successors(round_: str) -> list[str]:
+    """The rounds that may follow `round_`: vX.1 after vX.0, and v(X+1).0."""
+    major, minor = round_version(round_)
+    return ([f"v{major}.1"] if minor == 0 else []) + [f"v{major + 1}.0"]
+
+
+def unavailable_rounds(analysed: Sequence[str] | str, available: Sequence[str], among: str, remedy: str) -> str | None:
+    """What is wrong when params `analysis.rounds` (a list; "all" passes) names a round not in `available` (the
+    rounds fetched, called `among` in the message), so there would be no data for it: "v9.9 is not among
+    fetch.rounds (v4.0, v5.1), so there is no data for it: {remedy}"; None when nothing is."""
+    if analysed == "all":
+        return None
+    missing = [round_ for round_ in analysed if round_ not in available]
+    if not missing:
+        return None
+    return (f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not among {among} "
+            f"({', '.join(available) or 'none'}), so there is no data for {'it' if len(missing) == 1 else 'them'}: "
+            f"{remedy}")
+
+
 @cache  # asked once per result log
 def identify(round_: str, folder: str) -> Benchmark | None:
     """The benchmark a results folder of a round holds, or None when the catalogue has no such benchmark."""

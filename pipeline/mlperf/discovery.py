@@ -3,12 +3,12 @@ repositories asked with `git ls-remote` (no download).
 
 Upstream is asked for each catalogued round the mirror lacks and for the rounds after the newest one known
 (vX.1 after vX.0, then v(X+1).0), one step at a time until a round does not answer. What upstream answered is
-recorded with the time in `data/.upstream.json` (this machine's record, never an output): offline, the stages say
-which rounds the mirror holds and when upstream last answered, and what it had then.
+recorded with the time (`pipeline.mlperf.upstream.UpstreamRecord`, which the validate stage writes to
+`data/.upstream.json`): offline, the stages say which rounds the mirror holds and when upstream last answered, and
+what it had then.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -19,8 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pipeline.core.errors import ParamsError
-from pipeline.core.files import write_json
-from pipeline.mlperf.catalogue import ROUND_PUBLISHED, round_version
+from pipeline.mlperf.catalogue import ROUND_PUBLISHED, round_version, successors, unavailable_rounds
+from pipeline.mlperf.upstream import UpstreamRecord
 
 # The oldest round the pipeline reads (v0.5's results predate the log format of v0.6 on).
 FIRST_ROUND = "v0.6"
@@ -41,12 +41,6 @@ def in_mirror(mirror: Path | None) -> list[str]:
                   key=round_version)
 
 
-def successors(round_: str) -> list[str]:
-    """The rounds that may follow `round_`: vX.1 after vX.0, and v(X+1).0."""
-    major, minor = round_version(round_)
-    return ([f"v{major}.1"] if minor == 0 else []) + [f"v{major + 1}.0"]
-
-
 def answers(url: str) -> bool:
     """Whether the git repository at `url` answers (`git ls-remote`, no credentials asked)."""
     try:
@@ -59,16 +53,19 @@ def answers(url: str) -> bool:
 
 @dataclass(frozen=True)
 class Found:
-    """The rounds to fetch and what to say about them."""
+    """The rounds to fetch, what to say about them, and the record of what upstream answered (the new one, or
+    `previous` when upstream did not answer)."""
 
     rounds: list[str]
     notes: list[str]
+    record: UpstreamRecord
 
 
-def discover(mirror: Path | None, upstream: str, record: Path) -> Found:
+def discover(mirror: Path | None, upstream: str, previous: UpstreamRecord) -> Found:
     """Every round the mirror holds, and every round upstream answers for (catalogued rounds the mirror lacks, and
     the rounds after the newest known). Without an answer from upstream, the mirror's rounds (or, with no mirror
-    round either, the catalogued rounds, which the validate stage then reports as unreachable)."""
+    round either, the catalogued rounds, which the validate stage then reports as unreachable); `previous` is what
+    upstream answered when last reached, which the notes quote then."""
     held = in_mirror(mirror)
     catalogued = [round_ for round_ in ROUND_PUBLISHED if round_version(round_) >= round_version(FIRST_ROUND)]
     answered = [round_ for round_ in catalogued if round_ not in held and answers(upstream.format(round=round_))]
@@ -82,23 +79,23 @@ def discover(mirror: Path | None, upstream: str, record: Path) -> Found:
                 frontier.append(candidate)
     url = upstream.format(round="<round>")
     notes = [f"the mirror holds {_span(held)}" if held else "the mirror holds no round"]
-    previous = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else None
     new_upstream = [round_ for round_ in answered if round_ not in catalogued]
     if answered or (held and any(answers(upstream.format(round=round_)) for round_ in held[-1:])):
         checked = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-        write_json({"upstream": upstream, "checked": checked, "answered": sorted(answered, key=round_version),
-                    "new": new_upstream}, record)
+        record = UpstreamRecord(upstream=upstream, checked=checked, answered=sorted(answered, key=round_version),
+                                new=new_upstream)
         notes.append(f"upstream {url} checked {checked}: "
                      + (f"found {', '.join(new_upstream)} (not in the catalogue yet)" if new_upstream
                         else "no round newer than " + newest)
                      + (f"; cloned: {', '.join(sorted(set(answered) - set(new_upstream), key=round_version))}"
                         if set(answered) - set(new_upstream) else ""))
     else:
-        when = (f"last answered {previous['checked']} (then it had {', '.join(previous['new']) or 'no new round'})"
-                if previous else "never answered on this machine")
+        record = previous
+        when = (f"last answered {previous.checked} (then it had {', '.join(previous.new) or 'no new round'})"
+                if previous.checked else "never answered on this machine")
         notes.append(f"upstream {url} does not answer (offline?): {when}")
     rounds = sorted(set(held) | set(answered), key=round_version) or catalogued
-    return Found(rounds, notes)
+    return Found(rounds, notes, record)
 
 
 def _span(rounds: list[str]) -> str:
@@ -110,20 +107,6 @@ def say(found: Found, stage: str) -> None:
     returns None."""
     for note in found.notes:
         print(f"{stage}: {note}", file=sys.stderr)
-
-
-def unavailable_rounds(analysed: Sequence[str] | str, available: Sequence[str], among: str, remedy: str) -> str | None:
-    """What is wrong when params `analysis.rounds` (a list; "all" passes) names a round not in `available` (the
-    rounds fetched, called `among` in the message), so there would be no data for it: "v9.9 is not among
-    fetch.rounds (v4.0, v5.1), so there is no data for it: {remedy}"; None when nothing is."""
-    if analysed == "all":
-        return None
-    missing = [round_ for round_ in analysed if round_ not in available]
-    if not missing:
-        return None
-    return (f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not among {among} "
-            f"({', '.join(available) or 'none'}), so there is no data for {'it' if len(missing) == 1 else 'them'}: "
-            f"{remedy}")
 
 
 def check_analysed_rounds(analysed: Sequence[str] | str, found: Sequence[str]) -> None:

@@ -5,32 +5,26 @@ published by the build date as this project's table of publication dates knows.
 The build date is the date of the commit built (the last one that changed the code, params.yaml or dvc.yaml;
 not the clock), so the same code and inputs give the same page.
 A newer round upstream is read from the validate stage's record of what MLCommons answered
-(`data/.upstream.json`, pipeline/mlperf/discovery.py), as of the last `dvc repro` that could reach it.
+(`data/.upstream.json`, `pipeline.mlperf.upstream`), as of the last `dvc repro` that could reach it.
 """
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 from typing import Any
 
 from pipeline.analysis.pricing.price_table import price_dates_text
 from pipeline.core import paths
-from pipeline.mlperf.catalogue import ROUND_PUBLISHED, published_text, round_version
-from pipeline.mlperf.discovery import successors
+from pipeline.mlperf.catalogue import ROUND_PUBLISHED, published_text, round_version, successors
+from pipeline.mlperf.upstream import read_upstream_record
 from pipeline.report.provenance import Revision
 
 
 def newer_upstream(newest: str, record: Path = paths.UPSTREAM_RECORD) -> dict[str, str] | None:
     """The newest round upstream answered for when last asked, if newer than `newest`, with when it was asked."""
-    if not record.is_file():
-        return None
-    document = json.loads(record.read_text(encoding="utf-8"))
-    answered = [str(round_) for round_ in document.get("answered", [])]
-    newer = [round_ for round_ in answered if round_version(round_) > round_version(newest)]
-    if not newer:
-        return None
-    return {"round": max(newer, key=round_version), "checked": str(document.get("checked", "unknown"))}
+    found = read_upstream_record(record)
+    newer = found.newer_than(newest)
+    return None if newer is None else {"round": newer, "checked": found.checked or "unknown"}
 
 
 def newer_catalogued(newest: str, build_date: str) -> dict[str, str] | None:

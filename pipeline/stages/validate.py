@@ -9,7 +9,8 @@ with a message naming the mistake, when params.yaml does not validate (`pipeline
 the mirror is not a readable .tar.gz (or does not match the mirror's SHA256SUMS), or when a round to clone
 cannot be reached. With `fetch.rounds: all` it finds the rounds (pipeline/mlperf/discovery.py) and says which the
 mirror holds and what upstream answered, or when it last did.
-It writes `data/mirror.json`, what the fetch stage will copy, by content (each mirror
+It writes `data/.upstream.json`, what upstream answered when last reached (the pages' newer-round notice reads
+it; `pipeline.mlperf.upstream`), and `data/mirror.json`, what the fetch stage will copy, by content (each mirror
 archive's SHA-256, each folder's file list, each clone's URL): the fetch stage depends on it, so a replaced
 archive reruns the fetch, and an unchanged mirror writes the same bytes and reruns nothing.
 """
@@ -25,6 +26,7 @@ from pipeline.core.errors import ParamsError, cli
 from pipeline.core.files import write_json
 from pipeline.mlperf.discovery import check_analysed_rounds, discover, say
 from pipeline.mlperf.fetching import check_reachable, clone_reason, mirror_listing, plan
+from pipeline.mlperf.upstream import read_upstream_record
 from pipeline.settings import load_settings
 
 # The settings this stage reads (tools/sync_dvc_params.py writes them into dvc.yaml; tests/test_params_deps.py checks).
@@ -49,10 +51,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         except ValueError as error:
             raise ParamsError(f"report.providers: {error}") from None
     fetch = settings.fetch
+    record = read_upstream_record(paths.UPSTREAM_RECORD)
     if fetch.rounds == "all":
-        found = discover(None if fetch.mirror is None else Path(fetch.mirror), fetch.upstream, paths.UPSTREAM_RECORD)
+        found = discover(None if fetch.mirror is None else Path(fetch.mirror), fetch.upstream, record)
         say(found, "validate")
-        rounds = found.rounds
+        rounds, record = found.rounds, found.record
         check_analysed_rounds(settings.analysis.rounds, rounds)
     else:
         rounds = fetch.rounds
@@ -62,6 +65,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(f"validate: {clone_reason(source, fetch.mirror)}", file=sys.stderr)
             check_reachable(source, fetch.mirror)
     write_json(mirror_listing(sources, paths.MIRROR_HASHES), paths.MIRROR_LISTING)
+    record.write(paths.UPSTREAM_RECORD)
     print(f"params.yaml is valid; {sum(source.path is not None for source in sources)} of {len(sources)} rounds "
           "are in the mirror")
 

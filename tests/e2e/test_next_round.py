@@ -12,6 +12,7 @@ import pytest
 
 from pipeline.mlperf import discovery, fetching
 from pipeline.mlperf.rounds import ingest
+from pipeline.mlperf.upstream import UpstreamRecord
 from pipeline.settings import Fetch
 from tests.conftest import MIRROR, ROOT, run_dvc_repro
 from tests.e2e.next_round import NEXT_ROUND, write_next_round
@@ -45,7 +46,7 @@ def test_the_next_round_upstream_is_found_cloned_and_scored(next_archive: Path, 
     mirror = tmp_path / "mirror"
     mirror.mkdir()
     os.link(SOURCE, mirror / SOURCE.name)
-    found = discovery.discover(mirror, upstream, tmp_path / "upstream.json")
+    found = discovery.discover(mirror, upstream, UpstreamRecord())
     assert found.rounds == ["v5.1", NEXT_ROUND], found.notes
     [_, cloned] = fetching.fetch(Fetch(mirror=str(mirror), upstream=upstream, rounds="all"), tmp_path / "raw",
                                  rounds=found.rounds)

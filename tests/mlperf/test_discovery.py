@@ -2,14 +2,14 @@
 git ls-remote; offline, what upstream answered last."""
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from pipeline.mlperf import discovery
-from pipeline.mlperf.catalogue import ROUND_PUBLISHED
+from pipeline.mlperf.catalogue import ROUND_PUBLISHED, round_version, successors
+from pipeline.mlperf.upstream import UpstreamRecord, read_upstream_record
 from tests.conftest import small_round, write_archive, write_folder
 
 
@@ -39,16 +39,15 @@ def test_the_mirror_rounds_are_found_by_name(tmp_path: Path) -> None:
 
 
 def test_next_rounds_upstream_are_found_and_recorded(tmp_path: Path) -> None:
-    newest = max(ROUND_PUBLISHED, key=discovery.round_version)
-    following = discovery.successors(newest)[0]
+    newest = max(ROUND_PUBLISHED, key=round_version)
+    following = successors(newest)[0]
     upstream = bare_upstream(tmp_path, newest, following)
     mirror = tmp_path / "mirror"
     mirror.mkdir()
     write_archive(mirror / f"training_results_{newest}.tar.gz", small_round())
-    record = tmp_path / "upstream.json"
-    found = discovery.discover(mirror, upstream, record)
+    found = discovery.discover(mirror, upstream, UpstreamRecord())
     assert found.rounds == [newest, following]
-    assert json.loads(record.read_text())["new"] == [following]
+    assert found.record.new == [following] and found.record.newer_than(newest) == following
     assert any(f"found {following}" in note for note in found.notes)
 
 
@@ -56,9 +55,9 @@ def test_offline_the_mirror_is_used_and_the_last_check_is_said(tmp_path: Path) -
     mirror = tmp_path / "mirror"
     mirror.mkdir()
     write_archive(mirror / "training_results_v5.1.tar.gz", small_round())
-    record = tmp_path / "upstream.json"
-    record.write_text(json.dumps({"checked": "2026-06-20 10:00 UTC", "new": ["v6.1"], "answered": []}))
-    found = discovery.discover(mirror, (tmp_path / "none").as_uri() + "/{round}", record)
+    previous = UpstreamRecord(checked="2026-06-20 10:00 UTC", new=["v6.1"])
+    found = discovery.discover(mirror, (tmp_path / "none").as_uri() + "/{round}", previous)
+    assert found.record == previous
     assert found.rounds == ["v5.1"]
     assert found.notes == ["the mirror holds 1 round (v5.1 to v5.1)",
                            f"upstream {(tmp_path / 'none').as_uri()}/<round> does not answer (offline?): last "
@@ -67,4 +66,15 @@ def test_offline_the_mirror_is_used_and_the_last_check_is_said(tmp_path: Path) -
 
 @pytest.mark.parametrize(("round_", "expected"), [("v5.0", ["v5.1", "v6.0"]), ("v5.1", ["v6.0"])])
 def test_successors(round_: str, expected: list[str]) -> None:
-    assert discovery.successors(round_) == expected
+    assert successors(round_) == expected
+
+
+def test_the_record_reads_back_and_a_missing_one_was_never_reached(tmp_path: Path) -> None:
+    """The validate stage writes the record every run: what it wrote reads back; none is a never-reached record."""
+    path = tmp_path / "upstream.json"
+    assert read_upstream_record(path) == UpstreamRecord()
+    record = UpstreamRecord(upstream="u/{round}", checked="2026-06-20 10:00 UTC", answered=["v5.1", "v6.0"],
+                            new=["v6.0"])
+    record.write(path)
+    assert read_upstream_record(path) == record and record.newer_than("v5.1") == "v6.0"
+    assert record.newer_than("v6.0") is None
