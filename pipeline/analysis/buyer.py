@@ -37,15 +37,17 @@ from pipeline.analysis.scope import on_offer, republication, republished_from
 from pipeline.analysis.statistics.ranking import nondominated_fronts
 from pipeline.core import paths
 from pipeline.core.artifacts import Artifact, Record
-from pipeline.mlperf.catalogue import round_version
+from pipeline.mlperf.catalogue import published_text, round_version
 from pipeline.settings import Analysis, Settings, Trust
 
 # The energy estimate of a result without a measurement (pipeline.analysis.pricing.energy_estimate), as the
 # configurations table holds it; a forecast's is made from the same model (`priced`).
-ESTIMATE_COLUMNS = ["energy_estimated_kwh", "energy_estimate_error"]
+ESTIMATE_COLUMNS = ["energy_estimated_kwh", "energy_estimate_error", "energy_estimate_worst_error"]
+# The measured energy of a result (the features stage's), and at DC where the same runs were also measured there.
+MEASURED_COLUMNS = [*ENERGY_COLUMNS, "energy_dc_kwh"]
 OPTION_COLUMNS = ["kind", "label", "round", "submitter", "system", "accelerator_family", "accelerator_count",
                   "time_to_train_min", "time_low_min", "time_high_min", "accelerator_hours", "scaling_efficiency",
-                  "republished_of", "precision", "detail", "forecast", *ENERGY_COLUMNS, *ESTIMATE_COLUMNS]
+                  "republished_of", "precision", "detail", "forecast", *MEASURED_COLUMNS, *ESTIMATE_COLUMNS]
 PUBLISHED, FORECAST = "published", "forecast"
 # The price of a configuration's range that "cheapest" and a budget are decided at: its cheapest, its typical (the
 # middle on a log scale, the geometric mean of both ends, as the price table's bands are centred) or its dearest listed
@@ -82,8 +84,9 @@ def today_published(configurations: pd.DataFrame, analysis: Analysis, benchmark:
 def published_options(rows: pd.DataFrame) -> pd.DataFrame:
     """Published results (a ranking or configurations frame) as options (OPTION_COLUMNS): a republished one names
     the original it repeats in its `detail`; energy where measured."""
-    rows = rows.assign(**{column: None for column in ["republished_of", "precision", *ENERGY_COLUMNS]
+    rows = rows.assign(**{column: None for column in ["republished_of", "precision", "power_measurement"]
                           if column not in rows},
+                       **{column: math.nan for column in ["energy_kwh", "energy_dc_kwh"] if column not in rows},
                        **{column: math.nan for column in ESTIMATE_COLUMNS if column not in rows})
     return rows.assign(
         kind=PUBLISHED, label=rows["round"] + " " + rows["submitter"] + " " + rows["system"],
@@ -92,7 +95,8 @@ def published_options(rows: pd.DataFrame) -> pd.DataFrame:
         precision=[None if pd.isna(precision) else str(precision) for precision in rows["precision"]],
         detail=["published result" + ("" if pd.isna(original) else f"; {republication(str(original))}")
                 for original in rows["republished_of"]]).astype(
-            {"energy_kwh": float, **{column: float for column in ESTIMATE_COLUMNS}})[OPTION_COLUMNS]
+            {"energy_kwh": float, "energy_dc_kwh": float, **{column: float for column in ESTIMATE_COLUMNS}}
+    )[OPTION_COLUMNS]
 
 
 def predicted_candidates(fitted: FittedBenchmark, rule: Trust,
@@ -129,7 +133,8 @@ def predicted_candidates(fitted: FittedBenchmark, rule: Trust,
                     "time_high_min": forecast.high_min, "accelerator_hours": count * forecast.predicted_min / 60,
                     "scaling_efficiency": reference.predicted_min * low / (forecast.predicted_min * count),
                     "republished_of": None, "forecast": forecast.model_dump(), "energy_kwh": math.nan,
-                    "power_measurement": None, "energy_estimated_kwh": math.nan, "energy_estimate_error": math.nan,
+                    "energy_dc_kwh": math.nan, "power_measurement": None,
+                    **dict.fromkeys(ESTIMATE_COLUMNS, math.nan),
                     "detail": f"forecast for the next round by the {forecast.method} ({forecast.kind}), trusted, "
                               f"{100 * fitted.interval:.0f}% interval "
                               f"{interval_text(forecast.low_min, forecast.high_min)}: not a published result"})
@@ -187,7 +192,9 @@ def with_forecast_energy(options: pd.DataFrame, model: EnergyModel | None) -> pd
     return options.assign(
         energy_estimated_kwh=options["energy_estimated_kwh"].astype(float).where(~forecast, estimate),
         energy_estimate_error=options["energy_estimate_error"].astype(float).where(
-            ~forecast | estimate.isna(), model.median_error))
+            ~forecast | estimate.isna(), model.median_error),
+        energy_estimate_worst_error=options["energy_estimate_worst_error"].astype(float).where(
+            ~forecast | estimate.isna(), model.worst_error))
 
 
 def ordered(options: pd.DataFrame, deadline: bool, budget: bool) -> pd.DataFrame:
@@ -249,6 +256,9 @@ class Option(Record):
     or a forecast."""
     on_front: bool
     """Not beaten on both time to train and accelerator-hours by another option."""
+    round_efficiency: float | None = None
+    """A published result's hardware efficiency in its round: the round's fewest accelerator-hours over its own (1:
+    the least hardware time; 0.5: twice that); None for a forecast."""
     cost_low_usd: float | None
     """Cost of a training run at the cheapest listed price, USD (derived, not an MLPerf result); None: no price."""
     cost_high_usd: float | None
@@ -257,9 +267,19 @@ class Option(Record):
     """What caps and "cheapest" are decided on: the price of the answer's basis (`decision_price`) x
     accelerator-hours at the upper end of the time, USD; None: no price."""
     cost: str
-    """The cost in words (`pipeline.analysis.pricing.costs.cost_text`), or "no public price"."""
+    """The cost in words (`pipeline.analysis.pricing.costs.cost_text`: "1,234 to 5,678 USD (RunPod on-demand
+    2025-05-29 to Azure on-demand 2026-11-09)"), or why there is none ("no public price")."""
+    price_type: str | None = None
+    """The price type of both ends of the cost (on-demand unless asked otherwise); None: no public price, or the
+    buyer's own."""
+    price_dates: list[str] = Field(default_factory=list)
+    """The dates (ISO) of the prices at the cost's ends, oldest first; empty without a public price."""
     energy_kwh: float | None
     """Measured energy to train, kWh (MLPerf power results only); None: not measured."""
+    energy_dc_kwh: float | None = None
+    """The same runs' energy measured at DC, where they were measured at both points, kWh; None otherwise."""
+    energy_cost_usd: float | None = None
+    """The measured energy's cost at the electricity price (params `report.electricity_usd_per_kwh`), USD."""
     power_measurement: str | None = None
     """Where the energy was measured (AC, DC, "AC and DC"); None: not measured."""
     energy_estimated_kwh: float | None
@@ -267,6 +287,10 @@ class Option(Record):
     MLPerf result, `pipeline.analysis.pricing.energy_estimate`); None: measured, or no rated power to estimate from."""
     energy_estimate_error: float | None
     """The estimate's median relative error on submitters the model did not see (0.1 = 10%)."""
+    energy_estimate_worst_error: float | None = None
+    """Its worst relative error there (0.1 = 10%)."""
+    energy_estimated_cost_usd: float | None = None
+    """The estimated energy's cost at the electricity price, USD; None without an estimate."""
     detail: str
     """What it is: a published result (and what it republishes), or a forecast with its interval and trust."""
 
@@ -291,12 +315,19 @@ def option_of(row: Mapping[str, Any]) -> Option:
                   time_high_min=float(row["time_high_min"]), accelerator_hours=float(row["accelerator_hours"]),
                   republished_of=_none(row["republished_of"]),
                   scaling_efficiency=_none(float(row["scaling_efficiency"])), precision=_none(row["precision"]),
-                  on_front=bool(row["on_front"]),
+                  on_front=bool(row["on_front"]), round_efficiency=_none(row.get("round_efficiency")),
                   cost_low_usd=_none(float(row["cost_low_usd"])), cost_high_usd=_none(float(row["cost_high_usd"])),
-                  cost_cap_usd=_none(float(row["cost_cap_usd"])), cost=cost_text(row),
-                  energy_kwh=_none(float(row["energy_kwh"])), power_measurement=_none(row["power_measurement"]),
+                  cost_cap_usd=_none(float(row["cost_cap_usd"])), cost=cost_text(row, lead=""),
+                  price_type=_none(row["cost_low_price_type"]),
+                  price_dates=sorted({str(row[f"cost_{end}_date"]) for end in ("low", "high")
+                                      if _none(row[f"cost_{end}_date"]) is not None}),
+                  energy_kwh=_none(float(row["energy_kwh"])), energy_dc_kwh=_none(float(row["energy_dc_kwh"])),
+                  energy_cost_usd=_none(float(row["energy_cost_usd"])),
+                  power_measurement=_none(row["power_measurement"]),
                   energy_estimated_kwh=_none(float(row["energy_estimated_kwh"])),
-                  energy_estimate_error=_none(float(row["energy_estimate_error"])), detail=str(row["detail"]))
+                  energy_estimate_error=_none(float(row["energy_estimate_error"])),
+                  energy_estimate_worst_error=_none(float(row["energy_estimate_worst_error"])),
+                  energy_estimated_cost_usd=_none(float(row["energy_estimated_cost_usd"])), detail=str(row["detail"]))
 
 
 class Choice(Record):
@@ -362,6 +393,58 @@ def equal_size_groups(results: pd.DataFrame) -> list[SizeGroup]:
     return groups
 
 
+class FamilyEfficiency(Record):
+    """One accelerator family's hardware efficiency in the round (`Option.round_efficiency` of its results): how
+    close its results come to the round's least hardware time, over every count it published."""
+
+    accelerator_family: str
+    """The accelerator family."""
+    n: int
+    """Its results in the round (republished ones included)."""
+    median: float
+    """The median of their round efficiency (1: the round's least hardware time)."""
+    low: float
+    """The lower end of the median's EFFICIENCY_INTERVAL percentile bootstrap interval over its results (the median
+    itself with one result)."""
+    high: float
+    """Its upper end."""
+    least: float
+    """The least efficient of its results."""
+    most: float
+    """The most efficient of its results."""
+
+
+# The family efficiency's interval: the median's percentile bootstrap over a family's results, seeded by the values
+# so the record is the same on every run and machine.
+EFFICIENCY_RESAMPLES, EFFICIENCY_INTERVAL = 2000, 0.95
+
+
+def median_interval(values: np.ndarray) -> tuple[float, float]:
+    """The EFFICIENCY_INTERVAL percentile bootstrap interval of the median of `values` (1-d, at least one value;
+    scipy's `bootstrap`, seeded by the values); a single value gives itself at both ends."""
+    if len(values) == 1:
+        return float(values[0]), float(values[0])
+    from scipy.stats import bootstrap
+
+    seed = np.random.default_rng([len(values), *np.round(np.sort(values) * 1e6).astype(np.int64)])
+    found = bootstrap((values,), np.median, n_resamples=EFFICIENCY_RESAMPLES, confidence_level=EFFICIENCY_INTERVAL,
+                      method="percentile", vectorized=True, random_state=seed).confidence_interval
+    return float(f"{found.low:.{DECISION_DIGITS}g}"), float(f"{found.high:.{DECISION_DIGITS}g}")
+
+
+def family_efficiency(results: pd.DataFrame) -> list[FamilyEfficiency]:
+    """Per accelerator family of `results` (priced published options with `round_efficiency`), its
+    `FamilyEfficiency`: the most efficient median first (by name on a tie)."""
+    known = results[results["accelerator_family"].notna()]
+    found = []
+    for family, rows in known.groupby("accelerator_family", sort=False):
+        values = _stored(rows["round_efficiency"]).to_numpy(dtype=float)
+        low, high = median_interval(values)
+        found.append(FamilyEfficiency(accelerator_family=str(family), n=len(values), median=float(np.median(values)),
+                                      low=low, high=high, least=float(values.min()), most=float(values.max())))
+    return sorted(found, key=lambda item: (-item.median, item.accelerator_family))
+
+
 class BuyerAnswer(Record):
     """One benchmark's answer for a buyer: the newest round's fastest and least-hardware-time results (republished
     included), its front, and per deadline and per budget the option that answers it."""
@@ -370,6 +453,8 @@ class BuyerAnswer(Record):
     """The benchmark (pipeline.mlperf.catalogue id)."""
     round: str
     """The newest round of the benchmark in scope."""
+    round_published: str = ""
+    """When that round was published, in words ("published November 2025"; `catalogue.published_text`)."""
     price_basis: PriceBasis = DEFAULT_PRICE_BASIS
     """The price of each range "cheapest" and a budget were decided at (`PRICE_BASES`, `cheapest_rule`)."""
     providers: list[str] = Field(default_factory=list)
@@ -396,7 +481,10 @@ class BuyerAnswer(Record):
     """The round's families compared at the counts two or more of them published (`equal_size_groups`)."""
     options: list[Option] = Field(default_factory=list)
     """Every result the round published, on offer (republished ones included), priced, fastest first: the one
-    record of today that `recommend` answers from (`options_frame`) and the brief marks its answers in."""
+    record of today that `recommend` answers from (`options_frame`), the site's tables and the brief draw."""
+    family_efficiency: list[FamilyEfficiency] = Field(default_factory=list)
+    """Each accelerator family's hardware efficiency in the round (`family_efficiency`), which the entry page
+    compares across today's benchmarks."""
 
 
 def buyer_answer(benchmark: str, published: pd.DataFrame, forecasts: pd.DataFrame, deadlines: Sequence[float],
@@ -411,6 +499,8 @@ def buyer_answer(benchmark: str, published: pd.DataFrame, forecasts: pd.DataFram
     if published.empty:
         raise ValueError(f"{benchmark}: no published result to answer from")
     results = priced(published, prices, electricity, energy_model, basis, providers)
+    hours = _stored(results["accelerator_hours"])
+    results = results.assign(round_efficiency=_stored(hours.min() / hours))
     every = (priced(pd.concat([published, forecasts], ignore_index=True), prices, electricity, energy_model, basis,
                     providers) if len(forecasts) else results)
     time, hours = _stored(results["time_to_train_min"]), _stored(results["accelerator_hours"])
@@ -418,14 +508,15 @@ def buyer_answer(benchmark: str, published: pd.DataFrame, forecasts: pd.DataFram
     least = results.assign(_t=time, _h=hours).sort_values(["_h", "_t", "label"], kind="mergesort").iloc[0]
     front = results[results["on_front"]].assign(_t=time).sort_values(["_t", "label"], kind="mergesort")
     return BuyerAnswer(
-        benchmark=benchmark, round=str(results["round"].iloc[0]), price_basis=basis,
+        benchmark=benchmark, round=str(results["round"].iloc[0]),
+        round_published=published_text(str(results["round"].iloc[0])), price_basis=basis,
         providers=list(providers or ()), n_published=len(results),
         n_republished=int(results["republished_of"].notna().sum()), n_forecasts=len(forecasts),
         fastest=option_of(fastest), least_hardware=option_of(least),
         front=[option_of(row) for _, row in front.iterrows()],
         deadlines=[deadline_choice(every, float(limit)) for limit in deadlines],
         budgets=[budget_choice(every, float(limit)) for limit in budgets], untrusted=list(untrusted),
-        equal_size=equal_size_groups(results),
+        equal_size=equal_size_groups(results), family_efficiency=family_efficiency(results),
         options=[option_of(row) for _, row in results.assign(_t=time, _h=hours).sort_values(
             ["_t", "_h", "label"], kind="mergesort").iterrows()])
 

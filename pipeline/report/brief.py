@@ -32,23 +32,21 @@ matplotlib.use("Agg")
 # The standard Helvetica has one weight: matplotlib says so for every text it measures ("using medium").
 logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
 import matplotlib.pyplot as plt  # noqa: E402  (the backend first)
-import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-from pipeline.analysis.buyer import DEFAULT_PRICE_BASIS, BuyerAnswer, cheapest_rule, decision_price  # noqa: E402
+from pipeline.analysis.buyer import BuyerAnswer, cheapest_rule  # noqa: E402
 from pipeline.analysis.forecasting.decide import DecideSummary  # noqa: E402
-from pipeline.analysis.pricing.costs import COST_LABEL, training_costs, usd  # noqa: E402
+from pipeline.analysis.pricing.costs import COST_LABEL, usd  # noqa: E402
 from pipeline.analysis.pricing.electricity import ElectricityPrice  # noqa: E402
 from pipeline.analysis.pricing.energy_estimate import ESTIMATE_LABEL  # noqa: E402
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words  # noqa: E402
-from pipeline.analysis.pricing.price_table import no_price_text, price_dates_text  # noqa: E402
-from pipeline.analysis.statistics.ranking import nondominated_fronts  # noqa: E402
-from pipeline.core.colours import COLOURBLIND  # noqa: E402
+from pipeline.analysis.pricing.price_table import price_dates_text  # noqa: E402
 from pipeline.core.files import atomic_path  # noqa: E402
-from pipeline.mlperf.catalogue import BY_ID, ROUND_PUBLISHED  # noqa: E402
+from pipeline.mlperf.catalogue import BY_ID  # noqa: E402
 
+UNKNOWN_COLOUR = "#949494"  # a family the site's colours do not know, and results of no known family
 # Rows of the table at most (front and cheapest-within-a-deadline configurations, fastest first).
 MAX_ROWS = 14
 PAGE_INCHES = (11.69, 8.27)  # A4 landscape
@@ -71,53 +69,51 @@ STYLE: Any = {  # matplotlib rc parameters (typed as its literal keys)
 
 @dataclass(frozen=True)
 class BriefInputs:
-    """What one brief is drawn from: the benchmark, the newest round, its results (the configurations table's
-    rows of that round, with the cost columns), the decide stage's summary and the buyer stage's answer (None where
-    there is none)."""
-    benchmark: str
-    round: str
-    rows: pd.DataFrame
+    """What one brief is drawn from: the benchmark's record of today (the buyer stage's `BuyerAnswer`: its round,
+    every result on offer priced, its front and its answers) and the decide stage's summary (None where there is
+    none), with the site's colour of each family and the dates every page prints."""
+    answer: BuyerAnswer
     decide: DecideSummary | None
-    answer: BuyerAnswer | None = None
+    colours: Mapping[str, str]  # by family: `charts.family_colours`, the site's
     currency: dict[str, Any] | None = None  # `pipeline.report.currency.currency`: the dates and the notice
 
+    @property
+    def benchmark(self) -> str:
+        """The benchmark (pipeline.mlperf.catalogue id)."""
+        return self.answer.benchmark
 
-def brief_rows(configurations: pd.DataFrame, benchmark: str, round_: str, user_prices: Mapping[str, float] | None,
-               electricity: ElectricityPrice) -> pd.DataFrame:
-    """Every result of `benchmark` published in `round_` with an accelerator count (one row per training: a
-    second publication of the same runs, `same_runs_as`, is left out), with the cost columns and `front` (True on
-    the non-dominated front of time to train and accelerator-hours), fastest first."""
-    rows = configurations[(configurations["benchmark"] == benchmark) & (configurations["round"] == round_)
-                          & configurations["accelerator_hours"].notna() & configurations["same_runs_as"].isna()]
-    rows = rows.sort_values(["time_to_train_min", "submitter", "system"], kind="mergesort").reset_index(drop=True)
-    costs = training_costs(rows, user_prices, electricity=electricity)
-    fronts = nondominated_fronts(rows["time_to_train_min"].round(6).to_numpy(),
-                                 rows["accelerator_hours"].round(6).to_numpy()) if len(rows) else np.array([])
-    return pd.concat([rows, costs], axis=1).assign(front=fronts == 1)
+    @property
+    def round(self) -> str:
+        """The round the record holds: today's."""
+        return self.answer.round
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        """The record's results (`BuyerAnswer.options`), one row each, fastest first (`brief_rows`)."""
+        return brief_rows(self.answer)
 
 
-def cheapest_within(rows: pd.DataFrame, answer: BuyerAnswer | None) -> dict[float, int | None]:
+def brief_rows(answer: BuyerAnswer) -> pd.DataFrame:
+    """The record's published options as a frame (the `Option` fields as columns, `front` for `on_front`), fastest
+    first as the record keeps them; the charts and the table draw it."""
+    return pd.DataFrame([option.model_dump() for option in answer.options]).assign(
+        front=lambda frame: frame["on_front"].astype(bool))
+
+
+def cheapest_within(rows: pd.DataFrame, answer: BuyerAnswer) -> dict[float, int | None]:
     """Per deadline of the buyer's `answer` (minutes): the row (index) of `rows` its cheapest option is; None where
     no option meets the deadline or the option is not among the rows (a forecast: `unlisted_choices` names it)."""
-    if answer is None:
-        return {}
-    labels = {f"{row['round']} {row['submitter']} {row['system']}": int(index) for index, row in rows.iterrows()}
+    labels = {str(label): int(index) for index, label in rows["label"].items()}
     return {choice.limit: None if choice.option is None else labels.get(choice.option.label)
             for choice in answer.deadlines}
 
 
-def unlisted_choices(rows: pd.DataFrame, answer: BuyerAnswer | None) -> list[str]:
+def unlisted_choices(rows: pd.DataFrame, answer: BuyerAnswer) -> list[str]:
     """The buyer's answers to a deadline that are not among `rows` (a trusted forecast), in words."""
     listed = cheapest_within(rows, answer)
     return [f"cheapest within {choice.limit:g} min: {choice.option.label} ({choice.option.detail}, "
-            f"{choice.option.cost})" for choice in (answer.deadlines if answer else [])
+            f"{choice.option.cost})" for choice in answer.deadlines
             if choice.option is not None and listed.get(choice.limit) is None]
-
-
-def _colours(rows: pd.DataFrame) -> dict[str, str]:
-    families = rows["accelerator_family"].fillna("unknown").value_counts()
-    ordered = sorted(families.items(), key=lambda item: (-item[1], item[0]))
-    return {str(family): COLOURBLIND[i % len(COLOURBLIND)] for i, (family, _) in enumerate(ordered)}
 
 
 def _front_axes(ax: Any, rows: pd.DataFrame, colours: Mapping[str, str]) -> None:
@@ -134,7 +130,7 @@ def _front_axes(ax: Any, rows: pd.DataFrame, colours: Mapping[str, str]) -> None
 
 def _cost_axes(ax: Any, rows: pd.DataFrame, colours: Mapping[str, str], cheapest: Mapping[float, int | None],
                basis: str) -> None:
-    rows = rows.assign(cost_basis_usd=rows["accelerator_hours"].astype(float) * decision_price(rows, basis))
+    rows = rows.assign(cost_basis_usd=rows["cost_cap_usd"].astype(float))  # a result's time is its interval's end
     priced = rows[rows["cost_low_usd"].notna()].assign(family=lambda f: f["accelerator_family"].fillna("unknown"))
     if priced.empty:
         ax.text(0.5, 0.5, "no public price for this round's accelerators", ha="center", va="center",
@@ -192,14 +188,14 @@ def _energy_cell(row: Mapping[str, Any]) -> str:
 
 
 def _cost_cell(row: Mapping[str, Any]) -> str:
-    if row["cost_basis"] == "none" or pd.isna(row["cost_low_usd"]):
-        return no_price_text(row["accelerator_family"])
-    if row["cost_basis"] == "user":
+    """"1,230-4,560 on-demand (2026-11-09, 2026-12-05)": the cost range, its price type and the prices' dates."""
+    if pd.isna(row["cost_low_usd"]):
+        return str(row["cost"])  # why there is none
+    if row["price_type"] is None:
         return f"{usd(row['cost_low_usd'])} (your price)"
-    dates = sorted({str(row["cost_low_date"]), str(row["cost_high_date"])})
     span = usd(row["cost_low_usd"]) if row["cost_low_usd"] == row["cost_high_usd"] else \
         f"{usd(row['cost_low_usd'])}-{usd(row['cost_high_usd'])}"
-    return f"{span} {row['cost_low_price_type']} ({', '.join(dates)})"
+    return f"{span} {row['price_type']} ({', '.join(row['price_dates'])})"
 
 
 def table_rows(rows: pd.DataFrame, cheapest: Mapping[float, int | None]) -> pd.DataFrame:
@@ -232,12 +228,14 @@ def table_rows(rows: pd.DataFrame, cheapest: Mapping[float, int | None]) -> pd.D
 
 def _footnotes(inputs: BriefInputs, electricity: ElectricityPrice) -> list[str]:
     rows = inputs.rows
-    estimated = rows[rows["energy_basis"] == "estimated"]
+    estimated = rows[rows["energy_kwh"].isna() & rows["energy_estimated_kwh"].notna()]
+    errors = estimated[["energy_estimate_error", "energy_estimate_worst_error"]].dropna()
     error = ("" if estimated.empty else
              f" Estimated energy ({ESTIMATE_LABEL}): accelerators x time x rated power (TDP) x the median measured "
-             f"system-to-rated power ratio; its error on measured systems of submitters the fit did not see is "
-             f"{estimated['energy_estimate_error'].iloc[0]:.0%} median, "
-             f"{estimated['energy_estimate_worst_error'].iloc[0]:.0%} worst.")
+             f"system-to-rated power ratio; "
+             + ("its error could not be measured (too few submitters measured power)." if errors.empty else
+                f"its error on measured systems of submitters the fit did not see is "
+                f"{errors.iloc[0, 0]:.0%} median, {errors.iloc[0, 1]:.0%} worst."))
     dated = f", {electricity.date}" if electricity.date else ""
     return [
         f"Cost ({COST_LABEL}) = accelerator-hours x the providers' public price per accelerator-hour, cheapest to "
@@ -249,8 +247,7 @@ def _footnotes(inputs: BriefInputs, electricity: ElectricityPrice) -> list[str]:
         f"Times to train are MLPerf Training {inputs.round} results (republished ones marked; the round published "
         f"them and the system can be rented today). Accelerator-hours are hardware time, not a price. Forecasts "
         f"come from this project's model, not from MLPerf.",
-        (cheapest_rule() if inputs.answer is None
-         else cheapest_rule(inputs.answer.price_basis, inputs.answer.providers))
+        cheapest_rule(inputs.answer.price_basis, inputs.answer.providers)
         + " The report's entry page and `recommend` decide it so too."
         + "".join(f" Also {line}." for line in unlisted_choices(inputs.rows, inputs.answer)),
     ]
@@ -260,10 +257,11 @@ def draw_brief(inputs: BriefInputs, electricity: ElectricityPrice) -> Any:
     """The brief's figure (matplotlib Figure), one A4 landscape page."""
     entry = BY_ID.get(inputs.benchmark)
     title = entry.model if entry is not None else inputs.benchmark
-    year, month = ROUND_PUBLISHED.get(inputs.round, (None, None))
-    published = f", published {year}-{month:02d}" if year else ""
+    published = f", {inputs.answer.round_published}" if inputs.answer.round_published else ""
     rows = inputs.rows
-    colours = _colours(rows)
+    present = set(rows["accelerator_family"].fillna("unknown"))  # in the site's order, the legend's too
+    colours = {**{family: colour for family, colour in inputs.colours.items() if family in present},
+               **{family: UNKNOWN_COLOUR for family in sorted(present - set(inputs.colours))}}
     cheapest = cheapest_within(rows, inputs.answer)
     with plt.rc_context(STYLE), sns.axes_style("whitegrid", {"grid.color": "#e5e5e5"}):
         figure = plt.figure(figsize=PAGE_INCHES)
@@ -286,7 +284,7 @@ def draw_brief(inputs: BriefInputs, electricity: ElectricityPrice) -> Any:
         if not table.empty:
             cells = ax.table(cellText=table.to_numpy().tolist(), colLabels=list(table.columns), loc="lower center",
                              cellLoc="left", colLoc="left",
-                             colWidths=[0.075, 0.2, 0.085, 0.05, 0.055, 0.235, 0.16, 0.14])
+                             colWidths=[0.09, 0.185, 0.085, 0.05, 0.055, 0.235, 0.16, 0.14])
             cells.auto_set_font_size(False)
             cells.set_fontsize(6.5)
             cells.scale(1.0, 1.25)
@@ -302,8 +300,7 @@ def draw_brief(inputs: BriefInputs, electricity: ElectricityPrice) -> Any:
         height = min(CHART_MAX_HEIGHT, CHART_TOP - bottom)
         axes = [figure.add_axes((0.055 + i * 0.325, bottom, 0.26, height)) for i in range(3)]
         _front_axes(axes[0], rows, colours)
-        _cost_axes(axes[1], rows, colours, cheapest,
-                   DEFAULT_PRICE_BASIS if inputs.answer is None else inputs.answer.price_basis)
+        _cost_axes(axes[1], rows, colours, cheapest, inputs.answer.price_basis)
         _scaling_axes(axes[2], rows, colours, inputs.decide)
         figure.text(0.03, 0.115, "\n".join(textwrap.fill(line, 235) for line in _footnotes(inputs, electricity)),
                     fontsize=6.2, va="top", linespacing=1.5)
@@ -317,13 +314,3 @@ def write_brief(inputs: BriefInputs, electricity: ElectricityPrice, path: Path) 
         figure.savefig(temporary, format="pdf", metadata={"CreationDate": None, "Producer": PRODUCER,
                                                           "Creator": PRODUCER})
     plt.close(figure)
-
-
-def brief_inputs(configurations: pd.DataFrame, benchmark: str, round_: str, decide: DecideSummary | None,
-                 user_prices: Mapping[str, float] | None, electricity: ElectricityPrice,
-                 answer: BuyerAnswer | None = None, currency: dict[str, Any] | None = None) -> BriefInputs:
-    """The inputs of one benchmark's brief of round `round_` (today's, `pipeline.analysis.scope.today`), from the
-    configurations table, its decide summary and the buyer stage's answer."""
-    return BriefInputs(benchmark, round_, brief_rows(configurations, benchmark, round_, user_prices, electricity),
-                       decide, answer, currency)
-

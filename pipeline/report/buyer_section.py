@@ -22,8 +22,7 @@ def option_row(option: Option) -> dict[str, Any]:
     else:
         mark = option.republished
         name = option.label.split(" ", 1)[1]
-    energy = energy_words(EnergyFigure(measured_kwh=option.energy_kwh, estimated_kwh=option.energy_estimated_kwh,
-                                       estimate_error=option.energy_estimate_error), kwh=number)
+    energy = energy_words(_figure(option), kwh=number)
     low, high = option.cost_low_usd, option.cost_high_usd
     priced = low is not None and high is not None
     short = (f"{span(low, high)} USD" if low is not None and high is not None
@@ -34,6 +33,26 @@ def option_row(option: Option) -> dict[str, Any]:
             "hours": number(option.accelerator_hours), "cost": option.cost, "cost_short": short, "priced": priced,
             "energy": energy.long, "energy_short": energy.short, "mark": mark,
             "forecast": option.kind == FORECAST, "on_front": option.on_front}
+
+
+def option_table_row(option: Option) -> dict[str, Any]:
+    """One published option as a round's configuration table lists it (macros' `config_table`): `option_row` with
+    its hardware efficiency in the round and its energy as a table cell."""
+    row = option_row(option)
+    energy = energy_words(_figure(option), kwh=number)
+    return {**row, "name": row["name"] + (f" ({row['mark']})" if row["mark"] else ""),
+            "efficiency": "" if option.round_efficiency is None else number(option.round_efficiency, "ratio"),
+            "cost": option.cost if row["priced"] else "", "energy": energy.cell}
+
+
+def _figure(option: Option) -> EnergyFigure:
+    """The option's energy figure: measured (and at DC where also measured there), or estimated, with its cost."""
+    return EnergyFigure(measured_kwh=option.energy_kwh, measured_dc_kwh=option.energy_dc_kwh,
+                        point=option.power_measurement,
+                        estimated_kwh=None if option.energy_kwh is not None else option.energy_estimated_kwh,
+                        estimate_error=option.energy_estimate_error,
+                        cost_usd=option.energy_cost_usd if option.energy_kwh is not None
+                        else option.energy_estimated_cost_usd)
 
 
 def choice_row(choice: Choice) -> dict[str, Any]:

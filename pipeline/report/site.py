@@ -20,20 +20,18 @@ from typing import Any
 
 import jinja2
 import markupsafe
-import numpy as np
 import pandas as pd
 
-from pipeline.analysis.buyer import BuyerAnswer, cheapest_rule
-from pipeline.analysis.pricing.costs import measured_energy, span, with_measured_energy
+from pipeline.analysis.buyer import BuyerAnswer, Option, cheapest_rule
+from pipeline.analysis.pricing.costs import measured_energy, with_measured_energy
 from pipeline.analysis.pricing.energy_estimate import ESTIMATE_COLUMNS
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
-from pipeline.analysis.pricing.price_table import CostRange, chosen_providers, cost_range, price_dates_text
+from pipeline.analysis.pricing.price_table import chosen_providers, price_dates_text
 from pipeline.analysis.pricing.prices import Prices
 from pipeline.analysis.scope import republished_from, retired_by, today_of
-from pipeline.analysis.statistics.ranking import nondominated_fronts
 from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report import charts
-from pipeline.report.buyer_section import buyer_view
+from pipeline.report.buyer_section import buyer_view, option_table_row
 from pipeline.report.currency import currency
 from pipeline.report.formatting import hardware_name, missing, number, round_order
 from pipeline.report.inputs import BenchmarkOutputs, SummaryCheck
@@ -55,34 +53,6 @@ COST_NOTE = DERIVED
 def benchmark_page(benchmark: str) -> str:
     """The path of a benchmark's page relative to reports/: "benchmarks/<benchmark>.html"."""
     return f"benchmarks/{benchmark}.html"
-
-
-# ---------------------------------------------------------------------------------------------------- cost
-
-def cost_of(accelerator_hours: float, family: str, prices: Prices | None) -> CostRange:
-    """The cost of one training run: the one place the site asks for a price (the user's price file wins)."""
-    return cost_range(accelerator_hours, family, user_prices=None if prices is None else prices.per_hour)
-
-
-def _cost_columns(rows: pd.DataFrame, prices: Prices | None) -> pd.DataFrame:
-    """`cost_low`, `cost_high` (None without a price) and `cost_text` ("1,200 to 2,300 USD (Lambda to AWS)")."""
-    costs = [cost_of(float(hours), str(family), prices)
-             for hours, family in zip(rows["accelerator_hours"], rows["accelerator_family"])]
-    return rows.assign(cost_low=[c.low for c in costs], cost_high=[c.high for c in costs],
-                       cost_text=[_cost_text(c) for c in costs])
-
-
-def _cost_text(cost: CostRange) -> str:
-    if not cost.has_price or cost.low is None or cost.high is None:
-        return ""
-    unit = f" {cost.currency}" if cost.currency else ""
-    if cost.cheapest is None or cost.dearest is None or cost.basis == "user":
-        return f"{number(cost.low)}{unit} (your price)"
-    money = span(cost.low, cost.high, number)
-    providers = cost.cheapest.provider if cost.cheapest.provider == cost.dearest.provider else \
-        f"{cost.cheapest.provider} to {cost.dearest.provider}"
-    dates = sorted({cost.cheapest.date, cost.dearest.date})
-    return f"{money}{unit} ({providers}, {cost.cheapest.price_type}, prices of {' and '.join(dates)})"
 
 
 # -------------------------------------------------------------------------------------------- configurations
@@ -155,79 +125,44 @@ def energy_view(outputs: BenchmarkOutputs, ranking: pd.DataFrame, colours: Mappi
             "chart": None if chart is None else embed(chart)}
 
 
-def round_view(outputs: BenchmarkOutputs, ranking: pd.DataFrame, prices: Prices | None,
-               colours: Mapping[str, str]) -> dict[str, Any]:
-    """A benchmark's newest round: its non-dominated configurations (fastest first), the fastest and the most
-    hardware-efficient (highest round efficiency, i.e. fewest accelerator-hours), with cost and energy. Every
-    result the round published counts, those republished from an earlier round included (`newest_round_rows`).
-    `ranking`: the benchmark's ranking with its energy columns (`with_energy`)."""
-    newest = max(ranking["round"], key=round_order)
-    rows = _cost_columns(newest_round_rows(ranking, outputs.republished, newest), prices)
-    front = rows[rows["round_front"] == 1].sort_values(["time_to_train_min", "round_rank"], kind="mergesort")
-    fastest = rows.sort_values(["time_to_train_min", "round_rank"], kind="mergesort").iloc[0]
-    efficient = rows.sort_values(["round_efficiency", "time_to_train_min"], ascending=[False, True],
-                                 kind="mergesort").iloc[0]
-    return {**benchmark_title(outputs.benchmark), "page": benchmark_page(outputs.benchmark), "round": newest,
-            "n": len(rows), "front": [configuration_row(r) for _, r in front.iterrows()],
-            "fastest": configuration_row(fastest), "efficient": configuration_row(efficient),
-            "same": fastest.name == efficient.name, "rows": rows,
+def round_view(benchmark: str, answer: BuyerAnswer, colours: Mapping[str, str]) -> dict[str, Any]:
+    """A benchmark's newest round as its record of today holds it (the buyer stage's `BuyerAnswer`): its
+    non-dominated results (fastest first), the fastest and the one of least hardware time, with cost and energy,
+    every result the round published (republished ones included) for the cost chart."""
+    rows = _option_rows(answer.options)
+    return {**benchmark_title(benchmark), "page": benchmark_page(benchmark), "round": answer.round,
+            "n": answer.n_published, "front": [option_table_row(option) for option in answer.front],
+            "fastest": option_table_row(answer.fastest), "efficient": option_table_row(answer.least_hardware),
+            "same": answer.fastest.label == answer.least_hardware.label, "rows": rows,
+            "family_efficiency": answer.family_efficiency,
             "priced": bool(rows["cost_low"].notna().any()), "energy": has_any_energy(rows),
-            "measured_energy": has_energy(rows), "buyer": None,  # today's benchmarks: the buyer stage's answer
+            "measured_energy": has_energy(rows), "buyer": None,  # today's benchmarks: buyer_view of the answer
             "colours": {f: colours.get(f, "#949494") for f in rows["accelerator_family"].dropna().unique()}}
 
 
-def newest_round_rows(ranking: pd.DataFrame, republished: pd.DataFrame, newest: str) -> pd.DataFrame:
-    """The ranking's rows of round `newest` with the round's results the scope left out as republished
-    (`republished`, `pipeline.analysis.scope.republished_left_out`), their `round_front` and `round_rank` (front,
-    then the faster) and `round_efficiency` (the round's fewest accelerator-hours / the result's) over them all."""
-    rows = ranking[ranking["round"] == newest]
-    if not republished.empty:
-        again = republished[republished["round"] == newest]
-        rows = pd.concat([rows, again.reindex(columns=rows.columns.union(again.columns))], ignore_index=True) \
-            if len(again) else rows
-    rows = rows.reset_index(drop=True)
-    hours = rows["accelerator_hours"].astype(float)
-    rows = rows.assign(round_front=nondominated_fronts(rows["time_to_train_min"].to_numpy(dtype=float),
-                                                       hours.to_numpy()),
-                       round_efficiency=hours.min() / hours)
-    order = rows.sort_values(["round_front", "time_to_train_min", "submitter", "system"], kind="mergesort").index
-    # Taken in rank order once (not ranked in place, then sorted on the rank); the rank a float, as ever.
-    return rows.loc[order].reset_index(drop=True).assign(round_rank=np.arange(1, len(rows) + 1, dtype=float))
+def _option_rows(options: Sequence[Option]) -> pd.DataFrame:
+    """The record's published options as the cost chart and the energy test read them: the chart's columns
+    (charts.TOOLTIP's names) beside the cost range and the energies."""
+    return pd.DataFrame([{"submitter": option.submitter, "system": option.system, "round": option.round,
+                          "accelerator_family": option.accelerator_family,
+                          "accelerator_count": option.accelerator_count,
+                          "time_to_train_min": option.time_to_train_min, "accelerator_hours": option.accelerator_hours,
+                          "cost_low": option.cost_low_usd, "cost_high": option.cost_high_usd, "cost_text": option.cost,
+                          "energy_kwh": option.energy_kwh, "energy_estimated_kwh": option.energy_estimated_kwh}
+                         for option in options],
+                        columns=["submitter", "system", "round", "accelerator_family", "accelerator_count",
+                                 "time_to_train_min", "accelerator_hours", "cost_low", "cost_high", "cost_text",
+                                 "energy_kwh", "energy_estimated_kwh"]).astype(
+        {"cost_low": float, "cost_high": float, "energy_kwh": float, "energy_estimated_kwh": float})
 
 
 def family_comparison(views: Sequence[dict[str, Any]]) -> pd.DataFrame:
-    """Per benchmark view and accelerator family: results, median round efficiency with its BOOTSTRAP_LEVEL
-    bootstrap interval over the results (`median_interval`), and the lowest and highest efficiency."""
-    # Only the two columns compared: concatenating the views' whole rows costs more than the bootstrap.
-    frames = [view["rows"][["accelerator_family", "round_efficiency"]].assign(benchmark=view["model"])
-              for view in views]
-    if not frames:
-        return pd.DataFrame(columns=["benchmark", "family", "n", "median", "ci_low", "ci_high", "low", "high"])
-    data = pd.concat(frames, ignore_index=True).rename(columns={"accelerator_family": "family"})
-    rows = []
-    for (benchmark, family), group in data.groupby(["benchmark", "family"], sort=False):
-        values = group["round_efficiency"].to_numpy(dtype=float)
-        ci_low, ci_high = median_interval(values)
-        rows.append({"benchmark": benchmark, "family": family, "n": len(values), "median": float(np.median(values)),
-                     "ci_low": ci_low, "ci_high": ci_high, "low": float(values.min()), "high": float(values.max())})
-    return pd.DataFrame(rows)
-
-
-# The family comparison's interval: the median's percentile bootstrap over a family's results, seeded per group so
-# the page is the same on every run.
-BOOTSTRAP_RESAMPLES, BOOTSTRAP_LEVEL = 2000, 0.95
-
-
-def median_interval(values: np.ndarray) -> tuple[float, float]:
-    """The BOOTSTRAP_LEVEL percentile bootstrap interval of the median of `values` (resampling the results); a
-    single result gives its own value at both ends (no interval)."""
-    if len(values) == 1:
-        return float(values[0]), float(values[0])
-    rng = np.random.default_rng([len(values), *np.round(np.sort(values) * 1e6).astype(np.int64)])
-    medians = np.median(rng.choice(values, size=(BOOTSTRAP_RESAMPLES, len(values)), replace=True), axis=1)
-    tail = 100 * (1 - BOOTSTRAP_LEVEL) / 2
-    low, high = np.percentile(medians, [tail, 100 - tail])
-    return float(low), float(high)
+    """Per benchmark view and accelerator family, its record's `FamilyEfficiency`: results, median round efficiency
+    with its bootstrap interval, and the lowest and highest efficiency (the entry page's chart and table)."""
+    rows = [{"benchmark": view["model"], "family": found.accelerator_family, "n": found.n, "median": found.median,
+             "ci_low": found.low, "ci_high": found.high, "low": found.least, "high": found.most}
+            for view in views for found in view["family_efficiency"]]
+    return pd.DataFrame(rows, columns=["benchmark", "family", "n", "median", "ci_low", "ci_high", "low", "high"])
 
 
 # ---------------------------------------------------------------------------------------------------- context
@@ -263,9 +198,9 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
         [item.clustered for item in outputs if item.analysed], ignore_index=True)
     colours = charts.family_colours(charts.family_order(scope))
     ranked = {item.benchmark: with_energy(item.ranking, configurations, item.benchmark)
-              for item in outputs if item.analysed}  # once per benchmark: both views read it
-    views = {item.benchmark: round_view(item, ranked[item.benchmark], prices, colours)
-             for item in outputs if item.analysed}
+              for item in outputs if item.analysed}
+    views = {item.benchmark: round_view(item.benchmark, answer, colours) for item in outputs
+             if item.analysed and (answer := answers.get(item.benchmark)) is not None}
     found = today_of({benchmark: view["round"] for benchmark, view in views.items()})
     newest, today = found.round, [views[benchmark] for benchmark in found.benchmarks]
     comparison = family_comparison(today)

@@ -2,12 +2,11 @@
 
     python -m pipeline.stages.brief
 
-For each of today's benchmarks (`pipeline.analysis.scope.today`, in the scope of params `analysis`: the entry page's),
-`pipeline.report.brief` draws the front, the cost at a deadline with the buyer stage's answers
-(data/processed/buyer/, the one "cheapest" the site and `recommend` give), the scaling curve with the decide stage's
-forecast band and the table a procurement request needs, priced from the public price table (or params
-`report.prices`) with the electricity price of params `report.electricity_usd_per_kwh`. Each benchmark's page links
-its brief.
+For each of today's benchmarks (`pipeline.analysis.scope.today_of` the rounds of the buyer stage's records: the entry
+page's), `pipeline.report.brief` draws its record of today (data/processed/buyer/<benchmark>.json: the results on
+offer, priced and powered, the front and the one "cheapest" the site and `recommend` give): the front, the cost at a
+deadline, the scaling curve with the decide stage's forecast band and the table a procurement request needs, in the
+site's colour of each family (from the configurations table, as the site's). Each benchmark's page links its brief.
 """
 from __future__ import annotations
 
@@ -28,27 +27,20 @@ from pipeline.settings import load_settings
 PARAMS: tuple[str, ...] = ("analysis", "report")
 
 if TYPE_CHECKING:
-    import pandas as pd
-
+    from pipeline.analysis.buyer import BuyerAnswer
     from pipeline.analysis.pricing.electricity import ElectricityPrice
-    from pipeline.settings import Analysis
 
 
-def brief(benchmark: str, configurations: pd.DataFrame, analysis: Analysis, round_: str,
-          prices: Mapping[str, float] | None, electricity: ElectricityPrice, folder: Path,
+def brief(answer: BuyerAnswer, colours: Mapping[str, str], electricity: ElectricityPrice, folder: Path,
           dates: dict[str, Any] | None = None) -> None:
-    """Write the brief of `benchmark` in round `round_` into `folder` (`pipeline.report.brief.write_brief`), from
-    the results on offer in the scope of `analysis` (`pipeline.analysis.scope.on_offer`, as the buyer's answer)."""
-    from pipeline.analysis.buyer import BuyerReport
+    """Write the brief of the benchmark of `answer`, its record of today (the buyer stage's), into `folder`
+    (`pipeline.report.brief.write_brief`), with its decide summary."""
     from pipeline.analysis.forecasting.decide import DecideSummary
-    from pipeline.analysis.scope import on_offer
-    from pipeline.report.brief import brief_inputs, write_brief
+    from pipeline.report.brief import BriefInputs, write_brief
 
-    decide = DecideSummary.read(paths.decide_json(benchmark)) if paths.decide_json(benchmark).exists() else None
-    buyer = BuyerReport.read(paths.buyer_json(benchmark)).answer if paths.buyer_json(benchmark).exists() else None
-    rows = on_offer(configurations, analysis, benchmark)
-    write_brief(brief_inputs(rows, benchmark, round_, decide, prices, electricity, buyer, dates), electricity,
-                paths.brief_pdf(benchmark, folder))
+    summary = paths.decide_json(answer.benchmark)
+    decide = DecideSummary.read(summary) if summary.exists() else None
+    write_brief(BriefInputs(answer, decide, colours, dates), electricity, paths.brief_pdf(answer.benchmark, folder))
 
 
 @cli
@@ -58,26 +50,26 @@ def main(argv: Sequence[str] | None = None) -> None:
     stage_arguments("pipeline.stages.brief", __doc__, argv)
     started = time.perf_counter()
     settings = load_settings()
+    from pipeline.analysis.buyer import BuyerReport
     from pipeline.analysis.pricing.electricity import electricity_price
-    from pipeline.analysis.pricing.prices import load_price_table
-    from pipeline.analysis.scope import read_configurations, today
+    from pipeline.analysis.scope import analysed_benchmarks, read_configurations, today_of
+    from pipeline.report.charts import family_colours, family_order
     from pipeline.report.currency import currency
     from pipeline.report.provenance import git_revision
 
-    prices = load_price_table(settings.report.prices)
     configurations = read_configurations()
-    found = today(settings.analysis, configurations)
-    benchmarks = list(found.benchmarks)
+    records = {benchmark: BuyerReport.read(paths.buyer_json(benchmark)).answer
+               for benchmark in analysed_benchmarks(settings.analysis, configurations)}
+    found = today_of({benchmark: answer.round for benchmark, answer in records.items() if answer is not None})
     with atomic_dir(paths.BRIEFS) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous briefs
         # A process per benchmark at a time, as many as the machine has cores (each page is drawn alone).
-        for _ in for_each(partial(brief, configurations=configurations, analysis=settings.analysis,
-                                  round_=found.round or "",  # "": no benchmark either
-                                  prices=None if prices is None else prices.per_hour,
+        for _ in for_each(partial(brief, colours=family_colours(family_order(configurations)),
                                   electricity=electricity_price(settings.report.electricity_usd_per_kwh),
                                   folder=folder, dates=currency(found.round, git_revision()) if found.round else None),
-                          benchmarks, "brief"):
+                          [answer for answer in records.values() if answer is not None
+                           and answer.benchmark in found.benchmarks], "brief"):
             pass
-    print(f"wrote {len(benchmarks)} briefs into {paths.BRIEFS}/ in {time.perf_counter() - started:.1f} s")
+    print(f"wrote {len(found.benchmarks)} briefs into {paths.BRIEFS}/ in {time.perf_counter() - started:.1f} s")
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     from pipeline.analysis.buyer import BuyerReport
     from pipeline.analysis.pricing.prices import load_price_table
-    from pipeline.analysis.scope import analysed_benchmarks, read_configurations, republished_left_out, today
+    from pipeline.analysis.scope import analysed_benchmarks, read_configurations, republished_left_out
     from pipeline.report.inputs import load_benchmark_outputs, load_summary_check, load_tally
     from pipeline.report.provenance import provenance
     from pipeline.report.sections import findings_correction
@@ -56,8 +56,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     outputs = [load_benchmark_outputs(benchmark, republished_left_out(configurations, settings.analysis, benchmark))
                for benchmark in analysed_benchmarks(settings.analysis, configurations)]
     correction = findings_correction(outputs)
-    answers = {benchmark: BuyerReport.read(paths.buyer_json(benchmark)).answer  # the buyer stage answers today's
-               for benchmark in today(settings.analysis, configurations).benchmarks}
+    answers = {item.benchmark: BuyerReport.read(paths.buyer_json(item.benchmark)).answer  # the records of today
+               for item in outputs}
     site = build_site(outputs, pd.read_parquet(paths.RESULTS), pd.read_csv(paths.QUARANTINE), settings,
                       provenance(load_params()), load_tally(), prices, configurations, load_summary_check(), answers)
     # Everything is computed: written now, Ctrl-C held back until the last output is in place, each folder written

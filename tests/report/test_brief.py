@@ -1,6 +1,6 @@
-"""The printable brief per current benchmark (issue 35 item 5): one page each, naming the benchmark and the round,
-byte-identical across runs; drawn from a small hand-made table so the fast lane stays fast, and the real briefs of
-reports/briefs/ opened when the brief stage has run."""
+"""The printable brief per current benchmark: one page each, naming the benchmark and the round, byte-identical across
+runs, drawn from the record of today (the buyer stage's answer) of a small hand-made table so the fast lane stays
+fast; and the real briefs of reports/briefs/ opened when the brief stage has run."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,12 +32,11 @@ def _configurations() -> pd.DataFrame:
     return with_energy_estimate(frame)
 
 
-def test_the_rows_are_the_rounds_results_and_the_front_is_marked() -> None:
-    configurations = _configurations()
-    rows = brief.brief_rows(configurations, "llama31_8b", "v5.1", None, DEFAULT_ELECTRICITY_PRICE)
+def test_the_rows_are_the_records_results_and_the_front_is_marked() -> None:
+    answer = _answer(_configurations(), (10, 25))
+    rows = brief.brief_rows(answer)
     assert rows["system"].tolist() == ["b64", "a8", "c16"]  # the republished one in, the DC twin out
     assert rows["front"].tolist() == [True, True, False]  # c16 is slower and uses more accelerator-hours than a8
-    answer = _answer(configurations, (10, 25))
     cheapest = brief.cheapest_within(rows, answer)
     assert cheapest == {10: 0, 25: 1}
     assert brief.unlisted_choices(rows, answer) == []
@@ -50,16 +49,17 @@ def test_the_rows_are_the_rounds_results_and_the_front_is_marked() -> None:
 
 
 def _answer(configurations: pd.DataFrame, deadlines: tuple[float, ...]) -> BuyerAnswer:
-    """The buyer stage's answer on the fixture's v5.1 results (no forecast)."""
-    rows = configurations[configurations["round"] == "v5.1"].reset_index(drop=True)
+    """The buyer stage's answer on the fixture's v5.1 results on offer (the DC twin left out, as `on_offer` does;
+    no forecast)."""
+    rows = configurations[(configurations["round"] == "v5.1") & configurations["same_runs_as"].isna()]
+    rows = rows.reset_index(drop=True)
     published = published_options(rows.assign(scaling_efficiency=float("nan")))
     return buyer_answer("llama31_8b", published, published.iloc[0:0], deadlines, ())
 
 
 def test_the_brief_marks_the_buyer_stages_answer_and_names_one_not_among_its_rows() -> None:
-    configurations = _configurations()
-    rows = brief.brief_rows(configurations, "llama31_8b", "v5.1", None, DEFAULT_ELECTRICITY_PRICE)
-    answer = _answer(configurations, (10, 25))
+    answer = _answer(_configurations(), (10, 25))
+    rows = brief.brief_rows(answer)
     # the answer to 25 min is whatever the buyer stage says, even where it is not the brief's own cheapest
     other = answer.deadlines[1].model_copy(update={"option": answer.deadlines[0].option})
     assert brief.cheapest_within(rows, answer.model_copy(update={"deadlines": [answer.deadlines[0], other]})) \
@@ -71,12 +71,10 @@ def test_the_brief_marks_the_buyer_stages_answer_and_names_one_not_among_its_row
     assert brief.cheapest_within(rows, with_forecast) == {10: 0, 25: None}
     (line,) = brief.unlisted_choices(rows, with_forecast)
     assert line.startswith("cheapest within 25 min: H100 SXM x 32 (forecast for the next round, ")
-    assert brief.cheapest_within(rows, None) == {}
 
 
 def test_a_brief_is_one_page_naming_benchmark_and_round_and_is_byte_identical(tmp_path: Path) -> None:
-    inputs = brief.brief_inputs(_configurations(), "llama31_8b", "v5.1", None, None, DEFAULT_ELECTRICITY_PRICE,
-                                _answer(_configurations(), (10, 30)))
+    inputs = brief.BriefInputs(_answer(_configurations(), (10, 30)), None, {"H100": "#0072b2"})
     first, second = tmp_path / "a.pdf", tmp_path / "b.pdf"
     brief.write_brief(inputs, DEFAULT_ELECTRICITY_PRICE, first)
     brief.write_brief(inputs, DEFAULT_ELECTRICITY_PRICE, second)

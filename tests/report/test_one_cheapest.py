@@ -25,13 +25,11 @@ def _answers() -> list[BuyerReport]:
 
 def test_brief_site_and_recommend_name_the_same_cheapest_within_each_deadline(
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipeline.analysis.pricing.electricity import electricity_price
-    from pipeline.analysis.scope import on_offer, read_configurations, today
+    from pipeline.analysis.scope import read_configurations, today
 
     monkeypatch.chdir(ROOT)
     settings = load_settings()
     configurations = read_configurations()
-    electricity = electricity_price(settings.report.electricity_usd_per_kwh)
     index = (ROOT / "reports" / "index.html").read_text(encoding="utf-8")
     compared = 0
     current = set(today(settings.analysis, configurations).benchmarks)  # the entry page's and the briefs'
@@ -40,8 +38,7 @@ def test_brief_site_and_recommend_name_the_same_cheapest_within_each_deadline(
         if answer is None or answer.benchmark not in current:
             continue
         assert [choice.limit for choice in answer.deadlines] == list(settings.report.deadlines_min)
-        rows = brief_rows(on_offer(configurations, settings.analysis, answer.benchmark), answer.benchmark,
-                          answer.round, None, electricity)
+        rows = brief_rows(answer)
         marked = cheapest_within(rows, answer)
         for choice in answer.deadlines:
             if choice.option is None:

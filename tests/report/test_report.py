@@ -24,7 +24,6 @@ import yaml
 from pipeline.analysis import buyer
 from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.analysis.forecasting.decide import DecideSummary
-from pipeline.analysis.pricing import price_table
 from pipeline.analysis.pricing.energy_estimate import fit as fit_energy
 from pipeline.analysis.pricing.prices import Prices, load_price_table
 from pipeline.analysis.statistics import clustering as cluster
@@ -441,15 +440,17 @@ def test_the_headline_page_answers_with_the_front_fastest_least_hardware_time_an
     # the most hardware-efficient group is the highest median round efficiency: cluster 0
     medians = outputs.clustered.groupby("cluster")["round_efficiency"].median()
     assert answer.efficient is not None and answer.efficient.cluster == medians.idxmax() == 0
+    # the page's answer is the record of today's: the round's results, the one it republished included
+    configurations = fixture_configurations(fixture_outputs(tmp_path))
+    record = buyer.answer_for(HEADLINE, configurations, settings_from(PARAMS), fit_energy(configurations))
+    assert record is not None and record.n_published == len(latest) + 1 and record.n_republished == 1
     text = page_text(headline_page(pages))
-    fastest = latest.loc[latest["time_to_train_min"].idxmin()]
-    least = latest.loc[latest["accelerator_hours"].idxmin()]
-    assert f"{len(latest)} results in v3.0" in text
-    assert f"Fastest: {fastest['submitter']} {fastest['system']}" in text
-    assert f"{formatting.number(least['accelerator_hours'])} accelerator-hours" in text
-    assert f"These {len(front)} are not beaten on both time and hardware time" in text
-    for _, row in front.iterrows():
-        assert f"{row['submitter']} {row['system']}" in text
+    assert f"{record.n_published} results in v3.0" in text
+    assert f"Fastest: {record.fastest.submitter} {record.fastest.system}" in text
+    assert f"{formatting.number(record.least_hardware.accelerator_hours)} accelerator-hours" in text
+    assert f"These {len(record.front)} are not beaten on both time and hardware time" in text
+    for option in record.front:
+        assert f"{option.submitter} {option.system}" in text
     assert "pick" not in text  # no single configuration is called the best: a deadline or a budget decides
     assert "The most hardware-efficient group is" in text and answer.efficient.name in text
 
@@ -552,21 +553,6 @@ def test_a_word_in_a_numeric_column_reads_as_written_and_sorts_with_the_blanks()
     (0.913, "share", "91%"), (1.854, "times", "1.85×")])
 def test_one_number_formatter_for_the_page(value: Any, style: formatting.Style, text: str) -> None:
     assert formatting.number(value, style) == text
-
-
-def test_cost_per_run_is_accelerator_hours_times_the_price_or_a_public_range_and_blank_without_one() -> None:
-    unpriced = price_table.families_without_price()[0]
-    rows = pd.DataFrame({"round": "v3.0", "submitter": ["Acme", "Globex", "Initech"], "system": ["a", "b", "c"],
-                         "accelerator_family": ["H100", "A100", unpriced], "accelerator_count": [8, 16, 4],
-                         "time_to_train_min": [30.0, 45.0, 90.0], "accelerator_hours": [4.0, 12.0, 6.0]})
-    mine = site._cost_columns(rows, Prices(Path("mine.yaml"), {"H100": 3.0}))
-    assert mine["cost_low"].tolist()[0] == mine["cost_high"].tolist()[0] == 12.0
-    assert mine["cost_text"].tolist()[0] == "12 (your price)"
-    public = price_table.cost_range(12.0, "A100")  # the user's file names no A100: the public range
-    assert (mine["cost_low"][1], mine["cost_high"][1]) == (public.low, public.high) and public.low < public.high
-    assert mine["cost_text"][1].startswith(f"{formatting.number(public.low)} to {formatting.number(public.high)} USD (")
-    assert public.cheapest is not None and public.cheapest.provider in mine["cost_text"][1]
-    assert mine["cost_text"][2] == "" and pd.isna(mine["cost_low"][2])
 
 
 def test_a_price_file_with_an_unknown_family_is_an_error_listing_the_known_ones(tmp_path: Path) -> None:
@@ -991,19 +977,6 @@ def test_a_benchmark_page_speaks_plainly_until_its_long_tables(pages: dict[str, 
     assert "silhouette" in page_text(pages[site.METHODS]).lower() and "Holm" in pages[site.METHODS]
 
 
-def test_the_family_comparison_has_a_bootstrap_interval_of_the_median() -> None:
-    values = np.array([0.2, 0.4, 0.5, 0.6, 0.9])
-    low, high = site.median_interval(values)
-    assert 0.2 <= low <= 0.5 <= high <= 0.9 and low < high
-    assert site.median_interval(values) == (low, high)  # seeded: the page is the same on every run
-    assert site.median_interval(np.array([0.7])) == (0.7, 0.7)  # one result: no interval
-    view = {"model": "BERT", "rows": pd.DataFrame({"accelerator_family": ["A", "A", "A", "B"],
-                                                  "round_efficiency": [0.2, 0.5, 0.9, 1.0]})}
-    rows = site.family_comparison([view]).set_index("family")
-    assert rows.loc["A", "median"] == 0.5 and rows.loc["A", "ci_low"] <= 0.5 <= rows.loc["A", "ci_high"]
-    assert (rows.loc["B", "ci_low"], rows.loc["B", "ci_high"], rows.loc["B", "n"]) == (1.0, 1.0, 1)
-
-
 @pytest.mark.skipif(not (ROOT / "reports" / site.INDEX).is_file(), reason="needs this checkout's `dvc repro` outputs")
 def test_the_real_entry_counts_the_results_the_round_republished() -> None:
     """Issue 35 on this checkout's site: RetinaNet v5.1's fastest is 1.39 min on 512 x GB200, republished from
@@ -1017,24 +990,6 @@ def test_the_real_entry_counts_the_results_the_round_republished() -> None:
     assert "256 × GB200, 0.837 min" in glance
     rows = entry[entry.index('id="glance"'):entry.index('id="families"')].count('<th scope="row">')
     assert rows == 7 and glance.count("; energy ") == 2 * rows  # the fastest and the least hardware time of each
-
-
-def test_the_newest_round_counts_its_republished_results_and_its_front_is_beaten_by_none() -> None:
-    """A result republished in the round that beats the ranking's front on both joins the round's rows, marked;
-    the front, round rank and round efficiency are computed over them all."""
-    ranking = pd.DataFrame({"round": ["v5.1", "v5.1", "v5.0"], "submitter": "Acme", "system": ["a", "b", "old"],
-                            "accelerator_family": "H100", "accelerator_count": [8.0, 64.0, 512.0],
-                            "time_to_train_min": [30.0, 5.0, 1.0], "accelerator_hours": [4.0, 5.33, 8.53],
-                            "round_front": [1, 1, 1], "round_rank": [1, 2, 1], "round_efficiency": [1.0, 0.75, 1.0]})
-    republished = pd.DataFrame({"round": ["v5.1"], "submitter": ["Acme"], "system": ["b_again"],
-                                "accelerator_family": ["H100"], "accelerator_count": [32.0],
-                                "time_to_train_min": [4.0], "accelerator_hours": [2.13],
-                                "republished_of": ["v5.0/Acme/b0"]})
-    rows = site.newest_round_rows(ranking, republished, "v5.1")
-    assert rows["system"].tolist() == ["b_again", "b", "a"]  # front first, then the faster
-    assert rows["round_front"].tolist() == [1, 2, 2] and rows["round_rank"].tolist() == [1, 2, 3]
-    assert rows["round_efficiency"].tolist() == pytest.approx([1.0, 2.13 / 5.33, 2.13 / 4.0])
-    assert site.configuration_row(rows.iloc[0])["name"] == "Acme b_again (republished from v5.0)"
 
 
 def test_features_of_equal_importance_are_listed_in_name_order() -> None:
