@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 
 from pipeline.report import provenance, site
+from tests.conftest import run_git
 from tests.report.fixture_site import DVC_LOCK, PARAMS, page_text
 
 
@@ -54,22 +55,16 @@ def test_a_round_published_by_the_build_date_but_not_in_the_data_is_named(tmp_pa
 def test_the_page_names_the_commit_of_its_code_not_the_lock_committed_after_it(tmp_path: Path) -> None:
     """Committing dvc.lock and the metrics after a run changes no page: the commit named is the last that changed
     the code, params.yaml or dvc.yaml (a clean clone's `dvc repro` then leaves git status clean)."""
-    import subprocess
-
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
-                              capture_output=True, text=True).stdout.strip()
-
-    git("init", "-q")
+    run_git("init", "-q", cwd=tmp_path)
     (tmp_path / "pipeline").mkdir()
     (tmp_path / "pipeline" / "stage.py").write_text("x = 1\n")
-    git("add", "-A")
-    git("commit", "-qm", "code")
-    code = git("rev-parse", "HEAD")
+    run_git("add", "-A", cwd=tmp_path)
+    run_git("commit", "-qm", "code", cwd=tmp_path)
+    code = run_git("rev-parse", "HEAD", cwd=tmp_path)
     (tmp_path / "dvc.lock").write_text("stages: {}\n")
-    git("add", "-A")
-    git("commit", "-qm", "lock")
-    assert git("rev-parse", "HEAD") != code and provenance.git_revision(tmp_path)["commit"] == code
+    run_git("add", "-A", cwd=tmp_path)
+    run_git("commit", "-qm", "lock", cwd=tmp_path)
+    assert run_git("rev-parse", "HEAD", cwd=tmp_path) != code and provenance.git_revision(tmp_path)["commit"] == code
 
 
 def test_git_revision_is_unknown_outside_a_checkout(tmp_path: Path) -> None:
