@@ -58,6 +58,26 @@ def run_dvc_repro(cwd: Path, timeout: float = 600) -> subprocess.CompletedProces
     return run_dvc("repro", cwd=cwd, timeout=timeout)
 
 
+def run_git(*arguments: str, cwd: Path | None = None) -> str:
+    """`git ARGUMENTS` in `cwd` as a throwaway committer (user t), failing on a non-zero exit; its stdout, stripped."""
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *arguments], cwd=cwd, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def bare_upstream(folder: Path, remote: Path, *rounds: str) -> str:
+    """`folder` committed as one git repository and cloned bare as `remote`/training_results_<round>.git for each of
+    `rounds`, standing in for github.com/mlcommons (partial clones allowed, as GitHub allows them); the URL template
+    params.yaml's `fetch.upstream` takes."""
+    run_git("init", "-q", "-b", "main", str(folder))
+    run_git("add", ".", cwd=folder)
+    run_git("commit", "-q", "-m", "results", cwd=folder)
+    for round_ in rounds:
+        bare = remote / f"training_results_{round_}.git"
+        run_git("clone", "-q", "--bare", str(folder), str(bare))
+        run_git("config", "uploadpack.allowFilter", "true", cwd=bare)
+    return remote.as_uri() + "/training_results_{round}.git"
+
+
 @pytest.hookimpl(trylast=True)  # after pytest's own teardown, which must run whatever happens here
 def pytest_runtest_teardown(item: pytest.Item) -> None:
     """Fail the test that imported a stage module, also by a dynamic import tests/test_layout.py cannot see."""

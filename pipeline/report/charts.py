@@ -8,7 +8,7 @@ by family; a round selector appears where rounds mix. Parameters are named expli
 same spec.
 
 The specs follow what Altair 6.3 wrote before (dataset names by content hash, the same defaults); a view that
-carries a selection is named by its place in the layer. tests/report/test_report.py checks each spec against
+carries a selection is named by its place in the layer. tests/report/test_charts.py checks each spec against
 Vega-Lite's JSON schema.
 """
 from __future__ import annotations

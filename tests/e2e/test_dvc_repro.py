@@ -10,12 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT, run_dvc, run_dvc_repro
-
-
-def _git(*args: str, cwd: Path | None = None) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
-                   capture_output=True)
+from tests.conftest import ROOT, bare_upstream, run_dvc, run_dvc_repro, run_git
 
 
 def _bare_upstream(tmp_path: Path, archive: Path) -> str:
@@ -25,13 +20,7 @@ def _bare_upstream(tmp_path: Path, archive: Path) -> str:
         tar.extractall(work, filter="data")
     [round_folder] = list(work.iterdir())
     (round_folder / "README.md").write_text("benchmark code and documentation that fetch must leave behind\n")
-    _git("init", "-q", "-b", "main", str(round_folder))
-    _git("add", ".", cwd=round_folder)
-    _git("commit", "-q", "-m", "results", cwd=round_folder)
-    bare = tmp_path / "remote" / f"{round_folder.name}.git"
-    _git("clone", "-q", "--bare", str(round_folder), str(bare))
-    _git("config", "uploadpack.allowFilter", "true", cwd=bare)
-    return (tmp_path / "remote").as_uri() + "/training_results_{round}.git"
+    return bare_upstream(round_folder, tmp_path / "remote", round_folder.name.removeprefix("training_results_"))
 
 
 def _project_copy(target: Path) -> Path:
@@ -42,7 +31,7 @@ def _project_copy(target: Path) -> Path:
         if source.is_file() and name != "dvc.lock":
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target / name)
-    _git("init", "-q", "-b", "main", str(target))
+    run_git("init", "-q", "-b", "main", str(target))
     return target
 
 

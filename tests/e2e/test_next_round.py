@@ -14,7 +14,7 @@ from pipeline.mlperf import discovery, fetching
 from pipeline.mlperf.rounds import ingest
 from pipeline.mlperf.upstream import UpstreamRecord
 from pipeline.settings import Fetch
-from tests.conftest import MIRROR, ROOT, run_dvc_repro
+from tests.conftest import MIRROR, ROOT, bare_upstream, run_dvc_repro
 from tests.e2e.next_round import NEXT_ROUND, write_next_round
 
 pytestmark = pytest.mark.slow
@@ -28,21 +28,13 @@ def next_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_next_round(SOURCE, tmp_path_factory.mktemp("next") / f"training_results_{NEXT_ROUND}.tar.gz")
 
 
-def _git(*args: str, cwd: Path | None = None) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
-
-
 def test_the_next_round_upstream_is_found_cloned_and_scored(next_archive: Path, tmp_path: Path) -> None:
     """A mirror that stops at v5.1, an upstream (a local bare repository) that has v6.0: found, cloned, scored."""
     work = tmp_path / "work"
     work.mkdir()
     subprocess.run(["tar", "-xzf", str(next_archive), "-C", str(work)], check=True)
     folder = work / f"training_results_{NEXT_ROUND}"
-    _git("init", "-q", "-b", "main", str(folder))
-    _git("-c", "user.name=t", "-c", "user.email=t@t", "add", ".", cwd=folder)
-    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "results", cwd=folder)
-    _git("clone", "-q", "--bare", str(folder), str(tmp_path / "remote" / f"training_results_{NEXT_ROUND}.git"))
-    upstream = (tmp_path / "remote").as_uri() + "/training_results_{round}.git"
+    upstream = bare_upstream(folder, tmp_path / "remote", NEXT_ROUND)
     mirror = tmp_path / "mirror"
     mirror.mkdir()
     os.link(SOURCE, mirror / SOURCE.name)

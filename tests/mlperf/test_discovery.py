@@ -2,7 +2,6 @@
 git ls-remote; offline, what upstream answered last."""
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -10,22 +9,7 @@ import pytest
 from pipeline.mlperf import discovery
 from pipeline.mlperf.catalogue import ROUND_PUBLISHED, round_version, successors
 from pipeline.mlperf.upstream import UpstreamRecord, read_upstream_record
-from tests.conftest import small_round, write_archive, write_folder
-
-
-def _git(*args: str, cwd: Path | None = None) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
-
-
-def bare_upstream(tmp_path: Path, *rounds: str) -> str:
-    """Bare repositories training_results_<round>.git for `rounds`: a template as params `fetch.upstream`."""
-    work = write_folder(tmp_path / "upstream-work", small_round())
-    _git("init", "-q", "-b", "main", str(work))
-    _git("-c", "user.name=t", "-c", "user.email=t@t", "add", ".", cwd=work)
-    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "results", cwd=work)
-    for round_ in rounds:
-        _git("clone", "-q", "--bare", str(work), str(tmp_path / "remote" / f"training_results_{round_}.git"))
-    return (tmp_path / "remote").as_uri() + "/training_results_{round}.git"
+from tests.conftest import bare_upstream, small_round, write_archive, write_folder
 
 
 def test_the_mirror_rounds_are_found_by_name(tmp_path: Path) -> None:
@@ -41,7 +25,8 @@ def test_the_mirror_rounds_are_found_by_name(tmp_path: Path) -> None:
 def test_next_rounds_upstream_are_found_and_recorded(tmp_path: Path) -> None:
     newest = max(ROUND_PUBLISHED, key=round_version)
     following = successors(newest)[0]
-    upstream = bare_upstream(tmp_path, newest, following)
+    upstream = bare_upstream(write_folder(tmp_path / "upstream-work", small_round()), tmp_path / "remote", newest,
+                             following)
     mirror = tmp_path / "mirror"
     mirror.mkdir()
     write_archive(mirror / f"training_results_{newest}.tar.gz", small_round())

@@ -1,7 +1,6 @@
 """Fetch from a mirror, from a (local, bare) upstream git repository, and the error when neither has a round."""
 from __future__ import annotations
 
-import subprocess
 import tarfile
 from pathlib import Path
 
@@ -11,11 +10,7 @@ from pipeline.core.errors import MirrorError
 from pipeline.mlperf import fetching as fetch
 from pipeline.mlperf import rounds
 from pipeline.settings import Fetch
-from tests.conftest import fetch_settings, small_round, write_archive, write_folder
-
-
-def _git(*args: str, cwd: Path | None = None) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+from tests.conftest import bare_upstream, fetch_settings, small_round, write_archive, write_folder
 
 
 @pytest.fixture
@@ -25,13 +20,7 @@ def upstream(tmp_path: Path) -> str:
         **small_round(), "Acme/benchmarks/resnet/train.py": "x = 1\n",
         "Acme/benchmarks/resnet/implementations/mxnet/config_DGXA100.sh": "export DGXNNODES=1\n",
         "Acme/benchmarks/resnet/implementations/mxnet/run.sub": "srun\n"})
-    _git("init", "-q", "-b", "main", str(work))
-    _git("-c", "user.name=t", "-c", "user.email=t@t", "add", ".", cwd=work)
-    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "results", cwd=work)
-    bare = tmp_path / "remote" / "training_results_v3.0.git"
-    _git("clone", "-q", "--bare", str(work), str(bare))
-    _git("config", "uploadpack.allowFilter", "true", cwd=bare)
-    return (tmp_path / "remote").as_uri() + "/training_results_{round}.git"
+    return bare_upstream(work, tmp_path / "remote", "v3.0")
 
 
 def test_mirror_archive_and_folder_are_copied(tmp_path: Path) -> None:

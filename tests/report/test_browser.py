@@ -1,8 +1,8 @@
-"""The report site in a real browser: headless Chromium opens every page of a site built from test_report.py's
-fixtures (and of the real one in reports/, when built) and checks that each loads with no console error and no
-network request, that every chart draws marks, that nothing is wider than its container at 1366 px or on a phone,
-that the entry's first screen answers, and that tables sort and search. Screenshots at desktop and phone sizes go
-to the test's folder.
+"""The report site in a real browser: headless Chromium opens every page of the fixture site of
+tests/report/fixture_site.py (and of the real one in reports/, when built) and checks that each loads with no console
+error and no network request, that every chart draws marks, that nothing is wider than its container at 1366 px or
+on a phone, that the entry's first screen answers, and that tables sort and search. Screenshots at desktop and phone
+sizes go to the test's folder.
 
 Slow lane (`python -m pytest -m slow tests/report/test_browser.py`); skipped where Debian's chromium or chromium-driver
 is missing. To refresh docs/report.png from the real site (after `dvc repro`):
@@ -20,7 +20,6 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
-from test_report import HEADLINE, OTHER, SKIPPED, write_fixture_site
 
 from bench.site import (
     CHARTS_JS,
@@ -36,6 +35,7 @@ from bench.site import (
 from bench.site import start_browser as start_chromium
 from pipeline.report import site
 from tests.conftest import ROOT
+from tests.report.fixture_site import HEADLINE, OTHER, SKIPPED, write_fixture_site
 
 REAL_SITE = ROOT / "reports"
 DOCS_SCREENSHOT = ROOT / "docs" / "report.png"

@@ -1,5 +1,7 @@
-"""Issue 23's answers: clusters of distinct configurations weighted by their results and numbered from the most
-hardware-efficient, held on the real data; and issue 35's: today's answer counts every result the round published."""
+"""Clusters of distinct configurations: k-means on the distinct points weighted by their results (the partition of
+k-means on every row, the diagnostics and stability measured on the distinct points), numbered from the most
+hardware-efficient; on the real data, cluster 0 is the group each benchmark's page calls most hardware-efficient
+(issue 23)."""
 from __future__ import annotations
 
 import re
@@ -12,14 +14,12 @@ import yaml
 from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score
 
-from pipeline.analysis import buyer
-from pipeline.analysis.scope import analysed_benchmarks
 from pipeline.analysis.statistics import clustering, ranking
 from pipeline.analysis.statistics.clustering import Clustering
 from pipeline.analysis.statistics.ranking import Ranking
 from pipeline.core import paths
 from pipeline.report import inputs, sections
-from pipeline.settings import Analysis, Cluster
+from pipeline.settings import Cluster
 from tests.conftest import ROOT
 
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
@@ -92,8 +92,6 @@ def test_clusters_are_numbered_from_the_most_hardware_efficient_on_a_fixture_of_
     assert [item.trade_off_front for item in standings] == [1, 2, 1]
 
 
-# --- the runs' noise ---------------------------------------------------------------------------------------------
-
 # --- the real data -----------------------------------------------------------------------------------------------
 
 needs_outputs = pytest.mark.skipif(not (ROOT / paths.RANK).is_dir() or not (ROOT / paths.CONFIGURATIONS).is_file(),
@@ -130,28 +128,3 @@ def test_on_the_real_data_cluster_0_is_the_most_hardware_efficient_and_the_page_
             section = section[:section.index("</section>")]
             assert "The most hardware-efficient group is" in section, benchmark
             assert re.search(r'</span>0: [^<]*<span class="pill">most hardware-efficient</span>', section), benchmark
-
-
-@needs_outputs
-def test_on_the_real_data_today_counts_every_result_the_round_published() -> None:
-    """Issue 35: the newest round's fastest counts the results republished from an earlier round (RetinaNet v5.1:
-    1.39 min on 512 x GB200, republished from v5.0, not 10.1; R-GAT 0.837 min, not 3.15), and no result on a
-    round's front is beaten on both time and accelerator-hours by any result the round published."""
-    analysis = Analysis.model_validate(PARAMS["analysis"])
-    configurations = pd.read_parquet(ROOT / paths.CONFIGURATIONS)
-    fastest = {}
-    for benchmark in analysed_benchmarks(analysis, configurations):
-        published = buyer.today_published(configurations, analysis, benchmark)
-        answer = buyer.buyer_answer(benchmark, published, published.iloc[0:0], [60.0], [1000.0])
-        fastest[benchmark] = answer.fastest
-        times, hours = published["time_to_train_min"].to_numpy(), published["accelerator_hours"].to_numpy()
-        for option in answer.front:
-            beaten = ((times <= option.time_to_train_min) & (hours <= option.accelerator_hours)
-                      & ((times < option.time_to_train_min) | (hours < option.accelerator_hours)))
-            assert not beaten.any(), (benchmark, option.label)
-    if "retinanet" in fastest and fastest["retinanet"].label.startswith("v5.1"):
-        assert fastest["retinanet"].time_to_train_min == pytest.approx(1.39, abs=0.005)
-        assert fastest["retinanet"].republished == "republished from v5.0"
-        assert fastest["retinanet"].accelerator_count == 512 and fastest["retinanet"].accelerator_family == "GB200"
-    if "rgat" in fastest and fastest["rgat"].label.startswith("v5.1"):
-        assert fastest["rgat"].time_to_train_min == pytest.approx(0.837, abs=0.001)
