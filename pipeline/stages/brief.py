@@ -12,15 +12,13 @@ its brief.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.core import paths
-from pipeline.core.cli import for_each, stage_arguments
-from pipeline.core.errors import cli
-from pipeline.core.files import atomic_dir
+from pipeline.core.stage import Plan, per_benchmark_stage
 from pipeline.settings import load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
@@ -51,11 +49,8 @@ def brief(benchmark: str, configurations: pd.DataFrame, analysis: Analysis, roun
                 paths.brief_pdf(benchmark, folder))
 
 
-@cli
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run the brief stage: write one PDF per current benchmark into reports/briefs/ (one folder, swapped in whole);
-    returns None."""
-    stage_arguments("pipeline.stages.brief", __doc__, argv)
+def plan(folder: Path) -> Plan[str, None]:
+    """Draw every current benchmark's brief into `folder`."""
     started = time.perf_counter()
     settings = load_settings()
     from pipeline.analysis.pricing.electricity import electricity_price
@@ -68,16 +63,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     configurations = read_configurations()
     found = today(settings.analysis, configurations)
     benchmarks = list(found.benchmarks)
-    with atomic_dir(paths.BRIEFS) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous briefs
-        # A process per benchmark at a time, as many as the machine has cores (each page is drawn alone).
-        for _ in for_each(partial(brief, configurations=configurations, analysis=settings.analysis,
-                                  round_=found.round or "",  # "": no benchmark either
-                                  prices=None if prices is None else prices.per_hour,
-                                  electricity=electricity_price(settings.report.electricity_usd_per_kwh),
-                                  folder=folder, dates=currency(found.round, git_revision()) if found.round else None),
-                          benchmarks, "brief"):
-            pass
-    print(f"wrote {len(benchmarks)} briefs into {paths.BRIEFS}/ in {time.perf_counter() - started:.1f} s")
+    # A process per benchmark at a time, as many as the machine has cores (each page is drawn alone).
+    return Plan(partial(brief, configurations=configurations, analysis=settings.analysis,
+                        round_=found.round or "",  # "": no benchmark either
+                        prices=None if prices is None else prices.per_hour,
+                        electricity=electricity_price(settings.report.electricity_usd_per_kwh),
+                        folder=folder, dates=currency(found.round, git_revision()) if found.round else None),
+                benchmarks,
+                finish=lambda briefs: f"wrote {len(briefs)} briefs into {paths.BRIEFS}/ in "
+                                      f"{time.perf_counter() - started:.1f} s")
+
+
+main = per_benchmark_stage("pipeline.stages.brief", __doc__, plan, outputs=(paths.BRIEFS,))
 
 
 if __name__ == "__main__":
