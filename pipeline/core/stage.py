@@ -22,7 +22,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def _the_result(result: Any) -> str | None:
+def _result_is_the_line(result: Any) -> str | None:
     return result
 
 
@@ -39,7 +39,7 @@ class Plan(Generic[T, R]):
     is printed once the new folders are in place."""
     work: Callable[[T], R]
     items: Sequence[T]
-    say: Callable[[R], str | None] = _the_result
+    say: Callable[[R], str | None] = _result_is_the_line
     finish: Callable[[list[R]], str | None] | None = None
 
 
