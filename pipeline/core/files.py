@@ -70,17 +70,23 @@ def atomic_dir(target: Path | str) -> Iterator[Path]:
 @contextlib.contextmanager
 def atomic_dirs(*targets: Path | str) -> Iterator[tuple[Path, ...]]:
     """`atomic_dir` of several folders at once: an empty temporary folder beside each target, swapped in, one
-    after the other, only if the block succeeds (a stage with two folder outputs)."""
+    after the other, only if the block succeeds (a stage with two folder outputs). A block that fails leaves no
+    trace: the parent folders made for the temporaries are removed with them (a stage that stops on a mistake in
+    params.yaml has written nothing)."""
     folders = [Path(target) for target in targets]
-    temporaries = []
+    temporaries: list[Path] = []
+    made: list[Path] = []
+    succeeded = False
     try:
         for target in folders:
             with writable(target):
+                made += _missing_folders(target.parent)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 remove_stale_temporaries(target)
                 temporaries.append(Path(tempfile.mkdtemp(prefix=_temporary_prefix(target), suffix=".tmp",
                                                          dir=target.parent)))
         yield tuple(temporaries)
+        succeeded = True
         for target, tmp_path in zip(folders, temporaries, strict=True):
             os.chmod(tmp_path, 0o755)  # mkdtemp makes folders private; outputs are meant to be read and shared
             _swap_in(tmp_path, target)
@@ -88,6 +94,19 @@ def atomic_dirs(*targets: Path | str) -> Iterator[tuple[Path, ...]]:
         for tmp_path in temporaries:
             if tmp_path.exists():
                 shutil.rmtree(tmp_path)
+        if not succeeded:
+            for folder in reversed(made):  # innermost first; one that holds anything else stays
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """`folder` and those of its parents that do not exist, outermost first."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing[::-1]
 
 
 def _swap_in(new: Path, target: Path) -> None:

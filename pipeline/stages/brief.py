@@ -11,15 +11,13 @@ site's colour of each family (from the configurations table, as the site's). Eac
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.core import paths
-from pipeline.core.cli import for_each, stage_arguments
-from pipeline.core.errors import cli
-from pipeline.core.files import atomic_dir
+from pipeline.core.stage import Plan, per_benchmark_stage
 from pipeline.settings import load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
@@ -43,11 +41,8 @@ def brief(answer: BuyerAnswer, colours: Mapping[str, str], electricity: Electric
     write_brief(BriefInputs(answer, decide, colours, dates), electricity, paths.brief_pdf(answer.benchmark, folder))
 
 
-@cli
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run the brief stage: write one PDF per current benchmark into reports/briefs/ (one folder, swapped in whole);
-    returns None."""
-    stage_arguments("pipeline.stages.brief", __doc__, argv)
+def plan(folder: Path) -> Plan[BuyerAnswer, None]:
+    """Draw every current benchmark's brief into `folder`, from its record of today."""
     started = time.perf_counter()
     settings = load_settings()
     from pipeline.analysis.buyer import BuyerReport
@@ -61,15 +56,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     records = {benchmark: BuyerReport.read(paths.buyer_json(benchmark)).answer
                for benchmark in analysed_benchmarks(settings.analysis, configurations)}
     found = today_of({benchmark: answer.round for benchmark, answer in records.items() if answer is not None})
-    with atomic_dir(paths.BRIEFS) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous briefs
-        # A process per benchmark at a time, as many as the machine has cores (each page is drawn alone).
-        for _ in for_each(partial(brief, colours=family_colours(family_order(configurations)),
-                                  electricity=electricity_price(settings.report.electricity_usd_per_kwh),
-                                  folder=folder, dates=currency(found.round, git_revision()) if found.round else None),
-                          [answer for answer in records.values() if answer is not None
-                           and answer.benchmark in found.benchmarks], "brief"):
-            pass
-    print(f"wrote {len(found.benchmarks)} briefs into {paths.BRIEFS}/ in {time.perf_counter() - started:.1f} s")
+    # A process per benchmark at a time, as many as the machine has cores (each page is drawn alone).
+    return Plan(partial(brief, colours=family_colours(family_order(configurations)),
+                        electricity=electricity_price(settings.report.electricity_usd_per_kwh),
+                        folder=folder, dates=currency(found.round, git_revision()) if found.round else None),
+                [answer for answer in records.values() if answer is not None and answer.benchmark in found.benchmarks],
+                finish=lambda briefs: f"wrote {len(briefs)} briefs into {paths.BRIEFS}/ in "
+                                      f"{time.perf_counter() - started:.1f} s")
+
+
+main = per_benchmark_stage("pipeline.stages.brief", __doc__, plan, outputs=(paths.BRIEFS,))
 
 
 if __name__ == "__main__":

@@ -13,15 +13,13 @@ the report shows. None of it reads the clusters, so a change of `cluster.k` does
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.core import paths
-from pipeline.core.cli import for_each, stage_arguments
-from pipeline.core.errors import cli
-from pipeline.core.files import atomic_dir
+from pipeline.core.stage import Plan, per_benchmark_stage
 from pipeline.settings import Settings, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
@@ -49,11 +47,8 @@ def answer(benchmark: str, configurations: pd.DataFrame, settings: Settings, ene
                                f"{found.round}, {found.n_published} results and {found.n_forecasts} forecasts")
 
 
-@cli
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run the buyer stage: write the answer for a buyer of each analysed benchmark into data/processed/buyer/
-    (JSON); returns None."""
-    stage_arguments("pipeline.stages.buyer", __doc__, argv)
+def plan(folder: Path) -> Plan[str, str]:
+    """Answer for every analysed benchmark, writing into `folder`."""
     settings = load_settings()
     from pipeline.analysis.pricing.energy_estimate import fit as fit_energy
     from pipeline.analysis.pricing.prices import load_price_table
@@ -61,13 +56,14 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     prices = load_price_table(settings.report.prices)
     configurations = read_configurations()
-    benchmarks = analysed_benchmarks(settings.analysis, configurations)
-    with atomic_dir(paths.BUYER) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
-        for line in for_each(partial(answer, configurations=configurations, settings=settings,
-                                     energy_model=fit_energy(configurations),
-                                     prices=None if prices is None else prices.per_hour, folder=folder),
-                             benchmarks, "buyer", preload=("pipeline.analysis.buyer",)):
-            print(line)
+    return Plan(partial(answer, configurations=configurations, settings=settings,
+                        energy_model=fit_energy(configurations), prices=None if prices is None else prices.per_hour,
+                        folder=folder),
+                analysed_benchmarks(settings.analysis, configurations))
+
+
+main = per_benchmark_stage("pipeline.stages.buyer", __doc__, plan, outputs=(paths.BUYER,),
+                           preload=("pipeline.analysis.buyer",))
 
 
 if __name__ == "__main__":

@@ -12,15 +12,13 @@ so a change of k takes seconds.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.core import paths
-from pipeline.core.cli import for_each, stage_arguments
-from pipeline.core.errors import cli
-from pipeline.core.files import atomic_dirs, write_parquet
+from pipeline.core.files import write_parquet
+from pipeline.core.stage import Plan, per_benchmark_stage
 from pipeline.settings import Settings, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
@@ -46,21 +44,18 @@ def cluster(benchmark: str, configurations: pd.DataFrame, settings: Settings, ta
     return f"{benchmark}: {summary.status}, k = {summary.k} on {summary.features}; {verdict}"
 
 
-@cli
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run the cluster stage: write each analysed benchmark's clustered configurations (data/processed/clusters/,
-    parquet) and its clustering report (reports/clusters/, JSON); returns None."""
-    stage_arguments("pipeline.stages.cluster", __doc__, argv)
+def plan(tables: Path, reports: Path) -> Plan[str, str]:
+    """Cluster every analysed benchmark, writing into the folders `tables` and `reports`."""
     settings = load_settings()
     from pipeline.analysis.scope import analysed_benchmarks, read_configurations
 
     configurations = read_configurations()
-    benchmarks = analysed_benchmarks(settings.analysis, configurations)
-    with atomic_dirs(paths.CLUSTER_TABLES, paths.CLUSTERS) as (tables, reports):  # swapped in whole at the end
-        for line in for_each(partial(cluster, configurations=configurations, settings=settings, tables=tables,
-                                     reports=reports), benchmarks, "cluster",
-                             preload=("pipeline.analysis.statistics.clustering",)):
-            print(line)
+    return Plan(partial(cluster, configurations=configurations, settings=settings, tables=tables, reports=reports),
+                analysed_benchmarks(settings.analysis, configurations))
+
+
+main = per_benchmark_stage("pipeline.stages.cluster", __doc__, plan, outputs=(paths.CLUSTER_TABLES, paths.CLUSTERS),
+                           preload=("pipeline.analysis.statistics.clustering",))
 
 
 if __name__ == "__main__":

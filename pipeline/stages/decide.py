@@ -12,15 +12,13 @@ holds the data of the site's forecast, break-even and backtest charts.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.core import paths
-from pipeline.core.cli import for_each, stage_arguments
-from pipeline.core.errors import cli
-from pipeline.core.files import atomic_dir
+from pipeline.core.cli import for_each
+from pipeline.core.stage import Plan, per_benchmark_stage
 from pipeline.settings import Analysis, Decide, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
@@ -64,26 +62,24 @@ def decide_benchmark(inputs: tuple[str, pd.DataFrame], analysis: Analysis, setti
             f"{error_sentence(summary.backtest)}")
 
 
-@cli
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run the decide stage: write each analysed benchmark's decision support and fitted models into reports/decide/
-    (one folder, swapped in whole); returns None."""
-    stage_arguments("pipeline.stages.decide", __doc__, argv)
+def plan(folder: Path) -> Plan[tuple[str, pd.DataFrame], str]:
+    """Fit and summarise every analysed benchmark, writing into `folder`."""
     settings = load_settings()
     from pipeline.analysis.forecasting.backtest import load_backtest
     from pipeline.analysis.forecasting.model import model_inputs_by_benchmark, next_round_prior
 
     # Each benchmark's model inputs, worked out once (in the worker processes): the drift prior pools them all.
     frames = model_inputs_by_benchmark(settings.analysis, each=partial(for_each, description="model inputs"))
-    with atomic_dir(paths.DECIDE) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
-        work = partial(decide_benchmark, analysis=settings.analysis, settings=settings.decide,
-                       backtest_points=load_backtest(), folder=folder, drift_prior=next_round_prior(frames))
-        # what the workers import (the count curves' least squares, the summaries and saved models) imported once
-        # here, not once per worker
-        for line in for_each(work, list(frames.items()), "decide",
-                             preload=("scipy.optimize", "pipeline.analysis.forecasting.decide",
-                                      "pipeline.analysis.forecasting.models_artifact")):
-            print(line)
+    return Plan(partial(decide_benchmark, analysis=settings.analysis, settings=settings.decide,
+                        backtest_points=load_backtest(), folder=folder, drift_prior=next_round_prior(frames)),
+                list(frames.items()))
+
+
+# preload: what the workers import (the count curves' least squares, the summaries and saved models), loaded once
+# before they start, not once per worker
+main = per_benchmark_stage("pipeline.stages.decide", __doc__, plan, outputs=(paths.DECIDE,),
+                           preload=("scipy.optimize", "pipeline.analysis.forecasting.decide",
+                                    "pipeline.analysis.forecasting.models_artifact"))
 
 
 if __name__ == "__main__":

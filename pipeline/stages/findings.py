@@ -12,14 +12,12 @@ read the results and never the clusters, so a change of `cluster.k` does not tes
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.core import paths
-from pipeline.core.cli import for_each, stage_arguments
-from pipeline.core.errors import cli
-from pipeline.core.files import atomic_dir
+from pipeline.core.stage import Plan, per_benchmark_stage
 from pipeline.settings import Settings, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
@@ -40,26 +38,32 @@ def evaluate(benchmark: str, configurations: pd.DataFrame, settings: Settings) -
     return findings.evaluate(in_scope(configurations, settings.analysis, benchmark), settings.findings)
 
 
-@cli
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run the findings stage: write each analysed benchmark's findings, with Holm's correction over every test,
-    into data/processed/findings/ (JSON); returns None."""
-    stage_arguments("pipeline.stages.findings", __doc__, argv)
-    settings = load_settings()
-    from pipeline.analysis.scope import analysed_benchmarks, read_configurations
+def corrected(found: list[list[Finding]], benchmarks: list[str], settings: Settings, folder: Path) -> str:
+    """Correct every benchmark's findings (`found`, in the order of `benchmarks`) over all of them and write each
+    benchmark's `FindingsReport` into `folder`; the correction's statement, the line to print."""
     from pipeline.analysis.statistics import findings
     from pipeline.analysis.statistics.findings_result import FindingsReport
 
+    adjusted, correction = findings.across_benchmarks(dict(zip(benchmarks, found)), settings.findings)
+    for benchmark in benchmarks:
+        FindingsReport.of(benchmark, adjusted[benchmark], correction).write(paths.findings_json(benchmark, folder))
+    return correction.statement()
+
+
+def plan(folder: Path) -> Plan[str, list[Finding]]:
+    """Test the findings on every analysed benchmark, then correct them all together, writing into `folder`."""
+    settings = load_settings()
+    from pipeline.analysis.scope import analysed_benchmarks, read_configurations
+
     configurations = read_configurations()
     benchmarks = analysed_benchmarks(settings.analysis, configurations)
-    found = for_each(partial(evaluate, configurations=configurations, settings=settings), benchmarks, "findings",
-                     preload=("pipeline.analysis.statistics.findings", "statsmodels.api"))
-    adjusted, correction = findings.across_benchmarks(dict(zip(benchmarks, found)), settings.findings)
-    with atomic_dir(paths.FINDINGS) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
-        for benchmark in benchmarks:
-            FindingsReport.of(benchmark, adjusted[benchmark], correction).write(
-                paths.findings_json(benchmark, folder))
-    print(correction.statement())
+    return Plan(partial(evaluate, configurations=configurations, settings=settings), benchmarks,
+                say=lambda found: None,  # one line at the end, over every benchmark
+                finish=partial(corrected, benchmarks=benchmarks, settings=settings, folder=folder))
+
+
+main = per_benchmark_stage("pipeline.stages.findings", __doc__, plan, outputs=(paths.FINDINGS,),
+                           preload=("pipeline.analysis.statistics.findings", "statsmodels.api"))
 
 
 if __name__ == "__main__":

@@ -10,15 +10,14 @@ For every benchmark analysed (params `analysis.benchmarks`, see
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.core import paths
-from pipeline.core.cli import for_each, stage_arguments
-from pipeline.core.errors import NothingAnalysedError, cli
-from pipeline.core.files import atomic_dir
-from pipeline.settings import Settings, load_settings
+from pipeline.core.errors import NothingAnalysedError
+from pipeline.core.stage import Plan, per_benchmark_stage
+from pipeline.settings import Analysis, Settings, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
 # into dvc.yaml; tests/test_params_deps.py checks).
@@ -30,40 +29,47 @@ if TYPE_CHECKING:
     from pipeline.analysis.statistics.importance_result import ImportanceReport
 
 
-def analyse(benchmark: str, configurations: pd.DataFrame, settings: Settings) -> ImportanceReport:
-    """The importance analysis of one benchmark."""
+def analyse(benchmark: str, configurations: pd.DataFrame, settings: Settings, folder: Path) -> ImportanceReport:
+    """The importance analysis of one benchmark, written into `folder`."""
     from pipeline.analysis.scope import in_scope
     from pipeline.analysis.statistics import importance
 
     frame = in_scope(configurations, settings.analysis, benchmark)
-    return importance.analyse(frame, settings.importance, settings.analysis.min_configurations, benchmark=benchmark)
+    report = importance.analyse(frame, settings.importance, settings.analysis.min_configurations, benchmark=benchmark)
+    report.write(paths.importance_json(benchmark, folder))
+    return report
 
 
-@cli
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run the importance stage: write each analysed benchmark's reports/importance/<benchmark>.json; returns None,
-    or raises NothingAnalysedError when every benchmark was skipped."""
-    stage_arguments("pipeline.stages.importance", __doc__, argv)
+def verdict(report: ImportanceReport) -> str:
+    """The line printed for one benchmark's analysis: its status, gate and selected features."""
+    said = report.reason if report.gate is None else report.gate.message
+    return f"{report.benchmark}: {report.status}, {said}; selected {report.selected_features}"
+
+
+def fail_if_nothing_analysed(reports: list[ImportanceReport], analysis: Analysis) -> None:
+    """Raise NothingAnalysedError, naming the scope of `analysis`, when every one of `reports` was skipped."""
+    skipped = {report.benchmark: report.reason for report in reports if report.status == "skipped"}
+    if len(skipped) == len(reports):
+        raise NothingAnalysedError(
+            "every benchmark was skipped: " + "; ".join(f"{name}: {reason}" for name, reason in skipped.items())
+            + f". The scope (analysis.division {analysis.division!r}, rounds {analysis.rounds!r}, availability "
+            f"{analysis.availability!r}) leaves too few configurations: widen it or lower "
+            "analysis.min_configurations in params.yaml")
+
+
+def plan(folder: Path) -> Plan[str, ImportanceReport]:
+    """Analyse every analysed benchmark, writing into `folder`; fails when every one was skipped."""
     settings = load_settings()
     from pipeline.analysis.scope import analysed_benchmarks, read_configurations
 
     configurations = read_configurations()
-    benchmarks = analysed_benchmarks(settings.analysis, configurations)
-    skipped = {}
-    with atomic_dir(paths.IMPORTANCE) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
-        for report in for_each(partial(analyse, configurations=configurations, settings=settings), benchmarks,
-                               "importance", preload=("pipeline.analysis.statistics.importance",)):
-            report.write(paths.importance_json(report.benchmark, folder))
-            verdict = report.reason if report.gate is None else report.gate.message
-            print(f"{report.benchmark}: {report.status}, {verdict}; selected {report.selected_features}")
-            if report.status == "skipped":
-                skipped[report.benchmark] = report.reason
-        if len(skipped) == len(benchmarks):
-            raise NothingAnalysedError(
-                "every benchmark was skipped: " + "; ".join(f"{name}: {reason}" for name, reason in skipped.items())
-                + f". The scope (analysis.division {settings.analysis.division!r}, rounds "
-                f"{settings.analysis.rounds!r}, availability {settings.analysis.availability!r}) leaves too few "
-                "configurations: widen it or lower analysis.min_configurations in params.yaml")
+    return Plan(partial(analyse, configurations=configurations, settings=settings, folder=folder),
+                analysed_benchmarks(settings.analysis, configurations), say=verdict,
+                finish=partial(fail_if_nothing_analysed, analysis=settings.analysis))
+
+
+main = per_benchmark_stage("pipeline.stages.importance", __doc__, plan, outputs=(paths.IMPORTANCE,),
+                           preload=("pipeline.analysis.statistics.importance",))
 
 
 if __name__ == "__main__":

@@ -10,15 +10,12 @@ None of it reads `cluster.k`: the cluster stage picks k among these fits, so a c
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.core import paths
-from pipeline.core.cli import for_each, stage_arguments
-from pipeline.core.errors import cli
-from pipeline.core.files import atomic_dir
+from pipeline.core.stage import Plan, per_benchmark_stage
 from pipeline.settings import Settings, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
@@ -47,21 +44,18 @@ def scan(benchmark: str, configurations: pd.DataFrame, settings: Settings, folde
     return f"{benchmark}: k = {', '.join(map(str, result.labels))} on {result.features}"
 
 
-@cli
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run the kscan stage: write each analysed benchmark's k scan into data/processed/kscan/ (JSON); returns
-    None."""
-    stage_arguments("pipeline.stages.kscan", __doc__, argv)
+def plan(folder: Path) -> Plan[str, str]:
+    """Scan every analysed benchmark, writing into `folder`."""
     settings = load_settings()
     from pipeline.analysis.scope import analysed_benchmarks, read_configurations
 
     configurations = read_configurations()
-    benchmarks = analysed_benchmarks(settings.analysis, configurations)
-    with atomic_dir(paths.KSCAN) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
-        for line in for_each(partial(scan, configurations=configurations, settings=settings, folder=folder),
-                             benchmarks, "kscan",
-                             preload=("pipeline.analysis.statistics.clustering", "sklearn.cluster", "sklearn.metrics")):
-            print(line)
+    return Plan(partial(scan, configurations=configurations, settings=settings, folder=folder),
+                analysed_benchmarks(settings.analysis, configurations))
+
+
+main = per_benchmark_stage("pipeline.stages.kscan", __doc__, plan, outputs=(paths.KSCAN,),
+                           preload=("pipeline.analysis.statistics.clustering", "sklearn.cluster", "sklearn.metrics"))
 
 
 if __name__ == "__main__":

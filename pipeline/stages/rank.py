@@ -10,28 +10,21 @@ table reports/rank/<benchmark>.csv.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import partial
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from pipeline.core import paths
-from pipeline.core.cli import for_each, stage_arguments
-from pipeline.core.errors import cli
-from pipeline.core.files import atomic_dir, write_csv
+from pipeline.core.files import write_csv
+from pipeline.core.stage import Plan, per_benchmark_stage
 from pipeline.settings import Settings, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
 # into dvc.yaml; tests/test_params_deps.py checks).
 PARAMS: tuple[str, ...] = ("analysis", "rank", "findings")
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from pipeline.analysis.statistics.ranking import Ranking
-
-
-def rank(benchmark: str, settings: Settings) -> tuple[pd.DataFrame, Ranking]:
-    """One benchmark's ranking table and `Ranking`, with its findings when it was ranked."""
+def rank(benchmark: str, settings: Settings, folder: Path) -> str:
+    """Rank one benchmark and write its ranking table and `Ranking` (with its findings when it was ranked) into
+    `folder`; the line to print."""
     import pandas as pd
 
     from pipeline.analysis.statistics import ranking
@@ -43,26 +36,23 @@ def rank(benchmark: str, settings: Settings) -> tuple[pd.DataFrame, Ranking]:
     table, result = ranking.rank_benchmark(
         clustered, Clustering.read(paths.clusters_json(benchmark)),
         ImportanceReport.read(paths.importance_json(benchmark)), settings.rank, settings.findings)
-    return table, (result.with_findings(FindingsReport.read(paths.findings_json(benchmark))) if result.analysed
-                   else result)
+    if result.analysed:
+        result = result.with_findings(FindingsReport.read(paths.findings_json(benchmark)))
+    write_csv(table, paths.ranking_csv(benchmark, folder))
+    result.write(paths.rank_json(benchmark, folder))
+    return f"{benchmark}: ranked {len(table)} configurations"
 
 
-@cli
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run the rank stage: write each analysed benchmark's ranking CSV and rank JSON (with the findings stage's
-    findings) into reports/rank/; returns None."""
-    stage_arguments("pipeline.stages.rank", __doc__, argv)
+def plan(folder: Path) -> Plan[str, str]:
+    """Rank every analysed benchmark, writing into `folder`."""
     settings = load_settings()
     from pipeline.analysis.scope import analysed_benchmarks
 
-    benchmarks = analysed_benchmarks(settings.analysis)
-    with atomic_dir(paths.RANK) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous one
-        for benchmark, (table, result) in zip(benchmarks, for_each(partial(rank, settings=settings), benchmarks,
-                                                                   "rank",
-                                                                   preload=("pipeline.analysis.statistics.ranking",))):
-            write_csv(table, paths.ranking_csv(benchmark, folder))
-            result.write(paths.rank_json(benchmark, folder))
-            print(f"{benchmark}: ranked {len(table)} configurations")
+    return Plan(partial(rank, settings=settings, folder=folder), analysed_benchmarks(settings.analysis))
+
+
+main = per_benchmark_stage("pipeline.stages.rank", __doc__, plan, outputs=(paths.RANK,),
+                           preload=("pipeline.analysis.statistics.ranking",))
 
 
 if __name__ == "__main__":

@@ -144,6 +144,19 @@ def test_a_failed_write_leaves_the_old_output_and_no_temporary(tmp_path: Path) -
     assert [path.name for path in target.parent.iterdir()] == ["table.csv"]
 
 
+def test_a_failed_folder_swap_leaves_the_old_folders_and_no_folder_it_made(tmp_path: Path) -> None:
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "old.json").write_text("old")
+    with pytest.raises(RuntimeError), pipeline_io.atomic_dirs(tmp_path / "kept", tmp_path / "new" / "sub" / "out") \
+            as (kept, made):
+        (kept / "half.json").write_text("half")
+        raise RuntimeError("a mistake in params.yaml")
+    assert sorted(path.relative_to(tmp_path).as_posix() for path in tmp_path.rglob("*")) == ["kept", "kept/old.json"]
+    with pipeline_io.atomic_dirs(tmp_path / "new" / "sub" / "out") as (made,):
+        (made / "whole.json").write_text("whole")
+    assert (tmp_path / "new" / "sub" / "out" / "whole.json").read_text() == "whole"
+
+
 def test_a_temporary_left_by_a_killed_writer_is_removed_by_the_next_write(tmp_path: Path) -> None:
     target = tmp_path / "table.csv"
     code = ("import os, signal, sys\nfrom pipeline.core.files import atomic_path\n"
