@@ -63,7 +63,7 @@ from pipeline.analysis.forecasting.summaries import ErrorSummary, compare
 from pipeline.analysis.forecasting.trust import coverage_consistent
 from pipeline.mlperf.catalogue import round_published
 from pipeline.mlperf.hardware.accelerators import specifications
-from pipeline.settings import Trust, load_settings
+from pipeline.settings import DecideTrustSettings, load_settings
 
 
 def _exact(summary: ErrorSummary) -> str:
@@ -301,7 +301,7 @@ def checks(points: pd.DataFrame, latest: str, coverage: tuple[float, float]) -> 
     return lines
 
 
-def report(points: pd.DataFrame, rule: Trust, scope: str) -> None:
+def report(points: pd.DataFrame, rule: DecideTrustSettings, scope: str) -> None:
     """Print the accuracy and trust tables, the answers by kind and the checks of one backtest."""
     latest = points["fold"].iloc[points["fold_time"].argmax()]
     print(f"Accuracy of predict's answers per fold ({scope}; signed: median of predicted / published - 1):")

@@ -21,7 +21,7 @@ from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.analysis.scope import in_scope
 from pipeline.analysis.statistics.ranking import rank_configurations
 from pipeline.core import paths
-from pipeline.settings import Analysis, Fetch
+from pipeline.settings import AnalysisSettings, FetchSettings
 
 ROOT = Path(__file__).resolve().parents[1]  # the project: params.yaml, dvc.yaml, pipeline/
 MIRROR = ROOT.parent / "shared" / "mlperf"
@@ -258,9 +258,9 @@ def project_params_with(path: str, value: object) -> dict[str, Any]:
     return params
 
 
-def fetch_settings(mirror: Path, upstream: str, *rounds: str) -> Fetch:
+def fetch_settings(mirror: Path, upstream: str, *rounds: str) -> FetchSettings:
     """params.yaml's `fetch` section for these rounds, as `pipeline.mlperf.fetching.fetch` takes it."""
-    return Fetch(mirror=str(mirror), upstream=upstream, rounds=list(rounds))
+    return FetchSettings(mirror=str(mirror), upstream=upstream, rounds=list(rounds))
 
 
 # --- a scratch project of synthetic resnet results, through the backtest and decide stages -------------------------
@@ -306,7 +306,7 @@ def decide_project_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     table["republished_of"] = republished_of(table)  # as the features stage marks Gaudi2's v4.1 repeat of v3.0
     (tmp_path / "data/processed").mkdir(parents=True)
     table.to_parquet(tmp_path / "data/processed/configurations.parquet", index=False)
-    scoped = in_scope(table, Analysis.model_validate(params["analysis"]), "resnet").assign(cluster=0)
+    scoped = in_scope(table, AnalysisSettings.model_validate(params["analysis"]), "resnet").assign(cluster=0)
     (tmp_path / paths.RANK).mkdir(parents=True)
     rank_configurations(scoped, params["rank"]["criteria"]).to_csv(tmp_path / paths.ranking_csv("resnet"), index=False)
     run_stage("backtest", cwd=tmp_path)

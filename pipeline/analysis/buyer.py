@@ -38,7 +38,7 @@ from pipeline.analysis.statistics.ranking import nondominated_fronts
 from pipeline.core import paths
 from pipeline.core.artifacts import Artifact, Record
 from pipeline.mlperf.catalogue import round_version
-from pipeline.settings import Analysis, Settings, Trust
+from pipeline.settings import AnalysisSettings, DecideTrustSettings, Settings
 
 # The energy estimate of a result without a measurement (pipeline.analysis.pricing.energy_estimate), as the
 # configurations table holds it; a forecast's is made from the same model (`priced`).
@@ -68,7 +68,7 @@ def _stored(values: pd.Series) -> pd.Series:
 
 # ------------------------------------------------------------------------------------------------- the options
 
-def today_published(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
+def today_published(configurations: pd.DataFrame, analysis: AnalysisSettings, benchmark: str) -> pd.DataFrame:
     """Every result of `benchmark`'s newest round in the analysis scope, republished ones included (whatever
     `analysis.republished` says: they are on offer in the round), as options (OPTION_COLUMNS)."""
     scope = on_offer(configurations, analysis, benchmark)
@@ -95,7 +95,7 @@ def published_options(rows: pd.DataFrame) -> pd.DataFrame:
             {"energy_kwh": float, **{column: float for column in ESTIMATE_COLUMNS}})[OPTION_COLUMNS]
 
 
-def predicted_candidates(fitted: FittedBenchmark, rule: Trust,
+def predicted_candidates(fitted: FittedBenchmark, rule: DecideTrustSettings,
                          families: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
     """Trusted forecasts (`pipeline.analysis.forecasting.answers.answer` on the decide stage's saved models) at
     the unpublished powers of two inside each family's published count range per form factor, as options

@@ -42,7 +42,7 @@ from pipeline.core.cli import canonical_spelling
 from pipeline.core.errors import UsageError
 from pipeline.mlperf.catalogue import ROUND_PUBLISHED, published_text, round_published, round_version
 from pipeline.mlperf.hardware.accelerators import specifications
-from pipeline.settings import Analysis, Trust
+from pipeline.settings import AnalysisSettings, DecideTrustSettings
 
 QUERY_COLUMNS = ["benchmark", "accelerator", "count"]
 NEAREST_PUBLISHED = 5
@@ -217,7 +217,7 @@ def published_round(text: str, configurations: pd.DataFrame) -> str:
     return match
 
 
-def models_as_of(fitted: FittedBenchmark, until: str, configurations: pd.DataFrame, analysis: Analysis,
+def models_as_of(fitted: FittedBenchmark, until: str, configurations: pd.DataFrame, analysis: AnalysisSettings,
                  points: pd.DataFrame) -> FittedBenchmark:
     """`fitted`'s benchmark refitted on the rounds up to `until` and calibrated on the backtest folds up to it,
     as the decide stage would have saved it then."""
@@ -233,7 +233,7 @@ def models_as_of(fitted: FittedBenchmark, until: str, configurations: pd.DataFra
 class Answerer:
     """Answers queries from the saved models (refitted as of `until` when given), each benchmark loaded once."""
 
-    def __init__(self, until: str | None, analysis: Analysis, rule: Trust,
+    def __init__(self, until: str | None, analysis: AnalysisSettings, rule: DecideTrustSettings,
                  electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE) -> None:
         self.rule, self.analysis, self.electricity = rule, analysis, electricity
         self.models: dict[str, FittedBenchmark] = {}

@@ -31,10 +31,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from pipeline.analysis.pricing.electricity import ElectricityPrice
-    from pipeline.settings import Analysis
+    from pipeline.settings import AnalysisSettings
 
 
-def brief(benchmark: str, configurations: pd.DataFrame, analysis: Analysis, round_: str,
+def brief(benchmark: str, configurations: pd.DataFrame, analysis: AnalysisSettings, round_: str,
           prices: Mapping[str, float] | None, electricity: ElectricityPrice, folder: Path,
           dates: dict[str, Any] | None = None) -> None:
     """Write the brief of `benchmark` in round `round_` into `folder` (`pipeline.report.brief.write_brief`), from

@@ -21,7 +21,7 @@ from pipeline.core import paths
 from pipeline.core.cli import for_each, stage_arguments
 from pipeline.core.errors import cli
 from pipeline.core.files import atomic_dir
-from pipeline.settings import Analysis, Decide, load_settings
+from pipeline.settings import AnalysisSettings, DecideSettings, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
 # into dvc.yaml; tests/test_params_deps.py checks).
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from pipeline.analysis.forecasting.model import DriftPrior
 
 
-def decide_benchmark(inputs: tuple[str, pd.DataFrame], analysis: Analysis, settings: Decide,
+def decide_benchmark(inputs: tuple[str, pd.DataFrame], analysis: AnalysisSettings, settings: DecideSettings,
                      backtest_points: pd.DataFrame, folder: Path, drift_prior: DriftPrior | None = None) -> str:
     """Fit and summarise one benchmark from its (name, model inputs: `model_inputs_by_benchmark`) and write its
     outputs into `folder`; the line to print."""

@@ -19,11 +19,11 @@ from pipeline.analysis.statistics.clustering import Clustering
 from pipeline.analysis.statistics.ranking import Ranking
 from pipeline.core import paths
 from pipeline.report import inputs, sections
-from pipeline.settings import Analysis, Cluster
+from pipeline.settings import AnalysisSettings, ClusterSettings
 from tests.conftest import ROOT
 
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
-SETTINGS = Cluster.model_validate({**PARAMS["cluster"], "k": 3, "k_range": [2, 4], "bootstrap": 4})
+SETTINGS = ClusterSettings.model_validate({**PARAMS["cluster"], "k": 3, "k_range": [2, 4], "bootstrap": 4})
 
 
 # --- clusters of distinct configurations -------------------------------------------------------------------------
@@ -137,7 +137,7 @@ def test_on_the_real_data_today_counts_every_result_the_round_published() -> Non
     """Issue 35: the newest round's fastest counts the results republished from an earlier round (RetinaNet v5.1:
     1.39 min on 512 x GB200, republished from v5.0, not 10.1; R-GAT 0.837 min, not 3.15), and no result on a
     round's front is beaten on both time and accelerator-hours by any result the round published."""
-    analysis = Analysis.model_validate(PARAMS["analysis"])
+    analysis = AnalysisSettings.model_validate(PARAMS["analysis"])
     configurations = pd.read_parquet(ROOT / paths.CONFIGURATIONS)
     fastest = {}
     for benchmark in analysed_benchmarks(analysis, configurations):

@@ -24,11 +24,11 @@ from pipeline.analysis.pricing.prices import load_prices
 from pipeline.core import paths
 from pipeline.core.errors import ContractError, ParamsError, UsageError
 from pipeline.report import decide_section
-from pipeline.settings import Analysis, Decide, settings_from
+from pipeline.settings import AnalysisSettings, DecideSettings, settings_from
 from tests.conftest import DECIDE_PARAMS, ROOT, configurations, power_law, run_stage
 
-SETTINGS = Decide.model_validate(DECIDE_PARAMS)
-CLOSED_RESNET = Analysis(benchmarks=["resnet"], division="closed", rounds="all", availability="all",
+SETTINGS = DecideSettings.model_validate(DECIDE_PARAMS)
+CLOSED_RESNET = AnalysisSettings(benchmarks=["resnet"], division="closed", rounds="all", availability="all",
                          min_configurations=2)
 
 

@@ -36,7 +36,7 @@ from pipeline.core import paths
 from pipeline.core.errors import ParamsError
 from pipeline.core.files import write_csv, write_json, write_parquet
 from pipeline.report import assets, charts, decide_section, formatting, inputs, provenance, sections, site, tables
-from pipeline.settings import Cluster, Findings, Rank, settings_from
+from pipeline.settings import ClusterSettings, FindingsSettings, RankSettings, settings_from
 from tests.conftest import ROOT, run_stage
 
 # A benchmark still in MLPerf (with decision support), a retired one, and one not analysed.
@@ -194,10 +194,11 @@ def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> inputs
     """What the importance, cluster and rank stages write for one benchmark, made by their own functions."""
     clustered, summary = cluster.cluster_benchmark(synthetic_configurations(benchmark, n, seed),
                                                    IMPORTANCE.selected_features,
-                                                   Cluster.model_validate(PARAMS["cluster"]), benchmark=benchmark)
-    settings = Findings.model_validate(FINDINGS)
+                                                   ClusterSettings.model_validate(PARAMS["cluster"]),
+                                                   benchmark=benchmark)
+    settings = FindingsSettings.model_validate(FINDINGS)
     scratch.mkdir(parents=True, exist_ok=True)
-    ranking, content = rank.rank_benchmark(clustered, summary, IMPORTANCE, Rank.model_validate(PARAMS["rank"]),
+    ranking, content = rank.rank_benchmark(clustered, summary, IMPORTANCE, RankSettings.model_validate(PARAMS["rank"]),
                                            settings)
     write_csv(ranking, scratch / "ranking.csv")
     # the findings corrected as if this were the page's only benchmark (as the findings stage writes them)

@@ -47,7 +47,7 @@ from pipeline.core.artifacts import Record
 from pipeline.core.errors import UsageError
 from pipeline.mlperf.catalogue import BY_ID, round_published, round_version
 from pipeline.mlperf.hardware.accelerators import specifications
-from pipeline.settings import Trust
+from pipeline.settings import DecideTrustSettings
 
 # An answer's times (minutes) as printed with --json and stored in decide.json: 0.1 ms, far below any run's noise.
 ANSWER_DECIMALS = 4
@@ -283,7 +283,7 @@ def answer_curve(fitted: FittedBenchmark, family: str, form_factor: str, counts:
 
 
 def answer_reasons(fitted: FittedBenchmark, family: str, count: float, method: str, kind: str,
-                   rule: Trust) -> list[str]:
+                   rule: DecideTrustSettings) -> list[str]:
     """Why `predict`'s answer for `family` x `count` by `method` and `kind` is not trusted (`trust_reasons`, and
     first that the decide stage did not analyse the benchmark); empty: trusted."""
     if kind in NEW_FAMILY_KINDS:  # the same rule on what it learns from and its kind's evidence (trust.py)
@@ -324,7 +324,7 @@ def interval_text(low_min: float | None, high_min: float) -> str:
 
 
 def answer_band(fitted: FittedBenchmark, family: str, form_factor: str, counts: np.ndarray,
-                rule: Trust) -> pd.DataFrame:
+                rule: DecideTrustSettings) -> pd.DataFrame:
     """`answer`'s forecast and interval at many `counts` (whole, positive) of one family and form factor at once:
     columns predicted_min, low_min, high_min, trusted, one row per count (each count's interval the trusted
     one where its answer is trusted, as `answer` gives it)."""
@@ -341,7 +341,7 @@ def answer_band(fitted: FittedBenchmark, family: str, form_factor: str, counts: 
                          "high_min": np.exp(curve.log_minutes + half_width), "trusted": trusted})
 
 
-def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float, rule: Trust) -> Answer:
+def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float, rule: DecideTrustSettings) -> Answer:
     """Forecast `family` x `count` for the round after the latest `fitted` was fitted on (`answer_curve`), with
     its trust (never trusted when the decide stage did not analyse the benchmark) and notes. Raises UsageError
     for a count that is not a whole number or is absurd (`check_count`), and when no method can answer."""

@@ -42,7 +42,7 @@ from pipeline.analysis.forecasting.trust import Evidence, backtest_evidence, tru
 from pipeline.core.errors import UsageError
 from pipeline.core.paths import BACKTEST
 from pipeline.mlperf.catalogue import round_published
-from pipeline.settings import Trust
+from pipeline.settings import DecideTrustSettings
 
 # `predict` leaves the model for another candidate only when that one's earlier median error is lower by more
 # than this share: a few folds' medians are noisy. On the backtest, overall median error 7.0% without a margin,
@@ -194,7 +194,7 @@ def _chosen_method(keys: np.ndarray, method: np.ndarray, ape: np.ndarray) -> tup
     return best, shown
 
 
-def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFrame:
+def calibrate(forecasts: pd.DataFrame, level: float, rule: DecideTrustSettings) -> pd.DataFrame:
     """The backtest's points (POINT_COLUMNS) of `backtest_forecasts` of one or more benchmarks (column
     `benchmark`), fold time after fold time in publication order: each forecast's trust (`trust_reasons`, on the
     evidence of its method's earlier forecasts of the benchmark), then its interval, calibrated on residuals of
@@ -304,7 +304,7 @@ def benchmark_forecasts(item: tuple[str, pd.DataFrame, Mapping[float, DriftPrior
     return backtest_forecasts(frame, drift_priors, form).assign(benchmark=benchmark)
 
 
-def backtest(frames: dict[str, pd.DataFrame], level: float, rule: Trust,
+def backtest(frames: dict[str, pd.DataFrame], level: float, rule: DecideTrustSettings,
              each: Callable[[Callable[[Any], pd.DataFrame], list[Any]], Iterable[pd.DataFrame]] = map,
              form: str = POWER) -> pd.DataFrame:
     """Every backtest forecast of each benchmark's model inputs (`frames`, by benchmark id) with its calibrated

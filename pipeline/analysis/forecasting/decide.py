@@ -35,7 +35,7 @@ from pipeline.analysis.forecasting.curve import CountCurve
 from pipeline.analysis.forecasting.model import ANSWER
 from pipeline.analysis.forecasting.summaries import BacktestSummary, summarise_backtest
 from pipeline.core.artifacts import Artifact, Record
-from pipeline.settings import Trust
+from pipeline.settings import DecideTrustSettings
 
 R = TypeVar("R", bound=Record)  # a record type `_rows` makes
 
@@ -357,7 +357,8 @@ def unit_order(frame: pd.DataFrame) -> list[tuple[str, str]]:
     return sorted(units.index, key=lambda key: (-units[key], key))
 
 
-def unit_answers(fitted: FittedBenchmark, frame: pd.DataFrame, rule: Trust) -> dict[tuple[str, str], Answer]:
+def unit_answers(fitted: FittedBenchmark, frame: pd.DataFrame, rule: DecideTrustSettings
+                 ) -> dict[tuple[str, str], Answer]:
     """Per unit (`unit_order`), the next-round forecast at its largest published count, as
     `python -m pipeline.commands.predict` answers it (from the same saved models): decide.json's `forecasts`."""
     largest = frame.groupby(["accelerator_family", "form_factor"])["accelerator_count"].max()
@@ -366,7 +367,7 @@ def unit_answers(fitted: FittedBenchmark, frame: pd.DataFrame, rule: Trust) -> d
 
 
 def unit_band(fitted: FittedBenchmark, family: str, form_factor: str, low: float, high: float,
-              rule: Trust) -> list[BandPoint]:
+              rule: DecideTrustSettings) -> list[BandPoint]:
     """`predict`'s answer with its interval (minutes) at BAND_COUNTS whole counts from low / 2 to 2 high."""
     counts = np.unique(np.round(np.geomspace(max(1.0, low / 2), 2 * high, BAND_COUNTS)))
     band = answer_band(fitted, family, form_factor, counts, rule)
@@ -382,7 +383,7 @@ def _rows(model: type[R], frame: pd.DataFrame) -> list[R]:
     return [model.model_validate(dict(zip(names, values))) for values in zip(*columns)]
 
 
-def unit_records(fitted: FittedBenchmark, frame: pd.DataFrame, floor: float, rule: Trust,
+def unit_records(fitted: FittedBenchmark, frame: pd.DataFrame, floor: float, rule: DecideTrustSettings,
                  answers: dict[tuple[str, str], Answer] | None = None) -> list[UnitRecord]:
     """Every unit with results (`unit_order`); `answers` their `unit_answers` when computed already."""
     answers = unit_answers(fitted, frame, rule) if answers is None else answers
@@ -429,7 +430,7 @@ def skip_reason(frame: pd.DataFrame, min_configurations: int) -> str | None:
 
 
 def summarise(benchmark: str, frame: pd.DataFrame, fitted: FittedBenchmark | None, backtest_points: pd.DataFrame,
-              floor: float, interval: float, reason: str | None, rule: Trust) -> DecideSummary:
+              floor: float, interval: float, reason: str | None, rule: DecideTrustSettings) -> DecideSummary:
     """decide.json of `benchmark`. `fitted` is the benchmark's saved models (None without a result in scope);
     `backtest_points` its backtest (POINT_COLUMNS); `reason` why the stage skips it (`skip_reason`), None when it
     analyses it."""

@@ -26,7 +26,7 @@ from pipeline.analysis.forecasting.siblings import (
     ratio_cells,
 )
 from pipeline.mlperf.catalogue import round_published
-from pipeline.settings import Analysis
+from pipeline.settings import AnalysisSettings
 
 # The pooled slope counts as this much within-group spread of log n (a pair at n and 2n gives 0.24): a unit
 # needs a few such pairs before its own slope dominates.
@@ -180,7 +180,7 @@ def shrunk_drift(levels: GroupLevels, prior: DriftPrior | None) -> float:
     return min(0.0, float(np.round(DRIFT_DAMPING * shrunk, CURVE_DECIMALS)))
 
 
-def next_round_drift(configurations: pd.DataFrame, analysis: Analysis) -> DriftPrior:
+def next_round_drift(configurations: pd.DataFrame, analysis: AnalysisSettings) -> DriftPrior:
     """`pooled_drift` of every analysed benchmark's model inputs in `configurations` (all their rounds): the
     prior of the next round's forecasts."""
     return next_round_prior(model_inputs_by_benchmark(analysis, configurations))

@@ -49,7 +49,7 @@ from pipeline.analysis.forecasting.model import (
     pooled_drifts,
 )
 from pipeline.mlperf.catalogue import round_published
-from pipeline.settings import Trust
+from pipeline.settings import DecideTrustSettings
 
 # A result is forecast from the unit's results of its round at a quarter of its count or less: two doublings
 # beyond what the fit saw, the distance of a next round's larger systems (64 to 256, 512 to 2,048).
@@ -203,7 +203,7 @@ class ScaleOut:
     beyond_family_model: pd.DataFrame
 
     @classmethod
-    def of(cls, frames: Mapping[str, pd.DataFrame], level: float, rule: Trust, form: str,
+    def of(cls, frames: Mapping[str, pd.DataFrame], level: float, rule: DecideTrustSettings, form: str,
            points: pd.DataFrame | None = None) -> ScaleOut:
         """The backtest of each benchmark's model inputs `frames` with count curves in `form` (its `points`
         when computed already) and its views, view (c) on the latest fold; intervals of `level`."""
@@ -242,7 +242,7 @@ def form_comparison(results: Mapping[str, ScaleOut]) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def compared_forms(frames: Mapping[str, pd.DataFrame], level: float, rule: Trust, forms: Sequence[str],
+def compared_forms(frames: Mapping[str, pd.DataFrame], level: float, rule: DecideTrustSettings, forms: Sequence[str],
                    kept: tuple[str, pd.DataFrame] | None = None) -> dict[str, ScaleOut]:
     """`ScaleOut.of` each of `forms`; `kept`: a (form, points) pair whose backtest was computed already."""
     return {form: ScaleOut.of(frames, level, rule, form, kept[1] if kept and kept[0] == form else None)

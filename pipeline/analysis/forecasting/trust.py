@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipeline.settings import Trust
+from pipeline.settings import DecideTrustSettings
 
 Evidence = tuple[int, int, float | None]  # earlier answers inside their interval, all of them, median error %
 
@@ -36,7 +36,7 @@ def coverage_consistent(inside: int, n: int, coverage: tuple[float, float], leve
 
 
 def trust_reasons(n_rounds: int, count: float, published: tuple[float, float] | None,
-                  family_evidence: Evidence, kind_evidence: Evidence, rule: Trust,
+                  family_evidence: Evidence, kind_evidence: Evidence, rule: DecideTrustSettings,
                   latest_round_only: bool = False, learned_from: str | None = None) -> list[str]:
     """Why a forecast is not trusted (empty: trusted), the one rule of the backtest and `predict`. `published`
     is the family's (smallest, largest) published count, None for a forecast with nothing to learn from;
