@@ -375,12 +375,12 @@ def main() -> None:
         scope = ("republished results left out" if republished == "exclude"
                  else "republished results (reruns) included")
         frames = model_inputs_by_benchmark(analysis)
-        points = backtest(frames, settings.decide.interval, settings.decide.trust)
+        points = backtest(frames, settings.decide.target_coverage, settings.decide.trust)
         report(points, settings.decide.trust, scope)
         print()
         # every form of the count curve's tail on the pipeline's scope: the model's (POWER) first, as computed above
         forms = FORMS if republished == settings.analysis.republished else (POWER,)
-        results = compared_forms(frames, settings.decide.interval, settings.decide.trust, forms, (POWER, points))
+        results = compared_forms(frames, settings.decide.target_coverage, settings.decide.trust, forms, (POWER, points))
         scale_out_report(results[POWER], scope)
         if len(results) > 1:
             print(f"\nForms of the count curve beyond the published counts, predict's answers ({scope}; the model "

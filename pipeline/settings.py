@@ -287,7 +287,7 @@ class FindingsSettings(SettingsSection):
     pipeline/analysis/statistics/findings.py)."""
 
     alpha: Fraction
-    """Family-wise level: a verdict needs its Holm-adjusted two-sided p below this."""
+    """Family-wise significance level: a verdict needs its Holm-adjusted two-sided p below this."""
     bootstrap: Annotated[int, Field(ge=100)]
     """Resamples of the efficiency bands' intervals (95%, descriptive)."""
     seed: int
@@ -345,10 +345,18 @@ class DecideSettings(SettingsSection):
 
     efficiency_floor: Fraction
     """Break-even: the accelerator count beyond which scaling efficiency falls below this."""
-    interval: Fraction
-    """Width of the prediction interval."""
+    target_coverage: Fraction
+    """The share of published times a forecast's interval should hold (0.9: a 90% interval)."""
     trust: DecideTrustSettings
     """What a forecast needs to be trusted."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, value: object) -> object:
+        if isinstance(value, dict) and "interval" in value:
+            raise ValueError("interval is now called target_coverage (the share of published times a forecast's "
+                             "interval should hold): rename the key in params.yaml")
+        return value
 
 
 class ReportSettings(SettingsSection):

@@ -266,7 +266,7 @@ def fetch_settings(mirror: Path, upstream: str, *rounds: str) -> FetchSettings:
 # --- a scratch project of synthetic resnet results, through the backtest and decide stages -------------------------
 
 # Decide settings for the synthetic laws below.
-DECIDE_PARAMS = {"efficiency_floor": 0.7, "interval": 0.9,
+DECIDE_PARAMS = {"efficiency_floor": 0.7, "target_coverage": 0.9,
                  # The synthetic laws are exact, so the first folds' uncalibrated intervals have no width and hold
                  # nothing: any coverage passes here (tests/analysis/test_forecast.py tests the coverage condition).
                  "trust": {"min_rounds": 2, "min_backtest_points": 5, "max_error": 0.2, "max_count_factor": 1,

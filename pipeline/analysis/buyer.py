@@ -131,7 +131,7 @@ def predicted_candidates(fitted: FittedBenchmark, rule: DecideTrustSettings,
                     "republished_of": None, "forecast": forecast.model_dump(), "energy_kwh": math.nan,
                     "power_measurement": None, "energy_estimated_kwh": math.nan, "energy_estimate_error": math.nan,
                     "detail": f"forecast for the next round by the {forecast.method} ({forecast.kind}), trusted, "
-                              f"{100 * fitted.interval:.0f}% interval "
+                              f"{100 * fitted.target_coverage:.0f}% interval "
                               f"{interval_text(forecast.low_min, forecast.high_min)}: not a published result"})
     return pd.DataFrame(rows, columns=OPTION_COLUMNS), untrusted
 

@@ -182,7 +182,7 @@ def render_answer(result: Answer, nearest: pd.DataFrame, cost: dict[str, Any] | 
     kind = f"{result.kind}, borrowed from other families" if result.specification_based else result.kind
     flag = "EXTRAPOLATED " if result.extrapolated else ""
     lines = [f"{result.benchmark}, {result.accelerator}{form} x {result.count}: {flag}forecast time to train "
-             f"{result.predicted_min:.3g} min ({100 * result.interval:.0f}% interval "
+             f"{result.predicted_min:.3g} min ({100 * result.target_coverage:.0f}% interval "
              f"{interval_text(result.low_min, result.high_min)}) in the round after {result.rounds[-1]}",
              f"method: {result.method} ({kind}); {result.note}",
              f"error: {result.backtest_error}",
@@ -226,7 +226,7 @@ def models_as_of(fitted: FittedBenchmark, until: str, configurations: pd.DataFra
     frame = model_inputs(configurations, analysis, fitted.benchmark)
     if frame.empty:
         raise UsageError(f"no {fitted.benchmark} results in the analysis scope up to {until}")
-    return fit_benchmark(fitted.benchmark, frame, points[points["fold_time"] <= cutoff], fitted.interval,
+    return fit_benchmark(fitted.benchmark, frame, points[points["fold_time"] <= cutoff], fitted.target_coverage,
                          fitted.not_analysed_reason, next_round_drift(configurations, analysis))
 
 

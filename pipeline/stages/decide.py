@@ -48,14 +48,14 @@ def decide_benchmark(inputs: tuple[str, pd.DataFrame], analysis: AnalysisSetting
 
     benchmark, frame = inputs
     reason = decide.skip_reason(frame, analysis.min_configurations)
-    record = (not_analysed_record(benchmark, reason or "no results in scope", settings.interval) if frame.empty
-              else models_record(fit_benchmark(benchmark, frame, backtest_points, settings.interval, reason,
+    record = (not_analysed_record(benchmark, reason or "no results in scope", settings.target_coverage) if frame.empty
+              else models_record(fit_benchmark(benchmark, frame, backtest_points, settings.target_coverage, reason,
                                                  drift_prior)))
     write_models(record, paths.models_json(benchmark, folder))
     saved = read_models(paths.models_json(benchmark, folder))  # what predict reads, so decide.json states its answers
     fitted = saved if isinstance(saved, FittedBenchmark) else None
     points = backtest_points[backtest_points["benchmark"] == benchmark]
-    summary = decide.summarise(benchmark, frame, fitted, points, settings.efficiency_floor, settings.interval,
+    summary = decide.summarise(benchmark, frame, fitted, points, settings.efficiency_floor, settings.target_coverage,
                                reason, settings.trust)
     summary.write(paths.decide_json(benchmark, folder))
     from pipeline.analysis.forecasting.summaries import error_sentence

@@ -133,7 +133,7 @@ def _comparison(n: int, median: float, naive: float, trusted_p90: float, untrust
 # decide.json as the decide stage writes it, by hand: a backtest of 30 forecasts over two rounds, A100 and H100
 # trusted, TPU-v4 not (one round).
 DECIDE_SUMMARY: dict[str, Any] = {
-    "benchmark": HEADLINE, "status": "ok", "reason": None, "efficiency_floor": 0.7, "interval": 0.9,
+    "benchmark": HEADLINE, "status": "ok", "reason": None, "efficiency_floor": 0.7, "target_coverage": 0.9,
     "n_configurations": 60, "n_families": 3, "method": "model",
     "candidate_medians": {"model": 6.4321, "monotone naive": 7.5, "blend": 6.9},
     "backtest": {**_comparison(30, 6.4321, 7.5, 20.0, 45.0),
@@ -146,7 +146,7 @@ DECIDE_SUMMARY: dict[str, Any] = {
     "n_units": 3, "n_units_trusted": 2,
     "units": [_unit("A100", 20, True), _unit("H100", 10, True), _unit("TPU-v4", 3, False)],
     "forecasts": [{"benchmark": HEADLINE, "accelerator": "A100", "form_factor": "SXM", "count": 64,
-                   "predicted_min": 5.0, "low_min": 4.0, "high_min": 6.0, "interval": 0.9, "method": "model",
+                   "predicted_min": 5.0, "low_min": 4.0, "high_min": 6.0, "target_coverage": 0.9, "method": "model",
                    "kind": "family", "specification_based": False, "trusted": True, "reasons": [],
                    "rounds": ["v1.0", "v2.0"], "calibration": "earlier forecasts of the same kind", "note": "",
                    "extrapolated": False, "notes": [],
@@ -809,7 +809,7 @@ def test_main_writes_the_site_and_combined_outputs(tmp_path: Path, monkeypatch: 
         write_parquet(item.clustered, tmp_path / paths.clusters_table(item.benchmark))
     write_json(DECIDE_SUMMARY, tmp_path / paths.decide_json(HEADLINE))
     write_json({"benchmark": OTHER, "status": "skipped", "reason": SKIP_REASON, "efficiency_floor": 0.7,
-                "interval": 0.9, "n_configurations": 3, "n_families": 1, "method": None, "candidate_medians": {},
+                "target_coverage": 0.9, "n_configurations": 3, "n_families": 1, "method": None, "candidate_medians": {},
                 "backtest": None},
                tmp_path / paths.decide_json(OTHER))
     write_parquet(fixture_configurations(outputs), tmp_path / paths.CONFIGURATIONS)

@@ -84,7 +84,7 @@ class BandPoint(Record):
     predicted_min: float
     """The forecast time to train (minutes)."""
     low_min: float | None
-    """Its interval (params `decide.interval`): low end (minutes); None when unbounded below
+    """Its interval (holding params `decide.target_coverage`): low end (minutes); None when unbounded below
     (`pipeline.analysis.forecasting.answers.interval_low`)."""
     high_min: float
     """High end (minutes)."""
@@ -190,14 +190,15 @@ class LargestError(BacktestAnswer):
 class DecideSummary(Artifact):
     """One benchmark's decision support (reports/decide/<benchmark>.json, `summarise`): the backtest of `predict`'s
     answers, per unit the next round's forecast, the break-even and the trust, and the data of the site's charts.
-    A skipped one holds the head (`reason`, floor, interval, counts, method, backtest) and empty lists."""
+    A skipped one holds the head (`reason`, floor, target coverage, counts, method, backtest) and empty lists."""
 
     KIND = "decide"
 
     efficiency_floor: float
     """Params `decide.efficiency_floor`: the scaling efficiency the break-even is measured against."""
-    interval: float
-    """Params `decide.interval`: the forecasts' interval level (a fraction)."""
+    target_coverage: float
+    """Params `decide.target_coverage`: the share of published times the forecasts' intervals should hold (a
+    fraction)."""
     n_configurations: int
     """Results in scope."""
     n_families: int
@@ -430,13 +431,14 @@ def skip_reason(frame: pd.DataFrame, min_configurations: int) -> str | None:
 
 
 def summarise(benchmark: str, frame: pd.DataFrame, fitted: FittedBenchmark | None, backtest_points: pd.DataFrame,
-              floor: float, interval: float, reason: str | None, rule: DecideTrustSettings) -> DecideSummary:
+              floor: float, target_coverage: float, reason: str | None, rule: DecideTrustSettings) -> DecideSummary:
     """decide.json of `benchmark`. `fitted` is the benchmark's saved models (None without a result in scope);
     `backtest_points` its backtest (POINT_COLUMNS); `reason` why the stage skips it (`skip_reason`), None when it
     analyses it."""
     answers = backtest_points[backtest_points["method"] == ANSWER]
     head: dict[str, Any] = {
-        "benchmark": benchmark, "efficiency_floor": floor, "interval": interval, "n_configurations": len(frame),
+        "benchmark": benchmark, "efficiency_floor": floor, "target_coverage": target_coverage,
+        "n_configurations": len(frame),
         "n_families": int(frame["accelerator_family"].nunique()) if len(frame) else 0,
         "method": None if fitted is None else fitted.method,
         "candidate_medians": {} if fitted is None else fitted.candidate_medians,
