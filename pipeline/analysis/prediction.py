@@ -18,7 +18,7 @@ import pandas as pd
 
 from pipeline.analysis.forecasting.answers import Answer, FittedBenchmark, answer, fit_benchmark, interval_text
 from pipeline.analysis.forecasting.backtest import load_backtest
-from pipeline.analysis.forecasting.model import UNSPECIFIED, form_factor_levels, model_inputs, next_round_drift
+from pipeline.analysis.forecasting.model import UNSPECIFIED, form_factors_by_frequency, model_inputs, next_round_drift
 from pipeline.analysis.forecasting.models_artifact import saved_models
 from pipeline.analysis.pricing.costs import (
     COST_LABEL,
@@ -116,13 +116,13 @@ def resolve_query(fitted: FittedBenchmark, query: Query) -> tuple[str, str]:
     published = frame.loc[frame["accelerator_family"] == family, "form_factor"]
     if published.empty:
         return family, query.form_factor or UNSPECIFIED
-    levels = form_factor_levels(published)
+    form_factors = form_factors_by_frequency(published)
     if query.form_factor is None:
-        return family, levels[0]
-    form_factor = canonical_spelling(query.form_factor, levels)
+        return family, form_factors[0]
+    form_factor = canonical_spelling(query.form_factor, form_factors)
     if form_factor is None:
         raise UsageError(f"no {family} results with form factor {query.form_factor!r} in {fitted.benchmark}; "
-                         f"choose one of: {', '.join(levels)}")
+                         f"choose one of: {', '.join(form_factors)}")
     return family, form_factor
 
 

@@ -56,7 +56,7 @@ def _filled_form_factors(frame: pd.DataFrame) -> pd.Series:
     return frame.groupby("accelerator_family")["accelerator_form_factor"].transform(fill).astype(object)
 
 
-def form_factor_levels(form_factors: pd.Series | np.ndarray) -> tuple[str, ...]:
+def form_factors_by_frequency(form_factors: pd.Series | np.ndarray) -> tuple[str, ...]:
     """Most common first (the default of a forecast), ties by name."""
     names, counts = np.unique(np.asarray(form_factors, dtype=str), return_counts=True)
     return tuple(str(name) for _, name in sorted(zip(-counts, names)))

@@ -22,13 +22,14 @@ in one form factor (H100 SXM, H100 PCIe); a group is a unit in one round.
   pooled slope (kind "family level, benchmark scaling").
 - drift is the software and hardware progress per year the forecasts apply (`shrunk_drift`): a benchmark with
   rounds of its own takes half (a damped trend) of the median, over consecutive groups of one unit, of the change
-  in level per year between them, shrunk towards every benchmark's (`pooled_drift`, `DriftPrior`); one with a
-  single round takes half the median of every benchmark's first step between rounds. Never positive.
+  in log-time level per year between them, shrunk towards every benchmark's (`pooled_drift`, `DriftPrior`); one
+  with a single round takes half the median of every benchmark's first step between rounds. Never positive.
 - A family with no results (or none in this form factor) is forecast from its specifications
   (`pipeline.mlperf.hardware.accelerators`: log peak dense BF16 TFLOPS and log memory bandwidth) when
-  `MIN_SPEC_FAMILIES` families have them: the group levels (each group's mean of log t - b log n) regressed on a
-  round effect and the two features; the forecast takes the latest round's effect, the pooled exponent and the drift
-  (kind "specification").
+  `MIN_SPEC_FAMILIES` families have them: the groups' log-time levels (each group's mean of log t - b log n, its
+  log minutes at one accelerator on the unit's exponent: `WithinGroupFit`) regressed on a round effect and the two
+  features; the forecast takes the latest round's effect, the pooled exponent and the drift (kind
+  "specification").
 - A family new to the benchmark whose sibling (`sibling_of`, its vendor's) has results here takes the sibling's
   curve and drift times their ratio by the law chosen on the earlier folds' first appearances
   (`siblings.choose_law`, carried with the drift prior, `DriftPrior.law`): BF16 compute, compute at the precision
@@ -64,14 +65,14 @@ import pandas as pd
 
 from pipeline.analysis.forecasting.curve import CURVE_DECIMALS, POWER, CountCurve, ScalingShape, fit_count_curve
 
-# The levels and the drift live in `drift`; the names other modules read here too:
+# The within-group fit and the drift live in `drift`; the names other modules read here too:
 from pipeline.analysis.forecasting.drift import DRIFT_DAMPING as DRIFT_DAMPING
 from pipeline.analysis.forecasting.drift import DRIFT_HALF_LIFE_YEARS as DRIFT_HALF_LIFE_YEARS
 from pipeline.analysis.forecasting.drift import DRIFT_PRIOR_WEIGHT as DRIFT_PRIOR_WEIGHT
 from pipeline.analysis.forecasting.drift import EXPONENT_PRIOR_WEIGHT as EXPONENT_PRIOR_WEIGHT
 from pipeline.analysis.forecasting.drift import FALLBACK_EXPONENT as FALLBACK_EXPONENT
 from pipeline.analysis.forecasting.drift import DriftPrior as DriftPrior
-from pipeline.analysis.forecasting.drift import GroupLevels as GroupLevels
+from pipeline.analysis.forecasting.drift import WithinGroupFit as WithinGroupFit
 from pipeline.analysis.forecasting.drift import next_round_drift as next_round_drift
 from pipeline.analysis.forecasting.drift import next_round_prior as next_round_prior
 from pipeline.analysis.forecasting.drift import pooled_drift as pooled_drift
@@ -83,7 +84,7 @@ from pipeline.analysis.forecasting.forms import SHAPE_COLUMNS, stored_shapes, un
 from pipeline.analysis.forecasting.inputs import UNIT as UNIT
 from pipeline.analysis.forecasting.inputs import UNSPECIFIED as UNSPECIFIED
 from pipeline.analysis.forecasting.inputs import codes as codes
-from pipeline.analysis.forecasting.inputs import form_factor_levels as form_factor_levels
+from pipeline.analysis.forecasting.inputs import form_factors_by_frequency as form_factors_by_frequency
 from pipeline.analysis.forecasting.inputs import model_inputs as model_inputs
 from pipeline.analysis.forecasting.inputs import model_inputs_by_benchmark as model_inputs_by_benchmark
 from pipeline.analysis.forecasting.inputs import row_groups
@@ -366,7 +367,7 @@ def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None, form: str = 
     (`forms.unit_shapes`)."""
     if train.empty:
         raise ValueError("fit needs at least one result")
-    groups = GroupLevels.of(train)
+    groups = WithinGroupFit.of(train)
     drift = shrunk_drift(groups, drift_prior)
     anchor_time = _latest_round_times(groups)
     shapes = unit_shapes(train, groups.log_n, groups.log_t, groups.group, groups.unit, groups.unit_keys,
@@ -384,7 +385,7 @@ def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None, form: str = 
                       precisions=latest_precisions(train))
 
 
-def _latest_round_times(groups: GroupLevels) -> np.ndarray:
+def _latest_round_times(groups: WithinGroupFit) -> np.ndarray:
     """Each unit's latest round (publication time, years; one per unit code): its forecasts' anchor."""
     latest_group = groups.order[np.r_[~groups.same_unit, True]]  # the last group of each unit in time order
     anchor_time = np.empty(len(groups.unit_keys))
@@ -397,7 +398,7 @@ def _rate_sd(rates: np.ndarray) -> float:
     return float(np.round(np.std(rates), CURVE_DECIMALS)) if len(rates) > 1 else 0.0
 
 
-def _residual_spread(groups: GroupLevels, drift: float) -> float:
+def _residual_spread(groups: WithinGroupFit, drift: float) -> float:
     """sd of a forecast's log residual (log minutes): the results' spread within their group and, between rounds,
     what the drift (log minutes per year) leaves unexplained over half a year, the usual forecast horizon, added in
     quadrature."""
@@ -406,7 +407,7 @@ def _residual_spread(groups: GroupLevels, drift: float) -> float:
     return math.hypot(within_sd, between)
 
 
-def _unit_count_ranges(groups: GroupLevels, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _unit_count_ranges(groups: WithinGroupFit, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each unit's smallest and largest published count (one per unit code) of the results' `counts`."""
     n_units = len(groups.unit_keys)
     count_min, count_max = np.full(n_units, np.inf), np.zeros(n_units)
@@ -415,7 +416,7 @@ def _unit_count_ranges(groups: GroupLevels, counts: np.ndarray) -> tuple[np.ndar
     return count_min, count_max
 
 
-def _unit_count_curves(train: pd.DataFrame, groups: GroupLevels, shapes: list[ScalingShape], form: str
+def _unit_count_curves(train: pd.DataFrame, groups: WithinGroupFit, shapes: list[ScalingShape], form: str
                        ) -> list[CountCurve]:
     """Each unit's count curve (one per unit code), fitted to every result of the unit with an offset per earlier
     round and per submitter (`fit_count_curve`); beyond the published counts its exponent, or its shape in `form`."""
@@ -429,7 +430,7 @@ def _unit_count_curves(train: pd.DataFrame, groups: GroupLevels, shapes: list[Sc
     return curves
 
 
-def _unit_spreads(groups: GroupLevels, curves: list[CountCurve], anchor_time: np.ndarray) -> np.ndarray:
+def _unit_spreads(groups: WithinGroupFit, curves: list[CountCurve], anchor_time: np.ndarray) -> np.ndarray:
     """Between submitters on the same hardware: each unit's root mean square residual (log minutes, rounded to
     CURVE_DECIMALS) around its curve in its latest round (the curve is the typical submitter's), shrunk towards the
     benchmark's with SPREAD_PRIOR_RESULTS results' weight."""
@@ -444,7 +445,7 @@ def _unit_spreads(groups: GroupLevels, curves: list[CountCurve], anchor_time: np
                     CURVE_DECIMALS)
 
 
-def _unit_table(train: pd.DataFrame, groups: GroupLevels, anchor_time: np.ndarray, shapes: list[ScalingShape],
+def _unit_table(train: pd.DataFrame, groups: WithinGroupFit, anchor_time: np.ndarray, shapes: list[ScalingShape],
                 spread: np.ndarray) -> pd.DataFrame:
     """`Forecaster.units`: one row per unit (index UNIT, sorted) from its code-ordered arrays: exponent, own_shape
     (an exponent of its own, from two counts in one round), anchor_time, n_rounds, count_min, count_max, the
@@ -508,12 +509,13 @@ def latest_precisions(train: pd.DataFrame) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
-def _spec_regression(levels: GroupLevels) -> tuple[float | None, float, np.ndarray | None]:
-    """The group levels regressed on a round effect and the log specifications: (latest round's effect, its time,
-    the feature coefficients), or Nones when fewer than MIN_SPEC_FAMILIES families have specifications."""
-    unit_family = np.array([key[0] for key in levels.unit_keys], dtype=object)
-    groups = pd.DataFrame({"accelerator_family": unit_family[levels.group_unit], "round_time": levels.group_time,
-                           "level": levels.group_level})
+def _spec_regression(within_fit: WithinGroupFit) -> tuple[float | None, float, np.ndarray | None]:
+    """The groups' log-time levels regressed on a round effect and the log specifications: (latest round's effect,
+    its time, the feature coefficients), or Nones when fewer than MIN_SPEC_FAMILIES families have specifications."""
+    unit_family = np.array([key[0] for key in within_fit.unit_keys], dtype=object)
+    groups = pd.DataFrame({"accelerator_family": unit_family[within_fit.group_unit],
+                           "round_time": within_fit.group_time,
+                           "log_time_level": within_fit.group_log_time_level})
     features = spec_features(groups["accelerator_family"])
     usable = np.isfinite(features).all(axis=1)
     groups, features = groups[usable], features[usable]
@@ -525,7 +527,7 @@ def _spec_regression(levels: GroupLevels) -> tuple[float | None, float, np.ndarr
     if np.linalg.matrix_rank(design) < design.shape[1]:
         return None, math.nan, None
     # rounded as the count curves are (CURVE_DECIMALS): the least squares' last bits depend on the BLAS kernels
-    fitted: np.ndarray = np.linalg.lstsq(design, groups["level"].to_numpy(dtype=float), rcond=None)[0]
+    fitted: np.ndarray = np.linalg.lstsq(design, groups["log_time_level"].to_numpy(dtype=float), rcond=None)[0]
     solution = np.round(fitted, CURVE_DECIMALS) + 0.0
     return float(solution[len(rounds) - 1]), float(rounds[-1]), solution[len(rounds):]
 
