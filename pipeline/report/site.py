@@ -196,7 +196,7 @@ def newest_round_rows(ranking: pd.DataFrame, republished: pd.DataFrame, newest: 
 
 
 def family_comparison(views: Sequence[dict[str, Any]]) -> pd.DataFrame:
-    """Per benchmark view and accelerator family: results, median round efficiency with its BOOTSTRAP_LEVEL
+    """Per benchmark view and accelerator family: results, median round efficiency with its BOOTSTRAP_CONFIDENCE_LEVEL
     bootstrap interval over the results (`median_interval`), and the lowest and highest efficiency."""
     # Only the two columns compared: concatenating the views' whole rows costs more than the bootstrap.
     frames = [view["rows"][["accelerator_family", "round_efficiency"]].assign(benchmark=view["model"])
@@ -215,17 +215,17 @@ def family_comparison(views: Sequence[dict[str, Any]]) -> pd.DataFrame:
 
 # The family comparison's interval: the median's percentile bootstrap over a family's results, seeded per group so
 # the page is the same on every run.
-BOOTSTRAP_RESAMPLES, BOOTSTRAP_LEVEL = 2000, 0.95
+BOOTSTRAP_RESAMPLES, BOOTSTRAP_CONFIDENCE_LEVEL = 2000, 0.95
 
 
 def median_interval(values: np.ndarray) -> tuple[float, float]:
-    """The BOOTSTRAP_LEVEL percentile bootstrap interval of the median of `values` (resampling the results); a
-    single result gives its own value at both ends (no interval)."""
+    """The percentile bootstrap interval (at BOOTSTRAP_CONFIDENCE_LEVEL) of the median of `values` (resampling the
+    results); a single result gives its own value at both ends (no interval)."""
     if len(values) == 1:
         return float(values[0]), float(values[0])
     rng = np.random.default_rng([len(values), *np.round(np.sort(values) * 1e6).astype(np.int64)])
     medians = np.median(rng.choice(values, size=(BOOTSTRAP_RESAMPLES, len(values)), replace=True), axis=1)
-    tail = 100 * (1 - BOOTSTRAP_LEVEL) / 2
+    tail = 100 * (1 - BOOTSTRAP_CONFIDENCE_LEVEL) / 2
     low, high = np.percentile(medians, [tail, 100 - tail])
     return float(low), float(high)
 

@@ -118,9 +118,9 @@ def compare_groups(test: Test, values: pd.Series, group: pd.Series, frame: pd.Da
 # ------------------------------------------------------------------------------------------------- helpers
 
 def bootstrap_interval(values: Sequence[np.ndarray], statistic: Callable[..., np.ndarray], settings: FindingsSettings,
-                       level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of a statistic of one or more samples, each resampled on its own; NaN when a
-    sample is empty.
+                       confidence_level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval (at `confidence_level`) of a statistic of one or more samples, each resampled on
+    its own; NaN when a sample is empty.
 
     `statistic` takes one (resamples x len(sample)) matrix per sample and returns one value per row, so all
     `settings.bootstrap` resamples are one numpy call (e.g. `lambda a: np.median(a, axis=1)`). The resamples of
@@ -133,7 +133,7 @@ def bootstrap_interval(values: Sequence[np.ndarray], statistic: Callable[..., np
     draws = np.asarray(statistic(*resampled), dtype=float)
     if draws.shape != (settings.bootstrap,):
         raise ValueError(f"a bootstrap statistic must give one value per resample (got shape {draws.shape})")
-    tail = (1 - level) / 2 * 100
+    tail = (1 - confidence_level) / 2 * 100
     low, high = np.nanpercentile(draws, [tail, 100 - tail])
     return (float(low), float(high))
 

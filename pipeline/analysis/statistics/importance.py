@@ -64,7 +64,7 @@ from pipeline.settings import ImportanceModelSettings, ImportanceSettings
 TARGETS = {"log_time_to_train": "time_to_train_min", "log_accelerator_hours": "accelerator_hours"}
 DIGITS = 4  # stored statistics: enough for a 0.001 R^2 difference, stable across platforms
 MIN_SPEARMAN_PAIRS = 5  # fewer complete pairs than this give no rank correlation
-LEVEL = 0.95  # the gain's bootstrap interval
+CONFIDENCE_LEVEL = 0.95  # of the gain's bootstrap interval
 GROUP = "accelerator_family"  # the column whose generation a fold holds out
 # The baseline's own term: its importance is shown, but it is never selected as a hardware feature.
 BASELINE_TERMS = ("accelerator_count",)
@@ -347,7 +347,7 @@ def _target_fit(frame: pd.DataFrame, columns: list[str], numeric: list[str], cat
     variance = float(y.var()) or 1.0
     drawn = resampled_mse(np.stack([(y - predicted) ** 2, (y - baseline) ** 2]), groups, weights) / variance
     gain_draws = drawn[1] - drawn[0]
-    low, high = np.nanpercentile(gain_draws, [(1 - LEVEL) / 2 * 100, (1 + LEVEL) / 2 * 100])
+    low, high = np.nanpercentile(gain_draws, [(1 - CONFIDENCE_LEVEL) / 2 * 100, (1 + CONFIDENCE_LEVEL) / 2 * 100])
     importances = _r2(y, predicted) - _r2(y, permuted)  # features x permutation repeats
     # features x resamples: R^2 lost in each resample, the mean over the shuffles
     draws = (resampled_mse((y - permuted) ** 2, groups, weights) / variance - drawn[0]).mean(axis=1)
