@@ -63,7 +63,7 @@ from pipeline.analysis.forecasting.summaries import ErrorSummary, compare
 from pipeline.analysis.forecasting.trust import coverage_consistent
 from pipeline.mlperf.catalogue import round_published
 from pipeline.mlperf.hardware.accelerators import specifications
-from pipeline.settings import Trust, load_settings
+from pipeline.settings import DecideTrustSettings, load_settings
 
 
 def _exact(summary: ErrorSummary) -> str:
@@ -301,7 +301,7 @@ def checks(points: pd.DataFrame, latest: str, coverage: tuple[float, float]) -> 
     return lines
 
 
-def report(points: pd.DataFrame, rule: Trust, scope: str) -> None:
+def report(points: pd.DataFrame, rule: DecideTrustSettings, scope: str) -> None:
     """Print the accuracy and trust tables, the answers by kind and the checks of one backtest."""
     latest = points["fold"].iloc[points["fold_time"].argmax()]
     print(f"Accuracy of predict's answers per fold ({scope}; signed: median of predicted / published - 1):")
@@ -375,12 +375,12 @@ def main() -> None:
         scope = ("republished results left out" if republished == "exclude"
                  else "republished results (reruns) included")
         frames = model_inputs_by_benchmark(analysis)
-        points = backtest(frames, settings.decide.interval, settings.decide.trust)
+        points = backtest(frames, settings.decide.target_coverage, settings.decide.trust)
         report(points, settings.decide.trust, scope)
         print()
         # every form of the count curve's tail on the pipeline's scope: the model's (POWER) first, as computed above
         forms = FORMS if republished == settings.analysis.republished else (POWER,)
-        results = compared_forms(frames, settings.decide.interval, settings.decide.trust, forms, (POWER, points))
+        results = compared_forms(frames, settings.decide.target_coverage, settings.decide.trust, forms, (POWER, points))
         scale_out_report(results[POWER], scope)
         if len(results) > 1:
             print(f"\nForms of the count curve beyond the published counts, predict's answers ({scope}; the model "

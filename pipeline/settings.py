@@ -4,6 +4,12 @@ Every key is checked before any work starts: its type, its range or allowed valu
 names are matched in any case (`division: Closed` is `closed`). A missing, misspelt, extra or out-of-range key
 is a `ParamsError` that names the key, says what it holds and what it may hold. Stages read
 `load_settings().<section>.<key>`, never the raw mapping.
+
+Names say what each type is. Every mapping of params.yaml, validated, is a `SettingsSection` named after its place
+in the file with the suffix Settings: `FetchSettings` is the section `fetch`, `ImportanceModelSettings` the
+sub-section `importance.model`, `RankCriterionSettings` one entry of `rank.criteria`, `DecideTrustSettings`
+`decide.trust`; `Settings` is the whole file (`load_settings`, `settings_from`). A value type several keys share is
+named for the values it allows (`Fraction`, `PositiveInt`). `load_params` is the file as written, unvalidated.
 """
 from __future__ import annotations
 
@@ -23,12 +29,13 @@ from pipeline.mlperf.catalogue import BY_ID, round_version, unavailable_rounds
 RANK_CRITERIA = ("time_to_train_min", "accelerator_hours")
 
 
-class Section(BaseModel):
-    """A section of params.yaml: frozen, unknown keys refused, each field documented by the docstring under it."""
+class SettingsSection(BaseModel):
+    """A mapping of params.yaml (a section, a sub-section or an entry), validated: frozen, unknown keys refused, each
+    field documented by the docstring under it."""
     model_config = ConfigDict(frozen=True, extra="forbid", strict=False, use_attribute_docstrings=True)
 
 
-def round_name(value: object) -> str:
+def _round_name(value: object) -> str:
     """A round name as written in params and on the command line (any case, spaces around); ValueError saying
     how rounds are written otherwise."""
     text = str(value).strip().lower()
@@ -49,14 +56,14 @@ def _all_or_list(value: object, example: str) -> Literal["all"] | list[object]:
     return value
 
 
-def _rounds(value: object) -> Literal["all"] | list[str]:
-    """params `fetch.rounds` or `analysis.rounds` as written: "all", or the rounds' names (`round_name`)."""
+def _round_names(value: object) -> Literal["all"] | list[str]:
+    """params `fetch.rounds` or `analysis.rounds` as written: "all", or the rounds' names (`_round_name`)."""
     chosen = _all_or_list(value, "rounds, such as [v4.0, v4.1]")
-    return chosen if chosen == "all" else [round_name(item) for item in chosen]
+    return chosen if chosen == "all" else [_round_name(item) for item in chosen]
 
 
-class Fetch(Section):
-    """Where the rounds come from (see pipeline/mlperf/fetching.py and docs/data.md)."""
+class FetchSettings(SettingsSection):
+    """params `fetch`: where the rounds come from (see pipeline/mlperf/fetching.py and docs/data.md)."""
 
     mirror: str | None
     """Folder of `training_results_vX.Y.tar.gz` archives or `training_results_vX.Y/` folders (a clone works too), or
@@ -70,7 +77,7 @@ class Fetch(Section):
     @field_validator("rounds", mode="before")
     @classmethod
     def _rounds(cls, value: object) -> object:
-        return _rounds(value)
+        return _round_names(value)
 
     @field_validator("upstream")
     @classmethod
@@ -86,8 +93,8 @@ class Fetch(Section):
         return value
 
 
-class Analysis(Section):
-    """What the analysis covers."""
+class AnalysisSettings(SettingsSection):
+    """params `analysis`: what the analysis covers."""
 
     benchmarks: Literal["all"] | Annotated[list[str], Field(min_length=1)]
     """Benchmarks analysed: all (every catalogue benchmark with at least min_configurations in scope) or a list of
@@ -121,7 +128,7 @@ class Analysis(Section):
     def _rounds(cls, value: object) -> object:
         if value == []:
             raise ValueError("is an empty list: write all, or the rounds to analyse, such as [v4.0, v4.1]")
-        return _rounds(value)
+        return _round_names(value)
 
     @field_validator("availability", mode="before")
     @classmethod
@@ -150,36 +157,37 @@ def _benchmark_id(value: object) -> str:
     return text
 
 
-Fraction = Annotated[float, Field(gt=0, lt=1)]
-Positive = Annotated[int, Field(ge=1)]
+Fraction = Annotated[float, Field(gt=0, lt=1)]  # a value type: strictly between 0 and 1
+PositiveInt = Annotated[int, Field(ge=1)]  # a value type: a whole number, at least 1
 
 
-class Model(Section):
-    """sklearn HistGradientBoostingRegressor settings of the importance model."""
+class ImportanceModelSettings(SettingsSection):
+    """params `importance.model`: sklearn HistGradientBoostingRegressor settings of the importance model."""
 
-    max_iter: Positive
+    max_iter: PositiveInt
     """Boosting rounds."""
     learning_rate: Annotated[float, Field(gt=0, le=1)]
     """Learning rate."""
-    min_samples_leaf: Positive
+    min_samples_leaf: PositiveInt
     """Fewest results in a leaf."""
 
 
-class Select(Section):
+class ImportanceSelectSettings(SettingsSection):
     """params `importance.select`: which features the importance stage selects (R^2 lost when shuffled, count, share
     of resamples)."""
     min_importance: Annotated[float, Field(ge=0)]
     """A feature is a candidate when shuffling it costs at least this R^2."""
-    max_features: Positive
+    max_features: PositiveInt
     """The strongest this many candidates, per resample."""
     min_stability: Annotated[float, Field(gt=0, le=1)]
     """Selected when kept in at least this share of the bootstrap resamples."""
 
 
-class Importance(Section):
-    """Which hardware features explain the outcomes (see pipeline/analysis/statistics/importance.py)."""
+class ImportanceSettings(SettingsSection):
+    """params `importance`: which hardware features explain the outcomes (see
+    pipeline/analysis/statistics/importance.py)."""
 
-    permutation_repeats: Positive
+    permutation_repeats: PositiveInt
     """Shuffles per feature of the permutation importance."""
     seed: int
     """Random seed."""
@@ -189,24 +197,24 @@ class Importance(Section):
     """Gate: hardware is credited only with at least this many accelerator families."""
     min_r2: Annotated[float, Field(le=1)]
     """Gate: and an R^2 of at least this on families the model has not seen."""
-    model: Model
+    model: ImportanceModelSettings
     """The gradient-boosting model fitted to the baseline's residuals."""
-    select: Select
+    select: ImportanceSelectSettings
     """Selection by stability."""
 
 
-class Cluster(Section):
-    """k-means on the configuration (see pipeline/analysis/statistics/clustering.py)."""
+class ClusterSettings(SettingsSection):
+    """params `cluster`: k-means on the configuration (see pipeline/analysis/statistics/clustering.py)."""
 
     k: Annotated[int, Field(ge=2)]
     """Clusters (5, the published study's choice)."""
-    n_init: Positive
+    n_init: PositiveInt
     """k-means restarts."""
     seed: int
     """Random seed."""
     k_range: tuple[Annotated[int, Field(ge=2)], Annotated[int, Field(ge=2)]]
     """The k of the diagnostics, [low, high]."""
-    bootstrap: Positive
+    bootstrap: PositiveInt
     """Resamples of the results for the stability of each k."""
     default_features: Annotated[list[str], Field(min_length=1)]
     """Inputs when the importance gate selects nothing, in order of priority (of an exactly collinear set the later
@@ -215,7 +223,7 @@ class Cluster(Section):
     """A feature missing for more of the configurations is dropped, not median-imputed."""
     max_collinear_r2: Annotated[float, Field(gt=0, le=1)]
     """R^2 of a feature on the ones kept before it at which it counts as exactly collinear."""
-    min_size: Positive
+    min_size: PositiveInt
     """Smaller clusters are flagged."""
     silhouette_tolerance: Annotated[float, Field(ge=0)]
     """k is supported when its silhouette is this close to the best k's."""
@@ -232,14 +240,14 @@ class Cluster(Section):
         return value
 
     @model_validator(mode="after")
-    def _k_in_range(self) -> Cluster:
+    def _k_in_range(self) -> ClusterSettings:
         low, high = self.k_range
         if not low <= self.k <= high:
             raise ValueError(f"k = {self.k} must lie within k_range [{low}, {high}]")
         return self
 
 
-class Criterion(Section):
+class RankCriterionSettings(SettingsSection):
     """One criterion of params `rank.criteria`: its weight in the trade-off score and whether lower (cost) or higher
     (benefit) is better."""
     weight: Annotated[float, Field(gt=0)]
@@ -253,31 +261,32 @@ class Criterion(Section):
         return value.strip().lower() if isinstance(value, str) else value
 
 
-class Rank(Section):
-    """How configurations are ranked (see pipeline/analysis/statistics/ranking.py)."""
+class RankSettings(SettingsSection):
+    """params `rank`: how configurations are ranked (see pipeline/analysis/statistics/ranking.py)."""
 
-    criteria: Annotated[dict[str, Criterion], Field(min_length=1)]
+    criteria: Annotated[dict[str, RankCriterionSettings], Field(min_length=1)]
     """The trade-off score's criteria (time_to_train_min, accelerator_hours) and their weights: the ranking's order
     within a front."""
-    top: Positive
+    top: PositiveInt
     """The sensitivity check compares the top this many configurations."""
     sensitivity: Annotated[float, Field(ge=0, lt=1)]
     """Each weight is moved by +/- this share (then renormalised) in the sensitivity check."""
 
     @field_validator("criteria")
     @classmethod
-    def _criteria(cls, value: dict[str, Criterion]) -> dict[str, Criterion]:
+    def _criteria(cls, value: dict[str, RankCriterionSettings]) -> dict[str, RankCriterionSettings]:
         unknown = [name for name in value if name not in RANK_CRITERIA]
         if unknown:
             raise ValueError(f"{', '.join(unknown)} is not a criterion; choose among {', '.join(RANK_CRITERIA)}")
         return value
 
 
-class Findings(Section):
-    """The published study's findings as hypothesis tests (see pipeline/analysis/statistics/findings.py)."""
+class FindingsSettings(SettingsSection):
+    """params `findings`: the published study's findings as hypothesis tests (see
+    pipeline/analysis/statistics/findings.py)."""
 
     alpha: Fraction
-    """Family-wise level: a verdict needs its Holm-adjusted two-sided p below this."""
+    """Family-wise significance level: a verdict needs its Holm-adjusted two-sided p below this."""
     bootstrap: Annotated[int, Field(ge=100)]
     """Resamples of the efficiency bands' intervals (95%, descriptive)."""
     seed: int
@@ -307,12 +316,13 @@ class Findings(Section):
         return value
 
 
-class Trust(Section):
-    """When a forecast is trusted (see docs/predictions.md and pipeline/analysis/forecasting/)."""
+class DecideTrustSettings(SettingsSection):
+    """params `decide.trust`: when a forecast is trusted (see docs/predictions.md and
+    pipeline/analysis/forecasting/trust.py)."""
 
-    min_rounds: Positive
+    min_rounds: PositiveInt
     """Results from at least this many rounds."""
-    min_backtest_points: Positive
+    min_backtest_points: PositiveInt
     """Backtest forecasts of the family (else of its benchmark and kind) needed."""
     max_error: Annotated[float, Field(gt=0)]
     """Whose median error is at most this fraction."""
@@ -329,19 +339,27 @@ class Trust(Section):
         return value
 
 
-class Decide(Section):
-    """Predictions and break-even (see docs/predictions.md)."""
+class DecideSettings(SettingsSection):
+    """params `decide`: predictions and break-even (see docs/predictions.md)."""
 
     efficiency_floor: Fraction
     """Break-even: the accelerator count beyond which scaling efficiency falls below this."""
-    interval: Fraction
-    """Width of the prediction interval."""
-    trust: Trust
+    target_coverage: Fraction
+    """The share of published times a forecast's interval should hold (0.9: a 90% interval)."""
+    trust: DecideTrustSettings
     """What a forecast needs to be trusted."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, value: object) -> object:
+        if isinstance(value, dict) and "interval" in value:
+            raise ValueError("interval is now called target_coverage (the share of published times a forecast's "
+                             "interval should hold): rename the key in params.yaml")
+        return value
 
-class Report(Section):
-    """The page (see docs/report.md)."""
+
+class ReportSettings(SettingsSection):
+    """params `report`: the page (see docs/report.md)."""
 
     prices: str | None = None
     """A price YAML (accelerator family -> USD per accelerator-hour) for the page's cost per training run, or null
@@ -363,24 +381,24 @@ class Report(Section):
     (the best case, at that provider only); `recommend --price-basis` chooses it per question."""
 
 
-class Settings(Section):
-    """Every section of params.yaml."""
+class Settings(SettingsSection):
+    """The whole of params.yaml, validated: every section."""
 
-    fetch: Fetch
+    fetch: FetchSettings
     """Where the rounds come from."""
-    analysis: Analysis
+    analysis: AnalysisSettings
     """What the analysis covers."""
-    importance: Importance
+    importance: ImportanceSettings
     """Which hardware features explain the outcomes."""
-    cluster: Cluster
+    cluster: ClusterSettings
     """k-means on the configuration."""
-    rank: Rank
+    rank: RankSettings
     """How configurations are ranked."""
-    findings: Findings
+    findings: FindingsSettings
     """The published study's findings as tests."""
-    decide: Decide
+    decide: DecideSettings
     """Predictions and break-even."""
-    report: Report
+    report: ReportSettings
     """The page."""
 
     @model_validator(mode="after")

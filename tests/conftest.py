@@ -21,7 +21,7 @@ from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.analysis.scope import in_scope
 from pipeline.analysis.statistics.ranking import rank_configurations
 from pipeline.core import paths
-from pipeline.settings import Analysis, Fetch
+from pipeline.settings import AnalysisSettings, FetchSettings
 
 ROOT = Path(__file__).resolve().parents[1]  # the project: params.yaml, dvc.yaml, pipeline/
 MIRROR = ROOT.parent / "shared" / "mlperf"
@@ -278,15 +278,15 @@ def project_params_with(path: str, value: object) -> dict[str, Any]:
     return params
 
 
-def fetch_settings(mirror: Path, upstream: str, *rounds: str) -> Fetch:
+def fetch_settings(mirror: Path, upstream: str, *rounds: str) -> FetchSettings:
     """params.yaml's `fetch` section for these rounds, as `pipeline.mlperf.fetching.fetch` takes it."""
-    return Fetch(mirror=str(mirror), upstream=upstream, rounds=list(rounds))
+    return FetchSettings(mirror=str(mirror), upstream=upstream, rounds=list(rounds))
 
 
 # --- a scratch project of synthetic resnet results, through the backtest and decide stages -------------------------
 
 # Decide settings for the synthetic laws below.
-DECIDE_PARAMS = {"efficiency_floor": 0.7, "interval": 0.9,
+DECIDE_PARAMS = {"efficiency_floor": 0.7, "target_coverage": 0.9,
                  # The synthetic laws are exact, so the first folds' uncalibrated intervals have no width and hold
                  # nothing: any coverage passes here (tests/analysis/test_forecast.py tests the coverage condition).
                  "trust": {"min_rounds": 2, "min_backtest_points": 5, "max_error": 0.2, "max_count_factor": 1,
@@ -326,7 +326,7 @@ def decide_project_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     table["republished_of"] = republished_of(table)  # as the features stage marks Gaudi2's v4.1 repeat of v3.0
     (tmp_path / "data/processed").mkdir(parents=True)
     table.to_parquet(tmp_path / "data/processed/configurations.parquet", index=False)
-    scoped = in_scope(table, Analysis.model_validate(params["analysis"]), "resnet").assign(cluster=0)
+    scoped = in_scope(table, AnalysisSettings.model_validate(params["analysis"]), "resnet").assign(cluster=0)
     (tmp_path / paths.RANK).mkdir(parents=True)
     rank_configurations(scoped, params["rank"]["criteria"]).to_csv(tmp_path / paths.ranking_csv("resnet"), index=False)
     run_stage("backtest", cwd=tmp_path)

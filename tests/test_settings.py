@@ -42,6 +42,14 @@ def test_mistakes_name_the_key_and_the_valid_values(path: str, value: object, ex
     assert expected in str(error.value)
 
 
+def test_the_old_name_of_the_target_coverage_says_to_rename_it() -> None:
+    decide = {("interval" if key == "target_coverage" else key): value for key, value in PARAMS["decide"].items()}
+    with pytest.raises(ParamsError) as error:
+        settings_from({**PARAMS, "decide": decide})
+    assert str(error.value) == ("params.yaml has 1 problem: decide: interval is now called target_coverage (the share "
+                                "of published times a forecast's interval should hold): rename the key in params.yaml")
+
+
 def test_a_misspelt_key_is_named() -> None:
     params = project_params_with("analysis.divison", "closed")
     with pytest.raises(ParamsError, match=r"analysis\.divison: is not a setting here"):

@@ -38,7 +38,7 @@ from pipeline.analysis.statistics.ranking import nondominated_fronts
 from pipeline.core import paths
 from pipeline.core.artifacts import Artifact, Record
 from pipeline.mlperf.catalogue import published_text, round_version
-from pipeline.settings import Analysis, Settings, Trust
+from pipeline.settings import AnalysisSettings, DecideTrustSettings, Settings
 
 # The energy estimate of a result without a measurement (pipeline.analysis.pricing.energy_estimate), as the
 # configurations table holds it; a forecast's is made from the same model (`priced`).
@@ -47,7 +47,8 @@ ESTIMATE_COLUMNS = ["energy_estimated_kwh", "energy_estimate_error", "energy_est
 MEASURED_COLUMNS = [*ENERGY_COLUMNS, "energy_dc_kwh"]
 OPTION_COLUMNS = ["kind", "label", "round", "submitter", "system", "accelerator_family", "accelerator_count",
                   "time_to_train_min", "time_low_min", "time_high_min", "accelerator_hours", "scaling_efficiency",
-                  "republished_of", "precision", "detail", "forecast", *MEASURED_COLUMNS, *ESTIMATE_COLUMNS]
+                  "republished_of", "precision", "detail", "forecast", "target_coverage", *MEASURED_COLUMNS,
+                  *ESTIMATE_COLUMNS]
 PUBLISHED, FORECAST = "published", "forecast"
 # The price of a configuration's range that "cheapest" and a budget are decided at: its cheapest, its typical (the
 # middle on a log scale, the geometric mean of both ends, as the price table's bands are centred) or its dearest listed
@@ -70,7 +71,7 @@ def _stored(values: pd.Series) -> pd.Series:
 
 # ------------------------------------------------------------------------------------------------- the options
 
-def today_published(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
+def today_published(configurations: pd.DataFrame, analysis: AnalysisSettings, benchmark: str) -> pd.DataFrame:
     """Every result of `benchmark`'s newest round in the analysis scope, republished ones included (whatever
     `analysis.republished` says: they are on offer in the round), as options (OPTION_COLUMNS)."""
     scope = on_offer(configurations, analysis, benchmark)
@@ -84,8 +85,8 @@ def today_published(configurations: pd.DataFrame, analysis: Analysis, benchmark:
 def published_options(rows: pd.DataFrame) -> pd.DataFrame:
     """Published results (a ranking or configurations frame) as options (OPTION_COLUMNS): a republished one names
     the original it repeats in its `detail`; energy where measured."""
-    rows = rows.assign(**{column: None for column in ["republished_of", "precision", "power_measurement"]
-                          if column not in rows},
+    rows = rows.assign(**{column: None for column in ["republished_of", "precision", "power_measurement",
+                                                      "target_coverage"] if column not in rows},
                        **{column: math.nan for column in ["energy_kwh", "energy_dc_kwh"] if column not in rows},
                        **{column: math.nan for column in ESTIMATE_COLUMNS if column not in rows})
     return rows.assign(
@@ -99,7 +100,7 @@ def published_options(rows: pd.DataFrame) -> pd.DataFrame:
     )[OPTION_COLUMNS]
 
 
-def predicted_candidates(fitted: FittedBenchmark, rule: Trust,
+def predicted_candidates(fitted: FittedBenchmark, rule: DecideTrustSettings,
                          families: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
     """Trusted forecasts (`pipeline.analysis.forecasting.answers.answer` on the decide stage's saved models) at
     the unpublished powers of two inside each family's published count range per form factor, as options
@@ -132,11 +133,12 @@ def predicted_candidates(fitted: FittedBenchmark, rule: Trust,
                     "time_low_min": math.nan if forecast.low_min is None else forecast.low_min,
                     "time_high_min": forecast.high_min, "accelerator_hours": count * forecast.predicted_min / 60,
                     "scaling_efficiency": reference.predicted_min * low / (forecast.predicted_min * count),
-                    "republished_of": None, "forecast": forecast.model_dump(), "energy_kwh": math.nan,
+                    "republished_of": None, "forecast": forecast.model_dump(),
+                    "target_coverage": fitted.target_coverage, "energy_kwh": math.nan,
                     "energy_dc_kwh": math.nan, "power_measurement": None,
                     **dict.fromkeys(ESTIMATE_COLUMNS, math.nan),
                     "detail": f"forecast for the next round by the {forecast.method} ({forecast.kind}), trusted, "
-                              f"{100 * fitted.interval:.0f}% interval "
+                              f"{100 * fitted.target_coverage:.0f}% interval "
                               f"{interval_text(forecast.low_min, forecast.high_min)}: not a published result"})
     return pd.DataFrame(rows, columns=OPTION_COLUMNS), untrusted
 
@@ -293,6 +295,9 @@ class Option(Record):
     """The estimated energy's cost at the electricity price, USD; None without an estimate."""
     detail: str
     """What it is: a published result (and what it republishes), or a forecast with its interval and trust."""
+    target_coverage: float | None = None
+    """A forecast's: the share of published times its interval is meant to hold (params `decide.target_coverage`);
+    None for a result."""
 
     @property
     def republished(self) -> str:
@@ -327,7 +332,8 @@ def option_of(row: Mapping[str, Any]) -> Option:
                   energy_estimated_kwh=_none(float(row["energy_estimated_kwh"])),
                   energy_estimate_error=_none(float(row["energy_estimate_error"])),
                   energy_estimate_worst_error=_none(float(row["energy_estimate_worst_error"])),
-                  energy_estimated_cost_usd=_none(float(row["energy_estimated_cost_usd"])), detail=str(row["detail"]))
+                  energy_estimated_cost_usd=_none(float(row["energy_estimated_cost_usd"])), detail=str(row["detail"]),
+                  target_coverage=_none(row["target_coverage"]))
 
 
 class Choice(Record):
@@ -545,7 +551,8 @@ def options_frame(options: Sequence[Option]) -> pd.DataFrame:
     rows = [{**{name: getattr(option, name, None) for name in OPTION_COLUMNS}, "forecast": None}
             for option in options]
     return pd.DataFrame(rows, columns=OPTION_COLUMNS).astype(
-        {"energy_kwh": float, "scaling_efficiency": float, **{column: float for column in ESTIMATE_COLUMNS}})
+        {"energy_kwh": float, "energy_dc_kwh": float, "scaling_efficiency": float,
+         **{column: float for column in ESTIMATE_COLUMNS}})
 
 
 def recorded_options(benchmark: str, path: Path | None = None) -> pd.DataFrame | None:

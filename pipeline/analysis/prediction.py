@@ -18,7 +18,7 @@ import pandas as pd
 
 from pipeline.analysis.forecasting.answers import Answer, FittedBenchmark, answer, fit_benchmark, interval_text
 from pipeline.analysis.forecasting.backtest import load_backtest
-from pipeline.analysis.forecasting.model import UNSPECIFIED, form_factor_levels, model_inputs, next_round_drift
+from pipeline.analysis.forecasting.model import UNSPECIFIED, form_factors_by_frequency, model_inputs, next_round_drift
 from pipeline.analysis.forecasting.models_artifact import saved_models
 from pipeline.analysis.pricing.costs import (
     COST_LABEL,
@@ -42,7 +42,7 @@ from pipeline.core.cli import canonical_spelling
 from pipeline.core.errors import UsageError
 from pipeline.mlperf.catalogue import ROUND_PUBLISHED, published_text, round_published, round_version
 from pipeline.mlperf.hardware.accelerators import specifications
-from pipeline.settings import Analysis, Trust
+from pipeline.settings import AnalysisSettings, DecideTrustSettings
 
 QUERY_COLUMNS = ["benchmark", "accelerator", "count"]
 NEAREST_PUBLISHED = 5
@@ -116,13 +116,13 @@ def resolve_query(fitted: FittedBenchmark, query: Query) -> tuple[str, str]:
     published = frame.loc[frame["accelerator_family"] == family, "form_factor"]
     if published.empty:
         return family, query.form_factor or UNSPECIFIED
-    levels = form_factor_levels(published)
+    form_factors = form_factors_by_frequency(published)
     if query.form_factor is None:
-        return family, levels[0]
-    form_factor = canonical_spelling(query.form_factor, levels)
+        return family, form_factors[0]
+    form_factor = canonical_spelling(query.form_factor, form_factors)
     if form_factor is None:
         raise UsageError(f"no {family} results with form factor {query.form_factor!r} in {fitted.benchmark}; "
-                         f"choose one of: {', '.join(levels)}")
+                         f"choose one of: {', '.join(form_factors)}")
     return family, form_factor
 
 
@@ -182,7 +182,7 @@ def render_answer(result: Answer, nearest: pd.DataFrame, cost: dict[str, Any] | 
     kind = f"{result.kind}, borrowed from other families" if result.specification_based else result.kind
     flag = "EXTRAPOLATED " if result.extrapolated else ""
     lines = [f"{result.benchmark}, {result.accelerator}{form} x {result.count}: {flag}forecast time to train "
-             f"{result.predicted_min:.3g} min ({100 * result.interval:.0f}% interval "
+             f"{result.predicted_min:.3g} min ({100 * result.target_coverage:.0f}% interval "
              f"{interval_text(result.low_min, result.high_min)}) in the round after {result.rounds[-1]}",
              f"method: {result.method} ({kind}); {result.note}",
              f"error: {result.backtest_error}",
@@ -217,7 +217,7 @@ def published_round(text: str, configurations: pd.DataFrame) -> str:
     return match
 
 
-def models_as_of(fitted: FittedBenchmark, until: str, configurations: pd.DataFrame, analysis: Analysis,
+def models_as_of(fitted: FittedBenchmark, until: str, configurations: pd.DataFrame, analysis: AnalysisSettings,
                  points: pd.DataFrame) -> FittedBenchmark:
     """`fitted`'s benchmark refitted on the rounds up to `until` and calibrated on the backtest folds up to it,
     as the decide stage would have saved it then."""
@@ -226,14 +226,14 @@ def models_as_of(fitted: FittedBenchmark, until: str, configurations: pd.DataFra
     frame = model_inputs(configurations, analysis, fitted.benchmark)
     if frame.empty:
         raise UsageError(f"no {fitted.benchmark} results in the analysis scope up to {until}")
-    return fit_benchmark(fitted.benchmark, frame, points[points["fold_time"] <= cutoff], fitted.interval,
+    return fit_benchmark(fitted.benchmark, frame, points[points["fold_time"] <= cutoff], fitted.target_coverage,
                          fitted.not_analysed_reason, next_round_drift(configurations, analysis))
 
 
 class Answerer:
     """Answers queries from the saved models (refitted as of `until` when given), each benchmark loaded once."""
 
-    def __init__(self, until: str | None, analysis: Analysis, rule: Trust,
+    def __init__(self, until: str | None, analysis: AnalysisSettings, rule: DecideTrustSettings,
                  electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE) -> None:
         self.rule, self.analysis, self.electricity = rule, analysis, electricity
         self.models: dict[str, FittedBenchmark] = {}

@@ -10,7 +10,7 @@ from pipeline.analysis.efficiency import efficiency_metrics
 from pipeline.core import paths, schemas
 from pipeline.core.errors import ParamsError, UsageError
 from pipeline.mlperf.catalogue import BY_ID, CATALOGUE, round_version
-from pipeline.settings import Analysis
+from pipeline.settings import AnalysisSettings
 
 # The round as a numeric covariate of the importance model (fractional publication year): it takes the software
 # progress between rounds so hardware features are not credited with it. Never a clustering feature.
@@ -30,7 +30,7 @@ def read_configurations() -> pd.DataFrame:
     return schemas.validate_configurations(pd.read_parquet(paths.CONFIGURATIONS))
 
 
-def _selected(configurations: pd.DataFrame, analysis: Analysis, benchmark: str,
+def _selected(configurations: pd.DataFrame, analysis: AnalysisSettings, benchmark: str,
               same_runs: bool = False) -> pd.DataFrame:
     """The rows of one benchmark in the division, rounds and availability of `analysis`, with a usable
     accelerator count, republished ones included; the results that publish the same runs as another
@@ -49,7 +49,7 @@ def _selected(configurations: pd.DataFrame, analysis: Analysis, benchmark: str,
     return frame
 
 
-def in_scope(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
+def in_scope(configurations: pd.DataFrame, analysis: AnalysisSettings, benchmark: str) -> pd.DataFrame:
     """The configurations of one benchmark that the analysis settings select, with a usable accelerator count.
 
     With `analysis.republished: exclude`, results that repeat an earlier round's (`republished_of`) are left out,
@@ -66,7 +66,7 @@ def in_scope(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -
     return _selected(configurations, analysis, benchmark).reset_index(drop=True)
 
 
-def on_offer(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
+def on_offer(configurations: pd.DataFrame, analysis: AnalysisSettings, benchmark: str) -> pd.DataFrame:
     """`in_scope` with the republished results included, whatever `analysis.republished` says: every result a
     round offers a buyer (the buyer's answer and the brief; the statistics count a republished result once)."""
     return in_scope(configurations, analysis.model_copy(update={"republished": "include"}), benchmark)
@@ -79,7 +79,7 @@ def _originals(configurations: pd.DataFrame, benchmark: str) -> pd.DataFrame:
                           & configurations["same_runs_as"].isna()]
 
 
-def _in_scope_rows(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
+def _in_scope_rows(configurations: pd.DataFrame, analysis: AnalysisSettings, benchmark: str) -> pd.DataFrame:
     """The rows `in_scope` selects, without computing the metrics again: they add columns and change no row, and
     none of the columns the scope selects by."""
     if analysis.republished == "exclude":
@@ -87,12 +87,12 @@ def _in_scope_rows(configurations: pd.DataFrame, analysis: Analysis, benchmark: 
     return _selected(configurations, analysis, benchmark)
 
 
-def in_scope_count(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> int:
+def in_scope_count(configurations: pd.DataFrame, analysis: AnalysisSettings, benchmark: str) -> int:
     """How many rows `in_scope` selects (`_in_scope_rows`)."""
     return len(_in_scope_rows(configurations, analysis, benchmark))
 
 
-def republished_left_out(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
+def republished_left_out(configurations: pd.DataFrame, analysis: AnalysisSettings, benchmark: str) -> pd.DataFrame:
     """The results of one benchmark that the scope selects but `analysis.republished: exclude` leaves out (none
     with `include`), in round, submitter and system order."""
     if analysis.republished == "include":
@@ -102,14 +102,14 @@ def republished_left_out(configurations: pd.DataFrame, analysis: Analysis, bench
             .reset_index(drop=True))
 
 
-def same_runs_left_out(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
+def same_runs_left_out(configurations: pd.DataFrame, analysis: AnalysisSettings, benchmark: str) -> pd.DataFrame:
     """The results of one benchmark that the scope would select but that publish the same runs as another result of
     their round (`same_runs_as`), in round, submitter and system order: listed, never analysed."""
     return (_selected(configurations, analysis, benchmark, same_runs=True)
             .sort_values(["round", "submitter", "system"], kind="mergesort").reset_index(drop=True))
 
 
-def analysed_benchmarks(analysis: Analysis, configurations: pd.DataFrame | None = None) -> list[str]:
+def analysed_benchmarks(analysis: AnalysisSettings, configurations: pd.DataFrame | None = None) -> list[str]:
     """The benchmarks the stages analyse: `analysis.benchmarks` as listed, or for "all" every benchmark of the
     catalogue (in its order) with at least `analysis.min_configurations` configurations in scope. `configurations`
     is read from the features stage when not given and needed.
@@ -157,7 +157,7 @@ def today_of(newest_rounds: Mapping[str, str]) -> Today:
                                if round_ == newest and not retired_by(benchmark, newest)))
 
 
-def today(analysis: Analysis, configurations: pd.DataFrame) -> Today:
+def today(analysis: AnalysisSettings, configurations: pd.DataFrame) -> Today:
     """`today_of` the newest round in scope (`_in_scope_rows`) of each benchmark `analysed_benchmarks` gives."""
     newest: dict[str, str] = {}
     for benchmark in analysed_benchmarks(analysis, configurations):

@@ -247,7 +247,7 @@ BACKTEST = Table(
      "low_min": "the lower end of its interval, minutes",
      "high_min": "the upper end, minutes",
      "ape_pct": "absolute percentage error of the forecast (lower is better)",
-     "inside_interval": "the published time lies inside the `decide.interval` interval",
+     "inside_interval": "the published time lies inside its interval (meant to hold `decide.target_coverage` of them)",
      "log_residual": "log published time - log forecast",
      "shift_log": "added to the forecast (log minutes): a new family's re-centring on earlier ones' errors, else 0",
      "calibration": "the residual pool the interval was calibrated on",

@@ -53,7 +53,7 @@ DEFLATE_ERROR = cast("type[Exception]", isal_zlib.IsalError)
 
 
 class FetchSettings(Protocol):
-    """params `fetch` (pipeline.settings.Fetch, which this layer cannot import)."""
+    """params `fetch` (pipeline.settings.FetchSettings, which this layer cannot import)."""
 
     @property
     def mirror(self) -> str | None:

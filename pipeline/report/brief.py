@@ -169,7 +169,8 @@ def _scaling_axes(ax: Any, rows: pd.DataFrame, colours: Mapping[str, str], decid
                     hue_order=list(colours), s=16, ax=ax, legend=True)
     ax.legend(loc="upper right", frameon=False, ncols=2, title=None)
     ax.set(xscale="log", yscale="log", xlabel="accelerators", ylabel="time to train, min",
-           title="Scaling: next-round forecast and 90% band (dotted: not trusted)")
+           title="Scaling: next-round forecast" + ("" if decide is None else
+                                                    f" and {decide.target_coverage:.0%} band") + " (dotted: not trusted)")
     _log_axes(ax)
 
 

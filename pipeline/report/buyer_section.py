@@ -16,8 +16,9 @@ from pipeline.report.formatting import number
 def option_row(option: Option) -> dict[str, Any]:
     """One option as the page lists it, every number through the one formatter."""
     if option.kind == FORECAST:
+        coverage = "" if option.target_coverage is None else f"{number(option.target_coverage, 'share')} "
         mark = (f"forecast, not a result: {number(option.time_low_min)} to {number(option.time_high_min)} min "
-                f"(90% interval), trusted")
+                f"({coverage}interval), trusted")
         name = option.label
     else:
         mark = option.republished

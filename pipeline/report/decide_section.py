@@ -95,7 +95,7 @@ def _largest_errors_table(largest: list[LargestError]) -> dict[str, Any]:
         Column("ape_pct", "Error", style="percent"), Column("chosen", "Method", numeric=False, style=None)])
 
 
-def _forecasts_table(forecasts: list[Answer], interval_pct: str) -> dict[str, Any]:
+def _forecasts_table(forecasts: list[Answer], target_coverage_pct: str) -> dict[str, Any]:
     records = [{"unit": _unit_name(f.accelerator, f.form_factor), "count": f.count, "predicted_min": f.predicted_min,
                 "range": (f"{number(f.low_min)} to {number(f.high_min)}" if f.low_min is not None
                           else f"up to {number(f.high_min)} (unbounded below)"),
@@ -104,11 +104,12 @@ def _forecasts_table(forecasts: list[Answer], interval_pct: str) -> dict[str, An
     return table(records, [
         Column("unit", "Family", numeric=False, style=None), Column("count", "Accelerators"),
         Column("predicted_min", "Forecast (min)"),
-        Column("range", f"{interval_pct} interval (min)", numeric=False, style=None),
+        Column("range", f"{target_coverage_pct} interval (min)", numeric=False, style=None),
         Column("how", "Method", numeric=False, style=None), Column("trust", "Trusted", numeric=False, style=None)])
 
 
-def _comparison_table(first: str, key: str, records: Sequence[ComparisonRecord], interval_pct: str) -> dict[str, Any]:
+def _comparison_table(first: str, key: str, records: Sequence[ComparisonRecord], target_coverage_pct: str
+                      ) -> dict[str, Any]:
     """predict's answers against the naive rule (`forecast.ComparisonRecord`s), one row per `key` (a round or a
     family); the trusted and untrusted answers' 90th percentiles are in the text above it (fewer columns fit)."""
     rows = [{**record.model_dump(), "winner": _winner(record)} for record in records]
@@ -116,7 +117,7 @@ def _comparison_table(first: str, key: str, records: Sequence[ComparisonRecord],
         Column(key, first, numeric=False, style=None), Column("answer_n", "Forecasts"),
         Column("answer_median_ape_pct", "Median error", style="percent"),
         Column("answer_p90_ape_pct", "90th percentile", style="percent"),
-        Column("answer_coverage", f"Inside the {interval_pct} interval", style="share"),
+        Column("answer_coverage", f"Inside the {target_coverage_pct} interval", style="share"),
         Column("common_n", "Forecast by both"),
         Column("common_answer_median_ape_pct", "Forecast median (both)", style="percent"),
         Column("common_naive_median_ape_pct", "Naive median (both)", style="percent"),
@@ -129,15 +130,15 @@ def _winner(record: ComparisonRecord) -> str:
     return "naive rule" if record.better == NAIVE_METHOD else "forecast"
 
 
-def _kinds_table(kinds: list[KindErrors], interval_pct: str) -> dict[str, Any]:
+def _kinds_table(kinds: list[KindErrors], target_coverage_pct: str) -> dict[str, Any]:
     return table([kind.model_dump() for kind in kinds], [
         Column("kind", "Kind of forecast", numeric=False, style=None), Column("answer_n", "Forecasts"),
         Column("answer_median_ape_pct", "Median error", style="percent"),
         Column("answer_p90_ape_pct", "90th percentile", style="percent"),
-        Column("answer_coverage", f"Inside the {interval_pct} interval", style="share")])
+        Column("answer_coverage", f"Inside the {target_coverage_pct} interval", style="share")])
 
 
-def backtest_fragment(backtest: BacktestSummary | None, interval_pct: str) -> dict[str, Any] | None:
+def backtest_fragment(backtest: BacktestSummary | None, target_coverage_pct: str) -> dict[str, Any] | None:
     """The backtest part of the fragment: headline text, the latest fold's, and tables by round, family and
     kind of forecast; None when no round could be forecast."""
     if backtest is None or not backtest.answer_n:
@@ -163,9 +164,9 @@ def backtest_fragment(backtest: BacktestSummary | None, interval_pct: str) -> di
         "latest_naive": number(latest.common_naive_median_ape_pct, "percent"),
         "latest_answer_common": number(latest.common_answer_median_ape_pct, "percent"),
         "calibrated": number(backtest.calibrated_share, "share"),
-        "by_round": _comparison_table("Round forecast", "fold", backtest.folds, interval_pct),
-        "by_family": _comparison_table("Family", "family", backtest.families, interval_pct),
-        "by_kind": _kinds_table(backtest.kinds, interval_pct),
+        "by_round": _comparison_table("Round forecast", "fold", backtest.folds, target_coverage_pct),
+        "by_family": _comparison_table("Family", "family", backtest.families, target_coverage_pct),
+        "by_kind": _kinds_table(backtest.kinds, target_coverage_pct),
     }
 
 
@@ -221,14 +222,14 @@ def fragment(benchmark: str, summary: DecideSummary | None) -> dict[str, Any]:
     if summary is None:
         return {"benchmark": benchmark, "status": "missing", "backtest": None, "method": None, "candidates": "",
                 "reason": "the decide stage has not run (dvc repro decide)"}
-    interval_pct = f"{100 * summary.interval:.0f}%"
+    target_coverage_pct = f"{100 * summary.target_coverage:.0f}%"
     medians = summary.candidate_medians
     base = {"benchmark": benchmark, "status": summary.status, "reason": summary.reason,
             "floor": f"{summary.efficiency_floor:g}", "floor_cost": f"{1 / summary.efficiency_floor:.2f}",
-            "interval_pct": interval_pct, "method": summary.method,
+            "target_coverage_pct": target_coverage_pct, "method": summary.method,
             "candidates": ", ".join(f"{name} {number(medians.get(name), 'percent')}" for name in CANDIDATES
                                     if medians.get(name) is not None),
-            "backtest": backtest_fragment(summary.backtest, interval_pct)}
+            "backtest": backtest_fragment(summary.backtest, target_coverage_pct)}
     if summary.status != "ok":
         return base
     units = summary.units
@@ -240,7 +241,7 @@ def fragment(benchmark: str, summary: DecideSummary | None) -> dict[str, Any]:
         "break_even": _break_even_table(units),
         "break_even_notes": [{"unit": _unit_name(u.family, u.form_factor), "count": break_even_text(u),
                               "agreement": agreement_text(u)} for u in units],
-        "forecasts": _forecasts_table(forecasts, interval_pct),
+        "forecasts": _forecasts_table(forecasts, target_coverage_pct),
         "forecast_round": forecasts[0].rounds[-1] if forecasts else None,
         "notes": sorted({note for f in forecasts for note in f.notes if "retired" in note}),
         "doubling": _doubling_table(units), "n_doubling_rows": sum(len(u.doubling) for u in units),

@@ -225,6 +225,7 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
             "current_pages": [page for page in pages if page["current"]], "pages": pages,
             "cost_note": COST_NOTE, "derived": DERIVED, "prices_read": price_dates_text(),
             "deadlines": settings.report.deadlines_min, "budgets": settings.report.budgets_usd,
+            "trust_coverage": " to ".join(number(end, "share") for end in settings.decide.trust.coverage),
             "cheapest_rule": cheapest_rule(settings.report.price_basis,
                                            chosen_providers(settings.report.providers) or ()),
             "price_basis": settings.report.price_basis,

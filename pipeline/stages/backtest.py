@@ -7,9 +7,10 @@ Writes data/processed/backtest.parquet: one row per result of a round forecast f
 method (the model, the naive rule, its monotone form, the blend) and for `predict`'s answer (method "answer", the
 method chosen on the earlier folds in `chosen`, with `trusted` and the `reasons` it is not); columns
 `pipeline.analysis.forecasting.backtest.POINT_COLUMNS` (times in minutes, ape_pct the absolute percentage error,
-inside_interval against the `decide.interval` interval, calibration the residual pool it was calibrated on,
-rerun whether the result repeats an earlier one). All benchmarks run in one stage because a benchmark with few
-earlier folds calibrates on the other benchmarks' earlier residuals (see `pipeline.analysis.forecasting.model`).
+inside_interval whether the published time lies inside the interval meant to hold `decide.target_coverage` of
+them, calibration the residual pool it was calibrated on, rerun whether the result repeats an earlier one). All
+benchmarks run in one stage because a benchmark with few earlier folds calibrates on the other benchmarks' earlier
+residuals (see `pipeline.analysis.forecasting.model`).
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from pipeline.settings import load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
 # into dvc.yaml; tests/test_params_deps.py checks).
-PARAMS: tuple[str, ...] = ("analysis", "decide.interval", "decide.trust")
+PARAMS: tuple[str, ...] = ("analysis", "decide.target_coverage", "decide.trust")
 
 
 @cli
@@ -38,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     # the scope's metrics of each benchmark in the worker processes too (a second in all)
     frames = model_inputs_by_benchmark(settings.analysis, each=partial(for_each, description="model inputs"))
     # scipy.optimize (the count curves' least squares) imported once here, not once per worker
-    points = backtest(frames, settings.decide.interval, settings.decide.trust,
+    points = backtest(frames, settings.decide.target_coverage, settings.decide.trust,
                       partial(for_each, description="backtest", preload=("scipy.optimize",)))
     write_parquet(points, BACKTEST)
     overall = compare(points)
@@ -50,7 +51,8 @@ def main(argv: Sequence[str] | None = None) -> None:
              f"the naive rule {overall.common_naive_median_ape_pct:.1f}% against the answers' "
              f"{overall.common_answer_median_ape_pct:.1f}% on the {overall.common_n} results both forecast")
     print(f"backtest: {overall.answer.n} answers, median error {overall.answer.median_ape_pct:.1f}%, "
-          f"{100 * (overall.answer.coverage or 0):.0f}% inside the {100 * settings.decide.interval:.0f}% interval; "
+          f"{100 * (overall.answer.coverage or 0):.0f}% inside the "
+          f"{100 * settings.decide.target_coverage:.0f}% interval; "
           f"{naive}")
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from pipeline.core import paths
 from pipeline.core.cli import for_each
 from pipeline.core.stage import Plan, per_benchmark_stage
-from pipeline.settings import Analysis, Decide, load_settings
+from pipeline.settings import AnalysisSettings, DecideSettings, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
 # into dvc.yaml; tests/test_params_deps.py checks).
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from pipeline.analysis.forecasting.model import DriftPrior
 
 
-def decide_benchmark(inputs: tuple[str, pd.DataFrame], analysis: Analysis, settings: Decide,
+def decide_benchmark(inputs: tuple[str, pd.DataFrame], analysis: AnalysisSettings, settings: DecideSettings,
                      backtest_points: pd.DataFrame, folder: Path, drift_prior: DriftPrior | None = None) -> str:
     """Fit and summarise one benchmark from its (name, model inputs: `model_inputs_by_benchmark`) and write its
     outputs into `folder`; the line to print."""
@@ -46,14 +46,14 @@ def decide_benchmark(inputs: tuple[str, pd.DataFrame], analysis: Analysis, setti
 
     benchmark, frame = inputs
     reason = decide.skip_reason(frame, analysis.min_configurations)
-    record = (not_analysed_record(benchmark, reason or "no results in scope", settings.interval) if frame.empty
-              else models_record(fit_benchmark(benchmark, frame, backtest_points, settings.interval, reason,
+    record = (not_analysed_record(benchmark, reason or "no results in scope", settings.target_coverage) if frame.empty
+              else models_record(fit_benchmark(benchmark, frame, backtest_points, settings.target_coverage, reason,
                                                  drift_prior)))
     write_models(record, paths.models_json(benchmark, folder))
     saved = read_models(paths.models_json(benchmark, folder))  # what predict reads, so decide.json states its answers
     fitted = saved if isinstance(saved, FittedBenchmark) else None
     points = backtest_points[backtest_points["benchmark"] == benchmark]
-    summary = decide.summarise(benchmark, frame, fitted, points, settings.efficiency_floor, settings.interval,
+    summary = decide.summarise(benchmark, frame, fitted, points, settings.efficiency_floor, settings.target_coverage,
                                reason, settings.trust)
     summary.write(paths.decide_json(benchmark, folder))
     from pipeline.analysis.forecasting.summaries import error_sentence

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from pipeline.core import paths
 from pipeline.core.errors import NothingAnalysedError
 from pipeline.core.stage import Plan, per_benchmark_stage
-from pipeline.settings import Analysis, Settings, load_settings
+from pipeline.settings import AnalysisSettings, Settings, load_settings
 
 # The settings this stage reads, itself or through the library (tools/sync_dvc_params.py writes them
 # into dvc.yaml; tests/test_params_deps.py checks).
@@ -46,7 +46,7 @@ def verdict(report: ImportanceReport) -> str:
     return f"{report.benchmark}: {report.status}, {said}; selected {report.selected_features}"
 
 
-def fail_if_nothing_analysed(reports: list[ImportanceReport], analysis: Analysis) -> None:
+def fail_if_nothing_analysed(reports: list[ImportanceReport], analysis: AnalysisSettings) -> None:
     """Raise NothingAnalysedError, naming the scope of `analysis`, when every one of `reports` was skipped."""
     skipped = {report.benchmark: report.reason for report in reports if report.status == "skipped"}
     if len(skipped) == len(reports):

@@ -21,13 +21,13 @@ from pipeline.analysis.statistics.ranking import Ranking, rank_benchmark
 from pipeline.core import paths
 from pipeline.core.artifacts import Artifact
 from pipeline.core.errors import ContractError
-from pipeline.settings import Cluster, Findings, Importance, Rank
+from pipeline.settings import ClusterSettings, FindingsSettings, ImportanceSettings, RankSettings
 from tests.conftest import ROOT, configurations, power_law
 
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
-CLUSTER = Cluster.model_validate({**PARAMS["cluster"], "k": 3, "n_init": 3, "k_range": [2, 4], "bootstrap": 3})
-FINDINGS = Findings.model_validate({**PARAMS["findings"], "bootstrap": 100})
-RANK = Rank.model_validate(PARAMS["rank"])
+CLUSTER = ClusterSettings.model_validate({**PARAMS["cluster"], "k": 3, "n_init": 3, "k_range": [2, 4], "bootstrap": 3})
+FINDINGS = FindingsSettings.model_validate({**PARAMS["findings"], "bootstrap": 100})
+RANK = RankSettings.model_validate(PARAMS["rank"])
 SKIPPED_IMPORTANCE = ImportanceReport(benchmark="fixture", status="skipped", reason="too few", n_configurations=3,
                                       targets={}, selected_features=[])
 
@@ -97,7 +97,7 @@ def test_the_findings_stage_file_reads_back_and_gives_the_ranking_its_findings(t
 
 
 def test_an_importance_result_reads_back_into_the_same_model(tmp_path: Path) -> None:
-    settings = Importance.model_validate({**PARAMS["importance"], "bootstrap": 100, "permutation_repeats": 3,
+    settings = ImportanceSettings.model_validate({**PARAMS["importance"], "bootstrap": 100, "permutation_repeats": 3,
                                           "min_families": 2})
     rows = power_law("H100", [8, 16, 32, 64], 100.0, -0.9) + power_law("A100", [8, 16, 32], 200.0, -0.8)
     result = importance.analyse(configurations(rows), settings, min_configurations=10, benchmark="fixture")

@@ -19,11 +19,11 @@ from pipeline.analysis.statistics.clustering import Clustering
 from pipeline.analysis.statistics.ranking import Ranking
 from pipeline.core import paths
 from pipeline.report import inputs, sections
-from pipeline.settings import Cluster
+from pipeline.settings import ClusterSettings
 from tests.conftest import ROOT
 
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
-SETTINGS = Cluster.model_validate({**PARAMS["cluster"], "k": 3, "k_range": [2, 4], "bootstrap": 4})
+SETTINGS = ClusterSettings.model_validate({**PARAMS["cluster"], "k": 3, "k_range": [2, 4], "bootstrap": 4})
 
 
 # --- clusters of distinct configurations -------------------------------------------------------------------------

@@ -17,15 +17,15 @@ from pipeline.analysis.statistics import superlinear
 from pipeline.core.errors import ParamsError
 from pipeline.mlperf import availability, rounds
 from pipeline.mlperf.catalogue import round_version
-from pipeline.settings import Analysis, settings_from
+from pipeline.settings import AnalysisSettings, settings_from
 from tests.conftest import ROOT, configurations, run_log, small_round, system_json
 
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
 
 
-def analysis(**changes: Any) -> Analysis:
+def analysis(**changes: Any) -> AnalysisSettings:
     """The project's analysis settings with `changes`."""
-    return Analysis.model_validate({**PARAMS["analysis"], **changes})
+    return AnalysisSettings.model_validate({**PARAMS["analysis"], **changes})
 
 
 # ------------------------------------------------------------------------------------------ republished results

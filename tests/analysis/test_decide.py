@@ -24,11 +24,11 @@ from pipeline.analysis.pricing.prices import load_prices
 from pipeline.core import paths
 from pipeline.core.errors import ContractError, ParamsError, UsageError
 from pipeline.report import decide_section
-from pipeline.settings import Analysis, Decide, settings_from
+from pipeline.settings import AnalysisSettings, DecideSettings, settings_from
 from tests.conftest import DECIDE_PARAMS, ROOT, configurations, power_law, run_stage
 
-SETTINGS = Decide.model_validate(DECIDE_PARAMS)
-CLOSED_RESNET = Analysis(benchmarks=["resnet"], division="closed", rounds="all", availability="all",
+SETTINGS = DecideSettings.model_validate(DECIDE_PARAMS)
+CLOSED_RESNET = AnalysisSettings(benchmarks=["resnet"], division="closed", rounds="all", availability="all",
                          min_configurations=2)
 
 
@@ -70,8 +70,8 @@ def test_decide_settings_are_checked_where_params_yaml_is_read() -> None:
     project = yaml.safe_load((ROOT / "params.yaml").read_text())
     with pytest.raises(ParamsError, match=r"decide\.efficiency_floor"):
         settings_from({**project, "decide": {**project["decide"], "efficiency_floor": 1.5}})
-    with pytest.raises(ParamsError, match=r"decide\.interval: is missing"):
-        settings_from({**project, "decide": {k: v for k, v in project["decide"].items() if k != "interval"}})
+    with pytest.raises(ParamsError, match=r"decide\.target_coverage: is missing"):
+        settings_from({**project, "decide": {k: v for k, v in project["decide"].items() if k != "target_coverage"}})
 
 
 # --- break-even from the data -----------------------------------------------------------------------------------
@@ -169,7 +169,7 @@ def test_saved_models_round_trip_and_name_what_is_wrong(decide_project: Path) ->
     assert again.read_text() == path.read_text()  # nothing lost on the way
     assert list(models_artifact.PublishedRow.model_fields) == answers.PUBLISHED_COLUMNS
     record = json.loads(path.read_text())
-    broken = [({**record, "format": 1}, "format: Input should be 2"),
+    broken = [({**record, "format": 1}, "format: Input should be 3"),
               ({**record, "method": "naive"}, "method: Input should be 'model', 'monotone naive' or 'blend'"),
               ({key: value for key, value in record.items() if key != "calibration"},
                "calibration: Field required"),

@@ -17,14 +17,14 @@ from pipeline.analysis.statistics import findings, superlinear
 from pipeline.analysis.statistics.inference import coefficient
 from pipeline.core.errors import ParamsError
 from pipeline.core.paths import CONFIGURATIONS
-from pipeline.settings import Findings, load_settings, settings_from
+from pipeline.settings import FindingsSettings, load_settings, settings_from
 from tests.conftest import ROOT
 
 PARAMS = {"alpha": 0.05, "bootstrap": 200, "seed": 0, "bands": [2, 4, 8, 16],
           "moderate": [4, 16],
           "top_share": 0.2, "largest_share": 0.2, "superlinear_threshold": 1.05, "min_group": 5,
           "min_submitters": 5, "latest_peak_share": 0.5}
-SETTINGS = Findings.model_validate(PARAMS)
+SETTINGS = FindingsSettings.model_validate(PARAMS)
 
 
 def _series(name: str, counts: list[float], efficiencies: list[float], **extra: object) -> pd.DataFrame:

@@ -19,10 +19,11 @@ from pipeline.core.errors import ParamsError, UsageError
 from pipeline.mlperf.catalogue import round_published
 from pipeline.mlperf.hardware import accelerators
 from pipeline.mlperf.hardware import freetext as parsers
-from pipeline.settings import Trust, settings_from
+from pipeline.settings import DecideTrustSettings, settings_from
 from tests.conftest import ROOT
 
-RULE = Trust(min_rounds=2, min_backtest_points=5, max_error=0.2, max_count_factor=2.0, coverage=(0.85, 0.95))
+RULE = DecideTrustSettings(min_rounds=2, min_backtest_points=5, max_error=0.2, max_count_factor=2.0,
+                           coverage=(0.85, 0.95))
 
 
 def results(rows: list[tuple[str, str, float, float]], submitter: str = "Acme") -> pd.DataFrame:
@@ -643,9 +644,9 @@ def test_real_forecasts_never_rise_with_the_count_nor_gain_more_than_its_ratio()
 
 @pytest.mark.skipif(not REAL_BACKTEST.is_file(), reason="the backtest stage has not run")
 def test_real_gb300_as_of_v5_0_is_a_sibling_forecast_with_an_interval_and_reasons() -> None:
-    from pipeline.settings import Analysis
+    from pipeline.settings import AnalysisSettings
 
-    analysis = Analysis(benchmarks=["llama2_70b_lora"], division="closed", rounds="all",
+    analysis = AnalysisSettings(benchmarks=["llama2_70b_lora"], division="closed", rounds="all",
                         availability="all", min_configurations=2)
     configurations = pd.read_parquet(ROOT / "data/processed/configurations.parquet")
     frame = forecast_model.model_inputs(configurations[configurations["round"].map(round_published)
@@ -672,9 +673,9 @@ REAL_CONFIGURATIONS = ROOT / paths.CONFIGURATIONS
 def test_real_model_inputs_from_each_benchmarks_own_rows_are_those_of_the_whole_table(republished: str) -> None:
     # The stages hand each worker its benchmark's rows alone (`model_inputs_by_benchmark`): the scope of one
     # benchmark, its round-relative metrics included, reads no other benchmark's rows.
-    from pipeline.settings import Analysis
+    from pipeline.settings import AnalysisSettings
 
-    analysis = Analysis(benchmarks="all", division="closed", rounds="all", availability="all",
+    analysis = AnalysisSettings(benchmarks="all", division="closed", rounds="all", availability="all",
                         min_configurations=2, republished=republished)
     configurations = pd.read_parquet(REAL_CONFIGURATIONS)
     frames = forecast_model.model_inputs_by_benchmark(analysis, configurations)

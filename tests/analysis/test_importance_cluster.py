@@ -16,15 +16,21 @@ from pipeline.analysis.statistics.importance_result import ImportanceReport, Tar
 from pipeline.core.errors import ContractError, ParamsError
 from pipeline.core.paths import CONFIGURATIONS
 from pipeline.report import sections, tables
-from pipeline.settings import Analysis, Cluster, Importance, Model, settings_from
+from pipeline.settings import (
+    AnalysisSettings,
+    ClusterSettings,
+    ImportanceModelSettings,
+    ImportanceSettings,
+    settings_from,
+)
 from tests.conftest import ROOT
 
 PROJECT_PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
-IMPORTANCE_SETTINGS = Importance.model_validate({**PROJECT_PARAMS["importance"], "permutation_repeats": 5,
+IMPORTANCE_SETTINGS = ImportanceSettings.model_validate({**PROJECT_PARAMS["importance"], "permutation_repeats": 5,
                                                  "bootstrap": 300,
                                                  "select": {"min_importance": 0.01, "max_features": 3,
                                                             "min_stability": 0.7}})
-CLUSTER_SETTINGS = Cluster.model_validate({**PROJECT_PARAMS["cluster"], "k": 3, "n_init": 4, "k_range": [2, 5],
+CLUSTER_SETTINGS = ClusterSettings.model_validate({**PROJECT_PARAMS["cluster"], "k": 3, "n_init": 4, "k_range": [2, 5],
                                            "bootstrap": 5})
 
 
@@ -249,9 +255,9 @@ def test_the_study_runs_for_any_seed_when_a_feature_is_known_in_one_family_only(
 @pytest.mark.skipif(not (ROOT / CONFIGURATIONS).is_file(), reason="run `dvc repro features` first")
 @pytest.mark.parametrize("seed", range(10))
 def test_the_study_runs_on_real_gnmt_for_seeds_0_to_9(seed: int) -> None:
-    analysis = Analysis.model_validate(PROJECT_PARAMS["analysis"])
+    analysis = AnalysisSettings.model_validate(PROJECT_PARAMS["analysis"])
     frame = in_scope(pd.read_parquet(ROOT / CONFIGURATIONS), analysis, "gnmt")
-    settings = Importance.model_validate({**PROJECT_PARAMS["importance"], "seed": seed})
+    settings = ImportanceSettings.model_validate({**PROJECT_PARAMS["importance"], "seed": seed})
     report = importance.analyse(frame, settings, analysis.min_configurations, benchmark="gnmt")
     assert report.status == "ok" and report.gate is not None and report.gate.n_families == 4
     assert not report.explained
@@ -265,7 +271,8 @@ def test_permutation_importance_equals_sklearns(seed: int) -> None:
     x[rng.random(x.shape) < 0.1] = np.nan
     y = 2 * np.nan_to_num(x[:, 1]) + np.nan_to_num(x[:, 0]) + rng.normal(0, 0.1, 40)
     x[30:, 3] = 5.0  # constant on the held-out rows: shuffling it changes nothing
-    model = importance.make_model(1, 3, Model(max_iter=20, learning_rate=0.1, min_samples_leaf=3), seed)
+    model = importance.make_model(1, 3, ImportanceModelSettings(max_iter=20, learning_rate=0.1, min_samples_leaf=3),
+                                  seed)
     model.fit(x[:30], y[:30])
     expected = sklearn_permutation_importance(model, x[30:], y[30:], n_repeats=3, random_state=seed,
                                               scoring="r2").importances
@@ -466,7 +473,7 @@ def test_no_usable_feature_skips_the_clustering() -> None:
 
 @pytest.mark.skipif(not (ROOT / CONFIGURATIONS).is_file(), reason="run `dvc repro features` first")
 def test_real_resnet_default_inputs_drop_nodes_and_sparse_bandwidths() -> None:
-    analysis = Analysis.model_validate(PROJECT_PARAMS["analysis"])
+    analysis = AnalysisSettings.model_validate(PROJECT_PARAMS["analysis"])
     frame = in_scope(pd.read_parquet(ROOT / CONFIGURATIONS), analysis, "resnet")
     kept, dropped = cluster.choose_features(frame, PROJECT_PARAMS["cluster"]["default_features"],
                                             PROJECT_PARAMS["cluster"]["max_imputed_share"],

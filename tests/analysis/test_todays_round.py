@@ -10,7 +10,7 @@ import yaml
 from pipeline.analysis import buyer
 from pipeline.analysis.scope import analysed_benchmarks
 from pipeline.core import paths
-from pipeline.settings import Analysis
+from pipeline.settings import AnalysisSettings
 from tests.conftest import ROOT
 
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
@@ -21,7 +21,7 @@ def test_on_the_real_data_today_counts_every_result_the_round_published() -> Non
     """Issue 35: the newest round's fastest counts the results republished from an earlier round (RetinaNet v5.1:
     1.39 min on 512 x GB200, republished from v5.0, not 10.1; R-GAT 0.837 min, not 3.15), and no result on a
     round's front is beaten on both time and accelerator-hours by any result the round published."""
-    analysis = Analysis.model_validate(PARAMS["analysis"])
+    analysis = AnalysisSettings.model_validate(PARAMS["analysis"])
     configurations = pd.read_parquet(ROOT / paths.CONFIGURATIONS)
     fastest = {}
     for benchmark in analysed_benchmarks(analysis, configurations):

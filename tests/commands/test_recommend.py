@@ -191,7 +191,7 @@ def test_recommend_json_gives_one_object_per_candidate(decide_project: Path, cap
     rows = [json.loads(line) for line in captured.out.splitlines()]
     assert {row["kind"] for row in rows} == {"published", "forecast"}
     assert all(row["forecast"] is None for row in rows if row["kind"] == "published")
-    assert all(row["forecast"]["interval"] == 0.9 for row in rows if row["kind"] == "forecast")
+    assert all(row["forecast"]["target_coverage"] == 0.9 for row in rows if row["kind"] == "forecast")
     assert f"note: {len(rows)} matched, showing {len(rows)}" in captured.err
 
 

@@ -21,14 +21,14 @@ from pipeline.analysis.statistics import clustering as cluster
 from pipeline.analysis.statistics import ranking as rank
 from pipeline.core.files import write_csv, write_parquet
 from pipeline.mlperf import rounds
-from pipeline.settings import Cluster
+from pipeline.settings import ClusterSettings
 from tests.conftest import ROOT, RoundFiles, assert_accounted, run_log, system_json, write_archive, write_folder
 
 INGEST_OUTPUTS = ("systems.parquet", "runs.parquet", "results.parquet", "quarantine.csv", "tally.csv",
                   "summary_check.json")
 ACCELERATORS = ("NVIDIA A100-SXM4-80GB", "NVIDIA H100-SXM5-80GB", "Intel Gaudi2")
-CLUSTER_SETTINGS = Cluster.model_validate({**yaml.safe_load((ROOT / "params.yaml").read_text())["cluster"], "k": 3,
-                                           "n_init": 3, "k_range": [2, 4], "bootstrap": 3})
+CLUSTER_SETTINGS = ClusterSettings.model_validate({**yaml.safe_load((ROOT / "params.yaml").read_text())["cluster"],
+                                                   "k": 3, "n_init": 3, "k_range": [2, 4], "bootstrap": 3})
 
 
 def varied_round(n_systems: int = 12, runs: int = 5, padding: int = 0) -> RoundFiles:

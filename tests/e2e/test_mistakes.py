@@ -46,7 +46,7 @@ MISTAKES = [
      ["fetch.upstream", "{round}"]),
     ("a misspelt benchmark", "analysis.benchmarks", ["bret"], ["bret", "not a benchmark"]),
     ("a feature that does not exist", "cluster.default_features", ["gpu_count"], ["gpu_count", "accelerator_count"]),
-    ("a text where a number goes", "decide.interval", "90%", ["decide.interval", "number"]),
+    ("a text where a number goes", "decide.target_coverage", "90%", ["decide.target_coverage", "number"]),
 ]
 
 

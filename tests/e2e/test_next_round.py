@@ -13,7 +13,7 @@ import pytest
 from pipeline.mlperf import discovery, fetching
 from pipeline.mlperf.rounds import ingest
 from pipeline.mlperf.upstream import UpstreamRecord
-from pipeline.settings import Fetch
+from pipeline.settings import FetchSettings
 from tests.conftest import MIRROR, ROOT, bare_upstream, run_dvc_repro
 from tests.e2e.next_round import NEXT_ROUND, write_next_round
 
@@ -40,7 +40,7 @@ def test_the_next_round_upstream_is_found_cloned_and_scored(next_archive: Path, 
     os.link(SOURCE, mirror / SOURCE.name)
     found = discovery.discover(mirror, upstream, UpstreamRecord())
     assert found.rounds == ["v5.1", NEXT_ROUND], found.notes
-    [_, cloned] = fetching.fetch(Fetch(mirror=str(mirror), upstream=upstream, rounds="all"), tmp_path / "raw",
+    [_, cloned] = fetching.fetch(FetchSettings(mirror=str(mirror), upstream=upstream, rounds="all"), tmp_path / "raw",
                                  rounds=found.rounds)
     results = ingest([cloned]).results
     assert {"gpt_oss_20b", "llama31_8b"} <= set(results["benchmark"]) and not {"retinanet", "rgat"} & set(

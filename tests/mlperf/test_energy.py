@@ -261,7 +261,7 @@ def test_ac_and_dc_measurements_of_the_same_runs_are_one_configuration_with_two_
 
 def test_results_of_the_same_runs_stay_listed_but_out_of_the_analysis_scope() -> None:
     from pipeline.analysis.scope import in_scope, same_runs_left_out
-    from pipeline.settings import Analysis
+    from pipeline.settings import AnalysisSettings
     from tests.conftest import configurations
 
     frame = _smc_like()
@@ -271,7 +271,7 @@ def test_results_of_the_same_runs_stay_listed_but_out_of_the_analysis_scope() ->
                              "time_to_train_min": row.time_to_train_min} for row in frame.itertuples()],
                            benchmark="bert").assign(same_runs_as=marks.to_numpy())
     for republished in ("exclude", "include"):
-        analysis = Analysis(benchmarks=["bert"], division="all", rounds="all",
+        analysis = AnalysisSettings(benchmarks=["bert"], division="all", rounds="all",
                             availability="all", republished=republished, min_configurations=2)
         assert in_scope(table, analysis, "bert")["submitter"].tolist() == ["smc-ac-power", "other"]
         assert same_runs_left_out(table, analysis, "bert")["submitter"].tolist() == ["smc", "smc-dc-power"]

@@ -9,7 +9,7 @@ import pytest
 from pipeline.core.errors import MirrorError
 from pipeline.mlperf import fetching as fetch
 from pipeline.mlperf import rounds
-from pipeline.settings import Fetch
+from pipeline.settings import FetchSettings
 from tests.conftest import bare_upstream, fetch_settings, small_round, write_archive, write_folder
 
 
@@ -48,8 +48,8 @@ def test_round_missing_from_mirror_is_cloned_sparse_and_packed(tmp_path: Path, u
     assert scores == pytest.approx([12.0])
 
 
-def no_mirror(upstream: str, *rounds_: str) -> Fetch:
-    return Fetch(mirror=None, upstream=upstream, rounds=list(rounds_))
+def no_mirror(upstream: str, *rounds_: str) -> FetchSettings:
+    return FetchSettings(mirror=None, upstream=upstream, rounds=list(rounds_))
 
 
 def test_no_mirror_at_all_clones_every_round_and_says_why(tmp_path: Path, upstream: str, capsys) -> None:

@@ -31,7 +31,7 @@ from pipeline.analysis.statistics.findings_result import FindingsReport
 from pipeline.analysis.statistics.importance_result import ImportanceReport, TargetFit
 from pipeline.core.files import write_csv
 from pipeline.report import assets, decide_section, inputs, provenance, site
-from pipeline.settings import Cluster, Findings, Rank, settings_from
+from pipeline.settings import ClusterSettings, FindingsSettings, RankSettings, settings_from
 from tests.conftest import ROOT
 
 # A benchmark still in MLPerf (with decision support), a retired one, and one not analysed.
@@ -128,7 +128,7 @@ def _comparison(n: int, median: float, naive: float, trusted_p90: float, untrust
 # decide.json as the decide stage writes it, by hand: a backtest of 30 forecasts over two rounds, A100 and H100
 # trusted, TPU-v4 not (one round).
 DECIDE_SUMMARY: dict[str, Any] = {
-    "benchmark": HEADLINE, "status": "ok", "reason": None, "efficiency_floor": 0.7, "interval": 0.9,
+    "benchmark": HEADLINE, "status": "ok", "reason": None, "efficiency_floor": 0.7, "target_coverage": 0.9,
     "n_configurations": 60, "n_families": 3, "method": "model",
     "candidate_medians": {"model": 6.4321, "monotone naive": 7.5, "blend": 6.9},
     "backtest": {**_comparison(30, 6.4321, 7.5, 20.0, 45.0),
@@ -141,7 +141,7 @@ DECIDE_SUMMARY: dict[str, Any] = {
     "n_units": 3, "n_units_trusted": 2,
     "units": [_unit("A100", 20, True), _unit("H100", 10, True), _unit("TPU-v4", 3, False)],
     "forecasts": [{"benchmark": HEADLINE, "accelerator": "A100", "form_factor": "SXM", "count": 64,
-                   "predicted_min": 5.0, "low_min": 4.0, "high_min": 6.0, "interval": 0.9, "method": "model",
+                   "predicted_min": 5.0, "low_min": 4.0, "high_min": 6.0, "target_coverage": 0.9, "method": "model",
                    "kind": "family", "specification_based": False, "trusted": True, "reasons": [],
                    "rounds": ["v1.0", "v2.0"], "calibration": "earlier forecasts of the same kind", "note": "",
                    "extrapolated": False, "notes": [],
@@ -189,10 +189,11 @@ def analysed_outputs(benchmark: str, n: int, seed: int, scratch: Path) -> inputs
     """What the importance, cluster and rank stages write for one benchmark, made by their own functions."""
     clustered, summary = cluster.cluster_benchmark(synthetic_configurations(benchmark, n, seed),
                                                    IMPORTANCE.selected_features,
-                                                   Cluster.model_validate(PARAMS["cluster"]), benchmark=benchmark)
-    settings = Findings.model_validate(FINDINGS)
+                                                   ClusterSettings.model_validate(PARAMS["cluster"]),
+                                                   benchmark=benchmark)
+    settings = FindingsSettings.model_validate(FINDINGS)
     scratch.mkdir(parents=True, exist_ok=True)
-    ranking, content = rank.rank_benchmark(clustered, summary, IMPORTANCE, Rank.model_validate(PARAMS["rank"]),
+    ranking, content = rank.rank_benchmark(clustered, summary, IMPORTANCE, RankSettings.model_validate(PARAMS["rank"]),
                                            settings)
     write_csv(ranking, scratch / "ranking.csv")
     # the findings corrected as if this were the page's only benchmark (as the findings stage writes them)

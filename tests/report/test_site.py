@@ -154,7 +154,7 @@ def test_main_writes_the_site_and_combined_outputs(tmp_path: Path, monkeypatch: 
         write_parquet(item.clustered, tmp_path / paths.clusters_table(item.benchmark))
     write_json(DECIDE_SUMMARY, tmp_path / paths.decide_json(HEADLINE))
     write_json({"benchmark": OTHER, "status": "skipped", "reason": SKIP_REASON, "efficiency_floor": 0.7,
-                "interval": 0.9, "n_configurations": 3, "n_families": 1, "method": None, "candidate_medians": {},
+                "target_coverage": 0.9, "n_configurations": 3, "n_families": 1, "method": None, "candidate_medians": {},
                 "backtest": None},
                tmp_path / paths.decide_json(OTHER))
     write_parquet(fixture_configurations(outputs), tmp_path / paths.CONFIGURATIONS)

@@ -47,7 +47,7 @@ from pipeline.core.artifacts import Record
 from pipeline.core.errors import UsageError
 from pipeline.mlperf.catalogue import BY_ID, round_published, round_version
 from pipeline.mlperf.hardware.accelerators import specifications
-from pipeline.settings import Trust
+from pipeline.settings import DecideTrustSettings
 
 # An answer's times (minutes) as printed with --json and stored in decide.json: 0.1 ms, far below any run's noise.
 ANSWER_DECIMALS = 4
@@ -110,8 +110,8 @@ class Answer(Record):
     """Its interval: low end (minutes); None when unbounded below (`interval_low`)."""
     high_min: float
     """High end (minutes)."""
-    interval: float
-    """The interval's level (params `decide.interval`, a fraction)."""
+    target_coverage: float
+    """The share of published times the interval should hold (params `decide.target_coverage`, a fraction)."""
     method: str
     """The method answering: one of CANDIDATES."""
     kind: str
@@ -153,7 +153,7 @@ class FittedBenchmark:
 
     benchmark: str
     not_analysed_reason: str | None  # why the decide stage skipped the benchmark; None when it analysed it
-    interval: float
+    target_coverage: float  # the share of published times the intervals should hold (params `decide.target_coverage`)
     forecaster: Forecaster
     calibrations: dict[tuple[str, str, bool], Calibration]  # (method, kind, trusted) -> its calibration
     method: str  # the method `predict` answers with (one of CANDIDATES)
@@ -198,7 +198,7 @@ class FittedBenchmark:
         return self.forecaster.curves.get((family, form_factor))
 
 
-def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, level: float,
+def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, target_coverage: float,
                   not_analysed_reason: str | None = None, drift_prior: DriftPrior | None = None) -> FittedBenchmark:
     """The FittedBenchmark of `benchmark` from its model inputs `frame` (at least one row) and the backtest
     `points` of every benchmark (POINT_COLUMNS, folds up to the rounds of `frame`; other benchmarks' earlier
@@ -206,17 +206,17 @@ def fit_benchmark(benchmark: str, frame: pd.DataFrame, points: pd.DataFrame, lev
     forecaster = fit(frame, drift_prior)
     target_time = max(round_published(name) for name in forecaster.rounds) + ROUND_STEP_YEARS
     history = ResidualHistory.of(points[points["method"] != ANSWER])
-    slopes = {method: history.extrapolation_slope(method, level, target_time) for method in CANDIDATES}
-    calibrations = {(method, kind, trusted): history.calibration(benchmark, method, kind, level, target_time,
-                                                                 trusted,
-                                                                 recentre=kind in RECENTRED_KINDS,
-                                              new_family_kinds=NEW_FAMILY_KINDS, slope=slopes[method])
+    slopes = {method: history.extrapolation_slope(method, target_coverage, target_time) for method in CANDIDATES}
+    calibrations = {(method, kind, trusted): history.calibration(
+                        benchmark, method, kind, target_coverage, target_time, trusted,
+                        recentre=kind in RECENTRED_KINDS, new_family_kinds=NEW_FAMILY_KINDS, slope=slopes[method])
                     for method in CANDIDATES for kind in ((*KINDS,) if method in (MODEL, BLEND) else (NAIVE,))
                     for trusted in (True, False)}
     own = points[points["benchmark"] == benchmark]
     method, medians = choose_method(own[own["method"] != ANSWER])
     forecasts = own[own["method"] != ANSWER]
-    return FittedBenchmark(benchmark=benchmark, not_analysed_reason=not_analysed_reason, interval=level,
+    return FittedBenchmark(benchmark=benchmark, not_analysed_reason=not_analysed_reason,
+                           target_coverage=target_coverage,
                            forecaster=forecaster, calibrations=calibrations, method=method,
                            candidate_medians=medians, comparison=compare(own).record(),
                            new_family_errors=AnswerErrors.model_validate(ErrorSummary.of(
@@ -283,7 +283,7 @@ def answer_curve(fitted: FittedBenchmark, family: str, form_factor: str, counts:
 
 
 def answer_reasons(fitted: FittedBenchmark, family: str, count: float, method: str, kind: str,
-                   rule: Trust) -> list[str]:
+                   rule: DecideTrustSettings) -> list[str]:
     """Why `predict`'s answer for `family` x `count` by `method` and `kind` is not trusted (`trust_reasons`, and
     first that the decide stage did not analyse the benchmark); empty: trusted."""
     if kind in NEW_FAMILY_KINDS:  # the same rule on what it learns from and its kind's evidence (trust.py)
@@ -324,7 +324,7 @@ def interval_text(low_min: float | None, high_min: float) -> str:
 
 
 def answer_band(fitted: FittedBenchmark, family: str, form_factor: str, counts: np.ndarray,
-                rule: Trust) -> pd.DataFrame:
+                rule: DecideTrustSettings) -> pd.DataFrame:
     """`answer`'s forecast and interval at many `counts` (whole, positive) of one family and form factor at once:
     columns predicted_min, low_min, high_min, trusted, one row per count (each count's interval the trusted
     one where its answer is trusted, as `answer` gives it)."""
@@ -341,7 +341,7 @@ def answer_band(fitted: FittedBenchmark, family: str, form_factor: str, counts: 
                          "high_min": np.exp(curve.log_minutes + half_width), "trusted": trusted})
 
 
-def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float, rule: Trust) -> Answer:
+def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float, rule: DecideTrustSettings) -> Answer:
     """Forecast `family` x `count` for the round after the latest `fitted` was fitted on (`answer_curve`), with
     its trust (never trusted when the decide stage did not analyse the benchmark) and notes. Raises UsageError
     for a count that is not a whole number or is absurd (`check_count`), and when no method can answer."""
@@ -377,7 +377,8 @@ def answer(fitted: FittedBenchmark, family: str, form_factor: str, count: float,
     low = float(interval_low(np.array([centre]), np.array([half_width]))[0])
     return Answer(benchmark=benchmark, accelerator=family, form_factor=form_factor, count=count,
                   predicted_min=math.exp(centre), low_min=None if math.isnan(low) else low,
-                  high_min=math.exp(centre + half_width), interval=fitted.interval, method=method, kind=kind,
+                  high_min=math.exp(centre + half_width), target_coverage=fitted.target_coverage, method=method,
+                  kind=kind,
                   specification_based=kind in (POOLED, *NEW_FAMILY_KINDS), trusted=not reasons, reasons=reasons,
                   rounds=list(fitted.forecaster.rounds), calibration=curve.calibration.q_source,
                   note=method_note(fitted, method), extrapolated=extrapolated, notes=notes,

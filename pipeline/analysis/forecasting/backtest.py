@@ -42,7 +42,7 @@ from pipeline.analysis.forecasting.trust import Evidence, backtest_evidence, tru
 from pipeline.core.errors import UsageError
 from pipeline.core.paths import BACKTEST
 from pipeline.mlperf.catalogue import round_published
-from pipeline.settings import Trust
+from pipeline.settings import DecideTrustSettings
 
 # `predict` leaves the model for another candidate only when that one's earlier median error is lower by more
 # than this share: a few folds' medians are noisy. On the backtest, overall median error 7.0% without a margin,
@@ -194,7 +194,7 @@ def _chosen_method(keys: np.ndarray, method: np.ndarray, ape: np.ndarray) -> tup
     return best, shown
 
 
-def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFrame:
+def calibrate(forecasts: pd.DataFrame, target_coverage: float, rule: DecideTrustSettings) -> pd.DataFrame:
     """The backtest's points (POINT_COLUMNS) of `backtest_forecasts` of one or more benchmarks (column
     `benchmark`), fold time after fold time in publication order: each forecast's trust (`trust_reasons`, on the
     evidence of its method's earlier forecasts of the benchmark), then its interval, calibrated on residuals of
@@ -247,11 +247,11 @@ def calibrate(forecasts: pd.DataFrame, level: float, rule: Trust) -> pd.DataFram
         history = ResidualHistory.of(done)
         current = forecasts.loc[now, ["benchmark", "method", "kind", "distance", "scale"]].assign(
             trusted=trusted[now])
-        slopes = {method: history.extrapolation_slope(method, level, time)  # one per method, for every group
+        slopes = {method: history.extrapolation_slope(method, target_coverage, time)  # one per method, for every group
                   for method in sorted(set(current["method"].tolist()))}
         for (benchmark, method, kind, trust), rows in current.groupby(["benchmark", "method", "kind", "trusted"],
                                                                       sort=True):
-            calibration = history.calibration(benchmark, method, kind, level, time, bool(trust),
+            calibration = history.calibration(benchmark, method, kind, target_coverage, time, bool(trust),
                                               recentre=kind in RECENTRED_KINDS,
                                               new_family_kinds=NEW_FAMILY_KINDS, slope=slopes[method])
             half_width[rows.index] = calibration.half_width(rows["distance"].to_numpy(dtype=float),
@@ -304,7 +304,7 @@ def benchmark_forecasts(item: tuple[str, pd.DataFrame, Mapping[float, DriftPrior
     return backtest_forecasts(frame, drift_priors, form).assign(benchmark=benchmark)
 
 
-def backtest(frames: dict[str, pd.DataFrame], level: float, rule: Trust,
+def backtest(frames: dict[str, pd.DataFrame], target_coverage: float, rule: DecideTrustSettings,
              each: Callable[[Callable[[Any], pd.DataFrame], list[Any]], Iterable[pd.DataFrame]] = map,
              form: str = POWER) -> pd.DataFrame:
     """Every backtest forecast of each benchmark's model inputs (`frames`, by benchmark id) with its calibrated
@@ -318,7 +318,7 @@ def backtest(frames: dict[str, pd.DataFrame], level: float, rule: Trust,
                           ignore_index=True)
     if forecasts.empty:
         return pd.DataFrame(columns=POINT_COLUMNS)
-    return calibrate(forecasts, level, rule)
+    return calibrate(forecasts, target_coverage, rule)
 
 
 def load_backtest() -> pd.DataFrame:

@@ -35,7 +35,7 @@ from pipeline.analysis.forecasting.curve import CountCurve
 from pipeline.analysis.forecasting.model import ANSWER
 from pipeline.analysis.forecasting.summaries import BacktestSummary, summarise_backtest
 from pipeline.core.artifacts import Artifact, Record
-from pipeline.settings import Trust
+from pipeline.settings import DecideTrustSettings
 
 R = TypeVar("R", bound=Record)  # a record type `_rows` makes
 
@@ -84,7 +84,7 @@ class BandPoint(Record):
     predicted_min: float
     """The forecast time to train (minutes)."""
     low_min: float | None
-    """Its interval (params `decide.interval`): low end (minutes); None when unbounded below
+    """Its interval (holding params `decide.target_coverage`): low end (minutes); None when unbounded below
     (`pipeline.analysis.forecasting.answers.interval_low`)."""
     high_min: float
     """High end (minutes)."""
@@ -190,14 +190,15 @@ class LargestError(BacktestAnswer):
 class DecideSummary(Artifact):
     """One benchmark's decision support (reports/decide/<benchmark>.json, `summarise`): the backtest of `predict`'s
     answers, per unit the next round's forecast, the break-even and the trust, and the data of the site's charts.
-    A skipped one holds the head (`reason`, floor, interval, counts, method, backtest) and empty lists."""
+    A skipped one holds the head (`reason`, floor, target coverage, counts, method, backtest) and empty lists."""
 
     KIND = "decide"
 
     efficiency_floor: float
     """Params `decide.efficiency_floor`: the scaling efficiency the break-even is measured against."""
-    interval: float
-    """Params `decide.interval`: the forecasts' interval level (a fraction)."""
+    target_coverage: float
+    """Params `decide.target_coverage`: the share of published times the forecasts' intervals should hold (a
+    fraction)."""
     n_configurations: int
     """Results in scope."""
     n_families: int
@@ -357,7 +358,8 @@ def unit_order(frame: pd.DataFrame) -> list[tuple[str, str]]:
     return sorted(units.index, key=lambda key: (-units[key], key))
 
 
-def unit_answers(fitted: FittedBenchmark, frame: pd.DataFrame, rule: Trust) -> dict[tuple[str, str], Answer]:
+def unit_answers(fitted: FittedBenchmark, frame: pd.DataFrame, rule: DecideTrustSettings
+                 ) -> dict[tuple[str, str], Answer]:
     """Per unit (`unit_order`), the next-round forecast at its largest published count, as
     `python -m pipeline.commands.predict` answers it (from the same saved models): decide.json's `forecasts`."""
     largest = frame.groupby(["accelerator_family", "form_factor"])["accelerator_count"].max()
@@ -366,7 +368,7 @@ def unit_answers(fitted: FittedBenchmark, frame: pd.DataFrame, rule: Trust) -> d
 
 
 def unit_band(fitted: FittedBenchmark, family: str, form_factor: str, low: float, high: float,
-              rule: Trust) -> list[BandPoint]:
+              rule: DecideTrustSettings) -> list[BandPoint]:
     """`predict`'s answer with its interval (minutes) at BAND_COUNTS whole counts from low / 2 to 2 high."""
     counts = np.unique(np.round(np.geomspace(max(1.0, low / 2), 2 * high, BAND_COUNTS)))
     band = answer_band(fitted, family, form_factor, counts, rule)
@@ -382,7 +384,7 @@ def _rows(model: type[R], frame: pd.DataFrame) -> list[R]:
     return [model.model_validate(dict(zip(names, values))) for values in zip(*columns)]
 
 
-def unit_records(fitted: FittedBenchmark, frame: pd.DataFrame, floor: float, rule: Trust,
+def unit_records(fitted: FittedBenchmark, frame: pd.DataFrame, floor: float, rule: DecideTrustSettings,
                  answers: dict[tuple[str, str], Answer] | None = None) -> list[UnitRecord]:
     """Every unit with results (`unit_order`); `answers` their `unit_answers` when computed already."""
     answers = unit_answers(fitted, frame, rule) if answers is None else answers
@@ -429,13 +431,14 @@ def skip_reason(frame: pd.DataFrame, min_configurations: int) -> str | None:
 
 
 def summarise(benchmark: str, frame: pd.DataFrame, fitted: FittedBenchmark | None, backtest_points: pd.DataFrame,
-              floor: float, interval: float, reason: str | None, rule: Trust) -> DecideSummary:
+              floor: float, target_coverage: float, reason: str | None, rule: DecideTrustSettings) -> DecideSummary:
     """decide.json of `benchmark`. `fitted` is the benchmark's saved models (None without a result in scope);
     `backtest_points` its backtest (POINT_COLUMNS); `reason` why the stage skips it (`skip_reason`), None when it
     analyses it."""
     answers = backtest_points[backtest_points["method"] == ANSWER]
     head: dict[str, Any] = {
-        "benchmark": benchmark, "efficiency_floor": floor, "interval": interval, "n_configurations": len(frame),
+        "benchmark": benchmark, "efficiency_floor": floor, "target_coverage": target_coverage,
+        "n_configurations": len(frame),
         "n_families": int(frame["accelerator_family"].nunique()) if len(frame) else 0,
         "method": None if fitted is None else fitted.method,
         "candidate_medians": {} if fitted is None else fitted.candidate_medians,

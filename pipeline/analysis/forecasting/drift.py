@@ -1,7 +1,7 @@
-"""Each unit's level and scaling exponent within a benchmark (`GroupLevels`) and the drift between rounds that the
-forecasts carry (`DriftPrior`, `pooled_drift`, `shrunk_drift`): the part of the one time-versus-count model
-(`pipeline.analysis.forecasting.model`, whose docstring describes it) that reads how a benchmark moved from round to
-round."""
+"""Each unit's scaling exponent and each group's log-time level within a benchmark (`WithinGroupFit`) and the drift
+between rounds that the forecasts carry (`DriftPrior`, `pooled_drift`, `shrunk_drift`): the part of the one
+time-versus-count model (`pipeline.analysis.forecasting.model`, whose docstring describes it) that reads how a
+benchmark moved from round to round."""
 from __future__ import annotations
 
 import math
@@ -26,7 +26,7 @@ from pipeline.analysis.forecasting.siblings import (
     ratio_cells,
 )
 from pipeline.mlperf.catalogue import round_published
-from pipeline.settings import Analysis
+from pipeline.settings import AnalysisSettings
 
 # The pooled slope counts as this much within-group spread of log n (a pair at n and 2n gives 0.24): a unit
 # needs a few such pairs before its own slope dominates.
@@ -50,9 +50,10 @@ DRIFT_HALF_LIFE_YEARS = 2.0
 
 
 @dataclass(frozen=True)
-class GroupLevels:
-    """The results of one benchmark in units and groups (a unit in one round), with each unit's exponent and
-    each group's level (mean of log t - b log n), and the drift's rates: the change in level per year between
+class WithinGroupFit:
+    """The results of one benchmark in units and groups (a unit in one round), with each unit's exponent fitted on
+    differences within its groups and each group's log-time level (mean of log t - b log n: its log minutes at one
+    accelerator on the unit's exponent), and the drift's rates: the change in log-time level per year between
     consecutive groups of one unit."""
 
     log_n: np.ndarray
@@ -67,8 +68,8 @@ class GroupLevels:
     sxx: np.ndarray  # each unit's within-group spread of log n
     pooled: float
     exponent: np.ndarray  # each unit's
-    within: np.ndarray  # each result's level minus its group's
-    group_level: np.ndarray
+    within: np.ndarray  # each result's log-time level minus its group's
+    group_log_time_level: np.ndarray
     order: np.ndarray  # the groups, unit by unit in time order
     same_unit: np.ndarray  # whether each consecutive pair in `order` is of one unit
     rates: np.ndarray  # log minutes per year, one per such pair
@@ -76,8 +77,9 @@ class GroupLevels:
     rate_end: np.ndarray  # each rate's end (the later round's publication time, years)
 
     @classmethod
-    def of(cls, train: pd.DataFrame) -> GroupLevels:
-        """Each unit's level and the rates between its rounds, from the training rows `train`."""
+    def of(cls, train: pd.DataFrame) -> WithinGroupFit:
+        """Each unit's exponent, each group's log-time level and the rates between a unit's rounds, from the
+        training rows `train`."""
         log_n = np.log(train["accelerator_count"].to_numpy(dtype=float))
         log_t = np.log(train["time_to_train_min"].to_numpy(dtype=float))
         times = train["round"].map(round_published).to_numpy(dtype=float)
@@ -97,21 +99,21 @@ class GroupLevels:
         total_sxx, total_sxy = sxx.sum(), sxy.sum()
         pooled = float(np.clip(total_sxy / total_sxx, -1, 0)) if total_sxx > 0 else FALLBACK_EXPONENT
         exponent = np.clip((sxy + EXPONENT_PRIOR_WEIGHT * pooled) / (sxx + EXPONENT_PRIOR_WEIGHT), -1, 0)
-        level = log_t - exponent[unit] * log_n
-        group_level = group_mean(level)
+        log_time_level = log_t - exponent[unit] * log_n
+        group_log_time_level = group_mean(log_time_level)
         order = np.lexsort((group_time, group_unit))
         same_unit = group_unit[order][1:] == group_unit[order][:-1]
-        rates = np.diff(group_level[order])[same_unit] / np.diff(group_time[order])[same_unit]
+        rates = np.diff(group_log_time_level[order])[same_unit] / np.diff(group_time[order])[same_unit]
         rate_age = group_time[order][:-1][same_unit] - times.min()
         rate_end = group_time[order][1:][same_unit]
         return cls(log_n, log_t, times, unit, unit_keys, group, group_unit, group_time, group_size, sxx, pooled,
-                   exponent, level - group_level[group], group_level, order, same_unit, rates, rate_age,
-                   rate_end)
+                   exponent, log_time_level - group_log_time_level[group], group_log_time_level, order, same_unit,
+                   rates, rate_age, rate_end)
 
 
 @dataclass(frozen=True)
 class DriftPrior:
-    """Every benchmark's drift rates (`GroupLevels.rates`, log minutes per year) pooled: `first` the median of the
+    """Every benchmark's drift rates (`WithinGroupFit.rates`, log minutes per year) pooled: `first` the median of the
     steps from a benchmark's first round to its second (software catches up fast on a new benchmark), `later` of
     the others, each weighted by recency (DRIFT_HALF_LIFE_YEARS); None without any (`shrunk_drift`)."""
 
@@ -144,10 +146,10 @@ def _pooled_drift(frames: Mapping[str, pd.DataFrame], times: Mapping[str, np.nda
     for name, frame in frames.items():
         train = frame[times[name] < before]
         if len(train):
-            levels = GroupLevels.of(train)
-            rates.append(levels.rates)
-            ages.append(levels.rate_age)
-            ends.append(levels.rate_end)
+            groups = WithinGroupFit.of(train)
+            rates.append(groups.rates)
+            ages.append(groups.rate_age)
+            ends.append(groups.rate_end)
     rate, age, end = (np.concatenate(parts) if parts else np.array([]) for parts in (rates, ages, ends))
 
     def median(chosen: np.ndarray) -> float | None:
@@ -162,7 +164,7 @@ def _pooled_drift(frames: Mapping[str, pd.DataFrame], times: Mapping[str, np.nda
                       choose_law(cases, before))
 
 
-def shrunk_drift(levels: GroupLevels, prior: DriftPrior | None) -> float:
+def shrunk_drift(groups: WithinGroupFit, prior: DriftPrior | None) -> float:
     """The drift the forecasts apply from a benchmark's latest round to the next (log minutes per year, never
     positive: a median rate above 0 is a change in who submits, not software getting slower): DRIFT_DAMPING x the
     median of the benchmark's m rates shrunk towards `prior.later`, m / (m + DRIFT_PRIOR_WEIGHT) on its own; a
@@ -170,7 +172,7 @@ def shrunk_drift(levels: GroupLevels, prior: DriftPrior | None) -> float:
     on the backtest, in full it made the median error 7.4% against 6.9% over every fold, and 7.5% against 5.9% on
     v5.1, for a median signed error on benchmarks' first forecast folds of +10% against +15%). 0 without either."""
     prior = prior or DriftPrior()
-    own = levels.rates
+    own = groups.rates
     if not len(own):
         pooled = prior.first if prior.first is not None else prior.later
         return min(0.0, float(np.round(DRIFT_DAMPING * (pooled or 0.0), CURVE_DECIMALS)))
@@ -180,7 +182,7 @@ def shrunk_drift(levels: GroupLevels, prior: DriftPrior | None) -> float:
     return min(0.0, float(np.round(DRIFT_DAMPING * shrunk, CURVE_DECIMALS)))
 
 
-def next_round_drift(configurations: pd.DataFrame, analysis: Analysis) -> DriftPrior:
+def next_round_drift(configurations: pd.DataFrame, analysis: AnalysisSettings) -> DriftPrior:
     """`pooled_drift` of every analysed benchmark's model inputs in `configurations` (all their rounds): the
     prior of the next round's forecasts."""
     return next_round_prior(model_inputs_by_benchmark(analysis, configurations))

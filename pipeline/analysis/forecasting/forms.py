@@ -2,7 +2,7 @@
 curve's FORMS, its parameters estimated only from differences within a group (a unit in one round: same
 hardware and software, different counts), so that software progress between rounds does not pass for scaling.
 
-- POWER: the unit's within-round exponent (`model.GroupLevels`), a constant slope in log-log.
+- POWER: the unit's within-round exponent (`drift.WithinGroupFit`), a constant slope in log-log.
 - AMDAHL (fixed plus divisible): t(n) = c + a / n. With the group's level a free, log t - log(s + 1 / n) is
   constant within a group for the right s = c / a; the benchmark's pooled s minimises the within-group sum of
   squares of every unit, and each unit's minimises its own plus SHAPE_PRIOR_WEIGHT x (decades from the pooled)^2.

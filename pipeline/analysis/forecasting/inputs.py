@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 
 from pipeline.analysis.scope import analysed_benchmarks, in_scope, read_configurations
-from pipeline.settings import Analysis
+from pipeline.settings import AnalysisSettings
 
 UNIT = ["accelerator_family", "form_factor"]
 UNSPECIFIED = "unspecified"
 
 
-def model_inputs(configurations: pd.DataFrame, analysis: Analysis, benchmark: str) -> pd.DataFrame:
+def model_inputs(configurations: pd.DataFrame, analysis: AnalysisSettings, benchmark: str) -> pd.DataFrame:
     """The in-scope results of `benchmark` the model can use (a family and a positive time), with a
     `form_factor` for every row (a result whose description names none takes its family's most common one,
     or UNSPECIFIED); text columns as Python strings (pandas' Arrow-backed ones make the fits' many small
@@ -26,7 +26,7 @@ def model_inputs(configurations: pd.DataFrame, analysis: Analysis, benchmark: st
     return frame.astype({name: object for name in frame.columns if pd.api.types.is_string_dtype(frame[name])})
 
 
-def model_inputs_by_benchmark(analysis: Analysis, configurations: pd.DataFrame | None = None,
+def model_inputs_by_benchmark(analysis: AnalysisSettings, configurations: pd.DataFrame | None = None,
                               each: Callable[[Callable[[Any], pd.DataFrame], list[Any]], Iterable[pd.DataFrame]]
                               = map) -> dict[str, pd.DataFrame]:
     """Each analysed benchmark's model inputs (params `analysis`), from the features stage's `configurations`
@@ -41,7 +41,7 @@ def model_inputs_by_benchmark(analysis: Analysis, configurations: pd.DataFrame |
     return dict(zip(benchmarks, each(_benchmark_inputs, items)))
 
 
-def _benchmark_inputs(item: tuple[pd.DataFrame, Analysis, str]) -> pd.DataFrame:
+def _benchmark_inputs(item: tuple[pd.DataFrame, AnalysisSettings, str]) -> pd.DataFrame:
     """`model_inputs` of one (configurations, analysis, benchmark)."""
     return model_inputs(*item)
 
@@ -56,7 +56,7 @@ def _filled_form_factors(frame: pd.DataFrame) -> pd.Series:
     return frame.groupby("accelerator_family")["accelerator_form_factor"].transform(fill).astype(object)
 
 
-def form_factor_levels(form_factors: pd.Series | np.ndarray) -> tuple[str, ...]:
+def form_factors_by_frequency(form_factors: pd.Series | np.ndarray) -> tuple[str, ...]:
     """Most common first (the default of a forecast), ties by name."""
     names, counts = np.unique(np.asarray(form_factors, dtype=str), return_counts=True)
     return tuple(str(name) for _, name in sorted(zip(-counts, names)))

@@ -1,10 +1,11 @@
 """Intervals are weighted split-conformal on the backtest's earlier log residuals, normalised by the forecast's
 scale s and distance: a forecast of scale s (`pipeline.analysis.forecasting.model.forecast_scale`: run-to-run
 noise, the spread between submitters on the same hardware and the drift's uncertainty, in quadrature) `d` (log
-count ratio) outside its unit's published counts gets the half-width q x s x (1 + kappa d), q the weighted level
-(m + 1) / m quantile of the normalised scores |r| / (s (1 + kappa d)) of the m earlier forecasts of the same
-method, kind and trust (falling back to the same trust, then the same kind, then the whole method when a pool has
-fewer than `MIN_CALIBRATION`; with none, q is the normal quantile of the level: s read as an sd).
+count ratio) outside its unit's published counts gets the half-width q x s x (1 + kappa d), q the weighted c (m + 1)
+/ m quantile of the normalised scores |r| / (s (1 + kappa d)) of the m earlier forecasts of the same method, kind
+and trust (falling back to the same trust, then the same kind, then the whole method when a pool has fewer than
+`MIN_CALIBRATION`; with none, q is the normal quantile that holds c: s read as an sd). c is the target coverage
+(params `decide.target_coverage`, 0.9): the share of published times the interval should hold.
 kappa is calibrated on the earlier folds' own extrapolations (`extrapolation_slope`).
 The benchmark's own residuals weigh n / (n + OWN_PRIOR_WEIGHT) of the total, every earlier fold alike (no
 recency weighting: see `calibration_weights`). Calibrating fold r only on folds before r keeps the backtest's coverage
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-# Split-conformal needs ceil((m + 1) level) <= m residuals: 9 for a 90% interval; a few more steady it.
+# Split-conformal needs ceil((m + 1) target_coverage) <= m residuals: 9 for a 90% interval; a few more steady it.
 MIN_CALIBRATION = 10
 UNCALIBRATED = "uncalibrated"
 SAME_KIND, ANY_KIND = "earlier forecasts of the same kind and trust", "earlier forecasts of the same trust"
@@ -38,14 +39,15 @@ EXTRAPOLATION_GRID = tuple(np.round(np.arange(0.0, 4.01, 0.1), 2))
 DEFAULT_EXTRAPOLATION_SLOPE = 1.0
 
 
-def weighted_conformal_half_width(residuals: np.ndarray, weights: np.ndarray, level: float) -> float:
-    """Split-conformal half-width of `level` from m residuals with non-negative `weights`: the smallest |r| whose
-    share of the total weight, counting it and every smaller one, reaches level (m + 1) / m. With equal weights
-    that is the ceil((m + 1) level)-th smallest |r|; infinite when m is too small for that (or no weight)."""
+def weighted_conformal_half_width(residuals: np.ndarray, weights: np.ndarray, target_coverage: float) -> float:
+    """Split-conformal half-width that holds `target_coverage` (a fraction) from m residuals with non-negative
+    `weights`: the smallest |r| whose share of the total weight, counting it and every smaller one, reaches
+    target_coverage (m + 1) / m. With equal weights that is the ceil((m + 1) target_coverage)-th smallest |r|;
+    infinite when m is too small for that (or no weight)."""
     if len(residuals) != len(weights):
         raise ValueError("weighted_conformal_half_width needs one weight per residual")
     m, total = len(residuals), float(np.sum(weights))
-    target = level * (m + 1) / m if m else math.inf
+    target = target_coverage * (m + 1) / m if m else math.inf
     if target > 1 or total <= 0:
         return math.inf
     order = np.argsort(np.abs(residuals), kind="stable")
@@ -77,11 +79,11 @@ def calibration_weights(benchmarks: np.ndarray, benchmark: str) -> np.ndarray:
     return weights
 
 
-def extrapolation_slope(residuals: np.ndarray, distances: np.ndarray, level: float) -> tuple[float, str]:
+def extrapolation_slope(residuals: np.ndarray, distances: np.ndarray, target_coverage: float) -> tuple[float, str]:
     """kappa of the interval q (1 + kappa d), from earlier backtest forecasts of one method (log `residuals` in
     units of their scale,
     their `distances` outside the published counts): the smallest kappa of EXTRAPOLATION_GRID whose
-    (unweighted) conformal interval holds at least `level` of the extrapolated ones (d > 0), or the grid's
+    (unweighted) conformal interval holds at least `target_coverage` of the extrapolated ones (d > 0), or the grid's
     largest; DEFAULT_EXTRAPOLATION_SLOPE when fewer than MIN_CALIBRATION forecasts were extrapolated. Returns
     (kappa, where it came from)."""
     outside = distances > 0
@@ -90,8 +92,8 @@ def extrapolation_slope(residuals: np.ndarray, distances: np.ndarray, level: flo
     magnitude = np.abs(residuals)
     for kappa in EXTRAPOLATION_GRID:
         stretch = 1.0 + kappa * distances
-        width = weighted_conformal_half_width(magnitude / stretch, np.ones(len(magnitude)), level)
-        if np.mean(magnitude[outside] <= width * stretch[outside]) >= level:
+        width = weighted_conformal_half_width(magnitude / stretch, np.ones(len(magnitude)), target_coverage)
+        if np.mean(magnitude[outside] <= width * stretch[outside]) >= target_coverage:
             return float(kappa), f"{int(outside.sum())} earlier extrapolations"
     return float(EXTRAPOLATION_GRID[-1]), f"{int(outside.sum())} earlier extrapolations (the grid's largest)"
 
@@ -143,14 +145,14 @@ class ResidualHistory:
                    shift=(points["shift_log"].to_numpy(dtype=float) if "shift_log" in points.columns
                           else np.zeros(len(points))))
 
-    def extrapolation_slope(self, method: str, level: float, target_time: float) -> tuple[float, str]:
+    def extrapolation_slope(self, method: str, target_coverage: float, target_time: float) -> tuple[float, str]:
         """kappa and where it came from (`extrapolation_slope`) for forecasts by `method` at `target_time`, from
         every benchmark's forecasts of the method in rounds published before it."""
         same_method = (self.method == method) & (self.fold_time < target_time)
         return extrapolation_slope(self.log_residual[same_method] / self.scale[same_method],
-                                   self.distance[same_method], level)
+                                   self.distance[same_method], target_coverage)
 
-    def calibration(self, benchmark: str, method: str, kind: str, level: float, target_time: float,
+    def calibration(self, benchmark: str, method: str, kind: str, target_coverage: float, target_time: float,
                     trusted: bool | None = None, recentre: bool = False,
                     new_family_kinds: tuple[str, ...] = (), slope: tuple[float, str] | None = None) -> Calibration:
         """The Calibration of a forecast of `benchmark` by `method` and `kind` at `target_time` (`trusted` or not;
@@ -173,7 +175,7 @@ class ResidualHistory:
             pool = same_method & (self.kind == kind)
             shift = float(np.round(weighted_median(self.log_residual[pool] + self.shift[pool],
                                                    calibration_weights(self.benchmark[pool], benchmark)), 9))
-        kappa, kappa_source = slope or self.extrapolation_slope(method, level, target_time)
+        kappa, kappa_source = slope or self.extrapolation_slope(method, target_coverage, target_time)
         same_trust = same_method if trusted is None else same_method & (self.trusted == trusted)
         same_kind = self.kind == kind
         pools: tuple[tuple[str, np.ndarray], ...] = ((SAME_KIND, same_trust & same_kind), (ANY_KIND, same_trust),
@@ -186,9 +188,9 @@ class ResidualHistory:
             if pool.sum() >= MIN_CALIBRATION:
                 weights = calibration_weights(self.benchmark[pool], benchmark)
                 scores = self.log_residual[pool] / (self.scale[pool] * (1.0 + kappa * self.distance[pool]))
-                return Calibration(weighted_conformal_half_width(scores, weights, level), source, kappa,
+                return Calibration(weighted_conformal_half_width(scores, weights, target_coverage), source, kappa,
                                    kappa_source, shift)
         # scipy.stats' norm.ppf is this same ndtri (bit for bit); scipy.stats costs 0.6 s to import
         from scipy.special import ndtri
 
-        return Calibration(float(ndtri(0.5 + level / 2)), UNCALIBRATED, kappa, kappa_source, shift)
+        return Calibration(float(ndtri(0.5 + target_coverage / 2)), UNCALIBRATED, kappa, kappa_source, shift)

@@ -22,13 +22,14 @@ in one form factor (H100 SXM, H100 PCIe); a group is a unit in one round.
   pooled slope (kind "family level, benchmark scaling").
 - drift is the software and hardware progress per year the forecasts apply (`shrunk_drift`): a benchmark with
   rounds of its own takes half (a damped trend) of the median, over consecutive groups of one unit, of the change
-  in level per year between them, shrunk towards every benchmark's (`pooled_drift`, `DriftPrior`); one with a
-  single round takes half the median of every benchmark's first step between rounds. Never positive.
+  in log-time level per year between them, shrunk towards every benchmark's (`pooled_drift`, `DriftPrior`); one
+  with a single round takes half the median of every benchmark's first step between rounds. Never positive.
 - A family with no results (or none in this form factor) is forecast from its specifications
   (`pipeline.mlperf.hardware.accelerators`: log peak dense BF16 TFLOPS and log memory bandwidth) when
-  `MIN_SPEC_FAMILIES` families have them: the group levels (each group's mean of log t - b log n) regressed on a
-  round effect and the two features; the forecast takes the latest round's effect, the pooled exponent and the drift
-  (kind "specification").
+  `MIN_SPEC_FAMILIES` families have them: the groups' log-time levels (each group's mean of log t - b log n, its
+  log minutes at one accelerator on the unit's exponent: `WithinGroupFit`) regressed on a round effect and the two
+  features; the forecast takes the latest round's effect, the pooled exponent and the drift (kind
+  "specification").
 - A family new to the benchmark whose sibling (`sibling_of`, its vendor's) has results here takes the sibling's
   curve and drift times their ratio by the law chosen on the earlier folds' first appearances
   (`siblings.choose_law`, carried with the drift prior, `DriftPrior.law`): BF16 compute, compute at the precision
@@ -57,20 +58,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from pipeline.analysis.forecasting.curve import CURVE_DECIMALS, POWER, CountCurve, fit_count_curve
+from pipeline.analysis.forecasting.curve import CURVE_DECIMALS, POWER, CountCurve, ScalingShape, fit_count_curve
 
-# The levels and the drift live in `drift`; the names other modules read here too:
+# The within-group fit and the drift live in `drift`; the names other modules read here too:
 from pipeline.analysis.forecasting.drift import DRIFT_DAMPING as DRIFT_DAMPING
 from pipeline.analysis.forecasting.drift import DRIFT_HALF_LIFE_YEARS as DRIFT_HALF_LIFE_YEARS
 from pipeline.analysis.forecasting.drift import DRIFT_PRIOR_WEIGHT as DRIFT_PRIOR_WEIGHT
 from pipeline.analysis.forecasting.drift import EXPONENT_PRIOR_WEIGHT as EXPONENT_PRIOR_WEIGHT
 from pipeline.analysis.forecasting.drift import FALLBACK_EXPONENT as FALLBACK_EXPONENT
 from pipeline.analysis.forecasting.drift import DriftPrior as DriftPrior
-from pipeline.analysis.forecasting.drift import GroupLevels as GroupLevels
+from pipeline.analysis.forecasting.drift import WithinGroupFit as WithinGroupFit
 from pipeline.analysis.forecasting.drift import next_round_drift as next_round_drift
 from pipeline.analysis.forecasting.drift import next_round_prior as next_round_prior
 from pipeline.analysis.forecasting.drift import pooled_drift as pooled_drift
@@ -82,7 +84,7 @@ from pipeline.analysis.forecasting.forms import SHAPE_COLUMNS, stored_shapes, un
 from pipeline.analysis.forecasting.inputs import UNIT as UNIT
 from pipeline.analysis.forecasting.inputs import UNSPECIFIED as UNSPECIFIED
 from pipeline.analysis.forecasting.inputs import codes as codes
-from pipeline.analysis.forecasting.inputs import form_factor_levels as form_factor_levels
+from pipeline.analysis.forecasting.inputs import form_factors_by_frequency as form_factors_by_frequency
 from pipeline.analysis.forecasting.inputs import model_inputs as model_inputs
 from pipeline.analysis.forecasting.inputs import model_inputs_by_benchmark as model_inputs_by_benchmark
 from pipeline.analysis.forecasting.inputs import row_groups
@@ -365,76 +367,131 @@ def fit(train: pd.DataFrame, drift_prior: DriftPrior | None = None, form: str = 
     (`forms.unit_shapes`)."""
     if train.empty:
         raise ValueError("fit needs at least one result")
-    levels = GroupLevels.of(train)
-    log_n, log_t, times, unit, unit_keys = levels.log_n, levels.log_t, levels.times, levels.unit, levels.unit_keys
-    families = train["accelerator_family"].tolist()
-    n_units = len(unit_keys)
-    group_unit, group_time, group_size = levels.group_unit, levels.group_time, levels.group_size
-    sxx, pooled, exponent, within = levels.sxx, levels.pooled, levels.exponent, levels.within
-    group_level, order, same_unit, rates = levels.group_level, levels.order, levels.same_unit, levels.rates
-    drift = shrunk_drift(levels, drift_prior)
-    # Between rounds: what the drift leaves unexplained over half a year, the usual forecast horizon.
-    rate_sd = float(np.round(np.std(rates), CURVE_DECIMALS)) if len(rates) > 1 else 0.0
-    between = float(np.std(rates - drift) * ROUND_STEP_YEARS) if len(rates) > 1 else 0.0
-    within_sd = float(np.sqrt((within ** 2).sum() / max(len(log_t) - len(group_size), 1)))
-    latest_group = order[np.r_[~same_unit, True]]  # the last group of each unit in time order
-    anchor_time = np.empty(n_units)
-    anchor_time[group_unit[latest_group]] = group_time[latest_group]
-    counts = train["accelerator_count"].to_numpy(dtype=float)
+    groups = WithinGroupFit.of(train)
+    drift = shrunk_drift(groups, drift_prior)
+    anchor_time = _latest_round_times(groups)
+    shapes = unit_shapes(train, groups.log_n, groups.log_t, groups.group, groups.unit, groups.unit_keys,
+                         groups.exponent, form)
+    curves = _unit_count_curves(train, groups, shapes, form)
+    units = _unit_table(train, groups, anchor_time, shapes, _unit_spreads(groups, curves, anchor_time))
+    spec_intercept, spec_time, spec_coefficients = _spec_regression(groups)
+    return Forecaster(units=units, curve_rows=_curve_table(groups.unit_keys, curves), pooled_exponent=groups.pooled,
+                      drift_per_year=drift, spread_log=_residual_spread(groups, drift), rate_sd=_rate_sd(groups.rates),
+                      spec_intercept=spec_intercept, spec_time=spec_time, spec_coefficients=spec_coefficients,
+                      naive_rows=_naive_rows(train, groups.times), rounds=tuple(ordered_rounds(train)),
+                      measured=_ratios_to_families_here(drift_prior, train), form=form,
+                      law=drift_prior.law if drift_prior else SIMPLEST,
+                      benchmark=str(train["benchmark"].iloc[0]) if "benchmark" in train.columns else "",
+                      precisions=latest_precisions(train))
+
+
+def _latest_round_times(groups: WithinGroupFit) -> np.ndarray:
+    """Each unit's latest round (publication time, years; one per unit code): its forecasts' anchor."""
+    latest_group = groups.order[np.r_[~groups.same_unit, True]]  # the last group of each unit in time order
+    anchor_time = np.empty(len(groups.unit_keys))
+    anchor_time[groups.group_unit[latest_group]] = groups.group_time[latest_group]
+    return anchor_time
+
+
+def _rate_sd(rates: np.ndarray) -> float:
+    """sd of the benchmark's drift rates (log minutes per year, rounded to CURVE_DECIMALS; 0 with fewer than two)."""
+    return float(np.round(np.std(rates), CURVE_DECIMALS)) if len(rates) > 1 else 0.0
+
+
+def _residual_spread(groups: WithinGroupFit, drift: float) -> float:
+    """sd of a forecast's log residual (log minutes): the results' spread within their group and, between rounds,
+    what the drift (log minutes per year) leaves unexplained over half a year, the usual forecast horizon, added in
+    quadrature."""
+    between = float(np.std(groups.rates - drift) * ROUND_STEP_YEARS) if len(groups.rates) > 1 else 0.0
+    within_sd = float(np.sqrt((groups.within ** 2).sum() / max(len(groups.log_t) - len(groups.group_size), 1)))
+    return math.hypot(within_sd, between)
+
+
+def _unit_count_ranges(groups: WithinGroupFit, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each unit's smallest and largest published count (one per unit code) of the results' `counts`."""
+    n_units = len(groups.unit_keys)
     count_min, count_max = np.full(n_units, np.inf), np.zeros(n_units)
-    np.minimum.at(count_min, unit, counts)
-    np.maximum.at(count_max, unit, counts)
-    unit_family = np.array([key[0] for key in unit_keys], dtype=object)
-    unit_index = pd.MultiIndex.from_tuples(unit_keys, names=UNIT)
-    shapes = unit_shapes(train, log_n, log_t, levels.group, unit, unit_keys, exponent, form)
-    units = pd.DataFrame({"exponent": exponent, "own_shape": sxx > 0, "anchor_time": anchor_time,
-                          "n_rounds": np.bincount(group_unit, minlength=n_units),
-                          "count_min": count_min, "count_max": count_max,
-                          **{name: [getattr(shape, name) for shape in shapes] for name in SHAPE_COLUMNS}},
-                         index=unit_index).sort_index()
-    intercept, spec_time, coefficients = _spec_regression(pd.DataFrame({
-        "accelerator_family": unit_family[group_unit], "round_time": group_time, "level": group_level}))
-    # The naive rule's rows: each family's best time per count in the family's latest round.
+    np.minimum.at(count_min, groups.unit, counts)
+    np.maximum.at(count_max, groups.unit, counts)
+    return count_min, count_max
+
+
+def _unit_count_curves(train: pd.DataFrame, groups: WithinGroupFit, shapes: list[ScalingShape], form: str
+                       ) -> list[CountCurve]:
+    """Each unit's count curve (one per unit code), fitted to every result of the unit with an offset per earlier
+    round and per submitter (`fit_count_curve`); beyond the published counts its exponent, or its shape in `form`."""
+    submitters = train["submitter"].to_numpy(dtype=object)
+    curves = []
+    for code in range(len(groups.unit_keys)):
+        rows = groups.unit == code
+        curves.append(fit_count_curve(groups.log_n[rows], groups.log_t[rows], float(groups.exponent[code]),
+                                      submitters=submitters[rows], rounds=groups.times[rows],
+                                      shape=None if form == POWER else shapes[code]))
+    return curves
+
+
+def _unit_spreads(groups: WithinGroupFit, curves: list[CountCurve], anchor_time: np.ndarray) -> np.ndarray:
+    """Between submitters on the same hardware: each unit's root mean square residual (log minutes, rounded to
+    CURVE_DECIMALS) around its curve in its latest round (the curve is the typical submitter's), shrunk towards the
+    benchmark's with SPREAD_PRIOR_RESULTS results' weight."""
+    squares, sizes = np.zeros(len(curves)), np.zeros(len(curves))  # in each latest round: squared residuals, results
+    for code, curve in enumerate(curves):
+        latest_rows = (groups.unit == code) & (groups.times == anchor_time[code])
+        squares[code] = float(np.sum((groups.log_t[latest_rows]
+                                      - curve.log_time(np.exp(groups.log_n[latest_rows]))) ** 2))
+        sizes[code] = latest_rows.sum()
+    typical = squares.sum() / sizes.sum()
+    return np.round(np.sqrt((squares + SPREAD_PRIOR_RESULTS * typical) / (sizes + SPREAD_PRIOR_RESULTS)),
+                    CURVE_DECIMALS)
+
+
+def _unit_table(train: pd.DataFrame, groups: WithinGroupFit, anchor_time: np.ndarray, shapes: list[ScalingShape],
+                spread: np.ndarray) -> pd.DataFrame:
+    """`Forecaster.units`: one row per unit (index UNIT, sorted) from its code-ordered arrays: exponent, own_shape
+    (an exponent of its own, from two counts in one round), anchor_time, n_rounds, count_min, count_max, the
+    ScalingShape's SHAPE_COLUMNS and spread."""
+    count_min, count_max = _unit_count_ranges(groups, train["accelerator_count"].to_numpy(dtype=float))
+    return pd.DataFrame({"exponent": groups.exponent, "own_shape": groups.sxx > 0, "anchor_time": anchor_time,
+                         "n_rounds": np.bincount(groups.group_unit, minlength=len(groups.unit_keys)),
+                         "count_min": count_min, "count_max": count_max,
+                         **{name: [getattr(shape, name) for shape in shapes] for name in SHAPE_COLUMNS},
+                         "spread": spread},
+                        index=pd.MultiIndex.from_tuples(groups.unit_keys, names=UNIT)).sort_index()
+
+
+def _curve_table(unit_keys: list[tuple[Any, ...]], curves: list[CountCurve]) -> pd.DataFrame:
+    """`Forecaster.curve_rows`: each unit's count curve at its knots (UNIT, accelerator_count_published, curve_log),
+    sorted."""
+    rows = [(*key, float(np.exp(x)), float(y))
+            for key, curve in zip(unit_keys, curves) for x, y in zip(curve.log_counts, curve.log_times)]
+    frame = pd.DataFrame(rows, columns=[*UNIT, "accelerator_count_published", "curve_log"]).sort_values(
+        [*UNIT, "accelerator_count_published"], ignore_index=True)
+    # Counts stored as exp(log n) must read back as the published integers.
+    frame["accelerator_count_published"] = frame["accelerator_count_published"].round()
+    return frame
+
+
+def _naive_rows(train: pd.DataFrame, times: np.ndarray) -> pd.DataFrame:
+    """`Forecaster.naive_rows`: the naive rule's rows, each family's best time per count in the family's latest
+    round (accelerator_family, accelerator_count_published, time_to_train_min), sorted; `times` the results'
+    publication times (years)."""
+    families = train["accelerator_family"].tolist()
+    counts = train["accelerator_count"].to_numpy(dtype=float)
     family_latest = pd.Series(times).groupby(families).transform("max").to_numpy()
     latest = np.flatnonzero(times == family_latest)
     cell, cell_keys = codes([families[row] for row in latest], counts[latest].tolist())
     best = np.full(len(cell_keys), np.inf)
     np.minimum.at(best, cell, train["time_to_train_min"].to_numpy(dtype=float)[latest])
-    naive_rows = pd.DataFrame(cell_keys, columns=["accelerator_family", "accelerator_count_published"]).assign(
-        time_to_train_min=best).sort_values(["accelerator_family", "accelerator_count_published"],
-                                            ignore_index=True)
-    # The count curves: every result of each unit, an offset per earlier round and per submitter.
-    submitters = train["submitter"].to_numpy(dtype=object)
-    curve_rows = []
-    squares, sizes = np.zeros(n_units), np.zeros(n_units)  # each unit's latest round: squared residuals, results
-    for code, key in enumerate(unit_keys):
-        rows = unit == code
-        curve = fit_count_curve(log_n[rows], log_t[rows], float(exponent[code]), submitters=submitters[rows],
-                                rounds=times[rows], shape=None if form == POWER else shapes[code])
-        curve_rows += [(*key, float(np.exp(x)), float(y)) for x, y in zip(curve.log_counts, curve.log_times)]
-        latest_rows = rows & (times == anchor_time[code])
-        squares[code] = float(np.sum((log_t[latest_rows] - curve.log_time(np.exp(log_n[latest_rows]))) ** 2))
-        sizes[code] = latest_rows.sum()
-    # Between submitters on the same hardware: each unit's root mean square residual around its curve in its
-    # latest round (the curve is the typical submitter's), shrunk towards the benchmark's.
-    typical = squares.sum() / sizes.sum()
-    units["spread"] = pd.Series(np.round(np.sqrt((squares + SPREAD_PRIOR_RESULTS * typical)
-                                                 / (sizes + SPREAD_PRIOR_RESULTS)), CURVE_DECIMALS),
-                                index=unit_index)
-    curve_frame = pd.DataFrame(curve_rows, columns=[*UNIT, "accelerator_count_published", "curve_log"]).sort_values(
-        [*UNIT, "accelerator_count_published"], ignore_index=True)
-    # Counts stored as exp(log n) must read back as the published integers.
-    curve_frame["accelerator_count_published"] = curve_frame["accelerator_count_published"].round()
-    present = set(families)
-    measured = tuple(ratio for ratio in (drift_prior.ratios if drift_prior else ())
-                     if ratio.family not in present and ratio.sibling in present)
-    return Forecaster(units=units, curve_rows=curve_frame, pooled_exponent=pooled, drift_per_year=drift,
-                      spread_log=math.hypot(within_sd, between), rate_sd=rate_sd, spec_intercept=intercept,
-                      spec_time=spec_time, spec_coefficients=coefficients, naive_rows=naive_rows,
-                      rounds=tuple(ordered_rounds(train)), measured=measured, form=form,
-                      law=drift_prior.law if drift_prior else SIMPLEST,
-                      benchmark=str(train["benchmark"].iloc[0]) if "benchmark" in train.columns else "",
-                      precisions=latest_precisions(train))
+    return pd.DataFrame(cell_keys, columns=["accelerator_family", "accelerator_count_published"]).assign(
+        time_to_train_min=best).sort_values(["accelerator_family", "accelerator_count_published"], ignore_index=True)
+
+
+def _ratios_to_families_here(drift_prior: DriftPrior | None, train: pd.DataFrame) -> tuple[MeasuredRatio, ...]:
+    """The prior's measured ratios (`siblings.measured_ratios`) of a family without results in `train` to one
+    with: the ones a forecast of this benchmark may use."""
+    present = set(train["accelerator_family"])
+    return tuple(ratio for ratio in (drift_prior.ratios if drift_prior else ())
+                 if ratio.family not in present and ratio.sibling in present)
 
 
 def latest_precisions(train: pd.DataFrame) -> tuple[tuple[str, str], ...]:
@@ -452,9 +509,13 @@ def latest_precisions(train: pd.DataFrame) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
-def _spec_regression(groups: pd.DataFrame) -> tuple[float | None, float, np.ndarray | None]:
-    """Group levels on a round effect and the log specifications: (latest round's effect, its time, the
-    feature coefficients), or Nones when fewer than MIN_SPEC_FAMILIES families have specifications."""
+def _spec_regression(within_fit: WithinGroupFit) -> tuple[float | None, float, np.ndarray | None]:
+    """The groups' log-time levels regressed on a round effect and the log specifications: (latest round's effect,
+    its time, the feature coefficients), or Nones when fewer than MIN_SPEC_FAMILIES families have specifications."""
+    unit_family = np.array([key[0] for key in within_fit.unit_keys], dtype=object)
+    groups = pd.DataFrame({"accelerator_family": unit_family[within_fit.group_unit],
+                           "round_time": within_fit.group_time,
+                           "log_time_level": within_fit.group_log_time_level})
     features = spec_features(groups["accelerator_family"])
     usable = np.isfinite(features).all(axis=1)
     groups, features = groups[usable], features[usable]
@@ -466,7 +527,7 @@ def _spec_regression(groups: pd.DataFrame) -> tuple[float | None, float, np.ndar
     if np.linalg.matrix_rank(design) < design.shape[1]:
         return None, math.nan, None
     # rounded as the count curves are (CURVE_DECIMALS): the least squares' last bits depend on the BLAS kernels
-    fitted: np.ndarray = np.linalg.lstsq(design, groups["level"].to_numpy(dtype=float), rcond=None)[0]
+    fitted: np.ndarray = np.linalg.lstsq(design, groups["log_time_level"].to_numpy(dtype=float), rcond=None)[0]
     solution = np.round(fitted, CURVE_DECIMALS) + 0.0
     return float(solution[len(rounds) - 1]), float(rounds[-1]), solution[len(rounds):]
 

@@ -31,7 +31,7 @@ from pipeline.core.artifacts import Artifact, Record
 from pipeline.core.cli import canonical_name
 from pipeline.core.errors import UsageError
 
-FORMAT: Literal[2] = 2
+FORMAT: Literal[3] = 3
 # The (method, kind, trusted) triples a saved model calibrates: each candidate method's kinds, trusted or not.
 CALIBRATED = sorted((method, kind, trusted) for method in CANDIDATES
                     for kind in ((*KINDS,) if method in (MODEL, BLEND) else (NAIVE,)) for trusted in (True, False))
@@ -228,7 +228,7 @@ class CalibrationRow(Record):
     """For trusted forecasts or the others."""
     q_log: FiniteFloat | None
     """The interval's half-width at the published counts (log minutes); null when the pool is too small for the
-    level (an unbounded interval)."""
+    target coverage (an unbounded interval)."""
     q_source: str
     """Where its residuals came from."""
     kappa: FiniteFloat
@@ -285,10 +285,10 @@ class PublishedRow(Record):
 class ModelsArtifact(Artifact):
     """reports/decide/<benchmark>.models.json."""
 
-    format: Literal[2]
+    format: Literal[3]
     """The file's format."""
-    interval: float = Field(gt=0, lt=1)
-    """The intervals' level (a fraction)."""
+    target_coverage: float = Field(gt=0, lt=1)
+    """The share of published times the intervals should hold (params `decide.target_coverage`, a fraction)."""
     forecaster: ForecasterRecord | None
     """The forecast model; null when skipped."""
     calibration: list[CalibrationRow]
@@ -332,7 +332,7 @@ class ModelsArtifact(Artifact):
         evidence = {by: {(row.method, row.key): (row.inside, row.n, row.median_ape_pct)
                          for row in self.evidence if row.by == by} for by in ("family", "kind")}
         return FittedBenchmark(
-            benchmark=self.benchmark, not_analysed_reason=self.reason, interval=self.interval,
+            benchmark=self.benchmark, not_analysed_reason=self.reason, target_coverage=self.target_coverage,
             forecaster=self.forecaster.forecaster(),
             calibrations={(row.method, row.kind, row.trusted): Calibration(
                 math.inf if row.q_log is None else row.q_log, row.q_source, row.kappa, row.kappa_source,
@@ -350,7 +350,7 @@ def models_record(fitted: FittedBenchmark) -> ModelsArtifact:
     return ModelsArtifact.model_validate({
         "format": FORMAT, "benchmark": fitted.benchmark,
         "status": "ok" if fitted.not_analysed_reason is None else "skipped", "reason": fitted.not_analysed_reason,
-        "interval": fitted.interval, "forecaster": ForecasterRecord.of(fitted.forecaster),
+        "target_coverage": fitted.target_coverage, "forecaster": ForecasterRecord.of(fitted.forecaster),
         # JSON has no infinity: a pool too small for the level is stored as null.
         "calibration": [{"method": method, "kind": kind, "trusted": trusted,
                          "q_log": calibration.q if math.isfinite(calibration.q) else None,
@@ -365,9 +365,10 @@ def models_record(fitted: FittedBenchmark) -> ModelsArtifact:
         "published": _records(fitted.published, PublishedRow)})
 
 
-def not_analysed_record(benchmark: str, reason: str, interval: float) -> ModelsArtifact:
+def not_analysed_record(benchmark: str, reason: str, target_coverage: float) -> ModelsArtifact:
     """models.json of a benchmark without a result in scope."""
-    return ModelsArtifact(format=FORMAT, benchmark=benchmark, status="skipped", reason=reason, interval=interval,
+    return ModelsArtifact(format=FORMAT, benchmark=benchmark, status="skipped", reason=reason,
+                          target_coverage=target_coverage,
                           forecaster=None, calibration=[], method=None, candidate_medians={}, comparison=None,
                           new_family_errors=None, evidence=[], published=[])
 

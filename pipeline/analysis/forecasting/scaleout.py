@@ -49,7 +49,7 @@ from pipeline.analysis.forecasting.model import (
     pooled_drifts,
 )
 from pipeline.mlperf.catalogue import round_published
-from pipeline.settings import Trust
+from pipeline.settings import DecideTrustSettings
 
 # A result is forecast from the unit's results of its round at a quarter of its count or less: two doublings
 # beyond what the fit saw, the distance of a next round's larger systems (64 to 256, 512 to 2,048).
@@ -64,15 +64,15 @@ SCALE_OUT_COLUMNS = ["benchmark", "fold", "fold_time", *UNIT, "submitter", "syst
 Fitter = Callable[[pd.DataFrame, DriftPrior | None], Forecaster]
 
 
-def within_round_points(frame: pd.DataFrame, benchmark: str, history: ResidualHistory, level: float,
+def within_round_points(frame: pd.DataFrame, benchmark: str, history: ResidualHistory, target_coverage: float,
                         drift_priors: Mapping[float, DriftPrior] | None = None, fit_model: Fitter = fit
                         ) -> pd.DataFrame:
     """View (a) of one benchmark's model inputs `frame` (accelerator_family, form_factor, round, submitter, system,
     accelerator_count, time_to_train_min; FABRIC_COLUMNS where present): every result of a round at a count N
     whose unit published in that round at N / SCALE_OUT_RATIO or less, forecast by `fit_model` (the model's `fit`
     by default) on the earlier rounds plus those results, for the round's publication, with the drift prior of
-    its fold time (`drift_priors`); intervals of `level` calibrated on `history` (the forward backtest's points
-    of rounds before it). Columns SCALE_OUT_COLUMNS."""
+    its fold time (`drift_priors`); intervals that should hold `target_coverage` (a fraction), calibrated on
+    `history` (the forward backtest's points of rounds before it). Columns SCALE_OUT_COLUMNS."""
     columns = ["round", *UNIT, "submitter", "system", "accelerator_count", "time_to_train_min",
                *(name for name in FABRIC_COLUMNS if name in frame.columns)]
     frame = frame[columns].astype({name: object for name in ["round", *UNIT, "submitter", "system"]})
@@ -101,8 +101,8 @@ def within_round_points(frame: pd.DataFrame, benchmark: str, history: ResidualHi
     half_width = np.full(len(forecasts), np.nan)
     slopes: dict[float, tuple[float, str]] = {}
     for (fold_time, kind), rows in forecasts.groupby(["fold_time", "kind"], sort=True):
-        slope = slopes.setdefault(fold_time, history.extrapolation_slope(MODEL, level, fold_time))
-        calibration = history.calibration(benchmark, MODEL, str(kind), level, fold_time, slope=slope)
+        slope = slopes.setdefault(fold_time, history.extrapolation_slope(MODEL, target_coverage, fold_time))
+        calibration = history.calibration(benchmark, MODEL, str(kind), target_coverage, fold_time, slope=slope)
         half_width[forecasts.index.get_indexer(rows.index)] = calibration.half_width(
             rows["distance"].to_numpy(dtype=float), rows["scale"].to_numpy(dtype=float))
     return _points(forecasts, forecasts["forecast_log"].to_numpy(dtype=float), half_width)
@@ -203,16 +203,18 @@ class ScaleOut:
     beyond_family_model: pd.DataFrame
 
     @classmethod
-    def of(cls, frames: Mapping[str, pd.DataFrame], level: float, rule: Trust, form: str,
+    def of(cls, frames: Mapping[str, pd.DataFrame], target_coverage: float, rule: DecideTrustSettings, form: str,
            points: pd.DataFrame | None = None) -> ScaleOut:
         """The backtest of each benchmark's model inputs `frames` with count curves in `form` (its `points`
-        when computed already) and its views, view (c) on the latest fold; intervals of `level`."""
+        when computed already) and its views, view (c) on the latest fold; intervals that should hold
+        `target_coverage` (a fraction)."""
         if points is None:
-            points = backtest(dict(frames), level, rule, form=form)
+            points = backtest(dict(frames), target_coverage, rule, form=form)
         fold_times = sorted({round_published(name) for frame in frames.values() for name in frame["round"].unique()})
         priors = pooled_drifts(frames, fold_times)
         history = ResidualHistory.of(points[points["method"] != ANSWER])
-        within = pd.concat([within_round_points(frame, benchmark, history, level, priors, partial(fit, form=form))
+        within = pd.concat([within_round_points(frame, benchmark, history, target_coverage, priors,
+                                                partial(fit, form=form))
                             for benchmark, frame in frames.items()], ignore_index=True)
         latest = points["fold"].iloc[int(points["fold_time"].to_numpy(dtype=float).argmax())]
         return cls(points, within, beyond_family_points(points, frames), large_count_points(points, latest),
@@ -242,8 +244,8 @@ def form_comparison(results: Mapping[str, ScaleOut]) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def compared_forms(frames: Mapping[str, pd.DataFrame], level: float, rule: Trust, forms: Sequence[str],
-                   kept: tuple[str, pd.DataFrame] | None = None) -> dict[str, ScaleOut]:
+def compared_forms(frames: Mapping[str, pd.DataFrame], target_coverage: float, rule: DecideTrustSettings,
+                   forms: Sequence[str], kept: tuple[str, pd.DataFrame] | None = None) -> dict[str, ScaleOut]:
     """`ScaleOut.of` each of `forms`; `kept`: a (form, points) pair whose backtest was computed already."""
-    return {form: ScaleOut.of(frames, level, rule, form, kept[1] if kept and kept[0] == form else None)
+    return {form: ScaleOut.of(frames, target_coverage, rule, form, kept[1] if kept and kept[0] == form else None)
             for form in forms}

@@ -174,7 +174,7 @@ class AnswerErrors(Record):
     answer_p90_ape_pct: float | None
     """Its 90th percentile (%)."""
     answer_coverage: float | None
-    """The share of published times inside the answers' interval (0 to 1; the interval's level is the aim)."""
+    """The share of published times inside the answers' interval (0 to 1; the aim: params `decide.target_coverage`)."""
 
 
 class KindErrors(AnswerErrors):

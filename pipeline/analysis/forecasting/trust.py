@@ -17,26 +17,26 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipeline.settings import Trust
+from pipeline.settings import DecideTrustSettings
 
 Evidence = tuple[int, int, float | None]  # earlier answers inside their interval, all of them, median error %
 
 
 @lru_cache(maxsize=4096)
-def coverage_consistent(inside: int, n: int, coverage: tuple[float, float], level: float = 0.9) -> bool:
-    """Whether `inside` of `n` forecasts inside their interval is consistent with a coverage in the range: the
-    Clopper-Pearson interval (at `level`) of the observed share overlaps it. Small samples are judged fairly:
-    5 of 5 is consistent, 3 of 10 is not."""
+def coverage_consistent(inside: int, n: int, coverage: tuple[float, float], confidence_level: float = 0.9) -> bool:
+    """Whether `inside` of `n` forecasts inside their interval is consistent with a coverage in the range
+    `coverage` (params `decide.trust.coverage`): the Clopper-Pearson interval (at `confidence_level`) of the
+    observed share overlaps it. Small samples are judged fairly: 5 of 5 is consistent, 3 of 10 is not."""
     from scipy.special import betaincinv  # the exact interval's beta quantiles (scipy.stats costs 0.6 s to import)
 
-    tail = (1 - level) / 2
+    tail = (1 - confidence_level) / 2
     low = 0.0 if inside == 0 else float(betaincinv(inside, n - inside + 1, tail))
     high = 1.0 if inside == n else float(betaincinv(inside + 1, n - inside, 1 - tail))
     return low <= coverage[1] and high >= coverage[0]
 
 
 def trust_reasons(n_rounds: int, count: float, published: tuple[float, float] | None,
-                  family_evidence: Evidence, kind_evidence: Evidence, rule: Trust,
+                  family_evidence: Evidence, kind_evidence: Evidence, rule: DecideTrustSettings,
                   latest_round_only: bool = False, learned_from: str | None = None) -> list[str]:
     """Why a forecast is not trusted (empty: trusted), the one rule of the backtest and `predict`. `published`
     is the family's (smallest, largest) published count, None for a forecast with nothing to learn from;

@@ -52,7 +52,7 @@ from pipeline.analysis.statistics.importance_result import ImportanceReport
 from pipeline.core.artifacts import Artifact, Record
 from pipeline.core.errors import ContractError, ParamsError
 from pipeline.core.features import LOG_SCALED
-from pipeline.settings import Cluster
+from pipeline.settings import ClusterSettings
 
 if TYPE_CHECKING:  # sklearn is imported where k-means runs: a stage that only reads a Clustering never loads it
     from sklearn.cluster import KMeans
@@ -477,7 +477,7 @@ class KScan(Artifact):
                 "dropped_features": self.dropped_features}
 
 
-def scan_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: Cluster,
+def scan_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: ClusterSettings,
                    feature_source: FeatureSource = "importance", *, benchmark: str) -> KScan:
     """k-means of one benchmark's configurations (one row per result) on the `candidates` that survive the checks,
     at every k of `settings.k_range` below the number of distinct points, with each k's diagnostics and bootstrap
@@ -504,7 +504,7 @@ def scan_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: Clu
                  stability_ari=ari, k_support=support)
 
 
-def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: Cluster,
+def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: ClusterSettings,
                       feature_source: FeatureSource = "importance", *,
                       benchmark: str) -> tuple[pd.DataFrame, Clustering]:
     """k-means of one benchmark's configurations (one row per result) at k = params `cluster.k`, in one call: the
@@ -513,7 +513,7 @@ def cluster_benchmark(frame: pd.DataFrame, candidates: Sequence[str], settings: 
     return clusters_from_scan(frame, scan, settings)
 
 
-def clusters_from_scan(frame: pd.DataFrame, scan: KScan, settings: Cluster) -> tuple[pd.DataFrame, Clustering]:
+def clusters_from_scan(frame: pd.DataFrame, scan: KScan, settings: ClusterSettings) -> tuple[pd.DataFrame, Clustering]:
     """One benchmark's configurations (one row per result, the frame `scan` was made from) labelled by the k-means
     of `scan` at k = params `cluster.k`, small clusters merged.
 

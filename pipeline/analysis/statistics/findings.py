@@ -65,7 +65,7 @@ from pipeline.analysis.statistics.findings_result import Test as Test
 from pipeline.analysis.statistics.findings_result import combined as combined
 from pipeline.analysis.statistics.findings_result import p_text, plain
 from pipeline.core.features import ROUND_EFFICIENCY
-from pipeline.settings import Findings
+from pipeline.settings import FindingsSettings
 
 LAUNCH_OFFSET = 0.5  # a family counts as launched in the middle of its launch year (accelerators.csv)
 
@@ -75,7 +75,7 @@ REQUIRED = {"round", "submitter", "series", "accelerator_family", "accelerator_c
 # ------------------------------------------------------------------------------------------ the test engine
 
 def run_test(test: Test, outcome: np.ndarray, regressor: np.ndarray | None, strata: np.ndarray | None,
-             clusters: np.ndarray, settings: Findings) -> Test:
+             clusters: np.ndarray, settings: FindingsSettings) -> Test:
     """`test` (its label, effect, scale, claimed side, n and submitters set) with the coefficient's estimate,
     interval, p-value, degrees of freedom and the verdict before correction filled in
     (`pipeline.analysis.statistics.inference.coefficient`; the note says when the units have no spread); not run
@@ -96,7 +96,8 @@ def run_test(test: Test, outcome: np.ndarray, regressor: np.ndarray | None, stra
     return dataclasses.replace(filled, verdict_raw=verdict, verdict=verdict, note=note)
 
 
-def compare_groups(test: Test, values: pd.Series, group: pd.Series, frame: pd.DataFrame, settings: Findings) -> Test:
+def compare_groups(test: Test, values: pd.Series, group: pd.Series, frame: pd.DataFrame,
+                   settings: FindingsSettings) -> Test:
     """A round-stratified, submitter-clustered comparison of `values` (one per row of `frame`, on the model's
     scale: a log or a 0/1 flag) between the rows where `group` is true and the rest; rows without a finite value
     are left out. Not run when either side has fewer than `min_group` results."""
@@ -116,10 +117,10 @@ def compare_groups(test: Test, values: pd.Series, group: pd.Series, frame: pd.Da
 
 # ------------------------------------------------------------------------------------------------- helpers
 
-def bootstrap_interval(values: Sequence[np.ndarray], statistic: Callable[..., np.ndarray], settings: Findings,
-                       level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of a statistic of one or more samples, each resampled on its own; NaN when a
-    sample is empty.
+def bootstrap_interval(values: Sequence[np.ndarray], statistic: Callable[..., np.ndarray], settings: FindingsSettings,
+                       confidence_level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval (at `confidence_level`) of a statistic of one or more samples, each resampled on
+    its own; NaN when a sample is empty.
 
     `statistic` takes one (resamples x len(sample)) matrix per sample and returns one value per row, so all
     `settings.bootstrap` resamples are one numpy call (e.g. `lambda a: np.median(a, axis=1)`). The resamples of
@@ -132,7 +133,7 @@ def bootstrap_interval(values: Sequence[np.ndarray], statistic: Callable[..., np
     draws = np.asarray(statistic(*resampled), dtype=float)
     if draws.shape != (settings.bootstrap,):
         raise ValueError(f"a bootstrap statistic must give one value per resample (got shape {draws.shape})")
-    tail = (1 - level) / 2 * 100
+    tail = (1 - confidence_level) / 2 * 100
     low, high = np.nanpercentile(draws, [tail, 100 - tail])
     return (float(low), float(high))
 
@@ -160,7 +161,7 @@ def scaled_members(frame: pd.DataFrame) -> pd.DataFrame:
     return has[has["accelerator_count"] > base]
 
 
-def efficiency_bands(frame: pd.DataFrame, settings: Findings) -> list[dict[str, Any]]:
+def efficiency_bands(frame: pd.DataFrame, settings: FindingsSettings) -> list[dict[str, Any]]:
     """Median within-series efficiency (members above their base) per accelerator-count band, with its bootstrap
     interval and the share below 1 (descriptive: no test). Bands with fewer than `min_group` results are listed
     without an interval."""
@@ -194,7 +195,7 @@ def series_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
                                                     sublinear_share=("sublinear_share", "mean")).reset_index()
 
 
-def sublinear(frame: pd.DataFrame, settings: Findings) -> Finding:
+def sublinear(frame: pd.DataFrame, settings: FindingsSettings) -> Finding:
     """The sublinear speed-up finding of one benchmark's configurations (`frame`): its estimate (`doubling_estimate`)
     and its series' values (`Finding.units`), which `pool_sublinear` tests with every other benchmark's."""
     series = series_efficiency(frame)
@@ -210,7 +211,7 @@ SUBLINEAR_METHOD = ("one test on every benchmark's series together: paired withi
                     "estimate")
 
 
-def doubling_estimate(frame: pd.DataFrame, settings: Findings) -> Test:
+def doubling_estimate(frame: pd.DataFrame, settings: FindingsSettings) -> Test:
     """The efficiency one benchmark's series keep per doubling of accelerators (1: linear scaling; 0.8: a fifth of
     the hardware's work lost per doubling): exp of the mean over members above their base of log efficiency /
     log2(count / base), clustered by submitter (CR2 interval at 1 - alpha, `inference.coefficient`). Descriptive:
@@ -235,7 +236,7 @@ def doubling_estimate(frame: pd.DataFrame, settings: Findings) -> Test:
                                high=math.exp(fitted.high), df=fitted.df)
 
 
-def pool_sublinear(found: Mapping[str, Sequence[Finding]], settings: Findings) -> dict[str, list[Finding]]:
+def pool_sublinear(found: Mapping[str, Sequence[Finding]], settings: FindingsSettings) -> dict[str, list[Finding]]:
     """`found` (benchmark -> its findings) with the sublinear claim's one test, on every benchmark's series together
     (`Finding.units`: clustered by submitter across benchmarks), put first in each benchmark's sublinear finding: the
     same test, p and verdict on every page. Not run with fewer than `min_group` series or `min_submitters`
@@ -255,7 +256,7 @@ def pool_sublinear(found: Mapping[str, Sequence[Finding]], settings: Findings) -
             for benchmark, items in found.items()}
 
 
-def diminishing(frame: pd.DataFrame, settings: Findings) -> Finding:
+def diminishing(frame: pd.DataFrame, settings: FindingsSettings) -> Finding:
     """The shrinking-gain-per-chip finding: within series of three or more counts, log efficiency on log2 count with a
     dummy per series."""
     members = scaled_members(frame)
@@ -307,7 +308,7 @@ def latest_generation(frame: pd.DataFrame, share: float) -> pd.Series:
     return (peak >= share * best).astype(float).where(peak.notna() & best.notna())
 
 
-def moderate(frame: pd.DataFrame, top: pd.Series, settings: Findings) -> Finding:
+def moderate(frame: pd.DataFrame, top: pd.Series, settings: FindingsSettings) -> Finding:
     """The moderate-count (4 to 16 accelerators) finding: their share among each round's most hardware-efficient results
     (`top`, a boolean per row) against the rest."""
     low, high = settings.moderate
@@ -317,7 +318,7 @@ def moderate(frame: pd.DataFrame, top: pd.Series, settings: Findings) -> Finding
     return Finding("moderate", _share_method(settings), (compare_groups(test, flag, top, frame, settings),))
 
 
-def latest(frame: pd.DataFrame, top: pd.Series, settings: Findings) -> Finding:
+def latest(frame: pd.DataFrame, top: pd.Series, settings: FindingsSettings) -> Finding:
     """The latest-generation finding: the share of the newest generation available then among each round's most
     hardware-efficient results (`top`) against the rest."""
     flag = latest_generation(frame, settings.latest_peak_share)
@@ -328,12 +329,12 @@ def latest(frame: pd.DataFrame, top: pd.Series, settings: Findings) -> Finding:
                    (compare_groups(test, flag, top, frame, settings),))
 
 
-def _share_method(settings: Findings) -> str:
+def _share_method(settings: FindingsSettings) -> str:
     return (f"difference in shares between the round's most hardware-efficient {settings.top_share:.0%} and the "
             "rest (linear probability model with a dummy per round), clustered by submitter")
 
 
-def host(frame: pd.DataFrame, top: pd.Series, settings: Findings) -> Finding:
+def host(frame: pd.DataFrame, top: pd.Series, settings: FindingsSettings) -> Finding:
     """The strong-host finding: host CPU cores per node and intra-node bandwidth of the most hardware-efficient results
     (`top`) against the rest; both tests must hold."""
     tests = []
@@ -358,7 +359,7 @@ def largest_by_round(frame: pd.DataFrame, share: float) -> pd.Series:
     return (ranks <= np.maximum(1, np.floor(share * sizes))) & (counts > smallest)
 
 
-def largest(frame: pd.DataFrame, settings: Findings) -> list[Finding]:
+def largest(frame: pd.DataFrame, settings: FindingsSettings) -> list[Finding]:
     """The two largest-systems findings (fastest; least hardware-efficient) of each round's largest systems against the
     rest of the round, as ratios of geometric means."""
     big = largest_by_round(frame, settings.largest_share)
@@ -376,7 +377,7 @@ def largest(frame: pd.DataFrame, settings: Findings) -> list[Finding]:
 
 # -------------------------------------------------------------------------------------------------------- entry
 
-def evaluate(frame: pd.DataFrame, settings: Findings) -> list[Finding]:
+def evaluate(frame: pd.DataFrame, settings: FindingsSettings) -> list[Finding]:
     """Every finding of `CLAIMS` tested on one benchmark's in-scope results (configurations.parquet columns), in
     the order of `CLAIMS`; p-values not yet adjusted (`adjust` does that over every benchmark of the page)."""
     missing = sorted(REQUIRED - set(frame.columns))
@@ -426,7 +427,7 @@ def adjust(found: Mapping[str, Sequence[Finding]], alpha: float) -> tuple[dict[s
         sum(item.verdict_raw == SUPPORTED for item in every), sum(item.verdict == SUPPORTED for item in every))
 
 
-def across_benchmarks(found: Mapping[str, Sequence[Finding]], settings: Findings
+def across_benchmarks(found: Mapping[str, Sequence[Finding]], settings: FindingsSettings
                       ) -> tuple[dict[str, list[Finding]], Correction]:
     """Every benchmark's findings (`evaluate`'s, by benchmark) concluded together: the sublinear claim tested once on
     every benchmark's series (`pool_sublinear`), then every p-value corrected (`adjust`)."""

@@ -59,12 +59,12 @@ from pipeline.analysis.statistics.importance_result import (
 from pipeline.core.features import CATEGORICAL_FEATURES, NUMERIC_FEATURES
 from pipeline.mlperf.catalogue import round_published
 from pipeline.mlperf.hardware.accelerators import generations
-from pipeline.settings import Importance, Model
+from pipeline.settings import ImportanceModelSettings, ImportanceSettings
 
 TARGETS = {"log_time_to_train": "time_to_train_min", "log_accelerator_hours": "accelerator_hours"}
 DIGITS = 4  # stored statistics: enough for a 0.001 R^2 difference, stable across platforms
 MIN_SPEARMAN_PAIRS = 5  # fewer complete pairs than this give no rank correlation
-LEVEL = 0.95  # the gain's bootstrap interval
+CONFIDENCE_LEVEL = 0.95  # of the gain's bootstrap interval
 GROUP = "accelerator_family"  # the column whose generation a fold holds out
 # The baseline's own term: its importance is shown, but it is never selected as a hardware feature.
 BASELINE_TERMS = ("accelerator_count",)
@@ -97,7 +97,8 @@ def encode(frame: pd.DataFrame, numeric: list[str], categorical: list[str]) -> n
     return np.column_stack(columns)
 
 
-def make_model(n_categorical: int, n_numeric: int, model: Model, seed: int) -> HistGradientBoostingRegressor:
+def make_model(n_categorical: int, n_numeric: int, model: ImportanceModelSettings,
+               seed: int) -> HistGradientBoostingRegressor:
     """The gradient-boosted model with params `importance.model` (HistGradientBoostingRegressor settings), the
     first `n_categorical` columns categorical."""
     mask = [True] * n_categorical + [False] * n_numeric
@@ -141,7 +142,7 @@ class OutOfFold:
     """
 
     def __init__(self, x: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]],
-                 n_categorical: int, model: Model, seed: int, count: int, round_: int | None,
+                 n_categorical: int, model: ImportanceModelSettings, seed: int, count: int, round_: int | None,
                  shared: OutOfFold | None = None) -> None:
         self.n_rows, self.count, self.round = len(x), count, round_
         design = baseline_design(x[:, count], None if round_ is None else x[:, round_])
@@ -307,7 +308,7 @@ def resampled_mse(squared_errors: np.ndarray, groups: np.ndarray, weights: np.nd
     return (squared_errors @ membership @ weights.T) / (weights @ membership.sum(axis=0))
 
 
-def cross_validated_targets(frame: pd.DataFrame, settings: Importance) -> dict[str, TargetFit]:
+def cross_validated_targets(frame: pd.DataFrame, settings: ImportanceSettings) -> dict[str, TargetFit]:
     """The generation-held-out cross-validation of each target of `TARGETS` (see the module's docstring); `frame` holds
     the features and the positive target columns, modelled on log10. The targets share the folds, the shuffles of
     the permutation importance and the bootstrap's resamples, and when their residuals on the baseline agree, the
@@ -340,13 +341,13 @@ def cross_validated_targets(frame: pd.DataFrame, settings: Importance) -> dict[s
 
 def _target_fit(frame: pd.DataFrame, columns: list[str], numeric: list[str], categorical: list[str], y: np.ndarray,
                 predicted: np.ndarray, permuted: np.ndarray, baseline: np.ndarray, groups: np.ndarray,
-                weights: np.ndarray, settings: Importance) -> TargetFit:
+                weights: np.ndarray, settings: ImportanceSettings) -> TargetFit:
     """One target's statistics from its out-of-fold predictions: `predicted` (rows,), `permuted` (features x
     repeats x rows) and the baseline's (rows,)."""
     variance = float(y.var()) or 1.0
     drawn = resampled_mse(np.stack([(y - predicted) ** 2, (y - baseline) ** 2]), groups, weights) / variance
     gain_draws = drawn[1] - drawn[0]
-    low, high = np.nanpercentile(gain_draws, [(1 - LEVEL) / 2 * 100, (1 + LEVEL) / 2 * 100])
+    low, high = np.nanpercentile(gain_draws, [(1 - CONFIDENCE_LEVEL) / 2 * 100, (1 + CONFIDENCE_LEVEL) / 2 * 100])
     importances = _r2(y, predicted) - _r2(y, permuted)  # features x permutation repeats
     # features x resamples: R^2 lost in each resample, the mean over the shuffles
     draws = (resampled_mse((y - permuted) ** 2, groups, weights) / variance - drawn[0]).mean(axis=1)
@@ -470,7 +471,7 @@ def _mean_importance(fit: TargetFit, column: str) -> float:
     return -np.inf if spread is None else spread.mean
 
 
-def analyse(frame: pd.DataFrame, settings: Importance, min_configurations: int, *,
+def analyse(frame: pd.DataFrame, settings: ImportanceSettings, min_configurations: int, *,
             benchmark: str) -> ImportanceReport:
     """The importance analysis of one benchmark's in-scope configurations (one row per result)."""
     n_families = int(frame[GROUP].fillna("?").nunique()) if GROUP in frame else 0

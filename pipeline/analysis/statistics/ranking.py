@@ -44,7 +44,7 @@ from pipeline.core.artifacts import Artifact, Record
 from pipeline.core.errors import ParamsError
 from pipeline.core.features import ROUND_EFFICIENCY
 from pipeline.mlperf.catalogue import round_version
-from pipeline.settings import Findings, Rank
+from pipeline.settings import FindingsSettings, RankSettings
 
 RANKING_COLUMNS = [
     "rank", "front", "score", "round_rank", "round_front", "pareto", "cluster", "round",
@@ -358,7 +358,7 @@ class Ranking(Artifact):
 
 
 def rank_benchmark(clustered: pd.DataFrame, clustering: Clustering, importance: ImportanceReport,
-                   rank_settings: Rank, settings: Findings) -> tuple[pd.DataFrame, Ranking]:
+                   rank_settings: RankSettings, settings: FindingsSettings) -> tuple[pd.DataFrame, Ranking]:
     """The ranking table (columns `RANKING_COLUMNS`) and the `Ranking` (findings not yet added) of one benchmark's
     clustered configurations, given its clustering, its importance result and params `rank`."""
     criteria = rank_settings.model_dump()["criteria"]
