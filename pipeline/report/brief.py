@@ -39,11 +39,15 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: 
 
 from pipeline.analysis.buyer import DEFAULT_PRICE_BASIS, BuyerAnswer, cheapest_rule, decision_price  # noqa: E402
 from pipeline.analysis.forecasting.decide import DecideSummary  # noqa: E402
-from pipeline.analysis.pricing.costs import COST_LABEL, training_costs, usd  # noqa: E402
+from pipeline.analysis.pricing.costs import COST_LABEL, NO_PRICE, training_costs, usd  # noqa: E402
 from pipeline.analysis.pricing.electricity import ElectricityPrice  # noqa: E402
 from pipeline.analysis.pricing.energy_estimate import ESTIMATE_LABEL  # noqa: E402
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words  # noqa: E402
-from pipeline.analysis.pricing.price_table import no_price_text, price_dates_text  # noqa: E402
+from pipeline.analysis.pricing.price_table import (  # noqa: E402
+    MAX_PRICE_AGE_DAYS,
+    age_limit_text,
+    price_dates_text,
+)
 from pipeline.analysis.statistics.ranking import nondominated_fronts  # noqa: E402
 from pipeline.core.colours import COLOURBLIND  # noqa: E402
 from pipeline.core.files import atomic_path  # noqa: E402
@@ -80,17 +84,19 @@ class BriefInputs:
     decide: DecideSummary | None
     answer: BuyerAnswer | None = None
     currency: dict[str, Any] | None = None  # `pipeline.report.currency.currency`: the dates and the notice
+    max_age_days: int = MAX_PRICE_AGE_DAYS  # the age limit of the public prices the rows are priced at
 
 
 def brief_rows(configurations: pd.DataFrame, benchmark: str, round_: str, user_prices: Mapping[str, float] | None,
-               electricity: ElectricityPrice) -> pd.DataFrame:
+               electricity: ElectricityPrice, max_age_days: int = MAX_PRICE_AGE_DAYS) -> pd.DataFrame:
     """Every result of `benchmark` published in `round_` with an accelerator count (one row per training: a
-    second publication of the same runs, `same_runs_as`, is left out), with the cost columns and `front` (True on
-    the non-dominated front of time to train and accelerator-hours), fastest first."""
+    second publication of the same runs, `same_runs_as`, is left out), with the cost columns (public prices at most
+    `max_age_days` older than the table's newest) and `front` (True on the non-dominated front of time to train and
+    accelerator-hours), fastest first."""
     rows = configurations[(configurations["benchmark"] == benchmark) & (configurations["round"] == round_)
                           & configurations["accelerator_hours"].notna() & configurations["same_runs_as"].isna()]
     rows = rows.sort_values(["time_to_train_min", "submitter", "system"], kind="mergesort").reset_index(drop=True)
-    costs = training_costs(rows, user_prices, electricity=electricity)
+    costs = training_costs(rows, user_prices, electricity=electricity, max_age_days=max_age_days)
     fronts = nondominated_fronts(rows["time_to_train_min"].round(6).to_numpy(),
                                  rows["accelerator_hours"].round(6).to_numpy()) if len(rows) else np.array([])
     return pd.concat([rows, costs], axis=1).assign(front=fronts == 1)
@@ -192,8 +198,8 @@ def _energy_cell(row: Mapping[str, Any]) -> str:
 
 
 def _cost_cell(row: Mapping[str, Any]) -> str:
-    if row["cost_basis"] == "none" or pd.isna(row["cost_low_usd"]):
-        return no_price_text(row["accelerator_family"])
+    if row["cost_basis"] == NO_PRICE:  # every row has accelerator-hours (`brief_rows`): a price makes a cost
+        return str(row["cost_missing"])
     if row["cost_basis"] == "user":
         return f"{usd(row['cost_low_usd'])} (your price)"
     dates = sorted({str(row["cost_low_date"]), str(row["cost_high_date"])})
@@ -241,8 +247,9 @@ def _footnotes(inputs: BriefInputs, electricity: ElectricityPrice) -> list[str]:
     dated = f", {electricity.date}" if electricity.date else ""
     return [
         f"Cost ({COST_LABEL}) = accelerator-hours x the providers' public price per accelerator-hour, cheapest to "
-        f"dearest provider, on-demand only (a family without a current on-demand price has no cost here); prices read "
-        f"{price_dates_text()}, sources in pipeline/analysis/pricing/price_table.csv. Rack-scale offers (NVL72) "
+        f"dearest provider, on-demand only, {age_limit_text(inputs.max_age_days)} (a family without a current "
+        f"on-demand price has no cost here); prices read {price_dates_text(max_age_days=inputs.max_age_days)}, "
+        f"sources in pipeline/analysis/pricing/price_table.csv. Rack-scale offers (NVL72) "
         f"are converted per GPU as each row states.",
         f"Energy: measured where the result published MLPerf power logs, otherwise estimated.{error} Energy cost "
         f"at {electricity.per_kwh:g} USD/kWh ({electricity.what}{dated}).",
@@ -321,9 +328,11 @@ def write_brief(inputs: BriefInputs, electricity: ElectricityPrice, path: Path) 
 
 def brief_inputs(configurations: pd.DataFrame, benchmark: str, round_: str, decide: DecideSummary | None,
                  user_prices: Mapping[str, float] | None, electricity: ElectricityPrice,
-                 answer: BuyerAnswer | None = None, currency: dict[str, Any] | None = None) -> BriefInputs:
+                 answer: BuyerAnswer | None = None, currency: dict[str, Any] | None = None,
+                 max_age_days: int = MAX_PRICE_AGE_DAYS) -> BriefInputs:
     """The inputs of one benchmark's brief of round `round_` (today's, `pipeline.analysis.scope.today`), from the
-    configurations table, its decide summary and the buyer stage's answer."""
-    return BriefInputs(benchmark, round_, brief_rows(configurations, benchmark, round_, user_prices, electricity),
-                       decide, answer, currency)
+    configurations table, its decide summary and the buyer stage's answer; priced at public prices at most
+    `max_age_days` older than the table's newest (params `report.max_price_age_days`)."""
+    return BriefInputs(benchmark, round_, brief_rows(configurations, benchmark, round_, user_prices, electricity,
+                                                     max_age_days), decide, answer, currency, max_age_days)
 

@@ -27,7 +27,14 @@ from pipeline.analysis.buyer import BuyerAnswer, cheapest_rule
 from pipeline.analysis.pricing.costs import measured_energy, span, with_measured_energy
 from pipeline.analysis.pricing.energy_estimate import ESTIMATE_COLUMNS
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
-from pipeline.analysis.pricing.price_table import CostRange, chosen_providers, cost_range, price_dates_text
+from pipeline.analysis.pricing.price_table import (
+    MAX_PRICE_AGE_DAYS,
+    CostRange,
+    age_limit_text,
+    chosen_providers,
+    cost_range,
+    price_dates_text,
+)
 from pipeline.analysis.pricing.prices import Prices
 from pipeline.analysis.scope import republished_from, retired_by, today_of
 from pipeline.analysis.statistics.ranking import nondominated_fronts
@@ -59,14 +66,17 @@ def benchmark_page(benchmark: str) -> str:
 
 # ---------------------------------------------------------------------------------------------------- cost
 
-def cost_of(accelerator_hours: float, family: str, prices: Prices | None) -> CostRange:
-    """The cost of one training run: the one place the site asks for a price (the user's price file wins)."""
-    return cost_range(accelerator_hours, family, user_prices=None if prices is None else prices.per_hour)
+def cost_of(accelerator_hours: float, family: str, prices: Prices | None,
+            max_age_days: int = MAX_PRICE_AGE_DAYS) -> CostRange:
+    """The cost of one training run: the one place the site asks for a price (the user's price file wins; public
+    prices at most `max_age_days` older than the table's newest)."""
+    return cost_range(accelerator_hours, family, user_prices=None if prices is None else prices.per_hour,
+                      max_age_days=max_age_days)
 
 
-def _cost_columns(rows: pd.DataFrame, prices: Prices | None) -> pd.DataFrame:
+def _cost_columns(rows: pd.DataFrame, prices: Prices | None, max_age_days: int = MAX_PRICE_AGE_DAYS) -> pd.DataFrame:
     """`cost_low`, `cost_high` (None without a price) and `cost_text` ("1,200 to 2,300 USD (Lambda to AWS)")."""
-    costs = [cost_of(float(hours), str(family), prices)
+    costs = [cost_of(float(hours), str(family), prices, max_age_days)
              for hours, family in zip(rows["accelerator_hours"], rows["accelerator_family"])]
     return rows.assign(cost_low=[c.low for c in costs], cost_high=[c.high for c in costs],
                        cost_text=[_cost_text(c) for c in costs])
@@ -156,13 +166,14 @@ def energy_view(outputs: BenchmarkOutputs, ranking: pd.DataFrame, colours: Mappi
 
 
 def round_view(outputs: BenchmarkOutputs, ranking: pd.DataFrame, prices: Prices | None,
-               colours: Mapping[str, str]) -> dict[str, Any]:
+               colours: Mapping[str, str], max_age_days: int = MAX_PRICE_AGE_DAYS) -> dict[str, Any]:
     """A benchmark's newest round: its non-dominated configurations (fastest first), the fastest and the most
-    hardware-efficient (highest round efficiency, i.e. fewest accelerator-hours), with cost and energy. Every
-    result the round published counts, those republished from an earlier round included (`newest_round_rows`).
-    `ranking`: the benchmark's ranking with its energy columns (`with_energy`)."""
+    hardware-efficient (highest round efficiency, i.e. fewest accelerator-hours), with cost (public prices at most
+    `max_age_days` older than the table's newest) and energy. Every result the round published counts, those
+    republished from an earlier round included (`newest_round_rows`). `ranking`: the benchmark's ranking with its
+    energy columns (`with_energy`)."""
     newest = max(ranking["round"], key=round_order)
-    rows = _cost_columns(newest_round_rows(ranking, outputs.republished, newest), prices)
+    rows = _cost_columns(newest_round_rows(ranking, outputs.republished, newest), prices, max_age_days)
     front = rows[rows["round_front"] == 1].sort_values(["time_to_train_min", "round_rank"], kind="mergesort")
     fastest = rows.sort_values(["time_to_train_min", "round_rank"], kind="mergesort").iloc[0]
     efficient = rows.sort_values(["round_efficiency", "time_to_train_min"], ascending=[False, True],
@@ -264,7 +275,8 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
     colours = charts.family_colours(charts.family_order(scope))
     ranked = {item.benchmark: with_energy(item.ranking, configurations, item.benchmark)
               for item in outputs if item.analysed}  # once per benchmark: both views read it
-    views = {item.benchmark: round_view(item, ranked[item.benchmark], prices, colours)
+    max_age_days = settings.report.max_price_age_days
+    views = {item.benchmark: round_view(item, ranked[item.benchmark], prices, colours, max_age_days)
              for item in outputs if item.analysed}
     found = today_of({benchmark: view["round"] for benchmark, view in views.items()})
     newest, today = found.round, [views[benchmark] for benchmark in found.benchmarks]
@@ -279,7 +291,8 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
                                energy.get(item.benchmark), newest) for item in outputs]
     backtest = {item.benchmark: charts.backtest_chart(f"{item.benchmark}_backtest", item.decide_summary,
                                                       sections[item.benchmark]["model"]) for item in outputs}
-    return {**shared, "newest": newest, "currency": currency(newest, provenance_), "today": today, "colours": colours,
+    return {**shared, "newest": newest, "currency": currency(newest, provenance_, max_age_days=max_age_days),
+            "today": today, "colours": colours,
             "backtest_charts": {name: embed(chart) for name, chart in backtest.items() if chart is not None},
             "comparison": None if comparison.empty else embed(
                 charts.family_comparison_chart("family_comparison", comparison, colours, str(newest))),
@@ -288,7 +301,8 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
                                 for row in comparison.to_dict("records")],
             "history": [page for page in pages if not page["current"]],
             "current_pages": [page for page in pages if page["current"]], "pages": pages,
-            "cost_note": COST_NOTE, "derived": DERIVED, "prices_read": price_dates_text(),
+            "cost_note": COST_NOTE, "derived": DERIVED, "prices_read": price_dates_text(max_age_days=max_age_days),
+            "price_age": age_limit_text(max_age_days),
             "deadlines": settings.report.deadlines_min, "budgets": settings.report.budgets_usd,
             "cheapest_rule": cheapest_rule(settings.report.price_basis,
                                            chosen_providers(settings.report.providers) or ()),

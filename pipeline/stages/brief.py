@@ -36,9 +36,10 @@ if TYPE_CHECKING:
 
 def brief(benchmark: str, configurations: pd.DataFrame, analysis: Analysis, round_: str,
           prices: Mapping[str, float] | None, electricity: ElectricityPrice, folder: Path,
-          dates: dict[str, Any] | None = None) -> None:
+          dates: dict[str, Any] | None, max_age_days: int) -> None:
     """Write the brief of `benchmark` in round `round_` into `folder` (`pipeline.report.brief.write_brief`), from
-    the results on offer in the scope of `analysis` (`pipeline.analysis.scope.on_offer`, as the buyer's answer)."""
+    the results on offer in the scope of `analysis` (`pipeline.analysis.scope.on_offer`, as the buyer's answer),
+    priced at public prices at most `max_age_days` older than the table's newest."""
     from pipeline.analysis.buyer import BuyerReport
     from pipeline.analysis.forecasting.decide import DecideSummary
     from pipeline.analysis.scope import on_offer
@@ -47,8 +48,8 @@ def brief(benchmark: str, configurations: pd.DataFrame, analysis: Analysis, roun
     decide = DecideSummary.read(paths.decide_json(benchmark)) if paths.decide_json(benchmark).exists() else None
     buyer = BuyerReport.read(paths.buyer_json(benchmark)).answer if paths.buyer_json(benchmark).exists() else None
     rows = on_offer(configurations, analysis, benchmark)
-    write_brief(brief_inputs(rows, benchmark, round_, decide, prices, electricity, buyer, dates), electricity,
-                paths.brief_pdf(benchmark, folder))
+    write_brief(brief_inputs(rows, benchmark, round_, decide, prices, electricity, buyer, dates, max_age_days),
+                electricity, paths.brief_pdf(benchmark, folder))
 
 
 @cli
@@ -68,13 +69,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     configurations = read_configurations()
     found = today(settings.analysis, configurations)
     benchmarks = list(found.benchmarks)
+    max_age_days = settings.report.max_price_age_days
     with atomic_dir(paths.BRIEFS) as folder:  # swapped in whole at the end: Ctrl-C keeps the previous briefs
         # A process per benchmark at a time, as many as the machine has cores (each page is drawn alone).
         for _ in for_each(partial(brief, configurations=configurations, analysis=settings.analysis,
                                   round_=found.round or "",  # "": no benchmark either
                                   prices=None if prices is None else prices.per_hour,
                                   electricity=electricity_price(settings.report.electricity_usd_per_kwh),
-                                  folder=folder, dates=currency(found.round, git_revision()) if found.round else None),
+                                  folder=folder, max_age_days=max_age_days,
+                                  dates=currency(found.round, git_revision(), max_age_days=max_age_days)
+                                  if found.round else None),
                           benchmarks, "brief"):
             pass
     print(f"wrote {len(benchmarks)} briefs into {paths.BRIEFS}/ in {time.perf_counter() - started:.1f} s")

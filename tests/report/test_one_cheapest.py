@@ -41,7 +41,7 @@ def test_brief_site_and_recommend_name_the_same_cheapest_within_each_deadline(
             continue
         assert [choice.limit for choice in answer.deadlines] == list(settings.report.deadlines_min)
         rows = brief_rows(on_offer(configurations, settings.analysis, answer.benchmark), answer.benchmark,
-                          answer.round, None, electricity)
+                          answer.round, None, electricity, settings.report.max_price_age_days)
         marked = cheapest_within(rows, answer)
         for choice in answer.deadlines:
             if choice.option is None:
