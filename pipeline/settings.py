@@ -379,6 +379,19 @@ class ReportSettings(SettingsSection):
     """The price of each configuration's listed range that "cheapest" and a budget are decided at: dearest (the
     answer holds whichever listed provider you rent from), typical (the geometric middle of the range) or cheapest
     (the best case, at that provider only); `recommend --price-basis` chooses it per question."""
+    max_price_age_days: int = 365
+    """A public price more than this many days older than the price table's newest reading (the date of the table
+    this build ships, not the day it runs, so the same table answers alike on any day) is history: listed on the
+    prices page (docs/prices.md), never in an answer. Whole days, at least 1."""
+
+    @field_validator("max_price_age_days", mode="before")
+    @classmethod
+    def _max_price_age_days(cls, value: object) -> object:
+        # pydantic would take true as 1 and word a float's fraction in its own terms: say what the key holds.
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError("must be a whole number of days, at least 1, such as 365: a price older than that "
+                             "(counted from the price table's newest reading) is history, never in an answer")
+        return value
 
 
 class Settings(SettingsSection):

@@ -35,6 +35,10 @@ def test_names_are_matched_in_any_case() -> None:
     ("fetch.upstream", "https://github.com/mlcommons/training_results", "{round}"),
     ("fetch.upstream", "https://github.com/{owner}/training_results_{round}", "no other braces"),
     ("fetch.mirror", KeyError, "fetch.mirror: is missing"),
+    ("report.max_price_age_days", 0, "report.max_price_age_days: must be a whole number of days, at least 1"),
+    ("report.max_price_age_days", "a year", "such as 365"),
+    ("report.max_price_age_days", 30.5, "must be a whole number of days"),
+    ("report.max_price_age_days", True, "must be a whole number of days"),
 ])
 def test_mistakes_name_the_key_and_the_valid_values(path: str, value: object, expected: str) -> None:
     with pytest.raises(ParamsError) as error:
@@ -48,6 +52,16 @@ def test_the_old_name_of_the_target_coverage_says_to_rename_it() -> None:
         settings_from({**PARAMS, "decide": decide})
     assert str(error.value) == ("params.yaml has 1 problem: decide: interval is now called target_coverage (the share "
                                 "of published times a forecast's interval should hold): rename the key in params.yaml")
+
+
+def test_the_price_age_limit_defaults_to_a_year_where_params_yaml_leaves_it_out() -> None:
+    """Issue 52: report.max_price_age_days has one default, in pipeline.settings, which the price table's functions
+    take when they are not given the param."""
+    from pipeline.analysis.pricing.price_table import MAX_PRICE_AGE_DAYS
+
+    assert settings_from(project_params_with("report.max_price_age_days", KeyError)).report.max_price_age_days == 365
+    assert MAX_PRICE_AGE_DAYS == 365
+    assert settings_from(project_params_with("report.max_price_age_days", 30)).report.max_price_age_days == 30
 
 
 def test_a_misspelt_key_is_named() -> None:

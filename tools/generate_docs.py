@@ -50,7 +50,7 @@ from pipeline.analysis.statistics.findings_result import FindingsReport
 from pipeline.analysis.statistics.importance_result import ImportanceReport
 from pipeline.analysis.statistics.ranking import Ranking
 from pipeline.core.columns import FILES, TABLES
-from pipeline.settings import Settings
+from pipeline.settings import Settings, load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -322,18 +322,22 @@ def architecture_page(path: Path = DOCS / "architecture.md") -> str:
 
 
 def price_freshness() -> str:
-    """The price table's freshness, its range-setting rows and their verification, as markdown
+    """The price table's freshness at the age limit of params `report.max_price_age_days` (counted from the table's
+    newest reading, `as_of`), how its rows are dated, its range-setting rows and their verification, as markdown
     (`price_table.offer_status`, `range_ends`, `excluded_ends`)."""
     from pipeline.analysis.pricing import price_table as pt
 
+    max_age = load_settings(ROOT / "params.yaml").report.max_price_age_days
     table = pt.price_table()
-    status = pt.offer_status(table)
+    status = pt.offer_status(table, max_age)
     current = table[status == pt.CURRENT]
     age = (pd.to_datetime(pt.as_of(table)) - pd.to_datetime(current["date"])).dt.days
-    history = status[status != pt.CURRENT].value_counts()
+    history = status[status != pt.CURRENT].replace({pt.STALE: f"older than {max_age} days"}).value_counts()
     oldest = current.sort_values(["date", "family", "provider"]).iloc[0]
-    ends, excluded = pt.range_ends(table), pt.excluded_ends(table)
-    unverified = pt.unverified_prices(table)
+    ends, excluded = pt.range_ends(table, max_age_days=max_age), pt.excluded_ends(table, max_age)
+    unverified = pt.unverified_prices(table, max_age)
+    day_read = table["note"].str.contains(pt.DAY_READ, case=False, regex=False)
+    commit_dated = table["note"].map(lambda note: pt.COMMIT_DATE.search(note) is not None)
     kinds = " and ".join(pt.VERIFIED_TYPES)
     verified = int((ends["verified"] != "").sum())
     priced = set(ends["family"])
@@ -343,8 +347,12 @@ def price_freshness() -> str:
              f"(median age {age.median():.0f} days; the oldest {oldest['family']} {oldest['provider']} "
              f"{oldest['instance_type']}, {oldest['price_type']}, {oldest['date']}); "
              + "; ".join(f"{count} {reason}" for reason, count in history.sort_index().items())
-             + f" (history: listed here, never in an answer). Rows older than {pt.MAX_PRICE_AGE_DAYS} days are "
-             f"history. {int((table['verified'] != '').sum())} rows carry a dated check against their source "
+             + f" (history: listed here, never in an answer). Rows older than {max_age} days (params "
+             f"`report.max_price_age_days`) are history. {int(commit_dated.sum())} rows give the date of the "
+             f"commit their price was read at (\"commit <hash> of <date>\"); {int(day_read.sum())} rows "
+             f"({int(day_read[status == pt.CURRENT].sum())} of them current) are dated the day their copy was read, "
+             f"their source stating no date (\"{pt.DAY_READ}\"). "
+             f"{int((table['verified'] != '').sum())} rows carry a dated check against their source "
              f"(`verified`, `verified_against`); {len(unverified)} current {kinds} rows do not and are never used "
              f"in an answer: an unverified row sets no end of a range.",
              "",
@@ -360,12 +368,20 @@ def price_freshness() -> str:
         check = (f"verified {row.verified} against {row.verified_against}" if row.verified
                  else f"not verified: {pt.why_unverified(row.note)}")
         lines.append(f"| {row.family} | {row.end} | {row.price_per_accelerator_hour:.2f} | {row.provider}, "
-                     f"{row.instance_type} | {row.region} | {row.date} | {row.source_kind} | {check} |")
+                     f"{row.instance_type} | {row.region} | {_dated(row.date, row.note)} | {row.source_kind} | "
+                     f"{check} |")
     for row in excluded.itertuples():
         lines.append(f"| {row.family} | {row.end}, excluded | {row.price_per_accelerator_hour:.2f} | "
-                     f"{row.provider}, {row.instance_type} | {row.region} | {row.date} | {row.source_kind} | "
-                     f"not verified: {row.reason} |")
+                     f"{row.provider}, {row.instance_type} | {row.region} | {_dated(row.date, row.note)} | "
+                     f"{row.source_kind} | not verified: {row.reason} |")
     return "\n".join(lines)
+
+
+def _dated(date: str, note: str) -> str:
+    """A price row's date as the freshness table prints it: marked "(day read)" where its source states none."""
+    from pipeline.analysis.pricing.price_table import DAY_READ
+
+    return f"{date} (day read)" if DAY_READ.casefold() in note.casefold() else date
 
 
 def prices_page(path: Path = DOCS / "prices.md") -> str:

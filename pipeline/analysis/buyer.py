@@ -32,7 +32,7 @@ from pipeline.analysis.forecasting.models_artifact import read_models
 from pipeline.analysis.pricing.costs import COST_COLUMNS, ENERGY_COLUMNS, cost_text, training_costs
 from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice
 from pipeline.analysis.pricing.energy_estimate import EnergyModel, rated_hours_kwh
-from pipeline.analysis.pricing.price_table import chosen_providers
+from pipeline.analysis.pricing.price_table import MAX_PRICE_AGE_DAYS, chosen_providers
 from pipeline.analysis.scope import on_offer, republication, republished_from
 from pipeline.analysis.statistics.ranking import nondominated_fronts
 from pipeline.core import paths
@@ -165,16 +165,17 @@ def decision_price(costs: pd.DataFrame, basis: str = DEFAULT_PRICE_BASIS) -> pd.
 def priced(options: pd.DataFrame, prices: Mapping[str, float] | None = None,
            electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE,
            energy_model: EnergyModel | None = None, basis: str = DEFAULT_PRICE_BASIS,
-           providers: tuple[str, ...] | None = None) -> pd.DataFrame:
+           providers: tuple[str, ...] | None = None, max_age_days: int = MAX_PRICE_AGE_DAYS) -> pd.DataFrame:
     """`options` with the cost columns (`pipeline.analysis.pricing.costs.training_costs`: the public range, the
     user's `prices` overriding it family by family), `cost_cap_usd` (the cost a deadline's "cheapest" and a budget
     are decided on: the price per accelerator-hour of `basis` (`decision_price`) x the accelerator-hours at the
     upper end of the time, of the interval for a forecast; empty without a price) and `on_front` (not beaten on both
     time to train and accelerator-hours by another of `options`). With `energy_model` (`energy_estimate.fit` on the
     configurations), a forecast's energy is estimated as a result's is, from its central time: estimated, not an
-    MLPerf result. `providers` (`price_table.chosen_providers`): the public prices of those providers alone."""
+    MLPerf result. `providers` (`price_table.chosen_providers`): the public prices of those providers alone;
+    `max_age_days` (params `report.max_price_age_days`): none more than that older than the table's newest."""
     options = with_forecast_energy(options.reset_index(drop=True), energy_model)
-    costs = training_costs(options, prices, electricity=electricity, providers=providers)
+    costs = training_costs(options, prices, electricity=electricity, providers=providers, max_age_days=max_age_days)
     cap_hours = options["accelerator_count"].astype(float) * options["time_high_min"].astype(float) / 60
     front = (nondominated_fronts(_stored(options["time_to_train_min"]).to_numpy(),
                                  _stored(options["accelerator_hours"]).to_numpy()) if len(options)
@@ -465,6 +466,9 @@ class BuyerAnswer(Record):
     """The price of each range "cheapest" and a budget were decided at (`PRICE_BASES`, `cheapest_rule`)."""
     providers: list[str] = Field(default_factory=list)
     """The providers whose prices the answer used (params `report.providers`); empty: every provider."""
+    max_price_age_days: int = MAX_PRICE_AGE_DAYS
+    """The age limit of the public prices it used: none more than this many days older than the price table's newest
+    (params `report.max_price_age_days`)."""
     n_published: int
     """Results the round published (republished ones included)."""
     n_republished: int
@@ -497,24 +501,25 @@ def buyer_answer(benchmark: str, published: pd.DataFrame, forecasts: pd.DataFram
                  budgets: Sequence[float], prices: Mapping[str, float] | None = None,
                  electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE,
                  untrusted: Sequence[str] = (), energy_model: EnergyModel | None = None,
-                 basis: PriceBasis = DEFAULT_PRICE_BASIS, providers: tuple[str, ...] | None = None) -> BuyerAnswer:
+                 basis: PriceBasis = DEFAULT_PRICE_BASIS, providers: tuple[str, ...] | None = None,
+                 max_age_days: int = MAX_PRICE_AGE_DAYS) -> BuyerAnswer:
     """The `BuyerAnswer` of one benchmark from its newest round's `published` options (`today_published`) and its
     trusted `forecasts` (`predicted_candidates`): the round's own front, fastest and least hardware time from the
     published results alone; the deadlines and budgets over both, decided at the price `basis` (`PRICE_BASES`) of
-    `providers` alone when given."""
+    `providers` alone when given, of public prices at most `max_age_days` older than the table's newest."""
     if published.empty:
         raise ValueError(f"{benchmark}: no published result to answer from")
-    results = priced(published, prices, electricity, energy_model, basis, providers)
+    results = priced(published, prices, electricity, energy_model, basis, providers, max_age_days)
     hours = _stored(results["accelerator_hours"])
     results = results.assign(round_efficiency=_stored(hours.min() / hours))
     every = (priced(pd.concat([published, forecasts], ignore_index=True), prices, electricity, energy_model, basis,
-                    providers) if len(forecasts) else results)
+                    providers, max_age_days) if len(forecasts) else results)
     time, hours = _stored(results["time_to_train_min"]), _stored(results["accelerator_hours"])
     fastest = results.assign(_t=time, _h=hours).sort_values(["_t", "_h", "label"], kind="mergesort").iloc[0]
     least = results.assign(_t=time, _h=hours).sort_values(["_h", "_t", "label"], kind="mergesort").iloc[0]
     front = results[results["on_front"]].assign(_t=time).sort_values(["_t", "label"], kind="mergesort")
     return BuyerAnswer(
-        benchmark=benchmark, round=str(results["round"].iloc[0]),
+        benchmark=benchmark, round=str(results["round"].iloc[0]), max_price_age_days=max_age_days,
         round_published=published_text(str(results["round"].iloc[0])), price_basis=basis,
         providers=list(providers or ()), n_published=len(results),
         n_republished=int(results["republished_of"].notna().sum()), n_forecasts=len(forecasts),
@@ -542,7 +547,7 @@ def answer_for(benchmark: str, configurations: pd.DataFrame, settings: Settings,
                             if isinstance(fitted, FittedBenchmark) else (published.iloc[0:0], []))
     return buyer_answer(benchmark, published, forecasts, settings.report.deadlines_min, settings.report.budgets_usd,
                         prices, electricity, untrusted, energy_model, settings.report.price_basis,
-                        chosen_providers(settings.report.providers))
+                        chosen_providers(settings.report.providers), settings.report.max_price_age_days)
 
 
 def options_frame(options: Sequence[Option]) -> pd.DataFrame:

@@ -36,6 +36,7 @@ from pipeline.analysis.pricing.electricity import (
     ElectricityPrice,
     energy_cost,
 )
+from pipeline.analysis.pricing.price_table import MAX_PRICE_AGE_DAYS
 from pipeline.analysis.scope import read_configurations
 from pipeline.core import paths
 from pipeline.core.cli import canonical_spelling
@@ -134,14 +135,17 @@ def nearest_published(family_frame: pd.DataFrame, count: float, n: int = NEAREST
         ["round", "submitter", "system", "form_factor", "accelerator_count", "time_to_train_min"]]
 
 
-def predicted_cost(result: Answer, prices: dict[str, float] | None) -> dict[str, Any]:
+def predicted_cost(result: Answer, prices: dict[str, float] | None,
+                   max_age_days: int = MAX_PRICE_AGE_DAYS) -> dict[str, Any]:
     """The cost of the forecast (`pipeline.analysis.pricing.costs.training_costs` of its accelerator-hours, count x
-    predicted minutes / 60, without the energy cost: a forecast has no measured energy), with `accelerator_hours`,
+    predicted minutes / 60, at public prices at most `max_age_days` older than the table's newest, without the
+    energy cost: a forecast has no measured energy), with `accelerator_hours`,
     `label` and the range over the interval: `interval_low_usd` (the cheapest price at the interval's lower end)
     and `interval_high_usd` (the dearest at its upper end); missing figures as None."""
     hours = result.count * result.predicted_min / 60
     costs = training_costs(pd.DataFrame({"accelerator_family": [result.accelerator], "accelerator_hours": [hours]}),
-                           prices).drop(columns=["energy_cost_usd", "energy_estimated_cost_usd"]).iloc[0]
+                           prices, max_age_days=max_age_days).drop(
+        columns=["energy_cost_usd", "energy_estimated_cost_usd"]).iloc[0]
     fields: dict[str, Any] = {"accelerator_hours": hours, "label": COST_LABEL, **costs.to_dict(),
                               "interval_low_usd": None if result.low_min is None else
                               result.count * result.low_min / 60 * costs["cost_low_usd_per_accelerator_hour"],

@@ -27,6 +27,7 @@ from pipeline.analysis.buyer import (
 from pipeline.analysis.pricing.costs import COST_COLUMNS, ENERGY_COLUMNS, basis_lines, cost_text, usd
 from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
+from pipeline.analysis.pricing.price_table import MAX_PRICE_AGE_DAYS
 from pipeline.core.errors import UsageError
 
 DEFAULT_LIMIT = 10  # candidates listed unless --limit says otherwise
@@ -181,9 +182,9 @@ def energy_text(row: dict[str, Any]) -> str:
 def render(chosen: pd.DataFrame, candidates: pd.DataFrame, constraints: list[Constraint], benchmark: str,
            families: list[str] | None, prices_path: object | None, limit: int, untrusted: list[str],
            electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE, basis: str = DEFAULT_PRICE_BASIS,
-           providers: tuple[str, ...] | None = None) -> str:
+           providers: tuple[str, ...] | None = None, max_age_days: int = MAX_PRICE_AGE_DAYS) -> str:
     """The answer as text: what matched and how many are shown, the cost basis (the `providers` priced, when
-    chosen), then one entry per candidate."""
+    chosen; the prices' age limit, `max_age_days`), then one entry per candidate."""
     rule = ", ".join(constraint.describe() for constraint in constraints) or "no constraints"
     kinds = candidates["kind"].value_counts()
     rounds = sorted(set(candidates["round"].dropna()))
@@ -195,7 +196,7 @@ def render(chosen: pd.DataFrame, candidates: pd.DataFrame, constraints: list[Con
              f"trusted forecasts); {order_words(constraints, basis)}"]
     published = candidates[candidates["kind"] == PUBLISHED]
     measured = int(published["energy_kwh"].notna().sum())
-    lines += basis_lines(prices_path, electricity, energy=measured > 0)
+    lines += basis_lines(prices_path, electricity, energy=measured > 0, max_age_days=max_age_days)
     if providers:
         lines.append(f"providers: the public prices of {', '.join(providers)} alone (--provider)")
     estimated = int(candidates["energy_estimated_kwh"].notna().sum())

@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             outputs.append((query.line, row_error_text(RowError(query.line, str(error)), args.json)))
             errors.append(RowError(query.line, str(error)))
             continue
-        cost = predicted_cost(result, prices)
+        cost = predicted_cost(result, prices, settings.report.max_price_age_days)
         measured |= bool(len(nearest)) and bool(nearest["energy_kwh"].notna().any())
         text = (json.dumps({**({"line": query.line} if query.line else {}), **result.model_dump(), "cost": cost,
                             "measured_energy": measured_rows(nearest) if len(nearest) else []}, sort_keys=True)
@@ -97,7 +97,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         outputs.append((query.line or 0, text))
     print(("\n" if args.json else "\n\n").join(text for _, text in sorted(outputs, key=lambda item: item[0])))
     if not args.json and len(outputs) > len(errors):
-        print("\n" + "\n".join(basis_lines(args.prices, electricity, energy=measured)))
+        print("\n" + "\n".join(basis_lines(args.prices, electricity, energy=measured,
+                                           max_age_days=settings.report.max_price_age_days)))
     if errors:
         lines = ", ".join(str(error.line) for error in sorted(errors, key=lambda error: error.line))
         raise UsageError(f"{len(errors)} of {n_rows} rows of {args.from_file} could not be answered (lines {lines}); "

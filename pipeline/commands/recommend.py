@@ -18,8 +18,9 @@ many candidates matched and how many it shows (--limit).
 
 Cost (derived, not an MLPerf result; `pipeline.analysis.pricing.costs`): accelerator-hours x price per
 accelerator-hour, a range over the current on-demand public prices of pipeline/analysis/pricing/price_table.csv
-(none superseded or over a year old; a family with only a commitment, capacity-block or spot price has no cost and
-says so) naming the provider at each end; your --prices file (YAML: accelerator family -> USD per
+(none superseded, none more than params report.max_price_age_days, 365 by default, older than the table's newest
+price; a family with only a commitment, capacity-block or spot price has no cost and says so) naming the provider at
+each end; your --prices file (YAML: accelerator family -> USD per
 accelerator-hour) replaces them for the families it names, and a price outside its family's plausibility band is
 refused. "Cheapest" within a deadline and a budget (--max-cost, USD) are decided at the dearest listed on-demand
 price of each configuration's range by default, so they hold whichever listed provider you rent from
@@ -146,8 +147,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         providers = chosen_providers(args.provider or settings.report.providers)
     except ValueError as error:
         raise UsageError(f"--provider: {error}") from None
+    max_age_days = settings.report.max_price_age_days
     candidates = priced(pd.concat([published, forecasts], ignore_index=True) if len(forecasts) else published,
-                        prices, electricity, fit_energy(configurations), basis, providers)
+                        prices, electricity, fit_energy(configurations), basis, providers, max_age_days)
     if args.max_energy_kwh is not None:
         check_energy(configurations, candidates, fitted.benchmark, families)
     constraints = constraints_of(args.max_accelerators, args.deadline_min, args.max_cost, args.max_energy_kwh, basis)
@@ -164,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(f"note: left out by the constraints: {line}", file=sys.stderr)
     else:
         print(render(chosen, candidates, constraints, fitted.benchmark, families, args.prices, args.limit, untrusted,
-                     electricity, basis, providers))
+                     electricity, basis, providers, max_age_days))
     if retired:
         print(f"note: {retired}", file=sys.stderr if args.json else sys.stdout)
 

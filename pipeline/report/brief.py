@@ -42,7 +42,7 @@ from pipeline.analysis.pricing.costs import COST_LABEL, usd  # noqa: E402
 from pipeline.analysis.pricing.electricity import ElectricityPrice  # noqa: E402
 from pipeline.analysis.pricing.energy_estimate import ESTIMATE_LABEL  # noqa: E402
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words  # noqa: E402
-from pipeline.analysis.pricing.price_table import price_dates_text  # noqa: E402
+from pipeline.analysis.pricing.price_table import age_limit_text, price_dates_text  # noqa: E402
 from pipeline.core.files import atomic_path  # noqa: E402
 from pipeline.mlperf.catalogue import BY_ID  # noqa: E402
 
@@ -169,8 +169,8 @@ def _scaling_axes(ax: Any, rows: pd.DataFrame, colours: Mapping[str, str], decid
                     hue_order=list(colours), s=16, ax=ax, legend=True)
     ax.legend(loc="upper right", frameon=False, ncols=2, title=None)
     ax.set(xscale="log", yscale="log", xlabel="accelerators", ylabel="time to train, min",
-           title="Scaling: next-round forecast" + ("" if decide is None else
-                                                    f" and {decide.target_coverage:.0%} band") + " (dotted: not trusted)")
+           title="Scaling: next-round forecast"
+                 + ("" if decide is None else f" and {decide.target_coverage:.0%} band") + " (dotted: not trusted)")
     _log_axes(ax)
 
 
@@ -238,10 +238,12 @@ def _footnotes(inputs: BriefInputs, electricity: ElectricityPrice) -> list[str]:
                 f"its error on measured systems of submitters the fit did not see is "
                 f"{errors.iloc[0, 0]:.0%} median, {errors.iloc[0, 1]:.0%} worst."))
     dated = f", {electricity.date}" if electricity.date else ""
+    age = inputs.answer.max_price_age_days
     return [
         f"Cost ({COST_LABEL}) = accelerator-hours x the providers' public price per accelerator-hour, cheapest to "
-        f"dearest provider, on-demand only (a family without a current on-demand price has no cost here); prices read "
-        f"{price_dates_text()}, sources in pipeline/analysis/pricing/price_table.csv. Rack-scale offers (NVL72) "
+        f"dearest provider, on-demand only, {age_limit_text(age)} (a family without a current on-demand price has no "
+        f"cost here); prices read {price_dates_text(max_age_days=age)}, "
+        f"sources in pipeline/analysis/pricing/price_table.csv. Rack-scale offers (NVL72) "
         f"are converted per GPU as each row states.",
         f"Energy: measured where the result published MLPerf power logs, otherwise estimated.{error} Energy cost "
         f"at {electricity.per_kwh:g} USD/kWh ({electricity.what}{dated}).",

@@ -9,7 +9,6 @@ from typing import Any
 from pipeline.analysis.buyer import FORECAST, BuyerAnswer, Choice, Option
 from pipeline.analysis.pricing.costs import span
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
-from pipeline.analysis.pricing.price_table import no_price_text
 from pipeline.report.formatting import number
 
 
@@ -26,8 +25,7 @@ def option_row(option: Option) -> dict[str, Any]:
     energy = energy_words(_figure(option), kwh=number)
     low, high = option.cost_low_usd, option.cost_high_usd
     priced = low is not None and high is not None
-    short = (f"{span(low, high)} USD" if low is not None and high is not None
-             else no_price_text(option.accelerator_family))
+    short = f"{span(low, high)} USD" if low is not None and high is not None else option.cost
     return {"name": name, "hardware": f"{number(option.accelerator_count)} × {option.accelerator_family}",
             "precision": option.precision or "",
             "family": option.accelerator_family, "time": number(option.time_to_train_min),

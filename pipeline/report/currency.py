@@ -13,7 +13,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from pipeline.analysis.pricing.price_table import price_dates_text
+from pipeline.analysis.pricing.price_table import MAX_PRICE_AGE_DAYS, price_dates_text
 from pipeline.core import paths
 from pipeline.mlperf.catalogue import ROUND_PUBLISHED, published_text, round_version, successors
 from pipeline.mlperf.upstream import read_upstream_record
@@ -43,12 +43,14 @@ def newer_catalogued(newest: str, build_date: str) -> dict[str, str] | None:
     return {"round": latest, "published": published_text(latest)}
 
 
-def currency(newest: str | None, provenance: Revision, record: Path = paths.UPSTREAM_RECORD) -> dict[str, Any]:
-    """The first screen's dates; `newest` is the newest round analysed (None: nothing analysed). `dates` and
-    `notice` are the words every page's masthead and every brief print (`dates_text`, `notice_text`)."""
+def currency(newest: str | None, provenance: Revision, record: Path = paths.UPSTREAM_RECORD,
+             max_age_days: int = MAX_PRICE_AGE_DAYS) -> dict[str, Any]:
+    """The first screen's dates; `newest` is the newest round analysed (None: nothing analysed), `max_age_days` the
+    age limit of the prices whose dates it gives (params `report.max_price_age_days`). `dates` and `notice` are the
+    words every page's masthead and every brief print (`dates_text`, `notice_text`)."""
     found: dict[str, Any] = {
         "round": newest, "published": published_text(newest) if newest else None,
-        "prices_read": price_dates_text(), "commit": provenance.get("commit", "unknown"),
+        "prices_read": price_dates_text(max_age_days=max_age_days), "commit": provenance.get("commit", "unknown"),
         "build_date": provenance.get("commit_date", "unknown"),
         "forecast_round": successors(newest)[0] if newest else None,
         "newer_upstream": newer_upstream(newest, record) if newest else None,

@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from pipeline.analysis.pricing.price_table import MAX_PRICE_AGE_DAYS
 from pipeline.analysis.pricing.prices import Prices
 from pipeline.analysis.statistics import findings
 from pipeline.analysis.statistics.cluster_profiles import ClusterProfile
@@ -241,10 +242,11 @@ def answer_of(outputs: BenchmarkOutputs) -> Answer:
         k=outputs.clusters.k, k_supported=verdict.supported_k if verdict else None)
 
 
-def benchmark_section(outputs: BenchmarkOutputs, prices: Prices | None = None) -> dict[str, Any]:
+def benchmark_section(outputs: BenchmarkOutputs, prices: Prices | None = None,
+                      max_age_days: int = MAX_PRICE_AGE_DAYS) -> dict[str, Any]:
     """What a benchmark's page and its parts of the methods page show: scope, answer, ranking (every row, with its
-    cost at your `prices` or the public ones), findings, clusters, importance, republished results and the decide
-    fragment."""
+    cost at your `prices` or the public ones, none more than `max_age_days` older than the table's newest), findings,
+    clusters, importance, republished results and the decide fragment."""
     title = benchmark_title(outputs.benchmark)
     if not outputs.analysed:
         reason = outputs.rank.reason or outputs.importance.reason or "no configurations in scope"
@@ -258,7 +260,7 @@ def benchmark_section(outputs: BenchmarkOutputs, prices: Prices | None = None) -
         "findings": findings_of(outputs),
         "clusters": cluster_profile_rows(outputs),
         "cluster_notes": cluster_notes(outputs.clusters),
-        "ranking": ranking_table(outputs.ranking, None, None if prices is None else prices.per_hour),
+        "ranking": ranking_table(outputs.ranking, None, None if prices is None else prices.per_hour, max_age_days),
         "importance": importance_rows(outputs.importance) if importance_ok else None,
         "importance_reason": None if importance_ok else outputs.importance.reason,
         "selected_features": [FEATURE_LABELS.get(f, f) for f in outputs.importance.selected_features],
@@ -312,7 +314,7 @@ def report_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, q
                    prices: Prices | None = None, configurations: pd.DataFrame | None = None) -> dict[str, Any]:
     """What every page of the site shares: each benchmark's section, the findings across benchmarks, the data
     coverage, the validated settings the methods quote (`analysis`, `importance_params`, ...) and the provenance."""
-    sections = [benchmark_section(item, prices) for item in outputs]
+    sections = [benchmark_section(item, prices, settings.report.max_price_age_days) for item in outputs]
     return {
         "sections": sections, "matrix": findings_matrix(sections), "correction": findings_correction(outputs),
         "coverage": coverage_of(results, quarantine, tally, configurations), "analysis": settings.analysis,

@@ -26,7 +26,7 @@ from pipeline.analysis.buyer import BuyerAnswer, Option, cheapest_rule
 from pipeline.analysis.pricing.costs import measured_energy, with_measured_energy
 from pipeline.analysis.pricing.energy_estimate import ESTIMATE_COLUMNS
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
-from pipeline.analysis.pricing.price_table import chosen_providers, price_dates_text
+from pipeline.analysis.pricing.price_table import age_limit_text, chosen_providers, price_dates_text
 from pipeline.analysis.pricing.prices import Prices
 from pipeline.analysis.scope import republished_from, retired_by, today_of
 from pipeline.mlperf.catalogue import BY_ID
@@ -201,6 +201,7 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
               for item in outputs if item.analysed}
     views = {item.benchmark: round_view(item.benchmark, answer, colours) for item in outputs
              if item.analysed and (answer := answers.get(item.benchmark)) is not None}
+    max_age_days = settings.report.max_price_age_days
     found = today_of({benchmark: view["round"] for benchmark, view in views.items()})
     newest, today = found.round, [views[benchmark] for benchmark in found.benchmarks]
     comparison = family_comparison(today)
@@ -214,7 +215,8 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
                                energy.get(item.benchmark), newest) for item in outputs]
     backtest = {item.benchmark: charts.backtest_chart(f"{item.benchmark}_backtest", item.decide_summary,
                                                       sections[item.benchmark]["model"]) for item in outputs}
-    return {**shared, "newest": newest, "currency": currency(newest, provenance_), "today": today, "colours": colours,
+    return {**shared, "newest": newest, "currency": currency(newest, provenance_, max_age_days=max_age_days),
+            "today": today, "colours": colours,
             "backtest_charts": {name: embed(chart) for name, chart in backtest.items() if chart is not None},
             "comparison": None if comparison.empty else embed(
                 charts.family_comparison_chart("family_comparison", comparison, colours, str(newest))),
@@ -223,7 +225,8 @@ def site_context(outputs: Sequence[BenchmarkOutputs], results: pd.DataFrame, qua
                                 for row in comparison.to_dict("records")],
             "history": [page for page in pages if not page["current"]],
             "current_pages": [page for page in pages if page["current"]], "pages": pages,
-            "cost_note": COST_NOTE, "derived": DERIVED, "prices_read": price_dates_text(),
+            "cost_note": COST_NOTE, "derived": DERIVED, "prices_read": price_dates_text(max_age_days=max_age_days),
+            "price_age": age_limit_text(max_age_days),
             "deadlines": settings.report.deadlines_min, "budgets": settings.report.budgets_usd,
             "trust_coverage": " to ".join(number(end, "share") for end in settings.decide.trust.coverage),
             "cheapest_rule": cheapest_rule(settings.report.price_basis,

@@ -7,6 +7,7 @@ from typing import Any, TypedDict
 import pandas as pd
 
 from pipeline.analysis.pricing.costs import training_costs
+from pipeline.analysis.pricing.price_table import MAX_PRICE_AGE_DAYS
 from pipeline.analysis.scope import republished_from
 from pipeline.analysis.statistics.cluster_profiles import ClusterProfile
 from pipeline.analysis.statistics.findings_result import Correction
@@ -45,13 +46,14 @@ RANKING_COLUMNS = [
 ]
 
 
-def ranking_table(ranking: pd.DataFrame, limit: int | None, prices: Mapping[str, float] | None = None
-                  ) -> dict[str, Any]:
+def ranking_table(ranking: pd.DataFrame, limit: int | None, prices: Mapping[str, float] | None = None,
+                  max_age_days: int = MAX_PRICE_AGE_DAYS) -> dict[str, Any]:
     """The sortable ranking; a republished result (ranked with `analysis.republished: include`) says so after its
     system name, and each accelerator the precision it trained in where known. Its cost is that of a run today at the
-    dearest current on-demand price (`training_costs`; your `prices` where they name the family), empty without one:
-    derived, not an MLPerf result."""
-    ranking = ranking.assign(cost_high_usd=training_costs(ranking, prices)["cost_high_usd"].astype(float))
+    dearest current on-demand price (`training_costs`, none more than `max_age_days` older than the table's newest;
+    your `prices` where they name the family), empty without one: derived, not an MLPerf result."""
+    ranking = ranking.assign(cost_high_usd=training_costs(ranking, prices, max_age_days=max_age_days)[
+        "cost_high_usd"].astype(float))
     if "precision" in ranking:
         ranking = ranking.assign(accelerator_family=[
             family if missing(precision) or missing(family) else f"{family} ({precision})"

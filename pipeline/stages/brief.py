@@ -59,7 +59,9 @@ def plan(folder: Path) -> Plan[BuyerAnswer, None]:
     # A process per benchmark at a time, as many as the machine has cores (each page is drawn alone).
     return Plan(partial(brief, colours=family_colours(family_order(configurations)),
                         electricity=electricity_price(settings.report.electricity_usd_per_kwh),
-                        folder=folder, dates=currency(found.round, git_revision()) if found.round else None),
+                        folder=folder, dates=currency(found.round, git_revision(),
+                                                     max_age_days=settings.report.max_price_age_days)
+                        if found.round else None),
                 [answer for answer in records.values() if answer is not None and answer.benchmark in found.benchmarks],
                 finish=lambda briefs: f"wrote {len(briefs)} briefs into {paths.BRIEFS}/ in "
                                       f"{time.perf_counter() - started:.1f} s")

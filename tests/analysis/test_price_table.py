@@ -195,6 +195,45 @@ def test_an_offer_is_current_once_superseded_rows_and_rows_over_a_year_old_are_h
     assert not pt.cost_range(1.0, "H100", table=table, price_type="committed-1y").has_price  # stale: no price
 
 
+def test_the_age_limit_is_a_param_that_moves_a_row_between_current_and_history() -> None:
+    """Issue 52: rows more than `max_age_days` (params report.max_price_age_days) older than the table's newest
+    reading are history; a shorter limit turns a current row into history and the range, the types a family has and
+    the prices' dates follow; a longer one brings a stale row back."""
+    table = pt.validate(pd.DataFrame([
+        _row("H100", "Acme", "H100", "2026-12-01", 2.0),
+        _row("H100", "Beta", "H100", "2026-06-01", 5.0),                # 183 days before 2026-12-01
+        _row("A100", "Acme", "A100", "2026-06-01", 1.5),
+        _row("A100", "Acme", "A100 (1y)", "2026-11-01", 1.0, "committed-1y")]))
+    assert pt.offer_status(table).tolist() == [pt.CURRENT] * 4
+    assert pt.offer_status(table, 100).tolist() == [pt.CURRENT, pt.STALE, pt.STALE, pt.CURRENT]
+    assert pt.offer_status(table, 183)[1] == pt.CURRENT and pt.offer_status(table, 182)[1] == pt.STALE
+    year, hundred = pt.cost_range(1.0, "H100", table=table), pt.cost_range(1.0, "H100", table=table, max_age_days=100)
+    assert (year.low, year.high, year.quotes) == (2.0, 5.0, 2) and (hundred.low, hundred.high) == (2.0, 2.0)
+    assert pt.default_price_type("A100", table) == "on-demand"
+    assert pt.default_price_type("A100", table, max_age_days=100) is None
+    assert pt.no_price_text("A100", table, max_age_days=100) == "no on-demand price (committed-1y only)"
+    assert pt.price_dates_text(table) == "2026-06-01 to 2026-12-01"
+    assert pt.price_dates_text(table, 100) == "2026-11-01 to 2026-12-01"
+    assert pt.age_limit_text(100) == "none more than 100 days older than the table's newest price"
+    with pytest.raises(ValueError, match="max_age_days must be a whole number of days >= 1"):
+        pt.offer_status(table, 0)
+
+
+def test_every_row_says_how_its_date_was_fixed_and_none_postdates_the_commit_it_was_read_at() -> None:
+    """Issue 52: a row's date is when its price held. A row read at a commit whose date is known records it ("commit
+    <hash> of <date>") and is dated no later; a row whose source states no date keeps the day its copy was read and
+    says so in one phrase (DAY_READ), and only a community catalogue is dated so."""
+    table = pt.price_table()
+    day_read = table["note"].str.contains(pt.DAY_READ, case=False, regex=False)
+    assert not table.loc[~day_read, "note"].str.contains(r"day the (?:stored )?copy was read", case=False).any()
+    assert (table.loc[day_read, "source_kind"] == "community").all()
+    for note, date in zip(table["note"], table["date"]):
+        assert all(date <= commit_date for _, commit_date in pt.COMMIT_DATE.findall(note)), note
+    # every row of cloud-gpus' comparison is dated by the commit that last edited its cell
+    cloud_gpus = table[table["source"].str.contains("cloud-gpus")]
+    assert len(cloud_gpus) and all(pt.COMMIT_DATE.search(note) for note in cloud_gpus["note"])
+
+
 def test_a_buyer_chooses_the_providers_whose_prices_answer() -> None:
     """Issue 52: `providers` narrows a range to the providers a buyer can use (named in any case); an unknown name is
     a ValueError listing the table's providers; none chosen is every provider."""
@@ -212,7 +251,7 @@ def test_a_buyer_chooses_the_providers_whose_prices_answer() -> None:
     assert not pt.cost_range(1.0, "A100", table=table, providers=("Acme",)).has_price
 
 
-def test_no_current_price_of_the_shipped_table_is_over_a_year_old_or_superseded() -> None:
+def test_no_current_price_of_the_shipped_table_is_over_the_age_limit_or_superseded() -> None:
     current = pt.current_prices()
     age = pd.to_datetime(pt.as_of()) - pd.to_datetime(current["date"])
     assert (age.dt.days <= pt.MAX_PRICE_AGE_DAYS).all()
@@ -281,6 +320,10 @@ def test_an_instance_price_entered_per_accelerator_is_rejected() -> None:
     (lambda t: t.assign(verified_against=t["verified_against"].where(t["verified"] == "", "")),
      "must say what it was verified against"),
     (lambda t: t.assign(verified_against="https://example.com/"), "without the date of the check"),
+    (lambda t: t.assign(note=t["note"].where(t.index != 0, "read at commit abc1234 of 2024-01-01"),
+                        date=t["date"].where(t.index != 0, "2024-01-02")), "dated after the commit"),
+    (lambda t: t.assign(note=t["note"].where(t.index != 0, "read at commit abc1234 of 2024-13-01")),
+     "dated after the commit"),
 ])
 def test_a_broken_table_is_a_contract_error(change, message: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ContractError, match=message):

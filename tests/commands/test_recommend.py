@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from pipeline.analysis import buyer, recommendation
 from pipeline.analysis.pricing.costs import COST_LABEL
@@ -143,6 +144,57 @@ def test_recommend_prices_with_the_providers_asked_for(decide_project: Path, cap
     message = exit_message(recommend.main, ["--benchmark", "resnet", "--provider", "Acme Cloud"], capsys)
     assert message.startswith("error: --provider: unknown provider Acme Cloud; the price table's providers: ")
     assert "among the prices of AWS" in buyer.cheapest_rule("dearest", ["AWS"])
+
+
+def test_the_price_age_limit_is_a_param_recommend_follows(decide_project: Path, capsys,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 52: params report.max_price_age_days moves a row between current and history, and recommend's answer
+    follows, as does the buyer stage's. Within 240 min the round offers Gaudi2 x 8 (20.4 accelerator-hours) and the
+    A100 x 16 forecast (31.5 at its interval's upper end, 63 USD at 2). At 365 days Beta's Gaudi2 price of
+    2026-06-01 (183 days before the table's newest) is current and sets Gaudi2's dearest end, 4 USD (82 USD): the
+    forecast comes first; at 100 days it is history, Gaudi2's range is Acme's 1.5 alone (31 USD) and Gaudi2 comes
+    first."""
+    from pipeline.analysis.pricing import price_table as pt
+    from pipeline.analysis.scope import read_configurations
+    from pipeline.settings import load_settings
+
+    rows = [{"family": family, "provider": provider, "instance_type": family, "accelerators_per_instance": 1,
+             "price_per_hour": price, "price_unit": "accelerator-hour", "currency": "USD", "price_type": "on-demand",
+             "region": "unstated", "date": date, "source": "https://example.com", "source_kind": "provider",
+             "note": "a test row", "verified": "2026-12-07", "verified_against": "https://example.com"}
+            for family, provider, date, price in [("Gaudi2", "Acme", "2026-12-01", 1.5),
+                                                  ("Gaudi2", "Beta", "2026-06-01", 4.0),
+                                                  ("A100", "Acme", "2026-12-01", 2.0)]]
+    table = pt.validate(pd.DataFrame(rows))
+    monkeypatch.setattr(pt, "price_table", lambda: table)
+    caches = (pt._package_current_prices, pt._package_types, pt._package_quotes)
+    for cached in caches:
+        cached.cache_clear()
+    assert pt.offer_status(table).tolist() == [pt.CURRENT] * 3
+    assert pt.offer_status(table, 100).tolist() == [pt.CURRENT, pt.STALE, pt.CURRENT]
+
+    def first(max_age_days: int) -> tuple[str, str]:
+        """recommend's first answer within 240 min at `max_age_days` (its family and the whole text); the buyer
+        stage's answer (`answer_for`, as the stage calls it) names the same family."""
+        params = yaml.safe_load(Path("params.yaml").read_text(encoding="utf-8"))
+        params["report"]["max_price_age_days"] = max_age_days
+        Path("params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+        recommend.main(["--benchmark", "resnet", "--deadline-min", "240", "--limit", "1"])
+        out = capsys.readouterr().out
+        family = re.findall(r"^ 1\. \[\w+\] [^:]*: (\w+) x", out, re.MULTILINE)[0]
+        answer = buyer.answer_for("resnet", read_configurations(), load_settings(), None)
+        assert answer is not None and answer.deadlines[-1].limit == 240
+        option = answer.deadlines[-1].option
+        assert option is not None and option.accelerator_family == family
+        return family, out
+
+    family, out = first(365)
+    assert family == "A100" and "none more than 365 days older than the table's newest price" in out
+    family, out = first(100)
+    assert family == "Gaudi2" and "none more than 100 days older than the table's newest price" in out
+    assert "Gaudi2 x 8, 153 min, 20.4 accelerator-hours, cost 30.6 USD (Acme on-demand 2026-12-01)" in out
+    for cached in caches:
+        cached.cache_clear()
 
 
 def test_families_are_compared_at_the_counts_two_or_more_published() -> None:

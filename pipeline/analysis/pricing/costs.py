@@ -22,7 +22,15 @@ from typing import Any
 import pandas as pd
 
 from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice, energy_cost
-from pipeline.analysis.pricing.price_table import CostRange, PriceQuote, cost_range, no_price_text, price_dates_text
+from pipeline.analysis.pricing.price_table import (
+    MAX_PRICE_AGE_DAYS,
+    CostRange,
+    PriceQuote,
+    age_limit_text,
+    cost_range,
+    no_price_text,
+    price_dates_text,
+)
 from pipeline.core.errors import ContractError
 
 COST_LABEL = "derived, not an MLPerf result"
@@ -45,13 +53,16 @@ _END = {"usd": "float64", "usd_per_accelerator_hour": "float64", "provider": "st
 # cost_<end>_instance, _price_type      the instance and price type (on-demand, spot, ...; empty for the user's);
 # cost_<end>_date, _source              the ISO date of the price and its source URL (empty for the user's).
 # Both ends are of one price type (on-demand by default), never a spot price at one end and on-demand at the other.
-# cost_basis: "public", "user" or "none" (no public price: every cost column empty); cost_prices: how many current
-# prices the range spans (1 for the user's, 0 for none); energy_cost_usd: energy_kwh x the electricity price, only
+# cost_basis: "public", "user" or "none" (no public price: every cost column empty); cost_missing: why there is none
+# ("no public price", "no on-demand price (committed-1y only)": `price_table.no_price_text` at the same table and age
+# limit), empty where there is a price; cost_prices: how many current prices the range spans (1 for the user's, 0
+# for none); energy_cost_usd: energy_kwh x the electricity price, only
 # where energy_kwh is measured (empty otherwise, and everywhere when the frame has no energy_kwh);
 # energy_estimated_cost_usd: energy_estimated_kwh x the electricity price where the frame has that estimate
 # (pipeline.analysis.pricing.energy_estimate: estimated, not an MLPerf result), empty elsewhere.
 COST_COLUMNS: dict[str, str] = {
     "cost_basis": "string",
+    "cost_missing": "string",
     **{f"cost_low_{name}": dtype for name, dtype in _END.items()},
     **{f"cost_high_{name}": dtype for name, dtype in _END.items()},
     "cost_prices": "int64",
@@ -70,15 +81,19 @@ def _end(quote: PriceQuote | None) -> dict[str, Any]:
 
 
 def _family_prices(family: object, user_prices: Mapping[str, float] | None, table: pd.DataFrame | None,
-                   price_type: str | None = None, providers: tuple[str, ...] | None = None) -> dict[str, Any]:
+                   price_type: str | None = None, providers: tuple[str, ...] | None = None,
+                   max_age_days: int = MAX_PRICE_AGE_DAYS) -> dict[str, Any]:
     """The price range per accelerator-hour of one family (`cost_range` of one hour, of one price type, of
-    `providers` alone when given), as cost columns without the costs."""
+    `providers` alone when given, of prices at most `max_age_days` older than the table's newest), as cost columns
+    without the costs."""
     priced: CostRange | None = (None if not isinstance(family, str) else
                                 cost_range(1.0, family, user_prices=user_prices, table=table, currency=CURRENCY,
-                                           price_type=price_type, providers=providers))
+                                           price_type=price_type, providers=providers, max_age_days=max_age_days))
     basis = NO_PRICE if priced is None else priced.basis
     low, high = (None, None) if priced is None else (priced.cheapest, priced.dearest)
-    return {"cost_basis": basis, **{f"cost_low_{key}": value for key, value in _end(low).items()},
+    missing = None if basis != NO_PRICE else no_price_text(family, table, CURRENCY, max_age_days)
+    return {"cost_basis": basis, "cost_missing": missing,
+            **{f"cost_low_{key}": value for key, value in _end(low).items()},
             **{f"cost_high_{key}": value for key, value in _end(high).items()},
             "cost_prices": 0 if priced is None else priced.quotes}
 
@@ -86,9 +101,10 @@ def _family_prices(family: object, user_prices: Mapping[str, float] | None, tabl
 def training_costs(configurations: pd.DataFrame, user_prices: Mapping[str, float] | None = None, *,
                    electricity: ElectricityPrice = DEFAULT_ELECTRICITY_PRICE,
                    table: pd.DataFrame | None = None, price_type: str | None = None,
-                   providers: tuple[str, ...] | None = None) -> pd.DataFrame:
+                   providers: tuple[str, ...] | None = None, max_age_days: int = MAX_PRICE_AGE_DAYS) -> pd.DataFrame:
     """The cost columns (COST_COLUMNS, with their dtypes) of each row of `configurations`, on its index; the public
-    ranges of `providers` alone when given (`price_table.chosen_providers`).
+    ranges of `providers` alone when given (`price_table.chosen_providers`), of prices at most `max_age_days` older
+    than the table's newest (params `report.max_price_age_days`; older ones are history).
 
     `configurations` needs `accelerator_family` (as in accelerators.csv) and `accelerator_hours` (hours of one
     accelerator x count, the hardware time of a run); `energy_kwh` (measured energy to train, kWh) is optional.
@@ -104,7 +120,7 @@ def training_costs(configurations: pd.DataFrame, user_prices: Mapping[str, float
     if electricity.currency != CURRENCY:
         raise ValueError(f"the electricity price must be in {CURRENCY}, got {electricity.currency}")
     families = configurations["accelerator_family"].astype(object)
-    per_family = {family: _family_prices(family, user_prices, table, price_type, providers)
+    per_family = {family: _family_prices(family, user_prices, table, price_type, providers, max_age_days)
                   for family in families.dropna().unique()}
     none = _family_prices(None, None, None)
     out = pd.DataFrame([per_family.get(family, none) if isinstance(family, str) else none for family in families],
@@ -170,11 +186,10 @@ def _offer(row: Mapping[str, Any], end: str) -> str:
 
 def cost_text(row: Mapping[str, Any], lead: str = "cost ") -> str:
     """A row of `training_costs` in a few words after `lead`: "cost 1,234 to 5,678 USD (RunPod on-demand
-    2025-05-29 to Azure on-demand 2026-11-09)", "cost 345 USD (your price file)"; or why there is none
-    (`price_table.no_price_text` of the row's `accelerator_family`: "no public price", "no on-demand price
-    (committed-1y only)")."""
+    2025-05-29 to Azure on-demand 2026-11-09)", "cost 345 USD (your price file)"; or why there is none (its
+    `cost_missing`: "no public price", "no on-demand price (committed-1y only)")."""
     if row["cost_basis"] == NO_PRICE:
-        return no_price_text(row.get("accelerator_family"))
+        return str(row["cost_missing"])
     low, high = row["cost_low_usd"], row["cost_high_usd"]
     if low is None or pd.isna(low):
         return f"{lead}unknown (no accelerator-hours)"
@@ -185,14 +200,16 @@ def cost_text(row: Mapping[str, Any], lead: str = "cost ") -> str:
     return f"{lead}{span(low, high)} {CURRENCY} ({where})"
 
 
-def basis_lines(user_prices_path: object | None, electricity: ElectricityPrice, energy: bool) -> list[str]:
-    """What the cost (and, with `energy`, the energy cost) columns of an answer are, for its header."""
+def basis_lines(user_prices_path: object | None, electricity: ElectricityPrice, energy: bool,
+                max_age_days: int = MAX_PRICE_AGE_DAYS) -> list[str]:
+    """What the cost (and, with `energy`, the energy cost) columns of an answer are, for its header; the public prices
+    at most `max_age_days` older than the table's newest."""
     source = (f"; your price file {user_prices_path} (USD per accelerator-hour) overrides it for the families it "
               f"names" if user_prices_path is not None else "")
     lines = [f"accelerator-hours: {HARDWARE_TIME}; cost ({COST_LABEL}) = accelerator-hours x price per "
              f"accelerator-hour, a range over the public list prices of pipeline/analysis/pricing/price_table.csv "
-             f"(over providers, on-demand prices only, none over a year old; prices read "
-             f"{price_dates_text()}){source}"]
+             f"(over providers, on-demand prices only, {age_limit_text(max_age_days)}; prices read "
+             f"{price_dates_text(max_age_days=max_age_days)}){source}"]
     if energy:
         dated = f", {electricity.date}, {electricity.source}" if electricity.date else ""
         lines.append(f"energy: measured by MLPerf power results (the result on the row; AC or DC, the point of "

@@ -16,7 +16,11 @@ One row per quoted price. Columns (docs/prices.md says how to add a row):
 - currency: ISO 4217 code (USD throughout today);
 - price_type: on-demand, spot, capacity-block, committed-1y or committed-3y;
 - region: the provider's region, or `unstated` when the source gives none;
-- date: ISO date the price was published, retrieved or known to be in force (the note says which);
+- date: ISO date the price held: for a catalogue, the date of the commit the row was read at or the catalogue's own
+  per-entry date (`retrieved`, `last_updated`); for a provider's page, the date it states, else the day it was read.
+  The note says which: a commit's date in the fixed form "commit <hash> of <YYYY-MM-DD>" (COMMIT_DATE; the loader
+  refuses a row dated after it), and a row whose source states no date and whose commit's date could not be read
+  keeps the day it was read and says "date: day read, the source states none" (DAY_READ);
 - source: the https URL the figure was read from;
 - source_kind: `provider` (the provider's own page, price list or documentation) or `community` (a catalogue,
   scraper or comparison site transcribing it: a stated fallback where the provider's page could not be read);
@@ -31,8 +35,10 @@ One row per quoted price. Columns (docs/prices.md says how to add a row):
 An offer is (family, provider, instance, price type, region, currency); its price is its newest row. A row is
 **current** (`offer_status`) when it is its offer's newest, no newer row of the same provider prices the same family
 and type (whatever the instance's label: one offer listed under two labels is not current twice), and it is at most
-MAX_PRICE_AGE_DAYS older than the table's newest reading (`as_of`); every other row is history, listed on the prices
-page and in docs/prices.md, never in an answer.
+`max_age_days` older than the table's newest reading (`as_of`: the date of the table this build ships, which issue 52
+calls the build date; never the clock, so the same table answers alike on any day). `max_age_days` is params
+`report.max_price_age_days` (default MAX_PRICE_AGE_DAYS, 365), which every caller that prices an answer passes on.
+Every other row is history, listed on the prices page and in docs/prices.md, never in an answer.
 
 **Verified ends** (issue 52 point 4). A row of a price type in VERIFIED_TYPES (on-demand: the type of every default
 cost range) is used in an answer only once it has been verified against its source: an unverified row is listed
@@ -64,6 +70,7 @@ import pandas as pd
 from pipeline.core.errors import ContractError
 from pipeline.mlperf.hardware.accelerators import specifications
 from pipeline.mlperf.hardware.tables import check_columns
+from pipeline.settings import ReportSettings
 
 PRICE_FILE = "price_table.csv"
 COLUMNS = ["family", "provider", "instance_type", "accelerators_per_instance", "price_per_hour", "price_unit",
@@ -83,14 +90,21 @@ DEFAULT_PRICE_TYPE = "on-demand"
 VERIFIED_TYPES = (DEFAULT_PRICE_TYPE,)
 # The last sentence of the note of a row whose check failed: its date and why.
 UNVERIFIED_NOTE = re.compile(r"Not verified on (\d{4}-\d{2}-\d{2}): (.+)$")
-# A row this many days older than the table's newest reading is history, not a price (issue 52: 65 of 219 offers were
-# over a year old, the oldest from 2024-02-07).
-MAX_PRICE_AGE_DAYS = 365
+# A row more than this many days older than the table's newest reading is history, not a price (issue 52: 65 of 219
+# offers were over a year old, the oldest from 2024-02-07): the default of params `report.max_price_age_days`, whose
+# one home is pipeline.settings, for a call that is not given the param.
+MAX_PRICE_AGE_DAYS: int = ReportSettings.model_fields["max_price_age_days"].default
 # Why a row is not current (`offer_status`).
 CURRENT = "current"
 REPEATED = "an older row of the same offer"
 SUPERSEDED = "superseded by the provider's newer price of the family and type"
-STALE = f"older than {MAX_PRICE_AGE_DAYS} days"
+STALE = "older than the age limit (params report.max_price_age_days)"
+# A commit's date as a note records it ("commit 40f3eb5 of 2025-05-29"): the row's price was read at that commit, so
+# it held no later than that date.
+COMMIT_DATE = re.compile(r"\bcommit ([0-9a-f]{7,40}) of (\d{4}-\d{2}-\d{2})\b")
+# How a note says its row is dated the day the copy was read: the source states no date (and the date of the commit it
+# was read at could not be read).
+DAY_READ = "date: day read, the source states none"
 # Sold by the rack (NVL72) or by 4-GPU instances of a rack: a row priced per instance must state its conversion to
 # a price per accelerator ("per-GPU = 64/4 = 16.00") in its note.
 RACK_SCALE_FAMILIES = ("GB200", "GB300")
@@ -131,11 +145,11 @@ def _where(table: pd.DataFrame, mask: pd.Series) -> str:
 
 
 def validate(table: pd.DataFrame) -> pd.DataFrame:
-    """`table` (the CSV's columns, COLUMNS) with
-    `price_per_accelerator_hour` and `usable` added, after checking the columns, the family (known to
-    accelerators.csv), positive prices and accelerator counts, the known units, types and currencies, an ISO date,
-    an https source and a note on every row, a verified row's ISO date and what it was verified against, no offer
-    listed twice on one date, and every price per accelerator-hour within its plausibility bands (`plausibility`).
+    """`table` (the CSV's columns, COLUMNS) with `price_per_accelerator_hour` and `usable` added, after checking
+    the columns, the family (known to accelerators.csv), positive prices and accelerator counts, the known units,
+    types and currencies, an ISO date no later than any commit's date the note records (COMMIT_DATE), an https
+    source and a note on every row, a verified row's ISO date and what it was verified against, no offer listed
+    twice on one date, and every price per accelerator-hour within its plausibility bands (`plausibility`).
     Raises ContractError naming the rows at fault.
 
     `usable`: the row may be used in an answer: verified, or of a type not in VERIFIED_TYPES."""
@@ -173,6 +187,10 @@ def validate(table: pd.DataFrame) -> pd.DataFrame:
     bad = dates.isna() | (table["date"].str.len() != len("2026-01-31"))
     if bad.any():
         raise ContractError(f"{PRICE_FILE}: date must be an ISO date (YYYY-MM-DD) for {_where(table, bad)}")
+    late = _after_commit(table)
+    if late.any():
+        raise ContractError(f"{PRICE_FILE}: a row is dated after the commit its price was read at (its note's "
+                            f"\"commit <hash> of <date>\"): {_where(table, late)}")
     unsourced = ~table["source"].str.startswith("https://")
     if unsourced.any():
         raise ContractError(f"{PRICE_FILE}: every row needs an https URL in `source`; missing for "
@@ -220,6 +238,16 @@ def validate(table: pd.DataFrame) -> pd.DataFrame:
         raise ContractError(f"{PRICE_FILE}: implausible price (a typo, or a price per instance entered per "
                             f"accelerator?): " + "; ".join(lines))
     return table.reset_index(drop=True)
+
+
+def _after_commit(table: pd.DataFrame) -> pd.Series:
+    """Per row of `table` (text columns, ISO dates): True where its note records a commit's date (COMMIT_DATE) earlier
+    than the row's date, or one that is not an ISO date."""
+    recorded = table["note"].str.extractall(COMMIT_DATE)  # one row per commit recorded, on (row, match)
+    rows = recorded.index.get_level_values(0)
+    commit = pd.to_datetime(recorded[1], format="%Y-%m-%d", errors="coerce").to_numpy()
+    dated = pd.to_datetime(table.loc[rows, "date"], format="%Y-%m-%d").to_numpy()
+    return pd.Series(table.index.isin(rows[pd.isna(commit) | (dated > commit)]), index=table.index)
 
 
 def plausibility(table: pd.DataFrame) -> pd.DataFrame:
@@ -353,51 +381,54 @@ class CostRange:
                 f"{self.quotes} prices; not an MLPerf result)")
 
 
-def current_prices(table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The prices an answer may use: the current rows of the table (`offer_status`), one per offer, that are
-    `usable` (verified, where their type must be: VERIFIED_TYPES). Of the package's table (`table` None) they are
-    worked out once, as the table is read once."""
-    return _package_current_prices() if table is None else _newest_offers(table)
+def current_prices(table: pd.DataFrame | None = None, max_age_days: int = MAX_PRICE_AGE_DAYS) -> pd.DataFrame:
+    """The prices an answer may use: the current rows of the table (`offer_status`: none more than `max_age_days`
+    older than `as_of`), one per offer, that are `usable` (verified, where their type must be: VERIFIED_TYPES). Of
+    the package's table (`table` None) they are worked out once per age limit, as the table is read once."""
+    return _package_current_prices(max_age_days) if table is None else _newest_offers(table, max_age_days)
 
 
-@lru_cache(maxsize=1)
-def _package_current_prices() -> pd.DataFrame:
+@cache
+def _package_current_prices(max_age_days: int) -> pd.DataFrame:
     # A report asks for the families' prices one family at a time (44 families: 0.25 s of sorting the same table).
-    return _newest_offers(price_table())
+    return _newest_offers(price_table(), max_age_days)
 
 
 def as_of(table: pd.DataFrame | None = None) -> str:
-    """The table's newest reading (ISO date): what a price's age is measured from, so the same table gives the same
-    answers on any day."""
+    """The table's newest reading (ISO date): what a price's age is measured from. It is the date of the table this
+    build ships (issue 52's "build date"), not the clock, so the same table gives the same answers on any day."""
     return str((price_table() if table is None else table)["date"].max())
 
 
-def offer_status(table: pd.DataFrame) -> pd.Series:
+def offer_status(table: pd.DataFrame, max_age_days: int = MAX_PRICE_AGE_DAYS) -> pd.Series:
     """Per row of `table` (validated, on its index): CURRENT, or why it is history: REPEATED (its offer has a newer
     row), SUPERSEDED (the same provider priced the family and type on a later date, under any instance label) or
-    STALE (more than MAX_PRICE_AGE_DAYS before `as_of`)."""
+    STALE (more than `max_age_days` days before `as_of`, the table's newest reading). ValueError for an age limit
+    below 1 day."""
+    if max_age_days < 1:
+        raise ValueError(f"max_age_days must be a whole number of days >= 1, got {max_age_days!r}")
     dates = pd.to_datetime(table["date"], format="%Y-%m-%d")
     offer_newest = dates.groupby([table[column] for column in OFFER], sort=False).transform("max")
     provider_newest = dates.groupby([table[column] for column in ("family", "provider", "price_type", "currency")],
                                     sort=False).transform("max")
     age = (dates.max() - dates).dt.days
     status = pd.Series(CURRENT, index=table.index, dtype=object)
-    status[age > MAX_PRICE_AGE_DAYS] = STALE
+    status[age > max_age_days] = STALE
     status[dates < provider_newest] = SUPERSEDED
     status[dates < offer_newest] = REPEATED
     return status
 
 
-def _newest_offers(table: pd.DataFrame) -> pd.DataFrame:
-    current = table[(offer_status(table) == CURRENT) & table["usable"]]
+def _newest_offers(table: pd.DataFrame, max_age_days: int) -> pd.DataFrame:
+    current = table[(offer_status(table, max_age_days) == CURRENT) & table["usable"]]
     return current.sort_values(["family", "price_per_accelerator_hour", "provider"]).reset_index(drop=True)
 
 
-def unverified_prices(table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The current rows that are not used because they are not verified (of a type in VERIFIED_TYPES): listed,
-    never in an answer."""
+def unverified_prices(table: pd.DataFrame | None = None, max_age_days: int = MAX_PRICE_AGE_DAYS) -> pd.DataFrame:
+    """The current rows (`offer_status` at `max_age_days`) that are not used because they are not verified (of a type
+    in VERIFIED_TYPES): listed, never in an answer."""
     table = price_table() if table is None else table
-    current = table[(offer_status(table) == CURRENT) & ~table["usable"]]
+    current = table[(offer_status(table, max_age_days) == CURRENT) & ~table["usable"]]
     return current.sort_values(["family", "price_per_accelerator_hour", "provider"]).reset_index(drop=True)
 
 
@@ -408,15 +439,17 @@ def why_unverified(note: str) -> str:
     return f"{found.group(2)} (checked {found.group(1)})" if found else "no check of its source is recorded"
 
 
-def default_price_type(family: str, table: pd.DataFrame | None = None, currency: str = "USD") -> str | None:
+def default_price_type(family: str, table: pd.DataFrame | None = None, currency: str = "USD",
+                       max_age_days: int = MAX_PRICE_AGE_DAYS) -> str | None:
     """The price type a cost range of `family` uses unless told otherwise: DEFAULT_PRICE_TYPE where the family has a
-    current (verified) price of it; None otherwise (`no_price_text` says what it has instead)."""
-    types = _current_types(family, table, currency)
+    current (verified) price of it at `max_age_days`; None otherwise (`no_price_text` says what it has instead)."""
+    types = _current_types(family, table, currency, max_age_days)
     return DEFAULT_PRICE_TYPE if DEFAULT_PRICE_TYPE in types else None
 
 
-def _current_types(family: str, table: pd.DataFrame | None, currency: str) -> tuple[str, ...]:
-    return _package_types(family, currency) if table is None else _types(current_prices(table), family, currency)
+def _current_types(family: str, table: pd.DataFrame | None, currency: str, max_age_days: int) -> tuple[str, ...]:
+    return (_package_types(family, currency, max_age_days) if table is None else
+            _types(current_prices(table, max_age_days), family, currency))
 
 
 def _types(prices: pd.DataFrame, family: str, currency: str) -> tuple[str, ...]:
@@ -426,20 +459,21 @@ def _types(prices: pd.DataFrame, family: str, currency: str) -> tuple[str, ...]:
 
 
 @cache
-def _package_types(family: str, currency: str) -> tuple[str, ...]:
-    return _types(current_prices(), family, currency)
+def _package_types(family: str, currency: str, max_age_days: int) -> tuple[str, ...]:
+    return _types(current_prices(None, max_age_days), family, currency)
 
 
-def no_price_text(family: object, table: pd.DataFrame | None = None, currency: str = "USD") -> str:
-    """Why `family` has no default cost, in words: "no verified on-demand price" where its current on-demand rows
-    are all unverified, "no on-demand price (committed-1y only)" where it has current prices of other types only,
-    else "no public price"."""
-    types = _current_types(family, table, currency) if isinstance(family, str) else ()
+def no_price_text(family: object, table: pd.DataFrame | None = None, currency: str = "USD",
+                  max_age_days: int = MAX_PRICE_AGE_DAYS) -> str:
+    """Why `family` has no default cost at `max_age_days`, in words: "no verified on-demand price" where its current
+    on-demand rows are all unverified, "no on-demand price (committed-1y only)" where it has current prices of other
+    types only, else "no public price"."""
+    types = _current_types(family, table, currency, max_age_days) if isinstance(family, str) else ()
     if DEFAULT_PRICE_TYPE in types:
         return "no public price"
     others = f" ({', '.join(types)} only)" if types else ""
     if isinstance(family, str):
-        unverified = unverified_prices(table)
+        unverified = unverified_prices(table, max_age_days)
         if ((unverified["family"] == family) & (unverified["currency"] == currency)
                 & (unverified["price_type"] == DEFAULT_PRICE_TYPE)).any():
             return f"no verified {DEFAULT_PRICE_TYPE} price{others}"
@@ -461,13 +495,14 @@ def chosen_providers(names: Sequence[str] | None, table: pd.DataFrame | None = N
 
 def cost_range(accelerator_hours: float, family: str, *, user_prices: Mapping[str, float] | None = None,
                table: pd.DataFrame | None = None, price_type: str | None = None,
-               currency: str = "USD", providers: tuple[str, ...] | None = None) -> CostRange:
+               currency: str = "USD", providers: tuple[str, ...] | None = None,
+               max_age_days: int = MAX_PRICE_AGE_DAYS) -> CostRange:
     """The cost of a run of `accelerator_hours` on `family`. The user's prices (`pipeline.analysis.pricing.prices.
     load_prices`: family -> price per accelerator-hour, their currency) win when they name the family; otherwise
-    the range over the table's current prices of the family in `currency` of one `price_type` (default:
-    `default_price_type`, on-demand where there is one), of `providers` alone when given (`chosen_providers`):
-    price types are never mixed in one range. A family with no price (of that type, at those providers) says so
-    (basis "none")."""
+    the range over the table's current prices of the family (`current_prices` at `max_age_days`) in `currency` of
+    one `price_type` (default: `default_price_type`, on-demand where there is one), of `providers` alone when given
+    (`chosen_providers`): price types are never mixed in one range. A family with no price (of that type, at those
+    providers) says so (basis "none")."""
     if not math.isfinite(accelerator_hours) or accelerator_hours < 0:
         raise ValueError(f"accelerator_hours must be a finite number >= 0, got {accelerator_hours!r}")
     if user_prices and family in user_prices:
@@ -477,9 +512,10 @@ def cost_range(accelerator_hours: float, family: str, *, user_prices: Mapping[st
         return CostRange(family, accelerator_hours, "user", None, cost, cost, quote, quote, 1)
     if price_type is not None and price_type not in PRICE_TYPES:
         raise ValueError(f"unknown price type {price_type}; known: {', '.join(PRICE_TYPES)}")
-    kind = price_type if price_type is not None else default_price_type(family, table, currency)
-    quotes = None if kind is None else (_package_quotes(family, currency, kind, providers) if table is None else
-                                        _quotes(current_prices(table), family, currency, kind, providers))
+    kind = price_type if price_type is not None else default_price_type(family, table, currency, max_age_days)
+    quotes = None if kind is None else (
+        _package_quotes(family, currency, kind, providers, max_age_days) if table is None else
+        _quotes(current_prices(table, max_age_days), family, currency, kind, providers))
     if quotes is None:
         return CostRange(family, accelerator_hours, "none")
     cheapest, dearest, count = quotes
@@ -505,9 +541,9 @@ def _quotes(prices: pd.DataFrame, family: str, currency: str, price_type: str,
 # A report asks for the same few families' prices hundreds of times (one per configuration shown); the package's
 # table is read once (`price_table`), so its quotes per family are too.
 @cache
-def _package_quotes(family: str, currency: str, price_type: str, providers: tuple[str, ...] | None = None
-                    ) -> tuple[PriceQuote, PriceQuote, int] | None:
-    return _quotes(current_prices(), family, currency, price_type, providers)
+def _package_quotes(family: str, currency: str, price_type: str, providers: tuple[str, ...] | None,
+                    max_age_days: int) -> tuple[PriceQuote, PriceQuote, int] | None:
+    return _quotes(current_prices(None, max_age_days), family, currency, price_type, providers)
 
 
 def _quote(row: pd.Series) -> PriceQuote:
@@ -516,17 +552,20 @@ def _quote(row: pd.Series) -> PriceQuote:
                       str(row["source_kind"]))
 
 
-def families_without_price(table: pd.DataFrame | None = None) -> list[str]:
-    """The families of accelerators.csv that the table has no current price for (`offer_status`), in its order."""
-    priced = set(current_prices(table)["family"])
+def families_without_price(table: pd.DataFrame | None = None, max_age_days: int = MAX_PRICE_AGE_DAYS) -> list[str]:
+    """The families of accelerators.csv that the table has no current price for (`offer_status` at `max_age_days`),
+    in its order."""
+    priced = set(current_prices(table, max_age_days)["family"])
     return [family for family in specifications().index if family not in priced]
 
 
-def range_ends(table: pd.DataFrame | None = None, families: list[str] | None = None) -> pd.DataFrame:
+def range_ends(table: pd.DataFrame | None = None, families: list[str] | None = None,
+               max_age_days: int = MAX_PRICE_AGE_DAYS) -> pd.DataFrame:
     """The rows that set an end of a default cost range: per family (`families`, default every family with a current
-    verified on-demand price), its cheapest and its dearest current verified on-demand row (`current_prices`), with
-    `end` ("cheapest" or "dearest"; one row "only" where they are the same) and the table's columns."""
-    prices = current_prices(table)
+    verified on-demand price), its cheapest and its dearest current verified on-demand row (`current_prices` at
+    `max_age_days`), with `end` ("cheapest" or "dearest"; one row "only" where they are the same) and the table's
+    columns."""
+    prices = current_prices(table, max_age_days)
     prices = prices[prices["price_type"] == DEFAULT_PRICE_TYPE]
     rows = []
     for family in families if families is not None else sorted(set(prices["family"]), key=str.casefold):
@@ -540,14 +579,14 @@ def range_ends(table: pd.DataFrame | None = None, families: list[str] | None = N
     return pd.DataFrame(rows, columns=[*prices.columns, "end"])
 
 
-def excluded_ends(table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The unverified current on-demand rows that would set or move an end of their family's default range if they
-    were verified: cheaper than its verified cheapest or dearer than its verified dearest (every one, for a family
-    with none verified), with `end` ("cheapest" or "dearest", the end it would set) and `reason`
-    (`why_unverified`)."""
+def excluded_ends(table: pd.DataFrame | None = None, max_age_days: int = MAX_PRICE_AGE_DAYS) -> pd.DataFrame:
+    """The unverified current on-demand rows (at `max_age_days`) that would set or move an end of their family's
+    default range if they were verified: cheaper than its verified cheapest or dearer than its verified dearest
+    (every one, for a family with none verified), with `end` ("cheapest" or "dearest", the end it would set) and
+    `reason` (`why_unverified`)."""
     table = price_table() if table is None else table
-    ends = range_ends(table)
-    unverified = unverified_prices(table)
+    ends = range_ends(table, max_age_days=max_age_days)
+    unverified = unverified_prices(table, max_age_days)
     unverified = unverified[unverified["price_type"] == DEFAULT_PRICE_TYPE]
     rows = []
     for family, own in unverified.groupby("family", sort=True):
@@ -562,7 +601,13 @@ def excluded_ends(table: pd.DataFrame | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[*unverified.columns, "end", "reason"])
 
 
-def price_dates_text(table: pd.DataFrame | None = None) -> str:
-    """When the current prices were read, for a page or an answer: "2024-12-23 to 2026-12-05"."""
-    dates = current_prices(table)["date"]
+def age_limit_text(max_age_days: int = MAX_PRICE_AGE_DAYS) -> str:
+    """The age limit of the prices an answer uses, in the words every page and answer print: "none more than 365 days
+    older than the table's newest price"."""
+    return f"none more than {max_age_days} days older than the table's newest price"
+
+
+def price_dates_text(table: pd.DataFrame | None = None, max_age_days: int = MAX_PRICE_AGE_DAYS) -> str:
+    """When the current prices (at `max_age_days`) held, for a page or an answer: "2024-12-23 to 2026-12-05"."""
+    dates = current_prices(table, max_age_days)["date"]
     return f"{min(dates)} to {max(dates)}"
