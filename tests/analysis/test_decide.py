@@ -194,7 +194,8 @@ def _render(fragment: dict, **options: bool) -> str:
                                      autoescape=jinja2.select_autoescape(["html", "j2"]),
                                      undefined=jinja2.StrictUndefined, **options)
     return environment.from_string('<section><h2>resnet</h2>{% with decide = fragment %}'
-                                   '{% include "decide.html.j2" %}{% endwith %}</section>').render(fragment=fragment)
+                                   '{% include "decide.html.j2" %}{% endwith %}</section>').render(
+        fragment=fragment, trust_coverage="85% to 95%")  # the site's words for params decide.trust.coverage
 
 
 def test_stage_writes_chart_data_metrics_and_a_report_fragment(decide_project: Path) -> None:
