@@ -153,7 +153,8 @@ def _read_member(member: Member, tables: RoundTables) -> None:
         row, facts = _run_row(tables.round, parts, member.path, member.data)
         tables.runs.append(row)
         folder = (row["submitter"], row["system"], row["benchmark"])
-        tables.run_precision.setdefault(folder, []).append(precision.read_run(member.data, facts.keys_found))
+        tables.run_precision.setdefault(folder, []).append(
+            precision.read_run(member.data, facts.keys_found, records_only=facts.records_only))
         if "benchmark" not in parts:
             tables.quarantined(member.path, "result log sits in the system folder, not in a benchmark folder: "
                                f"benchmark taken from its submission_benchmark line ({row['benchmark']})")
