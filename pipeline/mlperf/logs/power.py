@@ -140,7 +140,7 @@ def _quick_lines(data: bytes) -> list[Line] | None:
     no NaN, no integer of thousands of digits (`record_lines`); a duplicated key's last value, as json.loads;
     integers as integers, floats correctly rounded). None otherwise: the log is then read line by line, skipping
     the lines that do not qualify."""
-    if not data.isascii() or data.count(b"\r") != data.count(b"\r\n"):
+    if not data.isascii() or (b"\r" in data and data.count(b"\r") != data.count(b"\r\n")):
         return None
     lines = record_lines(data)
     if lines is None:
@@ -177,6 +177,14 @@ def _beyond_64_bits(value: Any) -> bool:
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _all_numbers(values: list[Any]) -> bool:
+    """Whether every value is a number (`_number` gives a float for each); by their types first, the common case."""
+    return set(map(type, values)) <= _NUMBER_TYPES or all(_number(value) is not None for value in values)
+
+
+_NUMBER_TYPES = {int, float}
 
 
 def node_weighted_v4_0(lines: Sequence[Line]) -> tuple[float, float, float]:
@@ -238,7 +246,7 @@ def node_defects(lines: Sequence[Line], rule: str) -> tuple[list[str], bool]:
     starts = [line.time_ms for line in lines if line.key == "power_measurement_start"]
     stops = [line.time_ms for line in lines if line.key == "power_measurement_stop"]
     readings = [line.time_ms for line in lines if line.key == "power_reading"]
-    if any(_number(line.value) is None for line in lines if line.key in ("power_reading", "conversion_eff")):
+    if not _all_numbers([line.value for line in lines if line.key in ("power_reading", "conversion_eff")]):
         return ["a power_reading or conversion_eff value that is not a number"], False
     if not starts:
         return ["no power_measurement_start line"], False
@@ -251,16 +259,18 @@ def node_defects(lines: Sequence[Line], rule: str) -> tuple[list[str], bool]:
     if not stops:
         defects.append("no power_measurement_stop line: the window ends at the last reading")
     end = stops[-1] if stops else max(readings, default=start)
-    if end == start:
+    stop_at_start = end == start
+    if stop_at_start:
         if rule != RELEASE_V4_0 or not readings:
             return [*defects, "power_measurement_stop at its start: a window of 0 ms"], False
         defects.append("power_measurement_stop at its start: the v4.0 rule ends the window at the last reading")
         end = max(end, *readings)
-    elif any(not start <= reading <= end for reading in readings):
+    inside = sum(start <= reading <= end for reading in readings)
+    if not stop_at_start and inside < len(readings):
         counted = ("the v4.0 rule counts those before the stop line and ends the window at the last reading"
                    if rule == RELEASE_V4_0 else "not counted")
         defects.append(f"readings outside the window: {counted}")
-    if sum(start <= reading <= end for reading in readings) < MIN_SAMPLES:
+    if inside < MIN_SAMPLES:
         defects.append(f"fewer readings in the window than the rules' minimum of {MIN_SAMPLES}")
     return defects, True
 
@@ -326,9 +336,9 @@ def run_power(runs: pd.DataFrame, logs: Sequence[PowerLog]) -> RunPower:
     for log in logs:
         by_run[log.round, log.submitter, log.system, log.benchmark, log.run].append(log)
     timed = {}
-    for row in runs[[*RUN_KEY, "converged", "run_start_ms", "run_stop_ms"]].itertuples(index=False):
-        if row.converged:
-            timed[tuple(row[:5])] = float(row.run_stop_ms) - float(row.run_start_ms)
+    converged = runs[runs["converged"].astype(bool)]  # rows as plain lists: iterating a frame's rows is slow
+    for *key, start, stop in zip(*(converged[column].tolist() for column in (*RUN_KEY, "run_start_ms", "run_stop_ms"))):
+        timed[tuple(key)] = float(stop) - float(start)
     rows, quarantine = [], []
     for key in sorted(by_run):
         run_logs = sorted(by_run[key], key=lambda log: (log.device != "node", log.path))
