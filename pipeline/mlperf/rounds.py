@@ -11,6 +11,7 @@ precision (`pipeline.mlperf.logs.precision`). `ingest` returns the systems, runs
 """
 from __future__ import annotations
 
+import gc
 import math
 import os
 import re
@@ -297,7 +298,9 @@ def ingest(sources: Sequence[Path], workers: int | None = None) -> IngestTables:
     order = sorted(range(len(sources)), key=lambda i: -_size(sources[i]))
     workers = workers or min(os.cpu_count() or 1, len(sources), 2)
     if workers > 1 and len(sources) > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        # Each worker freezes what it inherits (the imports) out of garbage collection, which would otherwise look
+        # at all of it in each full collection.
+        with ProcessPoolExecutor(max_workers=workers, initializer=gc.freeze) as pool:
             futures = {i: pool.submit(read_source, sources[i], slot % workers) for slot, i in enumerate(order)}
             per_round = [futures[i].result() for i in range(len(sources))]
     else:

@@ -63,7 +63,9 @@ _SAMPLE_STRIDE = 32
 _SAMPLED_RUN = b"0" * (len(_TOO_MANY_DIGITS) // _SAMPLE_STRIDE)
 
 
-class _Stamped(msgspec.Struct):
+# Not tracked by the garbage collector (it holds a number, so it is in no cycle): a log's hundreds of thousands of
+# them, alive together, would otherwise set off collections that look at each of them again and again.
+class _Stamped(msgspec.Struct, gc=False):
     time_ms: int | float
 
 
