@@ -31,7 +31,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 import orjson
@@ -60,8 +60,9 @@ def rule_of(round_: str) -> str:
     return RELEASE_RULES.get(round_, INSTALLED)
 
 
-class Line(NamedTuple):
-    """One MLLOG line of a power log (a tuple: a million of them are made per ingest)."""
+class Line(msgspec.Struct, gc=False):
+    """One MLLOG line of a power log, as msgspec decodes it from the line's record (a million of them are made per
+    ingest; untracked by the garbage collector, as decoded JSON holds no cycle)."""
 
     time_ms: float
     key: str
@@ -104,14 +105,7 @@ class PowerLog:
         return self.weighted * time_to_train_ms / self.window_ms / 1000
 
 
-class _Record(msgspec.Struct):
-    time_ms: int | float
-    key: str
-    value: Any
-    metadata: Any
-
-
-_RECORD_LINES = msgspec.json.Decoder(_Record)
+_RECORD_LINES = msgspec.json.Decoder(Line)
 
 
 def parse_power_lines(data: bytes) -> list[Line]:
@@ -138,8 +132,8 @@ def _quick_lines(data: bytes) -> list[Line] | None:
     `\r\n` (so lines end where the official parser ends them), one token per line, every record an object with
     a numeric time_ms, a string key, a value and metadata that msgspec reads (it reads what json.loads reads, less:
     no NaN, no integer of thousands of digits (`record_lines`); a duplicated key's last value, as json.loads;
-    integers as integers, floats correctly rounded). None otherwise: the log is then read line by line, skipping
-    the lines that do not qualify."""
+    integers as integers, floats correctly rounded, an integer time_ms as float() rounds it). None otherwise: the
+    log is then read line by line, skipping the lines that do not qualify."""
     if not data.isascii() or (b"\r" in data and data.count(b"\r") != data.count(b"\r\n")):
         return None
     lines = record_lines(data)
@@ -152,7 +146,7 @@ def _quick_lines(data: bytes) -> list[Line] | None:
         return None
     if len(records) != count:  # a blank text, skipped as a JSON line, is a line the official parser skips
         return None
-    return [Line(float(record.time_ms), record.key, record.value, record.metadata) for record in records]
+    return records
 
 
 def _ascii_loads(text: str) -> Any:
@@ -175,7 +169,12 @@ def _beyond_64_bits(value: Any) -> bool:
     return type(value) is float and not -_BEYOND_64_BITS < value < _BEYOND_64_BITS
 
 
+_NUMBER_TYPES = frozenset({int, float})
+
+
 def _number(value: Any) -> float | None:
+    if type(value) in _NUMBER_TYPES:  # as JSON gives numbers: a quicker test than the one below
+        return float(value)
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
@@ -184,24 +183,23 @@ def _all_numbers(values: list[Any]) -> bool:
     return set(map(type, values)) <= _NUMBER_TYPES or all(_number(value) is not None for value in values)
 
 
-_NUMBER_TYPES = {int, float}
-
-
 def node_weighted_v4_0(lines: Sequence[Line]) -> tuple[float, float, float]:
     """(conversion_eff x sum(W x ms), window ms, conversion_eff) by the v4.0 release's rule (see the module)."""
     previous = agg = start = stop = last_reading = 0.0
     eff = 1.0
     for line in lines:
-        if line.key == "power_measurement_start":
-            start = previous = line.time_ms
-        elif line.key == "power_reading":
+        key = line.key
+        if key == "power_reading":  # most lines: asked first
             agg += _number(line.value) * (line.time_ms - previous)  # type: ignore[operator]
             previous = line.time_ms
-            last_reading = max(last_reading, line.time_ms)
-        elif line.key == "power_measurement_stop":
+            if previous > last_reading:  # max(last_reading, the reading's time), without a call
+                last_reading = previous
+        elif key == "power_measurement_start":
+            start = previous = line.time_ms
+        elif key == "power_measurement_stop":
             stop = line.time_ms
             break
-        elif line.key == "conversion_eff":
+        elif key == "conversion_eff":
             eff = _number(line.value)  # type: ignore[assignment]
     return eff * agg, max(stop, last_reading) - start, eff
 
