@@ -225,7 +225,7 @@ def _log_problem(row: dict[str, Any], data: bytes) -> str | None:
 def _run_row(round_: str, parts: dict[str, str], path: str, data: bytes | None) -> tuple[dict[str, Any], RunFacts]:
     """A run's row of runs.parquet, and what its log says (which of the keys that the compliance rules and the
     precision's MLLOG records need it holds among them)."""
-    facts = parse_log(data or b"", also_find=_also_find())
+    facts = parse_log(data or b"", also_find=noted_keys())
     if data is None:
         facts.status = "unreadable"
     benchmark = parts.get("benchmark") or facts.submission_benchmark or UNKNOWN_BENCHMARK
@@ -237,7 +237,7 @@ def _run_row(round_: str, parts: dict[str, str], path: str, data: bytes | None) 
 
 
 @cache
-def _also_find() -> frozenset[str]:
+def noted_keys() -> frozenset[str]:
     """The MLLOG keys whose presence the log parser notes: the compliance checker's, and the precision's."""
     return compliance.presence_keys() | precision.MLLOG_KEYS
 
