@@ -4,11 +4,11 @@ rulesets 0.7.0 on), asked fast.
 The parser splits a log at `\n`, `\r\n` and `\r` (Python's universal newlines) and reads, on each line holding
 `:::MLLOG `, the text after the line's last token as one JSON record; a line whose record it cannot read (not JSON,
 such as two processes' writes interleaved, or cut off) is a parse error and left out of the records its checks
-see. `readable` gives the log as the parser reads it, those lines blanked, and whether it holds MLLOG lines only;
-`damaged_lines` finds them, first with a
-test of the whole log at once (`_read_whole`), then line by line in the parser's own terms
-(`official_reads`) for the few logs that test does not clear. `record_lines` gives the text after each line's token
-(pipeline.mlperf.logs.power reads its power logs' records from it). Used by `pipeline.mlperf.logs.logparse`.
+see. `readable` gives the log as the parser reads it, those lines blanked, and whether it is MLLOG lines alone;
+`damaged_lines` finds them, first with a test of the whole log at once (`_read_whole`), then line by line in the
+parser's own terms (`official_reads`) for the few logs that test does not clear. `record_lines` gives the text after
+each line's token (pipeline.mlperf.logs.power reads its power logs' records from it). Used by
+`pipeline.mlperf.logs.logparse`.
 """
 from __future__ import annotations
 
@@ -56,9 +56,9 @@ _MAYBE_DAMAGED = re.compile(MLLOG_TOKEN + rb"(?!" + _PLAIN_RECORD + rb")")
 # the rest without building it; the pass above is then needed only for the few logs this test does not clear.
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _TOO_MANY_DIGITS = b"0" * 301  # as in _INTEGER: json.loads refuses an integer of more than 4,300 digits
-# A run of 301 digits or more holds at least 9 bytes of every 32nd, in a row: the texts are searched in that sample
-# first, a thirtieth of the work, and in full only where the sample holds 9 digits in a row (in no log of twelve
-# rounds).
+# A run of 301 digits or more covers at least 9 bytes in a row of the sample of every 32nd byte: the texts are
+# searched in that sample first, a thirtieth of the work, and in full only where it holds 9 digits in a row (in no
+# log of twelve rounds).
 _SAMPLE_STRIDE = 32
 _SAMPLED_RUN = b"0" * (len(_TOO_MANY_DIGITS) // _SAMPLE_STRIDE)
 
@@ -88,7 +88,8 @@ def readable(data: bytes) -> Reading:
     """The log as the official parser reads it, and how many of its lines it cannot read: a `\r` that ends a line
     alone made `\n` (the parser splits lines at `\n`, `\r\n` and `\r`; a log whose only `\r`s end `\r\n`
     pairs is left as it is), and each line holding `:::MLLOG ` whose record does not parse blanked, since the
-    parser leaves it out of the records the checks see. The log itself when nothing changes."""
+    parser leaves it out of the records the checks see. The log itself when nothing changes. Also whether the log is
+    MLLOG lines alone (`Reading.records_only`), from what the quick test of its records made anyway."""
     if b"\r" in data and _LONE_CR.search(data) is not None:  # a CR alone ends a line too
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     lines = _read_whole(data)
@@ -143,8 +144,9 @@ def _read_whole(data: bytes) -> tuple[bytes, int] | None:
 
 
 def _records_only(data: bytes, joined: bytes, count: int) -> bool:
-    """Whether every line of the log starts with the token, given what `record_lines` made of it: then the log is
-    its tokens, its `count` records and the newlines between them (and one at its end), and nothing else."""
+    """Whether every line of the log starts with the token, given what `record_lines` made of it (`count` records,
+    each token but the last followed by a line end): then the log is its tokens, its records and the newlines
+    between them (and one at its end), and nothing else, which its length tells."""
     return data.startswith(MLLOG_TOKEN) and len(data) - count * TOKEN_LENGTH - len(joined) in (0, 1)
 
 
