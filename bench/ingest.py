@@ -51,12 +51,7 @@ SAMPLE_EVERY_S = 0.02
 CHILD = """
 import json, sys, time
 from pathlib import Path
-from pipeline.mlperf.logs import compliance, precision
-from pipeline.mlperf.logs.logparse import parse_log
-from pipeline.mlperf.logs.power import read_power_log
-from pipeline.mlperf.logs.readable import MLLOG_TOKEN, readable
-from pipeline.mlperf.rounds import ingest, noted_keys, read_source
-from pipeline.mlperf.sources import Kind, classify, iter_members, round_of
+from pipeline.mlperf.rounds import ingest
 start = time.perf_counter()
 tables = ingest([Path(p) for p in sys.argv[1:]])
 print(json.dumps({"seconds": time.perf_counter() - start, "runs": len(tables.runs)}))
