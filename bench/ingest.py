@@ -1,14 +1,16 @@
 """How fast and lean the ingest stage is, against the floor of merely reading the archives and the official scorer.
 
-    python bench/ingest.py [--no-summarizer] [--repeat N]
+    python bench/ingest.py [--no-summarizer] [--repeat N] [--parts]
 
-(a) floor: one process reads every member of the ten round archives with `tarfile` and nothing else;
+(a) floor: one process reads every member of the round archives with `tarfile` and nothing else;
 (b) `pipeline.mlperf.rounds.ingest` of the same archives (default workers, both cores) in a child process: wall time,
     and peak resident memory, of its largest process (`ru_maxrss`) and of its whole process tree (sampled from
     /proc, since the workers run at the same time);
 (c) the official `mlperf_logging.result_summarizer` on the unpacked v4.0 round against our ingest of v4.0.
 (a) and (b) run N times, alternately, since a shared machine's speed drifts; the medians are compared.
-Prints a Markdown table (no assertions): paste it into docs/speed.md.
+(d) with --parts, where the CPU of reading the rounds goes, part by part, in one process, against the floor's CPU
+    (`PARTS`): what 2 workers cannot do in less than half its time.
+Prints Markdown tables (no assertions): paste them into docs/speed.md.
 """
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ import sys
 import tarfile
 import tempfile
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -30,7 +33,12 @@ if __package__ in (None, ""):  # run as `python bench/ingest.py`
 
 from bench._common import OUT, ROOT, archive_path, extract, format_table, mirror_rounds, timed
 from bench.parity import run_summarizer
-from pipeline.mlperf.rounds import ingest
+from pipeline.mlperf.logs import compliance, precision
+from pipeline.mlperf.logs.logparse import parse_log
+from pipeline.mlperf.logs.power import read_power_log
+from pipeline.mlperf.logs.readable import MLLOG_TOKEN, readable
+from pipeline.mlperf.rounds import ingest, noted_keys, read_source
+from pipeline.mlperf.sources import Kind, classify, iter_members, round_of
 
 SPEED_ROUND = "v4.0"
 MAX_RATIO = 2.0
@@ -199,11 +207,71 @@ def _versus_rows(versus: Versus) -> list[list[str]]:
     return table
 
 
+# (d): the parts of reading the rounds, in the order they are timed, and what each is.
+PARTS = {
+    "read": "reading every member as ingest does (ISA-L inflate, tar, a copy of each member)",
+    "touch": "one look at each byte of the logs (bytes.count): the least any pass over them costs",
+    "readable": "every MLLOG line checked as the official parser reads it (lines cut into records, each JSON-checked)",
+    "records": "the records the analysis uses found and decoded (parse_log, less the check above)",
+    "precision": "precision and parallel sizes from the framework output and records (precision.read_run)",
+    "compliance": "the official logging rules (compliance.violations)",
+    "power": "power logs (read_power_log)",
+    "rest": "the rest of read_source: descriptions, launch configurations, scaling, tables",
+}
+
+
+def cpu_parts(archives: Sequence[Path]) -> tuple[dict[str, float], float]:
+    """CPU seconds of one process by part (`PARTS`; "touch" is counted apart, not in the total), each log's parts
+    timed one after the other while the log is in cache, and read_source's own CPU seconds over all archives."""
+    seconds = dict.fromkeys(PARTS, 0.0)
+
+    def lap(part: str, function: Callable[..., object], *arguments: object, **keywords: object) -> object:
+        start = time.process_time()
+        result = function(*arguments, **keywords)
+        seconds[part] += time.process_time() - start
+        return result
+
+    whole = 0.0
+    for archive in archives:
+        round_ = round_of(archive)
+        start = time.process_time()
+        members = [member for member in iter_members(archive) if member.data is not None]
+        seconds["read"] += time.process_time() - start
+        for member in members:
+            kind, parts = classify(member.path)
+            data = member.data
+            assert data is not None
+            if kind is Kind.LOG:
+                lap("touch", data.count, b"\n")
+                if MLLOG_TOKEN in data:
+                    lap("readable", readable, data)
+                facts = lap("records", parse_log, data, also_find=noted_keys())
+                lap("precision", precision.read_run, data, facts.keys_found, records_only=facts.records_only)
+                lap("compliance", compliance.violations, data, facts, round_)
+            elif kind is Kind.POWER:
+                lap("power", read_power_log, member.path, parts, data, round_)
+        del members
+        start = time.process_time()
+        read_source(archive)
+        whole += time.process_time() - start
+    seconds["records"] -= seconds["readable"]
+    seconds["rest"] = whole - sum(value for part, value in seconds.items() if part not in ("touch", "rest"))
+    return seconds, whole
+
+
+def parts_rows(seconds: dict[str, float], whole: float, floor_cpu: float) -> list[list[str]]:
+    rows = [[PARTS[part], f"{value:.2f} s", f"{value / floor_cpu:.2f}"] for part, value in seconds.items()]
+    return [*rows, ["all of read_source, every round", f"{whole:.2f} s", f"{whole / floor_cpu:.2f}"],
+            ["the floor (a), its CPU", f"{floor_cpu:.2f} s", "1.00"]]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python bench/ingest.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-summarizer", action="store_true", help="skip (c), the official summarizer run")
     parser.add_argument("--repeat", type=int, default=5, metavar="N",
                         help="measure (a) and (b) N times, alternately, and report the medians (default 5)")
+    parser.add_argument("--parts", action="store_true",
+                        help="also (d): where one process's CPU goes in reading the rounds, part by part")
     args = parser.parse_args(argv)
     archives = [archive_path(round_) for round_ in mirror_rounds()]
     if not archives:
@@ -226,6 +294,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     print()
     print(format_table(["measure", "value", "target", "verdict"],
                        rows(floor, child, versus, len(archives), pair_ratios)))
+    if args.parts:
+        print("\n(d) the parts of reading the rounds, one process ...", flush=True)
+        start = time.process_time()
+        read_floor(archives)
+        floor_cpu = time.process_time() - start
+        seconds, whole = cpu_parts(archives)
+        print()
+        print(format_table(["part of reading the rounds (one process)", "CPU", "x floor CPU"],
+                           parts_rows(seconds, whole, floor_cpu)))
     print(f"\n{os.cpu_count()} CPU(s), Python {sys.version.split()[0]}")
 
 

@@ -11,6 +11,7 @@ precision (`pipeline.mlperf.logs.precision`). `ingest` returns the systems, runs
 """
 from __future__ import annotations
 
+import gc
 import math
 import os
 import re
@@ -153,7 +154,8 @@ def _read_member(member: Member, tables: RoundTables) -> None:
         row, facts = _run_row(tables.round, parts, member.path, member.data)
         tables.runs.append(row)
         folder = (row["submitter"], row["system"], row["benchmark"])
-        tables.run_precision.setdefault(folder, []).append(precision.read_run(member.data, facts.keys_found))
+        tables.run_precision.setdefault(folder, []).append(
+            precision.read_run(member.data, facts.keys_found, records_only=facts.records_only))
         if "benchmark" not in parts:
             tables.quarantined(member.path, "result log sits in the system folder, not in a benchmark folder: "
                                f"benchmark taken from its submission_benchmark line ({row['benchmark']})")
@@ -223,7 +225,7 @@ def _log_problem(row: dict[str, Any], data: bytes) -> str | None:
 def _run_row(round_: str, parts: dict[str, str], path: str, data: bytes | None) -> tuple[dict[str, Any], RunFacts]:
     """A run's row of runs.parquet, and what its log says (which of the keys that the compliance rules and the
     precision's MLLOG records need it holds among them)."""
-    facts = parse_log(data or b"", also_find=_also_find())
+    facts = parse_log(data or b"", also_find=noted_keys())
     if data is None:
         facts.status = "unreadable"
     benchmark = parts.get("benchmark") or facts.submission_benchmark or UNKNOWN_BENCHMARK
@@ -235,7 +237,7 @@ def _run_row(round_: str, parts: dict[str, str], path: str, data: bytes | None) 
 
 
 @cache
-def _also_find() -> frozenset[str]:
+def noted_keys() -> frozenset[str]:
     """The MLLOG keys whose presence the log parser notes: the compliance checker's, and the precision's."""
     return compliance.presence_keys() | precision.MLLOG_KEYS
 
@@ -296,7 +298,9 @@ def ingest(sources: Sequence[Path], workers: int | None = None) -> IngestTables:
     order = sorted(range(len(sources)), key=lambda i: -_size(sources[i]))
     workers = workers or min(os.cpu_count() or 1, len(sources), 2)
     if workers > 1 and len(sources) > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        # Each worker freezes what it inherits (the imports) out of garbage collection, which would otherwise look
+        # at all of it in each full collection.
+        with ProcessPoolExecutor(max_workers=workers, initializer=gc.freeze) as pool:
             futures = {i: pool.submit(read_source, sources[i], slot % workers) for slot, i in enumerate(order)}
             per_round = [futures[i].result() for i in range(len(sources))]
     else:

@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.mlperf.logs import compliance
 from pipeline.mlperf.logs.logparse import parse_log
-from pipeline.mlperf.logs.readable import readable
+from pipeline.mlperf.logs.readable import readable, record_lines
 from pipeline.mlperf.rounds import ingest
 from tests.conftest import mllog, run_log, small_round
 
@@ -243,6 +243,38 @@ def test_damaged_lines_are_those_the_official_parser_fails_on() -> None:
         assert readable(data)[1] == len(failed), data
         compared += 1
     assert compared > 2000
+
+
+
+@pytest.mark.parametrize("digits", [300, 301, 400])
+def test_a_long_run_of_digits_is_seen_wherever_it_lies(digits: int) -> None:
+    """The quick test samples every 32nd byte for a run of digits long enough to matter to json.loads; a run of
+    301 is seen at every offset, so such a log is read line by line, as before the sampling."""
+    for offset in range(40):
+        record = mllog("k", START, 1).removeprefix(":::MLLOG ").replace('"value": 1', f'"value": "{"x" * offset}"')
+        record = record.replace('"metadata": {}', '"metadata": {"n": 1' + "0" * (digits - 1) + "}")
+        data = f":::MLLOG {mllog('a', START).removeprefix(':::MLLOG ')}\n:::MLLOG {record}\n".encode()
+        assert (record_lines(data) is None) == (digits > 300), offset
+
+
+@pytest.mark.parametrize(("log", "records_only"), [
+    ("{a}\n{b}\n", True),
+    ("{a}\n{b}", True),  # no newline at the end
+    ("{a}\r\n{b}\r\n", True),
+    ("{a}\n\n{b}\n", False),  # an empty line
+    ("{a}\n0: {b}\n", False),  # a prefix before the token
+    ("launch fp8: true\n{a}\n{b}\n", False),  # other output
+    ("{a}\n{b}\nthe end\n", False),
+    ("{a}\n{b}\n\n", False),
+    ("{a}\n{a} {b}\n", False),  # two tokens on a line: asked line by line
+    ("{a}\n:::MLLOG {{\n", False),  # a line the parser cannot read
+])
+def test_a_log_of_mllog_lines_alone_is_told_from_one_with_other_output(log: str, records_only: bool) -> None:
+    """Such a log prints no framework or launcher output, which pipeline.mlperf.logs.precision then does not look
+    for (`Reading.records_only`)."""
+    data = log.format(a=mllog("init_start", START), b=mllog("run_start", START + 1)).encode()
+    assert readable(data).records_only is records_only
+    assert parse_log(data).records_only is records_only
 
 
 # Real logs, one per kind of rule, and ones that meet them all, judged by the official checker.

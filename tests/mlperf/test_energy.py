@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 
+import msgspec
 import pandas as pd
 import pytest
 
@@ -306,4 +307,5 @@ def test_power_lines_read_whole_are_the_lines_read_one_by_one(damage: Callable[[
     monkeypatch.setattr(power, "_quick_lines", lambda _: None)
     one_by_one = power.parse_power_lines(data)
     assert repr(whole) == repr(one_by_one)
-    assert [list(map(type, line)) for line in whole] == [list(map(type, line)) for line in one_by_one]
+    assert ([list(map(type, msgspec.structs.astuple(line))) for line in whole]
+            == [list(map(type, msgspec.structs.astuple(line))) for line in one_by_one])

@@ -74,6 +74,18 @@ def test_the_mllog_precision_record_of_the_v6_1_rules() -> None:
     assert precision.read_run(log(mllog("lowest_numerical_precision_in_linear", "fp12"))).mllog is None
 
 
+
+def test_a_log_of_mllog_lines_alone_is_read_for_its_records_only() -> None:
+    """Such a log (`RunFacts.records_only`) prints no framework or launcher output: its records are read, and text
+    inside them is not taken for a framework's settings."""
+    records = [mllog("lowest_numerical_precision_in_linear", "nvfp4"), mllog("config_filename", "config_B300.sh"),
+               mllog("tensor_parallelism", 4), mllog("note", "precision: fp32 fp8: true tensor_model_parallel_size: 2")]
+    data = "\n".join([*records, mllog("run_start", None), mllog("run_stop", None), ""]).encode()
+    assert precision.read_run(data, records_only=True) == RunPrecision(
+        mllog="nvfp4", config_name="config_B300.sh", mllog_layout=(4, None, None, None, None))
+    assert precision.read_run(data).log == "fp8"  # read as framework output, the note would tell
+
+
 def test_the_rules_vocabulary_is_known() -> None:
     """Every spelling the installed mlperf_logging allows for the precision key maps into the vocabulary."""
     import yaml

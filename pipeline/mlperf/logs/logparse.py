@@ -85,11 +85,18 @@ class RunFacts:
     _eval_values: list[float] = field(default_factory=list, repr=False)
     _keys_found: frozenset[str] = field(default=frozenset(), repr=False)
     _parse_errors: int = field(default=0, repr=False)
+    _records_only: bool = field(default=False, repr=False)
 
     @property
     def parse_errors(self) -> int:
         """:::MLLOG lines that the official parser cannot read: the official checker rejects the log."""
         return self._parse_errors
+
+    @property
+    def records_only(self) -> bool:
+        """True when every line of the log is an MLLOG line that starts with the token and that the official parser
+        reads (`pipeline.mlperf.logs.readable.Reading`): the log holds no framework or launcher output."""
+        return self._records_only
 
     @property
     def eval_values(self) -> list[float]:
@@ -159,7 +166,7 @@ def parse_log(data: bytes, also_find: frozenset[str] = frozenset()) -> RunFacts:
     found: set[str] = set()
     if MLLOG_TOKEN in data:
         facts.log_format = "mllog"
-        data, facts._parse_errors = readable(data)
+        data, facts._parse_errors, facts._records_only = readable(data)
         facts.bad_lines = facts._parse_errors
         records, evaluations = _mllog_records(data, facts, also_find, found)
         # init_start is read apart from the wanted keys: some logs give it once per process, 50 times a run.

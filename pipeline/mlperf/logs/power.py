@@ -31,7 +31,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 import orjson
@@ -60,8 +60,9 @@ def rule_of(round_: str) -> str:
     return RELEASE_RULES.get(round_, INSTALLED)
 
 
-class Line(NamedTuple):
-    """One MLLOG line of a power log (a tuple: a million of them are made per ingest)."""
+class Line(msgspec.Struct, gc=False):
+    """One MLLOG line of a power log, as msgspec decodes it from the line's record (a million of them are made per
+    ingest; untracked by the garbage collector, as decoded JSON holds no cycle)."""
 
     time_ms: float
     key: str
@@ -104,14 +105,7 @@ class PowerLog:
         return self.weighted * time_to_train_ms / self.window_ms / 1000
 
 
-class _Record(msgspec.Struct):
-    time_ms: int | float
-    key: str
-    value: Any
-    metadata: Any
-
-
-_RECORD_LINES = msgspec.json.Decoder(_Record)
+_RECORD_LINES = msgspec.json.Decoder(Line)
 
 
 def parse_power_lines(data: bytes) -> list[Line]:
@@ -138,9 +132,9 @@ def _quick_lines(data: bytes) -> list[Line] | None:
     `\r\n` (so lines end where the official parser ends them), one token per line, every record an object with
     a numeric time_ms, a string key, a value and metadata that msgspec reads (it reads what json.loads reads, less:
     no NaN, no integer of thousands of digits (`record_lines`); a duplicated key's last value, as json.loads;
-    integers as integers, floats correctly rounded). None otherwise: the log is then read line by line, skipping
-    the lines that do not qualify."""
-    if not data.isascii() or data.count(b"\r") != data.count(b"\r\n"):
+    integers as integers, floats correctly rounded, an integer time_ms as float() rounds it). None otherwise: the
+    log is then read line by line, skipping the lines that do not qualify."""
+    if not data.isascii() or (b"\r" in data and data.count(b"\r") != data.count(b"\r\n")):
         return None
     lines = record_lines(data)
     if lines is None:
@@ -152,7 +146,7 @@ def _quick_lines(data: bytes) -> list[Line] | None:
         return None
     if len(records) != count:  # a blank text, skipped as a JSON line, is a line the official parser skips
         return None
-    return [Line(float(record.time_ms), record.key, record.value, record.metadata) for record in records]
+    return records
 
 
 def _ascii_loads(text: str) -> Any:
@@ -175,8 +169,18 @@ def _beyond_64_bits(value: Any) -> bool:
     return type(value) is float and not -_BEYOND_64_BITS < value < _BEYOND_64_BITS
 
 
+_NUMBER_TYPES = frozenset({int, float})
+
+
 def _number(value: Any) -> float | None:
+    if type(value) in _NUMBER_TYPES:  # as JSON gives numbers: a quicker test than the one below
+        return float(value)
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _all_numbers(values: list[Any]) -> bool:
+    """Whether every value is a number (`_number` gives a float for each); by their types first, the common case."""
+    return set(map(type, values)) <= _NUMBER_TYPES or all(_number(value) is not None for value in values)
 
 
 def node_weighted_v4_0(lines: Sequence[Line]) -> tuple[float, float, float]:
@@ -184,16 +188,18 @@ def node_weighted_v4_0(lines: Sequence[Line]) -> tuple[float, float, float]:
     previous = agg = start = stop = last_reading = 0.0
     eff = 1.0
     for line in lines:
-        if line.key == "power_measurement_start":
-            start = previous = line.time_ms
-        elif line.key == "power_reading":
+        key = line.key
+        if key == "power_reading":  # most lines: asked first
             agg += _number(line.value) * (line.time_ms - previous)  # type: ignore[operator]
             previous = line.time_ms
-            last_reading = max(last_reading, line.time_ms)
-        elif line.key == "power_measurement_stop":
+            if previous > last_reading:  # max(last_reading, the reading's time), without a call
+                last_reading = previous
+        elif key == "power_measurement_start":
+            start = previous = line.time_ms
+        elif key == "power_measurement_stop":
             stop = line.time_ms
             break
-        elif line.key == "conversion_eff":
+        elif key == "conversion_eff":
             eff = _number(line.value)  # type: ignore[assignment]
     return eff * agg, max(stop, last_reading) - start, eff
 
@@ -238,7 +244,7 @@ def node_defects(lines: Sequence[Line], rule: str) -> tuple[list[str], bool]:
     starts = [line.time_ms for line in lines if line.key == "power_measurement_start"]
     stops = [line.time_ms for line in lines if line.key == "power_measurement_stop"]
     readings = [line.time_ms for line in lines if line.key == "power_reading"]
-    if any(_number(line.value) is None for line in lines if line.key in ("power_reading", "conversion_eff")):
+    if not _all_numbers([line.value for line in lines if line.key in ("power_reading", "conversion_eff")]):
         return ["a power_reading or conversion_eff value that is not a number"], False
     if not starts:
         return ["no power_measurement_start line"], False
@@ -251,16 +257,18 @@ def node_defects(lines: Sequence[Line], rule: str) -> tuple[list[str], bool]:
     if not stops:
         defects.append("no power_measurement_stop line: the window ends at the last reading")
     end = stops[-1] if stops else max(readings, default=start)
-    if end == start:
+    stop_at_start = end == start
+    if stop_at_start:
         if rule != RELEASE_V4_0 or not readings:
             return [*defects, "power_measurement_stop at its start: a window of 0 ms"], False
         defects.append("power_measurement_stop at its start: the v4.0 rule ends the window at the last reading")
         end = max(end, *readings)
-    elif any(not start <= reading <= end for reading in readings):
+    inside = sum(start <= reading <= end for reading in readings)
+    if not stop_at_start and inside < len(readings):
         counted = ("the v4.0 rule counts those before the stop line and ends the window at the last reading"
                    if rule == RELEASE_V4_0 else "not counted")
         defects.append(f"readings outside the window: {counted}")
-    if sum(start <= reading <= end for reading in readings) < MIN_SAMPLES:
+    if inside < MIN_SAMPLES:
         defects.append(f"fewer readings in the window than the rules' minimum of {MIN_SAMPLES}")
     return defects, True
 
@@ -325,10 +333,9 @@ def run_power(runs: pd.DataFrame, logs: Sequence[PowerLog]) -> RunPower:
     by_run: dict[tuple[str, ...], list[PowerLog]] = defaultdict(list)
     for log in logs:
         by_run[log.round, log.submitter, log.system, log.benchmark, log.run].append(log)
-    timed = {}
-    for row in runs[[*RUN_KEY, "converged", "run_start_ms", "run_stop_ms"]].itertuples(index=False):
-        if row.converged:
-            timed[tuple(row[:5])] = float(row.run_stop_ms) - float(row.run_start_ms)
+    converged = runs[runs["converged"].astype(bool)]  # read as column lists: iterating a frame's rows is slow
+    columns = [converged[column].tolist() for column in (*RUN_KEY, "run_start_ms", "run_stop_ms")]
+    timed: dict[tuple[str, ...], float] = {tuple(row[:-2]): float(row[-1]) - float(row[-2]) for row in zip(*columns)}
     rows, quarantine = [], []
     for key in sorted(by_run):
         run_logs = sorted(by_run[key], key=lambda log: (log.device != "node", log.path))

@@ -135,12 +135,18 @@ class LaunchConfig:
     layout: Layout | None = None
 
 
-def read_run(data: bytes, present: frozenset[str] | None = None) -> RunPrecision:
+def read_run(data: bytes, present: frozenset[str] | None = None, records_only: bool = False) -> RunPrecision:
     """The precision facts of one run's log: its MLLOG records (of the keys of `MLLOG_KEYS` in `present`, those the
     log holds, as `pipeline.mlperf.logs.logparse.parse_log` notes them in the pass it makes anyway; None: looked
-    for here), the framework output before the timed run and the launcher's lines outside it (`outside_run`)."""
-    spans = outside_run(data)
+    for here), the framework output before the timed run and the launcher's lines outside it (`outside_run`).
+    A log of MLLOG lines alone (`records_only`, as `parse_log` notes it: every line starts with the token) prints
+    no framework or launcher output, and only its records are read (in twelve rounds, no such log holds text that
+    the framework's or the launcher's patterns match)."""
     present = _present(data, present)
+    if records_only:
+        return RunPrecision(mllog=mllog_precision(data, present), config_name=mllog_config(data, present),
+                            mllog_layout=mllog_layout(data, present))
+    spans = outside_run(data)
     return RunPrecision(mllog=mllog_precision(data, present),
                         log=settings_precision(log_settings(data, spans[:1])),
                         config_name=named_config(data, spans, present), mllog_layout=mllog_layout(data, present),
@@ -266,11 +272,9 @@ def named_config(data: bytes, spans: Sequence[tuple[int, int]] | None = None,
     """The launch configuration file a log names: its `config_filename` record, else, within `spans` (offsets;
     default the whole log), the last field of the launcher's `:::DLPAL` line (DGXSYSTEM: `config_<it>.sh`) or the
     first `config_*.sh` it prints; None if none (`present`: as `read_run` takes it)."""
-    if MLLOG_CONFIG_KEY in _present(data, present):
-        for _, record in records_of(data, MLLOG_CONFIG_KEY):
-            value = record.get("value")
-            if isinstance(value, str) and value.strip():
-                return _config_file(value.strip().rsplit("/", 1)[-1])
+    recorded = mllog_config(data, present)
+    if recorded is not None:
+        return recorded
     spans = spans or ((0, len(data)),)
     for begin, end in spans:
         found = data.find(b":::DLPAL ", begin, end)
@@ -284,6 +288,17 @@ def named_config(data: bytes, spans: Sequence[tuple[int, int]] | None = None,
         for mention in _CONFIG_MENTION.finditer(data, begin, end):
             if not mention.start() or data[mention.start() - 1] not in _NAME_CHARACTERS:
                 return mention.group(0).decode()
+    return None
+
+
+def mllog_config(data: bytes, present: frozenset[str] | None = None) -> str | None:
+    """The launch configuration file the log's first usable `config_filename` record names, or None (`present`: as
+    `read_run` takes it)."""
+    if MLLOG_CONFIG_KEY in _present(data, present):
+        for _, record in records_of(data, MLLOG_CONFIG_KEY):
+            value = record.get("value")
+            if isinstance(value, str) and value.strip():
+                return _config_file(value.strip().rsplit("/", 1)[-1])
     return None
 
 
