@@ -1,7 +1,6 @@
 """One context per section of the page (summary, findings, each benchmark, data and quarantine, cost), the page's
 context as a whole, and its rendering.
 
-Names this module takes from stage modules (the lead moves them into analysis modules): rank.latest_round_ranking.
 """
 from __future__ import annotations
 
@@ -17,7 +16,6 @@ from pipeline.analysis.statistics import findings
 from pipeline.analysis.statistics.cluster_profiles import ClusterProfile
 from pipeline.analysis.statistics.clustering import Clustering
 from pipeline.analysis.statistics.findings_result import Correction, EfficiencyBand
-from pipeline.analysis.statistics.ranking import latest_round_ranking
 from pipeline.mlperf.catalogue import BY_ID
 from pipeline.report.formatting import FEATURE_LABELS, cluster_colour, round_order
 from pipeline.report.inputs import BenchmarkOutputs
@@ -26,7 +24,6 @@ from pipeline.report.tables import (
     cluster_profile_rows,
     counts,
     importance_rows,
-    ranking_rows,
     ranking_table,
     republished_by_round,
     republished_rows,
@@ -211,13 +208,9 @@ def cluster_notes(clusters: Clustering) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Answer:
-    """What the page answers for one benchmark: its latest round's front (the configurations none beats on both
-    time and hardware time, fastest first, as `ranking_rows`), the most hardware-efficient cluster's profile
-    (highest median round efficiency) and the clusters whose medians trade time against hardware time (their own front,
-    fastest median first)."""
-    round: str
-    n_round: int
-    front: list[dict[str, Any]]
+    """What the page answers for one benchmark from its groups (today's results are the buyer stage's record): the
+    most hardware-efficient cluster's profile (highest median round efficiency) and the clusters whose medians trade
+    time against hardware time (their own front, fastest median first)."""
     efficient: ClusterProfile | None
     efficient_colour: str | None
     trade_off: list[dict[str, Any]]
@@ -226,16 +219,13 @@ class Answer:
 
 
 def answer_of(outputs: BenchmarkOutputs) -> Answer:
-    """The `Answer` of an analysed benchmark, from its ranking, rank.json and clusters.json."""
-    latest = latest_round_ranking(outputs.ranking)
-    front = latest[latest["round_front"] == 1].sort_values(["time_to_train_min", "round_rank"], kind="mergesort")
-    rows = ranking_rows(front)
+    """The `Answer` of an analysed benchmark, from its rank.json and clusters.json."""
     efficient = best_profile(outputs)
     trade_off = sorted((standing for standing in outputs.rank.clusters if standing.trade_off_front == 1),
                        key=lambda standing: standing.time_to_train_min)
     verdict = outputs.clusters.k_verdict
     return Answer(
-        round=str(latest.iloc[0]["round"]), n_round=len(latest), front=rows, efficient=efficient,
+        efficient=efficient,
         efficient_colour=cluster_colour(efficient.cluster) if efficient else None,
         trade_off=[{**standing.model_dump(), "name": getattr(outputs.clusters.profile(standing.cluster), "name", ""),
                     "colour": cluster_colour(standing.cluster)} for standing in trade_off],

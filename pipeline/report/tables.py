@@ -84,16 +84,6 @@ def republished_by_round(configurations: pd.DataFrame) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda row: round_order(row["round"]))
 
 
-def ranking_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """Short rows of a ranking for the summary card and the latest-round and all-rounds tables."""
-    return [{"rank": int(row["round_rank"]), "overall_rank": int(row["rank"]), "front": int(row["front"]),
-             "round_front": int(row["round_front"]), "name": configuration_name(row), "round": row["round"],
-             "hardware": hardware_name(row), "time": number(row["time_to_train_min"]),
-             "hours": number(row["accelerator_hours"]), "round_efficiency": number(row["round_efficiency"], "ratio"),
-             "efficiency": number(row["scaling_efficiency"], "ratio"), "score": number(row["score"])}
-            for _, row in frame.iterrows()]
-
-
 def superlinear_rows(outputs: BenchmarkOutputs) -> list[dict[str, str]]:
     """Within-series efficiencies above the threshold, both members side by side, with the split of the
     efficiency (samples to converge and throughput per accelerator, each against the base) and the reason."""

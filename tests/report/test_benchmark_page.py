@@ -34,9 +34,6 @@ def test_the_headline_page_answers_with_the_front_fastest_least_hardware_time_an
     outputs = analysed_outputs(HEADLINE, 60, 0, tmp_path)
     answer = sections.answer_of(outputs)
     latest = outputs.ranking[outputs.ranking["round"] == "v3.0"]
-    front = latest[latest["round_front"] == 1].sort_values("time_to_train_min")
-    assert answer.round == "v3.0" and answer.n_round == len(latest)
-    assert [row["name"] for row in answer.front] == [formatting.configuration_name(row) for _, row in front.iterrows()]
     # the most hardware-efficient group is the highest median round efficiency: cluster 0
     medians = outputs.clustered.groupby("cluster")["round_efficiency"].median()
     assert answer.efficient is not None and answer.efficient.cluster == medians.idxmax() == 0
