@@ -288,7 +288,8 @@ def fetch_settings(mirror: Path, upstream: str, *rounds: str) -> FetchSettings:
 # Decide settings for the synthetic laws below.
 DECIDE_PARAMS = {"efficiency_floor": 0.7, "target_coverage": 0.9,
                  # The synthetic laws are exact, so the first folds' uncalibrated intervals have no width and hold
-                 # nothing: any coverage passes here (tests/analysis/test_forecast_intervals_and_trust.py tests the coverage condition).
+                 # nothing: any coverage passes here (tests/analysis/test_forecast_intervals_and_trust.py tests the
+                 # coverage condition).
                  "trust": {"min_rounds": 2, "min_backtest_points": 5, "max_error": 0.2, "max_count_factor": 1,
                            "coverage": [0.01, 1.0]}}
 

@@ -1,5 +1,6 @@
 """Decision support: the decide stage and its page fragment, break-even, price files and the saved models (the
-model itself is tested in tests/analysis/test_forecast_model.py and its neighbours, the predict and recommend commands in tests/commands).
+model itself is tested in tests/analysis/test_forecast_model.py and its neighbours, the predict and recommend
+commands in tests/commands).
 
 Synthetic families follow exact power laws, so the forecasts and the break-even counts can be checked by hand;
 one test runs on the real ranking when the pipeline has produced it.
