@@ -54,6 +54,7 @@ PAGE_INCHES = (11.69, 8.27)  # A4 landscape
 # introduction (at most CHART_MAX_HEIGHT tall, CHART_GAP above the table for their axis labels).
 TABLE_BOTTOM = 0.13
 CHART_TOP = 0.87
+CHART_TITLE_SPACE = 0.035  # between the introduction's last line and the charts' tops, for their titles
 CHART_GAP = 0.075
 CHART_MAX_HEIGHT = 0.5
 PRODUCER = "mlperf-efficiency brief (matplotlib, seaborn)"
@@ -276,10 +277,15 @@ def draw_brief(inputs: BriefInputs, electricity: ElectricityPrice) -> Any:
             filter(None, (inputs.currency["dates"], inputs.currency["notice"])))
         retired = "" if entry is None or entry.last_round is None else \
             f"Retired from MLPerf Training after {entry.last_round}: this round is its last. "
-        figure.text(0.03, 0.943, textwrap.fill(
+        intro = figure.text(0.03, 0.943, textwrap.fill(
             f"{what}{len(rows)} results in the round; {fronts} on the front (no other is both faster and uses fewer "
             f"accelerator-hours). {retired}Colours: accelerator family (legend at right). Derived figures are not "
             f"MLPerf results. {dated}", 200), fontsize=8, va="top")
+        renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]  # Agg
+        # The charts start below the introduction however many lines it takes (the newer-round notice adds one).
+        intro_bottom = float(figure.transFigure.inverted().transform(
+            (0.0, intro.get_window_extent(renderer).y0))[1])
+        chart_top = min(CHART_TOP, intro_bottom - CHART_TITLE_SPACE)
         table = table_rows(rows, cheapest)
         ax = figure.add_axes((0.03, TABLE_BOTTOM, 0.94, 0.33))
         ax.set_axis_off()
@@ -296,11 +302,11 @@ def draw_brief(inputs: BriefInputs, electricity: ElectricityPrice) -> Any:
                 if line == 0:
                     cell.set_text_props(weight="bold")
                     cell.set_facecolor("#f0f0f0")
-            extent = cells.get_window_extent(figure.canvas.get_renderer())  # type: ignore[attr-defined]  # Agg
+            extent = cells.get_window_extent(renderer)
             top = float(figure.transFigure.inverted().transform((0.0, extent.y1))[1])
         # The charts take the height the table leaves (a short table no longer leaves the page's lower third empty).
         bottom = top + CHART_GAP
-        height = min(CHART_MAX_HEIGHT, CHART_TOP - bottom)
+        height = min(CHART_MAX_HEIGHT, chart_top - bottom)
         axes = [figure.add_axes((0.055 + i * 0.325, bottom, 0.26, height)) for i in range(3)]
         _front_axes(axes[0], rows, colours)
         _cost_axes(axes[1], rows, colours, cheapest, inputs.answer.price_basis)

@@ -101,3 +101,23 @@ def test_reports_hold_one_brief_per_current_benchmark() -> None:
     assert sorted(path.stem for path in folder.glob("*.pdf")) == sorted(found.benchmarks)
     for benchmark in found.benchmarks:
         _check(folder / f"{benchmark}.pdf", benchmark, found.round)
+
+
+def test_the_charts_start_below_the_introduction_however_long_it_is() -> None:
+    """A newer-round notice adds a line to the introduction: the charts' titles stay clear of it."""
+    notice = {"dates": "Analyses MLPerf Training v5.1, published November 2025; " * 3,
+              "notice": "MLPerf Training v6.0 was published June 2026 and is not in this build's data. " * 5}
+    counts = [8.0 * 2 ** i for i in range(12)]  # each faster but using more hardware time: a front of 12 rows
+    many = pd.DataFrame({"round": "v5.1", "submitter": "A", "system": [f"a{count:g}" for count in counts],
+                         "accelerator_family": "H100", "accelerator_count": counts,
+                         "time_to_train_min": [100.0 / (count / 8) ** 0.8 for count in counts],
+                         "same_runs_as": None, "energy_kwh": float("nan")})
+    many = many.assign(accelerator_hours=many["accelerator_count"] * many["time_to_train_min"] / 60)
+    inputs = brief.BriefInputs(_answer(many, (10, 30)), None, {"H100": "#0072b2"}, notice)
+    figure = brief.draw_brief(inputs, DEFAULT_ELECTRICITY_PRICE)
+    renderer = figure.canvas.get_renderer()
+    to_figure = figure.transFigure.inverted()
+    intro_bottom = to_figure.transform((0.0, figure.texts[1].get_window_extent(renderer).y0))[1]
+    for ax in figure.axes:
+        if ax.get_title():
+            assert to_figure.transform((0.0, ax.title.get_window_extent(renderer).y1))[1] < intro_bottom
