@@ -36,10 +36,12 @@ def option_row(option: Option) -> dict[str, Any]:
 
 def option_table_row(option: Option) -> dict[str, Any]:
     """One published option as a round's configuration table lists it (macros' `config_table`): `option_row` with
-    its hardware efficiency in the round and its energy as a table cell."""
+    the precision it trained in beside its hardware (as the ranking table's "H100 (fp8)"), its hardware efficiency
+    in the round and its energy as a table cell."""
     row = option_row(option)
     energy = energy_words(_figure(option), kwh=number)
     return {**row, "name": row["name"] + (f" ({row['mark']})" if row["mark"] else ""),
+            "hardware": row["hardware"] + (f" ({option.precision})" if option.precision else ""),
             "efficiency": "" if option.round_efficiency is None else number(option.round_efficiency, "ratio"),
             "cost": option.cost if row["priced"] else "", "energy": energy.cell}
 

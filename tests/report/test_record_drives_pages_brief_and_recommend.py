@@ -89,12 +89,14 @@ def test_a_republished_result_joins_the_round_and_the_front_and_efficiency_count
     rows = pd.DataFrame({"round": "v5.1", "submitter": "Acme", "system": ["a", "b", "b_again"],
                          "accelerator_family": "H100", "accelerator_count": [8.0, 64.0, 32.0],
                          "time_to_train_min": [30.0, 5.0, 4.0], "accelerator_hours": [4.0, 5.33, 2.13],
-                         "republished_of": [None, None, "v5.0/Acme/b0"]})
+                         "republished_of": [None, None, "v5.0/Acme/b0"], "precision": [None, "bf16", "fp8"]})
     answer = buyer_answer("rgat", _published(rows), _published(rows).iloc[0:0], (), ())
     assert [option.system for option in answer.front] == ["b_again"] and answer.n_republished == 1
     efficiency = {option.system: option.round_efficiency for option in answer.options}
     assert efficiency == pytest.approx({"b_again": 1.0, "b": 2.13 / 5.33, "a": 2.13 / 4.0})
     assert option_table_row(answer.front[0])["name"] == "Acme b_again (republished from v5.0)"
+    hardware = {option.system: option_table_row(option)["hardware"] for option in answer.options}
+    assert hardware == {"b_again": "32 × H100 (fp8)", "b": "64 × H100 (bf16)", "a": "8 × H100"}  # where known
 
 
 def test_each_familys_efficiency_has_a_bootstrap_interval_of_its_median() -> None:
