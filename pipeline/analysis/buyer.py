@@ -87,8 +87,8 @@ def published_options(rows: pd.DataFrame) -> pd.DataFrame:
     the original it repeats in its `detail`; energy where measured."""
     rows = rows.assign(**{column: None for column in ["republished_of", "precision", "power_measurement",
                                                       "target_coverage"] if column not in rows},
-                       **{column: math.nan for column in ["energy_kwh", "energy_dc_kwh"] if column not in rows},
-                       **{column: math.nan for column in ESTIMATE_COLUMNS if column not in rows})
+                       **{column: math.nan for column in ["energy_kwh", "energy_dc_kwh", *ESTIMATE_COLUMNS]
+                          if column not in rows})
     return rows.assign(
         kind=PUBLISHED, label=rows["round"] + " " + rows["submitter"] + " " + rows["system"],
         time_low_min=rows["time_to_train_min"], time_high_min=rows["time_to_train_min"], forecast=None,
@@ -411,8 +411,8 @@ class FamilyEfficiency(Record):
     median: float
     """The median of their round efficiency (1: the round's least hardware time)."""
     low: float
-    """The lower end of the median's EFFICIENCY_INTERVAL percentile bootstrap interval over its results (the median
-    itself with one result)."""
+    """The lower end of the median's percentile bootstrap interval (at EFFICIENCY_CONFIDENCE_LEVEL) over its
+    results (the median itself with one result)."""
     high: float
     """Its upper end."""
     least: float
@@ -423,19 +423,20 @@ class FamilyEfficiency(Record):
 
 # The family efficiency's interval: the median's percentile bootstrap over a family's results, seeded by the values
 # so the record is the same on every run and machine.
-EFFICIENCY_RESAMPLES, EFFICIENCY_INTERVAL = 2000, 0.95
+EFFICIENCY_RESAMPLES, EFFICIENCY_CONFIDENCE_LEVEL = 2000, 0.95
 
 
 def median_interval(values: np.ndarray) -> tuple[float, float]:
-    """The EFFICIENCY_INTERVAL percentile bootstrap interval of the median of `values` (1-d, at least one value;
-    scipy's `bootstrap`, seeded by the values); a single value gives itself at both ends."""
+    """The percentile bootstrap interval (at EFFICIENCY_CONFIDENCE_LEVEL) of the median of `values` (1-d, at least
+    one value; scipy's `bootstrap`, seeded by the values); a single value gives itself at both ends."""
     if len(values) == 1:
         return float(values[0]), float(values[0])
     from scipy.stats import bootstrap
 
     seed = np.random.default_rng([len(values), *np.round(np.sort(values) * 1e6).astype(np.int64)])
-    found = bootstrap((values,), np.median, n_resamples=EFFICIENCY_RESAMPLES, confidence_level=EFFICIENCY_INTERVAL,
-                      method="percentile", vectorized=True, random_state=seed).confidence_interval
+    found = bootstrap((values,), np.median, n_resamples=EFFICIENCY_RESAMPLES,
+                      confidence_level=EFFICIENCY_CONFIDENCE_LEVEL, method="percentile", vectorized=True,
+                      random_state=seed).confidence_interval
     return float(f"{found.low:.{DECISION_DIGITS}g}"), float(f"{found.high:.{DECISION_DIGITS}g}")
 
 
@@ -510,11 +511,10 @@ def buyer_answer(benchmark: str, published: pd.DataFrame, forecasts: pd.DataFram
     if published.empty:
         raise ValueError(f"{benchmark}: no published result to answer from")
     results = priced(published, prices, electricity, energy_model, basis, providers, max_age_days)
-    hours = _stored(results["accelerator_hours"])
+    time, hours = _stored(results["time_to_train_min"]), _stored(results["accelerator_hours"])
     results = results.assign(round_efficiency=_stored(hours.min() / hours))
     every = (priced(pd.concat([published, forecasts], ignore_index=True), prices, electricity, energy_model, basis,
                     providers, max_age_days) if len(forecasts) else results)
-    time, hours = _stored(results["time_to_train_min"]), _stored(results["accelerator_hours"])
     fastest = results.assign(_t=time, _h=hours).sort_values(["_t", "_h", "label"], kind="mergesort").iloc[0]
     least = results.assign(_t=time, _h=hours).sort_values(["_h", "_t", "label"], kind="mergesort").iloc[0]
     front = results[results["on_front"]].assign(_t=time).sort_values(["_t", "label"], kind="mergesort")
@@ -550,14 +550,18 @@ def answer_for(benchmark: str, configurations: pd.DataFrame, settings: Settings,
                         chosen_providers(settings.report.providers), settings.report.max_price_age_days)
 
 
+def options_table(options: Sequence[Option]) -> pd.DataFrame:
+    """`options` one row each, every `Option` field a column (numbers without a value as NaN): the frame the pages
+    and the brief draw a record's options from."""
+    numbers = [name for name, field in Option.model_fields.items() if field.annotation in (float, float | None)]
+    return pd.DataFrame([option.model_dump() for option in options], columns=list(Option.model_fields)).astype(
+        dict.fromkeys(numbers, float))
+
+
 def options_frame(options: Sequence[Option]) -> pd.DataFrame:
     """Options of a `BuyerAnswer` (`BuyerAnswer.options`) back as an options frame (OPTION_COLUMNS), as
     `today_published` gives it, for `priced` to price with a buyer's own prices, basis and providers."""
-    rows = [{**{name: getattr(option, name, None) for name in OPTION_COLUMNS}, "forecast": None}
-            for option in options]
-    return pd.DataFrame(rows, columns=OPTION_COLUMNS).astype(
-        {"energy_kwh": float, "energy_dc_kwh": float, "scaling_efficiency": float,
-         **{column: float for column in ESTIMATE_COLUMNS}})
+    return options_table(options).assign(forecast=None)[OPTION_COLUMNS]
 
 
 def recorded_options(benchmark: str, path: Path | None = None) -> pd.DataFrame | None:

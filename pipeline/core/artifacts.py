@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Self
+from typing import Any, ClassVar, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -57,10 +57,19 @@ class Artifact(Record):
     def read(cls, path: Path) -> Self:
         """The artifact at `path`. Raises `ContractError` when the file is missing, not JSON or not of this
         model."""
-        try:
-            return cls.model_validate(_content(path, cls.KIND))
-        except ValidationError as error:
-            raise contract_error(path, cls.KIND, error) from None
+        return read_record(cls, path, cls.KIND)
+
+
+RecordType = TypeVar("RecordType", bound=Record)
+
+
+def read_record(model: type[RecordType], path: Path, kind: str) -> RecordType:
+    """The `model` (a `Record`) at `path`, which the `kind` stage writes. Raises `ContractError` when the file is
+    missing, not JSON or not of this model."""
+    try:
+        return model.model_validate(_content(path, kind))
+    except ValidationError as error:
+        raise contract_error(path, kind, error) from None
 
 
 def _content(path: Path, kind: str) -> Any:

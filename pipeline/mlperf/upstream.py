@@ -7,13 +7,11 @@ new answer when upstream answered, else the previous record unchanged, else a re
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from pipeline.core.artifacts import Record, contract_error
-from pipeline.core.errors import ContractError
+from pipeline.core.artifacts import Record, read_record
 from pipeline.core.files import write_json
 from pipeline.mlperf.catalogue import round_version
 
@@ -43,13 +41,4 @@ class UpstreamRecord(Record):
 def read_upstream_record(path: Path) -> UpstreamRecord:
     """The record at `path`; a never-reached record when there is none (a build before the validate stage ran).
     Raises `ContractError` when the file is not JSON or not a record."""
-    if not path.is_file():
-        return UpstreamRecord()
-    try:
-        content = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise ContractError(f"{path} is not valid JSON ({error}); run `dvc repro` to write it again") from None
-    try:
-        return UpstreamRecord.model_validate(content)
-    except ValidationError as error:
-        raise contract_error(path, "validate", error) from None
+    return read_record(UpstreamRecord, path, "validate") if path.is_file() else UpstreamRecord()

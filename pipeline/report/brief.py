@@ -23,6 +23,7 @@ import logging
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-from pipeline.analysis.buyer import BuyerAnswer, cheapest_rule  # noqa: E402
+from pipeline.analysis.buyer import BuyerAnswer, cheapest_rule, options_table  # noqa: E402
 from pipeline.analysis.forecasting.decide import DecideSummary  # noqa: E402
 from pipeline.analysis.pricing.costs import COST_LABEL, usd  # noqa: E402
 from pipeline.analysis.pricing.electricity import ElectricityPrice  # noqa: E402
@@ -88,7 +89,7 @@ class BriefInputs:
         """The round the record holds: today's."""
         return self.answer.round
 
-    @property
+    @cached_property
     def rows(self) -> pd.DataFrame:
         """The record's results (`BuyerAnswer.options`), one row each, fastest first (`brief_rows`)."""
         return brief_rows(self.answer)
@@ -97,8 +98,7 @@ class BriefInputs:
 def brief_rows(answer: BuyerAnswer) -> pd.DataFrame:
     """The record's published options as a frame (the `Option` fields as columns, `front` for `on_front`), fastest
     first as the record keeps them; the charts and the table draw it."""
-    return pd.DataFrame([option.model_dump() for option in answer.options]).assign(
-        front=lambda frame: frame["on_front"].astype(bool))
+    return options_table(answer.options).assign(front=lambda frame: frame["on_front"].astype(bool))
 
 
 def cheapest_within(rows: pd.DataFrame, answer: BuyerAnswer) -> dict[float, int | None]:

@@ -30,7 +30,7 @@ def option_row(option: Option) -> dict[str, Any]:
             "precision": option.precision or "",
             "family": option.accelerator_family, "time": number(option.time_to_train_min),
             "hours": number(option.accelerator_hours), "cost": option.cost, "cost_short": short, "priced": priced,
-            "energy": energy.long, "energy_short": energy.short, "mark": mark,
+            "energy": energy.long, "energy_short": energy.short, "energy_cell": energy.cell, "mark": mark,
             "forecast": option.kind == FORECAST, "on_front": option.on_front}
 
 
@@ -39,11 +39,10 @@ def option_table_row(option: Option) -> dict[str, Any]:
     the precision it trained in beside its hardware (as the ranking table's "H100 (fp8)"), its hardware efficiency
     in the round and its energy as a table cell."""
     row = option_row(option)
-    energy = energy_words(_figure(option), kwh=number)
     return {**row, "name": row["name"] + (f" ({row['mark']})" if row["mark"] else ""),
             "hardware": row["hardware"] + (f" ({option.precision})" if option.precision else ""),
             "efficiency": "" if option.round_efficiency is None else number(option.round_efficiency, "ratio"),
-            "cost": option.cost if row["priced"] else "", "energy": energy.cell}
+            "cost": option.cost if row["priced"] else "", "energy": row["energy_cell"]}
 
 
 def _figure(option: Option) -> EnergyFigure:

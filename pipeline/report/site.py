@@ -22,7 +22,7 @@ import jinja2
 import markupsafe
 import pandas as pd
 
-from pipeline.analysis.buyer import BuyerAnswer, Option, cheapest_rule
+from pipeline.analysis.buyer import BuyerAnswer, Option, cheapest_rule, options_table
 from pipeline.analysis.pricing.costs import measured_energy, with_measured_energy
 from pipeline.analysis.pricing.energy_estimate import ESTIMATE_COLUMNS
 from pipeline.analysis.pricing.energy_words import EnergyFigure, energy_words
@@ -141,19 +141,9 @@ def round_view(benchmark: str, answer: BuyerAnswer, colours: Mapping[str, str]) 
 
 
 def _option_rows(options: Sequence[Option]) -> pd.DataFrame:
-    """The record's published options as the cost chart and the energy test read them: the chart's columns
-    (charts.TOOLTIP's names) beside the cost range and the energies."""
-    return pd.DataFrame([{"submitter": option.submitter, "system": option.system, "round": option.round,
-                          "accelerator_family": option.accelerator_family,
-                          "accelerator_count": option.accelerator_count,
-                          "time_to_train_min": option.time_to_train_min, "accelerator_hours": option.accelerator_hours,
-                          "cost_low": option.cost_low_usd, "cost_high": option.cost_high_usd, "cost_text": option.cost,
-                          "energy_kwh": option.energy_kwh, "energy_estimated_kwh": option.energy_estimated_kwh}
-                         for option in options],
-                        columns=["submitter", "system", "round", "accelerator_family", "accelerator_count",
-                                 "time_to_train_min", "accelerator_hours", "cost_low", "cost_high", "cost_text",
-                                 "energy_kwh", "energy_estimated_kwh"]).astype(
-        {"cost_low": float, "cost_high": float, "energy_kwh": float, "energy_estimated_kwh": float})
+    """The record's published options (`options_table`) with the cost chart's names of the cost range and its words."""
+    return options_table(options).rename(columns={"cost_low_usd": "cost_low", "cost_high_usd": "cost_high",
+                                                  "cost": "cost_text"})
 
 
 def family_comparison(views: Sequence[dict[str, Any]]) -> pd.DataFrame:
