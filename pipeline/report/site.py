@@ -141,9 +141,12 @@ def round_view(benchmark: str, answer: BuyerAnswer, colours: Mapping[str, str]) 
 
 
 def _option_rows(options: Sequence[Option]) -> pd.DataFrame:
-    """The record's published options (`options_table`) with the cost chart's names of the cost range and its words."""
+    """The record's published options (`options_table`) as the cost chart and the energy test read them: the chart's
+    columns (charts.TOOLTIP's, before their renaming) beside the cost range, its words and the energies."""
     return options_table(options).rename(columns={"cost_low_usd": "cost_low", "cost_high_usd": "cost_high",
-                                                  "cost": "cost_text"})
+                                                  "cost": "cost_text"})[
+        ["submitter", "system", "round", "accelerator_family", "accelerator_count", "time_to_train_min",
+         "accelerator_hours", "cost_low", "cost_high", "cost_text", "energy_kwh", "energy_estimated_kwh"]]
 
 
 def family_comparison(views: Sequence[dict[str, Any]]) -> pd.DataFrame:
