@@ -324,7 +324,8 @@ def architecture_page(path: Path = DOCS / "architecture.md") -> str:
 def price_freshness() -> str:
     """The price table's freshness at the age limit of params `report.max_price_age_days` (counted from the table's
     newest reading, `as_of`), how its rows are dated, its range-setting rows and their verification, as markdown
-    (`price_table.offer_status`, `range_ends`, `excluded_ends`)."""
+    (`price_table.offer_status`, `price_audit.range_ends`, `price_audit.excluded_ends`)."""
+    from pipeline.analysis.pricing import price_audit
     from pipeline.analysis.pricing import price_table as pt
 
     max_age = load_settings(ROOT / "params.yaml").report.max_price_age_days
@@ -334,7 +335,7 @@ def price_freshness() -> str:
     age = (pd.to_datetime(pt.as_of(table)) - pd.to_datetime(current["date"])).dt.days
     history = status[status != pt.CURRENT].replace({pt.STALE: f"older than {max_age} days"}).value_counts()
     oldest = current.sort_values(["date", "family", "provider"]).iloc[0]
-    ends, excluded = pt.range_ends(table, max_age_days=max_age), pt.excluded_ends(table, max_age)
+    ends, excluded = price_audit.range_ends(table, max_age_days=max_age), price_audit.excluded_ends(table, max_age)
     unverified = pt.unverified_prices(table, max_age)
     day_read = table["note"].str.contains(pt.DAY_READ, case=False, regex=False)
     commit_dated = table["note"].map(lambda note: pt.COMMIT_DATE.search(note) is not None)

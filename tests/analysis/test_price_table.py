@@ -13,6 +13,7 @@ from importlib import resources
 import pandas as pd
 import pytest
 
+from pipeline.analysis.pricing import price_audit
 from pipeline.analysis.pricing import price_table as pt
 from pipeline.analysis.pricing.electricity import DEFAULT_ELECTRICITY_PRICE, ElectricityPrice, energy_cost
 from pipeline.analysis.pricing.prices import load_prices
@@ -136,11 +137,11 @@ def test_an_unverified_row_sets_no_end_of_a_default_cost_range() -> None:
     assert pt.default_price_type("H200", table) is None and not pt.cost_range(1.0, "H200", table=table).has_price
     assert pt.no_price_text("H200", table) == "no verified on-demand price"
     assert pt.no_price_text("A100", table) == "no public price"  # (it has a default cost: the text is not shown)
-    ends = pt.range_ends(table)
+    ends = price_audit.range_ends(table)
     assert ends[["family", "end", "provider"]].values.tolist() == [
         ["A100", "only", "Beta"], ["H100", "cheapest", "Beta"], ["H100", "dearest", "Gamma"]]
     assert (ends["verified"] != "").all()
-    excluded = pt.excluded_ends(table)
+    excluded = price_audit.excluded_ends(table)
     assert excluded[["family", "end", "provider"]].values.tolist() == [
         ["H100", "cheapest", "Acme"], ["H100", "dearest", "Delta"], ["H200", "cheapest", "Acme"],
         ["H200", "dearest", "Beta"]]
@@ -156,7 +157,7 @@ def test_a_table_without_verification_columns_records_no_checks_and_is_taken_as_
 
 
 def test_every_end_of_the_shipped_tables_default_ranges_is_verified_and_says_against_what() -> None:
-    ends = pt.range_ends()
+    ends = price_audit.range_ends()
     assert set(ends["family"]) >= {"A100", "B200", "B300", "GB200", "GB300", "H100", "H200", "MI300X", "MI355X"}
     for row in ends.itertuples():
         assert dt.date.fromisoformat(row.verified) <= dt.date.today(), row
@@ -164,7 +165,7 @@ def test_every_end_of_the_shipped_tables_default_ranges_is_verified_and_says_aga
                                                 "dstackai/")), row
     # the rows the audit of issue 52 could not verify set no end: the dearest H100 (Azure, 12.29) and H200 (Google
     # Cloud a3-ultragpu-8g) prices, and TensorWave's 'starting at' prices, whose type the capture does not confirm
-    excluded = pt.excluded_ends()
+    excluded = price_audit.excluded_ends()
     assert {(row.family, row.provider) for row in excluded.itertuples()} == {
         ("H100", "Azure"), ("H200", "Google Cloud"), ("MI300X", "TensorWave"), ("MI325X", "TensorWave")}
     assert not excluded["reason"].str.startswith("no check").any()  # each says why it failed

@@ -45,7 +45,8 @@ cost range) is used in an answer only once it has been verified against its sour
 (`unverified_prices`; docs/prices.md, with why), never an end of a range nor one of its prices. The ends of a
 default range are thus chosen among verified current rows (`current_prices`, the one place answers take their prices
 from), and a family with current on-demand rows but none verified has no default cost and says so (`no_price_text`:
-"no verified on-demand price"). `excluded_ends` lists the unverified rows that would otherwise set or move an end.
+"no verified on-demand price"). `price_audit.excluded_ends` lists the unverified rows that would otherwise set or move
+an end.
 
 A cost range never mixes price types: by default it is the on-demand range (`DEFAULT_PRICE_TYPE`); a family without
 a current on-demand price has no default cost and says so (`no_price_text`: "no on-demand price (committed-1y
@@ -557,48 +558,6 @@ def families_without_price(table: pd.DataFrame | None = None, max_age_days: int 
     in its order."""
     priced = set(current_prices(table, max_age_days)["family"])
     return [family for family in specifications().index if family not in priced]
-
-
-def range_ends(table: pd.DataFrame | None = None, families: list[str] | None = None,
-               max_age_days: int = MAX_PRICE_AGE_DAYS) -> pd.DataFrame:
-    """The rows that set an end of a default cost range: per family (`families`, default every family with a current
-    verified on-demand price), its cheapest and its dearest current verified on-demand row (`current_prices` at
-    `max_age_days`), with `end` ("cheapest" or "dearest"; one row "only" where they are the same) and the table's
-    columns."""
-    prices = current_prices(table, max_age_days)
-    prices = prices[prices["price_type"] == DEFAULT_PRICE_TYPE]
-    rows = []
-    for family in families if families is not None else sorted(set(prices["family"]), key=str.casefold):
-        own = prices[prices["family"] == family].sort_values(["price_per_accelerator_hour", "date"],
-                                                               ascending=[True, False])
-        if own.empty:
-            continue
-        first, last = own.iloc[0], own.iloc[-1]
-        rows += [first.to_dict() | {"end": "only"}] if len(own) == 1 else \
-            [first.to_dict() | {"end": "cheapest"}, last.to_dict() | {"end": "dearest"}]
-    return pd.DataFrame(rows, columns=[*prices.columns, "end"])
-
-
-def excluded_ends(table: pd.DataFrame | None = None, max_age_days: int = MAX_PRICE_AGE_DAYS) -> pd.DataFrame:
-    """The unverified current on-demand rows (at `max_age_days`) that would set or move an end of their family's
-    default range if they were verified: cheaper than its verified cheapest or dearer than its verified dearest
-    (every one, for a family with none verified), with `end` ("cheapest" or "dearest", the end it would set) and
-    `reason` (`why_unverified`)."""
-    table = price_table() if table is None else table
-    ends = range_ends(table, max_age_days=max_age_days)
-    unverified = unverified_prices(table, max_age_days)
-    unverified = unverified[unverified["price_type"] == DEFAULT_PRICE_TYPE]
-    rows = []
-    for family, own in unverified.groupby("family", sort=True):
-        verified = ends.loc[ends["family"] == family, "price_per_accelerator_hour"]
-        low, high = (verified.min(), verified.max()) if len(verified) else (math.inf, -math.inf)
-        middle = math.sqrt(own["price_per_accelerator_hour"].min() * own["price_per_accelerator_hour"].max())
-        for row in own.to_dict(orient="records"):
-            price = row["price_per_accelerator_hour"]
-            if price < low or price > high:
-                end = "cheapest" if (price < low if len(verified) else price <= middle) else "dearest"
-                rows.append(row | {"end": end, "reason": why_unverified(row["note"])})
-    return pd.DataFrame(rows, columns=[*unverified.columns, "end", "reason"])
 
 
 def age_limit_text(max_age_days: int = MAX_PRICE_AGE_DAYS) -> str:
